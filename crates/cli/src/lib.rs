@@ -1,0 +1,45 @@
+//! The `rigbake` command line: argument parsing, planning, running bake jobs
+//! and reporting. Holds no animation logic: bakes come from `rigbake-core`,
+//! encodings and files from `rigbake-format`.
+
+pub mod args;
+pub mod job;
+pub mod output;
+pub mod plan;
+pub mod report;
+
+use std::ffi::OsString;
+use std::process::ExitCode;
+
+use clap::Parser as _;
+
+/// Exit code when every model succeeded (or was skipped with a reason).
+pub const EXIT_OK: u8 = 0;
+/// Exit code when at least one model failed.
+pub const EXIT_FAILED: u8 = 1;
+/// Exit code for usage errors (bad arguments).
+pub const EXIT_USAGE: u8 = 2;
+
+/// Runs the command line with `args` (including the program name).
+pub fn run<I, T>(args: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = match args::Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { EXIT_OK });
+        }
+    };
+    match cli.command {
+        args::Command::Bake(bake) => match plan::BakePlan::from_args(&bake) {
+            Ok(plan) => ExitCode::from(plan::execute(&plan)),
+            Err(message) => {
+                eprintln!("error: {message}");
+                ExitCode::from(EXIT_USAGE)
+            }
+        },
+    }
+}

@@ -1,0 +1,7 @@
+//! Bakes: turn a model and a timeline into textures and tracks. Each bake is
+//! a pure function returning plain values; encoding and writing belong to the
+//! format crate.
+
+pub mod bones;
+
+pub use bones::{BoneBakeOptions, BoneSet, BoneTexture, MatrixLayout, bake_bone_textures, bone_sets};

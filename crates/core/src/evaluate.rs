@@ -1,0 +1,48 @@
+//! One reusable evaluator per worker: sample a clip and compute globals into
+//! buffers it owns, so per-frame work allocates nothing.
+
+use glam::DMat4;
+
+use crate::model::Model;
+use crate::pose;
+use crate::sample::{self, LocalPose};
+
+/// Scratch state for evaluating poses of one model.
+#[derive(Debug, Clone)]
+pub struct Evaluator<'m> {
+    model: &'m Model,
+    /// The last sampled local pose.
+    pub local: LocalPose,
+    /// Global matrices of every node for the last sampled pose.
+    pub globals: Vec<DMat4>,
+}
+
+impl<'m> Evaluator<'m> {
+    /// An evaluator holding the rest pose.
+    pub fn new(model: &'m Model) -> Self {
+        let local = LocalPose::rest(model);
+        let mut globals = vec![DMat4::IDENTITY; model.nodes.len()];
+        pose::compute_globals(model, &local, &mut globals);
+        Self {
+            model,
+            local,
+            globals,
+        }
+    }
+
+    /// The model this evaluator reads.
+    pub fn model(&self) -> &'m Model {
+        self.model
+    }
+
+    /// Samples clip `clip` at `t` seconds and computes all globals.
+    pub fn evaluate_clip(&mut self, clip: usize, t: f64) {
+        sample::sample_clip(self.model, &self.model.clips[clip], t, &mut self.local);
+        pose::compute_globals(self.model, &self.local, &mut self.globals);
+    }
+
+    /// Computes globals from the current `local` pose (after editing it).
+    pub fn update_globals(&mut self) {
+        pose::compute_globals(self.model, &self.local, &mut self.globals);
+    }
+}

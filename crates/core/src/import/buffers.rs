@@ -1,0 +1,193 @@
+//! Loading the bytes behind glTF buffers: the GLB binary chunk, base64 data
+//! URIs, and files beside the model.
+//!
+//! Policy: no network (any URI with a scheme other than `data:` is refused),
+//! and no reads outside the model's folder unless the caller allows it
+//! (absolute paths and `..` that climb above the folder are refused). Images
+//! are never loaded.
+
+use std::path::{Component, Path, PathBuf};
+
+use base64::Engine as _;
+
+use super::{ImportOptions, Source};
+use crate::error::{Error, ErrorKind, Result};
+
+/// Loads every buffer of `doc`, in glTF order.
+pub(crate) fn load(
+    doc: &gltf::Document,
+    blob: Option<Vec<u8>>,
+    source: &Source<'_>,
+    options: &ImportOptions,
+) -> Result<Vec<Vec<u8>>> {
+    let mut blob = blob;
+    let mut out = Vec::with_capacity(doc.buffers().len());
+    for buffer in doc.buffers() {
+        let path = format!("buffers[{}]", buffer.index());
+        let data = match buffer.source() {
+            gltf::buffer::Source::Bin => blob.take().ok_or_else(|| {
+                Error::invalid(
+                    &path,
+                    "refers to the GLB binary chunk, but the file has none (or it is used twice)",
+                )
+            })?,
+            gltf::buffer::Source::Uri(uri) => load_uri(uri, &path, source, options)?,
+        };
+        if data.len() < buffer.length() {
+            return Err(Error::invalid(
+                &path,
+                format!(
+                    "byteLength is {} but only {} bytes are present",
+                    buffer.length(),
+                    data.len()
+                ),
+            ));
+        }
+        out.push(data);
+    }
+    Ok(out)
+}
+
+fn load_uri(
+    uri: &str,
+    path: &str,
+    source: &Source<'_>,
+    options: &ImportOptions,
+) -> Result<Vec<u8>> {
+    if let Some(rest) = uri.strip_prefix("data:") {
+        let (_, payload) = rest.split_once(";base64,").ok_or_else(|| {
+            Error::new(
+                ErrorKind::Unsupported,
+                path,
+                "data URI is not base64-encoded",
+            )
+        })?;
+        // Bound the decoded size before decoding.
+        let decoded_len = payload.len() / 4 * 3;
+        if decoded_len as u64 > options.limits.max_file_bytes {
+            return Err(Error::limit(
+                path,
+                format!(
+                    "embedded buffer of about {decoded_len} bytes exceeds the limit of {} bytes",
+                    options.limits.max_file_bytes
+                ),
+            ));
+        }
+        return base64::engine::general_purpose::STANDARD
+            .decode(payload.trim_end())
+            .map_err(|e| Error::invalid(path, format!("data URI is not valid base64: {e}")));
+    }
+    if has_scheme(uri) {
+        return Err(Error::new(
+            ErrorKind::Unsupported,
+            path,
+            format!("URI `{uri}` points outside the local file system; rigbake never fetches from the network"),
+        )
+        .with_hint("download the buffer next to the model and use a relative URI"));
+    }
+    let Some(dir) = source.dir else {
+        return Err(Error::new(
+            ErrorKind::Unsupported,
+            path,
+            format!("external buffer `{uri}` cannot be resolved: the model was not read from a file"),
+        ));
+    };
+    let relative = percent_encoding::percent_decode_str(uri)
+        .decode_utf8()
+        .map_err(|_| Error::invalid(path, format!("URI `{uri}` is not valid UTF-8 once decoded")))?;
+    let file = resolve(dir, &relative, options.allow_outside_folder).ok_or_else(|| {
+        Error::new(
+            ErrorKind::Unsupported,
+            path,
+            format!("URI `{uri}` leaves the model's folder; refused"),
+        )
+        .with_hint("keep buffers beside the model, or allow reads outside its folder")
+    })?;
+    let meta = std::fs::metadata(&file).map_err(|e| {
+        Error::new(
+            ErrorKind::Io,
+            path,
+            format!("cannot read `{}`: {e}", file.display()),
+        )
+    })?;
+    if meta.len() > options.limits.max_file_bytes {
+        return Err(Error::limit(
+            path,
+            format!(
+                "`{}` is {} bytes, more than the limit of {}",
+                file.display(),
+                meta.len(),
+                options.limits.max_file_bytes
+            ),
+        ));
+    }
+    std::fs::read(&file).map_err(|e| {
+        Error::new(
+            ErrorKind::Io,
+            path,
+            format!("cannot read `{}`: {e}", file.display()),
+        )
+    })
+}
+
+/// Whether `uri` starts with a URI scheme (`http:`, `file:`, ...). A single
+/// letter followed by `:` is a Windows drive, treated as an absolute path.
+fn has_scheme(uri: &str) -> bool {
+    match uri.find(':') {
+        Some(i) if i > 1 => uri[..i]
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')),
+        _ => false,
+    }
+}
+
+/// Joins `relative` to `dir`, refusing absolute paths and `..` that climb out
+/// of `dir` unless `allow_outside` is set.
+fn resolve(dir: &Path, relative: &str, allow_outside: bool) -> Option<PathBuf> {
+    let rel = Path::new(relative);
+    if allow_outside {
+        return Some(dir.join(rel));
+    }
+    let mut depth = 0usize;
+    for component in rel.components() {
+        match component {
+            Component::Normal(_) => depth += 1,
+            Component::CurDir => {}
+            Component::ParentDir => depth = depth.checked_sub(1)?,
+            Component::RootDir | Component::Prefix(_) => return None,
+        }
+    }
+    if relative.contains(':') || relative.starts_with('\\') {
+        return None;
+    }
+    Some(dir.join(rel))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schemes_are_recognised() {
+        assert!(has_scheme("http://example.com/a.bin"));
+        assert!(has_scheme("file:///etc/passwd"));
+        assert!(!has_scheme("a.bin"));
+        assert!(!has_scheme("sub/a.bin"));
+        assert!(!has_scheme("C:/a.bin"));
+    }
+
+    #[test]
+    fn paths_escaping_the_folder_are_refused() {
+        let dir = Path::new("/models/x");
+        assert_eq!(resolve(dir, "a.bin", false), Some(dir.join("a.bin")));
+        assert_eq!(
+            resolve(dir, "sub/../a.bin", false),
+            Some(dir.join("sub/../a.bin"))
+        );
+        assert_eq!(resolve(dir, "../../etc/passwd", false), None);
+        assert_eq!(resolve(dir, "sub/../../a.bin", false), None);
+        assert_eq!(resolve(dir, "/etc/passwd", false), None);
+        assert_eq!(resolve(dir, "C:/x.bin", false), None);
+        assert!(resolve(dir, "../a.bin", true).is_some());
+    }
+}

@@ -1,0 +1,314 @@
+//! Meshes and primitives: vertex streams, influences, morph targets.
+
+use glam::{Vec2, Vec3, Vec4};
+use gltf::accessor::{DataType, Dimensions};
+use gltf::mesh::Semantic;
+
+use super::accessor::{AccessorReader, Allowed};
+use crate::error::{Error, Result};
+use crate::model::{Influences, Mesh, MorphTarget, Primitive, PrimitiveMode};
+
+use DataType::{F32, I8, I16, U8, U16, U32};
+
+const ALL_SMALL: &[DataType] = &[F32, I8, U8, I16, U16];
+const FLOAT_ONLY: &[DataType] = &[F32];
+const FLOAT_OR_SIGNED: &[DataType] = &[F32, I8, I16];
+const FLOAT_OR_UNORM: &[DataType] = &[F32, U8, U16];
+const VEC2: &[Dimensions] = &[Dimensions::Vec2];
+const VEC3: &[Dimensions] = &[Dimensions::Vec3];
+const VEC4: &[Dimensions] = &[Dimensions::Vec4];
+const SCALAR: &[Dimensions] = &[Dimensions::Scalar];
+
+/// Allowed component types per attribute; `KHR_mesh_quantization` widens them.
+fn allowed(semantic: &Semantic, quantized: bool) -> Allowed {
+    match semantic {
+        Semantic::Positions => Allowed {
+            types: if quantized { ALL_SMALL } else { FLOAT_ONLY },
+            dims: VEC3,
+        },
+        Semantic::Normals => Allowed {
+            types: if quantized { FLOAT_OR_SIGNED } else { FLOAT_ONLY },
+            dims: VEC3,
+        },
+        Semantic::Tangents => Allowed {
+            types: if quantized { FLOAT_OR_SIGNED } else { FLOAT_ONLY },
+            dims: VEC4,
+        },
+        Semantic::TexCoords(_) => Allowed {
+            types: if quantized { ALL_SMALL } else { FLOAT_OR_UNORM },
+            dims: VEC2,
+        },
+        Semantic::Weights(_) => Allowed {
+            types: FLOAT_OR_UNORM,
+            dims: VEC4,
+        },
+        Semantic::Joints(_) => Allowed {
+            types: &[U8, U16],
+            dims: VEC4,
+        },
+        _ => Allowed {
+            types: &[F32, I8, U8, I16, U16, U32],
+            dims: &[
+                Dimensions::Scalar,
+                Dimensions::Vec2,
+                Dimensions::Vec3,
+                Dimensions::Vec4,
+            ],
+        },
+    }
+}
+
+fn target_allowed(quantized: bool, dims: &'static [Dimensions]) -> Allowed {
+    Allowed {
+        types: if quantized { FLOAT_OR_SIGNED } else { FLOAT_ONLY },
+        dims,
+    }
+}
+
+fn vec3s(v: &[f32]) -> Vec<Vec3> {
+    v.chunks_exact(3).map(Vec3::from_slice).collect()
+}
+
+fn vec4s(v: &[f32]) -> Vec<Vec4> {
+    v.chunks_exact(4).map(Vec4::from_slice).collect()
+}
+
+/// Builds every mesh of the document.
+pub(super) fn build(doc: &gltf::Document, reader: &AccessorReader<'_>, quantized: bool) -> Result<Vec<Mesh>> {
+    let mut meshes = Vec::new();
+    for mesh in doc.meshes() {
+        let m = mesh.index();
+        let mut primitives = Vec::new();
+        for prim in mesh.primitives() {
+            let path = format!("meshes[{m}].primitives[{}]", prim.index());
+            primitives.push(build_primitive(&prim, &path, reader, quantized)?);
+        }
+        let targets = primitives.first().map_or(0, |p| p.morph_targets.len());
+        if let Some(p) = primitives.iter().position(|p| p.morph_targets.len() != targets) {
+            return Err(Error::invalid(
+                format!("meshes[{m}].primitives[{p}].targets"),
+                "all primitives of a mesh must have the same number of morph targets",
+            ));
+        }
+        let default_weights = match mesh.weights() {
+            Some(w) => {
+                if w.len() != targets {
+                    return Err(Error::invalid(
+                        format!("meshes[{m}].weights"),
+                        format!("{} weights for {targets} morph targets", w.len()),
+                    ));
+                }
+                if w.iter().any(|v| !v.is_finite()) {
+                    return Err(Error::invalid(format!("meshes[{m}].weights"), "non-finite weight"));
+                }
+                w.to_vec()
+            }
+            None => vec![0.0; targets],
+        };
+        meshes.push(Mesh {
+            name: mesh.name().map_or_else(|| format!("mesh{m}"), str::to_owned),
+            primitives,
+            default_weights,
+        });
+    }
+    Ok(meshes)
+}
+
+fn build_primitive(
+    prim: &gltf::Primitive<'_>,
+    path: &str,
+    reader: &AccessorReader<'_>,
+    quantized: bool,
+) -> Result<Primitive> {
+    let mode = match prim.mode() {
+        gltf::mesh::Mode::Points => PrimitiveMode::Points,
+        gltf::mesh::Mode::Lines => PrimitiveMode::Lines,
+        gltf::mesh::Mode::LineLoop => PrimitiveMode::LineLoop,
+        gltf::mesh::Mode::LineStrip => PrimitiveMode::LineStrip,
+        gltf::mesh::Mode::Triangles => PrimitiveMode::Triangles,
+        gltf::mesh::Mode::TriangleStrip => PrimitiveMode::TriangleStrip,
+        gltf::mesh::Mode::TriangleFan => PrimitiveMode::TriangleFan,
+    };
+    let mut positions = None;
+    let mut normals = None;
+    let mut tangents = None;
+    let mut tex_sets: Vec<(u32, Vec<Vec2>)> = Vec::new();
+    let mut joint_sets: Vec<(u32, Vec<u32>)> = Vec::new();
+    let mut weight_sets: Vec<(u32, Vec<f32>)> = Vec::new();
+    for (semantic, acc) in prim.attributes() {
+        let name = semantic.to_string();
+        let apath = format!("{path}.attributes.{name}");
+        let rule = allowed(&semantic, quantized);
+        match semantic {
+            Semantic::Positions => positions = Some(vec3s(&reader.floats(&acc, &apath, rule)?)),
+            Semantic::Normals => normals = Some(vec3s(&reader.floats(&acc, &apath, rule)?)),
+            Semantic::Tangents => tangents = Some(vec4s(&reader.floats(&acc, &apath, rule)?)),
+            Semantic::TexCoords(set) => {
+                let v = reader.floats(&acc, &apath, rule)?;
+                tex_sets.push((set, v.chunks_exact(2).map(Vec2::from_slice).collect()));
+            }
+            Semantic::Joints(set) => joint_sets.push((set, reader.uints(&acc, &apath, rule)?)),
+            Semantic::Weights(set) => weight_sets.push((set, reader.floats(&acc, &apath, rule)?)),
+            // Colours and application-specific attributes are not baked.
+            _ => {}
+        }
+    }
+    let positions: Vec<Vec3> =
+        positions.ok_or_else(|| Error::invalid(path, "primitive has no POSITION attribute"))?;
+    let count = positions.len();
+    let check_len = |what: &str, len: usize| -> Result<()> {
+        if len == count {
+            Ok(())
+        } else {
+            Err(Error::invalid(
+                format!("{path}.attributes.{what}"),
+                format!("{len} elements, but POSITION has {count}"),
+            ))
+        }
+    };
+    if let Some(n) = &normals {
+        check_len("NORMAL", n.len())?;
+    }
+    if let Some(t) = &tangents {
+        check_len("TANGENT", t.len())?;
+    }
+    tex_sets.sort_by_key(|(s, _)| *s);
+    for (k, (set, v)) in tex_sets.iter().enumerate() {
+        check_len(&format!("TEXCOORD_{set}"), v.len())?;
+        if *set as usize != k {
+            return Err(Error::invalid(
+                format!("{path}.attributes"),
+                format!("TEXCOORD sets are not contiguous: TEXCOORD_{k} is missing"),
+            ));
+        }
+    }
+    let influences = build_influences(path, count, joint_sets, weight_sets)?;
+
+    let indices = match prim.indices() {
+        None => None,
+        Some(acc) => {
+            let ipath = format!("{path}.indices");
+            let rule = Allowed {
+                types: &[U8, U16, U32],
+                dims: SCALAR,
+            };
+            let idx = reader.uints(&acc, &ipath, rule)?;
+            if let Some(k) = idx.iter().position(|&i| i as usize >= count) {
+                return Err(Error::invalid(
+                    &ipath,
+                    format!("index {} at position {k} is out of range ({count} vertices)", idx[k]),
+                ));
+            }
+            Some(idx)
+        }
+    };
+
+    let mut morph_targets = Vec::new();
+    for (t, target) in prim.morph_targets().enumerate() {
+        let tpath = format!("{path}.targets[{t}]");
+        let read = |acc: Option<gltf::Accessor<'_>>, what: &str, dims| -> Result<Option<Vec<f32>>> {
+            let Some(acc) = acc else { return Ok(None) };
+            let apath = format!("{tpath}.{what}");
+            let v = reader.floats(&acc, &apath, target_allowed(quantized, dims))?;
+            let n = v.len() / dims[0].multiplicity();
+            if n != count {
+                return Err(Error::invalid(
+                    apath,
+                    format!("{n} elements, but POSITION has {count}"),
+                ));
+            }
+            Ok(Some(v))
+        };
+        morph_targets.push(MorphTarget {
+            positions: read(target.positions(), "POSITION", VEC3)?.map(|v| vec3s(&v)),
+            normals: read(target.normals(), "NORMAL", VEC3)?.map(|v| vec3s(&v)),
+            tangents: read(target.tangents(), "TANGENT", VEC3)?.map(|v| vec3s(&v)),
+        });
+    }
+
+    Ok(Primitive {
+        mode,
+        positions,
+        normals,
+        tangents,
+        tex_coords: tex_sets.into_iter().map(|(_, v)| v).collect(),
+        indices,
+        material: prim.material().index(),
+        influences,
+        morph_targets,
+    })
+}
+
+/// Interleaves every JOINTS_n/WEIGHTS_n set into one influence table, checks
+/// pairing, counts and weights, and clears the joint of zero-weight slots so
+/// that every stored joint index is meaningful.
+fn build_influences(
+    path: &str,
+    count: usize,
+    mut joint_sets: Vec<(u32, Vec<u32>)>,
+    mut weight_sets: Vec<(u32, Vec<f32>)>,
+) -> Result<Option<Influences>> {
+    if joint_sets.is_empty() && weight_sets.is_empty() {
+        return Ok(None);
+    }
+    joint_sets.sort_by_key(|(s, _)| *s);
+    weight_sets.sort_by_key(|(s, _)| *s);
+    let sets = joint_sets.len().max(weight_sets.len());
+    for k in 0..sets {
+        let j = joint_sets.get(k).map(|(s, _)| *s as usize);
+        let w = weight_sets.get(k).map(|(s, _)| *s as usize);
+        if j != Some(k) || w != Some(k) {
+            return Err(Error::invalid(
+                format!("{path}.attributes"),
+                format!("JOINTS_{k} and WEIGHTS_{k} must both be present (sets must pair up and be contiguous)"),
+            ));
+        }
+    }
+    let per_vertex = sets * 4;
+    let mut joints = vec![0u16; count * per_vertex];
+    let mut weights = vec![0f32; count * per_vertex];
+    for (k, ((_, js), (_, ws))) in joint_sets.iter().zip(&weight_sets).enumerate() {
+        if js.len() != count * 4 {
+            return Err(Error::invalid(
+                format!("{path}.attributes.JOINTS_{k}"),
+                format!("{} elements, but POSITION has {count}", js.len() / 4),
+            ));
+        }
+        if ws.len() != count * 4 {
+            return Err(Error::invalid(
+                format!("{path}.attributes.WEIGHTS_{k}"),
+                format!("{} elements, but POSITION has {count}", ws.len() / 4),
+            ));
+        }
+        for v in 0..count {
+            for c in 0..4 {
+                let w = ws[v * 4 + c];
+                if w < 0.0 {
+                    return Err(Error::invalid(
+                        format!("{path}.attributes.WEIGHTS_{k}"),
+                        format!("vertex {v} has a negative weight ({w})"),
+                    ));
+                }
+                let slot = v * per_vertex + k * 4 + c;
+                weights[slot] = w;
+                // u16 is wide enough: JOINTS_n are UNSIGNED_BYTE or UNSIGNED_SHORT.
+                joints[slot] = if w > 0.0 { js[v * 4 + c] as u16 } else { 0 };
+            }
+        }
+    }
+    for v in 0..count {
+        let sum: f32 = weights[v * per_vertex..(v + 1) * per_vertex].iter().sum();
+        if sum <= 0.0 {
+            return Err(Error::invalid(
+                format!("{path}.attributes.WEIGHTS_0"),
+                format!("vertex {v} has no positive weight; it cannot be skinned"),
+            )
+            .with_hint("weight the vertex to at least one joint in the authoring tool"));
+        }
+    }
+    Ok(Some(Influences {
+        per_vertex,
+        joints,
+        weights,
+    }))
+}

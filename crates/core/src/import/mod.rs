@@ -1,0 +1,237 @@
+//! glTF 2.0 (`.gltf` with external or embedded buffers, `.glb`) into a
+//! validated [`Model`]. The only module that knows glTF.
+//!
+//! Steps: parse (no images decoded) -> refuse extensions we cannot decode ->
+//! schema validation (gltf crate) -> load buffers -> build nodes, skins,
+//! meshes and clips, validating what the gltf crate does not. Every error
+//! names the glTF object; [`import_file`] adds the file.
+
+mod accessor;
+mod animations;
+mod buffers;
+mod meshes;
+mod scene;
+
+use std::path::Path;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::model::Model;
+
+/// Size limits enforced while importing, checked before allocating.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Limits {
+    /// Largest model or external buffer file, in bytes.
+    pub max_file_bytes: u64,
+    /// Largest number of components (elements times components per element)
+    /// one accessor may declare.
+    pub max_accessor_components: usize,
+    /// Largest number of nodes.
+    pub max_nodes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_file_bytes: 2 << 30,
+            max_accessor_components: 1 << 28,
+            max_nodes: 1 << 20,
+        }
+    }
+}
+
+/// Options for [`import_file`] and [`import_slice`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ImportOptions {
+    /// Allow external buffers outside the model's folder (off by default).
+    pub allow_outside_folder: bool,
+    /// Size limits.
+    pub limits: Limits,
+}
+
+/// Where the bytes of a model came from, for resolving relative buffer URIs.
+#[derive(Debug, Clone, Copy)]
+pub struct Source<'a> {
+    /// Display name of the model (usually the file stem).
+    pub name: &'a str,
+    /// Folder that relative URIs resolve against; `None` refuses them.
+    pub dir: Option<&'a Path>,
+}
+
+/// Extensions whose data rigbake cannot decode: files that require them are
+/// refused with [`ErrorKind::Unsupported`].
+pub const UNDECODABLE_EXTENSIONS: &[&str] = &[
+    "KHR_draco_mesh_compression",
+    "EXT_meshopt_compression",
+    "KHR_meshopt_compression",
+];
+
+/// Required extensions rigbake accepts: `KHR_mesh_quantization` (decoded), and
+/// extensions that only concern materials, textures, lights or cameras, which
+/// no bake reads.
+pub const ACCEPTED_REQUIRED_EXTENSIONS: &[&str] = &["KHR_mesh_quantization"];
+
+fn accepted_required(ext: &str) -> bool {
+    ACCEPTED_REQUIRED_EXTENSIONS.contains(&ext)
+        || ext.starts_with("KHR_materials_")
+        || ext.starts_with("KHR_texture_")
+        || matches!(
+            ext,
+            "KHR_lights_punctual" | "EXT_texture_webp" | "EXT_texture_avif"
+        )
+}
+
+/// Reads and imports a glTF or GLB file.
+pub fn import_file(path: &Path, options: &ImportOptions) -> Result<Model> {
+    let bytes = read_file(path, &options.limits)?;
+    import_bytes(path, &bytes, options)
+}
+
+/// Reads a model file's bytes, refusing files over the size limit before
+/// reading them. Errors name the file.
+pub fn read_file(path: &Path, limits: &Limits) -> Result<Vec<u8>> {
+    let io = |e: std::io::Error| {
+        Error::new(ErrorKind::Io, "", format!("cannot read the file: {e}")).with_file(path)
+    };
+    let meta = std::fs::metadata(path).map_err(io)?;
+    if meta.len() > limits.max_file_bytes {
+        return Err(Error::limit(
+            "",
+            format!(
+                "file is {} bytes, more than the limit of {}",
+                meta.len(),
+                limits.max_file_bytes
+            ),
+        )
+        .with_file(path));
+    }
+    std::fs::read(path).map_err(io)
+}
+
+/// Imports the bytes of the file at `path` (already read); relative buffer
+/// URIs resolve against the file's folder and errors name the file.
+pub fn import_bytes(path: &Path, bytes: &[u8], options: &ImportOptions) -> Result<Model> {
+    let name = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "model".to_owned());
+    let source = Source {
+        name: &name,
+        dir: Some(path.parent().unwrap_or(Path::new("."))),
+    };
+    import_slice(bytes, &source, options).map_err(|e| e.with_file(path))
+}
+
+/// Imports a glTF or GLB held in memory.
+pub fn import_slice(bytes: &[u8], source: &Source<'_>, options: &ImportOptions) -> Result<Model> {
+    let gltf = gltf::Gltf::from_slice_without_validation(bytes).map_err(parse_error)?;
+    check_extensions(&gltf.document)?;
+    validate_schema(&gltf.document)?;
+    if gltf.document.nodes().len() > options.limits.max_nodes {
+        return Err(Error::limit(
+            "nodes",
+            format!(
+                "{} nodes, more than the limit of {}",
+                gltf.document.nodes().len(),
+                options.limits.max_nodes
+            ),
+        ));
+    }
+    let doc = gltf.document;
+    let buffers = buffers::load(&doc, gltf.blob, source, options)?;
+    let reader = accessor::AccessorReader {
+        buffers: &buffers,
+        limits: &options.limits,
+    };
+    let quantized = doc
+        .extensions_used()
+        .any(|e| e == "KHR_mesh_quantization");
+
+    let meshes = meshes::build(&doc, &reader, quantized)?;
+    let (nodes, topological_order) = scene::build_nodes(&doc, &meshes)?;
+    let skins = scene::build_skins(&doc, &reader)?;
+    scene::check_skinned_instances(&nodes, &skins, &meshes)?;
+    let clips = animations::build(&doc, &reader, &nodes, &meshes, quantized)?;
+    Ok(Model {
+        name: source.name.to_owned(),
+        nodes,
+        skins,
+        meshes,
+        clips,
+        topological_order,
+    })
+}
+
+fn parse_error(e: gltf::Error) -> Error {
+    match e {
+        gltf::Error::Io(io) => Error::new(ErrorKind::Io, "", format!("cannot read the file: {io}")),
+        gltf::Error::Binary(b) => Error::new(
+            ErrorKind::Malformed,
+            "",
+            format!("not a valid GLB container: {b:?}"),
+        ),
+        gltf::Error::Deserialize(d) => Error::new(
+            ErrorKind::Malformed,
+            "",
+            format!("not valid glTF JSON: {d}"),
+        ),
+        other => Error::new(ErrorKind::Malformed, "", format!("not valid glTF: {other}")),
+    }
+}
+
+fn check_extensions(doc: &gltf::Document) -> Result<()> {
+    for (i, ext) in doc.extensions_required().enumerate() {
+        if UNDECODABLE_EXTENSIONS.contains(&ext) {
+            return Err(Error::new(
+                ErrorKind::Unsupported,
+                format!("extensionsRequired[{i}]"),
+                format!("unsupported extension {ext}: rigbake cannot decode its data"),
+            )
+            .with_hint("re-export the model without mesh compression"));
+        }
+        if !accepted_required(ext) {
+            return Err(Error::new(
+                ErrorKind::Unsupported,
+                format!("extensionsRequired[{i}]"),
+                format!("unsupported extension {ext}: the file requires it and rigbake does not implement it"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Runs the gltf crate's schema validation (index ranges, enum values,
+/// required fields), ignoring its complaints about required extensions, which
+/// [`check_extensions`] has already judged.
+fn validate_schema(doc: &gltf::Document) -> Result<()> {
+    use gltf::json::validation::Validate;
+    let root = doc.as_json();
+    let mut first: Option<(String, String)> = None;
+    root.validate(root, gltf::json::Path::new, &mut |path, error| {
+        let path = path().to_string();
+        if first.is_none() && !path.starts_with("extensionsRequired") {
+            first = Some((path, error.to_string()));
+        }
+    });
+    match first {
+        Some((path, error)) => Err(Error::new(
+            ErrorKind::Malformed,
+            path,
+            format!("fails glTF schema validation: {error}"),
+        )),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn material_extensions_are_accepted_and_compression_is_not() {
+        assert!(accepted_required("KHR_materials_unlit"));
+        assert!(accepted_required("KHR_texture_transform"));
+        assert!(accepted_required("KHR_mesh_quantization"));
+        assert!(!accepted_required("KHR_draco_mesh_compression"));
+        assert!(!accepted_required("KHR_animation_pointer"));
+    }
+}

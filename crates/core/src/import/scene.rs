@@ -1,0 +1,223 @@
+//! Nodes, the hierarchy, and skins.
+
+use glam::{DMat4, DQuat, DVec3};
+use gltf::accessor::{DataType, Dimensions};
+
+use super::accessor::{AccessorReader, Allowed};
+use crate::error::{Error, Result};
+use crate::model::{Mesh, Node, Skin, Transform};
+
+fn finite_matrix(m: &DMat4) -> bool {
+    m.to_cols_array().iter().all(|v| v.is_finite())
+}
+
+fn dvec3(v: [f32; 3]) -> DVec3 {
+    DVec3::new(f64::from(v[0]), f64::from(v[1]), f64::from(v[2]))
+}
+
+/// Builds all nodes and a parents-first order, rejecting cycles, shared
+/// children, non-finite transforms and morph weight counts that do not match
+/// the mesh.
+pub(super) fn build_nodes(doc: &gltf::Document, meshes: &[Mesh]) -> Result<(Vec<Node>, Vec<usize>)> {
+    let count = doc.nodes().len();
+    let mut nodes = Vec::with_capacity(count);
+    let mut parent: Vec<Option<usize>> = vec![None; count];
+    for n in doc.nodes() {
+        let i = n.index();
+        let path = format!("nodes[{i}]");
+        let (rest, rest_matrix) = match n.transform() {
+            gltf::scene::Transform::Matrix { matrix } => {
+                let m = DMat4::from_cols_array_2d(&matrix.map(|c| c.map(f64::from)));
+                if !finite_matrix(&m) {
+                    return Err(Error::invalid(&path, "matrix holds a non-finite value"));
+                }
+                let (scale, rotation, translation) = m.to_scale_rotation_translation();
+                let rotation = if rotation.is_finite() && rotation.length() > 0.0 {
+                    rotation.normalize()
+                } else {
+                    DQuat::IDENTITY
+                };
+                (
+                    Transform {
+                        translation,
+                        rotation,
+                        scale,
+                    },
+                    m,
+                )
+            }
+            gltf::scene::Transform::Decomposed {
+                translation,
+                rotation,
+                scale,
+            } => {
+                let q = DQuat::from_xyzw(
+                    f64::from(rotation[0]),
+                    f64::from(rotation[1]),
+                    f64::from(rotation[2]),
+                    f64::from(rotation[3]),
+                );
+                let t = dvec3(translation);
+                let s = dvec3(scale);
+                if !(q.is_finite() && t.is_finite() && s.is_finite()) {
+                    return Err(Error::invalid(&path, "transform holds a non-finite value"));
+                }
+                if q.length() < 1e-6 {
+                    return Err(Error::invalid(&path, "rotation is a zero quaternion"));
+                }
+                let rest = Transform {
+                    translation: t,
+                    rotation: q.normalize(),
+                    scale: s,
+                };
+                (rest, rest.to_matrix())
+            }
+        };
+        let mut children = Vec::new();
+        for c in n.children() {
+            let c = c.index();
+            if c == i {
+                return Err(Error::invalid(&path, "node is its own child (a cycle)"));
+            }
+            if let Some(p) = parent[c] {
+                return Err(Error::invalid(
+                    format!("{path}.children"),
+                    format!("node {c} is already a child of node {p}; a node may have only one parent"),
+                ));
+            }
+            parent[c] = Some(i);
+            children.push(c);
+        }
+        let mesh = n.mesh().map(|m| m.index());
+        let morph_weights = n.weights().map(<[f32]>::to_vec);
+        if let (Some(w), Some(m)) = (&morph_weights, mesh) {
+            if w.iter().any(|v| !v.is_finite()) {
+                return Err(Error::invalid(format!("{path}.weights"), "non-finite weight"));
+            }
+            let targets = meshes[m].default_weights.len();
+            if w.len() != targets {
+                return Err(Error::invalid(
+                    format!("{path}.weights"),
+                    format!("{} weights for a mesh with {targets} morph targets", w.len()),
+                ));
+            }
+        }
+        nodes.push(Node {
+            name: n.name().map_or_else(|| format!("node{i}"), str::to_owned),
+            parent: None,
+            children,
+            rest,
+            rest_matrix,
+            mesh,
+            skin: n.skin().map(|s| s.index()),
+            morph_weights,
+        });
+    }
+    for (node, p) in nodes.iter_mut().zip(&parent) {
+        node.parent = *p;
+    }
+
+    // Parents-first order by an explicit stack (hierarchies can be very deep).
+    let mut order = Vec::with_capacity(count);
+    let mut stack: Vec<usize> = (0..count).rev().filter(|&i| parent[i].is_none()).collect();
+    while let Some(i) = stack.pop() {
+        order.push(i);
+        stack.extend(nodes[i].children.iter().rev());
+    }
+    if order.len() != count {
+        let mut seen = vec![false; count];
+        for &i in &order {
+            seen[i] = true;
+        }
+        let stuck = seen.iter().position(|s| !s).unwrap_or(0);
+        return Err(Error::invalid(
+            format!("nodes[{stuck}]"),
+            "node hierarchy has a cycle (the node is its own ancestor)",
+        ));
+    }
+    Ok((nodes, order))
+}
+
+const IBM: Allowed = Allowed {
+    types: &[DataType::F32],
+    dims: &[Dimensions::Mat4],
+};
+
+/// Builds all skins with their inverse bind matrices (identity when absent).
+pub(super) fn build_skins(doc: &gltf::Document, reader: &AccessorReader<'_>) -> Result<Vec<Skin>> {
+    let mut skins = Vec::new();
+    for s in doc.skins() {
+        let path = format!("skins[{}]", s.index());
+        let joints: Vec<usize> = s.joints().map(|j| j.index()).collect();
+        if joints.is_empty() {
+            return Err(Error::invalid(&path, "skin has no joints"));
+        }
+        if joints.len() > usize::from(u16::MAX) + 1 {
+            return Err(Error::limit(
+                &path,
+                format!("{} joints, more than 65536", joints.len()),
+            ));
+        }
+        let inverse_binds = match s.inverse_bind_matrices() {
+            None => vec![DMat4::IDENTITY; joints.len()],
+            Some(acc) => {
+                let ibm_path = format!("{path}.inverseBindMatrices");
+                let values = reader.floats(&acc, &ibm_path, IBM)?;
+                if values.len() / 16 < joints.len() {
+                    return Err(Error::invalid(
+                        &ibm_path,
+                        format!(
+                            "{} matrices for {} joints",
+                            values.len() / 16,
+                            joints.len()
+                        ),
+                    ));
+                }
+                values
+                    .chunks_exact(16)
+                    .take(joints.len())
+                    .map(|c| {
+                        let mut a = [0.0f64; 16];
+                        for (d, s) in a.iter_mut().zip(c) {
+                            *d = f64::from(*s);
+                        }
+                        DMat4::from_cols_array(&a)
+                    })
+                    .collect()
+            }
+        };
+        skins.push(Skin {
+            name: s
+                .name()
+                .map_or_else(|| format!("skin{}", s.index()), str::to_owned),
+            joints,
+            inverse_binds,
+            skeleton: s.skeleton().map(|n| n.index()),
+        });
+    }
+    Ok(skins)
+}
+
+/// Checks that every skinned mesh instance only weights joints its skin has.
+pub(super) fn check_skinned_instances(nodes: &[Node], skins: &[Skin], meshes: &[Mesh]) -> Result<()> {
+    for (i, node) in nodes.iter().enumerate() {
+        let (Some(m), Some(s)) = (node.mesh, node.skin) else {
+            continue;
+        };
+        let joint_count = skins[s].joints.len();
+        for (p, prim) in meshes[m].primitives.iter().enumerate() {
+            let Some(inf) = &prim.influences else { continue };
+            if let Some(max) = inf.max_weighted_joint() {
+                if usize::from(max) >= joint_count {
+                    return Err(Error::invalid(
+                        format!("meshes[{m}].primitives[{p}].attributes.JOINTS"),
+                        format!(
+                            "joint index {max} is out of range for skins[{s}] ({joint_count} joints), used by nodes[{i}]"
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,237 @@
+//! Keyframe interpolation of one channel at one time (glTF 2.0 rules).
+//!
+//! STEP holds the previous key; LINEAR lerps (rotations: spherical linear
+//! interpolation on the shortest path); CUBICSPLINE is the Hermite spline with
+//! in/out tangents scaled by the key interval. Before the first key and after
+//! the last, the end value is held. All arithmetic is f64. Rotation results
+//! are renormalised here so callers always get unit quaternions.
+
+use glam::DQuat;
+
+use crate::model::{Channel, Interpolation, Property};
+
+/// Where `t` falls among `times`: the key segment and the fraction into it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum KeyPosition {
+    /// Hold key `k` (before the first key, after the last, or a single key).
+    Hold(usize),
+    /// Between key `k` and `k + 1`, at fraction `u` in `[0, 1)`, with the key
+    /// interval `dt` in seconds.
+    Between {
+        /// Index of the earlier key.
+        k: usize,
+        /// Fraction into the interval.
+        u: f64,
+        /// Length of the interval in seconds.
+        dt: f64,
+    },
+}
+
+/// Locates `t` among strictly increasing key `times` (binary search).
+pub fn locate(times: &[f32], t: f64) -> KeyPosition {
+    let n = times.len();
+    // Number of keys at or before t.
+    let after = times.partition_point(|&x| f64::from(x) <= t);
+    if after == 0 {
+        return KeyPosition::Hold(0);
+    }
+    if after >= n {
+        return KeyPosition::Hold(n - 1);
+    }
+    let t0 = f64::from(times[after - 1]);
+    let t1 = f64::from(times[after]);
+    let dt = t1 - t0;
+    KeyPosition::Between {
+        k: after - 1,
+        u: (t - t0) / dt,
+        dt,
+    }
+}
+
+/// Evaluates `channel` at time `t` (seconds) into `out` (`channel.width`
+/// values). Rotations come out as unit quaternions (x, y, z, w).
+pub fn sample(channel: &Channel, t: f64, out: &mut [f64]) {
+    let w = channel.width;
+    debug_assert_eq!(out.len(), w);
+    let values = &channel.values;
+    // Index of key k's value within `values`.
+    let stride = if channel.interpolation == Interpolation::CubicSpline {
+        3 * w
+    } else {
+        w
+    };
+    let value_at = |k: usize| -> &[f32] {
+        let base = k * stride
+            + if channel.interpolation == Interpolation::CubicSpline {
+                w
+            } else {
+                0
+            };
+        &values[base..base + w]
+    };
+    match locate(&channel.times, t) {
+        KeyPosition::Hold(k) => copy(value_at(k), out),
+        KeyPosition::Between { k, u, dt } => match channel.interpolation {
+            Interpolation::Step => copy(value_at(k), out),
+            Interpolation::Linear => {
+                let (a, b) = (value_at(k), value_at(k + 1));
+                if channel.property == Property::Rotation {
+                    let q = slerp(quat(a), quat(b), u);
+                    out.copy_from_slice(&q.to_array());
+                } else {
+                    for i in 0..w {
+                        let (a, b) = (f64::from(a[i]), f64::from(b[i]));
+                        out[i] = a + (b - a) * u;
+                    }
+                }
+            }
+            Interpolation::CubicSpline => {
+                let v0 = &values[k * stride + w..k * stride + 2 * w];
+                let b0 = &values[k * stride + 2 * w..k * stride + 3 * w];
+                let a1 = &values[(k + 1) * stride..(k + 1) * stride + w];
+                let v1 = &values[(k + 1) * stride + w..(k + 1) * stride + 2 * w];
+                let (u2, u3) = (u * u, u * u * u);
+                let h00 = 2.0 * u3 - 3.0 * u2 + 1.0;
+                let h10 = u3 - 2.0 * u2 + u;
+                let h01 = -2.0 * u3 + 3.0 * u2;
+                let h11 = u3 - u2;
+                for i in 0..w {
+                    out[i] = h00 * f64::from(v0[i])
+                        + h10 * dt * f64::from(b0[i])
+                        + h01 * f64::from(v1[i])
+                        + h11 * dt * f64::from(a1[i]);
+                }
+            }
+        },
+    }
+    if channel.property == Property::Rotation {
+        let q = DQuat::from_xyzw(out[0], out[1], out[2], out[3]);
+        let len = q.length();
+        if len > 0.0 {
+            for v in out.iter_mut() {
+                *v /= len;
+            }
+        } else {
+            out.copy_from_slice(&DQuat::IDENTITY.to_array());
+        }
+    }
+}
+
+fn copy(src: &[f32], out: &mut [f64]) {
+    for (o, s) in out.iter_mut().zip(src) {
+        *o = f64::from(*s);
+    }
+}
+
+fn quat(v: &[f32]) -> DQuat {
+    DQuat::from_xyzw(
+        f64::from(v[0]),
+        f64::from(v[1]),
+        f64::from(v[2]),
+        f64::from(v[3]),
+    )
+}
+
+/// Spherical linear interpolation on the shortest path between unit
+/// quaternions; falls back to normalised lerp when they nearly coincide.
+pub fn slerp(a: DQuat, b: DQuat, u: f64) -> DQuat {
+    let mut b = b;
+    let mut d = a.dot(b);
+    if d < 0.0 {
+        b = -b;
+        d = -d;
+    }
+    if d > 1.0 - 1e-12 {
+        return (a + (b - a) * u).normalize();
+    }
+    let theta = d.min(1.0).acos();
+    let s = theta.sin();
+    let wa = ((1.0 - u) * theta).sin() / s;
+    let wb = (u * theta).sin() / s;
+    (a * wa + b * wb).normalize()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::f64::consts::FRAC_PI_2;
+
+    fn channel(property: Property, interpolation: Interpolation, times: &[f32], values: &[f32], width: usize) -> Channel {
+        Channel {
+            node: 0,
+            property,
+            interpolation,
+            times: times.to_vec(),
+            values: values.to_vec(),
+            width,
+        }
+    }
+
+    #[test]
+    fn locate_holds_ends_and_finds_segments() {
+        let times = [1.0f32, 2.0, 4.0];
+        assert_eq!(locate(&times, 0.0), KeyPosition::Hold(0));
+        assert_eq!(locate(&times, 5.0), KeyPosition::Hold(2));
+        assert_eq!(locate(&times, 4.0), KeyPosition::Hold(2));
+        assert_eq!(locate(&times, 1.0), KeyPosition::Between { k: 0, u: 0.0, dt: 1.0 });
+        assert_eq!(locate(&times, 3.0), KeyPosition::Between { k: 1, u: 0.5, dt: 2.0 });
+    }
+
+    #[test]
+    fn step_holds_previous_key_and_linear_lerps() {
+        let step = channel(Property::Translation, Interpolation::Step, &[0.0, 1.0], &[0.0, 0.0, 0.0, 10.0, 20.0, 30.0], 3);
+        let mut out = [0.0; 3];
+        sample(&step, 0.999, &mut out);
+        assert_eq!(out, [0.0, 0.0, 0.0]);
+        sample(&step, 1.0, &mut out);
+        assert_eq!(out, [10.0, 20.0, 30.0]);
+        let lin = Channel { interpolation: Interpolation::Linear, ..step };
+        sample(&lin, 0.25, &mut out);
+        assert_eq!(out, [2.5, 5.0, 7.5]);
+    }
+
+    #[test]
+    fn linear_rotation_is_shortest_path_slerp() {
+        // 0 to 90 degrees about Z, second key stored with flipped sign.
+        let h = (FRAC_PI_2 / 2.0) as f32;
+        let ch = channel(
+            Property::Rotation,
+            Interpolation::Linear,
+            &[0.0, 1.0],
+            &[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, -h.sin(), -h.cos()],
+            4,
+        );
+        let mut out = [0.0; 4];
+        sample(&ch, 0.5, &mut out);
+        let q = DQuat::from_array(out);
+        let expected = DQuat::from_rotation_z(FRAC_PI_2 / 2.0);
+        assert!(q.dot(expected).abs() > 1.0 - 1e-12, "{q:?}");
+        assert!((q.length() - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn cubic_spline_matches_hand_worked_hermite() {
+        // Scalar-like translation.x: keys at t=1 and t=3 (dt = 2),
+        // v0 = 1, out-tangent b0 = 2, v1 = 5, in-tangent a1 = -1.
+        // At t = 2: u = 0.5, h00 = 0.5, h10 = 0.125, h01 = 0.5, h11 = -0.125.
+        // p = 0.5*1 + 0.125*2*2 + 0.5*5 + (-0.125)*2*(-1) = 0.5 + 0.5 + 2.5 + 0.25 = 3.75
+        let ch = channel(
+            Property::Translation,
+            Interpolation::CubicSpline,
+            &[1.0, 3.0],
+            &[
+                9.0, 0.0, 0.0, 1.0, 0.0, 0.0, 2.0, 0.0, 0.0, // key 0: in, value, out
+                -1.0, 0.0, 0.0, 5.0, 0.0, 0.0, 9.0, 0.0, 0.0, // key 1
+            ],
+            3,
+        );
+        let mut out = [0.0; 3];
+        sample(&ch, 2.0, &mut out);
+        assert!((out[0] - 3.75).abs() < 1e-12, "{out:?}");
+        // Before the first key and after the last: hold the values, not tangents.
+        sample(&ch, 0.0, &mut out);
+        assert_eq!(out[0], 1.0);
+        sample(&ch, 7.0, &mut out);
+        assert_eq!(out[0], 5.0);
+    }
+}

@@ -1,0 +1,30 @@
+//! rigbake-core: everything rigbake knows about animation.
+//!
+//! Data flows one way through small stages, each a function over plain data
+//! owned by the caller:
+//!
+//! ```text
+//! import   glTF file        -> Model            (the only module that knows glTF)
+//! timeline Model + Sampling -> Timeline          (which clip and time each texture row holds)
+//! sample   Clip + time      -> LocalPose         (per-node TRS and morph weights)
+//! pose     LocalPose        -> global matrices
+//! skin     globals          -> skin matrices; linear blend skinning
+//! bake     Model + Timeline -> textures and tracks (bone matrices, ...)
+//! ```
+//!
+//! This crate never writes files and never decides an encoding: the format
+//! crate serialises what the bakes produce.
+
+pub mod bake;
+pub mod error;
+pub mod evaluate;
+pub mod import;
+pub mod interpolate;
+pub mod model;
+pub mod pose;
+pub mod sample;
+pub mod skin;
+pub mod timeline;
+
+pub use error::{Error, ErrorKind, Result};
+pub use model::Model;

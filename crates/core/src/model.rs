@@ -1,0 +1,320 @@
+//! The validated, owned model: plain data built once by `import` and read by
+//! every later stage.
+//!
+//! Invariants established by the importer (later stages rely on them and do
+//! not re-check): every index is in range; the node hierarchy is a forest and
+//! [`Model::topological_order`] lists parents before children; every float is
+//! finite; animation key times are finite, non-negative and strictly
+//! increasing; rotation keys are unit quaternions; every skinned vertex has a
+//! positive weight sum and its weighted joints exist in every skin it is used
+//! with. This module never reads files.
+
+use glam::{DMat4, DQuat, DVec3, Vec2, Vec3, Vec4};
+
+/// A skinned or animated model, validated and owned.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Model {
+    /// Display name (the source file stem).
+    pub name: String,
+    /// All nodes of the glTF, in glTF order.
+    pub nodes: Vec<Node>,
+    /// Skins, in glTF order.
+    pub skins: Vec<Skin>,
+    /// Meshes, in glTF order.
+    pub meshes: Vec<Mesh>,
+    /// Clips (glTF animations), in glTF order.
+    pub clips: Vec<Clip>,
+    /// Node indices ordered so that a parent always comes before its children.
+    pub topological_order: Vec<usize>,
+}
+
+/// A local transform as translation, rotation and scale (matrix `T * R * S`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Transform {
+    /// Translation.
+    pub translation: DVec3,
+    /// Rotation, a unit quaternion.
+    pub rotation: DQuat,
+    /// Scale (may be non-uniform or negative).
+    pub scale: DVec3,
+}
+
+impl Transform {
+    /// The identity transform.
+    pub const IDENTITY: Self = Self {
+        translation: DVec3::ZERO,
+        rotation: DQuat::IDENTITY,
+        scale: DVec3::ONE,
+    };
+
+    /// The matrix `T * R * S`.
+    pub fn to_matrix(&self) -> DMat4 {
+        DMat4::from_scale_rotation_translation(self.scale, self.rotation, self.translation)
+    }
+}
+
+/// One node of the hierarchy.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    /// The node name, or `node<index>` when the glTF gives none.
+    pub name: String,
+    /// Parent node, `None` for roots.
+    pub parent: Option<usize>,
+    /// Child nodes in glTF order.
+    pub children: Vec<usize>,
+    /// The rest transform as TRS (decomposed when the glTF gives a matrix);
+    /// animation channels override its parts.
+    pub rest: Transform,
+    /// The exact rest local matrix (the glTF `matrix`, or `rest` as a matrix).
+    /// Used whenever no channel of the current clip targets the node.
+    pub rest_matrix: DMat4,
+    /// Mesh instanced by this node.
+    pub mesh: Option<usize>,
+    /// Skin used by this node's mesh.
+    pub skin: Option<usize>,
+    /// Morph weights given on the node (override the mesh defaults), if any.
+    pub morph_weights: Option<Vec<f32>>,
+}
+
+/// A skin: joints and their inverse bind matrices.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Skin {
+    /// The skin name, or `skin<index>` when the glTF gives none.
+    pub name: String,
+    /// Joint node indices; the position in this list is the joint index used
+    /// by `JOINTS_n` and by the bone-matrix texture.
+    pub joints: Vec<usize>,
+    /// One inverse bind matrix per joint (identity when the glTF has none).
+    pub inverse_binds: Vec<DMat4>,
+    /// The `skeleton` root node, if given.
+    pub skeleton: Option<usize>,
+}
+
+impl Skin {
+    /// Parent of each joint in joint-index space: the nearest ancestor node
+    /// that is also a joint of this skin, or `None`.
+    pub fn joint_parents(&self, nodes: &[Node]) -> Vec<Option<usize>> {
+        let mut joint_of_node = vec![None; nodes.len()];
+        for (j, &n) in self.joints.iter().enumerate() {
+            joint_of_node[n] = Some(j);
+        }
+        self.joints
+            .iter()
+            .map(|&n| {
+                let mut cursor = nodes[n].parent;
+                while let Some(p) = cursor {
+                    if let Some(j) = joint_of_node[p] {
+                        return Some(j);
+                    }
+                    cursor = nodes[p].parent;
+                }
+                None
+            })
+            .collect()
+    }
+}
+
+/// A mesh: primitives plus default morph weights.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mesh {
+    /// The mesh name, or `mesh<index>` when the glTF gives none.
+    pub name: String,
+    /// Primitives in glTF order.
+    pub primitives: Vec<Primitive>,
+    /// Default morph target weights (zeros when the glTF gives none).
+    pub default_weights: Vec<f32>,
+}
+
+/// glTF primitive topology.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PrimitiveMode {
+    /// Points.
+    Points,
+    /// Lines.
+    Lines,
+    /// Line loop.
+    LineLoop,
+    /// Line strip.
+    LineStrip,
+    /// Triangles (the usual case).
+    Triangles,
+    /// Triangle strip.
+    TriangleStrip,
+    /// Triangle fan.
+    TriangleFan,
+}
+
+/// One primitive: vertex streams, skinning influences and morph targets.
+///
+/// The vertex order is the glTF accessor order and is kept by every bake.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Primitive {
+    /// Topology.
+    pub mode: PrimitiveMode,
+    /// Positions (bind pose, mesh space).
+    pub positions: Vec<Vec3>,
+    /// Normals, if present.
+    pub normals: Option<Vec<Vec3>>,
+    /// Tangents (xyz + handedness w), if present.
+    pub tangents: Option<Vec<Vec4>>,
+    /// Texture coordinate sets `TEXCOORD_0..n`, in set order.
+    pub tex_coords: Vec<Vec<Vec2>>,
+    /// Index buffer, if indexed.
+    pub indices: Option<Vec<u32>>,
+    /// Material index in the source glTF, if any.
+    pub material: Option<usize>,
+    /// Skinning influences from every `JOINTS_n`/`WEIGHTS_n` set, if any.
+    pub influences: Option<Influences>,
+    /// Morph targets, in glTF order.
+    pub morph_targets: Vec<MorphTarget>,
+}
+
+impl Primitive {
+    /// Number of vertices.
+    pub fn vertex_count(&self) -> usize {
+        self.positions.len()
+    }
+}
+
+/// Raw skinning influences: `per_vertex` (joint, weight) slots per vertex,
+/// gathered from all `JOINTS_n`/`WEIGHTS_n` sets in set order (4 per set).
+///
+/// Weights are kept as stored (not renormalised); every vertex has a positive
+/// weight sum.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Influences {
+    /// Slots per vertex (4 times the number of sets).
+    pub per_vertex: usize,
+    /// Joint indices, `per_vertex` per vertex.
+    pub joints: Vec<u16>,
+    /// Weights, `per_vertex` per vertex.
+    pub weights: Vec<f32>,
+}
+
+impl Influences {
+    /// The (joints, weights) slots of vertex `v`.
+    pub fn vertex(&self, v: usize) -> (&[u16], &[f32]) {
+        let range = v * self.per_vertex..(v + 1) * self.per_vertex;
+        (&self.joints[range.clone()], &self.weights[range])
+    }
+
+    /// The largest joint index carrying a non-zero weight.
+    pub fn max_weighted_joint(&self) -> Option<u16> {
+        self.joints
+            .iter()
+            .zip(&self.weights)
+            .filter(|(_, w)| **w != 0.0)
+            .map(|(j, _)| *j)
+            .max()
+    }
+}
+
+/// One morph target: per-vertex deltas.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct MorphTarget {
+    /// Position deltas.
+    pub positions: Option<Vec<Vec3>>,
+    /// Normal deltas.
+    pub normals: Option<Vec<Vec3>>,
+    /// Tangent deltas (xyz).
+    pub tangents: Option<Vec<Vec3>>,
+}
+
+/// A clip: one glTF animation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Clip {
+    /// The animation name, or `clip<index>` when the glTF gives none.
+    pub name: String,
+    /// Largest key time over all channels, in seconds.
+    pub duration: f64,
+    /// Channels in glTF order.
+    pub channels: Vec<Channel>,
+}
+
+/// Which part of a node a channel animates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Property {
+    /// Translation (3 values per key).
+    Translation,
+    /// Rotation (4 values per key, unit quaternion x, y, z, w).
+    Rotation,
+    /// Scale (3 values per key).
+    Scale,
+    /// Morph target weights (one value per target per key).
+    MorphWeights,
+}
+
+/// Keyframe interpolation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Interpolation {
+    /// Hold the previous key.
+    Step,
+    /// Linear (spherical linear for rotations).
+    Linear,
+    /// Cubic Hermite spline with in/out tangents.
+    CubicSpline,
+}
+
+/// One animation channel with its sampler data.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Channel {
+    /// Target node.
+    pub node: usize,
+    /// Target property.
+    pub property: Property,
+    /// Interpolation mode.
+    pub interpolation: Interpolation,
+    /// Key times in seconds (strictly increasing).
+    pub times: Vec<f32>,
+    /// Values per key: `width` floats for STEP/LINEAR, `3 * width` for
+    /// CUBICSPLINE as (in-tangent, value, out-tangent).
+    pub values: Vec<f32>,
+    /// Floats per value (3, 4, or the morph target count).
+    pub width: usize,
+}
+
+impl Model {
+    /// Indices of nodes that instance a mesh with a skin.
+    pub fn skinned_nodes(&self) -> impl Iterator<Item = usize> + '_ {
+        self.nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| n.mesh.is_some() && n.skin.is_some())
+            .map(|(i, _)| i)
+    }
+
+    /// Whether any node instances a skinned mesh that has skinning influences.
+    pub fn has_skinned_mesh(&self) -> bool {
+        self.skinned_nodes().any(|n| {
+            let mesh = &self.meshes[self.nodes[n].mesh.unwrap_or_default()];
+            mesh.primitives.iter().any(|p| p.influences.is_some())
+        })
+    }
+
+    /// Diagonal of the axis-aligned box around all mesh positions in their own
+    /// mesh space (a scale for tolerances); 1 when the model has no vertices.
+    pub fn extent(&self) -> f64 {
+        let mut lo = Vec3::splat(f32::INFINITY);
+        let mut hi = Vec3::splat(f32::NEG_INFINITY);
+        for p in self.meshes.iter().flat_map(|m| &m.primitives) {
+            for v in &p.positions {
+                lo = lo.min(*v);
+                hi = hi.max(*v);
+            }
+        }
+        let d = f64::from((hi - lo).length());
+        if d.is_finite() && d > 0.0 { d } else { 1.0 }
+    }
+
+    /// Depth-first ancestors test: whether `node` is `ancestor` or below it.
+    pub fn is_descendant(&self, node: usize, ancestor: usize) -> bool {
+        let mut cursor = Some(node);
+        while let Some(n) = cursor {
+            if n == ancestor {
+                return true;
+            }
+            cursor = self.nodes[n].parent;
+        }
+        false
+    }
+}

@@ -1,0 +1,123 @@
+//! Clip + time -> local pose: per-node TRS and morph weights.
+//!
+//! A [`LocalPose`] is a caller-owned buffer reused across frames; sampling
+//! never allocates. Nodes that no channel of the clip targets keep their exact
+//! rest matrix.
+
+use glam::{DQuat, DVec3};
+
+use crate::interpolate;
+use crate::model::{Clip, Model, Property, Transform};
+
+/// The local state of every node at one instant.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LocalPose {
+    /// Per-node TRS (rest values where not animated).
+    pub transforms: Vec<Transform>,
+    /// Per node: `true` when a channel set its TRS, so the global pass must
+    /// use `transforms` instead of the exact rest matrix.
+    pub animated: Vec<bool>,
+    /// Morph weights of all nodes, flat; node `n` owns
+    /// `weights[weight_offsets[n]..weight_offsets[n + 1]]`.
+    pub weights: Vec<f64>,
+    /// Offsets into `weights`, one more than there are nodes.
+    pub weight_offsets: Vec<usize>,
+    rest_weights: Vec<f64>,
+}
+
+impl LocalPose {
+    /// The rest pose of `model`.
+    pub fn rest(model: &Model) -> Self {
+        let mut weight_offsets = Vec::with_capacity(model.nodes.len() + 1);
+        let mut rest_weights = Vec::new();
+        weight_offsets.push(0);
+        for node in &model.nodes {
+            if let Some(m) = node.mesh {
+                let w = node
+                    .morph_weights
+                    .as_deref()
+                    .unwrap_or(&model.meshes[m].default_weights);
+                rest_weights.extend(w.iter().map(|v| f64::from(*v)));
+            }
+            weight_offsets.push(rest_weights.len());
+        }
+        Self {
+            transforms: model.nodes.iter().map(|n| n.rest).collect(),
+            animated: vec![false; model.nodes.len()],
+            weights: rest_weights.clone(),
+            weight_offsets,
+            rest_weights,
+        }
+    }
+
+    /// Resets every node to its rest state (no allocation).
+    pub fn reset(&mut self, model: &Model) {
+        for ((t, a), n) in self
+            .transforms
+            .iter_mut()
+            .zip(self.animated.iter_mut())
+            .zip(&model.nodes)
+        {
+            *t = n.rest;
+            *a = false;
+        }
+        self.weights.copy_from_slice(&self.rest_weights);
+    }
+
+    /// Morph weights of node `n` (empty when it has no morph targets).
+    pub fn node_weights(&self, n: usize) -> &[f64] {
+        &self.weights[self.weight_offsets[n]..self.weight_offsets[n + 1]]
+    }
+
+    /// Whether two poses agree within tolerances: translations within
+    /// `translation_tolerance`, rotations within `1e-6` in
+    /// `1 - |dot|` (about 0.16 degrees), scales and morph weights within `1e-4`.
+    pub fn approx_eq(&self, other: &Self, translation_tolerance: f64) -> bool {
+        let transforms_match = self
+            .transforms
+            .iter()
+            .zip(&other.transforms)
+            .all(|(a, b)| {
+                a.translation.distance(b.translation) <= translation_tolerance
+                    && 1.0 - a.rotation.dot(b.rotation).abs() <= 1e-6
+                    && (a.scale - b.scale).abs().max_element() <= 1e-4
+            });
+        transforms_match
+            && self
+                .weights
+                .iter()
+                .zip(&other.weights)
+                .all(|(a, b)| (a - b).abs() <= 1e-4)
+    }
+}
+
+/// Samples `clip` of `model` at time `t` (seconds from the clip start) into
+/// `pose`, starting from the rest pose.
+pub fn sample_clip(model: &Model, clip: &Clip, t: f64, pose: &mut LocalPose) {
+    pose.reset(model);
+    let mut buf = [0.0f64; 4];
+    for ch in &clip.channels {
+        let node = ch.node;
+        match ch.property {
+            Property::MorphWeights => {
+                let range = pose.weight_offsets[node]..pose.weight_offsets[node + 1];
+                interpolate::sample(ch, t, &mut pose.weights[range]);
+            }
+            Property::Translation => {
+                interpolate::sample(ch, t, &mut buf[..3]);
+                pose.transforms[node].translation = DVec3::from_slice(&buf[..3]);
+                pose.animated[node] = true;
+            }
+            Property::Scale => {
+                interpolate::sample(ch, t, &mut buf[..3]);
+                pose.transforms[node].scale = DVec3::from_slice(&buf[..3]);
+                pose.animated[node] = true;
+            }
+            Property::Rotation => {
+                interpolate::sample(ch, t, &mut buf);
+                pose.transforms[node].rotation = DQuat::from_array(buf);
+                pose.animated[node] = true;
+            }
+        }
+    }
+}

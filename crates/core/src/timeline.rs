@@ -1,0 +1,328 @@
+//! Which clip and time every baked row holds.
+//!
+//! All clips are stacked clip after clip, one row per sampled frame. Frame
+//! counts and times follow SPEC section 2: `frames = floor(duration * fps +
+//! 1e-4) + 1` (in f64) and frame `i` is sampled at `min(i / fps, duration)`;
+//! or, with [`SampleRule::EvenSpread`], at `i * duration / (frames - 1)` so the
+//! last frame lands exactly on the clip end.
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::evaluate::Evaluator;
+use crate::model::Model;
+use crate::sample::LocalPose;
+
+/// How frame times are spread over a clip.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum SampleRule {
+    /// `t = min(i / fps, duration)`: a fixed rate; the last frame may fall
+    /// short of the clip end by less than one frame.
+    #[default]
+    FixedRate,
+    /// `t = i * duration / (frames - 1)`: the same frame count, spread evenly
+    /// so the last frame lands exactly on the clip end.
+    EvenSpread,
+}
+
+/// Sampling rate and rule.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sampling {
+    /// Frames per second (positive, finite).
+    pub fps: f64,
+    /// Frame time rule.
+    pub rule: SampleRule,
+}
+
+impl Default for Sampling {
+    fn default() -> Self {
+        Self {
+            fps: 30.0,
+            rule: SampleRule::FixedRate,
+        }
+    }
+}
+
+/// Tolerance that keeps the last authored key when f32 key times land a hair
+/// below a frame boundary (SPEC section 2).
+pub const FRAME_COUNT_EPSILON: f64 = 1e-4;
+
+/// Number of frames for a clip of `duration` seconds at `fps`.
+pub fn frame_count(duration: f64, fps: f64) -> usize {
+    (duration * fps + FRAME_COUNT_EPSILON).floor() as usize + 1
+}
+
+/// Time of frame `i` of `frames` for a clip of `duration` seconds.
+pub fn frame_time(i: usize, frames: usize, duration: f64, sampling: Sampling) -> f64 {
+    match sampling.rule {
+        SampleRule::FixedRate => (i as f64 / sampling.fps).min(duration),
+        SampleRule::EvenSpread if frames > 1 => i as f64 * duration / (frames - 1) as f64,
+        SampleRule::EvenSpread => 0.0,
+    }
+}
+
+/// What a baked clip samples.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ClipSource {
+    /// The time range `start..=end` (seconds) of an animation of the model.
+    Animation {
+        /// Index into `Model::clips`.
+        clip: usize,
+        /// Start time within the animation.
+        start: f64,
+        /// End time within the animation.
+        end: f64,
+    },
+    /// The rest pose (models without animations get one such clip).
+    Rest,
+}
+
+/// One baked clip: a contiguous block of rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TimelineClip {
+    /// Clip name.
+    pub name: String,
+    /// What the rows sample.
+    pub source: ClipSource,
+    /// First row.
+    pub start_row: usize,
+    /// Number of rows (frames).
+    pub frames: usize,
+    /// Duration in seconds.
+    pub duration: f64,
+    /// Whether the clip loops (its first and last frames match, unless
+    /// overridden).
+    pub looping: bool,
+}
+
+impl TimelineClip {
+    /// Time within the source animation of local frame `frame`.
+    pub fn time(&self, frame: usize, sampling: Sampling) -> f64 {
+        let t = frame_time(frame, self.frames, self.duration, sampling);
+        match self.source {
+            ClipSource::Animation { start, .. } => start + t,
+            ClipSource::Rest => 0.0,
+        }
+    }
+}
+
+/// Every baked clip and the row each frame occupies.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Timeline {
+    /// The sampling used for every clip.
+    pub sampling: Sampling,
+    /// Clips in row order.
+    pub clips: Vec<TimelineClip>,
+    /// Total rows (sum of frames).
+    pub rows: usize,
+}
+
+/// Largest number of rows a timeline may have.
+pub const MAX_ROWS: usize = 1 << 20;
+
+impl Timeline {
+    /// Every animation of `model`, in glTF order, whole; a single one-frame
+    /// `rest` clip when the model has none. Loop flags are detected.
+    pub fn all_clips(model: &Model, sampling: Sampling) -> Result<Self> {
+        let sources: Vec<(String, ClipSource)> = if model.clips.is_empty() {
+            vec![("rest".to_owned(), ClipSource::Rest)]
+        } else {
+            model
+                .clips
+                .iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    (
+                        c.name.clone(),
+                        ClipSource::Animation {
+                            clip: i,
+                            start: 0.0,
+                            end: c.duration,
+                        },
+                    )
+                })
+                .collect()
+        };
+        let mut timeline = Self::from_sources(sampling, sources)?;
+        timeline.detect_loops(model);
+        Ok(timeline)
+    }
+
+    /// Stacks the given clips in order (loop flags all `false`; see
+    /// [`Timeline::detect_loops`]).
+    pub fn from_sources(sampling: Sampling, sources: Vec<(String, ClipSource)>) -> Result<Self> {
+        if !(sampling.fps.is_finite() && sampling.fps > 0.0) {
+            return Err(Error::new(
+                ErrorKind::Invalid,
+                "",
+                format!("fps must be a positive number, got {}", sampling.fps),
+            ));
+        }
+        let mut clips = Vec::with_capacity(sources.len());
+        let mut rows = 0usize;
+        for (name, source) in sources {
+            let duration = match source {
+                ClipSource::Animation { start, end, .. } => (end - start).max(0.0),
+                ClipSource::Rest => 0.0,
+            };
+            let exact = duration * sampling.fps;
+            if !exact.is_finite() || exact >= MAX_ROWS as f64 {
+                return Err(Error::limit(
+                    format!("clip `{name}`"),
+                    format!(
+                        "{duration} s at {} fps is more than {MAX_ROWS} frames",
+                        sampling.fps
+                    ),
+                )
+                .with_hint("lower the fps or split the clip"));
+            }
+            let frames = frame_count(duration, sampling.fps);
+            clips.push(TimelineClip {
+                name,
+                source,
+                start_row: rows,
+                frames,
+                duration,
+                looping: false,
+            });
+            rows += frames;
+            if rows > MAX_ROWS {
+                return Err(Error::limit(
+                    "animations",
+                    format!("all clips together are more than {MAX_ROWS} frames"),
+                )
+                .with_hint("lower the fps or bake fewer clips"));
+            }
+        }
+        Ok(Self {
+            sampling,
+            clips,
+            rows,
+        })
+    }
+
+    /// The timeline clip holding `row`, and the frame within it.
+    pub fn locate_row(&self, row: usize) -> (usize, usize) {
+        let c = self.clips.partition_point(|c| c.start_row <= row) - 1;
+        (c, row - self.clips[c].start_row)
+    }
+
+    /// Samples the pose of `row` into `ev` (local pose and globals).
+    pub fn evaluate_row(&self, ev: &mut Evaluator<'_>, row: usize) {
+        let (c, frame) = self.locate_row(row);
+        self.evaluate_frame(ev, c, frame);
+    }
+
+    /// Samples frame `frame` of timeline clip `c` into `ev`.
+    pub fn evaluate_frame(&self, ev: &mut Evaluator<'_>, c: usize, frame: usize) {
+        let clip = &self.clips[c];
+        match clip.source {
+            ClipSource::Animation { clip: a, .. } => {
+                ev.evaluate_clip(a, clip.time(frame, self.sampling));
+            }
+            ClipSource::Rest => {
+                let model = ev.model();
+                ev.local.reset(model);
+                ev.update_globals();
+            }
+        }
+    }
+
+    /// Sets each clip's loop flag: `true` when its first and last sampled
+    /// poses match (translations within `1e-4` of the model extent, rotations
+    /// within about 0.16 degrees, scales and morph weights within `1e-4`).
+    pub fn detect_loops(&mut self, model: &Model) {
+        let tolerance = 1e-4 * model.extent();
+        let mut ev = Evaluator::new(model);
+        let mut first = LocalPose::rest(model);
+        for c in 0..self.clips.len() {
+            self.evaluate_frame(&mut ev, c, 0);
+            first.clone_from(&ev.local);
+            let last = self.clips[c].frames - 1;
+            self.evaluate_frame(&mut ev, c, last);
+            self.clips[c].looping = first.approx_eq(&ev.local, tolerance);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frame_counts_follow_the_spec() {
+        assert_eq!(frame_count(1.0, 30.0), 31);
+        assert_eq!(frame_count(0.7, 30.0), 22);
+        assert_eq!(frame_count(f64::from(3.333_333_3f32), 30.0), 101);
+        assert_eq!(frame_count(0.0, 30.0), 1);
+        // f32 key times just below a boundary keep the last key.
+        assert_eq!(frame_count(f64::from(0.7f32), 30.0), 22);
+    }
+
+    #[test]
+    fn frame_times_clamp_or_spread() {
+        let fixed = Sampling::default();
+        let d = 0.7;
+        let n = frame_count(d, 30.0);
+        assert_eq!(frame_time(0, n, d, fixed), 0.0);
+        assert!((frame_time(21, n, d, fixed) - 0.7).abs() < 1e-12);
+        assert_eq!(frame_time(100, n, d, fixed), 0.7);
+        let even = Sampling {
+            rule: SampleRule::EvenSpread,
+            ..fixed
+        };
+        let d = 0.71;
+        let n = frame_count(d, 30.0);
+        assert_eq!(n, 22);
+        assert_eq!(frame_time(21, n, d, even), 0.71);
+        assert_eq!(frame_time(0, 1, 0.0, even), 0.0);
+    }
+
+    #[test]
+    fn clips_stack_and_rows_locate() {
+        let src = |d: f64| ClipSource::Animation {
+            clip: 0,
+            start: 0.0,
+            end: d,
+        };
+        let t = Timeline::from_sources(
+            Sampling::default(),
+            vec![
+                ("a".into(), src(37.0 / 30.0)),
+                ("b".into(), src(10.0)),
+                ("c".into(), src(43.0 / 30.0)),
+            ],
+        )
+        .unwrap();
+        let starts: Vec<_> = t.clips.iter().map(|c| c.start_row).collect();
+        assert_eq!(starts, [0, 38, 339]);
+        assert_eq!(t.rows, 383);
+        assert_eq!(t.locate_row(0), (0, 0));
+        assert_eq!(t.locate_row(37), (0, 37));
+        assert_eq!(t.locate_row(38), (1, 0));
+        assert_eq!(t.locate_row(382), (2, 43));
+    }
+
+    #[test]
+    fn absurd_durations_are_refused_before_allocating() {
+        let e = Timeline::from_sources(
+            Sampling::default(),
+            vec![(
+                "huge".into(),
+                ClipSource::Animation {
+                    clip: 0,
+                    start: 0.0,
+                    end: 1e30,
+                },
+            )],
+        )
+        .unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Limit);
+        let bad_fps = Timeline::from_sources(
+            Sampling {
+                fps: 0.0,
+                rule: SampleRule::FixedRate,
+            },
+            vec![],
+        );
+        assert!(bad_fps.is_err());
+    }
+}

@@ -1,0 +1,14 @@
+//! rigbake-format: everything rigbake writes to disk, and the readers that
+//! keep it readable.
+//!
+//! - [`meta`]: the metadata of a bake (clips, skins, textures, options).
+//! - [`texture`]: EXR (and later PNG) texture encoders and decoders.
+//!
+//! This crate knows nothing about glTF or animation math: it serialises plain
+//! values that the bakes produce.
+
+pub mod error;
+pub mod meta;
+pub mod texture;
+
+pub use error::{FormatError, Result};

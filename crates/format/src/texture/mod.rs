@@ -1,0 +1,67 @@
+//! Texture encoders and decoders. Textures are RGBA float images handed over
+//! as flat slices; encoders never see where the values came from.
+
+pub mod exr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{FormatError, Result};
+
+/// Sample precision of a float texture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Precision {
+    /// 32-bit IEEE float: exact.
+    #[default]
+    F32,
+    /// 16-bit IEEE half float: lossy, range +-65504.
+    F16,
+}
+
+/// An RGBA float image borrowed from the caller: `width * height * 4` floats,
+/// row-major, row 0 first.
+#[derive(Debug, Clone, Copy)]
+pub struct RgbaImage<'a> {
+    /// Width in pixels.
+    pub width: usize,
+    /// Height in pixels.
+    pub height: usize,
+    /// RGBA floats.
+    pub data: &'a [f32],
+}
+
+/// The largest absolute error that storing `data` at `precision` introduces,
+/// or an error when a value cannot be represented (overflows half floats).
+pub fn quantization_error(data: &[f32], precision: Precision) -> Result<f64> {
+    match precision {
+        Precision::F32 => Ok(0.0),
+        Precision::F16 => {
+            let mut worst = 0.0f64;
+            for (i, &v) in data.iter().enumerate() {
+                let h = half::f16::from_f32(v);
+                if !h.is_finite() {
+                    return Err(FormatError::Unrepresentable(format!(
+                        "value {v} (float {i}) is outside the half-float range (+-65504)"
+                    )));
+                }
+                worst = worst.max((f64::from(h.to_f32()) - f64::from(v)).abs());
+            }
+            Ok(worst)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn half_error_is_measured_and_overflow_refused() {
+        assert_eq!(quantization_error(&[1.0, 0.5, -2.0], Precision::F16).unwrap(), 0.0);
+        // 1 + 2^-12 is halfway below the next half (1 + 2^-10): error 2^-12.
+        let e = quantization_error(&[1.0 + 2f32.powi(-12)], Precision::F16).unwrap();
+        assert_eq!(e, 2f64.powi(-12));
+        assert!(quantization_error(&[70000.0], Precision::F16).is_err());
+        assert_eq!(quantization_error(&[70000.0], Precision::F32).unwrap(), 0.0);
+    }
+}
