@@ -27,7 +27,8 @@ fn try_bake(job: &BakeJob, settings: &BakeSettings) -> Result<Outcome, String> {
     let path = &job.input;
     let bytes = import::read_file(path, &settings.import.limits).map_err(|e| e.to_string())?;
     let model = import::import_bytes(path, &bytes, &settings.import).map_err(|e| e.to_string())?;
-    let timeline = Timeline::all_clips(&model, settings.sampling).map_err(|e| e.with_file(path).to_string())?;
+    let timeline = Timeline::all_clips(&model, settings.sampling)
+        .map_err(|e| e.with_file(path).to_string())?;
     let options = BoneBakeOptions {
         layout: settings.layout,
         max_texture_size: settings.max_texture_size,
@@ -59,14 +60,27 @@ fn try_bake(job: &BakeJob, settings: &BakeSettings) -> Result<Outcome, String> {
         });
         files.push(OutputFile { name, bytes });
     }
-    let metadata = build_metadata(path, &bytes, &model, &timeline, &textures, texture_meta, settings);
+    let metadata = build_metadata(
+        path,
+        &bytes,
+        &model,
+        &timeline,
+        &textures,
+        texture_meta,
+        settings,
+    );
     let json = serde_json::to_vec_pretty(&metadata).map_err(|e| e.to_string())?;
     files.push(OutputFile {
         name: format!("{}.json", model.name),
         bytes: json,
     });
-    let written = output::write_all(&job.out_dir, &files)
-        .map_err(|e| format!("{}: cannot write outputs to `{}`: {e}", path.display(), job.out_dir.display()))?;
+    let written = output::write_all(&job.out_dir, &files).map_err(|e| {
+        format!(
+            "{}: cannot write outputs to `{}`: {e}",
+            path.display(),
+            job.out_dir.display()
+        )
+    })?;
     Ok(Outcome::Baked { files: written })
 }
 
@@ -79,8 +93,12 @@ fn layout_meta(layout: MatrixLayout) -> meta::MatrixLayout {
 
 /// Encodes a bone texture as EXR; returns the bytes and the largest error
 /// the precision introduced.
-fn encode_bone_texture(tex: &BoneTexture, settings: &BakeSettings) -> Result<(Vec<u8>, f64), String> {
-    let max_error = texture::quantization_error(&tex.data, settings.precision).map_err(|e| e.to_string())?;
+fn encode_bone_texture(
+    tex: &BoneTexture,
+    settings: &BakeSettings,
+) -> Result<(Vec<u8>, f64), String> {
+    let max_error =
+        texture::quantization_error(&tex.data, settings.precision).map_err(|e| e.to_string())?;
     let image = RgbaImage {
         width: tex.width,
         height: tex.height,
@@ -143,13 +161,22 @@ fn build_metadata(
                 let skin = &model.skins[tex.set.skin];
                 meta::SkinMeta {
                     name: skin.name.clone(),
-                    joints: skin.joints.iter().map(|&n| model.nodes[n].name.clone()).collect(),
+                    joints: skin
+                        .joints
+                        .iter()
+                        .map(|&n| model.nodes[n].name.clone())
+                        .collect(),
                     parents: skin
                         .joint_parents(&model.nodes)
                         .into_iter()
                         .map(|p| p.map_or(-1, |p| p as i32))
                         .collect(),
-                    mesh_nodes: tex.set.members.iter().map(|&n| model.nodes[n].name.clone()).collect(),
+                    mesh_nodes: tex
+                        .set
+                        .members
+                        .iter()
+                        .map(|&n| model.nodes[n].name.clone())
+                        .collect(),
                     texture: k as u32,
                 }
             })

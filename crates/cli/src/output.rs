@@ -58,8 +58,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("m");
         let files = vec![
-            OutputFile { name: "a.bin".into(), bytes: vec![1, 2, 3] },
-            OutputFile { name: "b.json".into(), bytes: b"{}".to_vec() },
+            OutputFile {
+                name: "a.bin".into(),
+                bytes: vec![1, 2, 3],
+            },
+            OutputFile {
+                name: "b.json".into(),
+                bytes: b"{}".to_vec(),
+            },
         ];
         let written = write_all(&out, &files).unwrap();
         assert_eq!(written.len(), 2);

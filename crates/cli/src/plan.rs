@@ -54,7 +54,10 @@ impl BakePlan {
     /// Validates raw arguments; the error is a usage message.
     pub fn from_args(args: &BakeArgs) -> Result<Self, String> {
         if !(args.fps.is_finite() && args.fps > 0.0 && args.fps <= 1000.0) {
-            return Err(format!("--fps must be between 0 and 1000, got {}", args.fps));
+            return Err(format!(
+                "--fps must be between 0 and 1000, got {}",
+                args.fps
+            ));
         }
         if args.max_texture_size == 0 {
             return Err("--max-texture-size must be positive".to_owned());

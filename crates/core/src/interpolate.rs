@@ -156,7 +156,13 @@ mod tests {
     use super::*;
     use std::f64::consts::FRAC_PI_2;
 
-    fn channel(property: Property, interpolation: Interpolation, times: &[f32], values: &[f32], width: usize) -> Channel {
+    fn channel(
+        property: Property,
+        interpolation: Interpolation,
+        times: &[f32],
+        values: &[f32],
+        width: usize,
+    ) -> Channel {
         Channel {
             node: 0,
             property,
@@ -173,19 +179,42 @@ mod tests {
         assert_eq!(locate(&times, 0.0), KeyPosition::Hold(0));
         assert_eq!(locate(&times, 5.0), KeyPosition::Hold(2));
         assert_eq!(locate(&times, 4.0), KeyPosition::Hold(2));
-        assert_eq!(locate(&times, 1.0), KeyPosition::Between { k: 0, u: 0.0, dt: 1.0 });
-        assert_eq!(locate(&times, 3.0), KeyPosition::Between { k: 1, u: 0.5, dt: 2.0 });
+        assert_eq!(
+            locate(&times, 1.0),
+            KeyPosition::Between {
+                k: 0,
+                u: 0.0,
+                dt: 1.0
+            }
+        );
+        assert_eq!(
+            locate(&times, 3.0),
+            KeyPosition::Between {
+                k: 1,
+                u: 0.5,
+                dt: 2.0
+            }
+        );
     }
 
     #[test]
     fn step_holds_previous_key_and_linear_lerps() {
-        let step = channel(Property::Translation, Interpolation::Step, &[0.0, 1.0], &[0.0, 0.0, 0.0, 10.0, 20.0, 30.0], 3);
+        let step = channel(
+            Property::Translation,
+            Interpolation::Step,
+            &[0.0, 1.0],
+            &[0.0, 0.0, 0.0, 10.0, 20.0, 30.0],
+            3,
+        );
         let mut out = [0.0; 3];
         sample(&step, 0.999, &mut out);
         assert_eq!(out, [0.0, 0.0, 0.0]);
         sample(&step, 1.0, &mut out);
         assert_eq!(out, [10.0, 20.0, 30.0]);
-        let lin = Channel { interpolation: Interpolation::Linear, ..step };
+        let lin = Channel {
+            interpolation: Interpolation::Linear,
+            ..step
+        };
         sample(&lin, 0.25, &mut out);
         assert_eq!(out, [2.5, 5.0, 7.5]);
     }

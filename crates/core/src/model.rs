@@ -197,16 +197,6 @@ impl Influences {
         let range = v * self.per_vertex..(v + 1) * self.per_vertex;
         (&self.joints[range.clone()], &self.weights[range])
     }
-
-    /// The largest joint index carrying a non-zero weight.
-    pub fn max_weighted_joint(&self) -> Option<u16> {
-        self.joints
-            .iter()
-            .zip(&self.weights)
-            .filter(|(_, w)| **w != 0.0)
-            .map(|(j, _)| *j)
-            .max()
-    }
 }
 
 /// One morph target: per-vertex deltas.
@@ -289,21 +279,6 @@ impl Model {
             let mesh = &self.meshes[self.nodes[n].mesh.unwrap_or_default()];
             mesh.primitives.iter().any(|p| p.influences.is_some())
         })
-    }
-
-    /// Diagonal of the axis-aligned box around all mesh positions in their own
-    /// mesh space (a scale for tolerances); 1 when the model has no vertices.
-    pub fn extent(&self) -> f64 {
-        let mut lo = Vec3::splat(f32::INFINITY);
-        let mut hi = Vec3::splat(f32::NEG_INFINITY);
-        for p in self.meshes.iter().flat_map(|m| &m.primitives) {
-            for v in &p.positions {
-                lo = lo.min(*v);
-                hi = hi.max(*v);
-            }
-        }
-        let d = f64::from((hi - lo).length());
-        if d.is_finite() && d > 0.0 { d } else { 1.0 }
     }
 
     /// Depth-first ancestors test: whether `node` is `ancestor` or below it.

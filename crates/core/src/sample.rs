@@ -68,27 +68,6 @@ impl LocalPose {
     pub fn node_weights(&self, n: usize) -> &[f64] {
         &self.weights[self.weight_offsets[n]..self.weight_offsets[n + 1]]
     }
-
-    /// Whether two poses agree within tolerances: translations within
-    /// `translation_tolerance`, rotations within `1e-6` in
-    /// `1 - |dot|` (about 0.16 degrees), scales and morph weights within `1e-4`.
-    pub fn approx_eq(&self, other: &Self, translation_tolerance: f64) -> bool {
-        let transforms_match = self
-            .transforms
-            .iter()
-            .zip(&other.transforms)
-            .all(|(a, b)| {
-                a.translation.distance(b.translation) <= translation_tolerance
-                    && 1.0 - a.rotation.dot(b.rotation).abs() <= 1e-6
-                    && (a.scale - b.scale).abs().max_element() <= 1e-4
-            });
-        transforms_match
-            && self
-                .weights
-                .iter()
-                .zip(&other.weights)
-                .all(|(a, b)| (a - b).abs() <= 1e-4)
-    }
 }
 
 /// Samples `clip` of `model` at time `t` (seconds from the clip start) into

@@ -24,14 +24,24 @@ pub fn inverse_mesh_global(globals: &[DMat4], mesh_node: usize) -> Result<DMat4>
 }
 
 /// Writes the skin matrix of every joint of `skin` into `out` (one per joint).
-pub fn skin_matrices(skin: &Skin, globals: &[DMat4], inverse_mesh_global: &DMat4, out: &mut [DMat4]) {
+pub fn skin_matrices(
+    skin: &Skin,
+    globals: &[DMat4],
+    inverse_mesh_global: &DMat4,
+    out: &mut [DMat4],
+) {
     for ((o, &joint), ibm) in out.iter_mut().zip(&skin.joints).zip(&skin.inverse_binds) {
         *o = *inverse_mesh_global * globals[joint] * *ibm;
     }
 }
 
 /// Convenience: skin matrices of `skin` for the mesh on `mesh_node`.
-pub fn skin_matrices_for(model: &Model, skin: usize, mesh_node: usize, globals: &[DMat4]) -> Result<Vec<DMat4>> {
+pub fn skin_matrices_for(
+    model: &Model,
+    skin: usize,
+    mesh_node: usize,
+    globals: &[DMat4],
+) -> Result<Vec<DMat4>> {
     let inv = inverse_mesh_global(globals, mesh_node)?;
     let skin = &model.skins[skin];
     let mut out = vec![DMat4::IDENTITY; skin.joints.len()];

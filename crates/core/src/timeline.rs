@@ -9,7 +9,7 @@
 use crate::error::{Error, ErrorKind, Result};
 use crate::evaluate::Evaluator;
 use crate::model::Model;
-use crate::sample::LocalPose;
+use glam::{DMat4, DVec3};
 
 /// How frame times are spread over a clip.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -94,13 +94,9 @@ pub struct TimelineClip {
 }
 
 impl TimelineClip {
-    /// Time within the source animation of local frame `frame`.
-    pub fn time(&self, frame: usize, sampling: Sampling) -> f64 {
-        let t = frame_time(frame, self.frames, self.duration, sampling);
-        match self.source {
-            ClipSource::Animation { start, .. } => start + t,
-            ClipSource::Rest => 0.0,
-        }
+    /// Time of local frame `frame`, in seconds from the clip start.
+    pub fn frame_time(&self, frame: usize, sampling: Sampling) -> f64 {
+        frame_time(frame, self.frames, self.duration, sampling)
     }
 }
 
@@ -213,11 +209,14 @@ impl Timeline {
 
     /// Samples frame `frame` of timeline clip `c` into `ev`.
     pub fn evaluate_frame(&self, ev: &mut Evaluator<'_>, c: usize, frame: usize) {
-        let clip = &self.clips[c];
-        match clip.source {
-            ClipSource::Animation { clip: a, .. } => {
-                ev.evaluate_clip(a, clip.time(frame, self.sampling));
-            }
+        let t = self.clips[c].frame_time(frame, self.sampling);
+        self.evaluate_time(ev, c, t);
+    }
+
+    /// Samples timeline clip `c` at `t` seconds from its start into `ev`.
+    pub fn evaluate_time(&self, ev: &mut Evaluator<'_>, c: usize, t: f64) {
+        match self.clips[c].source {
+            ClipSource::Animation { clip, start, .. } => ev.evaluate_clip(clip, start + t),
             ClipSource::Rest => {
                 let model = ev.model();
                 ev.local.reset(model);
@@ -226,21 +225,63 @@ impl Timeline {
         }
     }
 
-    /// Sets each clip's loop flag: `true` when its first and last sampled
-    /// poses match (translations within `1e-4` of the model extent, rotations
-    /// within about 0.16 degrees, scales and morph weights within `1e-4`).
+    /// Sets each clip's loop flag: `true` when its poses at the clip start and
+    /// the clip end match. Poses are compared through every node's global
+    /// matrix: the upper 3x3 within `1e-3` of its largest column length (about
+    /// 0.06 degrees), the translation within `1e-4` of the skeleton's extent
+    /// (the diagonal of the box around all node origins at the clip start),
+    /// and morph weights within `1e-4`. The clip end rather than the last
+    /// sampled frame is compared because at a fixed rate the last frame may
+    /// fall short of the end by up to one frame, while a cyclic animation is
+    /// authored to match at its end.
     pub fn detect_loops(&mut self, model: &Model) {
-        let tolerance = 1e-4 * model.extent();
         let mut ev = Evaluator::new(model);
-        let mut first = LocalPose::rest(model);
+        let mut first_globals = ev.globals.clone();
+        let mut first_weights = ev.local.weights.clone();
         for c in 0..self.clips.len() {
-            self.evaluate_frame(&mut ev, c, 0);
-            first.clone_from(&ev.local);
-            let last = self.clips[c].frames - 1;
-            self.evaluate_frame(&mut ev, c, last);
-            self.clips[c].looping = first.approx_eq(&ev.local, tolerance);
+            self.evaluate_time(&mut ev, c, 0.0);
+            first_globals.clone_from(&ev.globals);
+            first_weights.clone_from(&ev.local.weights);
+            self.evaluate_time(&mut ev, c, self.clips[c].duration);
+            self.clips[c].looping = globals_match(&first_globals, &ev.globals)
+                && first_weights
+                    .iter()
+                    .zip(&ev.local.weights)
+                    .all(|(a, b)| (a - b).abs() <= 1e-4);
         }
     }
+}
+
+/// Whether two sets of global matrices describe the same pose (see
+/// [`Timeline::detect_loops`] for the tolerances).
+fn globals_match(a: &[DMat4], b: &[DMat4]) -> bool {
+    let (mut lo, mut hi) = (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY));
+    for m in a {
+        lo = lo.min(m.w_axis.truncate());
+        hi = hi.max(m.w_axis.truncate());
+    }
+    let extent = (hi - lo).length();
+    let extent = if extent.is_finite() && extent > 0.0 {
+        extent
+    } else {
+        1.0
+    };
+    a.iter().zip(b).all(|(a, b)| {
+        let size = a
+            .x_axis
+            .truncate()
+            .length()
+            .max(a.y_axis.truncate().length())
+            .max(a.z_axis.truncate().length());
+        let linear_ok = [
+            (a.x_axis, b.x_axis),
+            (a.y_axis, b.y_axis),
+            (a.z_axis, b.z_axis),
+        ]
+        .iter()
+        .all(|(u, v)| (u.truncate() - v.truncate()).abs().max_element() <= 1e-3 * size);
+        linear_ok && a.w_axis.truncate().distance(b.w_axis.truncate()) <= 1e-4 * extent
+    })
 }
 
 #[cfg(test)]

@@ -92,7 +92,11 @@ pub fn bone_sets(model: &Model) -> Vec<BoneSet> {
     // animated ancestor (or none) and fixed the product of rest matrices below it.
     let static_chain = |node: usize| -> (Option<usize>, DMat4) {
         let mut m = model.nodes[node].rest_matrix;
-        let mut cursor = if animated[node] { return (Some(node), DMat4::IDENTITY) } else { model.nodes[node].parent };
+        let mut cursor = if animated[node] {
+            return (Some(node), DMat4::IDENTITY);
+        } else {
+            model.nodes[node].parent
+        };
         while let Some(p) = cursor {
             if animated[p] {
                 break;
@@ -110,9 +114,12 @@ pub fn bone_sets(model: &Model) -> Vec<BoneSet> {
     };
     let mut sets: Vec<(BoneSet, (Option<usize>, DMat4))> = Vec::new();
     for node in model.skinned_nodes() {
-        let has_influences = model.nodes[node]
-            .mesh
-            .is_some_and(|m| model.meshes[m].primitives.iter().any(|p| p.influences.is_some()));
+        let has_influences = model.nodes[node].mesh.is_some_and(|m| {
+            model.meshes[m]
+                .primitives
+                .iter()
+                .any(|p| p.influences.is_some())
+        });
         if !has_influences {
             continue;
         }
@@ -183,7 +190,11 @@ impl BoneTexture {
 ///
 /// Fails with [`crate::ErrorKind::NothingToBake`] when the model has no skinned
 /// mesh, and with a limit error when a texture would exceed the maximum size.
-pub fn bake_bone_textures(model: &Model, timeline: &Timeline, options: &BoneBakeOptions) -> Result<Vec<BoneTexture>> {
+pub fn bake_bone_textures(
+    model: &Model,
+    timeline: &Timeline,
+    options: &BoneBakeOptions,
+) -> Result<Vec<BoneTexture>> {
     let sets = bone_sets(model);
     if sets.is_empty() {
         return Err(Error::new(
@@ -217,16 +228,26 @@ pub fn bake_bone_textures(model: &Model, timeline: &Timeline, options: &BoneBake
         });
     }
 
-    let sets: Vec<(usize, usize)> = textures.iter().map(|t| (t.set.skin, t.set.mesh_node)).collect();
+    let sets: Vec<(usize, usize)> = textures
+        .iter()
+        .map(|t| (t.set.skin, t.set.mesh_node))
+        .collect();
     // One list of output rows per timeline row, one slice per texture.
-    let mut per_row: Vec<Vec<&mut [f32]>> = (0..rows).map(|_| Vec::with_capacity(textures.len())).collect();
+    let mut per_row: Vec<Vec<&mut [f32]>> = (0..rows)
+        .map(|_| Vec::with_capacity(textures.len()))
+        .collect();
     for tex in &mut textures {
         let row_len = tex.width * 4;
         for (r, chunk) in tex.data.chunks_mut(row_len).enumerate() {
             per_row[r].push(chunk);
         }
     }
-    let max_joints = model.skins.iter().map(|s| s.joints.len()).max().unwrap_or(0);
+    let max_joints = model
+        .skins
+        .iter()
+        .map(|s| s.joints.len())
+        .max()
+        .unwrap_or(0);
     let layout = options.layout;
 
     let results: Vec<Result<()>> = per_row

@@ -4,4 +4,6 @@
 
 pub mod bones;
 
-pub use bones::{BoneBakeOptions, BoneSet, BoneTexture, MatrixLayout, bake_bone_textures, bone_sets};
+pub use bones::{
+    BoneBakeOptions, BoneSet, BoneTexture, MatrixLayout, bake_bone_textures, bone_sets,
+};

@@ -87,11 +87,7 @@ impl<'a> AccessorReader<'a> {
             let n = acc.dimensions().multiplicity();
             return Err(Error::invalid(
                 path,
-                format!(
-                    "element {} holds a non-finite value ({})",
-                    k / n,
-                    values[k]
-                ),
+                format!("element {} holds a non-finite value ({})", k / n, values[k]),
             ));
         }
         Ok(values)

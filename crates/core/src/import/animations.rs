@@ -36,7 +36,9 @@ pub(super) fn build(
             channels.push(channel);
         }
         clips.push(Clip {
-            name: anim.name().map_or_else(|| format!("clip{a}"), str::to_owned),
+            name: anim
+                .name()
+                .map_or_else(|| format!("clip{a}"), str::to_owned),
             duration,
             channels,
         });
@@ -89,7 +91,11 @@ fn build_channel(
             Property::Translation,
             3,
             Allowed {
-                types: if quantized { &[F32, I8, U8, I16, U16] } else { &[F32] },
+                types: if quantized {
+                    &[F32, I8, U8, I16, U16]
+                } else {
+                    &[F32]
+                },
                 dims: &[Dimensions::Vec3],
             },
         ),
@@ -97,7 +103,11 @@ fn build_channel(
             Property::Scale,
             3,
             Allowed {
-                types: if quantized { &[F32, I8, U8, I16, U16] } else { &[F32] },
+                types: if quantized {
+                    &[F32, I8, U8, I16, U16]
+                } else {
+                    &[F32]
+                },
                 dims: &[Dimensions::Vec3],
             },
         ),
@@ -116,7 +126,9 @@ fn build_channel(
             if targets == 0 {
                 return Err(Error::invalid(
                     path,
-                    format!("animates morph weights of nodes[{node}], which has no mesh with morph targets"),
+                    format!(
+                        "animates morph weights of nodes[{node}], which has no mesh with morph targets"
+                    ),
                 ));
             }
             (
@@ -150,7 +162,11 @@ fn build_channel(
     if property == Property::Rotation {
         // Renormalise rotation values (not tangents): stored values are often
         // slightly off unit length and normalized integers never decode to it.
-        let offset = if interpolation == Interpolation::CubicSpline { 4 } else { 0 };
+        let offset = if interpolation == Interpolation::CubicSpline {
+            4
+        } else {
+            0
+        };
         for (k, key) in values.chunks_exact_mut(per_key).enumerate() {
             let q = &mut key[offset..offset + 4];
             let len = q.iter().map(|v| f64::from(*v).powi(2)).sum::<f64>().sqrt();

@@ -89,12 +89,16 @@ fn load_uri(
         return Err(Error::new(
             ErrorKind::Unsupported,
             path,
-            format!("external buffer `{uri}` cannot be resolved: the model was not read from a file"),
+            format!(
+                "external buffer `{uri}` cannot be resolved: the model was not read from a file"
+            ),
         ));
     };
     let relative = percent_encoding::percent_decode_str(uri)
         .decode_utf8()
-        .map_err(|_| Error::invalid(path, format!("URI `{uri}` is not valid UTF-8 once decoded")))?;
+        .map_err(|_| {
+            Error::invalid(path, format!("URI `{uri}` is not valid UTF-8 once decoded"))
+        })?;
     let file = resolve(dir, &relative, options.allow_outside_folder).ok_or_else(|| {
         Error::new(
             ErrorKind::Unsupported,

@@ -27,11 +27,19 @@ fn allowed(semantic: &Semantic, quantized: bool) -> Allowed {
             dims: VEC3,
         },
         Semantic::Normals => Allowed {
-            types: if quantized { FLOAT_OR_SIGNED } else { FLOAT_ONLY },
+            types: if quantized {
+                FLOAT_OR_SIGNED
+            } else {
+                FLOAT_ONLY
+            },
             dims: VEC3,
         },
         Semantic::Tangents => Allowed {
-            types: if quantized { FLOAT_OR_SIGNED } else { FLOAT_ONLY },
+            types: if quantized {
+                FLOAT_OR_SIGNED
+            } else {
+                FLOAT_ONLY
+            },
             dims: VEC4,
         },
         Semantic::TexCoords(_) => Allowed {
@@ -60,7 +68,11 @@ fn allowed(semantic: &Semantic, quantized: bool) -> Allowed {
 
 fn target_allowed(quantized: bool, dims: &'static [Dimensions]) -> Allowed {
     Allowed {
-        types: if quantized { FLOAT_OR_SIGNED } else { FLOAT_ONLY },
+        types: if quantized {
+            FLOAT_OR_SIGNED
+        } else {
+            FLOAT_ONLY
+        },
         dims,
     }
 }
@@ -74,7 +86,11 @@ fn vec4s(v: &[f32]) -> Vec<Vec4> {
 }
 
 /// Builds every mesh of the document.
-pub(super) fn build(doc: &gltf::Document, reader: &AccessorReader<'_>, quantized: bool) -> Result<Vec<Mesh>> {
+pub(super) fn build(
+    doc: &gltf::Document,
+    reader: &AccessorReader<'_>,
+    quantized: bool,
+) -> Result<Vec<Mesh>> {
     let mut meshes = Vec::new();
     for mesh in doc.meshes() {
         let m = mesh.index();
@@ -84,7 +100,10 @@ pub(super) fn build(doc: &gltf::Document, reader: &AccessorReader<'_>, quantized
             primitives.push(build_primitive(&prim, &path, reader, quantized)?);
         }
         let targets = primitives.first().map_or(0, |p| p.morph_targets.len());
-        if let Some(p) = primitives.iter().position(|p| p.morph_targets.len() != targets) {
+        if let Some(p) = primitives
+            .iter()
+            .position(|p| p.morph_targets.len() != targets)
+        {
             return Err(Error::invalid(
                 format!("meshes[{m}].primitives[{p}].targets"),
                 "all primitives of a mesh must have the same number of morph targets",
@@ -99,14 +118,19 @@ pub(super) fn build(doc: &gltf::Document, reader: &AccessorReader<'_>, quantized
                     ));
                 }
                 if w.iter().any(|v| !v.is_finite()) {
-                    return Err(Error::invalid(format!("meshes[{m}].weights"), "non-finite weight"));
+                    return Err(Error::invalid(
+                        format!("meshes[{m}].weights"),
+                        "non-finite weight",
+                    ));
                 }
                 w.to_vec()
             }
             None => vec![0.0; targets],
         };
         meshes.push(Mesh {
-            name: mesh.name().map_or_else(|| format!("mesh{m}"), str::to_owned),
+            name: mesh
+                .name()
+                .map_or_else(|| format!("mesh{m}"), str::to_owned),
             primitives,
             default_weights,
         });
@@ -196,7 +220,10 @@ fn build_primitive(
             if let Some(k) = idx.iter().position(|&i| i as usize >= count) {
                 return Err(Error::invalid(
                     &ipath,
-                    format!("index {} at position {k} is out of range ({count} vertices)", idx[k]),
+                    format!(
+                        "index {} at position {k} is out of range ({count} vertices)",
+                        idx[k]
+                    ),
                 ));
             }
             Some(idx)
@@ -206,19 +233,20 @@ fn build_primitive(
     let mut morph_targets = Vec::new();
     for (t, target) in prim.morph_targets().enumerate() {
         let tpath = format!("{path}.targets[{t}]");
-        let read = |acc: Option<gltf::Accessor<'_>>, what: &str, dims| -> Result<Option<Vec<f32>>> {
-            let Some(acc) = acc else { return Ok(None) };
-            let apath = format!("{tpath}.{what}");
-            let v = reader.floats(&acc, &apath, target_allowed(quantized, dims))?;
-            let n = v.len() / dims[0].multiplicity();
-            if n != count {
-                return Err(Error::invalid(
-                    apath,
-                    format!("{n} elements, but POSITION has {count}"),
-                ));
-            }
-            Ok(Some(v))
-        };
+        let read =
+            |acc: Option<gltf::Accessor<'_>>, what: &str, dims| -> Result<Option<Vec<f32>>> {
+                let Some(acc) = acc else { return Ok(None) };
+                let apath = format!("{tpath}.{what}");
+                let v = reader.floats(&acc, &apath, target_allowed(quantized, dims))?;
+                let n = v.len() / dims[0].multiplicity();
+                if n != count {
+                    return Err(Error::invalid(
+                        apath,
+                        format!("{n} elements, but POSITION has {count}"),
+                    ));
+                }
+                Ok(Some(v))
+            };
         morph_targets.push(MorphTarget {
             positions: read(target.positions(), "POSITION", VEC3)?.map(|v| vec3s(&v)),
             normals: read(target.normals(), "NORMAL", VEC3)?.map(|v| vec3s(&v)),
@@ -260,7 +288,9 @@ fn build_influences(
         if j != Some(k) || w != Some(k) {
             return Err(Error::invalid(
                 format!("{path}.attributes"),
-                format!("JOINTS_{k} and WEIGHTS_{k} must both be present (sets must pair up and be contiguous)"),
+                format!(
+                    "JOINTS_{k} and WEIGHTS_{k} must both be present (sets must pair up and be contiguous)"
+                ),
             ));
         }
     }

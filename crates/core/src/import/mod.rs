@@ -142,9 +142,7 @@ pub fn import_slice(bytes: &[u8], source: &Source<'_>, options: &ImportOptions) 
         buffers: &buffers,
         limits: &options.limits,
     };
-    let quantized = doc
-        .extensions_used()
-        .any(|e| e == "KHR_mesh_quantization");
+    let quantized = doc.extensions_used().any(|e| e == "KHR_mesh_quantization");
 
     let meshes = meshes::build(&doc, &reader, quantized)?;
     let (nodes, topological_order) = scene::build_nodes(&doc, &meshes)?;
@@ -192,7 +190,9 @@ fn check_extensions(doc: &gltf::Document) -> Result<()> {
             return Err(Error::new(
                 ErrorKind::Unsupported,
                 format!("extensionsRequired[{i}]"),
-                format!("unsupported extension {ext}: the file requires it and rigbake does not implement it"),
+                format!(
+                    "unsupported extension {ext}: the file requires it and rigbake does not implement it"
+                ),
             ));
         }
     }

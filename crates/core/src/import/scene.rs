@@ -18,7 +18,10 @@ fn dvec3(v: [f32; 3]) -> DVec3 {
 /// Builds all nodes and a parents-first order, rejecting cycles, shared
 /// children, non-finite transforms and morph weight counts that do not match
 /// the mesh.
-pub(super) fn build_nodes(doc: &gltf::Document, meshes: &[Mesh]) -> Result<(Vec<Node>, Vec<usize>)> {
+pub(super) fn build_nodes(
+    doc: &gltf::Document,
+    meshes: &[Mesh],
+) -> Result<(Vec<Node>, Vec<usize>)> {
     let count = doc.nodes().len();
     let mut nodes = Vec::with_capacity(count);
     let mut parent: Vec<Option<usize>> = vec![None; count];
@@ -82,7 +85,9 @@ pub(super) fn build_nodes(doc: &gltf::Document, meshes: &[Mesh]) -> Result<(Vec<
             if let Some(p) = parent[c] {
                 return Err(Error::invalid(
                     format!("{path}.children"),
-                    format!("node {c} is already a child of node {p}; a node may have only one parent"),
+                    format!(
+                        "node {c} is already a child of node {p}; a node may have only one parent"
+                    ),
                 ));
             }
             parent[c] = Some(i);
@@ -92,13 +97,19 @@ pub(super) fn build_nodes(doc: &gltf::Document, meshes: &[Mesh]) -> Result<(Vec<
         let morph_weights = n.weights().map(<[f32]>::to_vec);
         if let (Some(w), Some(m)) = (&morph_weights, mesh) {
             if w.iter().any(|v| !v.is_finite()) {
-                return Err(Error::invalid(format!("{path}.weights"), "non-finite weight"));
+                return Err(Error::invalid(
+                    format!("{path}.weights"),
+                    "non-finite weight",
+                ));
             }
             let targets = meshes[m].default_weights.len();
             if w.len() != targets {
                 return Err(Error::invalid(
                     format!("{path}.weights"),
-                    format!("{} weights for a mesh with {targets} morph targets", w.len()),
+                    format!(
+                        "{} weights for a mesh with {targets} morph targets",
+                        w.len()
+                    ),
                 ));
             }
         }
@@ -166,11 +177,7 @@ pub(super) fn build_skins(doc: &gltf::Document, reader: &AccessorReader<'_>) -> 
                 if values.len() / 16 < joints.len() {
                     return Err(Error::invalid(
                         &ibm_path,
-                        format!(
-                            "{} matrices for {} joints",
-                            values.len() / 16,
-                            joints.len()
-                        ),
+                        format!("{} matrices for {} joints", values.len() / 16, joints.len()),
                     ));
                 }
                 values
@@ -199,23 +206,35 @@ pub(super) fn build_skins(doc: &gltf::Document, reader: &AccessorReader<'_>) -> 
 }
 
 /// Checks that every skinned mesh instance only weights joints its skin has.
-pub(super) fn check_skinned_instances(nodes: &[Node], skins: &[Skin], meshes: &[Mesh]) -> Result<()> {
+pub(super) fn check_skinned_instances(
+    nodes: &[Node],
+    skins: &[Skin],
+    meshes: &[Mesh],
+) -> Result<()> {
     for (i, node) in nodes.iter().enumerate() {
         let (Some(m), Some(s)) = (node.mesh, node.skin) else {
             continue;
         };
         let joint_count = skins[s].joints.len();
         for (p, prim) in meshes[m].primitives.iter().enumerate() {
-            let Some(inf) = &prim.influences else { continue };
-            if let Some(max) = inf.max_weighted_joint() {
-                if usize::from(max) >= joint_count {
-                    return Err(Error::invalid(
-                        format!("meshes[{m}].primitives[{p}].attributes.JOINTS"),
-                        format!(
-                            "joint index {max} is out of range for skins[{s}] ({joint_count} joints), used by nodes[{i}]"
-                        ),
-                    ));
-                }
+            let Some(inf) = &prim.influences else {
+                continue;
+            };
+            // Zero-weight slots were cleared to joint 0 on import, so every
+            // stored joint index must exist in the skin.
+            if let Some(slot) = inf
+                .joints
+                .iter()
+                .position(|&j| usize::from(j) >= joint_count)
+            {
+                let (vertex, set) = (slot / inf.per_vertex, slot % inf.per_vertex / 4);
+                return Err(Error::invalid(
+                    format!("meshes[{m}].primitives[{p}].attributes.JOINTS_{set}"),
+                    format!(
+                        "vertex {vertex} uses joint {} but skins[{s}] (used by nodes[{i}]) has only {joint_count} joints",
+                        inf.joints[slot]
+                    ),
+                ));
             }
         }
     }

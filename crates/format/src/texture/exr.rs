@@ -25,10 +25,16 @@ pub const ENCODING: Encoding = Encoding {
 /// Writes `image` as an RGBA EXR at `precision` to `writer`.
 ///
 /// Compression runs on the calling thread (safe inside a rayon pool).
-pub fn write<W: Write + Seek>(writer: W, image: &RgbaImage<'_>, precision: Precision) -> Result<()> {
+pub fn write<W: Write + Seek>(
+    writer: W,
+    image: &RgbaImage<'_>,
+    precision: Precision,
+) -> Result<()> {
     let (w, h) = (image.width, image.height);
     if w == 0 || h == 0 {
-        return Err(FormatError::Invalid(format!("cannot write an empty {w} x {h} texture")));
+        return Err(FormatError::Invalid(format!(
+            "cannot write an empty {w} x {h} texture"
+        )));
     }
     let data = image.data;
     let at = move |p: Vec2<usize>| -> [f32; 4] {
@@ -42,7 +48,10 @@ pub fn write<W: Write + Seek>(writer: W, image: &RgbaImage<'_>, precision: Preci
                 (r, g, b, a)
             });
             let layer = Layer::new((w, h), LayerAttributes::default(), ENCODING, channels);
-            Image::from_layer(layer).write().non_parallel().to_buffered(writer)?;
+            Image::from_layer(layer)
+                .write()
+                .non_parallel()
+                .to_buffered(writer)?;
         }
         Precision::F16 => {
             let channels = SpecificChannels::rgba(move |p: Vec2<usize>| {
@@ -50,7 +59,10 @@ pub fn write<W: Write + Seek>(writer: W, image: &RgbaImage<'_>, precision: Preci
                 (r, g, b, a)
             });
             let layer = Layer::new((w, h), LayerAttributes::default(), ENCODING, channels);
-            Image::from_layer(layer).write().non_parallel().to_buffered(writer)?;
+            Image::from_layer(layer)
+                .write()
+                .non_parallel()
+                .to_buffered(writer)?;
         }
     }
     Ok(())
@@ -98,8 +110,14 @@ mod tests {
     #[test]
     fn f32_round_trips_exactly_and_f16_within_half_precision() {
         let (w, h) = (5, 3);
-        let data: Vec<f32> = (0..w * h * 4).map(|i| (i as f32 * 0.37).sin() * 10.0).collect();
-        let image = RgbaImage { width: w, height: h, data: &data };
+        let data: Vec<f32> = (0..w * h * 4)
+            .map(|i| (i as f32 * 0.37).sin() * 10.0)
+            .collect();
+        let image = RgbaImage {
+            width: w,
+            height: h,
+            data: &data,
+        };
         let mut buf = Cursor::new(Vec::new());
         write(&mut buf, &image, Precision::F32).unwrap();
         buf.set_position(0);
@@ -113,14 +131,21 @@ mod tests {
         let back = read(buf).unwrap();
         for (a, b) in back.data.iter().zip(&data) {
             // f16 has an 11-bit significand: relative error below 2^-11.
-            assert!((a - b).abs() <= b.abs() * 2f32.powi(-11) + 1e-7, "{a} vs {b}");
+            assert!(
+                (a - b).abs() <= b.abs() * 2f32.powi(-11) + 1e-7,
+                "{a} vs {b}"
+            );
         }
     }
 
     #[test]
     fn same_pixels_give_same_bytes() {
         let data = vec![1.5f32; 8 * 8 * 4];
-        let image = RgbaImage { width: 8, height: 8, data: &data };
+        let image = RgbaImage {
+            width: 8,
+            height: 8,
+            data: &data,
+        };
         let mut a = Cursor::new(Vec::new());
         let mut b = Cursor::new(Vec::new());
         write(&mut a, &image, Precision::F32).unwrap();

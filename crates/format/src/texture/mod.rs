@@ -57,7 +57,10 @@ mod tests {
 
     #[test]
     fn half_error_is_measured_and_overflow_refused() {
-        assert_eq!(quantization_error(&[1.0, 0.5, -2.0], Precision::F16).unwrap(), 0.0);
+        assert_eq!(
+            quantization_error(&[1.0, 0.5, -2.0], Precision::F16).unwrap(),
+            0.0
+        );
         // 1 + 2^-12 is halfway below the next half (1 + 2^-10): error 2^-12.
         let e = quantization_error(&[1.0 + 2f32.powi(-12)], Precision::F16).unwrap();
         assert_eq!(e, 2f64.powi(-12));

@@ -1,0 +1,305 @@
+//! End-to-end bone-matrix bakes: every shared model bakes or is refused
+//! cleanly; textures read back with the exr crate reproduce an independent
+//! direct evaluation; outputs do not depend on the thread count.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{bake, model_files, read_exr, shared_models, tree};
+use glam::{DMat4, DVec3, Mat4, Vec4};
+use rigbake_core::import::{ImportOptions, import_file};
+use rigbake_core::model::Model;
+use rigbake_core::sample::{LocalPose, sample_clip};
+use rigbake_format::meta::{MatrixLayout, Metadata};
+
+/// Shared models without a skin: they must be skipped with "no skinned mesh".
+const UNSKINNED: &[&str] = &[
+    "AnimatedMorphCube",
+    "BoxAnimated",
+    "InterpolationTest",
+    "MorphStressTest",
+    "SimpleMorph",
+    "greenman_hat",
+    "greenman_shield",
+    "greenman_sword",
+];
+
+fn stem(p: &Path) -> String {
+    p.file_stem().unwrap().to_string_lossy().into_owned()
+}
+
+fn read_metadata(dir: &Path, stem: &str) -> Metadata {
+    let bytes = std::fs::read(dir.join(format!("{stem}.json"))).unwrap();
+    serde_json::from_slice(&bytes).unwrap()
+}
+
+#[test]
+fn every_shared_model_bakes_or_is_refused_cleanly() {
+    let Some(models) = shared_models("every_shared_model_bakes_or_is_refused_cleanly") else {
+        return;
+    };
+    let files = model_files(&models);
+    let out = tempfile::tempdir().unwrap();
+    let result = bake(&files, out.path(), &[]);
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(
+        result.status.code(),
+        Some(1),
+        "the Draco file fails the run:\n{stderr}"
+    );
+    for file in &files {
+        let name = stem(file);
+        let shown = file.display().to_string();
+        let line = stderr
+            .lines()
+            .find(|l| l.contains(&shown))
+            .unwrap_or_else(|| panic!("no report line for {shown}:\n{stderr}"));
+        if name == "BrainStem_draco" {
+            assert!(line.starts_with("error: "), "{line}");
+            assert!(
+                line.contains("unsupported extension KHR_draco_mesh_compression"),
+                "{line}"
+            );
+        } else if UNSKINNED.contains(&name.as_str()) {
+            assert!(line.starts_with("skipped "), "{line}");
+            assert!(line.contains("no skinned mesh"), "{line}");
+        } else {
+            assert!(line.starts_with("baked "), "{line}");
+            let dir = out.path().join(&name);
+            let meta = read_metadata(&dir, &name);
+            assert!(!meta.textures.is_empty());
+            for t in &meta.textures {
+                assert!(dir.join(&t.file).is_file(), "{name}: {} missing", t.file);
+            }
+        }
+    }
+}
+
+/// Independent direct path: each node's global is the product of local
+/// matrices up its parent chain (no topological order, no cached globals).
+fn direct_global(model: &Model, pose: &LocalPose, node: usize) -> DMat4 {
+    let local = |n: usize| {
+        if pose.animated[n] {
+            pose.transforms[n].to_matrix()
+        } else {
+            model.nodes[n].rest_matrix
+        }
+    };
+    let mut m = local(node);
+    let mut cursor = model.nodes[node].parent;
+    while let Some(p) = cursor {
+        m = local(p) * m;
+        cursor = model.nodes[p].parent;
+    }
+    m
+}
+
+fn texture_matrix(tex: &common::Rgba, layout: MatrixLayout, row: usize, joint: usize) -> DMat4 {
+    let ppj = match layout {
+        MatrixLayout::Mat4 => 4,
+        MatrixLayout::Mat3x4 => 3,
+    };
+    let px = |i: usize| {
+        let at = (row * tex.width + joint * ppj + i) * 4;
+        Vec4::from_slice(&tex.data[at..at + 4])
+    };
+    let m = match layout {
+        MatrixLayout::Mat4 => Mat4::from_cols(px(0), px(1), px(2), px(3)),
+        MatrixLayout::Mat3x4 => Mat4::from_cols(px(0), px(1), px(2), Vec4::W).transpose(),
+    };
+    m.as_dmat4()
+}
+
+/// Largest error, relative to the model's bounding-box diagonal, between
+/// skinning every bind-pose vertex with the baked texture and with the
+/// direct path, over every frame. The box is that of the directly skinned
+/// vertices over all frames, in model space (the space both results are in;
+/// it can differ from the bind-pose positions' own scale, as in Xbot whose
+/// armature carries a 0.01 scale).
+fn round_trip_error(model_path: &Path, out: &Path) -> f64 {
+    let name = stem(model_path);
+    let model = import_file(model_path, &ImportOptions::default()).unwrap();
+    let dir = out.join(&name);
+    let meta = read_metadata(&dir, &name);
+    let mut worst = 0.0f64;
+    let (mut lo, mut hi) = (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY));
+    let mut pose = LocalPose::rest(&model);
+    for skin_meta in &meta.skins {
+        let tex_meta = &meta.textures[skin_meta.texture as usize];
+        let tex = read_exr(&dir.join(&tex_meta.file));
+        assert_eq!(tex.height as u32, tex_meta.height);
+        for mesh_node_name in &skin_meta.mesh_nodes {
+            let node = model
+                .nodes
+                .iter()
+                .position(|n| &n.name == mesh_node_name && n.mesh.is_some() && n.skin.is_some())
+                .unwrap_or_else(|| panic!("{name}: no skinned node named {mesh_node_name}"));
+            let skin = &model.skins[model.nodes[node].skin.unwrap()];
+            let mesh = &model.meshes[model.nodes[node].mesh.unwrap()];
+            for clip in &meta.clips {
+                let clip_index = model.clips.iter().position(|c| c.name == clip.name);
+                for frame in 0..clip.frames as usize {
+                    let t = (frame as f64 / clip.fps).min(clip.duration);
+                    match clip_index {
+                        Some(c) => sample_clip(&model, &model.clips[c], t, &mut pose),
+                        None => pose.reset(&model),
+                    }
+                    let row = clip.start_row as usize + frame;
+                    let inv_mesh = direct_global(&model, &pose, node).inverse();
+                    let direct: Vec<DMat4> = skin
+                        .joints
+                        .iter()
+                        .zip(&skin.inverse_binds)
+                        .map(|(&j, ibm)| inv_mesh * direct_global(&model, &pose, j) * *ibm)
+                        .collect();
+                    let baked: Vec<DMat4> = (0..skin.joints.len())
+                        .map(|j| texture_matrix(&tex, tex_meta.layout, row, j))
+                        .collect();
+                    for prim in &mesh.primitives {
+                        let Some(inf) = &prim.influences else {
+                            continue;
+                        };
+                        for (v, p) in prim.positions.iter().enumerate() {
+                            let (js, ws) = inf.vertex(v);
+                            let total: f64 = ws.iter().map(|w| f64::from(*w)).sum();
+                            let p = p.as_dvec3();
+                            let (mut a, mut b) = (DVec3::ZERO, DVec3::ZERO);
+                            for (&j, &w) in js.iter().zip(ws) {
+                                let w = f64::from(w) / total;
+                                a += direct[usize::from(j)].transform_point3(p) * w;
+                                b += baked[usize::from(j)].transform_point3(p) * w;
+                            }
+                            worst = worst.max((a - b).length());
+                            lo = lo.min(a);
+                            hi = hi.max(a);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    worst / (hi - lo).length()
+}
+
+#[test]
+fn bone_textures_reproduce_direct_evaluation_on_every_skinned_model() {
+    let Some(models) =
+        shared_models("bone_textures_reproduce_direct_evaluation_on_every_skinned_model")
+    else {
+        return;
+    };
+    let skinned: Vec<PathBuf> = model_files(&models)
+        .into_iter()
+        .filter(|p| !UNSKINNED.contains(&stem(p).as_str()) && stem(p) != "BrainStem_draco")
+        .collect();
+    for layout in ["mat4", "mat3x4"] {
+        let out = tempfile::tempdir().unwrap();
+        let result = bake(&skinned, out.path(), &["--layout", layout]);
+        assert!(
+            result.status.success(),
+            "{}",
+            String::from_utf8_lossy(&result.stderr)
+        );
+        for model in &skinned {
+            let err = round_trip_error(model, out.path());
+            eprintln!(
+                "{} ({layout}): max error / diagonal = {err:.2e}",
+                stem(model)
+            );
+            // f32 storage of matrices whose entries are O(1) in model units:
+            // a few ulps of the diagonal; 1e-5 leaves two orders of margin.
+            assert!(
+                err <= 1e-5,
+                "{} ({layout}): relative error {err:e}",
+                model.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn fixtures_round_trip_through_the_texture() {
+    let fixtures: Vec<PathBuf> = [
+        "two_joint.gltf",
+        "spec_worked_example.glb",
+        "tentacle.glb",
+        "hierarchy.gltf",
+    ]
+    .iter()
+    .map(|f| rigbake_fixtures::fixture(f))
+    .collect();
+    let out = tempfile::tempdir().unwrap();
+    let result = bake(&fixtures, out.path(), &[]);
+    assert!(
+        result.status.success(),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    for f in &fixtures {
+        let err = round_trip_error(f, out.path());
+        assert!(err <= 1e-6, "{}: {err:e}", f.display());
+    }
+}
+
+#[test]
+fn outputs_are_identical_with_one_and_two_threads() {
+    let mut inputs: Vec<PathBuf> = ["two_joint.gltf", "tentacle.glb", "hierarchy.gltf"]
+        .iter()
+        .map(|f| rigbake_fixtures::fixture(f))
+        .collect();
+    if let Some(models) =
+        shared_models("outputs_are_identical_with_one_and_two_threads (shared part)")
+    {
+        inputs.extend(
+            model_files(&models)
+                .into_iter()
+                .filter(|p| !UNSKINNED.contains(&stem(p).as_str()) && stem(p) != "BrainStem_draco"),
+        );
+    }
+    let one = tempfile::tempdir().unwrap();
+    let two = tempfile::tempdir().unwrap();
+    for (dir, jobs) in [(&one, "1"), (&two, "2")] {
+        let r = bake(&inputs, dir.path(), &["--jobs", jobs, "--precision", "f16"]);
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    }
+    let (a, b) = (tree(one.path()), tree(two.path()));
+    assert_eq!(a.len(), b.len());
+    assert!(!a.is_empty());
+    for ((pa, ba), (pb, bb)) in a.iter().zip(&b) {
+        assert_eq!(pa, pb);
+        assert!(
+            ba == bb,
+            "{} differs between --jobs 1 and --jobs 2",
+            pa.display()
+        );
+    }
+}
+
+#[test]
+fn exit_codes_follow_the_contract() {
+    let out = tempfile::tempdir().unwrap();
+    let good = rigbake_fixtures::fixture("two_joint.gltf");
+    let bad = rigbake_fixtures::fixture("degenerate/cycle.gltf");
+    let r = bake(std::slice::from_ref(&good), out.path(), &[]);
+    assert_eq!(r.status.code(), Some(0));
+    let r = bake(&[good.clone(), bad.clone()], out.path(), &[]);
+    assert_eq!(r.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    let line = stderr.lines().find(|l| l.starts_with("error:")).unwrap();
+    assert!(
+        line.contains("cycle.gltf") && line.contains("nodes[") && line.contains("cycle"),
+        "{line}"
+    );
+    assert!(stderr.contains("1 baked, 0 skipped, 1 failed"), "{stderr}");
+    // Usage errors exit with 2.
+    let r = bake(std::slice::from_ref(&good), out.path(), &["--fps", "0"]);
+    assert_eq!(r.status.code(), Some(2));
+    let r = common::rigbake(&["bake".as_ref(), good.as_os_str()]);
+    assert_eq!(r.status.code(), Some(2), "missing --out");
+    // A missing file is an input failure, not a usage error.
+    let r = bake(&[PathBuf::from("does/not/exist.glb")], out.path(), &[]);
+    assert_eq!(r.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("exist.glb: cannot read the file"));
+}

@@ -1,0 +1,102 @@
+//! Helpers shared by the CLI integration tests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The third-party models folder (`../shared/models` beside the repository,
+/// or `$RIGBAKE_MODELS`), or `None` with a message saying the test is skipped.
+pub fn shared_models(test: &str) -> Option<PathBuf> {
+    let dir = std::env::var_os("RIGBAKE_MODELS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/models"));
+    if dir.join("SOURCES.md").is_file() {
+        Some(dir)
+    } else {
+        eprintln!(
+            "SKIPPED {test}: third-party models not found at {} (set RIGBAKE_MODELS to their folder)",
+            dir.display()
+        );
+        None
+    }
+}
+
+/// Every .glb/.gltf under `dir`, sorted.
+pub fn model_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let p = entry.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if matches!(p.extension().and_then(|e| e.to_str()), Some("glb" | "gltf")) {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Runs the `rigbake` binary with `args`.
+pub fn rigbake(args: &[&std::ffi::OsStr]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rigbake"))
+        .args(args)
+        .output()
+        .expect("rigbake runs")
+}
+
+/// Runs `rigbake bake` on `models` into `out` with extra `flags`.
+pub fn bake(models: &[PathBuf], out: &Path, flags: &[&str]) -> Output {
+    let mut args: Vec<&std::ffi::OsStr> = vec!["bake".as_ref()];
+    args.extend(models.iter().map(|m| m.as_os_str()));
+    args.push("--out".as_ref());
+    args.push(out.as_os_str());
+    args.extend(flags.iter().map(|f| std::ffi::OsStr::new(*f)));
+    rigbake(&args)
+}
+
+/// An RGBA float image read with the exr crate directly (not our reader).
+pub struct Rgba {
+    pub width: usize,
+    pub height: usize,
+    pub data: Vec<f32>,
+}
+
+/// Reads the first RGBA layer of an EXR file with the exr crate.
+pub fn read_exr(path: &Path) -> Rgba {
+    let image = exr::prelude::read_first_rgba_layer_from_file(
+        path,
+        |size, _| Rgba {
+            width: size.width(),
+            height: size.height(),
+            data: vec![0.0; size.width() * size.height() * 4],
+        },
+        |img: &mut Rgba, p: exr::prelude::Vec2<usize>, (r, g, b, a): (f32, f32, f32, f32)| {
+            let i = (p.y() * img.width + p.x()) * 4;
+            img.data[i..i + 4].copy_from_slice(&[r, g, b, a]);
+        },
+    )
+    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    image.layer_data.channel_data.pixels
+}
+
+/// All files under `dir` with their bytes, as (relative path, bytes), sorted.
+pub fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let p = entry.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(dir).unwrap().to_path_buf();
+                out.push((rel, std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}

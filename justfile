@@ -1,0 +1,26 @@
+# rigbake tasks. `just --list` shows them all.
+
+# Build everything (release).
+build:
+    cargo build --workspace --release
+
+# Run the whole test suite (the same command CI runs).
+test:
+    cargo test --workspace
+
+# Bake the bundled example into out/.
+example:
+    cargo run --release -p rigbake-cli -- bake fixtures/tentacle.glb --out out
+
+# Run the benchmarks.
+bench:
+    cargo bench --workspace
+
+# Regenerate fixtures/ from the generator.
+fixtures:
+    cargo run -p rigbake-fixtures
+
+# Format and lint.
+lint:
+    cargo fmt --all -- --check
+    cargo clippy --workspace --all-targets -- -D warnings
