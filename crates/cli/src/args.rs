@@ -16,8 +16,24 @@ pub struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Bake skinned glTF models into bone-matrix textures and metadata.
+    /// Bake skinned glTF models into bone-matrix textures and a container.
     Bake(BakeArgs),
+    /// Show what a .rigbake container holds.
+    Inspect(InspectArgs),
+}
+
+/// Arguments of `rigbake inspect`.
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    /// The .rigbake container to read.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Print one JSON document (schema: formats/inspect.schema.json).
+    #[arg(long)]
+    pub json: bool,
+    /// Also read every payload and texture file and check every checksum.
+    #[arg(long)]
+    pub verify: bool,
 }
 
 /// Arguments of `rigbake bake`.
@@ -44,6 +60,9 @@ pub struct BakeArgs {
     /// Largest texture width or height.
     #[arg(long, default_value_t = 8192, value_name = "PIXELS")]
     pub max_texture_size: usize,
+    /// Store textures inside the container instead of as files beside it.
+    #[arg(long)]
+    pub embed_textures: bool,
     /// Worker threads (default: all cores). Outputs do not depend on it.
     #[arg(long, short, value_name = "N")]
     pub jobs: Option<usize>,

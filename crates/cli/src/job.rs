@@ -7,6 +7,7 @@ use std::path::Path;
 use rigbake_core::bake::{self, BoneBakeOptions, BoneTexture, MatrixLayout};
 use rigbake_core::timeline::{SampleRule, Timeline};
 use rigbake_core::{ErrorKind, Model, import};
+use rigbake_format::container::{ContainerWriter, SectionKind};
 use rigbake_format::meta::{self, Metadata};
 use rigbake_format::texture::{self, RgbaImage};
 use sha2::{Digest, Sha256};
@@ -42,23 +43,36 @@ fn try_bake(job: &BakeJob, settings: &BakeSettings) -> Result<Outcome, String> {
     };
 
     let mut files = Vec::new();
+    let mut container = ContainerWriter::new(Cursor::new(Vec::new())).map_err(|e| e.to_string())?;
     let mut texture_meta = Vec::new();
     for (k, tex) in textures.iter().enumerate() {
         let name = format!("bones.skin{k}.exr");
         let (bytes, max_error) = encode_bone_texture(tex, settings)
             .map_err(|e| format!("{}: skins[{}]: {e}", path.display(), tex.set.skin))?;
+        let storage = if settings.embed_textures {
+            let index = container
+                .add_section(SectionKind::Texture, &bytes)
+                .map_err(|e| e.to_string())?;
+            meta::Storage::Section(index as u32)
+        } else {
+            meta::Storage::File
+        };
         texture_meta.push(meta::TextureMeta {
             kind: meta::TextureKind::BoneMatrices,
-            file: name.clone(),
+            name: name.clone(),
             width: tex.width as u32,
             height: tex.height as u32,
             layout: layout_meta(tex.layout),
             precision: settings.precision,
             encoding: meta::Encoding::ExrZip,
             bytes: bytes.len() as u64,
+            crc32: crc32fast::hash(&bytes),
+            storage,
             max_error,
         });
-        files.push(OutputFile { name, bytes });
+        if !settings.embed_textures {
+            files.push(OutputFile { name, bytes });
+        }
     }
     let metadata = build_metadata(
         path,
@@ -69,10 +83,10 @@ fn try_bake(job: &BakeJob, settings: &BakeSettings) -> Result<Outcome, String> {
         texture_meta,
         settings,
     );
-    let json = serde_json::to_vec_pretty(&metadata).map_err(|e| e.to_string())?;
+    let (cursor, _) = container.finish(&metadata).map_err(|e| e.to_string())?;
     files.push(OutputFile {
-        name: format!("{}.json", model.name),
-        bytes: json,
+        name: format!("{}.rigbake", model.name),
+        bytes: cursor.into_inner(),
     });
     let written = output::write_all(&job.out_dir, &files).map_err(|e| {
         format!(

@@ -3,6 +3,7 @@
 //! encodings and files from `rigbake-format`.
 
 pub mod args;
+pub mod inspect;
 pub mod job;
 pub mod output;
 pub mod plan;
@@ -41,5 +42,6 @@ where
                 ExitCode::from(EXIT_USAGE)
             }
         },
+        args::Command::Inspect(inspect) => ExitCode::from(inspect::run(&inspect)),
     }
 }

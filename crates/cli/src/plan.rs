@@ -24,6 +24,8 @@ pub struct BakeSettings {
     pub precision: Precision,
     /// Largest texture width or height.
     pub max_texture_size: usize,
+    /// Embed textures in the container instead of writing files beside it.
+    pub embed_textures: bool,
     /// Import options (limits, file access).
     pub import: ImportOptions,
 }
@@ -104,6 +106,7 @@ impl BakePlan {
                     PrecisionArg::F16 => Precision::F16,
                 },
                 max_texture_size: args.max_texture_size,
+                embed_textures: args.embed_textures,
                 import: ImportOptions::default(),
             },
             threads: args.jobs,

@@ -11,6 +11,7 @@ use glam::{DMat4, DVec3, Mat4, Vec4};
 use rigbake_core::import::{ImportOptions, import_file};
 use rigbake_core::model::Model;
 use rigbake_core::sample::{LocalPose, sample_clip};
+use rigbake_format::container::Container;
 use rigbake_format::meta::{MatrixLayout, Metadata};
 
 /// Shared models without a skin: they must be skipped with "no skinned mesh".
@@ -30,8 +31,11 @@ fn stem(p: &Path) -> String {
 }
 
 fn read_metadata(dir: &Path, stem: &str) -> Metadata {
-    let bytes = std::fs::read(dir.join(format!("{stem}.json"))).unwrap();
-    serde_json::from_slice(&bytes).unwrap()
+    let path = dir.join(format!("{stem}.rigbake"));
+    Container::open(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .metadata()
+        .clone()
 }
 
 #[test]
@@ -71,7 +75,7 @@ fn every_shared_model_bakes_or_is_refused_cleanly() {
             let meta = read_metadata(&dir, &name);
             assert!(!meta.textures.is_empty());
             for t in &meta.textures {
-                assert!(dir.join(&t.file).is_file(), "{name}: {} missing", t.file);
+                assert!(dir.join(&t.name).is_file(), "{name}: {} missing", t.name);
             }
         }
     }
@@ -128,7 +132,7 @@ fn round_trip_error(model_path: &Path, out: &Path) -> f64 {
     let mut pose = LocalPose::rest(&model);
     for skin_meta in &meta.skins {
         let tex_meta = &meta.textures[skin_meta.texture as usize];
-        let tex = read_exr(&dir.join(&tex_meta.file));
+        let tex = read_exr(&dir.join(&tex_meta.name));
         assert_eq!(tex.height as u32, tex_meta.height);
         for mesh_node_name in &skin_meta.mesh_nodes {
             let node = model

@@ -1,12 +1,16 @@
 //! rigbake-format: everything rigbake writes to disk, and the readers that
 //! keep it readable.
 //!
+//! - [`container`]: the versioned `.rigbake` file (header, sections, table).
+//! - [`codec`]: how metadata becomes bytes (bincode), in one place.
 //! - [`meta`]: the metadata of a bake (clips, skins, textures, options).
 //! - [`texture`]: EXR (and later PNG) texture encoders and decoders.
 //!
 //! This crate knows nothing about glTF or animation math: it serialises plain
 //! values that the bakes produce.
 
+pub mod codec;
+pub mod container;
 pub mod error;
 pub mod meta;
 pub mod texture;

@@ -1,8 +1,8 @@
 //! The metadata of one bake: where it came from, how it was made, and how to
 //! address every texture. Normative description: `formats/metadata.md`.
 //!
-//! These are plain serde types; the container stores them with bincode and
-//! `inspect --json` prints them as JSON. Field order matters for bincode:
+//! These are plain serde types; the container stores them with bincode (see
+//! [`crate::codec`]) and `inspect --json` prints them as JSON. Field order matters for bincode:
 //! never reorder fields or enum variants; new ones go at the end.
 
 use serde::{Deserialize, Serialize};
@@ -131,13 +131,24 @@ pub enum Encoding {
     ExrZip,
 }
 
+/// Where a texture's encoded bytes live.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Storage {
+    /// In the file named [`TextureMeta::name`], beside the container.
+    File,
+    /// Embedded in the container's section with this index.
+    Section(u32),
+}
+
 /// One texture of a bake.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TextureMeta {
     /// What it holds.
     pub kind: TextureKind,
-    /// File name beside the metadata.
-    pub file: String,
+    /// File name (`bones.skin0.exr`): the file beside the container, or the
+    /// name to give the embedded bytes when extracting them.
+    pub name: String,
     /// Width in pixels.
     pub width: u32,
     /// Height in pixels.
@@ -150,6 +161,10 @@ pub struct TextureMeta {
     pub encoding: Encoding,
     /// Size of the encoded bytes.
     pub bytes: u64,
+    /// CRC-32 (IEEE) of the encoded bytes.
+    pub crc32: u32,
+    /// Where the encoded bytes are.
+    pub storage: Storage,
     /// Largest absolute error the encoding introduced, in the texture's
     /// units (0 for lossless encodings).
     pub max_error: f64,

@@ -1,0 +1,319 @@
+//! `rigbake inspect`: a readable summary of a container, or a JSON document
+//! for scripts (`formats/inspect.schema.json`). Reads only the header, the
+//! section table and the metadata unless `--verify` asks for every checksum.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use rigbake_format::container::{Container, Section};
+use rigbake_format::meta::{Metadata, Storage};
+use serde::Serialize;
+
+use crate::args::InspectArgs;
+use crate::{EXIT_FAILED, EXIT_OK};
+
+/// Version of the `inspect --json` document layout.
+pub const INSPECT_SCHEMA_VERSION: u32 = 1;
+
+/// The `inspect --json` document.
+#[derive(Debug, Serialize)]
+pub struct InspectReport {
+    /// Always [`INSPECT_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// The container file as given.
+    pub file: String,
+    /// Container-level facts.
+    pub container: ContainerInfo,
+    /// The bake metadata, field for field.
+    pub metadata: Metadata,
+    /// Sums over the metadata.
+    pub totals: Totals,
+    /// Result of `--verify` (`null` when not asked).
+    pub verified: Option<bool>,
+}
+
+/// Container-level facts.
+#[derive(Debug, Serialize)]
+pub struct ContainerInfo {
+    /// Format version, `major.minor`.
+    pub format_version: String,
+    /// File size in bytes.
+    pub bytes: u64,
+    /// The section table.
+    pub sections: Vec<SectionInfo>,
+}
+
+/// One section table entry.
+#[derive(Debug, Serialize)]
+pub struct SectionInfo {
+    /// `metadata`, `texture` or `unknown(<code>)`.
+    pub kind: String,
+    /// Byte offset.
+    pub offset: u64,
+    /// Length in bytes.
+    pub length: u64,
+    /// CRC-32 of the payload.
+    pub crc32: u32,
+}
+
+/// Sums over the metadata.
+#[derive(Debug, Serialize)]
+pub struct Totals {
+    /// Number of clips.
+    pub clips: usize,
+    /// Rows of every texture (frames of all clips).
+    pub frames: u64,
+    /// Number of textures.
+    pub textures: usize,
+    /// Encoded bytes of all textures.
+    pub texture_bytes: u64,
+    /// Encoded bytes of the textures embedded in the container.
+    pub embedded_texture_bytes: u64,
+    /// Largest `max_error` over all textures.
+    pub max_error: f64,
+}
+
+fn section_info(s: &Section) -> SectionInfo {
+    SectionInfo {
+        kind: s.kind.name(),
+        offset: s.offset,
+        length: s.length,
+        crc32: s.crc32,
+    }
+}
+
+fn totals(m: &Metadata) -> Totals {
+    Totals {
+        clips: m.clips.len(),
+        frames: m.clips.iter().map(|c| u64::from(c.frames)).sum(),
+        textures: m.textures.len(),
+        texture_bytes: m.textures.iter().map(|t| t.bytes).sum(),
+        embedded_texture_bytes: m
+            .textures
+            .iter()
+            .filter(|t| matches!(t.storage, Storage::Section(_)))
+            .map(|t| t.bytes)
+            .sum(),
+        max_error: m.textures.iter().map(|t| t.max_error).fold(0.0, f64::max),
+    }
+}
+
+/// Checks every section checksum and every texture file beside the container.
+fn verify(
+    container: &mut Container<impl std::io::Read + std::io::Seek>,
+    dir: &Path,
+) -> Result<(), String> {
+    container.verify().map_err(|e| e.to_string())?;
+    for t in &container.metadata().textures {
+        if t.storage == Storage::File {
+            let file = dir.join(&t.name);
+            let bytes = std::fs::read(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+            if bytes.len() as u64 != t.bytes || crc32fast::hash(&bytes) != t.crc32 {
+                return Err(format!(
+                    "{}: size or checksum differs from the metadata",
+                    file.display()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Opens `file` and builds its report; with `verify`, also reads every
+/// payload and texture file and records whether every checksum matched (the
+/// first mismatch is returned as the second value).
+pub fn load_report(
+    file: &Path,
+    verify_all: bool,
+) -> Result<(InspectReport, Option<String>), String> {
+    let mut container = Container::open(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let mut problem = None;
+    let verified = if verify_all {
+        let dir = file.parent().unwrap_or(Path::new("."));
+        problem = verify(&mut container, dir)
+            .err()
+            .map(|e| format!("{}: {e}", file.display()));
+        Some(problem.is_none())
+    } else {
+        None
+    };
+    let report = InspectReport {
+        schema_version: INSPECT_SCHEMA_VERSION,
+        file: file.display().to_string(),
+        container: ContainerInfo {
+            format_version: container.version().to_string(),
+            bytes: container.file_len(),
+            sections: container.sections().iter().map(section_info).collect(),
+        },
+        totals: totals(container.metadata()),
+        metadata: container.metadata().clone(),
+        verified,
+    };
+    Ok((report, problem))
+}
+
+/// Runs `rigbake inspect`; returns the exit code.
+pub fn run(args: &InspectArgs) -> u8 {
+    let (report, problem) = match load_report(&args.file, args.verify) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_FAILED;
+        }
+    };
+    if let Some(p) = &problem {
+        eprintln!("error: {p}");
+    }
+    if args.json {
+        match serde_json::to_string_pretty(&report) {
+            Ok(s) => println!("{s}"),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return EXIT_FAILED;
+            }
+        }
+    } else {
+        print!("{}", render(&report));
+    }
+    if problem.is_some() {
+        EXIT_FAILED
+    } else {
+        EXIT_OK
+    }
+}
+
+/// The serde (snake_case) name of an enum value, as in the JSON output.
+fn name<T: Serialize>(value: &T) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+fn error_text(e: f64) -> String {
+    if e == 0.0 {
+        "0 (lossless)".to_owned()
+    } else {
+        format!("{e:.3e}")
+    }
+}
+
+fn kib(bytes: u64) -> String {
+    if bytes >= 1 << 20 {
+        format!("{:.1} MiB", bytes as f64 / f64::from(1 << 20))
+    } else {
+        format!("{:.1} KiB", bytes as f64 / 1024.0)
+    }
+}
+
+/// The human-readable summary.
+pub fn render(r: &InspectReport) -> String {
+    let m = &r.metadata;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "model     {} ({} bytes, sha256 {})",
+        m.source.file_name, m.source.bytes, m.source.sha256
+    );
+    let _ = writeln!(
+        s,
+        "written   by {} {}, container format {} ({})",
+        m.tool.name,
+        m.tool.version,
+        r.container.format_version,
+        kib(r.container.bytes)
+    );
+    let _ = writeln!(
+        s,
+        "options   {} fps {}, layout {}, precision {}, max texture {}",
+        m.options.fps,
+        name(&m.options.sampling),
+        name(&m.options.layout),
+        name(&m.options.precision),
+        m.options.max_texture_size
+    );
+    let _ = writeln!(
+        s,
+        "\nclips ({}, {} frames)",
+        r.totals.clips, r.totals.frames
+    );
+    let width = m
+        .clips
+        .iter()
+        .map(|c| c.name.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let _ = writeln!(
+        s,
+        "  {:>3}  {:<width$}  {:>6}  {:>6}  {:>9}  loop",
+        "#", "name", "row", "frames", "duration"
+    );
+    for (i, c) in m.clips.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "  {:>3}  {:<width$}  {:>6}  {:>6}  {:>7.3} s  {}",
+            i,
+            c.name,
+            c.start_row,
+            c.frames,
+            c.duration,
+            if c.looping { "yes" } else { "no" }
+        );
+    }
+    let _ = writeln!(s, "\nskins ({})", m.skins.len());
+    for (i, k) in m.skins.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "  {:>3}  {}  {} joints  texture {}  meshes: {}",
+            i,
+            k.name,
+            k.joints.len(),
+            k.texture,
+            k.mesh_nodes.join(", ")
+        );
+    }
+    let _ = writeln!(
+        s,
+        "\ntextures ({}, {})",
+        r.totals.textures,
+        kib(r.totals.texture_bytes)
+    );
+    for (i, t) in m.textures.iter().enumerate() {
+        let place = match t.storage {
+            Storage::File => "file".to_owned(),
+            Storage::Section(n) => format!("section {n}"),
+        };
+        let _ = writeln!(
+            s,
+            "  {:>3}  {}  {}  {} x {}  {} {} {}  {}  {}  max error {}",
+            i,
+            name(&t.kind),
+            t.name,
+            t.width,
+            t.height,
+            name(&t.layout),
+            name(&t.precision),
+            name(&t.encoding),
+            kib(t.bytes),
+            place,
+            error_text(t.max_error)
+        );
+    }
+    let _ = writeln!(
+        s,
+        "\ntotals    {} textures, {} ({} embedded), largest encoding error {}",
+        r.totals.textures,
+        kib(r.totals.texture_bytes),
+        kib(r.totals.embedded_texture_bytes),
+        error_text(r.totals.max_error)
+    );
+    if let Some(v) = r.verified {
+        let _ = writeln!(
+            s,
+            "verified  {}",
+            if v { "all checksums match" } else { "FAILED" }
+        );
+    }
+    s
+}

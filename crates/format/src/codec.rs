@@ -1,0 +1,28 @@
+//! The one place that knows how metadata becomes bytes: serde + bincode 2
+//! (standard configuration: little-endian, variable-length integers), with a
+//! size limit on decoding. Swapping the codec means changing this file and
+//! bumping the container's major version.
+
+use crate::error::{FormatError, Result};
+use crate::meta::Metadata;
+
+/// Largest metadata record a reader accepts.
+pub const METADATA_LIMIT: usize = 64 << 20;
+
+fn config() -> impl bincode::config::Config {
+    bincode::config::standard().with_limit::<METADATA_LIMIT>()
+}
+
+/// Encodes metadata.
+pub fn encode_metadata(metadata: &Metadata) -> Result<Vec<u8>> {
+    bincode::serde::encode_to_vec(metadata, config())
+        .map_err(|e| FormatError::Invalid(format!("cannot encode metadata: {e}")))
+}
+
+/// Decodes metadata. Trailing bytes are ignored: later minor versions append
+/// fields at the end of the record, which older readers do not know.
+pub fn decode_metadata(bytes: &[u8]) -> Result<Metadata> {
+    bincode::serde::decode_from_slice(bytes, config())
+        .map(|(m, _)| m)
+        .map_err(|e| FormatError::Invalid(format!("metadata cannot be decoded: {e}")))
+}

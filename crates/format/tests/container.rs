@@ -1,0 +1,257 @@
+//! The `.rigbake` container: round trips, forward compatibility, version
+//! refusal, and damage (every byte flipped, every truncation) detected
+//! without panics.
+
+use std::io::Cursor;
+
+use rigbake_format::FormatError;
+use rigbake_format::container::{Container, ContainerWriter, SectionKind};
+use rigbake_format::meta::{
+    BakeOptions, ClipMeta, Encoding, MatrixLayout, Metadata, SamplingRule, SkinMeta, SourceFile,
+    Storage, TextureKind, TextureMeta, Tool,
+};
+use rigbake_format::texture::Precision;
+
+fn sample_metadata(texture_section: u32, bytes: u64, crc32: u32) -> Metadata {
+    Metadata {
+        tool: Tool {
+            name: "rigbake".into(),
+            version: "0.1.0".into(),
+        },
+        source: SourceFile {
+            file_name: "model.glb".into(),
+            sha256: "ab".repeat(32),
+            bytes: 1234,
+        },
+        options: BakeOptions {
+            fps: 30.0,
+            sampling: SamplingRule::FixedRate,
+            layout: MatrixLayout::Mat4,
+            precision: Precision::F32,
+            max_texture_size: 8192,
+        },
+        clips: vec![
+            ClipMeta {
+                name: "walk".into(),
+                start_row: 0,
+                frames: 31,
+                fps: 30.0,
+                duration: 1.0,
+                looping: true,
+            },
+            ClipMeta {
+                name: "die".into(),
+                start_row: 31,
+                frames: 2,
+                fps: 30.0,
+                duration: 0.05,
+                looping: false,
+            },
+        ],
+        skins: vec![SkinMeta {
+            name: "skin".into(),
+            joints: vec!["root".into(), "tip".into()],
+            parents: vec![-1, 0],
+            mesh_nodes: vec!["mesh".into()],
+            texture: 0,
+        }],
+        textures: vec![TextureMeta {
+            kind: TextureKind::BoneMatrices,
+            name: "bones.skin0.exr".into(),
+            width: 8,
+            height: 33,
+            layout: MatrixLayout::Mat4,
+            precision: Precision::F32,
+            encoding: Encoding::ExrZip,
+            bytes,
+            crc32,
+            storage: Storage::Section(texture_section),
+            max_error: 0.0,
+        }],
+    }
+}
+
+/// A small container: one 301-byte texture section (odd, so padding is
+/// exercised), an unknown section, and the metadata.
+fn small_container() -> (Vec<u8>, Vec<u8>, Metadata) {
+    let payload: Vec<u8> = (0..301u32).map(|i| (i * 7 % 251) as u8).collect();
+    let mut w = ContainerWriter::new(Cursor::new(Vec::new())).unwrap();
+    let index = w.add_section(SectionKind::Texture, &payload).unwrap();
+    w.add_section(SectionKind::Unknown(99), b"from the future")
+        .unwrap();
+    let meta = sample_metadata(
+        index as u32,
+        payload.len() as u64,
+        crc32fast::hash(&payload),
+    );
+    let (cursor, len) = w.finish(&meta).unwrap();
+    let bytes = cursor.into_inner();
+    assert_eq!(bytes.len() as u64, len);
+    (bytes, payload, meta)
+}
+
+fn open(bytes: &[u8]) -> Result<Container<Cursor<&[u8]>>, FormatError> {
+    Container::from_reader(Cursor::new(bytes))
+}
+
+#[test]
+fn round_trip_keeps_metadata_and_payloads() {
+    let (bytes, payload, meta) = small_container();
+    let mut c = open(&bytes).unwrap();
+    assert_eq!(c.metadata(), &meta);
+    assert_eq!(c.version().to_string(), "1.0");
+    assert_eq!(c.read_section(0).unwrap(), payload);
+    c.verify().unwrap();
+    let kinds: Vec<_> = c.sections().iter().map(|s| s.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            SectionKind::Texture,
+            SectionKind::Unknown(99),
+            SectionKind::Metadata
+        ]
+    );
+    // Every section starts 8-byte aligned.
+    assert!(c.sections().iter().all(|s| s.offset % 8 == 0));
+}
+
+#[test]
+fn unknown_section_kinds_are_skipped() {
+    let (bytes, _, meta) = small_container();
+    let c = open(&bytes).unwrap();
+    assert_eq!(
+        c.metadata(),
+        &meta,
+        "an unknown section does not disturb reading"
+    );
+    assert!(matches!(c.sections()[1].kind, SectionKind::Unknown(99)));
+}
+
+#[test]
+fn a_future_major_version_is_refused_with_both_versions_named() {
+    let (mut bytes, _, _) = small_container();
+    bytes[12..14].copy_from_slice(&2u16.to_le_bytes());
+    bytes[14..16].copy_from_slice(&3u16.to_le_bytes());
+    match open(&bytes) {
+        Err(FormatError::Unsupported(msg)) => {
+            assert!(msg.contains("2.3") && msg.contains("1.x"), "{msg}");
+        }
+        other => panic!("expected Unsupported, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_newer_minor_version_with_appended_metadata_is_read() {
+    // A 1.1 writer may append fields after the last metadata field; a 1.0
+    // reader decodes what it knows and ignores the rest.
+    let (bytes, _, meta) = small_container();
+    let mut encoded = rigbake_format::codec::encode_metadata(&meta).unwrap();
+    encoded.extend_from_slice(&[5, 1, 2, 3]);
+    assert_eq!(
+        rigbake_format::codec::decode_metadata(&encoded).unwrap(),
+        meta
+    );
+    let _ = bytes;
+}
+
+#[test]
+fn every_single_byte_flip_is_detected() {
+    let (bytes, _, _) = small_container();
+    for i in 0..bytes.len() {
+        for mask in [0x01u8, 0x80] {
+            let mut damaged = bytes.clone();
+            damaged[i] ^= mask;
+            let result = std::panic::catch_unwind(|| open(&damaged).and_then(|mut c| c.verify()));
+            match result {
+                Ok(Err(_)) => {}
+                Ok(Ok(())) => panic!("flipping byte {i} with {mask:#x} went unnoticed"),
+                Err(_) => panic!("flipping byte {i} with {mask:#x} panicked"),
+            }
+        }
+    }
+}
+
+#[test]
+fn every_truncation_is_detected() {
+    let (bytes, _, _) = small_container();
+    for len in 0..bytes.len() {
+        let result = std::panic::catch_unwind(|| open(&bytes[..len]).and_then(|mut c| c.verify()));
+        assert!(
+            matches!(result, Ok(Err(_))),
+            "truncation to {len} bytes not detected"
+        );
+    }
+    // And appended garbage.
+    let mut longer = bytes.clone();
+    longer.push(0);
+    assert!(open(&longer).is_err());
+}
+
+#[test]
+fn absurd_sizes_are_refused_before_allocating() {
+    let (bytes, _, _) = small_container();
+    // A section count of u32::MAX with a recomputed header checksum.
+    let mut damaged = bytes.clone();
+    damaged[24..28].copy_from_slice(&u32::MAX.to_le_bytes());
+    let crc = crc32fast::hash(&damaged[..44]);
+    damaged[44..48].copy_from_slice(&crc.to_le_bytes());
+    let e = open(&damaged).unwrap_err();
+    assert!(e.to_string().contains("section table"), "{e}");
+    // A declared file length of u64::MAX.
+    let mut damaged = bytes.clone();
+    damaged[36..44].copy_from_slice(&u64::MAX.to_le_bytes());
+    let crc = crc32fast::hash(&damaged[..44]);
+    damaged[44..48].copy_from_slice(&crc.to_le_bytes());
+    assert!(
+        open(&damaged)
+            .unwrap_err()
+            .to_string()
+            .contains("truncated")
+    );
+    // Not a container at all.
+    assert!(open(b"glTF\x02\0\0\0").is_err());
+    assert!(open(&[0u8; 100]).unwrap_err().to_string().contains("magic"));
+}
+
+#[test]
+fn golden_version_1_0_container_stays_readable() {
+    // formats/golden/v1.0/tentacle.rigbake was written by rigbake 0.1.0 with
+    // `rigbake bake fixtures/tentacle.glb --embed-textures`. Never regenerate
+    // it: it is the proof that format 1.0 stays readable.
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../formats/golden/v1.0/tentacle.rigbake");
+    let mut c = Container::open(&path).unwrap();
+    assert_eq!(c.version().to_string(), "1.0");
+    c.verify().unwrap();
+    let m = c.metadata().clone();
+    assert_eq!(m.tool.name, "rigbake");
+    assert_eq!(m.source.file_name, "tentacle.glb");
+    let clips: Vec<_> = m
+        .clips
+        .iter()
+        .map(|c| (c.name.as_str(), c.start_row, c.frames, c.looping))
+        .collect();
+    assert_eq!(clips, [("wave", 0, 61, true), ("curl", 61, 31, false)]);
+    assert_eq!(m.skins.len(), 1);
+    assert_eq!(
+        m.skins[0].joints,
+        (0..8).map(|i| format!("seg{i}")).collect::<Vec<_>>()
+    );
+    assert_eq!(m.skins[0].parents, [-1, 0, 1, 2, 3, 4, 5, 6]);
+    let tex = &m.textures[0];
+    assert_eq!((tex.width, tex.height), (32, 92));
+    let Storage::Section(index) = tex.storage else {
+        panic!("golden textures are embedded")
+    };
+    let exr = c.read_section(index as usize).unwrap();
+    assert_eq!(crc32fast::hash(&exr), tex.crc32);
+    let image = rigbake_format::texture::exr::read(Cursor::new(exr)).unwrap();
+    assert_eq!((image.width, image.height), (32, 92));
+    // Row 0, joint 0 (the unanimated root) holds the identity matrix.
+    assert_eq!(
+        &image.data[..16],
+        &[
+            1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0
+        ]
+    );
+}
