@@ -35,13 +35,18 @@ where
         }
     };
     match cli.command {
-        args::Command::Bake(bake) => match plan::BakePlan::from_args(&bake) {
-            Ok(plan) => ExitCode::from(plan::execute(&plan)),
-            Err(message) => {
-                eprintln!("error: {message}");
-                ExitCode::from(EXIT_USAGE)
-            }
-        },
+        args::Command::Bake(bake) => run_plan(plan::BakePlan::from_bake_args(&bake)),
+        args::Command::Vat(vat) => run_plan(plan::BakePlan::from_vat_args(&vat)),
         args::Command::Inspect(inspect) => ExitCode::from(inspect::run(&inspect)),
+    }
+}
+
+fn run_plan(plan: Result<plan::BakePlan, String>) -> ExitCode {
+    match plan {
+        Ok(plan) => ExitCode::from(plan::execute(&plan)),
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::from(EXIT_USAGE)
+        }
     }
 }

@@ -5,19 +5,51 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 use rigbake_core::bake::MatrixLayout;
+use rigbake_core::bake::vat::{NormalConvention, VatOptions};
 use rigbake_core::import::ImportOptions;
 use rigbake_core::timeline::{SampleRule, Sampling};
+use rigbake_format::meta;
 use rigbake_format::texture::Precision;
+use rigbake_format::texture::exr::StreamCompression;
 
-use crate::args::{BakeArgs, LayoutArg, PrecisionArg, SamplingArg};
+use crate::args::{
+    BakeArgs, CommonArgs, DirectionEncodingArg, LayoutArg, NormalConventionArg, PrecisionArg,
+    SamplingArg, VatArgs, VatFlags, VatFormatArg,
+};
 use crate::report::{self, Outcome};
 use crate::{EXIT_FAILED, EXIT_OK, job};
+
+/// Which outputs a bake writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Outputs {
+    /// Bone-matrix textures.
+    pub bones: bool,
+    /// Vertex animation textures and the playback mesh.
+    pub vat: bool,
+}
+
+/// Options of vertex animation textures.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct VatSettings {
+    /// Sample encoding.
+    pub encoding: meta::VatEncoding,
+    /// PNG direction encoding.
+    pub direction_encoding: meta::DirectionEncoding,
+    /// EXR compression.
+    pub compression: StreamCompression,
+    /// What the core bakes (normals, tangents, convention, sizes).
+    pub options: VatOptions,
+}
 
 /// Options shared by every model of a bake.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BakeSettings {
     /// Frame rate and rule.
     pub sampling: Sampling,
+    /// Clips to bake by name, in the order given (empty: every clip).
+    pub clips: Vec<String>,
+    /// Outputs to write.
+    pub outputs: Outputs,
     /// Bone texture layout.
     pub layout: MatrixLayout,
     /// Bone texture precision.
@@ -26,6 +58,8 @@ pub struct BakeSettings {
     pub max_texture_size: usize,
     /// Embed textures in the container instead of writing files beside it.
     pub embed_textures: bool,
+    /// VAT options.
+    pub vat: VatSettings,
     /// Import options (limits, file access).
     pub import: ImportOptions,
 }
@@ -39,7 +73,7 @@ pub struct BakeJob {
     pub out_dir: PathBuf,
 }
 
-/// A validated `rigbake bake` invocation.
+/// A validated bake invocation (`rigbake bake` or `rigbake vat`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct BakePlan {
     /// Models in the order given.
@@ -52,28 +86,95 @@ pub struct BakePlan {
     pub quiet: bool,
 }
 
+fn vat_settings(flags: &VatFlags, max_texture_size: usize) -> VatSettings {
+    VatSettings {
+        encoding: match flags.format {
+            VatFormatArg::Exr16 => meta::VatEncoding::Exr16,
+            VatFormatArg::Exr32 => meta::VatEncoding::Exr32,
+            VatFormatArg::Png16 => meta::VatEncoding::Png16,
+        },
+        direction_encoding: match flags.direction_encoding {
+            DirectionEncodingArg::Octahedral => meta::DirectionEncoding::Octahedral,
+            DirectionEncodingArg::Bounds => meta::DirectionEncoding::Bounds,
+        },
+        compression: if flags.zip {
+            StreamCompression::Zip
+        } else {
+            StreamCompression::None
+        },
+        options: VatOptions {
+            normals: flags.normals,
+            tangents: flags.tangents,
+            convention: match flags.normal_convention {
+                NormalConventionArg::InverseTranspose => NormalConvention::InverseTranspose,
+                NormalConventionArg::BlendedMatrix => NormalConvention::BlendedMatrix,
+            },
+            max_texture_size,
+            power_of_two: flags.power_of_two,
+        },
+    }
+}
+
 impl BakePlan {
-    /// Validates raw arguments; the error is a usage message.
-    pub fn from_args(args: &BakeArgs) -> Result<Self, String> {
-        if !(args.fps.is_finite() && args.fps > 0.0 && args.fps <= 1000.0) {
+    /// Validates `rigbake bake` arguments; the error is a usage message.
+    pub fn from_bake_args(args: &BakeArgs) -> Result<Self, String> {
+        let outputs = Outputs {
+            bones: true,
+            vat: args.vat,
+        };
+        Self::build(
+            &args.models,
+            &args.common,
+            outputs,
+            args.layout,
+            args.precision,
+            &args.vat_flags,
+        )
+    }
+
+    /// Validates `rigbake vat` arguments; the error is a usage message.
+    pub fn from_vat_args(args: &VatArgs) -> Result<Self, String> {
+        let outputs = Outputs {
+            bones: false,
+            vat: true,
+        };
+        Self::build(
+            &args.models,
+            &args.common,
+            outputs,
+            LayoutArg::Mat4,
+            PrecisionArg::F32,
+            &args.vat_flags,
+        )
+    }
+
+    fn build(
+        models: &[PathBuf],
+        common: &CommonArgs,
+        outputs: Outputs,
+        layout: LayoutArg,
+        precision: PrecisionArg,
+        vat_flags: &VatFlags,
+    ) -> Result<Self, String> {
+        if !(common.fps.is_finite() && common.fps > 0.0 && common.fps <= 1000.0) {
             return Err(format!(
                 "--fps must be between 0 and 1000, got {}",
-                args.fps
+                common.fps
             ));
         }
-        if args.max_texture_size == 0 {
+        if common.max_texture_size == 0 {
             return Err("--max-texture-size must be positive".to_owned());
         }
-        if args.jobs == Some(0) {
+        if common.jobs == Some(0) {
             return Err("--jobs must be at least 1".to_owned());
         }
         let mut by_dir: BTreeMap<PathBuf, &Path> = BTreeMap::new();
-        let mut jobs = Vec::with_capacity(args.models.len());
-        for input in &args.models {
+        let mut jobs = Vec::with_capacity(models.len());
+        for input in models {
             let stem = input
                 .file_stem()
                 .ok_or_else(|| format!("`{}` is not a file name", input.display()))?;
-            let out_dir = args.out.join(stem);
+            let out_dir = common.out.join(stem);
             if let Some(other) = by_dir.insert(out_dir.clone(), input) {
                 return Err(format!(
                     "`{}` and `{}` would both write to `{}`; bake them into different --out folders",
@@ -91,26 +192,29 @@ impl BakePlan {
             jobs,
             settings: BakeSettings {
                 sampling: Sampling {
-                    fps: args.fps,
-                    rule: match args.sampling {
+                    fps: common.fps,
+                    rule: match common.sampling {
                         SamplingArg::FixedRate => SampleRule::FixedRate,
                         SamplingArg::EvenSpread => SampleRule::EvenSpread,
                     },
                 },
-                layout: match args.layout {
+                clips: common.clips.clone(),
+                outputs,
+                layout: match layout {
                     LayoutArg::Mat4 => MatrixLayout::Mat4,
                     LayoutArg::Mat3x4 => MatrixLayout::Mat3x4,
                 },
-                precision: match args.precision {
+                precision: match precision {
                     PrecisionArg::F32 => Precision::F32,
                     PrecisionArg::F16 => Precision::F16,
                 },
-                max_texture_size: args.max_texture_size,
-                embed_textures: args.embed_textures,
+                max_texture_size: common.max_texture_size,
+                embed_textures: common.embed_textures,
+                vat: vat_settings(vat_flags, common.max_texture_size),
                 import: ImportOptions::default(),
             },
-            threads: args.jobs,
-            quiet: args.quiet,
+            threads: common.jobs,
+            quiet: common.quiet,
         })
     }
 }

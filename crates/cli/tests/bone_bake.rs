@@ -6,10 +6,10 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
+use common::reference::direct_global;
 use common::{bake, model_files, read_exr, shared_models, tree};
 use glam::{DMat4, DVec3, Mat4, Vec4};
 use rigbake_core::import::{ImportOptions, import_file};
-use rigbake_core::model::Model;
 use rigbake_core::sample::{LocalPose, sample_clip};
 use rigbake_format::container::Container;
 use rigbake_format::meta::{MatrixLayout, Metadata};
@@ -79,25 +79,6 @@ fn every_shared_model_bakes_or_is_refused_cleanly() {
             }
         }
     }
-}
-
-/// Independent direct path: each node's global is the product of local
-/// matrices up its parent chain (no topological order, no cached globals).
-fn direct_global(model: &Model, pose: &LocalPose, node: usize) -> DMat4 {
-    let local = |n: usize| {
-        if pose.animated[n] {
-            pose.transforms[n].to_matrix()
-        } else {
-            model.nodes[n].rest_matrix
-        }
-    };
-    let mut m = local(node);
-    let mut cursor = model.nodes[node].parent;
-    while let Some(p) = cursor {
-        m = local(p) * m;
-        cursor = model.nodes[p].parent;
-    }
-    m
 }
 
 fn texture_matrix(tex: &common::Rgba, layout: MatrixLayout, row: usize, joint: usize) -> DMat4 {

@@ -142,6 +142,41 @@ impl Timeline {
         Ok(timeline)
     }
 
+    /// The animations named in `names`, in that order (every animation when
+    /// `names` is empty), with loop flags detected. Unknown names are errors
+    /// listing the clips the model has.
+    pub fn named_clips(model: &Model, sampling: Sampling, names: &[String]) -> Result<Self> {
+        if names.is_empty() {
+            return Self::all_clips(model, sampling);
+        }
+        let mut sources = Vec::with_capacity(names.len());
+        for name in names {
+            let Some(i) = model.clips.iter().position(|c| &c.name == name) else {
+                let known: Vec<&str> = model.clips.iter().map(|c| c.name.as_str()).collect();
+                return Err(Error::new(
+                    ErrorKind::Invalid,
+                    "animations",
+                    format!(
+                        "no clip named `{name}` (the model has: {})",
+                        known.join(", ")
+                    ),
+                ));
+            };
+            let clip = &model.clips[i];
+            sources.push((
+                clip.name.clone(),
+                ClipSource::Animation {
+                    clip: i,
+                    start: 0.0,
+                    end: clip.duration,
+                },
+            ));
+        }
+        let mut timeline = Self::from_sources(sampling, sources)?;
+        timeline.detect_loops(model);
+        Ok(timeline)
+    }
+
     /// Stacks the given clips in order (loop flags all `false`; see
     /// [`Timeline::detect_loops`]).
     pub fn from_sources(sampling: Sampling, sources: Vec<(String, ClipSource)>) -> Result<Self> {

@@ -4,7 +4,7 @@
 //! bumping the container's major version.
 
 use crate::error::{FormatError, Result};
-use crate::meta::Metadata;
+use crate::meta::{Metadata, VatMetadata};
 
 /// Largest metadata record a reader accepts.
 pub const METADATA_LIMIT: usize = 64 << 20;
@@ -25,4 +25,17 @@ pub fn decode_metadata(bytes: &[u8]) -> Result<Metadata> {
     bincode::serde::decode_from_slice(bytes, config())
         .map(|(m, _)| m)
         .map_err(|e| FormatError::Invalid(format!("metadata cannot be decoded: {e}")))
+}
+
+/// Encodes the VAT record.
+pub fn encode_vat(vat: &VatMetadata) -> Result<Vec<u8>> {
+    bincode::serde::encode_to_vec(vat, config())
+        .map_err(|e| FormatError::Invalid(format!("cannot encode VAT metadata: {e}")))
+}
+
+/// Decodes the VAT record (trailing bytes ignored, as for [`decode_metadata`]).
+pub fn decode_vat(bytes: &[u8]) -> Result<VatMetadata> {
+    bincode::serde::decode_from_slice(bytes, config())
+        .map(|(m, _)| m)
+        .map_err(|e| FormatError::Invalid(format!("VAT metadata cannot be decoded: {e}")))
 }

@@ -4,7 +4,8 @@
 //! - [`container`]: the versioned `.rigbake` file (header, sections, table).
 //! - [`codec`]: how metadata becomes bytes (bincode), in one place.
 //! - [`meta`]: the metadata of a bake (clips, skins, textures, options).
-//! - [`texture`]: EXR (and later PNG) texture encoders and decoders.
+//! - [`texture`]: EXR and PNG texture encoders and decoders.
+//! - [`vat`]: streaming vertex-animation texture files with error measurement.
 //!
 //! This crate knows nothing about glTF or animation math: it serialises plain
 //! values that the bakes produce.
@@ -14,5 +15,6 @@ pub mod container;
 pub mod error;
 pub mod meta;
 pub mod texture;
+pub mod vat;
 
 pub use error::{FormatError, Result};

@@ -169,3 +169,168 @@ pub struct TextureMeta {
     /// units (0 for lossless encodings).
     pub max_error: f64,
 }
+
+// ---------------------------------------------------------------------------
+// VAT section (container section kind 3, since format 1.1). A record of its
+// own so that 1.0 readers, which skip unknown sections, stay correct.
+
+/// Sample encoding of vertex animation textures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VatEncoding {
+    /// EXR, 32-bit float samples: exact.
+    Exr32,
+    /// EXR, 16-bit half-float samples.
+    #[default]
+    Exr16,
+    /// PNG, 16-bit unsigned samples normalised to recorded bounds.
+    Png16,
+}
+
+/// How directions (normals, tangent xyz) are stored in PNG.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DirectionEncoding {
+    /// Floats, as they are (EXR).
+    Float,
+    /// Each axis normalised to its recorded bounds, like positions.
+    Bounds,
+    /// Octahedral: R, G hold the 2D octahedral coordinates mapped from
+    /// `[-1, 1]` to `[0, 65535]`; B is 0.
+    #[default]
+    Octahedral,
+}
+
+/// Normal transformation convention used by the bake (SPEC section 3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NormalConvention {
+    /// Inverse transpose of the blended 3x3 (exact).
+    #[default]
+    InverseTranspose,
+    /// The blended matrix itself.
+    BlendedMatrix,
+}
+
+/// What a vertex animation texture holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VatStream {
+    /// Positions (RGB = x, y, z in model units).
+    Positions,
+    /// Unit normals (RGB, or octahedral RG).
+    Normals,
+    /// Unit tangents (RGB or octahedral RG) with handedness in A.
+    Tangents,
+}
+
+/// How a baked primitive is deformed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Deformation {
+    /// Linear blend skinning.
+    Skinned,
+    /// The transform of its node (props on joints, animated nodes).
+    Rigid,
+}
+
+/// One vertex animation texture.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VatTextureMeta {
+    /// What it holds.
+    pub stream: VatStream,
+    /// File name (`<node>.p<k>.positions.exr`).
+    pub name: String,
+    /// Width in texels.
+    pub width: u32,
+    /// Height in texels.
+    pub height: u32,
+    /// Channels stored: 3 (RGB) or 4 (RGBA).
+    pub channels: u8,
+    /// Sample encoding.
+    pub encoding: VatEncoding,
+    /// Direction encoding (normals and tangents; `float` for EXR).
+    pub direction_encoding: DirectionEncoding,
+    /// Per-channel `[min, max]` for bounds-normalised PNG channels:
+    /// `value = min + sample / 65535 * (max - min)`.
+    pub bounds: Option<[[f32; 4]; 2]>,
+    /// Size of the encoded bytes.
+    pub bytes: u64,
+    /// CRC-32 of the encoded bytes.
+    pub crc32: u32,
+    /// Where the encoded bytes are.
+    pub storage: Storage,
+    /// Largest error the encoding introduced: model units for positions,
+    /// degrees for normals and tangents.
+    pub max_error: f64,
+}
+
+/// One baked primitive instance and how to address its textures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VatPrimitiveMeta {
+    /// Name of the node instancing the mesh.
+    pub node: String,
+    /// Mesh name.
+    pub mesh: String,
+    /// Primitive index within the mesh.
+    pub primitive: u32,
+    /// How it deforms.
+    pub deformation: Deformation,
+    /// Whether morph targets were applied.
+    pub morphed: bool,
+    /// Vertices (in glTF primitive order).
+    pub vertices: u32,
+    /// Timeline rows (frames of all clips).
+    pub frames: u32,
+    /// Texture width: vertex `v` is at `x = v mod width`.
+    pub width: u32,
+    /// Texture rows per frame: vertex `v` of row `r` is at
+    /// `y = r * bands + v div width`.
+    pub bands: u32,
+    /// Texture height (`frames * bands`, or padded).
+    pub height: u32,
+    /// Index of the positions texture in [`VatMetadata::textures`].
+    pub positions: u32,
+    /// Index of the normals texture, if baked.
+    pub normals: Option<u32>,
+    /// Index of the tangents texture, if baked.
+    pub tangents: Option<u32>,
+    /// Index of this primitive's mesh in the playback `.glb`.
+    pub playback_mesh: u32,
+}
+
+/// A primitive that never moves (not baked; render it as a plain mesh).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StaticPrimitiveMeta {
+    /// Node name.
+    pub node: String,
+    /// Mesh name.
+    pub mesh: String,
+    /// Primitive index.
+    pub primitive: u32,
+}
+
+/// The VAT part of a bake. Rows are the clip table's rows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VatMetadata {
+    /// Node whose space all values are in; `None`: the scene root.
+    pub reference_node: Option<String>,
+    /// Normal convention used.
+    pub normal_convention: NormalConvention,
+    /// Sample encoding of every texture.
+    pub encoding: VatEncoding,
+    /// Direction encoding for PNG.
+    pub direction_encoding: DirectionEncoding,
+    /// Largest texture size the bake allowed.
+    pub max_texture_size: u32,
+    /// Whether sizes were padded to powers of two.
+    pub power_of_two: bool,
+    /// File name of the playback mesh (`.glb`), if written.
+    pub playback_file: Option<String>,
+    /// Baked primitives.
+    pub primitives: Vec<VatPrimitiveMeta>,
+    /// Primitives that do not move.
+    pub static_primitives: Vec<StaticPrimitiveMeta>,
+    /// Every VAT texture.
+    pub textures: Vec<VatTextureMeta>,
+}

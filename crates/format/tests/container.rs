@@ -5,7 +5,9 @@
 use std::io::Cursor;
 
 use rigbake_format::FormatError;
-use rigbake_format::container::{Container, ContainerWriter, SectionKind};
+use rigbake_format::container::{
+    Container, ContainerWriter, FORMAT_MAJOR, FORMAT_MINOR, SectionKind,
+};
 use rigbake_format::meta::{
     BakeOptions, ClipMeta, Encoding, MatrixLayout, Metadata, SamplingRule, SkinMeta, SourceFile,
     Storage, TextureKind, TextureMeta, Tool,
@@ -99,7 +101,10 @@ fn round_trip_keeps_metadata_and_payloads() {
     let (bytes, payload, meta) = small_container();
     let mut c = open(&bytes).unwrap();
     assert_eq!(c.metadata(), &meta);
-    assert_eq!(c.version().to_string(), "1.0");
+    assert_eq!(
+        c.version().to_string(),
+        format!("{FORMAT_MAJOR}.{FORMAT_MINOR}")
+    );
     assert_eq!(c.read_section(0).unwrap(), payload);
     c.verify().unwrap();
     let kinds: Vec<_> = c.sections().iter().map(|s| s.kind).collect();

@@ -1,6 +1,8 @@
 //! Helpers shared by the CLI integration tests.
 #![allow(dead_code)]
 
+pub mod reference;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

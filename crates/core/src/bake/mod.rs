@@ -3,6 +3,7 @@
 //! format crate.
 
 pub mod bones;
+pub mod vat;
 
 pub use bones::{
     BoneBakeOptions, BoneSet, BoneTexture, MatrixLayout, bake_bone_textures, bone_sets,

@@ -26,7 +26,7 @@ pub const FORMAT_MAJOR: u16 = 1;
 /// Minor version this code writes. Minor versions only add section kinds and
 /// append fields at the end of the metadata record; older readers skip the
 /// former and ignore the latter.
-pub const FORMAT_MINOR: u16 = 0;
+pub const FORMAT_MINOR: u16 = 1;
 
 /// Header size written by this version (readers accept larger headers).
 pub const HEADER_LEN: u32 = 48;
@@ -45,6 +45,8 @@ pub enum SectionKind {
     /// An encoded texture file (EXR or PNG bytes), referred to by the
     /// metadata's texture table.
     Texture,
+    /// The VAT record (bincode [`crate::meta::VatMetadata`]), since 1.1.
+    Vat,
     /// A kind this version does not know; skipped by readers.
     Unknown(u32),
 }
@@ -55,6 +57,7 @@ impl SectionKind {
         match self {
             Self::Metadata => 1,
             Self::Texture => 2,
+            Self::Vat => 3,
             Self::Unknown(c) => c,
         }
     }
@@ -64,6 +67,7 @@ impl SectionKind {
         match code {
             1 => Self::Metadata,
             2 => Self::Texture,
+            3 => Self::Vat,
             c => Self::Unknown(c),
         }
     }
@@ -73,6 +77,7 @@ impl SectionKind {
         match self {
             Self::Metadata => "metadata".to_owned(),
             Self::Texture => "texture".to_owned(),
+            Self::Vat => "vat".to_owned(),
             Self::Unknown(c) => format!("unknown({c})"),
         }
     }

@@ -14,7 +14,7 @@ use super::{
 };
 use crate::codec;
 use crate::error::{FormatError, Result};
-use crate::meta::{Metadata, Storage};
+use crate::meta::{Metadata, Storage, VatMetadata};
 
 /// Largest header a reader accepts (future minors may grow it).
 const MAX_HEADER_LEN: u32 = 4096;
@@ -45,6 +45,7 @@ pub struct Container<R> {
     file_len: u64,
     sections: Vec<Section>,
     metadata: Metadata,
+    vat: Option<VatMetadata>,
 }
 
 impl Container<BufReader<File>> {
@@ -172,32 +173,55 @@ impl<R: Read + Seek> Container<R> {
         }
         let bytes = read_checked(&mut reader, &sections, meta_index)?;
         let metadata = codec::decode_metadata(&bytes)?;
+        let mut vats = sections
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.kind == SectionKind::Vat);
+        let vat = match (vats.next(), vats.next()) {
+            (None, _) => None,
+            (Some((i, _)), None) => Some(codec::decode_vat(&read_checked(
+                &mut reader,
+                &sections,
+                i,
+            )?)?),
+            (Some(_), Some(_)) => return Err(invalid("more than one VAT section")),
+        };
         let container = Self {
             reader,
             version,
             file_len,
             sections,
             metadata,
+            vat,
         };
         container.check_references()?;
         Ok(container)
     }
 
     fn check_references(&self) -> Result<()> {
-        for (t, tex) in self.metadata.textures.iter().enumerate() {
-            if let Storage::Section(i) = tex.storage {
+        let bones = self.metadata.textures.iter().map(|t| (t.storage, t.bytes));
+        let vat = self
+            .vat
+            .iter()
+            .flat_map(|v| v.textures.iter().map(|t| (t.storage, t.bytes)));
+        for (t, (storage, bytes)) in bones.chain(vat).enumerate() {
+            if let Storage::Section(i) = storage {
                 match self.sections.get(i as usize) {
-                    Some(s) if s.kind == SectionKind::Texture && s.length == tex.bytes => {}
+                    Some(s) if s.kind == SectionKind::Texture && s.length == bytes => {}
                     _ => {
                         return Err(invalid(format!(
-                            "textures[{t}] refers to section {i}, which is not a texture of {} bytes",
-                            tex.bytes
+                            "texture {t} refers to section {i}, which is not a texture of {bytes} bytes"
                         )));
                     }
                 }
             }
         }
         Ok(())
+    }
+
+    /// The VAT record, when the bake has one.
+    pub fn vat(&self) -> Option<&VatMetadata> {
+        self.vat.as_ref()
     }
 
     /// The container version found in the file.

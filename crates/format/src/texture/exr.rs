@@ -1,9 +1,12 @@
-//! RGBA EXR textures: scanline blocks, ZIP compression (lossless, 16 lines
-//! per block), increasing line order, one layer with channels R, G, B, A, as
-//! 32-bit or 16-bit floats. This is the most widely supported EXR flavour: the
-//! OpenEXR reference library, every engine importer and every image tool read
-//! it. No timestamps or other varying attributes are written, so the same
-//! pixels always give the same bytes.
+//! EXR textures: scanline blocks, increasing line order, one layer with
+//! channels R, G, B (and A), as 32-bit or 16-bit floats. This is the most
+//! widely supported EXR flavour: the OpenEXR reference library, every engine
+//! importer and every image tool read it. No timestamps or other varying
+//! attributes are written, so the same pixels always give the same bytes.
+//!
+//! Small textures (bone matrices) are written whole with ZIP compression
+//! ([`write`]); large ones (vertex animation) are streamed row batch by row
+//! batch through a [`StreamWriter`] so they never sit whole in memory.
 
 use std::io::{BufRead, Read, Seek, Write};
 
@@ -151,5 +154,272 @@ mod tests {
         write(&mut a, &image, Precision::F32).unwrap();
         write(&mut b, &image, Precision::F32).unwrap();
         assert_eq!(a.into_inner(), b.into_inner());
+    }
+}
+
+/// EXR compression for streamed textures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StreamCompression {
+    /// No compression: fastest to write and read, largest files.
+    None,
+    /// ZIP (16 scanlines per block): lossless, smaller, slower to write.
+    Zip,
+}
+
+/// Shape and sample format of a streamed EXR.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamSpec {
+    /// Width in pixels.
+    pub width: usize,
+    /// Height in pixels.
+    pub height: usize,
+    /// Channels per pixel: 3 (R, G, B) or 4 (R, G, B, A).
+    pub channels: usize,
+    /// Sample precision.
+    pub precision: Precision,
+    /// Compression.
+    pub compression: StreamCompression,
+}
+
+type Batch = Vec<f32>;
+
+/// Writes one EXR from row batches pushed in order, on a writer thread, so
+/// several textures can be produced in lockstep while each stays streamed.
+/// Memory held: at most two pending batches plus one block.
+#[derive(Debug)]
+pub struct StreamWriter {
+    spec: StreamSpec,
+    sender: Option<std::sync::mpsc::SyncSender<Batch>>,
+    thread: Option<std::thread::JoinHandle<Result<()>>>,
+    rows_pushed: usize,
+}
+
+impl StreamWriter {
+    /// Starts writing an EXR of `spec` to `out`.
+    pub fn new<W: Write + Seek + Send + 'static>(out: W, spec: StreamSpec) -> Result<Self> {
+        if spec.width == 0 || spec.height == 0 || !(3..=4).contains(&spec.channels) {
+            return Err(FormatError::Invalid(format!(
+                "cannot stream a {} x {} texture with {} channels",
+                spec.width, spec.height, spec.channels
+            )));
+        }
+        let (sender, receiver) = std::sync::mpsc::sync_channel::<Batch>(2);
+        let thread = std::thread::Builder::new()
+            .name("rigbake-exr-writer".into())
+            .spawn(move || write_stream(out, spec, &receiver))
+            .map_err(FormatError::Io)?;
+        Ok(Self {
+            spec,
+            sender: Some(sender),
+            thread: Some(thread),
+            rows_pushed: 0,
+        })
+    }
+
+    /// Appends whole rows (`width * channels` floats each, channels
+    /// interleaved), in order.
+    pub fn push_rows(&mut self, rows: Vec<f32>) -> Result<()> {
+        let row_len = self.spec.width * self.spec.channels;
+        if rows.len() % row_len != 0 || self.rows_pushed + rows.len() / row_len > self.spec.height {
+            return Err(FormatError::Invalid(format!(
+                "{} floats are not whole rows of {row_len}, or run past row {}",
+                rows.len(),
+                self.spec.height
+            )));
+        }
+        self.rows_pushed += rows.len() / row_len;
+        let sent = self.sender.as_ref().map(|s| s.send(rows));
+        match sent {
+            Some(Ok(())) => Ok(()),
+            // The writer thread stopped early: its error explains why.
+            _ => Err(self
+                .join()
+                .err()
+                .unwrap_or_else(|| FormatError::Invalid("EXR writer stopped early".to_owned()))),
+        }
+    }
+
+    /// Waits for the file to be complete. Fails if fewer rows than the height
+    /// were pushed.
+    pub fn finish(mut self) -> Result<()> {
+        self.join()
+    }
+
+    fn join(&mut self) -> Result<()> {
+        self.sender.take();
+        match self.thread.take() {
+            Some(t) => t.join().unwrap_or_else(|_| {
+                Err(FormatError::Invalid(
+                    "EXR writer thread panicked".to_owned(),
+                ))
+            }),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for StreamWriter {
+    fn drop(&mut self) {
+        let _ = self.join();
+    }
+}
+
+fn write_stream<W: Write + Seek>(
+    out: W,
+    spec: StreamSpec,
+    receiver: &std::sync::mpsc::Receiver<Batch>,
+) -> Result<()> {
+    use exr::block::{UncompressedBlock, writer::ChunksWriter as _};
+    use exr::meta::attribute::{ChannelDescription, SampleType, Text};
+    use exr::meta::header::Header;
+
+    let sample_type = match spec.precision {
+        Precision::F32 => SampleType::F32,
+        Precision::F16 => SampleType::F16,
+    };
+    // EXR lists channels sorted by name: A, B, G, R. `order` maps each
+    // header channel to its index in our interleaved R, G, B, A samples.
+    let names: &[(&str, usize)] = if spec.channels == 4 {
+        &[("A", 3), ("B", 2), ("G", 1), ("R", 0)]
+    } else {
+        &[("B", 2), ("G", 1), ("R", 0)]
+    };
+    let channels = names
+        .iter()
+        .map(|(n, _)| ChannelDescription::new(Text::from(*n), sample_type, true))
+        .collect();
+    let compression = match spec.compression {
+        StreamCompression::None => Compression::Uncompressed,
+        StreamCompression::Zip => Compression::ZIP16,
+    };
+    let mut header = Header::new(Text::from("vat"), (spec.width, spec.height), channels)
+        .with_encoding(
+            compression,
+            exr::meta::BlockDescription::ScanLines,
+            LineOrder::Increasing,
+        );
+    header.own_attributes.layer_name = None;
+    let (w, c) = (spec.width, spec.channels);
+    let mut pending: Vec<f32> = Vec::new();
+    let mut consumed = 0usize;
+    exr::block::write(out, smallvec_of(header), true, |meta, writer| {
+        for (index_in_header, block) in
+            exr::block::enumerate_ordered_header_block_indices(&meta.headers)
+        {
+            let lines = block.pixel_size.y();
+            let need = lines * w * c;
+            while pending.len() - consumed < need {
+                pending.drain(..consumed);
+                consumed = 0;
+                let batch = receiver.recv().map_err(|_| {
+                    exr::error::Error::Invalid(
+                        "fewer rows than the texture height were written".into(),
+                    )
+                })?;
+                pending.extend_from_slice(&batch);
+            }
+            let rows = &pending[consumed..consumed + need];
+            consumed += need;
+            let mut data =
+                Vec::with_capacity(lines * w * names.len() * sample_type.bytes_per_sample());
+            for line in rows.chunks_exact(w * c) {
+                for &(_, ch) in names {
+                    match spec.precision {
+                        Precision::F32 => {
+                            for px in line.chunks_exact(c) {
+                                data.extend_from_slice(&px[ch].to_ne_bytes());
+                            }
+                        }
+                        Precision::F16 => {
+                            for px in line.chunks_exact(c) {
+                                data.extend_from_slice(&f16::from_f32(px[ch]).to_ne_bytes());
+                            }
+                        }
+                    }
+                }
+            }
+            let chunk =
+                UncompressedBlock { index: block, data }.compress_to_chunk(&meta.headers)?;
+            writer.write_chunk(index_in_header, chunk)?;
+        }
+        Ok(())
+    })?;
+    Ok(())
+}
+
+fn smallvec_of(header: exr::meta::header::Header) -> exr::meta::Headers {
+    let mut headers = exr::meta::Headers::new();
+    headers.push(header);
+    headers
+}
+
+#[cfg(test)]
+mod stream_tests {
+    use super::*;
+    use std::io::Cursor;
+    use std::sync::{Arc, Mutex};
+
+    /// A `Write + Seek` that hands its bytes back after the writer thread is done.
+    #[derive(Clone, Default)]
+    struct Shared(Arc<Mutex<Cursor<Vec<u8>>>>);
+    impl Write for Shared {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().write(b)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    impl Seek for Shared {
+        fn seek(&mut self, p: std::io::SeekFrom) -> std::io::Result<u64> {
+            self.0.lock().unwrap().seek(p)
+        }
+    }
+
+    #[test]
+    fn streamed_rows_read_back_exactly() {
+        for (channels, compression) in [(3, StreamCompression::None), (4, StreamCompression::Zip)] {
+            let (w, h) = (7, 37);
+            let data: Vec<f32> = (0..w * h * channels)
+                .map(|i| i as f32 * 0.25 - 3.0)
+                .collect();
+            let out = Shared::default();
+            let spec = StreamSpec {
+                width: w,
+                height: h,
+                channels,
+                precision: Precision::F32,
+                compression,
+            };
+            let mut writer = StreamWriter::new(out.clone(), spec).unwrap();
+            // Uneven batches: 5 rows, then the rest.
+            writer.push_rows(data[..5 * w * channels].to_vec()).unwrap();
+            writer.push_rows(data[5 * w * channels..].to_vec()).unwrap();
+            writer.finish().unwrap();
+            let bytes = out.0.lock().unwrap().get_ref().clone();
+            let back = read(Cursor::new(bytes)).unwrap();
+            assert_eq!((back.width, back.height), (w, h));
+            for (i, px) in back.data.chunks_exact(4).enumerate() {
+                let expected = &data[i * channels..i * channels + channels];
+                assert_eq!(&px[..channels], expected, "pixel {i}");
+            }
+        }
+    }
+
+    #[test]
+    fn too_few_or_too_many_rows_are_errors() {
+        let spec = StreamSpec {
+            width: 2,
+            height: 3,
+            channels: 3,
+            precision: Precision::F16,
+            compression: StreamCompression::None,
+        };
+        let mut writer = StreamWriter::new(Shared::default(), spec).unwrap();
+        writer.push_rows(vec![0.0; 6]).unwrap();
+        assert!(writer.finish().is_err(), "2 rows missing");
+        let mut writer = StreamWriter::new(Shared::default(), spec).unwrap();
+        assert!(writer.push_rows(vec![0.0; 24]).is_err(), "4 rows > 3");
+        assert!(writer.push_rows(vec![0.0; 5]).is_err(), "not whole rows");
     }
 }

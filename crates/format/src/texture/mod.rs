@@ -2,6 +2,8 @@
 //! as flat slices; encoders never see where the values came from.
 
 pub mod exr;
+pub mod png;
+pub mod quantize;
 
 use serde::{Deserialize, Serialize};
 

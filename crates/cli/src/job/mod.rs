@@ -1,0 +1,225 @@
+//! One model's bake: read, import, choose clips, run each requested output,
+//! write the container, commit the files. Every problem becomes an
+//! [`Outcome`] so one bad model never stops the others; even a panic inside
+//! one model is caught and reported as an internal error for that file.
+
+mod bones;
+mod vat;
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::Path;
+
+use rigbake_core::timeline::{SampleRule, Timeline};
+use rigbake_core::{Model, import};
+use rigbake_format::codec;
+use rigbake_format::container::{ContainerWriter, SectionKind};
+use rigbake_format::meta::{self, Metadata};
+use sha2::{Digest, Sha256};
+
+use crate::output::Staging;
+use crate::plan::{BakeJob, BakeSettings};
+use crate::report::Outcome;
+
+/// What one output step produced.
+#[derive(Debug)]
+enum Part<T> {
+    /// Files were staged; here is their metadata.
+    Done(T),
+    /// The output does not apply to this model (the reason says why).
+    Skipped(String),
+}
+
+/// The container being written, with the staging area it lives in.
+struct Sink<'a> {
+    staging: &'a mut Staging,
+    container: ContainerWriter<BufWriter<File>>,
+    embed: bool,
+}
+
+/// Bakes one model according to `settings`; never panics.
+pub fn bake_model(job: &BakeJob, settings: &BakeSettings) -> Outcome {
+    match catch_unwind(AssertUnwindSafe(|| try_bake(job, settings))) {
+        Ok(Ok(outcome)) => outcome,
+        Ok(Err(error)) => Outcome::Failed { error },
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".to_owned());
+            Outcome::Failed {
+                error: format!(
+                    "{}: internal error (please report it with this file): {what}",
+                    job.input.display()
+                ),
+            }
+        }
+    }
+}
+
+fn try_bake(job: &BakeJob, settings: &BakeSettings) -> Result<Outcome, String> {
+    let path = &job.input;
+    let at_file = |e: rigbake_core::Error| e.with_file(path).to_string();
+    let bytes = import::read_file(path, &settings.import.limits).map_err(at_file)?;
+    let model = import::import_bytes(path, &bytes, &settings.import).map_err(at_file)?;
+    let timeline =
+        Timeline::named_clips(&model, settings.sampling, &settings.clips).map_err(at_file)?;
+
+    let mut staging = Staging::new(&job.out_dir).map_err(|e| {
+        format!(
+            "{}: cannot create `{}`: {e}",
+            path.display(),
+            job.out_dir.display()
+        )
+    })?;
+    let container_name = format!("{}.rigbake", model.name);
+    let container_path = staging.path_for(&container_name);
+    let file = File::create(&container_path).map_err(|e| io_error(path, &container_path, &e))?;
+    let container = ContainerWriter::new(BufWriter::new(file))
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut sink = Sink {
+        staging: &mut staging,
+        container,
+        embed: settings.embed_textures,
+    };
+
+    let mut skipped = Vec::new();
+    let mut bones_part = None;
+    if settings.outputs.bones {
+        match bones::bake(path, &model, &timeline, settings, &mut sink)? {
+            Part::Done(p) => bones_part = Some(p),
+            Part::Skipped(reason) => skipped.push(reason),
+        }
+    }
+    let mut vat_part = None;
+    if settings.outputs.vat {
+        match vat::bake(path, &model, &timeline, settings, &mut sink)? {
+            Part::Done(p) => vat_part = Some(p),
+            Part::Skipped(reason) => skipped.push(reason),
+        }
+    }
+    if bones_part.is_none() && vat_part.is_none() {
+        return Ok(Outcome::Skipped {
+            reason: skipped.join("; "),
+        });
+    }
+
+    let (skins, textures) = bones_part
+        .map(|b| (b.skins, b.textures))
+        .unwrap_or_default();
+    let metadata = build_metadata(path, &bytes, &timeline, skins, textures, settings);
+    let fail = |e: rigbake_format::FormatError| {
+        format!("{}: cannot write the container: {e}", path.display())
+    };
+    if let Some(vat) = &vat_part {
+        let record = codec::encode_vat(vat).map_err(fail)?;
+        sink.container
+            .add_section(SectionKind::Vat, &record)
+            .map_err(fail)?;
+    }
+    sink.container.finish(&metadata).map_err(fail)?;
+    let written = staging.commit().map_err(|e| {
+        format!(
+            "{}: cannot write outputs to `{}`: {e}",
+            path.display(),
+            job.out_dir.display()
+        )
+    })?;
+    Ok(Outcome::Baked { files: written })
+}
+
+fn io_error(model: &Path, file: &Path, e: &std::io::Error) -> String {
+    format!(
+        "{}: cannot write `{}`: {e}",
+        model.display(),
+        file.display()
+    )
+}
+
+/// A file-name-safe version of a glTF name.
+fn file_safe(name: &str) -> String {
+    let s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if s.is_empty() || s.starts_with('.') {
+        format!("_{s}")
+    } else {
+        s
+    }
+}
+
+fn build_metadata(
+    path: &Path,
+    bytes: &[u8],
+    timeline: &Timeline,
+    skins: Vec<meta::SkinMeta>,
+    textures: Vec<meta::TextureMeta>,
+    settings: &BakeSettings,
+) -> Metadata {
+    let fps = timeline.sampling.fps;
+    Metadata {
+        tool: meta::Tool {
+            name: "rigbake".to_owned(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+        },
+        source: meta::SourceFile {
+            file_name: path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            sha256: format!("{:x}", Sha256::digest(bytes)),
+            bytes: bytes.len() as u64,
+        },
+        options: meta::BakeOptions {
+            fps,
+            sampling: match timeline.sampling.rule {
+                SampleRule::FixedRate => meta::SamplingRule::FixedRate,
+                SampleRule::EvenSpread => meta::SamplingRule::EvenSpread,
+            },
+            layout: bones::layout_meta(settings.layout),
+            precision: settings.precision,
+            max_texture_size: settings.max_texture_size as u32,
+        },
+        clips: timeline
+            .clips
+            .iter()
+            .map(|c| meta::ClipMeta {
+                name: c.name.clone(),
+                start_row: c.start_row as u32,
+                frames: c.frames as u32,
+                fps,
+                duration: c.duration,
+                looping: c.looping,
+            })
+            .collect(),
+        skins,
+        textures,
+    }
+}
+
+/// Names of nodes as used in metadata.
+fn node_name(model: &Model, node: usize) -> String {
+    model.nodes[node].name.clone()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_names_are_made_safe() {
+        assert_eq!(file_safe("Knight_Body"), "Knight_Body");
+        assert_eq!(file_safe("Armature|Idle 2/x"), "Armature_Idle_2_x");
+        assert_eq!(file_safe(""), "_");
+        assert_eq!(file_safe(".hidden"), "_.hidden");
+    }
+}

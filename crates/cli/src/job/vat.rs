@@ -1,0 +1,295 @@
+//! The VAT output: plan, bake row batches, stream them into one file per
+//! stream and primitive, stage or embed, describe.
+
+use std::fs::File;
+use std::path::Path;
+
+use rigbake_core::bake::vat::{self, Deformation, VatBaker, VatBatch, VatPrimitive};
+use rigbake_core::timeline::Timeline;
+use rigbake_core::{ErrorKind, Model};
+use rigbake_format::container::SectionKind;
+use rigbake_format::meta::{self, VatStream};
+use rigbake_format::vat::{
+    EMPTY_BOUNDS, VatFileSpec, VatFileWriter, bounds_of, file_digest, stream_floats,
+};
+
+use super::{Part, Sink, file_safe, node_name};
+use crate::plan::{BakeSettings, VatSettings};
+
+/// Texels per row batch: large enough to keep both cores busy, small enough
+/// to keep memory flat. A multiple of 16 rows (an EXR ZIP block).
+const BATCH_TEXELS: usize = 1 << 18;
+
+fn extension(settings: &VatSettings) -> &'static str {
+    match settings.encoding {
+        meta::VatEncoding::Png16 => "png",
+        _ => "exr",
+    }
+}
+
+fn stream_name(stream: VatStream) -> &'static str {
+    match stream {
+        VatStream::Positions => "positions",
+        VatStream::Normals => "normals",
+        VatStream::Tangents => "tangents",
+    }
+}
+
+/// Rows per batch for a texture `width` texels wide.
+fn batch_rows(width: usize) -> usize {
+    (BATCH_TEXELS / width.max(1)).max(1).div_ceil(16) * 16
+}
+
+/// Calls `each(first_row, rows, batch)` for every row batch of primitive
+/// `index`, with fresh buffers (they are handed on to writer threads).
+fn for_each_batch(
+    baker: &VatBaker<'_>,
+    index: usize,
+    mut each: impl FnMut(
+        usize,
+        usize,
+        Vec<f32>,
+        Option<Vec<f32>>,
+        Option<Vec<f32>>,
+    ) -> Result<(), String>,
+) -> Result<(), String> {
+    let p = &baker.plan().primitives[index];
+    let (width, height) = (p.layout.width, p.layout.height);
+    let step = batch_rows(width);
+    let mut first = 0;
+    while first < height {
+        let rows = step.min(height - first);
+        let mut positions = vec![0.0f32; rows * width * 3];
+        let mut normals = p.normals.then(|| vec![0.0f32; rows * width * 3]);
+        let mut tangents = p.tangents.then(|| vec![0.0f32; rows * width * 4]);
+        baker.fill(
+            index,
+            first,
+            rows,
+            VatBatch {
+                positions: &mut positions,
+                normals: normals.as_deref_mut(),
+                tangents: tangents.as_deref_mut(),
+            },
+        );
+        each(first, rows, positions, normals, tangents)?;
+        first += rows;
+    }
+    Ok(())
+}
+
+/// Bounds of the real (non-padding) texels of each stream of primitive
+/// `index`: a first pass over every batch, for PNG encodings.
+fn bounds(baker: &VatBaker<'_>, index: usize) -> Result<[[[f32; 4]; 2]; 3], String> {
+    let p = &baker.plan().primitives[index];
+    let layout = p.layout;
+    let mut acc = [EMPTY_BOUNDS; 3];
+    for_each_batch(baker, index, |first, rows, pos, nrm, tan| {
+        for r in 0..rows {
+            let y = first + r;
+            let (frame, band) = (y / layout.bands, y % layout.bands);
+            if frame >= layout.frames {
+                continue;
+            }
+            let real = (layout.vertices - band * layout.width).min(layout.width);
+            let streams = [
+                (Some(&pos), 0, 3),
+                (nrm.as_ref(), 1, 3),
+                (tan.as_ref(), 2, 4),
+            ];
+            for (values, s, floats) in streams {
+                if let Some(v) = values {
+                    let row = &v[r * layout.width * floats..(r * layout.width + real) * floats];
+                    bounds_of(row, floats, &mut acc[s]);
+                }
+            }
+        }
+        Ok(())
+    })?;
+    Ok(acc)
+}
+
+/// Plans, bakes and stages the vertex animation textures of `model`.
+pub(super) fn bake(
+    path: &Path,
+    model: &Model,
+    timeline: &Timeline,
+    settings: &BakeSettings,
+    sink: &mut Sink<'_>,
+) -> Result<Part<meta::VatMetadata>, String> {
+    let vs = &settings.vat;
+    let at_file = |e: rigbake_core::Error| e.with_file(path).to_string();
+    let plan = match vat::plan(model, timeline, &vs.options) {
+        Ok(p) => p,
+        Err(e) if e.kind == ErrorKind::NothingToBake => return Ok(Part::Skipped(e.message)),
+        Err(e) => return Err(at_file(e)),
+    };
+    let reference_node = plan.reference_node.map(|n| node_name(model, n));
+    let static_primitives = plan
+        .static_primitives
+        .iter()
+        .map(|&(n, m, p)| meta::StaticPrimitiveMeta {
+            node: node_name(model, n),
+            mesh: model.meshes[m].name.clone(),
+            primitive: p as u32,
+        })
+        .collect();
+    let baker = VatBaker::new(model, timeline, plan, vs.options.convention).map_err(at_file)?;
+    let mut textures = Vec::new();
+    let mut primitives = Vec::new();
+    let mut used_names = std::collections::BTreeSet::new();
+    for index in 0..baker.plan().primitives.len() {
+        let p = baker.plan().primitives[index].clone();
+        let mut base = format!("{}.p{}", file_safe(&node_name(model, p.node)), p.primitive);
+        if !used_names.insert(base.clone()) {
+            base = format!("{base}.n{}", p.node);
+            used_names.insert(base.clone());
+        }
+        let written = bake_primitive(path, &baker, index, &p, &base, vs, sink)?;
+        let first = textures.len() as u32;
+        let mut next = first;
+        let mut take = |present: bool| {
+            present.then(|| {
+                next += 1;
+                next - 1
+            })
+        };
+        let positions = take(true).unwrap_or(first);
+        let normals = take(p.normals);
+        let tangents = take(p.tangents);
+        textures.extend(written);
+        primitives.push(meta::VatPrimitiveMeta {
+            node: node_name(model, p.node),
+            mesh: model.meshes[p.mesh].name.clone(),
+            primitive: p.primitive as u32,
+            deformation: match p.deformation {
+                Deformation::Skinned { .. } => meta::Deformation::Skinned,
+                Deformation::Rigid => meta::Deformation::Rigid,
+            },
+            morphed: p.morphed,
+            vertices: p.layout.vertices as u32,
+            frames: p.layout.frames as u32,
+            width: p.layout.width as u32,
+            bands: p.layout.bands as u32,
+            height: p.layout.height as u32,
+            positions,
+            normals,
+            tangents,
+            playback_mesh: index as u32,
+        });
+    }
+    Ok(Part::Done(meta::VatMetadata {
+        reference_node,
+        normal_convention: match vs.options.convention {
+            vat::NormalConvention::InverseTranspose => meta::NormalConvention::InverseTranspose,
+            vat::NormalConvention::BlendedMatrix => meta::NormalConvention::BlendedMatrix,
+        },
+        encoding: vs.encoding,
+        direction_encoding: vs.direction_encoding,
+        max_texture_size: vs.options.max_texture_size as u32,
+        power_of_two: vs.options.power_of_two,
+        playback_file: None,
+        primitives,
+        static_primitives,
+        textures,
+    }))
+}
+
+/// Streams every texture of one primitive; returns their metadata in stream
+/// order (positions, normals, tangents).
+fn bake_primitive(
+    path: &Path,
+    baker: &VatBaker<'_>,
+    index: usize,
+    p: &VatPrimitive,
+    base: &str,
+    vs: &VatSettings,
+    sink: &mut Sink<'_>,
+) -> Result<Vec<meta::VatTextureMeta>, String> {
+    let mut streams = vec![VatStream::Positions];
+    if p.normals {
+        streams.push(VatStream::Normals);
+    }
+    if p.tangents {
+        streams.push(VatStream::Tangents);
+    }
+    let spec_of = |stream: VatStream| VatFileSpec {
+        stream,
+        width: p.layout.width,
+        height: p.layout.height,
+        encoding: vs.encoding,
+        direction_encoding: vs.direction_encoding,
+        compression: vs.compression,
+        bounds: None,
+    };
+    let mut specs: Vec<VatFileSpec> = streams.iter().map(|s| spec_of(*s)).collect();
+    if specs.iter().any(VatFileSpec::needs_bounds) {
+        let all = bounds(baker, index)?;
+        for spec in &mut specs {
+            if spec.needs_bounds() {
+                let slot = match spec.stream {
+                    VatStream::Positions => 0,
+                    VatStream::Normals => 1,
+                    VatStream::Tangents => 2,
+                };
+                let mut b = all[slot];
+                let used = stream_floats(spec.stream);
+                b[0][used..].fill(0.0);
+                b[1][used..].fill(0.0);
+                spec.bounds = Some(b);
+            }
+        }
+    }
+    let fail = |e: rigbake_format::FormatError| format!("{}: VAT of {base}: {e}", path.display());
+    let ext = extension(vs);
+    let mut files = Vec::with_capacity(specs.len());
+    let mut writers = Vec::with_capacity(specs.len());
+    for spec in &specs {
+        let name = format!("{base}.{}.{ext}", stream_name(spec.stream));
+        let file = if sink.embed {
+            sink.staging.scratch(&name)
+        } else {
+            sink.staging.path_for(&name)
+        };
+        writers.push(VatFileWriter::create(&file, *spec).map_err(fail)?);
+        files.push((name, file));
+    }
+    for_each_batch(baker, index, |_, _, positions, normals, tangents| {
+        let mut batches = [Some(positions), normals, tangents].into_iter().flatten();
+        for w in &mut writers {
+            let batch = batches.next().unwrap_or_default();
+            w.push_rows(batch).map_err(fail)?;
+        }
+        Ok(())
+    })?;
+    let mut out = Vec::with_capacity(specs.len());
+    for ((writer, spec), (name, file)) in writers.into_iter().zip(&specs).zip(files) {
+        let max_error = writer.finish().map_err(fail)?;
+        let (bytes, crc32) = file_digest(&file).map_err(fail)?;
+        let storage = if sink.embed {
+            let mut reader = File::open(&file).map_err(|e| format!("{}: {e}", path.display()))?;
+            let section = sink
+                .container
+                .add_section_from(SectionKind::Texture, &mut reader)
+                .map_err(fail)?;
+            meta::Storage::Section(section as u32)
+        } else {
+            meta::Storage::File
+        };
+        out.push(meta::VatTextureMeta {
+            stream: spec.stream,
+            name,
+            width: spec.width as u32,
+            height: spec.height as u32,
+            channels: spec.channels() as u8,
+            encoding: spec.encoding,
+            direction_encoding: spec.effective_direction_encoding(),
+            bounds: spec.bounds,
+            bytes,
+            crc32,
+            storage,
+            max_error,
+        });
+    }
+    Ok(out)
+}

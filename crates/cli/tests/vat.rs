@@ -1,0 +1,546 @@
+//! Vertex animation textures, decoded with the exr and png crates directly
+//! (following formats/vat.md, not our writer's code) and compared with an
+//! independent direct evaluation of the source model.
+
+mod common;
+
+use std::io::Cursor;
+use std::path::{Path, PathBuf};
+
+use common::reference::{clip_of_row, deform, diagonal, mesh_node, pose_at};
+use common::{bake, model_files, read_exr, rigbake, shared_models};
+use glam::{DVec3, Vec3};
+use rigbake_core::import::{ImportOptions, import_file};
+use rigbake_core::sample::LocalPose;
+use rigbake_format::container::Container;
+use rigbake_format::meta::{
+    DirectionEncoding, Metadata, VatEncoding, VatMetadata, VatStream, VatTextureMeta,
+};
+
+fn vat(models: &[PathBuf], out: &Path, flags: &[&str]) -> std::process::Output {
+    let mut args: Vec<&std::ffi::OsStr> = vec!["vat".as_ref()];
+    args.extend(models.iter().map(|m| m.as_os_str()));
+    args.extend(["--out".as_ref(), out.as_os_str()]);
+    args.extend(flags.iter().map(std::ffi::OsStr::new));
+    rigbake(&args)
+}
+
+fn stem(p: &Path) -> String {
+    p.file_stem().unwrap().to_string_lossy().into_owned()
+}
+
+fn open(out: &Path, name: &str) -> (Metadata, VatMetadata) {
+    let c = Container::open(&out.join(name).join(format!("{name}.rigbake"))).unwrap();
+    (c.metadata().clone(), c.vat().expect("a VAT record").clone())
+}
+
+/// The documented inverse of the octahedral mapping.
+fn octahedral(x: f32, y: f32) -> Vec3 {
+    let z = 1.0 - x.abs() - y.abs();
+    let t = (-z).max(0.0);
+    Vec3::new(x - t * x.signum(), y - t * y.signum(), z).normalize()
+}
+
+/// A texture decoded to floats, `floats` per texel (3 or 4).
+struct Decoded {
+    width: usize,
+    height: usize,
+    floats: usize,
+    values: Vec<f32>,
+}
+
+fn decode(dir: &Path, tex: &VatTextureMeta) -> Decoded {
+    let file = dir.join(&tex.name);
+    let floats = tex.channels as usize;
+    match tex.encoding {
+        VatEncoding::Exr32 | VatEncoding::Exr16 => {
+            let img = read_exr(&file);
+            let values = img
+                .data
+                .chunks_exact(4)
+                .flat_map(|px| px[..floats].to_vec())
+                .collect();
+            Decoded {
+                width: img.width,
+                height: img.height,
+                floats,
+                values,
+            }
+        }
+        VatEncoding::Png16 => {
+            let bytes = std::fs::read(&file).unwrap();
+            let mut reader = png::Decoder::new(Cursor::new(bytes)).read_info().unwrap();
+            let mut buf = vec![0u8; reader.output_buffer_size().unwrap()];
+            let info = reader.next_frame(&mut buf).unwrap();
+            assert_eq!(info.bit_depth, png::BitDepth::Sixteen);
+            assert_eq!(info.color_type.samples(), floats);
+            let samples: Vec<f32> = buf[..info.buffer_size()]
+                .chunks_exact(2)
+                .map(|b| f32::from(u16::from_be_bytes([b[0], b[1]])) / 65535.0)
+                .collect();
+            let mut values = Vec::with_capacity(samples.len());
+            for texel in samples.chunks_exact(floats) {
+                let octa = tex.stream != VatStream::Positions
+                    && tex.direction_encoding == DirectionEncoding::Octahedral;
+                if octa {
+                    let n = octahedral(texel[0] * 2.0 - 1.0, texel[1] * 2.0 - 1.0);
+                    values.extend(n.to_array());
+                    if floats == 4 {
+                        values.push(if texel[3] < 0.5 { -1.0 } else { 1.0 });
+                    }
+                } else {
+                    let b = tex.bounds.expect("bounds for normalised PNG");
+                    for (c, q) in texel.iter().enumerate() {
+                        values.push(b[0][c] + q * (b[1][c] - b[0][c]));
+                    }
+                }
+            }
+            Decoded {
+                width: info.width as usize,
+                height: info.height as usize,
+                floats,
+                values,
+            }
+        }
+    }
+}
+
+/// Worst errors of one bake against the direct evaluation.
+#[derive(Debug, Default)]
+struct Errors {
+    /// Largest position error minus the error the encoding recorded, relative
+    /// to the diagonal.
+    position_excess: f64,
+    /// Largest position error relative to the diagonal.
+    position: f64,
+    /// Largest recorded position error relative to the diagonal.
+    recorded_position: f64,
+    /// Largest normal/tangent angle error minus the recorded one, degrees.
+    direction_excess: f64,
+    /// Primitives checked.
+    primitives: usize,
+}
+
+/// Compares every baked primitive at every `stride`-th row.
+fn check(model_path: &Path, out: &Path, stride: usize) -> Errors {
+    let name = stem(model_path);
+    let model = import_file(model_path, &ImportOptions::default()).unwrap();
+    let (meta, vat) = open(out, &name);
+    let dir = out.join(&name);
+    let reference = vat.reference_node.as_deref().map(|r| mesh_node(&model, r));
+    let mut pose = LocalPose::rest(&model);
+    let mut errors = Errors::default();
+    let rows = meta
+        .clips
+        .iter()
+        .map(|c| (c.start_row + c.frames) as usize)
+        .max()
+        .unwrap();
+    for p in &vat.primitives {
+        let node = mesh_node(&model, &p.node);
+        let positions = decode(&dir, &vat.textures[p.positions as usize]);
+        assert_eq!(
+            (positions.width, positions.height),
+            (p.width as usize, p.height as usize)
+        );
+        let normals = p.normals.map(|i| {
+            (
+                decode(&dir, &vat.textures[i as usize]),
+                &vat.textures[i as usize],
+            )
+        });
+        let tangents = p.tangents.map(|i| {
+            (
+                decode(&dir, &vat.textures[i as usize]),
+                &vat.textures[i as usize],
+            )
+        });
+        let recorded = vat.textures[p.positions as usize].max_error;
+        // Per-primitive diagonal over the checked frames (model units).
+        let mut per_row = Vec::new();
+        for row in (0..rows).step_by(stride) {
+            let (clip, frame) = clip_of_row(&meta.clips, row);
+            pose_at(&model, clip, frame, &mut pose);
+            per_row.push((
+                row,
+                deform(&model, &pose, node, p.primitive as usize, reference),
+            ));
+        }
+        let diag = diagonal(
+            per_row
+                .iter()
+                .flat_map(|(_, d)| d.iter().map(|v| v.position)),
+        )
+        .max(1e-9);
+        for (row, deformed) in &per_row {
+            for (v, d) in deformed.iter().enumerate() {
+                let (x, y) = (
+                    v % p.width as usize,
+                    row * p.bands as usize + v / p.width as usize,
+                );
+                let at = (y * positions.width + x) * positions.floats;
+                let got = DVec3::new(
+                    f64::from(positions.values[at]),
+                    f64::from(positions.values[at + 1]),
+                    f64::from(positions.values[at + 2]),
+                );
+                let e = got.distance(d.position);
+                errors.position = errors.position.max(e / diag);
+                errors.position_excess = errors.position_excess.max((e - recorded) / diag);
+                errors.recorded_position = errors.recorded_position.max(recorded / diag);
+                for (decoded, tex, want) in [
+                    normals.as_ref().map(|(n, t)| (n, *t, d.normal)),
+                    tangents
+                        .as_ref()
+                        .map(|(n, t)| (n, *t, d.tangent.truncate())),
+                ]
+                .into_iter()
+                .flatten()
+                {
+                    if want.length() < 0.5 {
+                        continue; // degenerate source direction
+                    }
+                    let at = (y * decoded.width + x) * decoded.floats;
+                    let got = DVec3::new(
+                        f64::from(decoded.values[at]),
+                        f64::from(decoded.values[at + 1]),
+                        f64::from(decoded.values[at + 2]),
+                    );
+                    let angle = got.angle_between(want).to_degrees();
+                    errors.direction_excess = errors.direction_excess.max(angle - tex.max_error);
+                }
+                if let Some((t, _)) = &tangents {
+                    let at = (y * t.width + x) * 4;
+                    assert_eq!(
+                        f64::from(t.values[at + 3]).signum(),
+                        d.tangent.w.signum(),
+                        "handedness"
+                    );
+                }
+            }
+        }
+        errors.primitives += 1;
+    }
+    errors
+}
+
+/// f32 arithmetic of the bake kernel against the f64 reference: a few ulps
+/// of the primitive's size.
+const KERNEL_TOLERANCE: f64 = 2e-6;
+/// Angle tolerance of the f32 kernel, degrees.
+const KERNEL_DEGREES: f64 = 0.01;
+
+#[test]
+fn fixtures_at_exr32_match_direct_evaluation() {
+    let models: Vec<PathBuf> = [
+        "two_joint.gltf",
+        "tentacle.glb",
+        "hierarchy.gltf",
+        "spec_worked_example.glb",
+    ]
+    .iter()
+    .map(|f| rigbake_fixtures::fixture(f))
+    .collect();
+    let out = tempfile::tempdir().unwrap();
+    let r = vat(
+        &models,
+        out.path(),
+        &["--format", "exr32", "--normals", "--tangents"],
+    );
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    for m in &models {
+        let e = check(m, out.path(), 1);
+        assert!(e.primitives > 0);
+        assert!(e.position <= KERNEL_TOLERANCE, "{}: {e:?}", m.display());
+        assert!(
+            e.direction_excess <= KERNEL_DEGREES,
+            "{}: {e:?}",
+            m.display()
+        );
+        let (_, vat) = open(out.path(), &stem(m));
+        assert!(
+            vat.textures.iter().all(|t| t.max_error == 0.0),
+            "EXR32 is exact"
+        );
+    }
+}
+
+#[test]
+fn lossy_encodings_stay_within_their_recorded_error() {
+    let model = rigbake_fixtures::fixture("tentacle.glb");
+    for flags in [
+        &["--format", "exr16", "--normals"][..],
+        &[
+            "--format",
+            "png16",
+            "--normals",
+            "--direction-encoding",
+            "octahedral",
+        ][..],
+        &[
+            "--format",
+            "png16",
+            "--normals",
+            "--direction-encoding",
+            "bounds",
+        ][..],
+    ] {
+        let out = tempfile::tempdir().unwrap();
+        let r = vat(std::slice::from_ref(&model), out.path(), flags);
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        let e = check(&model, out.path(), 1);
+        assert!(e.position_excess <= KERNEL_TOLERANCE, "{flags:?}: {e:?}");
+        assert!(e.direction_excess <= KERNEL_DEGREES, "{flags:?}: {e:?}");
+        assert!(
+            e.recorded_position > 0.0,
+            "{flags:?}: a lossy encoding records its error"
+        );
+    }
+}
+
+#[test]
+fn every_shared_model_at_png16_is_within_its_recorded_error_below_a_thousandth() {
+    let Some(models) = shared_models(
+        "every_shared_model_at_png16_is_within_its_recorded_error_below_a_thousandth",
+    ) else {
+        return;
+    };
+    let files: Vec<PathBuf> = model_files(&models)
+        .into_iter()
+        .filter(|p| !stem(p).contains("draco"))
+        .collect();
+    let out = tempfile::tempdir().unwrap();
+    let r = vat(&files, out.path(), &["--format", "png16", "--normals"]);
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert!(r.status.success(), "{stderr}");
+    for f in &files {
+        let name = stem(f);
+        if stderr.contains(&format!("skipped {}", f.display())) {
+            // Only the static props have nothing that moves.
+            assert!(
+                name.starts_with("greenman_"),
+                "{name} was skipped:\n{stderr}"
+            );
+            continue;
+        }
+        let (meta, _) = open(out.path(), &name);
+        let rows: usize = meta.clips.iter().map(|c| c.frames as usize).sum();
+        // Check at most ~60 rows per model to keep CI fast.
+        let e = check(f, out.path(), rows.div_ceil(60));
+        eprintln!("{name}: {e:?}");
+        assert!(e.position_excess <= KERNEL_TOLERANCE, "{name}: {e:?}");
+        assert!(e.direction_excess <= KERNEL_DEGREES, "{name}: {e:?}");
+        assert!(
+            e.recorded_position < 1e-3,
+            "{name}: recorded PNG16 error {e:?}"
+        );
+    }
+}
+
+#[test]
+fn simple_morph_matches_hand_computed_weights() {
+    // SimpleMorph: v2 = (0.5, 0.5, 0); target 0 moves it by (-1, 1, 0),
+    // target 1 by (1, 1, 0); weight keys at t = 0..4: (0,0) (0,1) (1,1) (1,0) (0,0).
+    // t = 0.5: w = (0, 0.5): v2 = (1, 1, 0). t = 1.5: w = (0.5, 1): (1, 2, 0).
+    // t = 2.5: w = (1, 0.5): (0, 2, 0). v0 and v1 never move.
+    let Some(models) = shared_models("simple_morph_matches_hand_computed_weights") else {
+        return;
+    };
+    let model = models.join("khronos/SimpleMorph.gltf");
+    let out = tempfile::tempdir().unwrap();
+    let r = vat(
+        std::slice::from_ref(&model),
+        out.path(),
+        &["--format", "exr32"],
+    );
+    assert!(r.status.success());
+    let (_, vat) = open(out.path(), "SimpleMorph");
+    assert_eq!(vat.reference_node, None, "no skin: the scene root");
+    let p = &vat.primitives[0];
+    assert!(p.morphed);
+    let tex = decode(
+        &out.path().join("SimpleMorph"),
+        &vat.textures[p.positions as usize],
+    );
+    let at = |v: usize, row: usize| {
+        let i = (row * tex.width + v) * 3;
+        [tex.values[i], tex.values[i + 1], tex.values[i + 2]]
+    };
+    for (row, expected) in [
+        (0, [0.5, 0.5, 0.0]),
+        (15, [1.0, 1.0, 0.0]),
+        (45, [1.0, 2.0, 0.0]),
+        (75, [0.0, 2.0, 0.0]),
+    ] {
+        assert_eq!(at(2, row), expected, "v2 at row {row}");
+        assert_eq!(at(0, row), [0.0, 0.0, 0.0]);
+        assert_eq!(at(1, row), [1.0, 0.0, 0.0]);
+    }
+}
+
+#[test]
+fn morph_models_bake_with_normals_and_tangents() {
+    let Some(models) = shared_models("morph_models_bake_with_normals_and_tangents") else {
+        return;
+    };
+    let files: Vec<PathBuf> = [
+        "khronos/AnimatedMorphCube.glb",
+        "khronos/MorphStressTest.gltf",
+        "khronos/SimpleMorph.gltf",
+    ]
+    .iter()
+    .map(|f| models.join(f))
+    .collect();
+    let out = tempfile::tempdir().unwrap();
+    let r = vat(
+        &files,
+        out.path(),
+        &["--format", "exr32", "--normals", "--tangents"],
+    );
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    for f in &files {
+        let (_, vat) = open(out.path(), &stem(f));
+        assert!(vat.primitives.iter().all(|p| p.morphed), "{}", f.display());
+        let e = check(f, out.path(), 3);
+        assert!(e.position <= KERNEL_TOLERANCE, "{}: {e:?}", f.display());
+        assert!(
+            e.direction_excess <= KERNEL_DEGREES,
+            "{}: {e:?}",
+            f.display()
+        );
+    }
+    let (_, cube) = open(out.path(), "AnimatedMorphCube");
+    assert!(
+        cube.primitives[0].tangents.is_some(),
+        "the cube has tangents"
+    );
+}
+
+#[test]
+fn knight_sword_keeps_its_offset_from_the_hand() {
+    // A rigid sword under `handslot.r`: in that joint's frame (taken from the
+    // bone texture: joint global = skin matrix * inverse(inverse bind)), a
+    // sword vertex read from the VAT must not move.
+    let Some(models) = shared_models("knight_sword_keeps_its_offset_from_the_hand") else {
+        return;
+    };
+    let model_path = models.join("kaykit/Knight.glb");
+    let out = tempfile::tempdir().unwrap();
+    let r = bake(
+        std::slice::from_ref(&model_path),
+        out.path(),
+        &[
+            "--vat",
+            "--format",
+            "exr32",
+            "--clip",
+            "1H_Melee_Attack_Chop",
+            "--clip",
+            "Walking_A",
+        ],
+    );
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let (meta, vat) = open(out.path(), "Knight");
+    let dir = out.path().join("Knight");
+    let model = import_file(&model_path, &ImportOptions::default()).unwrap();
+    let skin = &meta.skins[0];
+    let j = skin.joints.iter().position(|n| n == "handslot.r").unwrap();
+    let bones = read_exr(&dir.join(&meta.textures[skin.texture as usize].name));
+    let ibm = model.skins[0].inverse_binds[j];
+    let sword = vat
+        .primitives
+        .iter()
+        .find(|p| p.node == "1H_Sword")
+        .expect("the sword is baked");
+    assert_eq!(sword.deformation, rigbake_format::meta::Deformation::Rigid);
+    let tex = decode(&dir, &vat.textures[sword.positions as usize]);
+    let rows: usize = meta.clips.iter().map(|c| c.frames as usize).sum();
+    let mut first: Option<Vec<DVec3>> = None;
+    let mut worst = 0.0f64;
+    for row in 0..rows {
+        let px = |c: usize| {
+            let at = (row * bones.width + 4 * j + c) * 4;
+            glam::Vec4::from_slice(&bones.data[at..at + 4]).as_dvec4()
+        };
+        let skin_m = glam::DMat4::from_cols(px(0), px(1), px(2), px(3));
+        let to_joint = (skin_m * ibm.inverse()).inverse();
+        let local: Vec<DVec3> = (0..sword.vertices as usize)
+            .map(|v| {
+                let (x, y) = (
+                    v % sword.width as usize,
+                    row * sword.bands as usize + v / sword.width as usize,
+                );
+                let at = (y * tex.width + x) * 3;
+                to_joint.transform_point3(Vec3::from_slice(&tex.values[at..at + 3]).as_dvec3())
+            })
+            .collect();
+        match &first {
+            None => first = Some(local),
+            Some(f) => {
+                for (a, b) in f.iter().zip(&local) {
+                    worst = worst.max(a.distance(*b));
+                }
+            }
+        }
+    }
+    // Sword vertices are within ~1 unit of the hand; f32 round trips: 1e-4.
+    assert!(
+        worst < 1e-4,
+        "sword vertices drift by {worst} in the hand's frame"
+    );
+}
+
+#[test]
+fn wrapped_and_padded_layouts_read_back_through_the_documented_addressing() {
+    // The tentacle has 204 vertices: at a 128-texel maximum they wrap into 2
+    // bands per frame; with power-of-two padding the texture is 128 x 64.
+    let model = rigbake_fixtures::fixture("tentacle.glb");
+    for (flags, size) in [
+        (
+            &[
+                "--max-texture-size",
+                "128",
+                "--clip",
+                "curl",
+                "--format",
+                "exr32",
+            ][..],
+            (128, 62),
+        ),
+        (
+            &[
+                "--max-texture-size",
+                "128",
+                "--clip",
+                "curl",
+                "--format",
+                "exr32",
+                "--power-of-two",
+            ][..],
+            (128, 64),
+        ),
+    ] {
+        let out = tempfile::tempdir().unwrap();
+        let r = vat(std::slice::from_ref(&model), out.path(), flags);
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        let (_, vat) = open(out.path(), "tentacle");
+        let p = &vat.primitives[0];
+        assert_eq!((p.width, p.bands, p.height), (128, 2, size.1 as u32));
+        let tex = decode(
+            &out.path().join("tentacle"),
+            &vat.textures[p.positions as usize],
+        );
+        assert_eq!((tex.width, tex.height), size);
+        let e = check(&model, out.path(), 1);
+        assert!(e.position <= KERNEL_TOLERANCE, "{flags:?}: {e:?}");
+    }
+    // Too small to hold even one frame's bands over every row: a clear error.
+    let out = tempfile::tempdir().unwrap();
+    let r = vat(
+        std::slice::from_ref(&model),
+        out.path(),
+        &["--max-texture-size", "64"],
+    );
+    assert_eq!(r.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("maximum size 64"));
+}

@@ -1,0 +1,652 @@
+//! Vertex animation textures (SPEC section 7): for every timeline row, the
+//! fully deformed position (and optionally normal and tangent) of every
+//! vertex of every primitive that moves.
+//!
+//! **Model space.** All VAT values of a model are in the space of its
+//! reference node: the mesh node of its first skinned instance (the space of
+//! its bone-matrix texture), or the scene root when nothing is skinned. A
+//! vertex's value is `inverse(reference_global) * world`, where `world` is
+//! where glTF renders it: `sum_i w_i * joint_global_i * inverse_bind_i * p`
+//! for skinned vertices (morph targets applied first), `node_global * p` for
+//! rigid ones.
+//!
+//! **Layout.** One texture set per baked primitive; vertex `v` of timeline
+//! row `r` lives at texel `(v mod width, r * bands + v div width)`, where
+//! `width = min(vertices, max size)` and `bands = ceil(vertices / width)`
+//! (wrapping keeps every texture within the maximum size). Optional
+//! power-of-two padding rounds width and height up; padding texels are zero.
+//!
+//! The work is split for speed: per-row matrix palettes are computed once in
+//! f64 and stored as f32 3x4 matrices, then the per-vertex kernel runs in f32
+//! over row batches in parallel. Nothing here allocates per vertex or per
+//! frame.
+
+use glam::{DMat4, Vec3, Vec4};
+use rayon::prelude::*;
+
+use crate::bake::bones;
+use crate::error::{Error, ErrorKind, Result};
+use crate::evaluate::Evaluator;
+use crate::model::{Model, Property};
+use crate::timeline::Timeline;
+
+/// How normals are transformed (SPEC section 3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum NormalConvention {
+    /// The exact normal matrix: the inverse transpose of the blended 3x3.
+    #[default]
+    InverseTranspose,
+    /// The blended matrix itself (what most GPU shaders do); differs from
+    /// the exact one where joints carry non-uniform scale.
+    BlendedMatrix,
+}
+
+/// Options of the VAT bake.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VatOptions {
+    /// Bake normals (of primitives that have them).
+    pub normals: bool,
+    /// Bake tangents (of primitives that have them).
+    pub tangents: bool,
+    /// Normal transformation convention.
+    pub convention: NormalConvention,
+    /// Largest texture width and height.
+    pub max_texture_size: usize,
+    /// Round texture sizes up to powers of two.
+    pub power_of_two: bool,
+}
+
+impl Default for VatOptions {
+    fn default() -> Self {
+        Self {
+            normals: false,
+            tangents: false,
+            convention: NormalConvention::InverseTranspose,
+            max_texture_size: 8192,
+            power_of_two: false,
+        }
+    }
+}
+
+/// Where a texel of a vertex-animation texture lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VatLayout {
+    /// Vertices of the primitive.
+    pub vertices: usize,
+    /// Timeline rows (frames of all clips).
+    pub frames: usize,
+    /// Texture width in texels.
+    pub width: usize,
+    /// Texture rows per frame (`ceil(vertices / width)`).
+    pub bands: usize,
+    /// Texture height in texels (`frames * bands`, padded if asked).
+    pub height: usize,
+}
+
+impl VatLayout {
+    /// The layout of `vertices` over `frames` rows within `max` texels per side.
+    pub fn new(vertices: usize, frames: usize, max: usize, power_of_two: bool) -> Result<Self> {
+        let pad = |n: usize| {
+            if power_of_two {
+                n.next_power_of_two()
+            } else {
+                n
+            }
+        };
+        let mut width = pad(vertices.min(max).max(1));
+        if width > max {
+            width = if power_of_two {
+                prev_power_of_two(max)
+            } else {
+                max
+            };
+        }
+        let bands = vertices.div_ceil(width).max(1);
+        let height = pad(frames * bands);
+        if height > max || width == 0 {
+            return Err(Error::limit(
+                "",
+                format!(
+                    "{vertices} vertices over {frames} frames need a {width} x {height} texture, over the maximum size {max}"
+                ),
+            )
+            .with_hint("raise the maximum texture size, lower the fps, or bake fewer clips"));
+        }
+        Ok(Self {
+            vertices,
+            frames,
+            width,
+            bands,
+            height,
+        })
+    }
+
+    /// Texel `(x, y)` of `vertex` at timeline row `row`.
+    pub fn texel(&self, vertex: usize, row: usize) -> (usize, usize) {
+        (vertex % self.width, row * self.bands + vertex / self.width)
+    }
+}
+
+fn prev_power_of_two(n: usize) -> usize {
+    if n == 0 {
+        0
+    } else {
+        1 << (usize::BITS - 1 - n.leading_zeros())
+    }
+}
+
+/// What deforms a baked primitive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Deformation {
+    /// Linear blend skinning with this skin (index into `Model::skins`).
+    Skinned {
+        /// The skin.
+        skin: usize,
+    },
+    /// The node's own (animated) transform.
+    Rigid,
+}
+
+/// One primitive instance that the VAT bake covers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VatPrimitive {
+    /// The node instancing the mesh.
+    pub node: usize,
+    /// The mesh.
+    pub mesh: usize,
+    /// The primitive within the mesh.
+    pub primitive: usize,
+    /// Skinned or rigid.
+    pub deformation: Deformation,
+    /// Whether morph targets apply (the mesh has some).
+    pub morphed: bool,
+    /// Whether normals are baked.
+    pub normals: bool,
+    /// Whether tangents are baked.
+    pub tangents: bool,
+    /// Texel addressing.
+    pub layout: VatLayout,
+}
+
+/// Which primitives a VAT bake covers and in what space.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VatPlan {
+    /// The node whose space all values are in (`None`: the scene root).
+    pub reference_node: Option<usize>,
+    /// Primitives that move, in node then primitive order.
+    pub primitives: Vec<VatPrimitive>,
+    /// Primitives that never move (node, mesh, primitive): not baked.
+    pub static_primitives: Vec<(usize, usize, usize)>,
+}
+
+/// Chooses what to bake: skinned primitives, primitives whose morph weights
+/// are animated, and rigid primitives whose node or an ancestor (or the
+/// reference node or an ancestor) is animated.
+pub fn plan(model: &Model, timeline: &Timeline, options: &VatOptions) -> Result<VatPlan> {
+    let mut trs_animated = vec![false; model.nodes.len()];
+    let mut weights_animated = vec![false; model.nodes.len()];
+    for ch in model.clips.iter().flat_map(|c| &c.channels) {
+        match ch.property {
+            Property::MorphWeights => weights_animated[ch.node] = true,
+            _ => trs_animated[ch.node] = true,
+        }
+    }
+    let chain_animated = |node: usize| {
+        let mut cursor = Some(node);
+        while let Some(n) = cursor {
+            if trs_animated[n] {
+                return true;
+            }
+            cursor = model.nodes[n].parent;
+        }
+        false
+    };
+    let reference_node = bones::bone_sets(model).first().map(|s| s.mesh_node);
+    let reference_moves = reference_node.is_some_and(chain_animated);
+    let mut primitives = Vec::new();
+    let mut static_primitives = Vec::new();
+    for (n, node) in model.nodes.iter().enumerate() {
+        let Some(m) = node.mesh else { continue };
+        let mesh = &model.meshes[m];
+        for (p, prim) in mesh.primitives.iter().enumerate() {
+            let deformation = match (node.skin, &prim.influences) {
+                (Some(skin), Some(_)) => Deformation::Skinned { skin },
+                _ => Deformation::Rigid,
+            };
+            let morphed = !prim.morph_targets.is_empty();
+            let moves = matches!(deformation, Deformation::Skinned { .. })
+                || (morphed && weights_animated[n])
+                || chain_animated(n)
+                || reference_moves;
+            if !moves {
+                static_primitives.push((n, m, p));
+                continue;
+            }
+            let layout = VatLayout::new(
+                prim.vertex_count(),
+                timeline.rows,
+                options.max_texture_size,
+                options.power_of_two,
+            )
+            .map_err(|e| Error {
+                object: format!("meshes[{m}].primitives[{p}]"),
+                ..e
+            })?;
+            primitives.push(VatPrimitive {
+                node: n,
+                mesh: m,
+                primitive: p,
+                deformation,
+                morphed,
+                normals: options.normals && prim.normals.is_some(),
+                tangents: options.tangents && prim.tangents.is_some(),
+                layout,
+            });
+        }
+    }
+    if primitives.is_empty() {
+        return Err(Error::new(
+            ErrorKind::NothingToBake,
+            "",
+            "no animated mesh: nothing for a vertex animation bake",
+        ));
+    }
+    Ok(VatPlan {
+        reference_node,
+        primitives,
+        static_primitives,
+    })
+}
+
+/// A 3x4 affine matrix in f32, rows first: `[r0, r1, r2]`, each `(x, y, z, t)`.
+type Affine = [Vec4; 3];
+
+fn to_affine(m: &DMat4) -> Affine {
+    [m.row(0).as_vec4(), m.row(1).as_vec4(), m.row(2).as_vec4()]
+}
+
+/// Per-row inputs of the kernel, computed once for all rows: for each row a
+/// record of affine matrices (every used skin's joints, then every rigid
+/// node) and a record of morph weights (every morphed node's targets).
+#[derive(Debug, Clone)]
+struct Palettes {
+    /// Affine matrices per row.
+    affines_per_row: usize,
+    /// `rows * affines_per_row` matrices.
+    affines: Vec<Affine>,
+    /// Morph weights per row.
+    weights_per_row: usize,
+    /// `rows * weights_per_row` weights.
+    weights: Vec<f32>,
+    /// Offset of each skin's joints in a row record (`None`: unused).
+    skin_offset: Vec<Option<usize>>,
+    /// Offset of each rigid node's matrix in a row record.
+    rigid_offset: Vec<Option<usize>>,
+    /// Offset of each morphed node's weights in a weight record.
+    weight_offset: Vec<Option<usize>>,
+}
+
+/// Per-primitive data prepared for the kernel: renormalised weights.
+#[derive(Debug, Clone)]
+struct Prepared {
+    slots: usize,
+    joints: Vec<u16>,
+    weights: Vec<f32>,
+}
+
+/// Computes VAT texels for a plan: palettes once, then any batch of texture
+/// rows of any primitive on request.
+#[derive(Debug)]
+pub struct VatBaker<'m> {
+    model: &'m Model,
+    plan: VatPlan,
+    convention: NormalConvention,
+    palettes: Palettes,
+    prepared: Vec<Option<Prepared>>,
+}
+
+/// Output buffers for a batch of texture rows: `rows * width` texels each;
+/// positions and normals 3 floats per texel, tangents 4.
+#[derive(Debug)]
+pub struct VatBatch<'a> {
+    /// Positions.
+    pub positions: &'a mut [f32],
+    /// Normals, if baked for this primitive.
+    pub normals: Option<&'a mut [f32]>,
+    /// Tangents, if baked for this primitive.
+    pub tangents: Option<&'a mut [f32]>,
+}
+
+impl<'m> VatBaker<'m> {
+    /// Evaluates every timeline row once (in parallel) and prepares the
+    /// per-vertex data of every planned primitive.
+    pub fn new(
+        model: &'m Model,
+        timeline: &Timeline,
+        plan: VatPlan,
+        convention: NormalConvention,
+    ) -> Result<Self> {
+        let nodes = model.nodes.len();
+        let mut skin_offset = vec![None; model.skins.len()];
+        let mut rigid_offset = vec![None; nodes];
+        let mut weight_offset = vec![None; nodes];
+        let (mut affines_per_row, mut weights_per_row) = (0, 0);
+        for p in &plan.primitives {
+            match p.deformation {
+                Deformation::Skinned { skin } if skin_offset[skin].is_none() => {
+                    skin_offset[skin] = Some(affines_per_row);
+                    affines_per_row += model.skins[skin].joints.len();
+                }
+                Deformation::Rigid if rigid_offset[p.node].is_none() => {
+                    rigid_offset[p.node] = Some(affines_per_row);
+                    affines_per_row += 1;
+                }
+                _ => {}
+            }
+            if p.morphed && weight_offset[p.node].is_none() {
+                weight_offset[p.node] = Some(weights_per_row);
+                weights_per_row += model.meshes[p.mesh].default_weights.len();
+            }
+        }
+        let rows = timeline.rows;
+        let mut affines = vec![[Vec4::ZERO; 3]; rows * affines_per_row.max(1)];
+        let mut weights = vec![0.0f32; rows * weights_per_row.max(1)];
+        let reference = plan.reference_node;
+        let results: Vec<Result<()>> = affines
+            .par_chunks_mut(affines_per_row.max(1))
+            .zip(weights.par_chunks_mut(weights_per_row.max(1)))
+            .enumerate()
+            .map_init(
+                || Evaluator::new(model),
+                |ev, (row, (affine_row, weight_row))| {
+                    timeline.evaluate_row(ev, row);
+                    let inv_ref = match reference {
+                        Some(r) => crate::skin::inverse_mesh_global(&ev.globals, r)?,
+                        None => DMat4::IDENTITY,
+                    };
+                    for (s, offset) in skin_offset.iter().enumerate() {
+                        let Some(offset) = *offset else { continue };
+                        let skin = &model.skins[s];
+                        for (k, (&j, ibm)) in
+                            skin.joints.iter().zip(&skin.inverse_binds).enumerate()
+                        {
+                            affine_row[offset + k] = to_affine(&(inv_ref * ev.globals[j] * *ibm));
+                        }
+                    }
+                    for (n, offset) in rigid_offset.iter().enumerate() {
+                        if let Some(offset) = *offset {
+                            affine_row[offset] = to_affine(&(inv_ref * ev.globals[n]));
+                        }
+                    }
+                    for (n, offset) in weight_offset.iter().enumerate() {
+                        if let Some(offset) = *offset {
+                            for (k, w) in ev.local.node_weights(n).iter().enumerate() {
+                                weight_row[offset + k] = *w as f32;
+                            }
+                        }
+                    }
+                    Ok(())
+                },
+            )
+            .collect();
+        if let Some((row, Err(e))) = results.into_iter().enumerate().find(|(_, r)| r.is_err()) {
+            let (c, frame) = timeline.locate_row(row);
+            return Err(Error {
+                message: format!(
+                    "{} (clip `{}`, frame {frame})",
+                    e.message, timeline.clips[c].name
+                ),
+                ..e
+            });
+        }
+        let palettes = Palettes {
+            affines_per_row,
+            affines,
+            weights_per_row,
+            weights,
+            skin_offset,
+            rigid_offset,
+            weight_offset,
+        };
+        let prepared = plan
+            .primitives
+            .iter()
+            .map(|p| {
+                let prim = &model.meshes[p.mesh].primitives[p.primitive];
+                match (p.deformation, &prim.influences) {
+                    (Deformation::Skinned { .. }, Some(inf)) => {
+                        let mut weights = inf.weights.clone();
+                        for w in weights.chunks_exact_mut(inf.per_vertex) {
+                            let total: f32 = w.iter().sum();
+                            w.iter_mut().for_each(|x| *x /= total);
+                        }
+                        Some(Prepared {
+                            slots: inf.per_vertex,
+                            joints: inf.joints.clone(),
+                            weights,
+                        })
+                    }
+                    _ => None,
+                }
+            })
+            .collect();
+        Ok(Self {
+            model,
+            plan,
+            convention,
+            palettes,
+            prepared,
+        })
+    }
+
+    /// The plan being baked.
+    pub fn plan(&self) -> &VatPlan {
+        &self.plan
+    }
+
+    /// Fills texture rows `first_row..first_row + rows` of primitive `index`
+    /// (an index into `plan().primitives`) into `out`, in parallel over rows.
+    pub fn fill(&self, index: usize, first_row: usize, rows: usize, out: VatBatch<'_>) {
+        let p = &self.plan.primitives[index];
+        let w = p.layout.width;
+        let VatBatch {
+            positions,
+            normals,
+            tangents,
+        } = out;
+        // Split every output into per-row slices and process rows in parallel.
+        let pos_rows = positions[..rows * w * 3].par_chunks_mut(w * 3);
+        let nrm_rows = normals.map(|n| n[..rows * w * 3].par_chunks_mut(w * 3));
+        let tan_rows = tangents.map(|t| t[..rows * w * 4].par_chunks_mut(w * 4));
+        match (nrm_rows, tan_rows) {
+            (None, None) => pos_rows
+                .enumerate()
+                .for_each(|(i, pos)| self.fill_row(index, first_row + i, pos, None, None)),
+            (Some(n), None) => pos_rows.zip(n).enumerate().for_each(|(i, (pos, nrm))| {
+                self.fill_row(index, first_row + i, pos, Some(nrm), None)
+            }),
+            (None, Some(t)) => pos_rows.zip(t).enumerate().for_each(|(i, (pos, tan))| {
+                self.fill_row(index, first_row + i, pos, None, Some(tan))
+            }),
+            (Some(n), Some(t)) => {
+                pos_rows
+                    .zip(n)
+                    .zip(t)
+                    .enumerate()
+                    .for_each(|(i, ((pos, nrm), tan))| {
+                        self.fill_row(index, first_row + i, pos, Some(nrm), Some(tan));
+                    })
+            }
+        }
+    }
+
+    /// Fills one texture row (one band of one frame).
+    fn fill_row(
+        &self,
+        index: usize,
+        texture_row: usize,
+        pos: &mut [f32],
+        mut nrm: Option<&mut [f32]>,
+        mut tan: Option<&mut [f32]>,
+    ) {
+        let p = &self.plan.primitives[index];
+        let layout = p.layout;
+        pos.fill(0.0);
+        if let Some(n) = nrm.as_deref_mut() {
+            n.fill(0.0);
+        }
+        if let Some(t) = tan.as_deref_mut() {
+            t.fill(0.0);
+        }
+        let frame = texture_row / layout.bands;
+        if frame >= layout.frames {
+            return; // power-of-two padding rows
+        }
+        let band = texture_row % layout.bands;
+        let first_vertex = band * layout.width;
+        let last_vertex = (first_vertex + layout.width).min(layout.vertices);
+        let prim = &self.model.meshes[p.mesh].primitives[p.primitive];
+        let targets = prim.morph_targets.len();
+        let pal = &self.palettes;
+        let morph_weights: &[f32] = match pal.weight_offset[p.node] {
+            Some(offset) if p.morphed => {
+                let at = frame * pal.weights_per_row + offset;
+                &pal.weights[at..at + targets]
+            }
+            _ => &[],
+        };
+        let row_affines =
+            &pal.affines[frame * pal.affines_per_row..(frame + 1) * pal.affines_per_row];
+        let (palette, prepared): (&[Affine], Option<&Prepared>) = match p.deformation {
+            Deformation::Skinned { skin } => {
+                let joints = self.model.skins[skin].joints.len();
+                let offset = pal.skin_offset[skin].unwrap_or_default();
+                (
+                    &row_affines[offset..offset + joints],
+                    self.prepared[index].as_ref(),
+                )
+            }
+            Deformation::Rigid => {
+                let offset = pal.rigid_offset[p.node].unwrap_or_default();
+                (&row_affines[offset..offset + 1], None)
+            }
+        };
+        let exact = self.convention == NormalConvention::InverseTranspose;
+        for v in first_vertex..last_vertex {
+            let x = v - first_vertex;
+            // Morph targets first (SPEC section 3).
+            let mut position = prim.positions[v];
+            let mut normal = prim.normals.as_ref().map_or(Vec3::ZERO, |n| n[v]);
+            let mut tangent = prim.tangents.as_ref().map_or(Vec4::ZERO, |t| t[v]);
+            for (t, &w) in morph_weights.iter().enumerate() {
+                if w != 0.0 {
+                    let target = &prim.morph_targets[t];
+                    if let Some(d) = &target.positions {
+                        position += d[v] * w;
+                    }
+                    if let Some(d) = &target.normals {
+                        normal += d[v] * w;
+                    }
+                    if let Some(d) = &target.tangents {
+                        tangent += (d[v] * w).extend(0.0);
+                    }
+                }
+            }
+            // The blended matrix.
+            let m: Affine = match prepared {
+                Some(pr) => {
+                    let range = v * pr.slots..(v + 1) * pr.slots;
+                    let mut acc = [Vec4::ZERO; 3];
+                    for (&j, &w) in pr.joints[range.clone()].iter().zip(&pr.weights[range]) {
+                        if w != 0.0 {
+                            let pm = &palette[usize::from(j)];
+                            acc[0] += pm[0] * w;
+                            acc[1] += pm[1] * w;
+                            acc[2] += pm[2] * w;
+                        }
+                    }
+                    acc
+                }
+                None => palette[0],
+            };
+            let p4 = position.extend(1.0);
+            pos[x * 3..x * 3 + 3].copy_from_slice(&[m[0].dot(p4), m[1].dot(p4), m[2].dot(p4)]);
+            let (r0, r1, r2) = (m[0].truncate(), m[1].truncate(), m[2].truncate());
+            if let Some(out) = nrm.as_deref_mut() {
+                let n = if exact {
+                    // Inverse transpose up to scale: the cofactor matrix,
+                    // whose rows are cross products of the columns; the sign
+                    // of the determinant keeps orientation.
+                    let (c0, c1, c2) = (
+                        Vec3::new(r0.x, r1.x, r2.x),
+                        Vec3::new(r0.y, r1.y, r2.y),
+                        Vec3::new(r0.z, r1.z, r2.z),
+                    );
+                    let (k0, k1, k2) = (c1.cross(c2), c2.cross(c0), c0.cross(c1));
+                    let det = c0.dot(k0);
+                    (k0 * normal.x + k1 * normal.y + k2 * normal.z) * det.signum()
+                } else {
+                    Vec3::new(r0.dot(normal), r1.dot(normal), r2.dot(normal))
+                };
+                let n = n.normalize_or_zero();
+                out[x * 3..x * 3 + 3].copy_from_slice(&n.to_array());
+            }
+            if let Some(out) = tan.as_deref_mut() {
+                let t3 = tangent.truncate();
+                let t = Vec3::new(r0.dot(t3), r1.dot(t3), r2.dot(t3)).normalize_or_zero();
+                out[x * 4..x * 4 + 4].copy_from_slice(&[t.x, t.y, t.z, tangent.w]);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout_wraps_and_pads() {
+        let l = VatLayout::new(10, 5, 8192, false).unwrap();
+        assert_eq!((l.width, l.bands, l.height), (10, 1, 5));
+        assert_eq!(l.texel(7, 3), (7, 3));
+        let l = VatLayout::new(20, 5, 16, false).unwrap();
+        assert_eq!((l.width, l.bands, l.height), (16, 2, 10));
+        assert_eq!(l.texel(19, 2), (3, 2 * 2 + 1));
+        let l = VatLayout::new(10, 5, 8192, true).unwrap();
+        assert_eq!((l.width, l.bands, l.height), (16, 1, 8));
+        // Width 12 is not a power of two: wrap at 8 instead; 3 rows pad to 4.
+        let l = VatLayout::new(20, 1, 12, true).unwrap();
+        assert_eq!((l.width, l.bands, l.height), (8, 3, 4));
+        assert!(
+            VatLayout::new(20, 5, 4, false).is_err(),
+            "5 bands x 5 frames > 4"
+        );
+    }
+
+    #[test]
+    fn cofactor_matches_inverse_transpose() {
+        // A non-uniform scale with a rotation: compare the kernel's cofactor
+        // form with glam's inverse transpose.
+        let m = DMat4::from_scale_rotation_translation(
+            glam::DVec3::new(1.0, 3.0, 0.5),
+            glam::DQuat::from_rotation_z(0.4) * glam::DQuat::from_rotation_x(0.2),
+            glam::DVec3::new(1.0, 2.0, 3.0),
+        );
+        let n = glam::DVec3::new(0.3, -0.5, 0.8).normalize();
+        let exact = (crate::skin::normal_matrix(&m) * n).normalize();
+        let a = to_affine(&m);
+        let (r0, r1, r2) = (a[0].truncate(), a[1].truncate(), a[2].truncate());
+        let (c0, c1, c2) = (
+            Vec3::new(r0.x, r1.x, r2.x),
+            Vec3::new(r0.y, r1.y, r2.y),
+            Vec3::new(r0.z, r1.z, r2.z),
+        );
+        let (k0, k1, k2) = (c1.cross(c2), c2.cross(c0), c0.cross(c1));
+        let nf = n.as_vec3();
+        let ours = ((k0 * nf.x + k1 * nf.y + k2 * nf.z) * c0.dot(k0).signum()).normalize();
+        assert!(
+            ours.as_dvec3().distance(exact) < 1e-6,
+            "{ours:?} vs {exact:?}"
+        );
+    }
+}

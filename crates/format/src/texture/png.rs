@@ -1,0 +1,155 @@
+//! 16-bit PNG textures for values normalised to stored bounds (PNG cannot
+//! hold floats). Rows are streamed as they are produced. Samples are written
+//! big-endian, as PNG requires; the data is linear (no colour space): import
+//! it with sRGB conversion off.
+
+use std::io::{BufRead, Seek, Write};
+
+use crate::error::{FormatError, Result};
+
+fn png_error(e: impl std::fmt::Display) -> FormatError {
+    FormatError::Invalid(format!("PNG: {e}"))
+}
+
+/// Streams a 16-bit RGB or RGBA PNG, row by row.
+pub struct Png16Writer<W: Write + 'static> {
+    stream: png::StreamWriter<'static, W>,
+    row_len: usize,
+    bytes: Vec<u8>,
+}
+
+impl<W: Write + 'static> std::fmt::Debug for Png16Writer<W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Png16Writer")
+            .field("row_len", &self.row_len)
+            .finish()
+    }
+}
+
+impl<W: Write + 'static> Png16Writer<W> {
+    /// Starts a `width` x `height` PNG with 3 (RGB) or 4 (RGBA) channels.
+    pub fn new(out: W, width: usize, height: usize, channels: usize) -> Result<Self> {
+        let color = match channels {
+            3 => png::ColorType::Rgb,
+            4 => png::ColorType::Rgba,
+            _ => return Err(FormatError::Invalid(format!("PNG: {channels} channels"))),
+        };
+        let (w, h) = (u32::try_from(width), u32::try_from(height));
+        let (Ok(w), Ok(h)) = (w, h) else {
+            return Err(FormatError::Invalid(format!(
+                "PNG: {width} x {height} is too large"
+            )));
+        };
+        let mut encoder = png::Encoder::new(out, w, h);
+        encoder.set_color(color);
+        encoder.set_depth(png::BitDepth::Sixteen);
+        encoder.set_compression(png::Compression::Fast);
+        let stream = encoder
+            .write_header()
+            .and_then(png::Writer::into_stream_writer)
+            .map_err(png_error)?;
+        Ok(Self {
+            stream,
+            row_len: width * channels,
+            bytes: Vec::new(),
+        })
+    }
+
+    /// Appends whole rows of samples (`width * channels` per row).
+    pub fn push_rows(&mut self, samples: &[u16]) -> Result<()> {
+        if samples.len() % self.row_len != 0 {
+            return Err(FormatError::Invalid(
+                "PNG: samples are not whole rows".to_owned(),
+            ));
+        }
+        self.bytes.clear();
+        self.bytes
+            .extend(samples.iter().flat_map(|s| s.to_be_bytes()));
+        self.stream.write_all(&self.bytes).map_err(png_error)
+    }
+
+    /// Completes the file; fails if fewer rows than the height were pushed.
+    pub fn finish(self) -> Result<()> {
+        self.stream.finish().map_err(png_error)
+    }
+}
+
+/// A decoded 16-bit PNG.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodedPng16 {
+    /// Width in pixels.
+    pub width: usize,
+    /// Height in pixels.
+    pub height: usize,
+    /// Channels per pixel.
+    pub channels: usize,
+    /// Samples, row-major, channels interleaved.
+    pub samples: Vec<u16>,
+}
+
+/// Reads a 16-bit grey, RGB or RGBA PNG.
+pub fn read<R: BufRead + Seek>(reader: R) -> Result<DecodedPng16> {
+    let mut reader = png::Decoder::new(reader).read_info().map_err(png_error)?;
+    let size = reader
+        .output_buffer_size()
+        .ok_or_else(|| FormatError::Invalid("PNG: image too large".to_owned()))?;
+    let mut buf = vec![0u8; size];
+    let info = reader.next_frame(&mut buf).map_err(png_error)?;
+    if info.bit_depth != png::BitDepth::Sixteen {
+        return Err(FormatError::Unsupported(
+            "PNG: not 16 bits per sample".to_owned(),
+        ));
+    }
+    let channels = info.color_type.samples();
+    let samples = buf[..info.buffer_size()]
+        .chunks_exact(2)
+        .map(|b| u16::from_be_bytes([b[0], b[1]]))
+        .collect();
+    Ok(DecodedPng16 {
+        width: info.width as usize,
+        height: info.height as usize,
+        channels,
+        samples,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Cursor;
+    use std::sync::{Arc, Mutex};
+
+    #[derive(Clone, Default)]
+    struct SharedBuf(Arc<Mutex<Vec<u8>>>);
+    impl Write for SharedBuf {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn rows_round_trip_big_endian() {
+        let (w, h) = (5, 4);
+        let samples: Vec<u16> = (0..w * h * 3).map(|i| (i * 4099 % 65536) as u16).collect();
+        let out = SharedBuf::default();
+        let mut writer = Png16Writer::new(out.clone(), w, h, 3).unwrap();
+        writer.push_rows(&samples[..w * 3]).unwrap();
+        writer.push_rows(&samples[w * 3..]).unwrap();
+        writer.finish().unwrap();
+        let bytes = out.0.lock().unwrap().clone();
+        let back = read(Cursor::new(bytes)).unwrap();
+        assert_eq!((back.width, back.height, back.channels), (w, h, 3));
+        assert_eq!(back.samples, samples);
+    }
+
+    #[test]
+    fn missing_rows_are_an_error() {
+        let mut writer = Png16Writer::new(SharedBuf::default(), 2, 2, 4).unwrap();
+        writer.push_rows(&[0; 8]).unwrap();
+        assert!(writer.finish().is_err());
+    }
+}
