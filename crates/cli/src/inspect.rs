@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use rigbake_format::container::{Container, Section};
-use rigbake_format::meta::{Metadata, Storage};
+use rigbake_format::meta::{Metadata, Storage, VatMetadata};
 use serde::Serialize;
 
 use crate::args::InspectArgs;
@@ -26,6 +26,8 @@ pub struct InspectReport {
     pub container: ContainerInfo,
     /// The bake metadata, field for field.
     pub metadata: Metadata,
+    /// The VAT record, field for field (`null` when the bake has none).
+    pub vat: Option<VatMetadata>,
     /// Sums over the metadata.
     pub totals: Totals,
     /// Result of `--verify` (`null` when not asked).
@@ -69,8 +71,12 @@ pub struct Totals {
     pub texture_bytes: u64,
     /// Encoded bytes of the textures embedded in the container.
     pub embedded_texture_bytes: u64,
-    /// Largest `max_error` over all textures.
+    /// Largest `max_error` over the bone textures.
     pub max_error: f64,
+    /// Number of vertex animation textures.
+    pub vat_textures: usize,
+    /// Encoded bytes of all vertex animation textures.
+    pub vat_texture_bytes: u64,
 }
 
 fn section_info(s: &Section) -> SectionInfo {
@@ -82,7 +88,8 @@ fn section_info(s: &Section) -> SectionInfo {
     }
 }
 
-fn totals(m: &Metadata) -> Totals {
+fn totals(m: &Metadata, vat: Option<&VatMetadata>) -> Totals {
+    let vat_textures = vat.map(|v| v.textures.as_slice()).unwrap_or_default();
     Totals {
         clips: m.clips.len(),
         frames: m.clips.iter().map(|c| u64::from(c.frames)).sum(),
@@ -95,6 +102,8 @@ fn totals(m: &Metadata) -> Totals {
             .map(|t| t.bytes)
             .sum(),
         max_error: m.textures.iter().map(|t| t.max_error).fold(0.0, f64::max),
+        vat_textures: vat_textures.len(),
+        vat_texture_bytes: vat_textures.iter().map(|t| t.bytes).sum(),
     }
 }
 
@@ -145,8 +154,9 @@ pub fn load_report(
             bytes: container.file_len(),
             sections: container.sections().iter().map(section_info).collect(),
         },
-        totals: totals(container.metadata()),
+        totals: totals(container.metadata(), container.vat()),
         metadata: container.metadata().clone(),
+        vat: container.vat().cloned(),
         verified,
     };
     Ok((report, problem))
@@ -300,13 +310,75 @@ pub fn render(r: &InspectReport) -> String {
             error_text(t.max_error)
         );
     }
+    if let Some(v) = &r.vat {
+        let _ = writeln!(
+            s,
+            "\nvertex animation ({} primitives, {}{}, normals {}, model space: {})",
+            v.primitives.len(),
+            name(&v.encoding),
+            if v.encoding == rigbake_format::meta::VatEncoding::Png16 {
+                format!(" with {} directions", name(&v.direction_encoding))
+            } else {
+                String::new()
+            },
+            name(&v.normal_convention),
+            v.reference_node.as_deref().unwrap_or("scene root")
+        );
+        for p in &v.primitives {
+            let streams: Vec<&str> = [Some(p.positions), p.normals, p.tangents]
+                .into_iter()
+                .flatten()
+                .map(|i| v.textures[i as usize].name.as_str())
+                .collect();
+            let _ = writeln!(
+                s,
+                "  {} p{} ({}, {}{} vertices)  {} x {} ({} band{})  {}",
+                p.node,
+                p.primitive,
+                name(&p.deformation),
+                if p.morphed { "morphed, " } else { "" },
+                p.vertices,
+                p.width,
+                p.height,
+                p.bands,
+                if p.bands == 1 { "" } else { "s" },
+                streams.join(", ")
+            );
+        }
+        let worst = |stream: rigbake_format::meta::VatStream| {
+            v.textures
+                .iter()
+                .filter(|t| t.stream == stream)
+                .map(|t| t.max_error)
+                .fold(0.0, f64::max)
+        };
+        let _ = writeln!(
+            s,
+            "  largest error: positions {} model units, normals/tangents {} degrees",
+            error_text(worst(rigbake_format::meta::VatStream::Positions)),
+            error_text(
+                worst(rigbake_format::meta::VatStream::Normals)
+                    .max(worst(rigbake_format::meta::VatStream::Tangents))
+            )
+        );
+        if !v.static_primitives.is_empty() {
+            let names: Vec<String> = v
+                .static_primitives
+                .iter()
+                .map(|p| format!("{} p{}", p.node, p.primitive))
+                .collect();
+            let _ = writeln!(s, "  static (not baked): {}", names.join(", "));
+        }
+    }
     let _ = writeln!(
         s,
-        "\ntotals    {} textures, {} ({} embedded), largest encoding error {}",
+        "\ntotals    {} bone textures, {} ({} embedded), largest encoding error {}; {} VAT textures, {}",
         r.totals.textures,
         kib(r.totals.texture_bytes),
         kib(r.totals.embedded_texture_bytes),
-        error_text(r.totals.max_error)
+        error_text(r.totals.max_error),
+        r.totals.vat_textures,
+        kib(r.totals.vat_texture_bytes)
     );
     if let Some(v) = r.verified {
         let _ = writeln!(

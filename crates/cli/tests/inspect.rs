@@ -56,6 +56,7 @@ fn json_output_follows_the_documented_schema() {
                 }
             );
             assert_eq!(doc["metadata"]["clips"][0]["name"], "wave");
+            assert_eq!(doc["vat"].is_null(), !flags.contains(&"--vat"));
             assert_eq!(doc["totals"]["frames"], 92);
         }
     }
