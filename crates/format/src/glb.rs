@@ -110,9 +110,10 @@ impl PrimitiveMode {
 
 /// One draw call's geometry. Every attribute has one value per position.
 ///
-/// glTF requires unit-length normals, tangents with a unit-length `xyz` and a
-/// `w` of exactly 1 or -1, and tangents only alongside normals; the caller
-/// must supply such data (see [`UNIT_LENGTH_TOLERANCE`]).
+/// glTF requires unit-length normals and tangents with a unit-length `xyz`
+/// and a `w` of exactly 1 or -1; the caller must supply such data (within
+/// [`UNIT_LENGTH_TOLERANCE`]), the writer checks but never renormalises.
+/// Tangents also need normals (the Khronos validator warns otherwise).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct GlbPrimitive {
     /// Topology.
@@ -161,11 +162,10 @@ pub fn write_glb_to<W: Write>(doc: &GlbDocument, mut out: W) -> Result<()> {
         .map_err(|e| FormatError::Invalid(format!("GLB: cannot encode JSON: {e}")))?;
     json.resize(json.len().next_multiple_of(4), b' ');
     bin.resize(bin.len().next_multiple_of(4), 0);
-    let total = 12 + 8 + json.len() + 8 + bin.len();
-    let too_big = || FormatError::Unrepresentable(format!("GLB: {total} bytes exceed 4 GiB"));
-    let total32 = u32::try_from(total).map_err(|_| too_big())?;
-    let mut header = Vec::with_capacity(28);
-    for word in [GLB_MAGIC, 2, total32, json.len() as u32, CHUNK_JSON] {
+    let total = u32::try_from(12 + 8 + json.len() + 8 + bin.len())
+        .map_err(|_| FormatError::Unrepresentable("GLB: the file would exceed 4 GiB".into()))?;
+    let mut header = Vec::with_capacity(20);
+    for word in [GLB_MAGIC, 2, total, json.len() as u32, CHUNK_JSON] {
         header.extend_from_slice(&word.to_le_bytes());
     }
     out.write_all(&header)?;
