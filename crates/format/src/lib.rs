@@ -4,15 +4,17 @@
 //! - [`container`]: the versioned `.rigbake` file (header, sections, table).
 //! - [`codec`]: how metadata becomes bytes (bincode), in one place.
 //! - [`meta`]: the metadata of a bake (clips, skins, textures, options).
+//! - [`glb`]: a GLB (binary glTF 2.0) writer for plain mesh data.
 //! - [`texture`]: EXR and PNG texture encoders and decoders.
 //! - [`vat`]: streaming vertex-animation texture files with error measurement.
 //!
-//! This crate knows nothing about glTF or animation math: it serialises plain
-//! values that the bakes produce.
+//! This crate knows nothing about reading glTF or about animation math: it
+//! serialises plain values that the bakes produce.
 
 pub mod codec;
 pub mod container;
 pub mod error;
+pub mod glb;
 pub mod meta;
 pub mod texture;
 pub mod vat;

@@ -1,0 +1,438 @@
+//! GLB (binary glTF 2.0) writer for plain mesh data.
+//!
+//! The caller hands over a [`GlbDocument`] of meshes and placeholder
+//! materials; [`write_glb`] checks it and lays it out as one GLB file:
+//!
+//! - one scene whose root nodes are one node per mesh (node name = mesh
+//!   name, identity transform), in the document's order;
+//! - one binary buffer (the BIN chunk) and one tightly packed, 4-byte aligned
+//!   buffer view per attribute or index list (no `byteStride`, `target` set);
+//! - float accessors for every attribute, with exact `min`/`max` on
+//!   `POSITION`; indices as `UNSIGNED_SHORT` when the primitive has at most
+//!   65535 vertices (so no index can be the restart value 65535), else
+//!   `UNSIGNED_INT`;
+//! - materials "by reference": a name and optional extras on the default
+//!   PBR material (no textures, no factors).
+//!
+//! Application-specific attributes (names starting with `_`) are written as
+//! float `VEC4` accessors. The output depends only on the input: the same
+//! document always gives the same bytes.
+//!
+//! The writer never renormalises or repairs data: invalid input (see
+//! [`write_glb`]) is refused with [`FormatError::Invalid`].
+
+use std::io::Write;
+
+use serde_json::{Map, Value, json};
+
+use crate::error::{FormatError, Result};
+
+/// How far a normal's or a tangent's length may be from 1. The Khronos
+/// validator allows 0.00674; we stay inside that.
+pub const UNIT_LENGTH_TOLERANCE: f32 = 0.005;
+
+const FLOAT: u32 = 5126;
+const UNSIGNED_SHORT: u32 = 5123;
+const UNSIGNED_INT: u32 = 5125;
+const ARRAY_BUFFER: u32 = 34962;
+const ELEMENT_ARRAY_BUFFER: u32 = 34963;
+const GLB_MAGIC: u32 = 0x4654_6C67; // "glTF"
+const CHUNK_JSON: u32 = 0x4E4F_534A; // "JSON"
+const CHUNK_BIN: u32 = 0x004E_4942; // "BIN\0"
+
+/// A whole GLB file: meshes (one node each) and the materials they use.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct GlbDocument {
+    /// Meshes, one scene node each, in this order (at least one).
+    pub meshes: Vec<GlbMesh>,
+    /// Materials, referenced by index from primitives.
+    pub materials: Vec<GlbMaterial>,
+    /// Written as `asset.generator`.
+    pub generator: String,
+}
+
+/// A placeholder material: the glTF default PBR material with a name and
+/// optional extras that say which source material it stands for.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct GlbMaterial {
+    /// Material name.
+    pub name: String,
+    /// Extras, e.g. `{"source_material": 3}`; must be a JSON object.
+    pub extras: Option<Value>,
+}
+
+/// A named mesh: one or more primitives.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct GlbMesh {
+    /// Mesh name, also used as its node's name.
+    pub name: String,
+    /// Primitives (at least one).
+    pub primitives: Vec<GlbPrimitive>,
+}
+
+/// Topology of a primitive (glTF `mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum PrimitiveMode {
+    /// Points (0).
+    Points = 0,
+    /// Separate lines (1).
+    Lines = 1,
+    /// Closed line loop (2).
+    LineLoop = 2,
+    /// Line strip (3).
+    LineStrip = 3,
+    /// Separate triangles (4), the default.
+    #[default]
+    Triangles = 4,
+    /// Triangle strip (5).
+    TriangleStrip = 5,
+    /// Triangle fan (6).
+    TriangleFan = 6,
+}
+
+impl PrimitiveMode {
+    /// The glTF `mode` number.
+    pub fn gltf_mode(self) -> u32 {
+        self as u32
+    }
+
+    /// Whether `count` vertices (or indices) make whole primitives.
+    fn accepts(self, count: usize) -> bool {
+        match self {
+            Self::Points => count >= 1,
+            Self::Lines => count >= 2 && count % 2 == 0,
+            Self::LineLoop | Self::LineStrip => count >= 2,
+            Self::Triangles => count >= 3 && count % 3 == 0,
+            Self::TriangleStrip | Self::TriangleFan => count >= 3,
+        }
+    }
+}
+
+/// One draw call's geometry. Every attribute has one value per position.
+///
+/// glTF requires unit-length normals and tangents with a unit-length `xyz`
+/// and a `w` of exactly 1 or -1; the caller must supply such data (within
+/// [`UNIT_LENGTH_TOLERANCE`]), the writer checks but never renormalises.
+/// Tangents also need normals (the Khronos validator warns otherwise).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct GlbPrimitive {
+    /// Topology.
+    pub mode: PrimitiveMode,
+    /// `POSITION` (at least one vertex).
+    pub positions: Vec<[f32; 3]>,
+    /// `NORMAL`, unit length.
+    pub normals: Option<Vec<[f32; 3]>>,
+    /// `TANGENT`: unit `xyz`, `w` = ±1 (bitangent sign); needs normals.
+    pub tangents: Option<Vec<[f32; 4]>>,
+    /// `TEXCOORD_0`, `TEXCOORD_1`, ... in order.
+    pub tex_coords: Vec<Vec<[f32; 2]>>,
+    /// Application-specific float `VEC4` attributes: (name starting with `_`,
+    /// values); names must be distinct.
+    pub custom: Vec<(String, Vec<[f32; 4]>)>,
+    /// Vertex indices (each below the vertex count), or none to draw the
+    /// vertices in order.
+    pub indices: Option<Vec<u32>>,
+    /// Index into [`GlbDocument::materials`].
+    pub material: Option<usize>,
+}
+
+/// Checks `doc` and encodes it as GLB bytes.
+///
+/// Refused with [`FormatError::Invalid`]: no meshes; a mesh without
+/// primitives; a primitive without vertices; an attribute whose length
+/// differs from the position count; a NaN or infinite value; a normal or
+/// tangent that is not unit length, a tangent `w` other than ±1, tangents
+/// without normals; a custom attribute name not starting with `_` (or just
+/// `_`), or used twice; an empty index list or an index out of range; an
+/// index or vertex count that does not suit the mode; a material index out of
+/// range; material extras that are not a JSON object. A file over 4 GiB is
+/// [`FormatError::Unrepresentable`].
+pub fn write_glb(doc: &GlbDocument) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    write_glb_to(doc, &mut out)?;
+    Ok(out)
+}
+
+/// Like [`write_glb`], writing to `out`. Nothing is written when `doc` is
+/// refused.
+pub fn write_glb_to<W: Write>(doc: &GlbDocument, mut out: W) -> Result<()> {
+    validate(doc)?;
+    let (root, mut bin) = build(doc);
+    let mut json = serde_json::to_vec(&root)
+        .map_err(|e| FormatError::Invalid(format!("GLB: cannot encode JSON: {e}")))?;
+    json.resize(json.len().next_multiple_of(4), b' ');
+    bin.resize(bin.len().next_multiple_of(4), 0);
+    let total = u32::try_from(12 + 8 + json.len() + 8 + bin.len())
+        .map_err(|_| FormatError::Unrepresentable("GLB: the file would exceed 4 GiB".into()))?;
+    let mut header = Vec::with_capacity(20);
+    for word in [GLB_MAGIC, 2, total, json.len() as u32, CHUNK_JSON] {
+        header.extend_from_slice(&word.to_le_bytes());
+    }
+    out.write_all(&header)?;
+    out.write_all(&json)?;
+    out.write_all(&(bin.len() as u32).to_le_bytes())?;
+    out.write_all(&CHUNK_BIN.to_le_bytes())?;
+    out.write_all(&bin)?;
+    Ok(())
+}
+
+fn invalid(msg: String) -> FormatError {
+    FormatError::Invalid(format!("GLB: {msg}"))
+}
+
+fn validate(doc: &GlbDocument) -> Result<()> {
+    if doc.meshes.is_empty() {
+        return Err(invalid("the document has no meshes".into()));
+    }
+    for (m, mat) in doc.materials.iter().enumerate() {
+        if mat.extras.as_ref().is_some_and(|e| !e.is_object()) {
+            return Err(invalid(format!(
+                "material {m} ({:?}): extras must be a JSON object",
+                mat.name
+            )));
+        }
+    }
+    for (m, mesh) in doc.meshes.iter().enumerate() {
+        if mesh.primitives.is_empty() {
+            return Err(invalid(format!(
+                "mesh {m} ({:?}) has no primitives",
+                mesh.name
+            )));
+        }
+        for (p, prim) in mesh.primitives.iter().enumerate() {
+            let at = format!("mesh {m} ({:?}) primitive {p}", mesh.name);
+            validate_primitive(prim, doc.materials.len())
+                .map_err(|e| invalid(format!("{at}: {e}")))?;
+        }
+    }
+    Ok(())
+}
+
+fn check_values<const N: usize>(
+    name: &str,
+    values: &[[f32; N]],
+    count: usize,
+) -> Result<(), String> {
+    if values.len() != count {
+        return Err(format!(
+            "{name} has {} values but there are {count} positions",
+            values.len()
+        ));
+    }
+    match values.iter().position(|v| v.iter().any(|x| !x.is_finite())) {
+        Some(i) => Err(format!("{name}[{i}] is not finite: {:?}", values[i])),
+        None => Ok(()),
+    }
+}
+
+fn is_unit(v: &[f32]) -> bool {
+    let len = v.iter().map(|&x| f64::from(x).powi(2)).sum::<f64>().sqrt();
+    (len - 1.0).abs() <= f64::from(UNIT_LENGTH_TOLERANCE)
+}
+
+fn validate_primitive(prim: &GlbPrimitive, materials: usize) -> Result<(), String> {
+    let n = prim.positions.len();
+    if n == 0 {
+        return Err("no vertices".into());
+    }
+    check_values("POSITION", &prim.positions, n)?;
+    if let Some(normals) = &prim.normals {
+        check_values("NORMAL", normals, n)?;
+        if let Some(i) = normals.iter().position(|v| !is_unit(v)) {
+            return Err(format!("NORMAL[{i}] is not unit length: {:?}", normals[i]));
+        }
+    }
+    if let Some(tangents) = &prim.tangents {
+        if prim.normals.is_none() {
+            return Err("TANGENT without NORMAL".into());
+        }
+        check_values("TANGENT", tangents, n)?;
+        if let Some(i) = tangents.iter().position(|v| !is_unit(&v[..3])) {
+            return Err(format!(
+                "TANGENT[{i}] xyz is not unit length: {:?}",
+                tangents[i]
+            ));
+        }
+        if let Some(i) = tangents.iter().position(|v| v[3].abs() != 1.0) {
+            return Err(format!("TANGENT[{i}] w is not 1 or -1: {:?}", tangents[i]));
+        }
+    }
+    for (set, uv) in prim.tex_coords.iter().enumerate() {
+        check_values(&format!("TEXCOORD_{set}"), uv, n)?;
+    }
+    for (k, (name, values)) in prim.custom.iter().enumerate() {
+        if !name.starts_with('_') || name.len() < 2 {
+            return Err(format!(
+                "custom attribute {name:?} must be '_' followed by a name"
+            ));
+        }
+        if prim.custom[..k].iter().any(|(other, _)| other == name) {
+            return Err(format!("custom attribute {name:?} appears twice"));
+        }
+        check_values(name, values, n)?;
+    }
+    let count = match &prim.indices {
+        Some(indices) => {
+            if indices.is_empty() {
+                return Err("the index list is empty".into());
+            }
+            if let Some(i) = indices.iter().position(|&x| x as usize >= n) {
+                return Err(format!(
+                    "index [{i}] = {} is out of range ({n} vertices)",
+                    indices[i]
+                ));
+            }
+            indices.len()
+        }
+        None => n,
+    };
+    if !prim.mode.accepts(count) {
+        return Err(format!(
+            "{count} vertices or indices do not suit mode {:?}",
+            prim.mode
+        ));
+    }
+    if let Some(m) = prim.material.filter(|&m| m >= materials) {
+        return Err(format!(
+            "material {m} is out of range ({materials} materials)"
+        ));
+    }
+    Ok(())
+}
+
+/// The binary buffer, its views and accessors, built up in order.
+#[derive(Default)]
+struct Buffers {
+    bin: Vec<u8>,
+    views: Vec<Value>,
+    accessors: Vec<Value>,
+}
+
+impl Buffers {
+    /// Appends `bytes` as a new 4-byte aligned view; returns its index.
+    fn view(&mut self, bytes: impl IntoIterator<Item = u8>, target: u32) -> usize {
+        let offset = self.bin.len();
+        self.bin.extend(bytes);
+        let length = self.bin.len() - offset;
+        self.bin.resize(self.bin.len().next_multiple_of(4), 0);
+        self.views.push(json!({
+            "buffer": 0, "byteOffset": offset, "byteLength": length, "target": target,
+        }));
+        self.views.len() - 1
+    }
+
+    /// Adds a float `VECn` attribute (with min/max when `bounds`); returns the
+    /// accessor index.
+    fn floats<const N: usize>(&mut self, values: &[[f32; N]], bounds: bool) -> usize {
+        let bytes = values.iter().flatten().flat_map(|x| x.to_le_bytes());
+        let view = self.view(bytes, ARRAY_BUFFER);
+        let mut accessor = json!({
+            "bufferView": view, "componentType": FLOAT, "count": values.len(),
+            "type": format!("VEC{N}"),
+        });
+        if bounds {
+            let (mut min, mut max) = ([f32::INFINITY; N], [f32::NEG_INFINITY; N]);
+            for v in values {
+                for c in 0..N {
+                    min[c] = min[c].min(v[c]);
+                    max[c] = max[c].max(v[c]);
+                }
+            }
+            // f64 from f32 is exact, so the JSON numbers equal the stored floats.
+            accessor["min"] = json!(min.map(f64::from).as_slice());
+            accessor["max"] = json!(max.map(f64::from).as_slice());
+        }
+        self.accessors.push(accessor);
+        self.accessors.len() - 1
+    }
+
+    /// Adds an index list for a primitive of `vertices` vertices; returns the
+    /// accessor index.
+    fn indices(&mut self, indices: &[u32], vertices: usize) -> usize {
+        let (view, component) = if vertices <= 65535 {
+            let bytes = indices.iter().flat_map(|&i| (i as u16).to_le_bytes());
+            (self.view(bytes, ELEMENT_ARRAY_BUFFER), UNSIGNED_SHORT)
+        } else {
+            let bytes = indices.iter().flat_map(|i| i.to_le_bytes());
+            (self.view(bytes, ELEMENT_ARRAY_BUFFER), UNSIGNED_INT)
+        };
+        self.accessors.push(json!({
+            "bufferView": view, "componentType": component, "count": indices.len(),
+            "type": "SCALAR",
+        }));
+        self.accessors.len() - 1
+    }
+}
+
+/// Lays out a validated document: the glTF JSON and the unpadded BIN data.
+fn build(doc: &GlbDocument) -> (Value, Vec<u8>) {
+    let mut buf = Buffers::default();
+    let meshes: Vec<Value> = doc
+        .meshes
+        .iter()
+        .map(|mesh| {
+            let primitives: Vec<Value> = mesh
+                .primitives
+                .iter()
+                .map(|prim| primitive_json(prim, &mut buf))
+                .collect();
+            json!({ "name": mesh.name, "primitives": primitives })
+        })
+        .collect();
+    let nodes: Vec<Value> = doc
+        .meshes
+        .iter()
+        .enumerate()
+        .map(|(i, mesh)| json!({ "name": mesh.name, "mesh": i }))
+        .collect();
+    let mut root = json!({
+        "asset": { "version": "2.0", "generator": doc.generator },
+        "scene": 0,
+        "scenes": [{ "nodes": (0..nodes.len()).collect::<Vec<_>>() }],
+        "nodes": nodes,
+        "meshes": meshes,
+        "accessors": buf.accessors,
+        "bufferViews": buf.views,
+        "buffers": [{ "byteLength": buf.bin.len() }],
+    });
+    if !doc.materials.is_empty() {
+        let materials: Vec<Value> = doc
+            .materials
+            .iter()
+            .map(|mat| {
+                let mut m = json!({ "name": mat.name });
+                if let Some(extras) = &mat.extras {
+                    m["extras"] = extras.clone();
+                }
+                m
+            })
+            .collect();
+        root["materials"] = Value::Array(materials);
+    }
+    (root, buf.bin)
+}
+
+fn primitive_json(prim: &GlbPrimitive, buf: &mut Buffers) -> Value {
+    let mut attributes = Map::new();
+    attributes.insert("POSITION".into(), buf.floats(&prim.positions, true).into());
+    if let Some(normals) = &prim.normals {
+        attributes.insert("NORMAL".into(), buf.floats(normals, false).into());
+    }
+    if let Some(tangents) = &prim.tangents {
+        attributes.insert("TANGENT".into(), buf.floats(tangents, false).into());
+    }
+    for (set, uv) in prim.tex_coords.iter().enumerate() {
+        attributes.insert(format!("TEXCOORD_{set}"), buf.floats(uv, false).into());
+    }
+    for (name, values) in &prim.custom {
+        attributes.insert(name.clone(), buf.floats(values, false).into());
+    }
+    let mut p = json!({ "attributes": attributes, "mode": prim.mode.gltf_mode() });
+    if let Some(indices) = &prim.indices {
+        p["indices"] = buf.indices(indices, prim.positions.len()).into();
+    }
+    if let Some(material) = prim.material {
+        p["material"] = material.into();
+    }
+    p
+}
