@@ -75,3 +75,58 @@ fn openexr_reference_library_reads_bone_textures() {
         }
     }
 }
+
+#[test]
+fn openexr_reference_library_reads_streamed_vat_textures() {
+    let out = tempfile::tempdir().unwrap();
+    let model = rigbake_fixtures::fixture("tentacle.glb");
+    for (flags, compression, ty) in [
+        (&["--format", "exr16"][..], "NO_COMPRESSION", "HALF"),
+        (
+            &["--format", "exr32", "--zip", "--tangents"][..],
+            "ZIP_COMPRESSION",
+            "FLOAT",
+        ),
+    ] {
+        let mut args: Vec<&std::ffi::OsStr> = vec![
+            "vat".as_ref(),
+            model.as_os_str(),
+            "--out".as_ref(),
+            out.path().as_os_str(),
+            "--normals".as_ref(),
+        ];
+        args.extend(flags.iter().map(std::ffi::OsStr::new));
+        let r = common::rigbake(&args);
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        for stream in ["positions", "normals"] {
+            let file = out
+                .path()
+                .join(format!("tentacle/tentacle_mesh.p0.{stream}.exr"));
+            let Some(dump) = openexr_dump(&file) else {
+                return;
+            };
+            let ours = read_exr(&file);
+            assert_eq!(
+                (dump["width"].as_u64(), dump["height"].as_u64()),
+                (Some(ours.width as u64), Some(ours.height as u64))
+            );
+            assert_eq!(dump["compression"], compression);
+            assert_eq!(dump["tiled"], false);
+            for (k, c) in ["R", "G", "B"].iter().enumerate() {
+                assert_eq!(dump["channel_types"][c], ty);
+                let values = dump["channels"][c].as_array().unwrap();
+                for (i, v) in values.iter().enumerate() {
+                    assert_eq!(
+                        v.as_f64().unwrap() as f32,
+                        ours.data[i * 4 + k],
+                        "{stream} {c} texel {i}"
+                    );
+                }
+            }
+            assert!(
+                dump["channels"].get("A").is_none(),
+                "positions and normals are RGB"
+            );
+        }
+    }
+}

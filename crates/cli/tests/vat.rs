@@ -544,3 +544,95 @@ fn wrapped_and_padded_layouts_read_back_through_the_documented_addressing() {
     assert_eq!(r.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&r.stderr).contains("maximum size 64"));
 }
+
+#[test]
+fn playback_mesh_is_valid_gltf_and_addresses_the_vat() {
+    let mut models: Vec<PathBuf> = vec![
+        rigbake_fixtures::fixture("tentacle.glb"),
+        rigbake_fixtures::fixture("hierarchy.gltf"),
+    ];
+    if let Some(shared) =
+        shared_models("playback_mesh_is_valid_gltf_and_addresses_the_vat (shared part)")
+    {
+        models.extend(
+            [
+                "kaykit/Knight.glb",
+                "threejs/RobotExpressive.glb",
+                "khronos/AnimatedMorphCube.glb",
+            ]
+            .map(|f| shared.join(f)),
+        );
+    }
+    let out = tempfile::tempdir().unwrap();
+    let r = vat(
+        &models,
+        out.path(),
+        &["--format", "exr32", "--normals", "--tangents"],
+    );
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    for m in &models {
+        let name = stem(m);
+        let (_, vat) = open(out.path(), &name);
+        let dir = out.path().join(&name);
+        let file = dir.join(vat.playback_file.as_deref().expect("a playback mesh"));
+        if let Some(issues) = common::gltf_validator(&file) {
+            assert_eq!(issues["numErrors"], 0, "{name}: {issues}");
+            assert_eq!(issues["numWarnings"], 0, "{name}: {issues}");
+        }
+        let source = import_file(m, &ImportOptions::default()).unwrap();
+        let (doc, buffers) = gltf_import(&file);
+        assert_eq!(doc.meshes().len(), vat.primitives.len());
+        for (p, mesh) in vat.primitives.iter().zip(doc.meshes()) {
+            let prim = mesh.primitives().next().unwrap();
+            let reader = prim.reader(|b| Some(&buffers[b.index()]));
+            let src = &source.meshes[source.nodes[mesh_node(&source, &p.node)].mesh.unwrap()]
+                .primitives[p.primitive as usize];
+            let sets = src.tex_coords.len() as u32;
+            // Same vertex order and count, same indices and UVs.
+            let positions: Vec<[f32; 3]> = reader.read_positions().unwrap().collect();
+            assert_eq!(positions.len(), p.vertices as usize);
+            let indices: Option<Vec<u32>> = reader.read_indices().map(|i| i.into_u32().collect());
+            assert_eq!(indices, src.indices, "{name}: indices");
+            for s in 0..sets {
+                let uv: Vec<[f32; 2]> = reader.read_tex_coords(s).unwrap().into_f32().collect();
+                let want: Vec<[f32; 2]> = src.tex_coords[s as usize]
+                    .iter()
+                    .map(|v| v.to_array())
+                    .collect();
+                assert_eq!(uv, want, "{name}: TEXCOORD_{s}");
+            }
+            // The extra set addresses each vertex's texel: reading the VAT
+            // there at row 0 gives the mesh's own (first-frame) position.
+            let texels: Vec<[f32; 2]> = reader
+                .read_tex_coords(sets)
+                .expect("the VAT TEXCOORD set")
+                .into_f32()
+                .collect();
+            let tex = decode(&dir, &vat.textures[p.positions as usize]);
+            for (v, (uv, pos)) in texels.iter().zip(&positions).enumerate() {
+                let x = (uv[0] * tex.width as f32 - 0.5).round() as usize;
+                let y = (uv[1] * tex.height as f32 - 0.5).round() as usize;
+                assert_eq!(
+                    (x, y),
+                    (v % p.width as usize, v / p.width as usize),
+                    "{name}: vertex {v}"
+                );
+                let at = (y * tex.width + x) * 3;
+                assert_eq!(&tex.values[at..at + 3], pos, "{name}: vertex {v}");
+            }
+            // Materials are kept by reference.
+            assert_eq!(prim.material().index(), src.material, "{name}: material");
+            if let Some(mi) = src.material {
+                let mat = doc.materials().nth(mi).unwrap();
+                assert_eq!(mat.name(), Some(source.materials[mi].as_str()));
+            }
+        }
+    }
+}
+
+/// Opens a GLB with the gltf crate: document and buffers.
+fn gltf_import(file: &Path) -> (gltf::Document, Vec<Vec<u8>>) {
+    let g = gltf::Gltf::from_slice(&std::fs::read(file).unwrap()).expect("the gltf crate opens it");
+    let blob = g.blob.clone().expect("a BIN chunk");
+    (g.document, vec![blob])
+}

@@ -24,6 +24,9 @@ pub struct Model {
     pub meshes: Vec<Mesh>,
     /// Clips (glTF animations), in glTF order.
     pub clips: Vec<Clip>,
+    /// Material names in glTF order (`material<index>` when unnamed), so
+    /// outputs can refer to materials by name and index.
+    pub materials: Vec<String>,
     /// Node indices ordered so that a parent always comes before its children.
     pub topological_order: Vec<usize>,
 }

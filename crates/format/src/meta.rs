@@ -2,8 +2,10 @@
 //! address every texture. Normative description: `formats/metadata.md`.
 //!
 //! These are plain serde types; the container stores them with bincode (see
-//! [`crate::codec`]) and `inspect --json` prints them as JSON. Field order matters for bincode:
-//! never reorder fields or enum variants; new ones go at the end.
+//! [`crate::codec`]) and `inspect --json` prints them as JSON. Released
+//! records are frozen (bincode identifies fields by position, and a new enum
+//! variant breaks older readers): new information goes into a new record in a
+//! new container section, as the VAT record did in format 1.1.
 
 use serde::{Deserialize, Serialize};
 

@@ -260,3 +260,59 @@ fn golden_version_1_0_container_stays_readable() {
         ]
     );
 }
+
+#[test]
+fn golden_version_1_1_container_with_vat_stays_readable() {
+    // formats/golden/v1.1/tentacle_vat.rigbake was written by rigbake 0.1.0
+    // with `rigbake bake fixtures/tentacle.glb --vat --normals --format png16
+    // --clip curl --embed-textures`. Never regenerate it.
+    use rigbake_format::meta::{Deformation, DirectionEncoding, VatEncoding, VatStream};
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../formats/golden/v1.1/tentacle_vat.rigbake");
+    let mut c = Container::open(&path).unwrap();
+    assert_eq!(c.version().to_string(), "1.1");
+    c.verify().unwrap();
+    let clips: Vec<_> = c
+        .metadata()
+        .clips
+        .iter()
+        .map(|c| (c.name.clone(), c.frames))
+        .collect();
+    assert_eq!(clips, [("curl".to_owned(), 31)]);
+    let vat = c.vat().expect("the VAT record").clone();
+    assert_eq!(vat.reference_node.as_deref(), Some("tentacle_mesh"));
+    assert_eq!(
+        (vat.encoding, vat.direction_encoding),
+        (VatEncoding::Png16, DirectionEncoding::Octahedral)
+    );
+    assert_eq!(vat.playback_file.as_deref(), Some("tentacle.vat.glb"));
+    let p = &vat.primitives[0];
+    assert_eq!(
+        (
+            p.node.as_str(),
+            p.deformation,
+            p.vertices,
+            p.frames,
+            p.width,
+            p.bands,
+            p.height
+        ),
+        ("tentacle_mesh", Deformation::Skinned, 204, 31, 204, 1, 31)
+    );
+    let pos = &vat.textures[p.positions as usize];
+    assert_eq!(pos.stream, VatStream::Positions);
+    let normals = &vat.textures[p.normals.unwrap() as usize];
+    assert_eq!(normals.stream, VatStream::Normals);
+    // Positions are bounds-normalised: vertex 0 at row 0 is the base ring at
+    // (0.3, 0, 0) and the bounds must contain it.
+    let b = pos.bounds.expect("PNG positions carry bounds");
+    assert!(b[0][0] <= 0.3 && 0.3 <= b[1][0] && b[0][1] <= 0.0 && 0.0 <= b[1][1]);
+    let rigbake_format::meta::Storage::Section(s) = pos.storage else {
+        panic!("embedded")
+    };
+    let png = rigbake_format::texture::png::read(Cursor::new(c.read_section(s as usize).unwrap()))
+        .unwrap();
+    assert_eq!((png.width, png.height, png.channels), (204, 31, 3));
+    let decode = |c: usize| b[0][c] + f32::from(png.samples[c]) / 65535.0 * (b[1][c] - b[0][c]);
+    assert!((decode(0) - 0.3).abs() < 1e-4 && decode(1).abs() < 1e-4 && decode(2).abs() < 1e-4);
+}

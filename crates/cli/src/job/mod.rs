@@ -4,6 +4,7 @@
 //! one model is caught and reported as an internal error for that file.
 
 mod bones;
+mod mesh;
 mod vat;
 
 use std::fs::File;

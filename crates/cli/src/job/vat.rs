@@ -8,12 +8,13 @@ use rigbake_core::bake::vat::{self, Deformation, VatBaker, VatBatch, VatPrimitiv
 use rigbake_core::timeline::Timeline;
 use rigbake_core::{ErrorKind, Model};
 use rigbake_format::container::SectionKind;
+use rigbake_format::glb;
 use rigbake_format::meta::{self, VatStream};
 use rigbake_format::vat::{
     EMPTY_BOUNDS, VatFileSpec, VatFileWriter, bounds_of, file_digest, stream_floats,
 };
 
-use super::{Part, Sink, file_safe, node_name};
+use super::{Part, Sink, file_safe, mesh, node_name};
 use crate::plan::{BakeSettings, VatSettings};
 
 /// Texels per row batch: large enough to keep both cores busy, small enough
@@ -178,6 +179,12 @@ pub(super) fn bake(
             playback_mesh: index as u32,
         });
     }
+    let playback_name = format!("{}.vat.glb", model.name);
+    let playback = glb::write_glb(&playback_document(model, &baker))
+        .map_err(|e| format!("{}: VAT playback mesh: {e}", path.display()))?;
+    sink.staging
+        .add_bytes(&playback_name, &playback)
+        .map_err(|e| format!("{}: cannot write {playback_name}: {e}", path.display()))?;
     Ok(Part::Done(meta::VatMetadata {
         reference_node,
         normal_convention: match vs.options.convention {
@@ -188,11 +195,51 @@ pub(super) fn bake(
         direction_encoding: vs.direction_encoding,
         max_texture_size: vs.options.max_texture_size as u32,
         power_of_two: vs.options.power_of_two,
-        playback_file: None,
+        playback_file: Some(playback_name),
         primitives,
         static_primitives,
         textures,
     }))
+}
+
+/// The playback mesh: every baked primitive as a mesh of its own (in plan
+/// order, so mesh `i` is `primitives[i]`), at the first frame, in model space,
+/// with the source's vertex order, UVs, indices and materials, plus one more
+/// TEXCOORD set holding each vertex's VAT texel centre at row 0:
+/// `((x + 0.5) / width, (band + 0.5) / height)`.
+fn playback_document(model: &Model, baker: &VatBaker<'_>) -> glb::GlbDocument {
+    let meshes = baker
+        .plan()
+        .primitives
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let prim = &model.meshes[p.mesh].primitives[p.primitive];
+            let first = baker.vertices_at(i, 0);
+            let mut out = mesh::base(prim);
+            out.positions = first.positions;
+            out.tangents = first.tangents.filter(|_| first.normals.is_some());
+            out.normals = first.normals;
+            let (w, h) = (p.layout.width as f32, p.layout.height as f32);
+            out.tex_coords.push(
+                (0..p.layout.vertices)
+                    .map(|v| {
+                        let (x, band) = (v % p.layout.width, v / p.layout.width);
+                        [(x as f32 + 0.5) / w, (band as f32 + 0.5) / h]
+                    })
+                    .collect(),
+            );
+            glb::GlbMesh {
+                name: format!("{}.p{}", node_name(model, p.node), p.primitive),
+                primitives: vec![out],
+            }
+        })
+        .collect();
+    glb::GlbDocument {
+        meshes,
+        materials: mesh::materials(model),
+        generator: format!("rigbake {}", env!("CARGO_PKG_VERSION")),
+    }
 }
 
 /// Streams every texture of one primitive; returns their metadata in stream

@@ -305,6 +305,17 @@ pub struct VatBaker<'m> {
     prepared: Vec<Option<Prepared>>,
 }
 
+/// The vertices of one primitive at one frame, in vertex order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FrameVertices {
+    /// Positions in model space.
+    pub positions: Vec<[f32; 3]>,
+    /// Unit normals, when the source has normals.
+    pub normals: Option<Vec<[f32; 3]>>,
+    /// Unit tangents with handedness +-1, when the source has tangents.
+    pub tangents: Option<Vec<[f32; 4]>>,
+}
+
 /// Output buffers for a batch of texture rows: `rows * width` texels each;
 /// positions and normals 3 floats per texel, tangents 4.
 #[derive(Debug)]
@@ -477,6 +488,67 @@ impl<'m> VatBaker<'m> {
                         self.fill_row(index, first_row + i, pos, Some(nrm), Some(tan));
                     })
             }
+        }
+    }
+
+    /// Every vertex of primitive `index` at timeline row `row`, in vertex
+    /// order, ready for a mesh file: positions, and unit normals and tangents
+    /// when the source primitive has them (whether or not the plan bakes
+    /// them). Degenerate directions become +Z (normals) and +X (tangents);
+    /// tangent `w` is exactly +-1.
+    pub fn vertices_at(&self, index: usize, row: usize) -> FrameVertices {
+        let p = &self.plan.primitives[index];
+        let prim = &self.model.meshes[p.mesh].primitives[p.primitive];
+        let (w, bands) = (p.layout.width, p.layout.bands);
+        let mut positions = vec![0.0; w * bands * 3];
+        let mut normals = prim.normals.as_ref().map(|_| vec![0.0; w * bands * 3]);
+        let mut tangents = prim.tangents.as_ref().map(|_| vec![0.0; w * bands * 4]);
+        for band in 0..bands {
+            self.fill_row(
+                index,
+                row * bands + band,
+                &mut positions[band * w * 3..(band + 1) * w * 3],
+                normals
+                    .as_mut()
+                    .map(|n| &mut n[band * w * 3..(band + 1) * w * 3]),
+                tangents
+                    .as_mut()
+                    .map(|t| &mut t[band * w * 4..(band + 1) * w * 4]),
+            );
+        }
+        // Texel (x, band) holds vertex band * width + x: the concatenated
+        // bands are in vertex order; `take` drops the wrap padding.
+        let v = p.layout.vertices;
+        let unit = |d: &[f32], fallback: Vec3| {
+            let d = Vec3::from_slice(d);
+            if d.length() > 0.5 {
+                d.normalize()
+            } else {
+                fallback
+            }
+        };
+        FrameVertices {
+            positions: positions
+                .chunks_exact(3)
+                .take(v)
+                .map(|c| [c[0], c[1], c[2]])
+                .collect(),
+            normals: normals.map(|n| {
+                n.chunks_exact(3)
+                    .take(v)
+                    .map(|c| unit(c, Vec3::Z).to_array())
+                    .collect()
+            }),
+            tangents: tangents.map(|t| {
+                t.chunks_exact(4)
+                    .take(v)
+                    .map(|c| {
+                        unit(&c[..3], Vec3::X)
+                            .extend(if c[3] < 0.0 { -1.0 } else { 1.0 })
+                            .to_array()
+                    })
+                    .collect()
+            }),
         }
     }
 

@@ -155,6 +155,14 @@ pub fn import_slice(bytes: &[u8], source: &Source<'_>, options: &ImportOptions) 
         skins,
         meshes,
         clips,
+        materials: doc
+            .materials()
+            .enumerate()
+            .map(|(i, m)| {
+                m.name()
+                    .map_or_else(|| format!("material{i}"), str::to_owned)
+            })
+            .collect(),
         topological_order,
     })
 }

@@ -1,0 +1,49 @@
+//! Turning model primitives into GLB primitives for the meshes rigbake
+//! writes (VAT playback, bone-weight meshes): topology, UVs, indices and
+//! materials by reference are kept; vertex order never changes.
+
+use rigbake_core::Model;
+use rigbake_core::model::{Primitive, PrimitiveMode};
+use rigbake_format::glb::{self, GlbMaterial, GlbPrimitive};
+
+/// Every material of the model by reference: its name, and its index in the
+/// source file under `extras.source_material`.
+pub(super) fn materials(model: &Model) -> Vec<GlbMaterial> {
+    model
+        .materials
+        .iter()
+        .enumerate()
+        .map(|(i, name)| GlbMaterial {
+            name: name.clone(),
+            extras: Some(serde_json::json!({ "source_material": i })),
+        })
+        .collect()
+}
+
+fn mode(mode: PrimitiveMode) -> glb::PrimitiveMode {
+    match mode {
+        PrimitiveMode::Points => glb::PrimitiveMode::Points,
+        PrimitiveMode::Lines => glb::PrimitiveMode::Lines,
+        PrimitiveMode::LineLoop => glb::PrimitiveMode::LineLoop,
+        PrimitiveMode::LineStrip => glb::PrimitiveMode::LineStrip,
+        PrimitiveMode::Triangles => glb::PrimitiveMode::Triangles,
+        PrimitiveMode::TriangleStrip => glb::PrimitiveMode::TriangleStrip,
+        PrimitiveMode::TriangleFan => glb::PrimitiveMode::TriangleFan,
+    }
+}
+
+/// A GLB primitive with the source's topology, UV sets, indices and material;
+/// the caller fills positions, normals, tangents and extra attributes.
+pub(super) fn base(prim: &Primitive) -> GlbPrimitive {
+    GlbPrimitive {
+        mode: mode(prim.mode),
+        tex_coords: prim
+            .tex_coords
+            .iter()
+            .map(|set| set.iter().map(|uv| uv.to_array()).collect())
+            .collect(),
+        indices: prim.indices.clone(),
+        material: prim.material,
+        ..GlbPrimitive::default()
+    }
+}
