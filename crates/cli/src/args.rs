@@ -100,6 +100,12 @@ pub struct BakeArgs {
     /// Bone texture sample precision.
     #[arg(long, value_enum, default_value_t = PrecisionArg::F32)]
     pub precision: PrecisionArg,
+    /// Bone-weight pairs kept per vertex (1 to 8): UV1..UV4 channels.
+    #[arg(long, default_value_t = 6, value_name = "N")]
+    pub max_influences: usize,
+    /// Do not write bone-weight channels and the weights mesh.
+    #[arg(long)]
+    pub no_weights: bool,
     /// Also bake vertex animation textures.
     #[arg(long)]
     pub vat: bool,

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use rigbake_format::container::{Container, Section};
-use rigbake_format::meta::{Metadata, Storage, VatMetadata};
+use rigbake_format::meta::{Metadata, Storage, VatMetadata, WeightsMetadata};
 use serde::Serialize;
 
 use crate::args::InspectArgs;
@@ -28,6 +28,8 @@ pub struct InspectReport {
     pub metadata: Metadata,
     /// The VAT record, field for field (`null` when the bake has none).
     pub vat: Option<VatMetadata>,
+    /// The bone-weight record, field for field (`null` when none).
+    pub weights: Option<WeightsMetadata>,
     /// Sums over the metadata.
     pub totals: Totals,
     /// Result of `--verify` (`null` when not asked).
@@ -157,6 +159,7 @@ pub fn load_report(
         totals: totals(container.metadata(), container.vat()),
         metadata: container.metadata().clone(),
         vat: container.vat().cloned(),
+        weights: container.weights().cloned(),
         verified,
     };
     Ok((report, problem))
@@ -309,6 +312,29 @@ pub fn render(r: &InspectReport) -> String {
             place,
             error_text(t.max_error)
         );
+    }
+    if let Some(w) = &r.weights {
+        let _ = writeln!(
+            s,
+            "\nbone weights ({} pairs per vertex in {} channels UV1..UV{}; mesh {})",
+            w.max_influences,
+            w.channels,
+            w.channels,
+            w.mesh_file.as_deref().unwrap_or("none")
+        );
+        for p in &w.primitives {
+            let _ = writeln!(
+                s,
+                "  {} p{}  {} vertices  skin {}  dropped weight max {:.4} mean {:.4}  position error {}",
+                p.node,
+                p.primitive,
+                p.vertices,
+                p.skin,
+                p.dropped_max,
+                p.dropped_mean,
+                error_text(p.position_error)
+            );
+        }
     }
     if let Some(v) = &r.vat {
         let _ = writeln!(

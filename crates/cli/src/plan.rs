@@ -24,6 +24,8 @@ use crate::{EXIT_FAILED, EXIT_OK, job};
 pub struct Outputs {
     /// Bone-matrix textures.
     pub bones: bool,
+    /// Bone-weight channels and the weights mesh (needs `bones`).
+    pub weights: bool,
     /// Vertex animation textures and the playback mesh.
     pub vat: bool,
 }
@@ -54,6 +56,8 @@ pub struct BakeSettings {
     pub layout: MatrixLayout,
     /// Bone texture precision.
     pub precision: Precision,
+    /// Bone-weight pairs kept per vertex.
+    pub max_influences: usize,
     /// Largest texture width or height.
     pub max_texture_size: usize,
     /// Embed textures in the container instead of writing files beside it.
@@ -118,24 +122,34 @@ fn vat_settings(flags: &VatFlags, max_texture_size: usize) -> VatSettings {
 impl BakePlan {
     /// Validates `rigbake bake` arguments; the error is a usage message.
     pub fn from_bake_args(args: &BakeArgs) -> Result<Self, String> {
+        if !(1..=rigbake_core::bake::weights::MAX_INFLUENCES).contains(&args.max_influences) {
+            return Err(format!(
+                "--max-influences must be 1 to 8, got {}",
+                args.max_influences
+            ));
+        }
         let outputs = Outputs {
             bones: true,
+            weights: !args.no_weights,
             vat: args.vat,
         };
-        Self::build(
+        let mut plan = Self::build(
             &args.models,
             &args.common,
             outputs,
             args.layout,
             args.precision,
             &args.vat_flags,
-        )
+        )?;
+        plan.settings.max_influences = args.max_influences;
+        Ok(plan)
     }
 
     /// Validates `rigbake vat` arguments; the error is a usage message.
     pub fn from_vat_args(args: &VatArgs) -> Result<Self, String> {
         let outputs = Outputs {
             bones: false,
+            weights: false,
             vat: true,
         };
         Self::build(
@@ -208,6 +222,7 @@ impl BakePlan {
                     PrecisionArg::F32 => Precision::F32,
                     PrecisionArg::F16 => Precision::F16,
                 },
+                max_influences: 6,
                 max_texture_size: common.max_texture_size,
                 embed_textures: common.embed_textures,
                 vat: vat_settings(vat_flags, common.max_texture_size),

@@ -127,9 +127,16 @@ fn verify_detects_a_damaged_texture_and_a_damaged_container() {
     let r = inspect(&container, &["--verify"]);
     assert_eq!(r.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&r.stderr).contains("checksum"));
-    // Damage the container itself.
+    // Damage the container's metadata (which plain inspect reads).
+    let metadata_at = rigbake_format::container::Container::open(&container)
+        .unwrap()
+        .sections()
+        .iter()
+        .find(|s| s.kind == rigbake_format::container::SectionKind::Metadata)
+        .unwrap()
+        .offset as usize;
     let mut bytes = std::fs::read(&container).unwrap();
-    bytes[60] ^= 1;
+    bytes[metadata_at + 3] ^= 1;
     std::fs::write(&container, &bytes).unwrap();
     let r = inspect(&container, &[]);
     assert_eq!(r.status.code(), Some(1));

@@ -4,7 +4,7 @@
 //! bumping the container's major version.
 
 use crate::error::{FormatError, Result};
-use crate::meta::{Metadata, VatMetadata};
+use crate::meta::{Metadata, VatMetadata, WeightsMetadata};
 
 /// Largest metadata record a reader accepts.
 pub const METADATA_LIMIT: usize = 64 << 20;
@@ -38,4 +38,17 @@ pub fn decode_vat(bytes: &[u8]) -> Result<VatMetadata> {
     bincode::serde::decode_from_slice(bytes, config())
         .map(|(m, _)| m)
         .map_err(|e| FormatError::Invalid(format!("VAT metadata cannot be decoded: {e}")))
+}
+
+/// Encodes the bone-weight record.
+pub fn encode_weights(w: &WeightsMetadata) -> Result<Vec<u8>> {
+    bincode::serde::encode_to_vec(w, config())
+        .map_err(|e| FormatError::Invalid(format!("cannot encode weight metadata: {e}")))
+}
+
+/// Decodes the bone-weight record (trailing bytes ignored).
+pub fn decode_weights(bytes: &[u8]) -> Result<WeightsMetadata> {
+    bincode::serde::decode_from_slice(bytes, config())
+        .map(|(m, _)| m)
+        .map_err(|e| FormatError::Invalid(format!("weight metadata cannot be decoded: {e}")))
 }

@@ -336,3 +336,54 @@ pub struct VatMetadata {
     /// Every VAT texture.
     pub textures: Vec<VatTextureMeta>,
 }
+
+// ---------------------------------------------------------------------------
+// Bone-weight section (container section kind 4, since format 1.2).
+
+/// Names of the glTF application-specific attributes that carry the bone
+/// channels in the weights mesh: `_RIGBAKE_UV1` holds channel UV1, and so on.
+pub const WEIGHT_ATTRIBUTE_PREFIX: &str = "_RIGBAKE_UV";
+
+/// One skinned primitive instance's bone-weight channels.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WeightsPrimitiveMeta {
+    /// Name of the node instancing the mesh.
+    pub node: String,
+    /// Mesh name.
+    pub mesh: String,
+    /// Primitive index within the mesh.
+    pub primitive: u32,
+    /// Index in [`Metadata::skins`] of the bone set whose texture the bone
+    /// indices address (the index space).
+    pub skin: u32,
+    /// Vertices, in glTF primitive order.
+    pub vertices: u32,
+    /// Container section (kind 5) holding `vertices * channels` RGBA f32
+    /// little-endian values: vertex by vertex, channel by channel.
+    pub section: u32,
+    /// Largest fraction of a vertex's weight that was dropped.
+    pub dropped_max: f64,
+    /// Mean fraction of weight dropped per vertex.
+    pub dropped_mean: f64,
+    /// Largest position error truncation causes over the baked frames, in
+    /// model units.
+    pub position_error: f64,
+    /// Mesh index in the weights `.glb`.
+    pub mesh_index: u32,
+    /// Primitive index within that mesh.
+    pub mesh_primitive: u32,
+}
+
+/// The bone-weight part of a bake.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WeightsMetadata {
+    /// Pairs kept per vertex (1 to 8).
+    pub max_influences: u32,
+    /// RGBA channels per vertex (`ceil(max_influences / 2)`): channel `c` is
+    /// `(bone[2c], weight[2c], bone[2c+1], weight[2c+1])`.
+    pub channels: u32,
+    /// The weights mesh (`.glb`), if written.
+    pub mesh_file: Option<String>,
+    /// Every skinned primitive instance.
+    pub primitives: Vec<WeightsPrimitiveMeta>,
+}

@@ -18,6 +18,8 @@ use crate::plan::BakeSettings;
 pub(super) struct BonesPart {
     pub skins: Vec<meta::SkinMeta>,
     pub textures: Vec<meta::TextureMeta>,
+    /// The baked textures, in `skins` order (the weights step needs them).
+    pub baked: Vec<BoneTexture>,
 }
 
 /// The metadata name of a core layout.
@@ -97,6 +99,7 @@ pub(super) fn bake(
     Ok(Part::Done(BonesPart {
         skins,
         textures: texture_meta,
+        baked: textures,
     }))
 }
 

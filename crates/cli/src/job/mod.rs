@@ -6,6 +6,7 @@
 mod bones;
 mod mesh;
 mod vat;
+mod weights;
 
 use std::fs::File;
 use std::io::BufWriter;
@@ -94,6 +95,10 @@ fn try_bake(job: &BakeJob, settings: &BakeSettings) -> Result<Outcome, String> {
             Part::Skipped(reason) => skipped.push(reason),
         }
     }
+    let mut weights_part = None;
+    if let (true, Some(bones)) = (settings.outputs.weights, &bones_part) {
+        weights_part = Some(weights::bake(path, &model, bones, settings, &mut sink)?);
+    }
     let mut vat_part = None;
     if settings.outputs.vat {
         match vat::bake(path, &model, &timeline, settings, &mut sink)? {
@@ -111,6 +116,12 @@ fn try_bake(job: &BakeJob, settings: &BakeSettings) -> Result<Outcome, String> {
         .map(|b| (b.skins, b.textures))
         .unwrap_or_default();
     let metadata = build_metadata(path, &bytes, &timeline, skins, textures, settings);
+    if let Some(w) = &weights_part {
+        let record = codec::encode_weights(w).map_err(|e| format!("{}: {e}", path.display()))?;
+        sink.container
+            .add_section(SectionKind::Weights, &record)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+    }
     let fail = |e: rigbake_format::FormatError| {
         format!("{}: cannot write the container: {e}", path.display())
     };

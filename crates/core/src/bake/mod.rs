@@ -4,6 +4,8 @@
 
 pub mod bones;
 pub mod vat;
+pub mod vertices;
+pub mod weights;
 
 pub use bones::{
     BoneBakeOptions, BoneSet, BoneTexture, MatrixLayout, bake_bone_textures, bone_sets,

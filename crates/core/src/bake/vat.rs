@@ -25,6 +25,7 @@ use glam::{DMat4, Vec3, Vec4};
 use rayon::prelude::*;
 
 use crate::bake::bones;
+use crate::bake::vertices::FrameVertices;
 use crate::error::{Error, ErrorKind, Result};
 use crate::evaluate::Evaluator;
 use crate::model::{Model, Property};
@@ -303,17 +304,6 @@ pub struct VatBaker<'m> {
     convention: NormalConvention,
     palettes: Palettes,
     prepared: Vec<Option<Prepared>>,
-}
-
-/// The vertices of one primitive at one frame, in vertex order.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FrameVertices {
-    /// Positions in model space.
-    pub positions: Vec<[f32; 3]>,
-    /// Unit normals, when the source has normals.
-    pub normals: Option<Vec<[f32; 3]>>,
-    /// Unit tangents with handedness +-1, when the source has tangents.
-    pub tangents: Option<Vec<[f32; 4]>>,
 }
 
 /// Output buffers for a batch of texture rows: `rows * width` texels each;

@@ -10,6 +10,9 @@ use crate::model::{Influences, Mesh, MorphTarget, Primitive, PrimitiveMode};
 
 use DataType::{F32, I8, I16, U8, U16, U32};
 
+/// Most `JOINTS_n`/`WEIGHTS_n` sets a primitive may have (64 influences).
+pub const MAX_INFLUENCE_SETS: usize = 16;
+
 const ALL_SMALL: &[DataType] = &[F32, I8, U8, I16, U16];
 const FLOAT_ONLY: &[DataType] = &[F32];
 const FLOAT_OR_SIGNED: &[DataType] = &[F32, I8, I16];
@@ -282,6 +285,12 @@ fn build_influences(
     joint_sets.sort_by_key(|(s, _)| *s);
     weight_sets.sort_by_key(|(s, _)| *s);
     let sets = joint_sets.len().max(weight_sets.len());
+    if sets > MAX_INFLUENCE_SETS {
+        return Err(Error::limit(
+            format!("{path}.attributes"),
+            format!("{sets} JOINTS_n/WEIGHTS_n sets, more than the limit of {MAX_INFLUENCE_SETS}"),
+        ));
+    }
     for k in 0..sets {
         let j = joint_sets.get(k).map(|(s, _)| *s as usize);
         let w = weight_sets.get(k).map(|(s, _)| *s as usize);

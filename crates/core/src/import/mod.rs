@@ -14,6 +14,8 @@ mod scene;
 
 use std::path::Path;
 
+pub use meshes::MAX_INFLUENCE_SETS;
+
 use crate::error::{Error, ErrorKind, Result};
 use crate::model::Model;
 

@@ -26,7 +26,7 @@ pub const FORMAT_MAJOR: u16 = 1;
 /// Minor version this code writes. Minor versions only add section kinds and
 /// append fields at the end of the metadata record; older readers skip the
 /// former and ignore the latter.
-pub const FORMAT_MINOR: u16 = 1;
+pub const FORMAT_MINOR: u16 = 2;
 
 /// Header size written by this version (readers accept larger headers).
 pub const HEADER_LEN: u32 = 48;
@@ -47,6 +47,11 @@ pub enum SectionKind {
     Texture,
     /// The VAT record (bincode [`crate::meta::VatMetadata`]), since 1.1.
     Vat,
+    /// The bone-weight record (bincode [`crate::meta::WeightsMetadata`]),
+    /// since 1.2.
+    Weights,
+    /// Raw per-vertex data (little-endian f32), referred to by a record.
+    VertexData,
     /// A kind this version does not know; skipped by readers.
     Unknown(u32),
 }
@@ -58,6 +63,8 @@ impl SectionKind {
             Self::Metadata => 1,
             Self::Texture => 2,
             Self::Vat => 3,
+            Self::Weights => 4,
+            Self::VertexData => 5,
             Self::Unknown(c) => c,
         }
     }
@@ -68,6 +75,8 @@ impl SectionKind {
             1 => Self::Metadata,
             2 => Self::Texture,
             3 => Self::Vat,
+            4 => Self::Weights,
+            5 => Self::VertexData,
             c => Self::Unknown(c),
         }
     }
@@ -78,6 +87,8 @@ impl SectionKind {
             Self::Metadata => "metadata".to_owned(),
             Self::Texture => "texture".to_owned(),
             Self::Vat => "vat".to_owned(),
+            Self::Weights => "weights".to_owned(),
+            Self::VertexData => "vertex_data".to_owned(),
             Self::Unknown(c) => format!("unknown({c})"),
         }
     }

@@ -14,7 +14,7 @@ use super::{
 };
 use crate::codec;
 use crate::error::{FormatError, Result};
-use crate::meta::{Metadata, Storage, VatMetadata};
+use crate::meta::{Metadata, Storage, VatMetadata, WeightsMetadata};
 
 /// Largest header a reader accepts (future minors may grow it).
 const MAX_HEADER_LEN: u32 = 4096;
@@ -46,6 +46,7 @@ pub struct Container<R> {
     sections: Vec<Section>,
     metadata: Metadata,
     vat: Option<VatMetadata>,
+    weights: Option<WeightsMetadata>,
 }
 
 impl Container<BufReader<File>> {
@@ -163,28 +164,24 @@ impl<R: Read + Seek> Container<R> {
         if expected_offset != table_offset {
             return Err(invalid("bytes between the last section and the table"));
         }
-        let mut metas = sections
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| s.kind == SectionKind::Metadata);
-        let (meta_index, _) = metas.next().ok_or_else(|| invalid("no metadata section"))?;
-        if metas.next().is_some() {
-            return Err(invalid("more than one metadata section"));
-        }
-        let bytes = read_checked(&mut reader, &sections, meta_index)?;
-        let metadata = codec::decode_metadata(&bytes)?;
-        let mut vats = sections
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| s.kind == SectionKind::Vat);
-        let vat = match (vats.next(), vats.next()) {
-            (None, _) => None,
-            (Some((i, _)), None) => Some(codec::decode_vat(&read_checked(
+        let meta_index = single(&sections, SectionKind::Metadata)?
+            .ok_or_else(|| invalid("no metadata section"))?;
+        let metadata = codec::decode_metadata(&read_checked(&mut reader, &sections, meta_index)?)?;
+        let vat = match single(&sections, SectionKind::Vat)? {
+            Some(i) => Some(codec::decode_vat(&read_checked(
                 &mut reader,
                 &sections,
                 i,
             )?)?),
-            (Some(_), Some(_)) => return Err(invalid("more than one VAT section")),
+            None => None,
+        };
+        let weights = match single(&sections, SectionKind::Weights)? {
+            Some(i) => Some(codec::decode_weights(&read_checked(
+                &mut reader,
+                &sections,
+                i,
+            )?)?),
+            None => None,
         };
         let container = Self {
             reader,
@@ -193,6 +190,7 @@ impl<R: Read + Seek> Container<R> {
             sections,
             metadata,
             vat,
+            weights,
         };
         container.check_references()?;
         Ok(container)
@@ -216,7 +214,28 @@ impl<R: Read + Seek> Container<R> {
                 }
             }
         }
+        let weight_primitives = self
+            .weights
+            .iter()
+            .flat_map(|w| w.primitives.iter().map(move |p| (w.channels, p)));
+        for (i, (channels, p)) in weight_primitives.enumerate() {
+            let expected = u64::from(p.vertices) * u64::from(channels) * 16;
+            match self.sections.get(p.section as usize) {
+                Some(s) if s.kind == SectionKind::VertexData && s.length == expected => {}
+                _ => {
+                    return Err(invalid(format!(
+                        "weights primitive {} refers to section {}, which is not vertex data of {expected} bytes",
+                        i, p.section
+                    )));
+                }
+            }
+        }
         Ok(())
+    }
+
+    /// The bone-weight record, when the bake has one.
+    pub fn weights(&self) -> Option<&WeightsMetadata> {
+        self.weights.as_ref()
     }
 
     /// The VAT record, when the bake has one.
@@ -268,6 +287,16 @@ impl<R: Read + Seek> Container<R> {
     /// Consumes the container, returning its reader.
     pub fn into_inner(self) -> R {
         self.reader
+    }
+}
+
+/// The index of the only section of `kind`, if any; an error if several.
+fn single(sections: &[Section], kind: SectionKind) -> Result<Option<usize>> {
+    let mut found = sections.iter().enumerate().filter(|(_, s)| s.kind == kind);
+    match (found.next(), found.next()) {
+        (None, _) => Ok(None),
+        (Some((i, _)), None) => Ok(Some(i)),
+        (Some(_), Some(_)) => Err(invalid(format!("more than one {} section", kind.name()))),
     }
 }
 

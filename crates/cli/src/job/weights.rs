@@ -1,0 +1,111 @@
+//! The bone-weight output: reduce every skinned primitive's influences,
+//! store the channels as container sections, measure the truncation error,
+//! and write the weights mesh.
+
+use std::path::Path;
+
+use rigbake_core::Model;
+use rigbake_core::bake::vertices::FrameVertices;
+use rigbake_core::bake::weights::{self, channel_count};
+use rigbake_format::container::SectionKind;
+use rigbake_format::glb;
+use rigbake_format::meta::{self, WEIGHT_ATTRIBUTE_PREFIX};
+
+use super::bones::BonesPart;
+use super::{Sink, mesh, node_name};
+use crate::plan::BakeSettings;
+
+/// Reduces, stores and describes the bone-weight channels of `model`.
+pub(super) fn bake(
+    path: &Path,
+    model: &Model,
+    bones: &BonesPart,
+    settings: &BakeSettings,
+    sink: &mut Sink<'_>,
+) -> Result<meta::WeightsMetadata, String> {
+    let max = settings.max_influences;
+    let channels = channel_count(max);
+    let at_file = |e: rigbake_core::Error| e.with_file(path).to_string();
+    let mut primitives = Vec::new();
+    let mut meshes: Vec<glb::GlbMesh> = Vec::new();
+    let mut mesh_of_node: Vec<(usize, usize)> = Vec::new();
+    for (node, p) in weights::skinned_primitives(model) {
+        let set = bones
+            .baked
+            .iter()
+            .position(|t| t.set.members.contains(&node))
+            .ok_or_else(|| format!("{}: nodes[{node}] has no bone texture", path.display()))?;
+        let reduced = weights::reduce_primitive(model, node, p, max).map_err(at_file)?;
+        let position_error = weights::truncation_error(model, &reduced, &bones.baked[set]);
+        let values = reduced.channels();
+        let bytes: Vec<u8> = values
+            .iter()
+            .flatten()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        let section = sink
+            .container
+            .add_section(SectionKind::VertexData, &bytes)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+
+        // The weights mesh: one mesh per skinned node, its primitives in order.
+        let mesh_index = match mesh_of_node.iter().find(|(n, _)| *n == node) {
+            Some((_, i)) => *i,
+            None => {
+                meshes.push(glb::GlbMesh {
+                    name: node_name(model, node),
+                    primitives: Vec::new(),
+                });
+                mesh_of_node.push((node, meshes.len() - 1));
+                meshes.len() - 1
+            }
+        };
+        let src = &model.meshes[reduced.mesh].primitives[p];
+        let bind = FrameVertices::bind_pose(src);
+        let mut out = mesh::base(src);
+        out.positions = bind.positions;
+        out.tangents = bind.tangents.filter(|_| bind.normals.is_some());
+        out.normals = bind.normals;
+        out.custom = (0..channels)
+            .map(|c| {
+                let name = format!("{WEIGHT_ATTRIBUTE_PREFIX}{}", c + 1);
+                (
+                    name,
+                    values.iter().skip(c).step_by(channels).copied().collect(),
+                )
+            })
+            .collect();
+        meshes[mesh_index].primitives.push(out);
+
+        primitives.push(meta::WeightsPrimitiveMeta {
+            node: node_name(model, node),
+            mesh: model.meshes[reduced.mesh].name.clone(),
+            primitive: p as u32,
+            skin: set as u32,
+            vertices: reduced.vertex_count() as u32,
+            section: section as u32,
+            dropped_max: reduced.dropped_max,
+            dropped_mean: reduced.dropped_mean,
+            position_error,
+            mesh_index: mesh_index as u32,
+            mesh_primitive: (meshes[mesh_index].primitives.len() - 1) as u32,
+        });
+    }
+    let mesh_file = format!("{}.weights.glb", model.name);
+    let doc = glb::GlbDocument {
+        meshes,
+        materials: mesh::materials(model),
+        generator: format!("rigbake {}", env!("CARGO_PKG_VERSION")),
+    };
+    let bytes =
+        glb::write_glb(&doc).map_err(|e| format!("{}: weights mesh: {e}", path.display()))?;
+    sink.staging
+        .add_bytes(&mesh_file, &bytes)
+        .map_err(|e| format!("{}: cannot write {mesh_file}: {e}", path.display()))?;
+    Ok(meta::WeightsMetadata {
+        max_influences: max as u32,
+        channels: channels as u32,
+        mesh_file: Some(mesh_file),
+        primitives,
+    })
+}
