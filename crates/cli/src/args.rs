@@ -40,6 +40,10 @@ pub struct CommonArgs {
     /// Bake only this clip (repeatable; default: every clip).
     #[arg(long = "clip", value_name = "NAME")]
     pub clips: Vec<String>,
+    /// Also bake blends of two clips at fixed weights, as clips named
+    /// `A+B@W` (repeatable), e.g. `--blend Walk,Run,0,0.25,0.5,0.75,1`.
+    #[arg(long = "blend", value_name = "A,B,W[,W...]")]
+    pub blends: Vec<String>,
     /// Largest texture width or height.
     #[arg(
         long,
@@ -106,6 +110,19 @@ pub struct BakeArgs {
     /// Do not write bone-weight channels and the weights mesh.
     #[arg(long)]
     pub no_weights: bool,
+    /// Bake the model-space track of this node (a socket; repeatable).
+    #[arg(long = "anchor", value_name = "NODE")]
+    pub anchors: Vec<String>,
+    /// Choose sockets automatically (`auto`) in addition to --anchor.
+    #[arg(long = "anchors", value_enum, value_name = "MODE")]
+    pub anchors_mode: Option<AnchorsArg>,
+    /// Also write the anchor tracks as anchors.exr (4 pixels per anchor).
+    #[arg(long)]
+    pub anchors_exr: bool,
+    /// Rigid meshes under joints: bind them to the joint (weight 1) so they
+    /// play from the bone texture, or report them as anchors.
+    #[arg(long, value_enum, default_value_t = PropsArg::Bind)]
+    pub props: PropsArg,
     /// Also bake vertex animation textures.
     #[arg(long)]
     pub vat: bool,
@@ -198,4 +215,20 @@ pub enum DirectionEncodingArg {
     Octahedral,
     /// Each axis normalised to its bounds.
     Bounds,
+}
+
+/// `--anchors` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AnchorsArg {
+    /// Pick socket nodes automatically.
+    Auto,
+}
+
+/// `--props` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PropsArg {
+    /// Bind each prop to its joint as a single-influence skinned mesh.
+    Bind,
+    /// Report each prop as an anchor with its mesh.
+    Anchors,
 }

@@ -6,7 +6,9 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use rigbake_format::container::{Container, Section};
-use rigbake_format::meta::{Metadata, Storage, VatMetadata, WeightsMetadata};
+use rigbake_format::meta::{
+    ClipOrigin, Metadata, RigMetadata, Storage, VatMetadata, WeightsMetadata,
+};
 use serde::Serialize;
 
 use crate::args::InspectArgs;
@@ -30,6 +32,8 @@ pub struct InspectReport {
     pub vat: Option<VatMetadata>,
     /// The bone-weight record, field for field (`null` when none).
     pub weights: Option<WeightsMetadata>,
+    /// The rig record (anchors, props, clip origins), or `null`.
+    pub rig: Option<RigMetadata>,
     /// Sums over the metadata.
     pub totals: Totals,
     /// Result of `--verify` (`null` when not asked).
@@ -160,6 +164,7 @@ pub fn load_report(
         metadata: container.metadata().clone(),
         vat: container.vat().cloned(),
         weights: container.weights().cloned(),
+        rig: container.rig().cloned(),
         verified,
     };
     Ok((report, problem))
@@ -274,6 +279,25 @@ pub fn render(r: &InspectReport) -> String {
             if c.looping { "yes" } else { "no" }
         );
     }
+    if let Some(rig) = &r.rig {
+        for origin in &rig.clip_origins {
+            let text = match origin {
+                ClipOrigin::Range {
+                    clip,
+                    source,
+                    start,
+                    end,
+                } => format!("clip {clip}: {source} from {start} s to {end} s"),
+                ClipOrigin::Blend {
+                    clip,
+                    first,
+                    second,
+                    weight,
+                } => format!("clip {clip}: blend of {first} and {second} at weight {weight}"),
+            };
+            let _ = writeln!(s, "  {text}");
+        }
+    }
     let _ = writeln!(s, "\nskins ({})", m.skins.len());
     for (i, k) in m.skins.iter().enumerate() {
         let _ = writeln!(
@@ -312,6 +336,41 @@ pub fn render(r: &InspectReport) -> String {
             place,
             error_text(t.max_error)
         );
+    }
+    if let Some(rig) = &r.rig {
+        if !rig.anchors.is_empty() {
+            let _ = writeln!(
+                s,
+                "\nanchors ({}, model space: {}{})",
+                rig.anchors.len(),
+                rig.reference_node.as_deref().unwrap_or("scene root"),
+                rig.anchor_texture
+                    .as_deref()
+                    .map(|t| format!(", texture {t}"))
+                    .unwrap_or_default()
+            );
+            for a in &rig.anchors {
+                let mesh = a
+                    .mesh
+                    .as_deref()
+                    .map(|m| format!("  mesh {m}"))
+                    .unwrap_or_default();
+                let _ = writeln!(s, "  {}  ({}){mesh}", a.node, name(&a.reason));
+            }
+        }
+        if !rig.props.is_empty() {
+            let _ = writeln!(s, "\nprops ({})", rig.props.len());
+            for p in &rig.props {
+                let _ = writeln!(
+                    s,
+                    "  {} (mesh {}) under {}: {}",
+                    p.node,
+                    p.mesh,
+                    p.joint,
+                    name(&p.mode)
+                );
+            }
+        }
     }
     if let Some(w) = &r.weights {
         let _ = writeln!(

@@ -20,16 +20,20 @@ pub struct Staging {
     /// (temporary path, final name), in creation order.
     files: Vec<(PathBuf, String)>,
     committed: bool,
+    /// Whether `new` created the folder (removed again if nothing lands).
+    created: bool,
 }
 
 impl Staging {
     /// Starts staging into `dir` (created if needed).
     pub fn new(dir: &Path) -> std::io::Result<Self> {
+        let created = !dir.exists();
         fs::create_dir_all(dir)?;
         Ok(Self {
             dir: dir.to_path_buf(),
             files: Vec::new(),
             committed: false,
+            created,
         })
     }
 
@@ -80,6 +84,10 @@ impl Drop for Staging {
         if !self.committed {
             for (tmp, _) in &self.files {
                 let _ = fs::remove_file(tmp);
+            }
+            if self.created {
+                // Only succeeds when the folder is empty.
+                let _ = fs::remove_dir(&self.dir);
             }
         }
     }

@@ -7,14 +7,14 @@ use rayon::prelude::*;
 use rigbake_core::bake::MatrixLayout;
 use rigbake_core::bake::vat::{NormalConvention, VatOptions};
 use rigbake_core::import::ImportOptions;
-use rigbake_core::timeline::{SampleRule, Sampling};
+use rigbake_core::timeline::{ClipRequest, ClipSpec, SampleRule, Sampling};
 use rigbake_format::meta;
 use rigbake_format::texture::Precision;
 use rigbake_format::texture::exr::StreamCompression;
 
 use crate::args::{
-    BakeArgs, CommonArgs, DirectionEncodingArg, LayoutArg, NormalConventionArg, PrecisionArg,
-    SamplingArg, VatArgs, VatFlags, VatFormatArg,
+    AnchorsArg, BakeArgs, CommonArgs, DirectionEncodingArg, LayoutArg, NormalConventionArg,
+    PrecisionArg, PropsArg, SamplingArg, VatArgs, VatFlags, VatFormatArg,
 };
 use crate::report::{self, Outcome};
 use crate::{EXIT_FAILED, EXIT_OK, job};
@@ -48,8 +48,14 @@ pub struct VatSettings {
 pub struct BakeSettings {
     /// Frame rate and rule.
     pub sampling: Sampling,
-    /// Clips to bake by name, in the order given (empty: every clip).
-    pub clips: Vec<String>,
+    /// Clips to bake, in order (empty: every animation of the model).
+    pub clips: Vec<ClipSpec>,
+    /// Blends to bake after the clips.
+    pub blends: Vec<ClipSpec>,
+    /// Anchors: nodes by name, plus automatic choice.
+    pub anchors: AnchorSettings,
+    /// Bind rigid props to their joints (else report them as anchors).
+    pub bind_props: bool,
     /// Outputs to write.
     pub outputs: Outputs,
     /// Bone texture layout.
@@ -66,6 +72,45 @@ pub struct BakeSettings {
     pub vat: VatSettings,
     /// Import options (limits, file access).
     pub import: ImportOptions,
+}
+
+/// Which socket tracks to bake.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct AnchorSettings {
+    /// Nodes named by the user.
+    pub nodes: Vec<String>,
+    /// Also choose sockets automatically.
+    pub auto: bool,
+    /// Also write `anchors.exr`.
+    pub exr: bool,
+}
+
+/// Parses `A,B,W[,W...]` into one blend per weight.
+pub fn parse_blend(text: &str) -> Result<Vec<ClipSpec>, String> {
+    let parts: Vec<&str> = text.split(',').map(str::trim).collect();
+    if parts.len() < 3 || parts[0].is_empty() || parts[1].is_empty() {
+        return Err(format!("--blend `{text}`: expected A,B,W[,W...]"));
+    }
+    parts[2..]
+        .iter()
+        .map(|w| {
+            let weight: f64 = w
+                .parse()
+                .map_err(|_| format!("--blend `{text}`: `{w}` is not a number"))?;
+            if !(0.0..=1.0).contains(&weight) {
+                return Err(format!("--blend `{text}`: weight {weight} is outside 0..1"));
+            }
+            Ok(ClipSpec {
+                request: ClipRequest::Blend {
+                    a: parts[0].to_owned(),
+                    b: parts[1].to_owned(),
+                    weight,
+                },
+                name: None,
+                looping: None,
+            })
+        })
+        .collect()
 }
 
 /// One model to bake and where its outputs go.
@@ -142,6 +187,12 @@ impl BakePlan {
             &args.vat_flags,
         )?;
         plan.settings.max_influences = args.max_influences;
+        plan.settings.anchors = AnchorSettings {
+            nodes: args.anchors.clone(),
+            auto: args.anchors_mode == Some(AnchorsArg::Auto),
+            exr: args.anchors_exr,
+        };
+        plan.settings.bind_props = args.props == PropsArg::Bind;
         Ok(plan)
     }
 
@@ -212,7 +263,17 @@ impl BakePlan {
                         SamplingArg::EvenSpread => SampleRule::EvenSpread,
                     },
                 },
-                clips: common.clips.clone(),
+                clips: common.clips.iter().map(|n| ClipSpec::whole(n)).collect(),
+                blends: common
+                    .blends
+                    .iter()
+                    .map(|b| parse_blend(b))
+                    .collect::<Result<Vec<_>, _>>()?
+                    .into_iter()
+                    .flatten()
+                    .collect(),
+                anchors: AnchorSettings::default(),
+                bind_props: true,
                 outputs,
                 layout: match layout {
                     LayoutArg::Mat4 => MatrixLayout::Mat4,

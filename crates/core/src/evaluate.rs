@@ -15,6 +15,8 @@ pub struct Evaluator<'m> {
     pub local: LocalPose,
     /// Global matrices of every node for the last sampled pose.
     pub globals: Vec<DMat4>,
+    /// Second pose for blends.
+    scratch: LocalPose,
 }
 
 impl<'m> Evaluator<'m> {
@@ -25,6 +27,7 @@ impl<'m> Evaluator<'m> {
         pose::compute_globals(model, &local, &mut globals);
         Self {
             model,
+            scratch: local.clone(),
             local,
             globals,
         }
@@ -38,6 +41,15 @@ impl<'m> Evaluator<'m> {
     /// Samples clip `clip` at `t` seconds and computes all globals.
     pub fn evaluate_clip(&mut self, clip: usize, t: f64) {
         sample::sample_clip(self.model, &self.model.clips[clip], t, &mut self.local);
+        pose::compute_globals(self.model, &self.local, &mut self.globals);
+    }
+
+    /// Samples clip `a` at `ta` and clip `b` at `tb`, blends them with weight
+    /// `weight` of `b` (see [`sample::blend_poses`]) and computes all globals.
+    pub fn evaluate_blend(&mut self, a: usize, ta: f64, b: usize, tb: f64, weight: f64) {
+        sample::sample_clip(self.model, &self.model.clips[a], ta, &mut self.local);
+        sample::sample_clip(self.model, &self.model.clips[b], tb, &mut self.scratch);
+        sample::blend_poses(&mut self.local, &self.scratch, weight);
         pose::compute_globals(self.model, &self.local, &mut self.globals);
     }
 

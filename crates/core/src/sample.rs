@@ -100,3 +100,26 @@ pub fn sample_clip(model: &Model, clip: &Clip, t: f64, pose: &mut LocalPose) {
         }
     }
 }
+
+/// Blends `other` into `pose` with weight `w` of `other`, node by node:
+/// translations and scales lerp, rotations slerp on the shortest path, morph
+/// weights lerp. A node animated in either pose is animated in the result
+/// (the other contributes its rest TRS, which both poses hold).
+pub fn blend_poses(pose: &mut LocalPose, other: &LocalPose, w: f64) {
+    for ((t, a), (o, oa)) in pose
+        .transforms
+        .iter_mut()
+        .zip(pose.animated.iter_mut())
+        .zip(other.transforms.iter().zip(&other.animated))
+    {
+        if *a || *oa {
+            t.translation = t.translation.lerp(o.translation, w);
+            t.scale = t.scale.lerp(o.scale, w);
+            t.rotation = crate::interpolate::slerp(t.rotation, o.rotation, w);
+            *a = true;
+        }
+    }
+    for (x, y) in pose.weights.iter_mut().zip(&other.weights) {
+        *x += (y - *x) * w;
+    }
+}

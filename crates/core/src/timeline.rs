@@ -71,8 +71,82 @@ pub enum ClipSource {
         /// End time within the animation.
         end: f64,
     },
+    /// A fixed-weight blend of two animations sampled at the same normalised
+    /// phase (the usual locomotion blend): the clip lasts
+    /// `(1 - weight) * duration_a + weight * duration_b`, and at phase `p` it
+    /// blends animation `a` at `p * duration_a` with `b` at `p * duration_b`
+    /// (translations and scales lerp, rotations slerp on the shortest path,
+    /// morph weights lerp, per node before the hierarchy is applied).
+    Blend {
+        /// First animation (weight 0 gives exactly this one).
+        a: usize,
+        /// Second animation (weight 1 gives exactly this one).
+        b: usize,
+        /// Weight of `b`, in `[0, 1]`.
+        weight: f64,
+    },
     /// The rest pose (models without animations get one such clip).
     Rest,
+}
+
+/// What to bake, named by the user and resolved against a model.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ClipRequest {
+    /// A whole animation.
+    Whole {
+        /// Animation name.
+        source: String,
+    },
+    /// The time range `start..=end` (seconds) of an animation, as a clip of
+    /// its own (splitting one long take into named clips).
+    Range {
+        /// Animation name.
+        source: String,
+        /// Start time in seconds.
+        start: f64,
+        /// End time in seconds.
+        end: f64,
+    },
+    /// A dual-clip blend at a fixed weight (see [`ClipSource::Blend`]).
+    Blend {
+        /// First animation.
+        a: String,
+        /// Second animation.
+        b: String,
+        /// Weight of `b`.
+        weight: f64,
+    },
+}
+
+/// One clip to bake: what, under which name, with which loop flag.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClipSpec {
+    /// What to sample.
+    pub request: ClipRequest,
+    /// The baked clip's name (default: the animation's name; for blends
+    /// `a+b@weight`).
+    pub name: Option<String>,
+    /// Loop flag override (default: detected).
+    pub looping: Option<bool>,
+}
+
+impl ClipSpec {
+    /// A whole animation under its own name.
+    pub fn whole(source: &str) -> Self {
+        Self {
+            request: ClipRequest::Whole {
+                source: source.to_owned(),
+            },
+            name: None,
+            looping: None,
+        }
+    }
+}
+
+/// Shortest decimal form of a blend weight for clip names (`0.25`, `1`).
+fn weight_text(w: f64) -> String {
+    let s = format!("{w}");
+    s.strip_suffix(".0").map(str::to_owned).unwrap_or(s)
 }
 
 /// One baked clip: a contiguous block of rows.
@@ -149,37 +223,128 @@ impl Timeline {
         if names.is_empty() {
             return Self::all_clips(model, sampling);
         }
-        let mut sources = Vec::with_capacity(names.len());
-        for name in names {
-            let Some(i) = model.clips.iter().position(|c| &c.name == name) else {
-                let known: Vec<&str> = model.clips.iter().map(|c| c.name.as_str()).collect();
+        let specs: Vec<ClipSpec> = names.iter().map(|n| ClipSpec::whole(n)).collect();
+        Self::build(model, sampling, &specs)
+    }
+
+    /// The clips described by `specs`, in order: whole animations, time
+    /// ranges, blends; loop flags detected unless overridden. Names are
+    /// resolved against the model's animations; unknown names, empty or
+    /// out-of-range time ranges, blend weights outside `[0, 1]` and duplicate
+    /// clip names are errors.
+    pub fn build(model: &Model, sampling: Sampling, specs: &[ClipSpec]) -> Result<Self> {
+        let find = |name: &str| -> Result<usize> {
+            model
+                .clips
+                .iter()
+                .position(|c| c.name == name)
+                .ok_or_else(|| {
+                    let known: Vec<&str> = model.clips.iter().map(|c| c.name.as_str()).collect();
+                    Error::new(
+                        ErrorKind::Invalid,
+                        "animations",
+                        format!(
+                            "no clip named `{name}` (the model has: {})",
+                            known.join(", ")
+                        ),
+                    )
+                })
+        };
+        let mut sources = Vec::with_capacity(specs.len());
+        for spec in specs {
+            let (default_name, source) = match &spec.request {
+                ClipRequest::Whole { source } => {
+                    let i = find(source)?;
+                    (
+                        source.clone(),
+                        ClipSource::Animation {
+                            clip: i,
+                            start: 0.0,
+                            end: model.clips[i].duration,
+                        },
+                    )
+                }
+                ClipRequest::Range { source, start, end } => {
+                    let i = find(source)?;
+                    let duration = model.clips[i].duration;
+                    // A hair of tolerance for ends given as frames / fps.
+                    let valid = start.is_finite()
+                        && end.is_finite()
+                        && 0.0 <= *start
+                        && start < end
+                        && *end <= duration + 1e-6;
+                    if !valid {
+                        return Err(Error::new(
+                            ErrorKind::Invalid,
+                            format!("clip `{source}`"),
+                            format!(
+                                "time range {start}..{end} s is empty or outside the clip (0..{duration} s)"
+                            ),
+                        ));
+                    }
+                    (
+                        format!("{source}[{start}..{end}]"),
+                        ClipSource::Animation {
+                            clip: i,
+                            start: *start,
+                            end: end.min(duration),
+                        },
+                    )
+                }
+                ClipRequest::Blend { a, b, weight } => {
+                    if !(0.0..=1.0).contains(weight) {
+                        return Err(Error::new(
+                            ErrorKind::Invalid,
+                            format!("blend `{a}` + `{b}`"),
+                            format!("weight {weight} is outside 0..1"),
+                        ));
+                    }
+                    (
+                        format!("{a}+{b}@{}", weight_text(*weight)),
+                        ClipSource::Blend {
+                            a: find(a)?,
+                            b: find(b)?,
+                            weight: *weight,
+                        },
+                    )
+                }
+            };
+            sources.push((spec.name.clone().unwrap_or(default_name), source));
+        }
+        for (i, (name, _)) in sources.iter().enumerate() {
+            if sources[..i].iter().any(|(n, _)| n == name) {
                 return Err(Error::new(
                     ErrorKind::Invalid,
                     "animations",
-                    format!(
-                        "no clip named `{name}` (the model has: {})",
-                        known.join(", ")
-                    ),
+                    format!("two baked clips are named `{name}`; rename one"),
                 ));
-            };
-            let clip = &model.clips[i];
-            sources.push((
-                clip.name.clone(),
-                ClipSource::Animation {
-                    clip: i,
-                    start: 0.0,
-                    end: clip.duration,
-                },
-            ));
+            }
         }
-        let mut timeline = Self::from_sources(sampling, sources)?;
+        let durations: Vec<f64> = model.clips.iter().map(|c| c.duration).collect();
+        let mut timeline = Self::from_sources_with(sampling, sources, &durations)?;
         timeline.detect_loops(model);
+        for (clip, spec) in timeline.clips.iter_mut().zip(specs) {
+            if let Some(looping) = spec.looping {
+                clip.looping = looping;
+            }
+        }
         Ok(timeline)
     }
 
     /// Stacks the given clips in order (loop flags all `false`; see
-    /// [`Timeline::detect_loops`]).
+    /// [`Timeline::detect_loops`]). Blend sources need animation durations:
+    /// use [`Timeline::build`] for them.
     pub fn from_sources(sampling: Sampling, sources: Vec<(String, ClipSource)>) -> Result<Self> {
+        Self::from_sources_with(sampling, sources, &[])
+    }
+
+    /// [`Timeline::from_sources`] with the durations of the model's
+    /// animations, for blends.
+    fn from_sources_with(
+        sampling: Sampling,
+        sources: Vec<(String, ClipSource)>,
+        durations: &[f64],
+    ) -> Result<Self> {
         if !(sampling.fps.is_finite() && sampling.fps > 0.0) {
             return Err(Error::new(
                 ErrorKind::Invalid,
@@ -192,6 +357,13 @@ impl Timeline {
         for (name, source) in sources {
             let duration = match source {
                 ClipSource::Animation { start, end, .. } => (end - start).max(0.0),
+                ClipSource::Blend { a, b, weight } => {
+                    let (da, db) = (
+                        durations.get(a).copied().unwrap_or(0.0),
+                        durations.get(b).copied().unwrap_or(0.0),
+                    );
+                    da + (db - da) * weight
+                }
                 ClipSource::Rest => 0.0,
             };
             let exact = duration * sampling.fps;
@@ -252,6 +424,18 @@ impl Timeline {
     pub fn evaluate_time(&self, ev: &mut Evaluator<'_>, c: usize, t: f64) {
         match self.clips[c].source {
             ClipSource::Animation { clip, start, .. } => ev.evaluate_clip(clip, start + t),
+            ClipSource::Blend { a, b, weight } => {
+                let duration = self.clips[c].duration;
+                let phase = if duration > 0.0 { t / duration } else { 0.0 };
+                let model = ev.model();
+                ev.evaluate_blend(
+                    a,
+                    phase * model.clips[a].duration,
+                    b,
+                    phase * model.clips[b].duration,
+                    weight,
+                );
+            }
             ClipSource::Rest => {
                 let model = ev.model();
                 ev.local.reset(model);

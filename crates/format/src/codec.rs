@@ -4,7 +4,7 @@
 //! bumping the container's major version.
 
 use crate::error::{FormatError, Result};
-use crate::meta::{Metadata, VatMetadata, WeightsMetadata};
+use crate::meta::{Metadata, RigMetadata, VatMetadata, WeightsMetadata};
 
 /// Largest metadata record a reader accepts.
 pub const METADATA_LIMIT: usize = 64 << 20;
@@ -51,4 +51,17 @@ pub fn decode_weights(bytes: &[u8]) -> Result<WeightsMetadata> {
     bincode::serde::decode_from_slice(bytes, config())
         .map(|(m, _)| m)
         .map_err(|e| FormatError::Invalid(format!("weight metadata cannot be decoded: {e}")))
+}
+
+/// Encodes the rig record.
+pub fn encode_rig(r: &RigMetadata) -> Result<Vec<u8>> {
+    bincode::serde::encode_to_vec(r, config())
+        .map_err(|e| FormatError::Invalid(format!("cannot encode rig metadata: {e}")))
+}
+
+/// Decodes the rig record (trailing bytes ignored).
+pub fn decode_rig(bytes: &[u8]) -> Result<RigMetadata> {
+    bincode::serde::decode_from_slice(bytes, config())
+        .map(|(m, _)| m)
+        .map_err(|e| FormatError::Invalid(format!("rig metadata cannot be decoded: {e}")))
 }

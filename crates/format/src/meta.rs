@@ -368,6 +368,8 @@ pub struct WeightsPrimitiveMeta {
     /// Largest position error truncation causes over the baked frames, in
     /// model units.
     pub position_error: f64,
+    /// For a rigid prop bound to a joint (weight 1): that joint's name.
+    pub bound_to: Option<String>,
     /// Mesh index in the weights `.glb`.
     pub mesh_index: u32,
     /// Primitive index within that mesh.
@@ -386,4 +388,104 @@ pub struct WeightsMetadata {
     pub mesh_file: Option<String>,
     /// Every skinned primitive instance.
     pub primitives: Vec<WeightsPrimitiveMeta>,
+}
+
+// ---------------------------------------------------------------------------
+// Rig section (container section kind 6, since format 1.3): anchors, props,
+// and where baked clips came from (blends, ranges).
+
+/// Why a node is an anchor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AnchorReason {
+    /// Named by the user (`--anchor NAME`).
+    Requested,
+    /// Chosen by `--anchors auto`.
+    Auto,
+    /// A rigid prop reported as an anchor (its own node).
+    Prop,
+}
+
+/// One anchor track.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AnchorMeta {
+    /// The socket node's name.
+    pub node: String,
+    /// Why it is an anchor.
+    pub reason: AnchorReason,
+    /// For props: the mesh to draw with this anchor's transform.
+    pub mesh: Option<String>,
+}
+
+/// How a rigid prop was handled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PropMode {
+    /// Bound to its joint as a single-influence skinned mesh (in the weights
+    /// record and mesh).
+    Bound,
+    /// Reported as an anchor (its node's track) with its mesh.
+    Anchor,
+}
+
+/// A rigid mesh hanging under a joint.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PropMeta {
+    /// Node holding the mesh.
+    pub node: String,
+    /// Mesh name.
+    pub mesh: String,
+    /// The joint it hangs under.
+    pub joint: String,
+    /// Bone set (index in `skins`) of that joint.
+    pub skin: u32,
+    /// How it was handled.
+    pub mode: PropMode,
+}
+
+/// Where a baked clip came from, when it is not simply a whole animation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClipOrigin {
+    /// The time range `start..end` (seconds) of an animation.
+    Range {
+        /// Index in `clips`.
+        clip: u32,
+        /// Animation name.
+        source: String,
+        /// Start, seconds.
+        start: f64,
+        /// End, seconds.
+        end: f64,
+    },
+    /// A fixed-weight blend of two animations at the same normalised phase.
+    Blend {
+        /// Index in `clips`.
+        clip: u32,
+        /// First animation.
+        first: String,
+        /// Second animation.
+        second: String,
+        /// Weight of the second.
+        weight: f64,
+    },
+}
+
+/// The rig part of a bake.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RigMetadata {
+    /// Model-space node of the anchor tracks (as for VAT); `None`: scene root.
+    pub reference_node: Option<String>,
+    /// Anchor tracks, in track order.
+    pub anchors: Vec<AnchorMeta>,
+    /// Container section (kind 7) with the tracks: per row, per anchor, the
+    /// 4x4 matrix column by column as 16 little-endian f32.
+    pub anchor_section: Option<u32>,
+    /// `anchors.exr` beside the container, if exported: RGBA f32, one row per
+    /// frame, pixel `4a + c` holding column `c` of anchor `a`.
+    pub anchor_texture: Option<String>,
+    /// Rigid props found under joints.
+    pub props: Vec<PropMeta>,
+    /// Baked clips that are ranges or blends.
+    pub clip_origins: Vec<ClipOrigin>,
 }

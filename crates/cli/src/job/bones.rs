@@ -3,9 +3,11 @@
 use std::io::Cursor;
 use std::path::Path;
 
+use rigbake_core::Model;
+use rigbake_core::bake::anchors::AnchorTracks;
+use rigbake_core::bake::bones::FrameBake;
 use rigbake_core::bake::{self, BoneBakeOptions, BoneTexture, MatrixLayout};
 use rigbake_core::timeline::Timeline;
-use rigbake_core::{ErrorKind, Model};
 use rigbake_format::container::SectionKind;
 use rigbake_format::meta;
 use rigbake_format::texture::{self, RgbaImage};
@@ -30,23 +32,31 @@ pub(super) fn layout_meta(layout: MatrixLayout) -> meta::MatrixLayout {
     }
 }
 
-/// Bakes, encodes and stages the bone-matrix textures of `model`.
+/// Bakes, encodes and stages the bone-matrix textures of `model`, and bakes
+/// the tracks of `anchors` in the same pass.
 pub(super) fn bake(
     path: &Path,
     model: &Model,
     timeline: &Timeline,
     settings: &BakeSettings,
     sink: &mut Sink<'_>,
-) -> Result<Part<BonesPart>, String> {
+    anchors: &[usize],
+) -> Result<(Part<BonesPart>, AnchorTracks), String> {
     let options = BoneBakeOptions {
         layout: settings.layout,
         max_texture_size: settings.max_texture_size,
     };
-    let textures = match bake::bake_bone_textures(model, timeline, &options) {
-        Ok(t) => t,
-        Err(e) if e.kind == ErrorKind::NothingToBake => return Ok(Part::Skipped(e.message)),
-        Err(e) => return Err(e.with_file(path).to_string()),
-    };
+    let FrameBake {
+        textures,
+        anchors: tracks,
+    } = bake::bones::bake_frames(model, timeline, &options, anchors)
+        .map_err(|e| e.with_file(path).to_string())?;
+    if textures.is_empty() {
+        return Ok((
+            Part::Skipped("no skinned mesh: nothing for a bone-matrix bake".to_owned()),
+            tracks,
+        ));
+    }
     let mut texture_meta = Vec::with_capacity(textures.len());
     let mut skins = Vec::with_capacity(textures.len());
     for (k, tex) in textures.iter().enumerate() {
@@ -96,11 +106,14 @@ pub(super) fn bake(
             texture: k as u32,
         });
     }
-    Ok(Part::Done(BonesPart {
-        skins,
-        textures: texture_meta,
-        baked: textures,
-    }))
+    Ok((
+        Part::Done(BonesPart {
+            skins,
+            textures: texture_meta,
+            baked: textures,
+        }),
+        tracks,
+    ))
 }
 
 /// Encodes a bone texture as EXR; returns the bytes and the largest error the

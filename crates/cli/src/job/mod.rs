@@ -5,6 +5,7 @@
 
 mod bones;
 mod mesh;
+mod rig;
 mod vat;
 mod weights;
 
@@ -13,7 +14,8 @@ use std::io::BufWriter;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 
-use rigbake_core::timeline::{SampleRule, Timeline};
+use rigbake_core::bake::bone_sets;
+use rigbake_core::timeline::{ClipSpec, SampleRule, Timeline};
 use rigbake_core::{Model, import};
 use rigbake_format::codec;
 use rigbake_format::container::{ContainerWriter, SectionKind};
@@ -66,8 +68,7 @@ fn try_bake(job: &BakeJob, settings: &BakeSettings) -> Result<Outcome, String> {
     let at_file = |e: rigbake_core::Error| e.with_file(path).to_string();
     let bytes = import::read_file(path, &settings.import.limits).map_err(at_file)?;
     let model = import::import_bytes(path, &bytes, &settings.import).map_err(at_file)?;
-    let timeline =
-        Timeline::named_clips(&model, settings.sampling, &settings.clips).map_err(at_file)?;
+    let timeline = timeline(&model, settings).map_err(at_file)?;
 
     let mut staging = Staging::new(&job.out_dir).map_err(|e| {
         format!(
@@ -86,18 +87,35 @@ fn try_bake(job: &BakeJob, settings: &BakeSettings) -> Result<Outcome, String> {
         container,
         embed: settings.embed_textures,
     };
+    let fail = |e: rigbake_format::FormatError| {
+        format!("{}: cannot write the container: {e}", path.display())
+    };
 
     let mut skipped = Vec::new();
     let mut bones_part = None;
+    let mut rig_record = None;
     if settings.outputs.bones {
-        match bones::bake(path, &model, &timeline, settings, &mut sink)? {
+        let sets = bone_sets(&model);
+        let rig_plan = rig::plan(path, &model, &sets, settings)?;
+        let anchor_nodes: Vec<usize> = rig_plan.anchors.iter().map(|(n, _)| *n).collect();
+        let (part, tracks) =
+            bones::bake(path, &model, &timeline, settings, &mut sink, &anchor_nodes)?;
+        match part {
             Part::Done(p) => bones_part = Some(p),
             Part::Skipped(reason) => skipped.push(reason),
         }
-    }
-    let mut weights_part = None;
-    if let (true, Some(bones)) = (settings.outputs.weights, &bones_part) {
-        weights_part = Some(weights::bake(path, &model, bones, settings, &mut sink)?);
+        if let Some(bones) = &bones_part {
+            if settings.outputs.weights {
+                let w = weights::bake(path, &model, bones, &rig_plan, settings, &mut sink)?;
+                let record = codec::encode_weights(&w).map_err(fail)?;
+                sink.container
+                    .add_section(SectionKind::Weights, &record)
+                    .map_err(fail)?;
+            }
+        }
+        rig_record = rig::record(
+            path, &model, &timeline, &rig_plan, &tracks, settings, &mut sink,
+        )?;
     }
     let mut vat_part = None;
     if settings.outputs.vat {
@@ -106,7 +124,8 @@ fn try_bake(job: &BakeJob, settings: &BakeSettings) -> Result<Outcome, String> {
             Part::Skipped(reason) => skipped.push(reason),
         }
     }
-    if bones_part.is_none() && vat_part.is_none() {
+    let has_anchors = rig_record.as_ref().is_some_and(|r| !r.anchors.is_empty());
+    if bones_part.is_none() && vat_part.is_none() && !has_anchors {
         return Ok(Outcome::Skipped {
             reason: skipped.join("; "),
         });
@@ -116,19 +135,16 @@ fn try_bake(job: &BakeJob, settings: &BakeSettings) -> Result<Outcome, String> {
         .map(|b| (b.skins, b.textures))
         .unwrap_or_default();
     let metadata = build_metadata(path, &bytes, &timeline, skins, textures, settings);
-    if let Some(w) = &weights_part {
-        let record = codec::encode_weights(w).map_err(|e| format!("{}: {e}", path.display()))?;
-        sink.container
-            .add_section(SectionKind::Weights, &record)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
-    }
-    let fail = |e: rigbake_format::FormatError| {
-        format!("{}: cannot write the container: {e}", path.display())
-    };
     if let Some(vat) = &vat_part {
         let record = codec::encode_vat(vat).map_err(fail)?;
         sink.container
             .add_section(SectionKind::Vat, &record)
+            .map_err(fail)?;
+    }
+    if let Some(rig) = &rig_record {
+        let record = codec::encode_rig(rig).map_err(fail)?;
+        sink.container
+            .add_section(SectionKind::Rig, &record)
             .map_err(fail)?;
     }
     sink.container.finish(&metadata).map_err(fail)?;
@@ -140,6 +156,25 @@ fn try_bake(job: &BakeJob, settings: &BakeSettings) -> Result<Outcome, String> {
         )
     })?;
     Ok(Outcome::Baked { files: written })
+}
+
+/// The clips to bake: the requested ones (every animation when none were
+/// named), then the blends.
+fn timeline(model: &Model, settings: &BakeSettings) -> rigbake_core::Result<Timeline> {
+    if settings.clips.is_empty() && settings.blends.is_empty() {
+        return Timeline::all_clips(model, settings.sampling);
+    }
+    let mut specs = if settings.clips.is_empty() {
+        model
+            .clips
+            .iter()
+            .map(|c| ClipSpec::whole(&c.name))
+            .collect()
+    } else {
+        settings.clips.clone()
+    };
+    specs.extend(settings.blends.iter().cloned());
+    Timeline::build(model, settings.sampling, &specs)
 }
 
 fn io_error(model: &Path, file: &Path, e: &std::io::Error) -> String {

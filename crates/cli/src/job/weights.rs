@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use rigbake_core::Model;
+use rigbake_core::bake::anchors;
 use rigbake_core::bake::vertices::FrameVertices;
 use rigbake_core::bake::weights::{self, channel_count};
 use rigbake_format::container::SectionKind;
@@ -12,6 +13,7 @@ use rigbake_format::glb;
 use rigbake_format::meta::{self, WEIGHT_ATTRIBUTE_PREFIX};
 
 use super::bones::BonesPart;
+use super::rig::RigPlan;
 use super::{Sink, mesh, node_name};
 use crate::plan::BakeSettings;
 
@@ -20,6 +22,7 @@ pub(super) fn bake(
     path: &Path,
     model: &Model,
     bones: &BonesPart,
+    rig: &RigPlan,
     settings: &BakeSettings,
     sink: &mut Sink<'_>,
 ) -> Result<meta::WeightsMetadata, String> {
@@ -87,9 +90,68 @@ pub(super) fn bake(
             dropped_max: reduced.dropped_max,
             dropped_mean: reduced.dropped_mean,
             position_error,
+            bound_to: None,
             mesh_index: mesh_index as u32,
             mesh_primitive: (meshes[mesh_index].primitives.len() - 1) as u32,
         });
+    }
+    // Rigid props bound to their joint: one influence, weight 1.
+    let sets: Vec<_> = bones.baked.iter().map(|t| t.set.clone()).collect();
+    for (prop, _) in rig.props.iter().filter(|(_, bound)| *bound) {
+        let bound = anchors::bind_prop(model, &sets, prop).map_err(at_file)?;
+        let mesh = model.nodes[prop.node].mesh.unwrap_or_default();
+        meshes.push(glb::GlbMesh {
+            name: node_name(model, prop.node),
+            primitives: Vec::new(),
+        });
+        let mesh_index = meshes.len() - 1;
+        for (p, vertices) in bound.primitives.into_iter().enumerate() {
+            let count = vertices.positions.len();
+            let mut first = [0.0f32; 4];
+            first[0] = prop.joint as f32;
+            first[1] = 1.0;
+            let values: Vec<[f32; 4]> = (0..count)
+                .flat_map(|_| (0..channels).map(move |c| if c == 0 { first } else { [0.0; 4] }))
+                .collect();
+            let bytes: Vec<u8> = values
+                .iter()
+                .flatten()
+                .flat_map(|v| v.to_le_bytes())
+                .collect();
+            let section = sink
+                .container
+                .add_section(SectionKind::VertexData, &bytes)
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            let src = &model.meshes[mesh].primitives[p];
+            let mut out = mesh::base(src);
+            out.positions = vertices.positions;
+            out.tangents = vertices.tangents.filter(|_| vertices.normals.is_some());
+            out.normals = vertices.normals;
+            out.custom = (0..channels)
+                .map(|c| {
+                    let name = format!("{WEIGHT_ATTRIBUTE_PREFIX}{}", c + 1);
+                    (
+                        name,
+                        values.iter().skip(c).step_by(channels).copied().collect(),
+                    )
+                })
+                .collect();
+            meshes[mesh_index].primitives.push(out);
+            primitives.push(meta::WeightsPrimitiveMeta {
+                node: node_name(model, prop.node),
+                mesh: model.meshes[mesh].name.clone(),
+                primitive: p as u32,
+                skin: prop.set as u32,
+                vertices: count as u32,
+                section: section as u32,
+                dropped_max: 0.0,
+                dropped_mean: 0.0,
+                position_error: 0.0,
+                bound_to: Some(node_name(model, prop.joint_node)),
+                mesh_index: mesh_index as u32,
+                mesh_primitive: p as u32,
+            });
+        }
     }
     let mesh_file = format!("{}.weights.glb", model.name);
     let doc = glb::GlbDocument {

@@ -13,6 +13,7 @@
 use glam::{DMat4, Mat4, Vec4};
 use rayon::prelude::*;
 
+use crate::bake::anchors::AnchorTracks;
 use crate::error::{Error, Result};
 use crate::evaluate::Evaluator;
 use crate::model::{Model, Property};
@@ -195,14 +196,35 @@ pub fn bake_bone_textures(
     timeline: &Timeline,
     options: &BoneBakeOptions,
 ) -> Result<Vec<BoneTexture>> {
-    let sets = bone_sets(model);
-    if sets.is_empty() {
+    if bone_sets(model).is_empty() {
         return Err(Error::new(
             crate::ErrorKind::NothingToBake,
             "",
             "no skinned mesh: nothing for a bone-matrix bake",
         ));
     }
+    Ok(bake_frames(model, timeline, options, &[])?.textures)
+}
+
+/// Everything one pass over the timeline produces.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FrameBake {
+    /// One bone texture per bone set (empty when nothing is skinned).
+    pub textures: Vec<BoneTexture>,
+    /// Socket tracks (empty `nodes` when none were asked for).
+    pub anchors: AnchorTracks,
+}
+
+/// Bakes bone textures and socket tracks in one loop over the timeline rows,
+/// so both come from the very same evaluated poses.
+pub fn bake_frames(
+    model: &Model,
+    timeline: &Timeline,
+    options: &BoneBakeOptions,
+    anchors: &[usize],
+) -> Result<FrameBake> {
+    let sets = bone_sets(model);
+    let reference = sets.first().map(|s| s.mesh_node);
     let ppj = options.layout.pixels_per_joint();
     let rows = timeline.rows;
     let mut textures = Vec::with_capacity(sets.len());
@@ -227,18 +249,30 @@ pub fn bake_bone_textures(
             data: vec![0.0; width * rows * 4],
         });
     }
+    let mut tracks = AnchorTracks {
+        reference,
+        nodes: anchors.to_vec(),
+        rows,
+        data: vec![0.0; rows * anchors.len() * 16],
+    };
 
     let sets: Vec<(usize, usize)> = textures
         .iter()
         .map(|t| (t.set.skin, t.set.mesh_node))
         .collect();
-    // One list of output rows per timeline row, one slice per texture.
+    // One list of output rows per timeline row: one slice per texture, then
+    // the anchor row.
     let mut per_row: Vec<Vec<&mut [f32]>> = (0..rows)
-        .map(|_| Vec::with_capacity(textures.len()))
+        .map(|_| Vec::with_capacity(textures.len() + 1))
         .collect();
     for tex in &mut textures {
         let row_len = tex.width * 4;
         for (r, chunk) in tex.data.chunks_mut(row_len).enumerate() {
+            per_row[r].push(chunk);
+        }
+    }
+    if !anchors.is_empty() {
+        for (r, chunk) in tracks.data.chunks_mut(anchors.len() * 16).enumerate() {
             per_row[r].push(chunk);
         }
     }
@@ -266,6 +300,16 @@ pub fn bake_bone_textures(
                         layout.encode(m, &mut out[j * ppj * 4..(j + 1) * ppj * 4]);
                     }
                 }
+                if let Some(out) = outs.get_mut(sets.len()) {
+                    let inv = match reference {
+                        Some(r) => skin::inverse_mesh_global(&ev.globals, r)?,
+                        None => DMat4::IDENTITY,
+                    };
+                    for (a, &node) in anchors.iter().enumerate() {
+                        MatrixLayout::Mat4
+                            .encode(&(inv * ev.globals[node]), &mut out[a * 16..(a + 1) * 16]);
+                    }
+                }
                 Ok(())
             },
         )
@@ -280,7 +324,10 @@ pub fn bake_bone_textures(
             ..e
         });
     }
-    Ok(textures)
+    Ok(FrameBake {
+        textures,
+        anchors: tracks,
+    })
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! a pure function returning plain values; encoding and writing belong to the
 //! format crate.
 
+pub mod anchors;
 pub mod bones;
 pub mod vat;
 pub mod vertices;

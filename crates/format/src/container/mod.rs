@@ -26,7 +26,7 @@ pub const FORMAT_MAJOR: u16 = 1;
 /// Minor version this code writes. Minor versions only add section kinds and
 /// append fields at the end of the metadata record; older readers skip the
 /// former and ignore the latter.
-pub const FORMAT_MINOR: u16 = 2;
+pub const FORMAT_MINOR: u16 = 3;
 
 /// Header size written by this version (readers accept larger headers).
 pub const HEADER_LEN: u32 = 48;
@@ -52,6 +52,10 @@ pub enum SectionKind {
     Weights,
     /// Raw per-vertex data (little-endian f32), referred to by a record.
     VertexData,
+    /// The rig record (bincode [`crate::meta::RigMetadata`]), since 1.3.
+    Rig,
+    /// Anchor tracks (little-endian f32), referred to by the rig record.
+    TrackData,
     /// A kind this version does not know; skipped by readers.
     Unknown(u32),
 }
@@ -65,6 +69,8 @@ impl SectionKind {
             Self::Vat => 3,
             Self::Weights => 4,
             Self::VertexData => 5,
+            Self::Rig => 6,
+            Self::TrackData => 7,
             Self::Unknown(c) => c,
         }
     }
@@ -77,6 +83,8 @@ impl SectionKind {
             3 => Self::Vat,
             4 => Self::Weights,
             5 => Self::VertexData,
+            6 => Self::Rig,
+            7 => Self::TrackData,
             c => Self::Unknown(c),
         }
     }
@@ -89,6 +97,8 @@ impl SectionKind {
             Self::Vat => "vat".to_owned(),
             Self::Weights => "weights".to_owned(),
             Self::VertexData => "vertex_data".to_owned(),
+            Self::Rig => "rig".to_owned(),
+            Self::TrackData => "track_data".to_owned(),
             Self::Unknown(c) => format!("unknown({c})"),
         }
     }

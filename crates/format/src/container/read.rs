@@ -14,7 +14,7 @@ use super::{
 };
 use crate::codec;
 use crate::error::{FormatError, Result};
-use crate::meta::{Metadata, Storage, VatMetadata, WeightsMetadata};
+use crate::meta::{Metadata, RigMetadata, Storage, VatMetadata, WeightsMetadata};
 
 /// Largest header a reader accepts (future minors may grow it).
 const MAX_HEADER_LEN: u32 = 4096;
@@ -47,6 +47,7 @@ pub struct Container<R> {
     metadata: Metadata,
     vat: Option<VatMetadata>,
     weights: Option<WeightsMetadata>,
+    rig: Option<RigMetadata>,
 }
 
 impl Container<BufReader<File>> {
@@ -183,6 +184,14 @@ impl<R: Read + Seek> Container<R> {
             )?)?),
             None => None,
         };
+        let rig = match single(&sections, SectionKind::Rig)? {
+            Some(i) => Some(codec::decode_rig(&read_checked(
+                &mut reader,
+                &sections,
+                i,
+            )?)?),
+            None => None,
+        };
         let container = Self {
             reader,
             version,
@@ -191,6 +200,7 @@ impl<R: Read + Seek> Container<R> {
             metadata,
             vat,
             weights,
+            rig,
         };
         container.check_references()?;
         Ok(container)
@@ -230,7 +240,31 @@ impl<R: Read + Seek> Container<R> {
                 }
             }
         }
+        if let Some(rig) = &self.rig {
+            if let Some(i) = rig.anchor_section {
+                let rows: u64 = self
+                    .metadata
+                    .clips
+                    .iter()
+                    .map(|c| u64::from(c.frames))
+                    .sum();
+                let expected = rows * rig.anchors.len() as u64 * 64;
+                match self.sections.get(i as usize) {
+                    Some(s) if s.kind == SectionKind::TrackData && s.length == expected => {}
+                    _ => {
+                        return Err(invalid(format!(
+                            "the rig record refers to section {i}, which is not track data of {expected} bytes"
+                        )));
+                    }
+                }
+            }
+        }
         Ok(())
+    }
+
+    /// The rig record (anchors, props, clip origins), when the bake has one.
+    pub fn rig(&self) -> Option<&RigMetadata> {
+        self.rig.as_ref()
     }
 
     /// The bone-weight record, when the bake has one.

@@ -1,0 +1,157 @@
+//! Anchors, props and clip origins: which sockets to track, how rigid props
+//! are handled, and the rig record that describes them.
+
+use std::io::Cursor;
+use std::path::Path;
+
+use rigbake_core::Model;
+use rigbake_core::bake::anchors::{self, AnchorTracks, Prop};
+use rigbake_core::bake::bones::BoneSet;
+use rigbake_core::timeline::{ClipSource, Timeline};
+use rigbake_format::container::SectionKind;
+use rigbake_format::meta;
+use rigbake_format::texture::{self, Precision, RgbaImage};
+
+use super::{Sink, node_name};
+use crate::plan::BakeSettings;
+
+/// The sockets and props of one model, decided before baking.
+#[derive(Debug)]
+pub(super) struct RigPlan {
+    /// Anchor nodes in track order, with why each is there.
+    pub anchors: Vec<(usize, meta::AnchorReason)>,
+    /// Every prop and whether it is bound (else it is an anchor).
+    pub props: Vec<(Prop, bool)>,
+}
+
+/// Resolves requested anchors, automatic ones, and props.
+pub(super) fn plan(
+    path: &Path,
+    model: &Model,
+    sets: &[BoneSet],
+    settings: &BakeSettings,
+) -> Result<RigPlan, String> {
+    let mut anchors: Vec<(usize, meta::AnchorReason)> = Vec::new();
+    let mut add = |node: usize, reason| {
+        if !anchors.iter().any(|(n, _)| *n == node) {
+            anchors.push((node, reason));
+        }
+    };
+    for name in &settings.anchors.nodes {
+        let node = anchors::find_node(model, name).map_err(|e| e.with_file(path).to_string())?;
+        add(node, meta::AnchorReason::Requested);
+    }
+    if settings.anchors.auto {
+        for node in anchors::auto_anchors(model) {
+            add(node, meta::AnchorReason::Auto);
+        }
+    }
+    let mut props = Vec::new();
+    for prop in anchors::find_props(model, sets) {
+        let bound = settings.bind_props && settings.outputs.weights && prop.offset.is_some();
+        if !bound {
+            add(prop.node, meta::AnchorReason::Prop);
+        }
+        props.push((prop, bound));
+    }
+    Ok(RigPlan { anchors, props })
+}
+
+/// Stores the anchor tracks (container section, optional EXR) and returns
+/// the rig record, or `None` when there is nothing to record.
+pub(super) fn record(
+    path: &Path,
+    model: &Model,
+    timeline: &Timeline,
+    rig: &RigPlan,
+    tracks: &AnchorTracks,
+    settings: &BakeSettings,
+    sink: &mut Sink<'_>,
+) -> Result<Option<meta::RigMetadata>, String> {
+    let clip_origins: Vec<meta::ClipOrigin> = timeline
+        .clips
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| match c.source {
+            ClipSource::Blend { a, b, weight } => Some(meta::ClipOrigin::Blend {
+                clip: i as u32,
+                first: model.clips[a].name.clone(),
+                second: model.clips[b].name.clone(),
+                weight,
+            }),
+            ClipSource::Animation { clip, start, end }
+                if start > 0.0 || end < model.clips[clip].duration =>
+            {
+                Some(meta::ClipOrigin::Range {
+                    clip: i as u32,
+                    source: model.clips[clip].name.clone(),
+                    start,
+                    end,
+                })
+            }
+            _ => None,
+        })
+        .collect();
+    if rig.anchors.is_empty() && rig.props.is_empty() && clip_origins.is_empty() {
+        return Ok(None);
+    }
+    let fail = |e: rigbake_format::FormatError| format!("{}: anchor tracks: {e}", path.display());
+    let (mut anchor_section, mut anchor_texture) = (None, None);
+    if !rig.anchors.is_empty() {
+        let bytes: Vec<u8> = tracks.data.iter().flat_map(|v| v.to_le_bytes()).collect();
+        anchor_section = Some(
+            sink.container
+                .add_section(SectionKind::TrackData, &bytes)
+                .map_err(fail)? as u32,
+        );
+        if settings.anchors.exr {
+            let name = "anchors.exr".to_owned();
+            let image = RgbaImage {
+                width: tracks.nodes.len() * 4,
+                height: tracks.rows,
+                data: &tracks.data,
+            };
+            let mut buf = Cursor::new(Vec::new());
+            texture::exr::write(&mut buf, &image, Precision::F32).map_err(fail)?;
+            sink.staging
+                .add_bytes(&name, &buf.into_inner())
+                .map_err(|e| format!("{}: cannot write {name}: {e}", path.display()))?;
+            anchor_texture = Some(name);
+        }
+    }
+    let mesh_of = |node: usize| model.nodes[node].mesh.map(|m| model.meshes[m].name.clone());
+    Ok(Some(meta::RigMetadata {
+        reference_node: tracks.reference.map(|n| node_name(model, n)),
+        anchors: rig
+            .anchors
+            .iter()
+            .map(|&(node, reason)| meta::AnchorMeta {
+                node: node_name(model, node),
+                reason,
+                mesh: if reason == meta::AnchorReason::Prop {
+                    mesh_of(node)
+                } else {
+                    None
+                },
+            })
+            .collect(),
+        anchor_section,
+        anchor_texture,
+        props: rig
+            .props
+            .iter()
+            .map(|(p, bound)| meta::PropMeta {
+                node: node_name(model, p.node),
+                mesh: mesh_of(p.node).unwrap_or_default(),
+                joint: node_name(model, p.joint_node),
+                skin: p.set as u32,
+                mode: if *bound {
+                    meta::PropMode::Bound
+                } else {
+                    meta::PropMode::Anchor
+                },
+            })
+            .collect(),
+        clip_origins,
+    }))
+}

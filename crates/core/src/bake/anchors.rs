@@ -1,0 +1,359 @@
+//! Attachment anchors (SPEC section 8) and rigid props on joints.
+//!
+//! An anchor is a socket node whose model-space matrix is baked per frame
+//! (in the same loop as the bone matrices, see
+//! [`crate::bake::bones::bake_frames`]) so a separate prop can follow it. A
+//! rigid prop is a mesh parented (directly or through static nodes) under a
+//! joint: it can either be reported as an anchor of its own, or bound to that
+//! joint as a single-influence skinned mesh so it plays from the bone texture
+//! with the body.
+
+use glam::{DMat3, DMat4, Mat4};
+
+use crate::bake::bones::{BoneSet, MatrixLayout};
+use crate::bake::vertices::FrameVertices;
+use crate::error::{Error, Result};
+use crate::model::{Model, Property};
+
+/// Per-frame matrices of socket nodes in model space:
+/// `inverse(reference_global) * socket_global` (SPEC section 8).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AnchorTracks {
+    /// The reference node (the first bone set's mesh node; `None`: the
+    /// scene root), the same model space as the bone textures and VAT.
+    pub reference: Option<usize>,
+    /// Socket nodes, in track order.
+    pub nodes: Vec<usize>,
+    /// Rows (timeline rows).
+    pub rows: usize,
+    /// `rows * nodes.len() * 16` floats: per row, per socket, the 4x4 matrix
+    /// column by column (the `mat4` pixel layout).
+    pub data: Vec<f32>,
+}
+
+impl AnchorTracks {
+    /// The matrix of socket `anchor` at `row`.
+    pub fn matrix(&self, row: usize, anchor: usize) -> Mat4 {
+        let at = (row * self.nodes.len() + anchor) * 16;
+        MatrixLayout::Mat4.decode(&self.data[at..at + 16])
+    }
+}
+
+/// Where a clip lies in a track, for runtime sampling.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TrackClip {
+    /// First row of the clip.
+    pub start_row: usize,
+    /// Frames (rows) of the clip.
+    pub frames: usize,
+    /// Frames per second.
+    pub fps: f64,
+    /// Whether the clip loops.
+    pub looping: bool,
+}
+
+impl TrackClip {
+    /// The two rows around time `t` (seconds from the clip start) and the
+    /// fraction between them. Looping clips wrap from their last frame to
+    /// their first (period `frames / fps`); others hold their last frame.
+    pub fn rows_at(&self, t: f64) -> (usize, usize, f64) {
+        let n = self.frames.max(1);
+        let f = (t * self.fps).max(0.0);
+        let (i0, i1, u) = if self.looping {
+            let f = f % n as f64;
+            let i0 = (f.floor() as usize).min(n - 1);
+            (i0, (i0 + 1) % n, f - i0 as f64)
+        } else if f >= (n - 1) as f64 {
+            (n - 1, n - 1, 0.0)
+        } else {
+            let i0 = f.floor() as usize;
+            (i0, i0 + 1, f - i0 as f64)
+        };
+        (self.start_row + i0, self.start_row + i1, u)
+    }
+}
+
+impl AnchorTracks {
+    /// The transform of `anchor` at time `t` of `clip`, interpolated between
+    /// the neighbouring frames: translation and scale lerp, rotation slerp
+    /// (on the shortest path), after decomposing both matrices.
+    pub fn sample(&self, anchor: usize, clip: &TrackClip, t: f64) -> DMat4 {
+        let (r0, r1, u) = clip.rows_at(t);
+        let (s0, q0, t0) = self
+            .matrix(r0, anchor)
+            .as_dmat4()
+            .to_scale_rotation_translation();
+        let (s1, q1, t1) = self
+            .matrix(r1, anchor)
+            .as_dmat4()
+            .to_scale_rotation_translation();
+        let q = crate::interpolate::slerp(q0.normalize(), q1.normalize(), u);
+        DMat4::from_scale_rotation_translation(s0.lerp(s1, u), q, t0.lerp(t1, u))
+    }
+}
+
+/// Substrings (case-insensitive) that mark a node name as a socket.
+pub const SOCKET_MARKERS: &[&str] = &["socket", "slot", "attach", "mount", "anchor", "hardpoint"];
+
+/// The node named `name` (the first, in glTF order), or an error listing a
+/// few names that contain it.
+pub fn find_node(model: &Model, name: &str) -> Result<usize> {
+    model
+        .nodes
+        .iter()
+        .position(|n| n.name == name)
+        .ok_or_else(|| {
+            let lower = name.to_lowercase();
+            let similar: Vec<&str> = model
+                .nodes
+                .iter()
+                .map(|n| n.name.as_str())
+                .filter(|n| n.to_lowercase().contains(&lower) || lower.contains(&n.to_lowercase()))
+                .take(5)
+                .collect();
+            let hint = if similar.is_empty() {
+                String::new()
+            } else {
+                format!(" (similar: {})", similar.join(", "))
+            };
+            Error::invalid("nodes", format!("no node named `{name}`{hint}"))
+        })
+}
+
+/// Joints of any skin that some skinned vertex weights (per node).
+fn weighted_joints(model: &Model) -> Vec<bool> {
+    let mut weighted = vec![false; model.nodes.len()];
+    for n in model.skinned_nodes() {
+        let skin = &model.skins[model.nodes[n].skin.unwrap_or_default()];
+        let mesh = &model.meshes[model.nodes[n].mesh.unwrap_or_default()];
+        for inf in mesh.primitives.iter().filter_map(|p| p.influences.as_ref()) {
+            for (&j, &w) in inf.joints.iter().zip(&inf.weights) {
+                if w > 0.0 {
+                    weighted[skin.joints[usize::from(j)]] = true;
+                }
+            }
+        }
+    }
+    weighted
+}
+
+/// Sockets chosen automatically: nodes under a skeleton (descendants of a
+/// skin's joints) that no skinned vertex weights, and that either have a
+/// child which is not a joint (a prop or an empty mount point) or a name
+/// that marks a socket ([`SOCKET_MARKERS`]). In node order.
+pub fn auto_anchors(model: &Model) -> Vec<usize> {
+    let mut is_joint = vec![false; model.nodes.len()];
+    for s in &model.skins {
+        for &j in &s.joints {
+            is_joint[j] = true;
+        }
+    }
+    let weighted = weighted_joints(model);
+    // Under a skeleton: the node or an ancestor is a joint.
+    let mut under = vec![false; model.nodes.len()];
+    for &n in &model.topological_order {
+        under[n] = is_joint[n] || model.nodes[n].parent.is_some_and(|p| under[p]);
+    }
+    (0..model.nodes.len())
+        .filter(|&n| under[n] && !weighted[n] && model.nodes[n].mesh.is_none())
+        .filter(|&n| {
+            let node = &model.nodes[n];
+            let lower = node.name.to_lowercase();
+            node.children.iter().any(|&c| !is_joint[c])
+                || SOCKET_MARKERS.iter().any(|m| lower.contains(m))
+        })
+        .collect()
+}
+
+/// A rigid mesh hanging under a joint.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prop {
+    /// The node holding the mesh.
+    pub node: usize,
+    /// Index of the bone set whose skin contains the joint.
+    pub set: usize,
+    /// The joint's index within that skin.
+    pub joint: usize,
+    /// The joint's node.
+    pub joint_node: usize,
+    /// The static transform from the joint to the prop node (the product of
+    /// rest matrices below the joint), or `None` when a node in between is
+    /// animated, so the prop cannot be bound statically.
+    pub offset: Option<DMat4>,
+}
+
+/// Every rigid mesh node (a mesh without skinning) whose nearest joint
+/// ancestor belongs to one of `sets`' skins, in node order.
+pub fn find_props(model: &Model, sets: &[BoneSet]) -> Vec<Prop> {
+    let mut animated = vec![false; model.nodes.len()];
+    for ch in model.clips.iter().flat_map(|c| &c.channels) {
+        if ch.property != Property::MorphWeights {
+            animated[ch.node] = true;
+        }
+    }
+    let mut props = Vec::new();
+    for (n, node) in model.nodes.iter().enumerate() {
+        let Some(mesh) = node.mesh else { continue };
+        let skinned = node.skin.is_some()
+            && model.meshes[mesh]
+                .primitives
+                .iter()
+                .any(|p| p.influences.is_some());
+        if skinned {
+            continue;
+        }
+        // Walk up to the nearest ancestor that is a joint of a bone set's skin.
+        let mut offset = Some(node.rest_matrix);
+        if animated[n] {
+            offset = None;
+        }
+        let mut cursor = node.parent;
+        while let Some(p) = cursor {
+            let found = sets.iter().enumerate().find_map(|(s, set)| {
+                model.skins[set.skin]
+                    .joints
+                    .iter()
+                    .position(|&j| j == p)
+                    .map(|j| (s, j))
+            });
+            if let Some((set, joint)) = found {
+                props.push(Prop {
+                    node: n,
+                    set,
+                    joint,
+                    joint_node: p,
+                    offset,
+                });
+                break;
+            }
+            offset = match offset {
+                Some(m) if !animated[p] => Some(model.nodes[p].rest_matrix * m),
+                _ => None,
+            };
+            cursor = model.nodes[p].parent;
+        }
+    }
+    props
+}
+
+/// A prop bound to its joint: its vertices expressed in the joint's bind
+/// space, so that the joint's skin matrix alone places them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BoundProp {
+    /// Vertices per primitive: `inverse(inverse_bind) * offset * p`, with
+    /// normals and tangents transformed accordingly (unit length).
+    pub primitives: Vec<FrameVertices>,
+}
+
+/// Binds `prop` to its joint (weight 1): for every vertex `p`, the joint's
+/// skin matrix times `inverse(inverse_bind_j) * offset * p` equals the
+/// prop's model-space position at every frame. Fails when the prop cannot be
+/// bound statically or the inverse bind matrix is singular.
+pub fn bind_prop(model: &Model, sets: &[BoneSet], prop: &Prop) -> Result<BoundProp> {
+    let path = format!("nodes[{}]", prop.node);
+    let offset = prop.offset.ok_or_else(|| {
+        Error::invalid(
+            &path,
+            "a node between the prop and its joint is animated; it cannot be bound to the joint",
+        )
+    })?;
+    let ibm = model.skins[sets[prop.set].skin].inverse_binds[prop.joint];
+    if ibm.determinant().abs() < 1e-300 {
+        return Err(Error::invalid(
+            &path,
+            "the joint's inverse bind matrix is singular",
+        ));
+    }
+    let m = ibm.inverse() * offset;
+    let normal_m = crate::skin::normal_matrix(&m);
+    let upper = DMat3::from_mat4(m);
+    let mesh = &model.meshes[model.nodes[prop.node].mesh.unwrap_or_default()];
+    let primitives = mesh
+        .primitives
+        .iter()
+        .map(|p| {
+            let positions: Vec<f32> = p
+                .positions
+                .iter()
+                .flat_map(|v| m.transform_point3(v.as_dvec3()).as_vec3().to_array())
+                .collect();
+            let normals: Option<Vec<f32>> = p.normals.as_ref().map(|n| {
+                n.iter()
+                    .flat_map(|v| (normal_m * v.as_dvec3()).as_vec3().to_array())
+                    .collect()
+            });
+            let tangents: Option<Vec<f32>> = p.tangents.as_ref().map(|t| {
+                t.iter()
+                    .flat_map(|v| {
+                        (upper * v.truncate().as_dvec3())
+                            .as_vec3()
+                            .extend(v.w)
+                            .to_array()
+                    })
+                    .collect()
+            });
+            FrameVertices::from_flat(&positions, normals.as_deref(), tangents.as_deref())
+        })
+        .collect();
+    Ok(BoundProp { primitives })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use glam::{DQuat, DVec3};
+
+    #[test]
+    fn looping_clips_wrap_and_others_hold() {
+        let clip = TrackClip {
+            start_row: 10,
+            frames: 4,
+            fps: 2.0,
+            looping: true,
+        };
+        assert_eq!(clip.rows_at(0.0), (10, 11, 0.0));
+        assert_eq!(clip.rows_at(0.25), (10, 11, 0.5));
+        // Between the last frame (row 13) and the first: wrap.
+        assert_eq!(clip.rows_at(1.75), (13, 10, 0.5));
+        assert_eq!(clip.rows_at(2.25), (10, 11, 0.5));
+        let once = TrackClip {
+            looping: false,
+            ..clip
+        };
+        assert_eq!(once.rows_at(1.25), (12, 13, 0.5));
+        assert_eq!(once.rows_at(1.5), (13, 13, 0.0));
+        assert_eq!(once.rows_at(9.0), (13, 13, 0.0));
+    }
+
+    #[test]
+    fn sampling_interpolates_rotation_translation_and_scale() {
+        let m0 = DMat4::from_scale_rotation_translation(DVec3::ONE, DQuat::IDENTITY, DVec3::ZERO);
+        let m1 = DMat4::from_scale_rotation_translation(
+            DVec3::splat(3.0),
+            DQuat::from_rotation_z(1.0),
+            DVec3::new(2.0, 0.0, 0.0),
+        );
+        let mut data = Vec::new();
+        for m in [m0, m1] {
+            let mut px = [0f32; 16];
+            MatrixLayout::Mat4.encode(&m, &mut px);
+            data.extend(px);
+        }
+        let tracks = AnchorTracks {
+            reference: None,
+            nodes: vec![0],
+            rows: 2,
+            data,
+        };
+        let clip = TrackClip {
+            start_row: 0,
+            frames: 2,
+            fps: 1.0,
+            looping: false,
+        };
+        let (s, q, t) = tracks.sample(0, &clip, 0.5).to_scale_rotation_translation();
+        assert!((t - DVec3::new(1.0, 0.0, 0.0)).length() < 1e-6);
+        assert!((s - DVec3::splat(2.0)).length() < 1e-6);
+        assert!((q.angle_between(DQuat::IDENTITY) - 0.5).abs() < 1e-6);
+    }
+}
