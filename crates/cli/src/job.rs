@@ -33,6 +33,7 @@ fn try_bake(job: &BakeJob, settings: &BakeSettings) -> Result<Outcome, String> {
     let options = BoneBakeOptions {
         layout: settings.layout,
         max_texture_size: settings.max_texture_size,
+        ..BoneBakeOptions::default()
     };
     let textures = match bake::bake_bone_textures(&model, &timeline, &options) {
         Ok(t) => t,

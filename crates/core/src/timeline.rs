@@ -114,6 +114,27 @@ pub struct Timeline {
 /// Largest number of rows a timeline may have.
 pub const MAX_ROWS: usize = 1 << 20;
 
+/// Largest number of node evaluations (rows times nodes) one bake or one
+/// loop detection may cost: about a minute of work on one core. It bounds the
+/// time any input can take, since clips and nodes are both cheap to declare.
+pub const MAX_NODE_EVALUATIONS: u64 = 1 << 31;
+
+/// Checks that evaluating `rows` poses of a model with `nodes` nodes stays
+/// within [`MAX_NODE_EVALUATIONS`].
+pub fn check_evaluations(rows: usize, nodes: usize) -> Result<()> {
+    let work = (rows as u64).saturating_mul(nodes.max(1) as u64);
+    if work > MAX_NODE_EVALUATIONS {
+        return Err(Error::limit(
+            "animations",
+            format!(
+                "{rows} frames of a {nodes}-node hierarchy is {work} node evaluations, more than the limit of {MAX_NODE_EVALUATIONS}"
+            ),
+        )
+        .with_hint("lower the fps or bake fewer clips"));
+    }
+    Ok(())
+}
+
 impl Timeline {
     /// Every animation of `model`, in glTF order, whole; a single one-frame
     /// `rest` clip when the model has none. Loop flags are detected.
@@ -138,6 +159,9 @@ impl Timeline {
                 .collect()
         };
         let mut timeline = Self::from_sources(sampling, sources)?;
+        // Loop detection evaluates two poses per clip, and there are no more
+        // clips than rows.
+        check_evaluations(timeline.rows, model.nodes.len())?;
         timeline.detect_loops(model);
         Ok(timeline)
     }
