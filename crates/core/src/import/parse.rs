@@ -144,32 +144,52 @@ pub(super) fn validate(root: &gltf::json::Root, json: &[u8]) -> Result<()> {
 fn deserialize(json: &[u8]) -> Result<gltf::json::Root> {
     match serde_json::from_slice::<gltf::json::Root>(json) {
         Ok(root) => Ok(root),
-        Err(plain) => {
-            let mut de = serde_json::Deserializer::from_slice(json);
-            let (path, inner) =
-                match serde_path_to_error::deserialize::<_, gltf::json::Root>(&mut de) {
-                    Err(e) => (e.path().to_string(), e.into_inner()),
-                    // Cannot happen (same input), but never trust that.
-                    Ok(_) => (String::new(), plain),
-                };
-            let path = if path == "." || path == "?" {
-                String::new()
-            } else {
-                path
-            };
-            let what = if inner.is_eof() {
-                "the glTF JSON ends too early"
-            } else if inner.is_syntax() {
-                "the glTF JSON is not well-formed"
-            } else {
-                "the glTF JSON does not match the glTF schema"
-            };
-            let mut e = Error::new(ErrorKind::Malformed, path, format!("{what}: {inner}"));
-            if inner.is_eof() {
-                e = e.with_hint("the file is truncated or damaged; export or download it again");
+        Err(plain) if plain.to_string().starts_with("missing field `nodes`") => {
+            // gltf-json requires `nodes` on scenes, which glTF 2.0 does not:
+            // add the empty list and try again.
+            let mut doc: Value =
+                serde_json::from_slice(json).map_err(|_| path_error(json, plain))?;
+            if let Some(scenes) = doc.get_mut("scenes").and_then(Value::as_array_mut) {
+                for scene in scenes.iter_mut().filter_map(Value::as_object_mut) {
+                    scene
+                        .entry("nodes")
+                        .or_insert_with(|| Value::Array(Vec::new()));
+                }
             }
-            Err(e)
+            let patched = serde_json::to_vec(&doc).map_err(|e| malformed(e.to_string()))?;
+            serde_json::from_slice::<gltf::json::Root>(&patched)
+                .map_err(|plain| path_error(&patched, plain))
         }
+        Err(plain) => Err(path_error(json, plain)),
+    }
+}
+
+/// The error for JSON that does not deserialise, found again with the path
+/// tracked so that it names the object.
+fn path_error(json: &[u8], plain: serde_json::Error) -> Error {
+    let mut de = serde_json::Deserializer::from_slice(json);
+    let (path, inner) = match serde_path_to_error::deserialize::<_, gltf::json::Root>(&mut de) {
+        Err(e) => (e.path().to_string(), e.into_inner()),
+        // Cannot happen (same input), but never trust that.
+        Ok(_) => (String::new(), plain),
+    };
+    let path = if path == "." || path == "?" {
+        String::new()
+    } else {
+        path
+    };
+    let what = if inner.is_eof() {
+        "the glTF JSON ends too early"
+    } else if inner.is_syntax() {
+        "the glTF JSON is not well-formed"
+    } else {
+        "the glTF JSON does not match the glTF schema"
+    };
+    let e = Error::new(ErrorKind::Malformed, path, format!("{what}: {inner}"));
+    if inner.is_eof() {
+        e.with_hint("the file is truncated or damaged; export or download it again")
+    } else {
+        e
     }
 }
 
