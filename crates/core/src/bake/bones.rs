@@ -223,7 +223,7 @@ pub fn bake_bone_textures(
             "the timeline has no frames to bake",
         ));
     }
-    timeline::check_evaluations(rows, model.nodes.len())?;
+    timeline::check_evaluations(rows, model)?;
     let ppj = options.layout.pixels_per_joint();
     // Sizes first, all of them, before allocating any texture.
     let mut total_pixels = 0usize;

@@ -180,6 +180,8 @@ fn path_error(json: &[u8], plain: serde_json::Error) -> Error {
     };
     let what = if inner.is_eof() {
         "the glTF JSON ends too early"
+    } else if inner.to_string().starts_with("number out of range") {
+        "the glTF JSON holds a number too large to represent"
     } else if inner.is_syntax() {
         "the glTF JSON is not well-formed"
     } else {
