@@ -295,10 +295,17 @@ impl Model {
 
     /// Whether any node instances a skinned mesh that has skinning influences.
     pub fn has_skinned_mesh(&self) -> bool {
-        self.skinned_nodes().any(|n| {
-            let mesh = &self.meshes[self.nodes[n].mesh.unwrap_or_default()];
-            mesh.primitives.iter().any(|p| p.influences.is_some())
-        })
+        let influenced = self.meshes_with_influences();
+        self.skinned_nodes()
+            .any(|n| influenced[self.nodes[n].mesh.unwrap_or_default()])
+    }
+
+    /// Per mesh: whether any of its primitives has skinning influences.
+    pub fn meshes_with_influences(&self) -> Vec<bool> {
+        self.meshes
+            .iter()
+            .map(|m| m.primitives.iter().any(|p| p.influences.is_some()))
+            .collect()
     }
 
     /// Depth-first ancestors test: whether `node` is `ancestor` or below it.

@@ -242,6 +242,59 @@ fn many_skinned_instances_under_a_deep_chain_stay_linear() {
 }
 
 #[test]
+fn many_instances_of_a_large_skinned_mesh_are_checked_once() {
+    // 40,000 vertices instanced by 40,000 nodes: checking joints per
+    // instance would read 6.4e9 slots; it is done once per mesh.
+    let started = Instant::now();
+    let mut b = two_joint();
+    let mut data = rigbake_fixtures::parts::PrimitiveData::default();
+    let (joints, weights): (Vec<[u16; 4]>, Vec<[f64; 4]>) = (0..40_000)
+        .map(|v| {
+            data.positions.push([f64::from(v) * 1e-3, 0.0, 0.0]);
+            ([v as u16 % 2, 0, 0, 0], [1.0, 0.0, 0.0, 0.0])
+        })
+        .unzip();
+    data.influence_sets.push((joints, weights));
+    let prim = rigbake_fixtures::parts::primitive(&mut b, &data, rigbake_fixtures::Component::U16);
+    let mesh = rigbake_fixtures::parts::add_mesh(&mut b, "big", vec![prim]);
+    for _ in 0..40_000 {
+        b.node(json!({"mesh": mesh, "skin": 0}));
+    }
+    let model = import(&b).unwrap();
+    assert!(model.has_skinned_mesh());
+    let (_, textures) = bake(&model).unwrap();
+    assert_eq!(textures, 1, "identical root instances share one texture");
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "took {:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn too_many_distinct_skinned_instances_are_refused() {
+    // Each instance under its own static offset needs its own texture.
+    let mut b = two_joint();
+    for k in 0..1100 {
+        b.node(json!({"mesh": 0, "skin": 0, "translation": [f64::from(k), 0.0, 0.0]}));
+    }
+    let model = import(&b).unwrap();
+    assert_eq!(
+        rigbake_core::bake::bone_sets(&model).len(),
+        1100,
+        "k = 0 shares the original node's set"
+    );
+    let timeline = Timeline::all_clips(&model, Sampling::default()).unwrap();
+    let e = expect_error(
+        bake_bone_textures(&model, &timeline, &BoneBakeOptions::default()),
+        ErrorKind::Limit,
+        "nodes",
+        "1100 skinned mesh instances each need their own bone texture, more than the limit of 1024",
+    );
+    assert!(e.hint.is_some());
+}
+
+#[test]
 fn deeply_nested_json_is_an_error_not_a_stack_overflow() {
     for depth in [1_000, 100_000] {
         let nested = "[".repeat(depth) + &"]".repeat(depth);

@@ -112,14 +112,9 @@ pub fn bone_sets(model: &Model) -> Vec<BoneSet> {
     let mut representative = vec![usize::MAX; model.skins.len()];
     let mut sets: Vec<BoneSet> = Vec::new();
     let mut by_key: HashMap<(usize, Option<usize>, [u64; 16]), usize> = HashMap::new();
+    let influenced = model.meshes_with_influences();
     for node in model.skinned_nodes() {
-        let has_influences = model.nodes[node].mesh.is_some_and(|m| {
-            model.meshes[m]
-                .primitives
-                .iter()
-                .any(|p| p.influences.is_some())
-        });
-        if !has_influences {
+        if !model.nodes[node].mesh.is_some_and(|m| influenced[m]) {
             continue;
         }
         let skin = model.nodes[node].skin.unwrap_or_default();
@@ -152,6 +147,9 @@ pub fn bone_sets(model: &Model) -> Vec<BoneSet> {
 fn matrix_key(m: &DMat4) -> [u64; 16] {
     m.to_cols_array().map(|v| (v + 0.0).to_bits())
 }
+
+/// Largest number of bone textures (distinct [`BoneSet`]s) one bake makes.
+pub const MAX_BONE_SETS: usize = 1024;
 
 /// Options of the bone-matrix bake.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -215,6 +213,16 @@ pub fn bake_bone_textures(
             "",
             "no skinned mesh: nothing for a bone-matrix bake",
         ));
+    }
+    if sets.len() > MAX_BONE_SETS {
+        return Err(Error::limit(
+            "nodes",
+            format!(
+                "{} skinned mesh instances each need their own bone texture, more than the limit of {MAX_BONE_SETS}",
+                sets.len()
+            ),
+        )
+        .with_hint("instances with the same skin under the same animated parent share one texture; bake the characters of a crowd scene one by one"));
     }
     let rows = timeline.rows;
     if rows == 0 {

@@ -46,7 +46,8 @@ pub(crate) fn load<'b>(
                     buffer.length(),
                     data.len()
                 ),
-            ));
+            )
+            .with_hint("the buffer data is truncated or damaged; export the model again"));
         }
         out.push(data);
     }

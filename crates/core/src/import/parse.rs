@@ -173,11 +173,7 @@ fn path_error(json: &[u8], plain: serde_json::Error) -> Error {
         // Cannot happen (same input), but never trust that.
         Ok(_) => (String::new(), plain),
     };
-    let path = if path == "." || path == "?" {
-        String::new()
-    } else {
-        path
-    };
+    let path = tidy_path(&path);
     let what = if inner.is_eof() {
         "the glTF JSON ends too early"
     } else if inner.to_string().starts_with("number out of range") {
@@ -187,12 +183,45 @@ fn path_error(json: &[u8], plain: serde_json::Error) -> Error {
     } else {
         "the glTF JSON does not match the glTF schema"
     };
-    let e = Error::new(ErrorKind::Malformed, path, format!("{what}: {inner}"));
+    let e = Error::new(
+        ErrorKind::Malformed,
+        path,
+        format!("{what}: {}", tidy_message(&inner.to_string())),
+    );
     if inner.is_eof() {
         e.with_hint("the file is truncated or damaged; export or download it again")
     } else {
         e
     }
+}
+
+/// A serde path in rigbake's form: no `?` for keys that could not be read,
+/// and runs of nesting (from deeply nested values) shortened.
+fn tidy_path(path: &str) -> String {
+    let path = path.replace(".?", "");
+    let path = path.trim_start_matches('?').trim_start_matches('.');
+    if path.len() <= 80 {
+        return path.to_owned();
+    }
+    let cut: String = path.chars().take(60).collect();
+    format!("{cut}...")
+}
+
+/// serde's wording for gltf-json types, in plain words.
+fn tidy_message(message: &str) -> String {
+    let mut out = message.replace(
+        "index into child of root",
+        "an index (a whole number, 0 or more)",
+    );
+    while let Some(at) = out.find("expected struct ") {
+        let name_start = at + "expected struct ".len();
+        let name_end = out[name_start..]
+            .find(|c: char| !c.is_alphanumeric())
+            .map_or(out.len(), |e| name_start + e);
+        let name = out[name_start..name_end].to_owned();
+        out.replace_range(at..name_end, &format!("expected a JSON object ({name})"));
+    }
+    out
 }
 
 /// Checks what gltf-json's validation gets wrong: it panics on a primitive
@@ -559,6 +588,29 @@ mod tests {
         let e = deserialize(br#"{"asset":{"version":"2.0"},"nodes":[{}"#).unwrap_err();
         assert!(e.message.contains("ends too early"), "{e}");
         assert!(e.hint.is_some());
+    }
+
+    #[test]
+    fn serde_wording_is_made_plain() {
+        let e = deserialize(br#"{"asset":{"version":"2.0"},"nodes":[{"mesh":-1}]}"#).unwrap_err();
+        assert_eq!(e.object, "nodes[0].mesh");
+        assert!(
+            e.message
+                .contains("expected an index (a whole number, 0 or more)"),
+            "{e}"
+        );
+        let e = deserialize(br#"{"asset":{"version":"2.0"},"nodes":[7]}"#).unwrap_err();
+        assert!(e.message.contains("expected a JSON object (Node)"), "{e}");
+        let e = deserialize(br#"{"asset":{"version":"2.0"},"nodes":[{"#).unwrap_err();
+        assert_eq!(e.object, "nodes[0]");
+        let deep = format!(
+            r#"{{"asset":{{"version":"2.0"}},"accessors":[{{"max":{}{}}}]}}"#,
+            "[".repeat(500),
+            "]".repeat(500)
+        );
+        let e = deserialize(deep.as_bytes()).unwrap_err();
+        assert!(e.object.len() < 70, "{}", e.object);
+        assert!(e.message.contains("recursion limit"), "{e}");
     }
 
     #[test]

@@ -245,22 +245,37 @@ pub(super) fn build_skins(doc: &gltf::Document, reader: &AccessorReader<'_>) -> 
 }
 
 /// Checks that every skinned mesh instance only weights joints its skin has.
+/// Each mesh is scanned once, however many nodes instance it.
 pub(super) fn check_skinned_instances(
     nodes: &[Node],
     skins: &[Skin],
     meshes: &[Mesh],
 ) -> Result<()> {
+    // Largest joint index each mesh weights (zero-weight slots were cleared
+    // to joint 0 on import, so every stored index counts).
+    let max_joint: Vec<Option<u16>> = meshes
+        .iter()
+        .map(|mesh| {
+            mesh.primitives
+                .iter()
+                .filter_map(|p| p.influences.as_ref())
+                .filter_map(|inf| inf.joints.iter().copied().max())
+                .max()
+        })
+        .collect();
     for (i, node) in nodes.iter().enumerate() {
         let (Some(m), Some(s)) = (node.mesh, node.skin) else {
             continue;
         };
         let joint_count = skins[s].joints.len();
+        if max_joint[m].is_none_or(|j| usize::from(j) < joint_count) {
+            continue;
+        }
+        // Only now look for the first offending slot, to name it.
         for (p, prim) in meshes[m].primitives.iter().enumerate() {
             let Some(inf) = &prim.influences else {
                 continue;
             };
-            // Zero-weight slots were cleared to joint 0 on import, so every
-            // stored joint index must exist in the skin.
             if let Some(slot) = inf
                 .joints
                 .iter()
