@@ -1029,6 +1029,30 @@ fn buffer_uris_cannot_escape_the_folder_or_reach_the_network() {
     );
 }
 
+#[test]
+fn model_files_are_read_within_the_size_limit() {
+    use rigbake_core::import::read_file;
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("m.glb");
+    std::fs::write(&path, two_joint().to_glb()).unwrap();
+    let small = Limits {
+        max_file_bytes: 100,
+        ..Limits::default()
+    };
+    let e = read_file(&path, &small).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Limit);
+    assert!(e.message.contains("more than the limit of 100"), "{e}");
+    assert_eq!(e.file.as_deref(), Some(path.as_path()));
+    let e = read_file(tmp.path(), &Limits::default()).unwrap_err();
+    assert!(e.message.contains("is a folder"), "{e}");
+    // A device has no size up front; reading stops at the limit.
+    #[cfg(unix)]
+    {
+        let e = read_file(Path::new("/dev/zero"), &small).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Limit, "{e}");
+    }
+}
+
 #[cfg(unix)]
 #[test]
 fn symbolic_links_out_of_the_folder_are_refused() {

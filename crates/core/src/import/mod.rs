@@ -96,24 +96,37 @@ pub fn import_file(path: &Path, options: &ImportOptions) -> Result<Model> {
 }
 
 /// Reads a model file's bytes, refusing files over the size limit before
-/// reading them. Errors name the file.
+/// reading them, and never reading more than the limit (a pipe or a device
+/// has no size to check up front). Errors name the file.
 pub fn read_file(path: &Path, limits: &Limits) -> Result<Vec<u8>> {
+    use std::io::Read as _;
     let io = |e: std::io::Error| {
         Error::new(ErrorKind::Io, "", format!("cannot read the file: {e}")).with_file(path)
     };
-    let meta = std::fs::metadata(path).map_err(io)?;
-    if meta.len() > limits.max_file_bytes {
-        return Err(Error::limit(
-            "",
-            format!(
-                "file is {} bytes, more than the limit of {}",
-                meta.len(),
-                limits.max_file_bytes
-            ),
-        )
-        .with_file(path));
+    let too_big = |size: Option<u64>| {
+        let limit = limits.max_file_bytes;
+        let message = match size {
+            Some(n) => format!("file is {n} bytes, more than the limit of {limit}"),
+            None => format!("file is more than the limit of {limit} bytes"),
+        };
+        Error::limit("", message).with_file(path)
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let meta = file.metadata().map_err(io)?;
+    if meta.is_dir() {
+        return Err(Error::new(ErrorKind::Io, "", "is a folder, not a model file").with_file(path));
     }
-    std::fs::read(path).map_err(io)
+    if meta.len() > limits.max_file_bytes {
+        return Err(too_big(Some(meta.len())));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(limits.max_file_bytes.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > limits.max_file_bytes {
+        return Err(too_big(None));
+    }
+    Ok(bytes)
 }
 
 /// Imports the bytes of the file at `path` (already read); relative buffer
