@@ -1036,6 +1036,7 @@ fn damaged_models_never_panic_hang_or_overallocate() {
                 .location()
                 .map(|l| format!("{}:{}", l.file(), l.line()))
                 .unwrap_or_default();
+            eprintln!("panic: {info} ({at})");
             panics.lock().unwrap().push(format!("{info} ({at})"));
         }));
     }

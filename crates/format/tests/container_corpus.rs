@@ -250,7 +250,7 @@ fn interesting_near(rng: &mut Rng, b: &[u8], at: usize, width: usize) -> u64 {
     };
     match rng.below(4) {
         0 => old.wrapping_add(*rng.pick(&[1, 4, 8, 32, u64::MAX, u64::MAX - 7])),
-        1 => b.len() as u64 + *rng.pick(&[0, 1, 8]) - 4,
+        1 => (b.len() as u64 + *rng.pick(&[0, 1, 8])).saturating_sub(4),
         _ => *rng.pick(INTERESTING),
     }
 }
@@ -440,6 +440,8 @@ fn damaged_containers_never_panic_or_overallocate() {
     {
         let panics = Arc::clone(&panics);
         std::panic::set_hook(Box::new(move |info| {
+            // Kept for the report; printed too, in case it is the harness's own.
+            eprintln!("panic: {info}");
             panics.lock().unwrap().push(info.to_string());
         }));
     }
