@@ -189,10 +189,14 @@ impl Timeline {
             };
             let exact = duration * sampling.fps;
             if !exact.is_finite() || exact >= MAX_ROWS as f64 {
+                let object = match source {
+                    ClipSource::Animation { clip, .. } => format!("animations[{clip}]"),
+                    ClipSource::Rest => "animations".to_owned(),
+                };
                 return Err(Error::limit(
-                    format!("clip `{name}`"),
+                    object,
                     format!(
-                        "{duration} s at {} fps is more than {MAX_ROWS} frames",
+                        "clip `{name}` lasts {duration} s: at {} fps that is more than {MAX_ROWS} frames",
                         sampling.fps
                     ),
                 )

@@ -649,7 +649,12 @@ fn bad_key_times_are_refused() {
     let model = import(&b).unwrap();
     let e = Timeline::all_clips(&model, Sampling::default()).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Limit);
-    assert_eq!(e.object, "clip `turn_linear`");
+    assert_eq!(e.object, "animations[0]");
+    assert!(
+        e.message
+            .starts_with("clip `turn_linear` lasts 1000000000 s"),
+        "{e}"
+    );
     assert!(
         e.message.contains(&format!("more than {MAX_ROWS} frames")),
         "{e}"
