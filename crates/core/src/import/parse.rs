@@ -213,6 +213,15 @@ fn tidy_message(message: &str) -> String {
         "index into child of root",
         "an index (a whole number, 0 or more)",
     );
+    for (rust, plain) in [
+        ("expected u64", "expected a whole number, 0 or more"),
+        ("expected u32", "expected a whole number, 0 or more"),
+        ("expected usize", "expected a whole number, 0 or more"),
+        ("expected f32", "expected a number"),
+        ("expected f64", "expected a number"),
+    ] {
+        out = out.replace(rust, plain);
+    }
     while let Some(at) = out.find("expected struct ") {
         let name_start = at + "expected struct ".len();
         let name_end = out[name_start..]
@@ -597,6 +606,12 @@ mod tests {
         assert!(
             e.message
                 .contains("expected an index (a whole number, 0 or more)"),
+            "{e}"
+        );
+        let e = deserialize(br#"{"asset":{"version":"2.0"},"accessors":[{"count":"many"}]}"#)
+            .unwrap_err();
+        assert!(
+            e.message.contains("expected a whole number, 0 or more"),
             "{e}"
         );
         let e = deserialize(br#"{"asset":{"version":"2.0"},"nodes":[7]}"#).unwrap_err();
