@@ -9,6 +9,8 @@
 //! positive weight sum and its weighted joints exist in every skin it is used
 //! with. This module never reads files.
 
+use std::collections::HashMap;
+
 use glam::{DMat4, DQuat, DVec3, Vec2, Vec3, Vec4};
 
 /// A skinned or animated model, validated and owned.
@@ -95,23 +97,41 @@ pub struct Skin {
 
 impl Skin {
     /// Parent of each joint in joint-index space: the nearest ancestor node
-    /// that is also a joint of this skin, or `None`.
+    /// that is also a joint of this skin, or `None`. Each node between joints
+    /// is visited once, so this is linear in the nodes however deep the
+    /// hierarchy.
     pub fn joint_parents(&self, nodes: &[Node]) -> Vec<Option<usize>> {
-        let mut joint_of_node = vec![None; nodes.len()];
+        let mut joint_of_node: HashMap<usize, usize> = HashMap::with_capacity(self.joints.len());
         for (j, &n) in self.joints.iter().enumerate() {
-            joint_of_node[n] = Some(j);
+            joint_of_node.insert(n, j);
         }
+        // Nearest joint at or above each non-joint node visited so far.
+        let mut nearest: HashMap<usize, Option<usize>> = HashMap::new();
+        let mut path = Vec::new();
         self.joints
             .iter()
             .map(|&n| {
+                path.clear();
                 let mut cursor = nodes[n].parent;
-                while let Some(p) = cursor {
-                    if let Some(j) = joint_of_node[p] {
-                        return Some(j);
+                let found = loop {
+                    let Some(p) = cursor else { break None };
+                    if let Some(&j) = joint_of_node.get(&p) {
+                        break Some(j);
                     }
+                    if let Some(&known) = nearest.get(&p) {
+                        break known;
+                    }
+                    if path.len() > nodes.len() {
+                        // Not a forest (never true of an imported model).
+                        break None;
+                    }
+                    path.push(p);
                     cursor = nodes[p].parent;
+                };
+                for &p in &path {
+                    nearest.insert(p, found);
                 }
-                None
+                found
             })
             .collect()
     }
@@ -278,10 +298,17 @@ impl Model {
 
     /// Whether any node instances a skinned mesh that has skinning influences.
     pub fn has_skinned_mesh(&self) -> bool {
-        self.skinned_nodes().any(|n| {
-            let mesh = &self.meshes[self.nodes[n].mesh.unwrap_or_default()];
-            mesh.primitives.iter().any(|p| p.influences.is_some())
-        })
+        let influenced = self.meshes_with_influences();
+        self.skinned_nodes()
+            .any(|n| influenced[self.nodes[n].mesh.unwrap_or_default()])
+    }
+
+    /// Per mesh: whether any of its primitives has skinning influences.
+    pub fn meshes_with_influences(&self) -> Vec<bool> {
+        self.meshes
+            .iter()
+            .map(|m| m.primitives.iter().any(|p| p.influences.is_some()))
+            .collect()
     }
 
     /// Depth-first ancestors test: whether `node` is `ancestor` or below it.

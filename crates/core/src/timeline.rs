@@ -188,6 +188,31 @@ pub struct Timeline {
 /// Largest number of rows a timeline may have.
 pub const MAX_ROWS: usize = 1 << 20;
 
+/// Largest number of evaluations (rows times the nodes and animation channels
+/// evaluated per row) one bake or one loop detection may cost: about a minute
+/// of work on one core. It bounds the time any input can take, since frames,
+/// nodes and channels are all cheap to declare.
+pub const MAX_NODE_EVALUATIONS: u64 = 1 << 31;
+
+/// Checks that evaluating `rows` poses of `model` (every node and, at worst,
+/// every channel per row) stays within [`MAX_NODE_EVALUATIONS`].
+pub fn check_evaluations(rows: usize, model: &Model) -> Result<()> {
+    let nodes = model.nodes.len();
+    let channels: usize = model.clips.iter().map(|c| c.channels.len()).sum();
+    let per_row = (nodes as u64).saturating_add(channels as u64).max(1);
+    let work = (rows as u64).saturating_mul(per_row);
+    if work > MAX_NODE_EVALUATIONS {
+        return Err(Error::limit(
+            "animations",
+            format!(
+                "{rows} frames of {nodes} nodes and {channels} animation channels is {work} evaluations, more than the limit of {MAX_NODE_EVALUATIONS}"
+            ),
+        )
+        .with_hint("lower the fps or bake fewer clips"));
+    }
+    Ok(())
+}
+
 impl Timeline {
     /// Every animation of `model`, in glTF order, whole; a single one-frame
     /// `rest` clip when the model has none. Loop flags are detected.
@@ -212,6 +237,9 @@ impl Timeline {
                 .collect()
         };
         let mut timeline = Self::from_sources(sampling, sources)?;
+        // Loop detection evaluates two poses per clip, and there are no more
+        // clips than rows.
+        check_evaluations(timeline.rows, model)?;
         timeline.detect_loops(model);
         Ok(timeline)
     }
@@ -368,10 +396,15 @@ impl Timeline {
             };
             let exact = duration * sampling.fps;
             if !exact.is_finite() || exact >= MAX_ROWS as f64 {
+                let object = match source {
+                    ClipSource::Animation { clip, .. } => format!("animations[{clip}]"),
+                    ClipSource::Blend { a, b, .. } => format!("animations[{a}] + animations[{b}]"),
+                    ClipSource::Rest => "animations".to_owned(),
+                };
                 return Err(Error::limit(
-                    format!("clip `{name}`"),
+                    object,
                     format!(
-                        "{duration} s at {} fps is more than {MAX_ROWS} frames",
+                        "clip `{name}` lasts {duration} s: at {} fps that is more than {MAX_ROWS} frames",
                         sampling.fps
                     ),
                 )

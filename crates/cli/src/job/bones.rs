@@ -45,6 +45,7 @@ pub(super) fn bake(
     let options = BoneBakeOptions {
         layout: settings.layout,
         max_texture_size: settings.max_texture_size,
+        ..BoneBakeOptions::default()
     };
     let FrameBake {
         textures,

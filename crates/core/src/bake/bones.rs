@@ -10,15 +10,17 @@
 //! Rows are evaluated in parallel, each independently, so results do not
 //! depend on the thread count.
 
+use std::collections::HashMap;
+
 use glam::{DMat4, Mat4, Vec4};
 use rayon::prelude::*;
 
 use crate::bake::anchors::AnchorTracks;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::evaluate::Evaluator;
 use crate::model::{Model, Property};
 use crate::skin;
-use crate::timeline::Timeline;
+use crate::timeline::{self, Timeline};
 
 /// How a matrix is laid out in RGBA pixels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -81,68 +83,74 @@ pub struct BoneSet {
 }
 
 /// Groups the model's skinned mesh instances into [`BoneSet`]s, in order of
-/// their first member node.
+/// their first member node. Linear in the number of nodes, however deep the
+/// hierarchy.
 pub fn bone_sets(model: &Model) -> Vec<BoneSet> {
-    let mut animated = vec![false; model.nodes.len()];
+    let n = model.nodes.len();
+    let mut animated = vec![false; n];
     for ch in model.clips.iter().flat_map(|c| &c.channels) {
         if ch.property != Property::MorphWeights {
             animated[ch.node] = true;
         }
     }
     // A node's global is global(anchor) * fixed, where anchor is the nearest
-    // animated ancestor (or none) and fixed the product of rest matrices below it.
-    let static_chain = |node: usize| -> (Option<usize>, DMat4) {
-        let mut m = model.nodes[node].rest_matrix;
-        let mut cursor = if animated[node] {
-            return (Some(node), DMat4::IDENTITY);
+    // animated ancestor (or the node itself when animated, or none) and fixed
+    // the product of the rest matrices below it, accumulated parents first as
+    // the globals are.
+    let mut chains: Vec<(Option<usize>, DMat4)> = vec![(None, DMat4::IDENTITY); n];
+    for &i in &model.topological_order {
+        chains[i] = if animated[i] {
+            (Some(i), DMat4::IDENTITY)
         } else {
-            model.nodes[node].parent
-        };
-        while let Some(p) = cursor {
-            if animated[p] {
-                break;
+            match model.nodes[i].parent {
+                Some(p) => (chains[p].0, chains[p].1 * model.nodes[i].rest_matrix),
+                None => (None, model.nodes[i].rest_matrix),
             }
-            m = model.nodes[p].rest_matrix * m;
-            cursor = model.nodes[p].parent;
-        }
-        (cursor, m)
-    };
-    let same_skin = |a: usize, b: usize| {
-        a == b || {
-            let (a, b) = (&model.skins[a], &model.skins[b]);
-            a.joints == b.joints && a.inverse_binds == b.inverse_binds
-        }
-    };
-    let mut sets: Vec<(BoneSet, (Option<usize>, DMat4))> = Vec::new();
+        };
+    }
+    // Skins with the same joints and inverse binds share one representative.
+    let mut skin_ids: HashMap<(&[usize], Vec<[u64; 16]>), usize> = HashMap::new();
+    let mut representative = vec![usize::MAX; model.skins.len()];
+    let mut sets: Vec<BoneSet> = Vec::new();
+    let mut by_key: HashMap<(usize, Option<usize>, [u64; 16]), usize> = HashMap::new();
+    let influenced = model.meshes_with_influences();
     for node in model.skinned_nodes() {
-        let has_influences = model.nodes[node].mesh.is_some_and(|m| {
-            model.meshes[m]
-                .primitives
-                .iter()
-                .any(|p| p.influences.is_some())
-        });
-        if !has_influences {
+        if !model.nodes[node].mesh.is_some_and(|m| influenced[m]) {
             continue;
         }
         let skin = model.nodes[node].skin.unwrap_or_default();
-        let chain = static_chain(node);
-        match sets
-            .iter_mut()
-            .find(|(s, c)| same_skin(s.skin, skin) && *c == chain)
-        {
-            Some((set, _)) => set.members.push(node),
-            None => sets.push((
-                BoneSet {
+        if representative[skin] == usize::MAX {
+            let s = &model.skins[skin];
+            let key = (
+                s.joints.as_slice(),
+                s.inverse_binds.iter().map(matrix_key).collect(),
+            );
+            representative[skin] = *skin_ids.entry(key).or_insert(skin);
+        }
+        let (anchor, fixed) = chains[node];
+        let key = (representative[skin], anchor, matrix_key(&fixed));
+        match by_key.get(&key) {
+            Some(&k) => sets[k].members.push(node),
+            None => {
+                by_key.insert(key, sets.len());
+                sets.push(BoneSet {
                     skin,
                     mesh_node: node,
                     members: vec![node],
-                },
-                chain,
-            )),
+                });
+            }
         }
     }
-    sets.into_iter().map(|(s, _)| s).collect()
+    sets
 }
+
+/// A matrix as hashable bits; `-0.0` and `0.0` compare equal, as with `==`.
+fn matrix_key(m: &DMat4) -> [u64; 16] {
+    m.to_cols_array().map(|v| (v + 0.0).to_bits())
+}
+
+/// Largest number of bone textures (distinct [`BoneSet`]s) one bake makes.
+pub const MAX_BONE_SETS: usize = 1024;
 
 /// Options of the bone-matrix bake.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -151,6 +159,8 @@ pub struct BoneBakeOptions {
     pub layout: MatrixLayout,
     /// Largest texture width and height.
     pub max_texture_size: usize,
+    /// Largest number of pixels of all textures of one bake together.
+    pub max_total_pixels: usize,
 }
 
 impl Default for BoneBakeOptions {
@@ -158,6 +168,7 @@ impl Default for BoneBakeOptions {
         Self {
             layout: MatrixLayout::Mat4,
             max_texture_size: 8192,
+            max_total_pixels: 1 << 28,
         }
     }
 }
@@ -198,7 +209,7 @@ pub fn bake_bone_textures(
 ) -> Result<Vec<BoneTexture>> {
     if bone_sets(model).is_empty() {
         return Err(Error::new(
-            crate::ErrorKind::NothingToBake,
+            ErrorKind::NothingToBake,
             "",
             "no skinned mesh: nothing for a bone-matrix bake",
         ));
@@ -225,22 +236,59 @@ pub fn bake_frames(
 ) -> Result<FrameBake> {
     let sets = bone_sets(model);
     let reference = sets.first().map(|s| s.mesh_node);
-    let ppj = options.layout.pixels_per_joint();
+    if sets.len() > MAX_BONE_SETS {
+        return Err(Error::limit(
+            "nodes",
+            format!(
+                "{} skinned mesh instances each need their own bone texture, more than the limit of {MAX_BONE_SETS}",
+                sets.len()
+            ),
+        )
+        .with_hint("instances with the same skin under the same animated parent share one texture; bake the characters of a crowd scene one by one"));
+    }
     let rows = timeline.rows;
-    let mut textures = Vec::with_capacity(sets.len());
-    for set in sets {
+    if rows == 0 {
+        return Err(Error::invalid(
+            "animations",
+            "the timeline has no frames to bake",
+        ));
+    }
+    timeline::check_evaluations(rows, model)?;
+    let ppj = options.layout.pixels_per_joint();
+    // Sizes first, all of them, before allocating any texture.
+    let mut total_pixels = 0usize;
+    for set in &sets {
         let joints = model.skins[set.skin].joints.len();
-        let width = joints * ppj;
+        let width = joints.saturating_mul(ppj);
         if width > options.max_texture_size || rows > options.max_texture_size {
             return Err(Error::limit(
                 format!("skins[{}]", set.skin),
                 format!(
-                    "bone texture would be {width} x {rows} pixels, over the maximum size {}",
+                    "bone texture would be {width} x {rows} pixels ({joints} joints, {rows} frames), over the maximum size {}",
                     options.max_texture_size
                 ),
             )
             .with_hint("use the mat3x4 layout, a lower fps, fewer clips, or raise the maximum texture size"));
         }
+        total_pixels = width
+            .checked_mul(rows)
+            .and_then(|p| p.checked_add(total_pixels))
+            .filter(|t| *t <= options.max_total_pixels)
+            .ok_or_else(|| {
+                Error::limit(
+                    format!("skins[{}]", set.skin),
+                    format!(
+                        "the bake's {} bone textures would hold more than {} pixels together",
+                        sets.len(),
+                        options.max_total_pixels
+                    ),
+                )
+                .with_hint("use the mat3x4 layout, a lower fps or fewer clips")
+            })?;
+    }
+    let mut textures = Vec::with_capacity(sets.len());
+    for set in sets {
+        let width = model.skins[set.skin].joints.len() * ppj;
         textures.push(BoneTexture {
             set,
             layout: options.layout,
@@ -297,6 +345,18 @@ pub fn bake_frames(
                     let mats = &mut mats[..s.joints.len()];
                     skin::skin_matrices(s, &ev.globals, &inv, mats);
                     for (j, m) in mats.iter().enumerate() {
+                        // Finite inputs can still overflow (huge scales
+                        // multiplied down a hierarchy); never bake those.
+                        if !m.is_finite() || !m.as_mat4().is_finite() {
+                            return Err(Error::invalid(
+                                format!("skins[{skin}].joints[{j}]"),
+                                format!(
+                                    "the skin matrix of joint {j} (nodes[{}]) is not finite: transforms overflow",
+                                    s.joints[j]
+                                ),
+                            )
+                            .with_hint("check the model for absurdly large scales or translations"));
+                        }
                         layout.encode(m, &mut out[j * ppj * 4..(j + 1) * ppj * 4]);
                     }
                 }

@@ -350,6 +350,7 @@ impl<'m> VatBaker<'m> {
             }
         }
         let rows = timeline.rows;
+        crate::timeline::check_evaluations(rows, model)?;
         let mut affines = vec![[Vec4::ZERO; 3]; rows * affines_per_row.max(1)];
         let mut weights = vec![0.0f32; rows * weights_per_row.max(1)];
         let reference = plan.reference_node;
@@ -399,6 +400,22 @@ impl<'m> VatBaker<'m> {
                 ),
                 ..e
             });
+        }
+        // Finite inputs can still overflow down a hierarchy; never bake that.
+        if let Some(k) = affines
+            .iter()
+            .position(|m| !m.iter().all(|r| r.is_finite()))
+        {
+            let row = k / affines_per_row.max(1);
+            let (c, frame) = timeline.locate_row(row);
+            return Err(Error::invalid(
+                "nodes",
+                format!(
+                    "a vertex transform is not finite at clip `{}`, frame {frame}: transforms overflow",
+                    timeline.clips[c].name
+                ),
+            )
+            .with_hint("check the model for absurdly large scales or translations"));
         }
         let palettes = Palettes {
             affines_per_row,

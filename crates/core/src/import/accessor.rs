@@ -7,6 +7,9 @@
 //! byte is read, and element counts are bounded before anything is allocated.
 //! This module never interprets what the data means.
 
+use std::borrow::Cow;
+use std::cell::Cell;
+
 use gltf::accessor::{Accessor, DataType, Dimensions};
 
 use super::Limits;
@@ -21,10 +24,13 @@ pub(crate) struct Allowed {
     pub dims: &'static [Dimensions],
 }
 
-/// Reads accessors out of loaded buffers.
+/// Reads accessors out of loaded buffers, keeping count of everything it
+/// decodes against [`Limits::max_total_components`].
 pub(crate) struct AccessorReader<'a> {
-    pub buffers: &'a [Vec<u8>],
-    pub limits: &'a Limits,
+    buffers: &'a [Cow<'a, [u8]>],
+    limits: &'a Limits,
+    /// Components still allowed before the model exceeds its total limit.
+    budget: Cell<usize>,
 }
 
 fn dims_name(d: Dimensions) -> &'static str {
@@ -58,6 +64,33 @@ struct Span<'b> {
 }
 
 impl<'a> AccessorReader<'a> {
+    /// A reader over `buffers` with a fresh budget.
+    pub fn new(buffers: &'a [Cow<'a, [u8]>], limits: &'a Limits) -> Self {
+        Self {
+            buffers,
+            limits,
+            budget: Cell::new(limits.max_total_components),
+        }
+    }
+
+    /// Takes `components` out of the model's total budget, or fails with a
+    /// limit error about `path`.
+    pub fn charge(&self, components: usize, path: &str) -> Result<()> {
+        match self.budget.get().checked_sub(components) {
+            Some(left) => {
+                self.budget.set(left);
+                Ok(())
+            }
+            None => Err(Error::limit(
+                path,
+                format!(
+                    "the model holds more than the limit of {} components (vertex data, keys, matrices and morph weights together)",
+                    self.limits.max_total_components
+                ),
+            )),
+        }
+    }
+
     /// Decodes an accessor as floats (flat, `dims.multiplicity()` per
     /// element). Integer components are normalised when the accessor says so
     /// (glTF rules: `max(c / 127, -1)` for BYTE, `c / 255` for UNSIGNED_BYTE,
@@ -220,11 +253,12 @@ impl<'a> AccessorReader<'a> {
                 Error::limit(
                     path,
                     format!(
-                        "accessor declares {count} elements, more than the limit of {} components",
+                        "accessor declares {count} elements of {ncomp} components, more than the limit of {} components",
                         self.limits.max_accessor_components
                     ),
                 )
             })?;
+        self.charge(total, path)?;
 
         let mut out = Vec::new();
         match acc.view() {

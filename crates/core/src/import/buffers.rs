@@ -3,9 +3,12 @@
 //!
 //! Policy: no network (any URI with a scheme other than `data:` is refused),
 //! and no reads outside the model's folder unless the caller allows it
-//! (absolute paths and `..` that climb above the folder are refused). Images
-//! are never loaded.
+//! (absolute paths, `..` that climb above the folder, and symbolic links that
+//! lead out of it are refused). Only regular files are read, never more than
+//! the size limit. Images are never loaded.
 
+use std::borrow::Cow;
+use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
 use base64::Engine as _;
@@ -13,25 +16,27 @@ use base64::Engine as _;
 use super::{ImportOptions, Source};
 use crate::error::{Error, ErrorKind, Result};
 
-/// Loads every buffer of `doc`, in glTF order.
-pub(crate) fn load(
+/// Loads every buffer of `doc`, in glTF order (the GLB binary chunk is
+/// borrowed, not copied).
+pub(crate) fn load<'b>(
     doc: &gltf::Document,
-    blob: Option<Vec<u8>>,
+    blob: Option<&'b [u8]>,
     source: &Source<'_>,
     options: &ImportOptions,
-) -> Result<Vec<Vec<u8>>> {
+) -> Result<Vec<Cow<'b, [u8]>>> {
     let mut blob = blob;
     let mut out = Vec::with_capacity(doc.buffers().len());
     for buffer in doc.buffers() {
         let path = format!("buffers[{}]", buffer.index());
         let data = match buffer.source() {
-            gltf::buffer::Source::Bin => blob.take().ok_or_else(|| {
+            gltf::buffer::Source::Bin => Cow::Borrowed(blob.take().ok_or_else(|| {
                 Error::invalid(
                     &path,
-                    "refers to the GLB binary chunk, but the file has none (or it is used twice)",
+                    "has no uri, so it must be the GLB binary chunk, but the file has none (or an earlier buffer took it)",
                 )
-            })?,
-            gltf::buffer::Source::Uri(uri) => load_uri(uri, &path, source, options)?,
+                .with_hint("a .gltf file needs a uri on every buffer; only the first buffer of a .glb may omit it")
+            })?),
+            gltf::buffer::Source::Uri(uri) => Cow::Owned(load_uri(uri, &path, source, options)?),
         };
         if data.len() < buffer.length() {
             return Err(Error::invalid(
@@ -41,7 +46,8 @@ pub(crate) fn load(
                     buffer.length(),
                     data.len()
                 ),
-            ));
+            )
+            .with_hint("the buffer data is truncated or damaged; export the model again"));
         }
         out.push(data);
     }
@@ -107,13 +113,29 @@ fn load_uri(
         )
         .with_hint("keep buffers beside the model, or allow reads outside its folder")
     })?;
-    let meta = std::fs::metadata(&file).map_err(|e| {
+    let cannot_read = |e: std::io::Error| {
         Error::new(
             ErrorKind::Io,
             path,
             format!("cannot read `{}`: {e}", file.display()),
         )
-    })?;
+    };
+    let meta = std::fs::metadata(&file).map_err(cannot_read)?;
+    if !meta.is_file() {
+        return Err(Error::new(
+            ErrorKind::Unsupported,
+            path,
+            format!("`{}` is not a regular file; refused", file.display()),
+        ));
+    }
+    if !options.allow_outside_folder && !inside(dir, &file) {
+        return Err(Error::new(
+            ErrorKind::Unsupported,
+            path,
+            format!("URI `{uri}` leads out of the model's folder through a symbolic link; refused"),
+        )
+        .with_hint("keep buffers beside the model, or allow reads outside its folder"));
+    }
     if meta.len() > options.limits.max_file_bytes {
         return Err(Error::limit(
             path,
@@ -125,13 +147,34 @@ fn load_uri(
             ),
         ));
     }
-    std::fs::read(&file).map_err(|e| {
-        Error::new(
-            ErrorKind::Io,
+    // Read at most the limit (plus one byte to notice a file that grew).
+    let mut data = Vec::with_capacity(meta.len() as usize);
+    std::fs::File::open(&file)
+        .and_then(|f| {
+            f.take(options.limits.max_file_bytes.saturating_add(1))
+                .read_to_end(&mut data)
+        })
+        .map_err(cannot_read)?;
+    if data.len() as u64 > options.limits.max_file_bytes {
+        return Err(Error::limit(
             path,
-            format!("cannot read `{}`: {e}", file.display()),
-        )
-    })
+            format!(
+                "`{}` is more than the limit of {} bytes",
+                file.display(),
+                options.limits.max_file_bytes
+            ),
+        ));
+    }
+    Ok(data)
+}
+
+/// Whether `file` (which exists) lies inside `dir` once symbolic links are
+/// resolved.
+fn inside(dir: &Path, file: &Path) -> bool {
+    match (std::fs::canonicalize(dir), std::fs::canonicalize(file)) {
+        (Ok(dir), Ok(file)) => file.starts_with(dir),
+        _ => false,
+    }
 }
 
 /// Whether `uri` starts with a URI scheme (`http:`, `file:`, ...). A single

@@ -303,9 +303,8 @@ fn build_influences(
             ));
         }
     }
-    let per_vertex = sets * 4;
-    let mut joints = vec![0u16; count * per_vertex];
-    let mut weights = vec![0f32; count * per_vertex];
+    // Lengths first, so the tables below are only as large as data already
+    // decoded (and counted against the limits).
     for (k, ((_, js), (_, ws))) in joint_sets.iter().zip(&weight_sets).enumerate() {
         if js.len() != count * 4 {
             return Err(Error::invalid(
@@ -319,6 +318,11 @@ fn build_influences(
                 format!("{} elements, but POSITION has {count}", ws.len() / 4),
             ));
         }
+    }
+    let per_vertex = sets * 4;
+    let mut joints = vec![0u16; count * per_vertex];
+    let mut weights = vec![0f32; count * per_vertex];
+    for (k, ((_, js), (_, ws))) in joint_sets.iter().zip(&weight_sets).enumerate() {
         for v in 0..count {
             for c in 0..4 {
                 let w = ws[v * 4 + c];

@@ -1,15 +1,19 @@
 //! glTF 2.0 (`.gltf` with external or embedded buffers, `.glb`) into a
 //! validated [`Model`]. The only module that knows glTF.
 //!
-//! Steps: parse (no images decoded) -> refuse extensions we cannot decode ->
-//! schema validation (gltf crate) -> load buffers -> build nodes, skins,
-//! meshes and clips, validating what the gltf crate does not. Every error
-//! names the glTF object; [`import_file`] adds the file.
+//! Steps: split GLB chunks and parse the JSON (no images decoded) -> refuse
+//! extensions we cannot decode -> schema validation (gltf crate) -> check
+//! counts against [`Limits`] -> load buffers -> build nodes, skins, meshes and
+//! clips, validating what the gltf crate does not. Every error names the glTF
+//! object; [`import_file`] adds the file. No input makes the importer panic,
+//! and every allocation sized by the input is checked against the real data
+//! or a limit first (see `docs/limits.md`).
 
 mod accessor;
 mod animations;
 mod buffers;
 mod meshes;
+mod parse;
 mod scene;
 
 use std::path::Path;
@@ -27,6 +31,10 @@ pub struct Limits {
     /// Largest number of components (elements times components per element)
     /// one accessor may declare.
     pub max_accessor_components: usize,
+    /// Largest number of components the whole model may hold: every
+    /// accessor decoded (each time it is used) plus one morph weight per
+    /// morph target per mesh instance.
+    pub max_total_components: usize,
     /// Largest number of nodes.
     pub max_nodes: usize,
 }
@@ -36,6 +44,7 @@ impl Default for Limits {
         Self {
             max_file_bytes: 2 << 30,
             max_accessor_components: 1 << 28,
+            max_total_components: 1 << 30,
             max_nodes: 1 << 20,
         }
     }
@@ -89,24 +98,37 @@ pub fn import_file(path: &Path, options: &ImportOptions) -> Result<Model> {
 }
 
 /// Reads a model file's bytes, refusing files over the size limit before
-/// reading them. Errors name the file.
+/// reading them, and never reading more than the limit (a pipe or a device
+/// has no size to check up front). Errors name the file.
 pub fn read_file(path: &Path, limits: &Limits) -> Result<Vec<u8>> {
+    use std::io::Read as _;
     let io = |e: std::io::Error| {
         Error::new(ErrorKind::Io, "", format!("cannot read the file: {e}")).with_file(path)
     };
-    let meta = std::fs::metadata(path).map_err(io)?;
-    if meta.len() > limits.max_file_bytes {
-        return Err(Error::limit(
-            "",
-            format!(
-                "file is {} bytes, more than the limit of {}",
-                meta.len(),
-                limits.max_file_bytes
-            ),
-        )
-        .with_file(path));
+    let too_big = |size: Option<u64>| {
+        let limit = limits.max_file_bytes;
+        let message = match size {
+            Some(n) => format!("file is {n} bytes, more than the limit of {limit}"),
+            None => format!("file is more than the limit of {limit} bytes"),
+        };
+        Error::limit("", message).with_file(path)
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let meta = file.metadata().map_err(io)?;
+    if meta.is_dir() {
+        return Err(Error::new(ErrorKind::Io, "", "is a folder, not a model file").with_file(path));
     }
-    std::fs::read(path).map_err(io)
+    if meta.len() > limits.max_file_bytes {
+        return Err(too_big(Some(meta.len())));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(limits.max_file_bytes.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > limits.max_file_bytes {
+        return Err(too_big(None));
+    }
+    Ok(bytes)
 }
 
 /// Imports the bytes of the file at `path` (already read); relative buffer
@@ -125,29 +147,26 @@ pub fn import_bytes(path: &Path, bytes: &[u8], options: &ImportOptions) -> Resul
 
 /// Imports a glTF or GLB held in memory.
 pub fn import_slice(bytes: &[u8], source: &Source<'_>, options: &ImportOptions) -> Result<Model> {
-    let gltf = gltf::Gltf::from_slice_without_validation(bytes).map_err(parse_error)?;
-    check_extensions(&gltf.document)?;
-    validate_schema(&gltf.document)?;
-    if gltf.document.nodes().len() > options.limits.max_nodes {
+    let (root, json, blob) = parse::parse(bytes)?;
+    check_extensions(&root)?;
+    parse::validate(&root, json)?;
+    if root.nodes.len() > options.limits.max_nodes {
         return Err(Error::limit(
             "nodes",
             format!(
                 "{} nodes, more than the limit of {}",
-                gltf.document.nodes().len(),
+                root.nodes.len(),
                 options.limits.max_nodes
             ),
         ));
     }
-    let doc = gltf.document;
-    let buffers = buffers::load(&doc, gltf.blob, source, options)?;
-    let reader = accessor::AccessorReader {
-        buffers: &buffers,
-        limits: &options.limits,
-    };
+    let doc = gltf::Document::from_json_without_validation(root);
+    let buffers = buffers::load(&doc, blob, source, options)?;
+    let reader = accessor::AccessorReader::new(&buffers, &options.limits);
     let quantized = doc.extensions_used().any(|e| e == "KHR_mesh_quantization");
 
     let meshes = meshes::build(&doc, &reader, quantized)?;
-    let (nodes, topological_order) = scene::build_nodes(&doc, &meshes)?;
+    let (nodes, topological_order) = scene::build_nodes(&doc, &meshes, &reader)?;
     let skins = scene::build_skins(&doc, &reader)?;
     scene::check_skinned_instances(&nodes, &skins, &meshes)?;
     let clips = animations::build(&doc, &reader, &nodes, &meshes, quantized)?;
@@ -169,25 +188,9 @@ pub fn import_slice(bytes: &[u8], source: &Source<'_>, options: &ImportOptions) 
     })
 }
 
-fn parse_error(e: gltf::Error) -> Error {
-    match e {
-        gltf::Error::Io(io) => Error::new(ErrorKind::Io, "", format!("cannot read the file: {io}")),
-        gltf::Error::Binary(b) => Error::new(
-            ErrorKind::Malformed,
-            "",
-            format!("not a valid GLB container: {b:?}"),
-        ),
-        gltf::Error::Deserialize(d) => Error::new(
-            ErrorKind::Malformed,
-            "",
-            format!("not valid glTF JSON: {d}"),
-        ),
-        other => Error::new(ErrorKind::Malformed, "", format!("not valid glTF: {other}")),
-    }
-}
-
-fn check_extensions(doc: &gltf::Document) -> Result<()> {
-    for (i, ext) in doc.extensions_required().enumerate() {
+fn check_extensions(root: &gltf::json::Root) -> Result<()> {
+    for (i, ext) in root.extensions_required.iter().enumerate() {
+        let ext = ext.as_str();
         if UNDECODABLE_EXTENSIONS.contains(&ext) {
             return Err(Error::new(
                 ErrorKind::Unsupported,
@@ -207,29 +210,6 @@ fn check_extensions(doc: &gltf::Document) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// Runs the gltf crate's schema validation (index ranges, enum values,
-/// required fields), ignoring its complaints about required extensions, which
-/// [`check_extensions`] has already judged.
-fn validate_schema(doc: &gltf::Document) -> Result<()> {
-    use gltf::json::validation::Validate;
-    let root = doc.as_json();
-    let mut first: Option<(String, String)> = None;
-    root.validate(root, gltf::json::Path::new, &mut |path, error| {
-        let path = path().to_string();
-        if first.is_none() && !path.starts_with("extensionsRequired") {
-            first = Some((path, error.to_string()));
-        }
-    });
-    match first {
-        Some((path, error)) => Err(Error::new(
-            ErrorKind::Malformed,
-            path,
-            format!("fails glTF schema validation: {error}"),
-        )),
-        None => Ok(()),
-    }
 }
 
 #[cfg(test)]

@@ -17,10 +17,12 @@ fn dvec3(v: [f32; 3]) -> DVec3 {
 
 /// Builds all nodes and a parents-first order, rejecting cycles, shared
 /// children, non-finite transforms and morph weight counts that do not match
-/// the mesh.
+/// the mesh. Every mesh instance's morph weights are charged to the reader's
+/// budget (the pose of every frame holds them).
 pub(super) fn build_nodes(
     doc: &gltf::Document,
     meshes: &[Mesh],
+    reader: &AccessorReader<'_>,
 ) -> Result<(Vec<Node>, Vec<usize>)> {
     let count = doc.nodes().len();
     let mut nodes = Vec::with_capacity(count);
@@ -32,7 +34,10 @@ pub(super) fn build_nodes(
             gltf::scene::Transform::Matrix { matrix } => {
                 let m = DMat4::from_cols_array_2d(&matrix.map(|c| c.map(f64::from)));
                 if !finite_matrix(&m) {
-                    return Err(Error::invalid(&path, "matrix holds a non-finite value"));
+                    return Err(Error::invalid(
+                        format!("{path}.matrix"),
+                        "matrix holds a value that is not a finite number (too large for 32-bit floats)",
+                    ));
                 }
                 let (scale, rotation, translation) = m.to_scale_rotation_translation();
                 let rotation = if rotation.is_finite() && rotation.length() > 0.0 {
@@ -62,11 +67,23 @@ pub(super) fn build_nodes(
                 );
                 let t = dvec3(translation);
                 let s = dvec3(scale);
-                if !(q.is_finite() && t.is_finite() && s.is_finite()) {
-                    return Err(Error::invalid(&path, "transform holds a non-finite value"));
+                for (field, finite) in [
+                    ("translation", t.is_finite()),
+                    ("rotation", q.is_finite()),
+                    ("scale", s.is_finite()),
+                ] {
+                    if !finite {
+                        return Err(Error::invalid(
+                            format!("{path}.{field}"),
+                            "holds a value that is not a finite number (too large for 32-bit floats)",
+                        ));
+                    }
                 }
                 if q.length() < 1e-6 {
-                    return Err(Error::invalid(&path, "rotation is a zero quaternion"));
+                    return Err(Error::invalid(
+                        format!("{path}.rotation"),
+                        "rotation is a zero quaternion (it must be a unit quaternion)",
+                    ));
                 }
                 let rest = Transform {
                     translation: t,
@@ -80,7 +97,10 @@ pub(super) fn build_nodes(
         for c in n.children() {
             let c = c.index();
             if c == i {
-                return Err(Error::invalid(&path, "node is its own child (a cycle)"));
+                return Err(Error::invalid(
+                    format!("{path}.children"),
+                    "node is its own child (a cycle)",
+                ));
             }
             if let Some(p) = parent[c] {
                 return Err(Error::invalid(
@@ -94,14 +114,19 @@ pub(super) fn build_nodes(
             children.push(c);
         }
         let mesh = n.mesh().map(|m| m.index());
+        if let Some(m) = mesh {
+            reader.charge(meshes[m].default_weights.len(), &format!("{path}.mesh"))?;
+        }
         let morph_weights = n.weights().map(<[f32]>::to_vec);
-        if let (Some(w), Some(m)) = (&morph_weights, mesh) {
-            if w.iter().any(|v| !v.is_finite()) {
+        if let Some(w) = &morph_weights {
+            if let Some(k) = w.iter().position(|v| !v.is_finite()) {
                 return Err(Error::invalid(
                     format!("{path}.weights"),
-                    "non-finite weight",
+                    format!("weight {k} is not a finite number ({})", w[k]),
                 ));
             }
+        }
+        if let (Some(w), Some(m)) = (&morph_weights, mesh) {
             let targets = meshes[m].default_weights.len();
             if w.len() != targets {
                 return Err(Error::invalid(
@@ -140,11 +165,25 @@ pub(super) fn build_nodes(
         for &i in &order {
             seen[i] = true;
         }
-        let stuck = seen.iter().position(|s| !s).unwrap_or(0);
+        // Every node not reached from a root lies on or below a cycle; walk
+        // up from one to find a node of the cycle itself.
+        let mut stuck = seen.iter().position(|s| !s).unwrap_or(0);
+        let mut steps = 0;
+        while let Some(p) = parent[stuck] {
+            if steps > count {
+                break;
+            }
+            stuck = p;
+            steps += 1;
+        }
         return Err(Error::invalid(
-            format!("nodes[{stuck}]"),
-            "node hierarchy has a cycle (the node is its own ancestor)",
-        ));
+            format!("nodes[{stuck}].children"),
+            format!(
+                "node hierarchy has a cycle: nodes[{stuck}] is its own ancestor ({} nodes are not reachable from a root)",
+                count - order.len()
+            ),
+        )
+        .with_hint("each node may appear in the children of at most one node, and never below itself"));
     }
     Ok((nodes, order))
 }
@@ -206,22 +245,37 @@ pub(super) fn build_skins(doc: &gltf::Document, reader: &AccessorReader<'_>) -> 
 }
 
 /// Checks that every skinned mesh instance only weights joints its skin has.
+/// Each mesh is scanned once, however many nodes instance it.
 pub(super) fn check_skinned_instances(
     nodes: &[Node],
     skins: &[Skin],
     meshes: &[Mesh],
 ) -> Result<()> {
+    // Largest joint index each mesh weights (zero-weight slots were cleared
+    // to joint 0 on import, so every stored index counts).
+    let max_joint: Vec<Option<u16>> = meshes
+        .iter()
+        .map(|mesh| {
+            mesh.primitives
+                .iter()
+                .filter_map(|p| p.influences.as_ref())
+                .filter_map(|inf| inf.joints.iter().copied().max())
+                .max()
+        })
+        .collect();
     for (i, node) in nodes.iter().enumerate() {
         let (Some(m), Some(s)) = (node.mesh, node.skin) else {
             continue;
         };
         let joint_count = skins[s].joints.len();
+        if max_joint[m].is_none_or(|j| usize::from(j) < joint_count) {
+            continue;
+        }
+        // Only now look for the first offending slot, to name it.
         for (p, prim) in meshes[m].primitives.iter().enumerate() {
             let Some(inf) = &prim.influences else {
                 continue;
             };
-            // Zero-weight slots were cleared to joint 0 on import, so every
-            // stored joint index must exist in the skin.
             if let Some(slot) = inf
                 .joints
                 .iter()
