@@ -1,8 +1,13 @@
 //! Raw command-line arguments (clap). Validated into a plan by [`crate::plan`].
+//!
+//! Setting flags are optional so that the plan can tell "not given" from a
+//! default: built-in defaults < manifest `[defaults]` < matching `[[model]]`
+//! entries < flags given on the command line.
 
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use serde::Deserialize;
 
 /// rigbake: bake skeletal animation into GPU textures for crowds.
 #[derive(Debug, Parser)]
@@ -16,27 +21,52 @@ pub struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Bake skinned glTF models: bone-matrix textures and a container
-    /// (and vertex animation textures with --vat).
+    /// Bake models: bone-matrix textures, bone weights, a container (and
+    /// vertex animation textures with --vat). Takes files, folders, or a
+    /// manifest.
     Bake(BakeArgs),
     /// Convert animated meshes to vertex animation textures (VAT) only.
     Vat(VatArgs),
     /// Show what a .rigbake container holds.
     Inspect(InspectArgs),
+    /// Join the JSON reports of several (sharded) bakes into one.
+    MergeReport(MergeReportArgs),
 }
 
-/// Options shared by every baking command.
+/// Options about the run itself (not the bake's contents).
 #[derive(Debug, Args)]
-pub struct CommonArgs {
-    /// Output folder; each model's results go to OUT/<model stem>/.
+pub struct RunArgs {
+    /// Output folder; each model's results go to OUT/<model path without
+    /// extension>/ (or the manifest's `out`).
     #[arg(long, short, value_name = "DIR")]
-    pub out: PathBuf,
-    /// Frames sampled per second of animation.
-    #[arg(long, default_value_t = 30.0)]
-    pub fps: f64,
-    /// How frame times are spread over a clip.
-    #[arg(long, value_enum, default_value_t = SamplingArg::FixedRate)]
-    pub sampling: SamplingArg,
+    pub out: Option<PathBuf>,
+    /// Worker threads (default: all cores). Outputs do not depend on it.
+    #[arg(long, short, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Print nothing but errors.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Print the report as one JSON document on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Rebake models whose outputs are up to date.
+    #[arg(long)]
+    pub force: bool,
+    /// Bake only shard K of N (e.g. 2/3): a deterministic share of the
+    /// models, for CI matrices.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<String>,
+}
+
+/// Settings shared by every baking command (all optional: see module docs).
+#[derive(Debug, Args, Default)]
+pub struct SettingFlags {
+    /// Frames sampled per second of animation [default: 30].
+    #[arg(long)]
+    pub fps: Option<f64>,
+    /// How frame times are spread over a clip [default: fixed-rate].
+    #[arg(long, value_enum)]
+    pub sampling: Option<SamplingArg>,
     /// Bake only this clip (repeatable; default: every clip).
     #[arg(long = "clip", value_name = "NAME")]
     pub clips: Vec<String>,
@@ -44,43 +74,27 @@ pub struct CommonArgs {
     /// `A+B@W` (repeatable), e.g. `--blend Walk,Run,0,0.25,0.5,0.75,1`.
     #[arg(long = "blend", value_name = "A,B,W[,W...]")]
     pub blends: Vec<String>,
-    /// Largest texture width or height.
-    #[arg(
-        long,
-        alias = "max-size",
-        default_value_t = 8192,
-        value_name = "PIXELS"
-    )]
-    pub max_texture_size: usize,
+    /// Largest texture width or height [default: 8192].
+    #[arg(long, alias = "max-size", value_name = "PIXELS")]
+    pub max_texture_size: Option<usize>,
     /// Store textures inside the container instead of as files beside it.
     #[arg(long)]
     pub embed_textures: bool,
-    /// Worker threads (default: all cores). Outputs do not depend on it.
-    #[arg(long, short, value_name = "N")]
-    pub jobs: Option<usize>,
-    /// Print nothing but errors.
-    #[arg(long, short)]
-    pub quiet: bool,
-}
-
-/// Options of vertex animation textures.
-#[derive(Debug, Args)]
-pub struct VatFlags {
-    /// VAT sample encoding.
-    #[arg(long = "format", value_enum, default_value_t = VatFormatArg::Exr16)]
-    pub format: VatFormatArg,
-    /// Also bake normals.
+    /// VAT sample encoding [default: exr16].
+    #[arg(long = "format", value_enum)]
+    pub format: Option<VatFormatArg>,
+    /// Also bake VAT normals.
     #[arg(long)]
     pub normals: bool,
-    /// Also bake tangents.
+    /// Also bake VAT tangents.
     #[arg(long)]
     pub tangents: bool,
-    /// How normals are transformed.
-    #[arg(long, value_enum, default_value_t = NormalConventionArg::InverseTranspose)]
-    pub normal_convention: NormalConventionArg,
-    /// How PNG stores normals and tangents.
-    #[arg(long, value_enum, default_value_t = DirectionEncodingArg::Octahedral)]
-    pub direction_encoding: DirectionEncodingArg,
+    /// How VAT normals are transformed [default: inverse-transpose].
+    #[arg(long, value_enum)]
+    pub normal_convention: Option<NormalConventionArg>,
+    /// How PNG VAT stores normals and tangents [default: octahedral].
+    #[arg(long, value_enum)]
+    pub direction_encoding: Option<DirectionEncodingArg>,
     /// Pad VAT textures to power-of-two sizes.
     #[arg(long)]
     pub power_of_two: bool,
@@ -92,21 +106,29 @@ pub struct VatFlags {
 /// Arguments of `rigbake bake`.
 #[derive(Debug, Args)]
 pub struct BakeArgs {
-    /// glTF (.gltf) or binary glTF (.glb) files to bake.
-    #[arg(required = true, value_name = "MODEL")]
-    pub models: Vec<PathBuf>,
-    /// Shared options.
+    /// glTF (.gltf) or binary glTF (.glb) files, or folders to search for
+    /// them (recursively).
+    #[arg(value_name = "MODEL|DIR", required_unless_present = "manifest")]
+    pub inputs: Vec<PathBuf>,
+    /// A TOML manifest listing models and their settings (see
+    /// docs/manifest.md).
+    #[arg(long, value_name = "FILE")]
+    pub manifest: Option<PathBuf>,
+    /// Run options.
     #[command(flatten)]
-    pub common: CommonArgs,
-    /// Bone texture layout: 4 pixels (4x4 matrix) or 3 pixels (3x4) per joint.
-    #[arg(long, value_enum, default_value_t = LayoutArg::Mat4)]
-    pub layout: LayoutArg,
-    /// Bone texture sample precision.
-    #[arg(long, value_enum, default_value_t = PrecisionArg::F32)]
-    pub precision: PrecisionArg,
-    /// Bone-weight pairs kept per vertex (1 to 8): UV1..UV4 channels.
-    #[arg(long, default_value_t = 6, value_name = "N")]
-    pub max_influences: usize,
+    pub run: RunArgs,
+    /// Bake settings.
+    #[command(flatten)]
+    pub settings: SettingFlags,
+    /// Bone texture layout [default: mat4].
+    #[arg(long, value_enum)]
+    pub layout: Option<LayoutArg>,
+    /// Bone texture sample precision [default: f32].
+    #[arg(long, value_enum)]
+    pub precision: Option<PrecisionArg>,
+    /// Bone-weight pairs kept per vertex, 1 to 8 [default: 6].
+    #[arg(long, value_name = "N")]
+    pub max_influences: Option<usize>,
     /// Do not write bone-weight channels and the weights mesh.
     #[arg(long)]
     pub no_weights: bool,
@@ -120,29 +142,30 @@ pub struct BakeArgs {
     #[arg(long)]
     pub anchors_exr: bool,
     /// Rigid meshes under joints: bind them to the joint (weight 1) so they
-    /// play from the bone texture, or report them as anchors.
-    #[arg(long, value_enum, default_value_t = PropsArg::Bind)]
-    pub props: PropsArg,
+    /// play from the bone texture, or report them as anchors [default: bind].
+    #[arg(long, value_enum)]
+    pub props: Option<PropsArg>,
     /// Also bake vertex animation textures.
     #[arg(long)]
     pub vat: bool,
-    /// VAT options (used with --vat).
-    #[command(flatten)]
-    pub vat_flags: VatFlags,
+    /// Write identical bone textures of different models once, in
+    /// OUT/_shared/, and point the containers at that copy.
+    #[arg(long)]
+    pub share_bones: bool,
 }
 
 /// Arguments of `rigbake vat`.
 #[derive(Debug, Args)]
 pub struct VatArgs {
-    /// glTF (.gltf) or binary glTF (.glb) files to convert.
-    #[arg(required = true, value_name = "MODEL")]
-    pub models: Vec<PathBuf>,
-    /// Shared options.
+    /// glTF (.gltf) or binary glTF (.glb) files, or folders to search.
+    #[arg(required = true, value_name = "MODEL|DIR")]
+    pub inputs: Vec<PathBuf>,
+    /// Run options.
     #[command(flatten)]
-    pub common: CommonArgs,
-    /// VAT options.
+    pub run: RunArgs,
+    /// Bake settings.
     #[command(flatten)]
-    pub vat_flags: VatFlags,
+    pub settings: SettingFlags,
 }
 
 /// Arguments of `rigbake inspect`.
@@ -159,8 +182,20 @@ pub struct InspectArgs {
     pub verify: bool,
 }
 
+/// Arguments of `rigbake merge-report`.
+#[derive(Debug, Args)]
+pub struct MergeReportArgs {
+    /// JSON reports written by `rigbake bake --json`.
+    #[arg(required = true, value_name = "REPORT")]
+    pub reports: Vec<PathBuf>,
+    /// Print the merged report as JSON on stdout (default: a summary).
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// `--sampling` values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum SamplingArg {
     /// Frame i at min(i / fps, duration).
     FixedRate,
@@ -169,18 +204,21 @@ pub enum SamplingArg {
 }
 
 /// `--layout` values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Deserialize)]
 pub enum LayoutArg {
     /// 4 RGBA pixels per joint (matrix columns).
     #[value(name = "mat4")]
+    #[serde(rename = "mat4")]
     Mat4,
     /// 3 RGBA pixels per joint (rows of the upper 3x4).
     #[value(name = "mat3x4")]
+    #[serde(rename = "mat3x4")]
     Mat3x4,
 }
 
 /// `--precision` values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum PrecisionArg {
     /// 32-bit float.
     F32,
@@ -189,7 +227,8 @@ pub enum PrecisionArg {
 }
 
 /// `--format` values (VAT).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum VatFormatArg {
     /// EXR with 16-bit half floats (default).
     Exr16,
@@ -200,7 +239,8 @@ pub enum VatFormatArg {
 }
 
 /// `--normal-convention` values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum NormalConventionArg {
     /// Exact: inverse transpose of the blended matrix.
     InverseTranspose,
@@ -209,7 +249,8 @@ pub enum NormalConventionArg {
 }
 
 /// `--direction-encoding` values (PNG normals and tangents).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum DirectionEncodingArg {
     /// Octahedral (2 channels).
     Octahedral,
@@ -225,7 +266,8 @@ pub enum AnchorsArg {
 }
 
 /// `--props` values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum PropsArg {
     /// Bind each prop to its joint as a single-influence skinned mesh.
     Bind,

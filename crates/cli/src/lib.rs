@@ -3,11 +3,15 @@
 //! encodings and files from `rigbake-format`.
 
 pub mod args;
+pub mod batch;
 pub mod inspect;
 pub mod job;
+pub mod manifest;
 pub mod output;
 pub mod plan;
+pub mod progress;
 pub mod report;
+pub mod settings;
 
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -38,15 +42,52 @@ where
         args::Command::Bake(bake) => run_plan(plan::BakePlan::from_bake_args(&bake)),
         args::Command::Vat(vat) => run_plan(plan::BakePlan::from_vat_args(&vat)),
         args::Command::Inspect(inspect) => ExitCode::from(inspect::run(&inspect)),
+        args::Command::MergeReport(m) => ExitCode::from(merge_reports(&m)),
     }
 }
 
 fn run_plan(plan: Result<plan::BakePlan, String>) -> ExitCode {
     match plan {
-        Ok(plan) => ExitCode::from(plan::execute(&plan)),
+        Ok(plan) => ExitCode::from(batch::execute(&plan)),
         Err(message) => {
             eprintln!("error: {message}");
             ExitCode::from(EXIT_USAGE)
         }
+    }
+}
+
+fn merge_reports(args: &args::MergeReportArgs) -> u8 {
+    let mut reports = Vec::new();
+    for path in &args.reports {
+        let parsed = std::fs::read(path)
+            .map_err(|e| e.to_string())
+            .and_then(|b| serde_json::from_slice::<report::Report>(&b).map_err(|e| e.to_string()));
+        match parsed {
+            Ok(r) => reports.push(r),
+            Err(e) => {
+                eprintln!("error: {}: not a rigbake report: {e}", path.display());
+                return EXIT_USAGE;
+            }
+        }
+    }
+    let merged = match report::Report::merge(reports) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_FAILED;
+        }
+    };
+    if args.json {
+        match serde_json::to_string_pretty(&merged) {
+            Ok(s) => println!("{s}"),
+            Err(e) => eprintln!("error: {e}"),
+        }
+    } else {
+        println!("{}", merged.summary());
+    }
+    if merged.totals.failed > 0 {
+        EXIT_FAILED
+    } else {
+        EXIT_OK
     }
 }

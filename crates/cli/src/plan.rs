@@ -1,322 +1,333 @@
-//! Validated bake plans: arguments checked once, before any work starts.
+//! Validated bake plans: inputs found, settings resolved per model, output
+//! folders chosen and shards selected, once, before any work starts.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use rayon::prelude::*;
-use rigbake_core::bake::MatrixLayout;
-use rigbake_core::bake::vat::{NormalConvention, VatOptions};
-use rigbake_core::import::ImportOptions;
-use rigbake_core::timeline::{ClipRequest, ClipSpec, SampleRule, Sampling};
-use rigbake_format::meta;
-use rigbake_format::texture::Precision;
-use rigbake_format::texture::exr::StreamCompression;
+use globset::Glob;
+use sha2::{Digest, Sha256};
 
-use crate::args::{
-    AnchorsArg, BakeArgs, CommonArgs, DirectionEncodingArg, LayoutArg, NormalConventionArg,
-    PrecisionArg, PropsArg, SamplingArg, VatArgs, VatFlags, VatFormatArg,
-};
-use crate::report::{self, Outcome};
-use crate::{EXIT_FAILED, EXIT_OK, job};
-
-/// Which outputs a bake writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Outputs {
-    /// Bone-matrix textures.
-    pub bones: bool,
-    /// Bone-weight channels and the weights mesh (needs `bones`).
-    pub weights: bool,
-    /// Vertex animation textures and the playback mesh.
-    pub vat: bool,
-}
-
-/// Options of vertex animation textures.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct VatSettings {
-    /// Sample encoding.
-    pub encoding: meta::VatEncoding,
-    /// PNG direction encoding.
-    pub direction_encoding: meta::DirectionEncoding,
-    /// EXR compression.
-    pub compression: StreamCompression,
-    /// What the core bakes (normals, tangents, convention, sizes).
-    pub options: VatOptions,
-}
-
-/// Options shared by every model of a bake.
-#[derive(Debug, Clone, PartialEq)]
-pub struct BakeSettings {
-    /// Frame rate and rule.
-    pub sampling: Sampling,
-    /// Clips to bake, in order (empty: every animation of the model).
-    pub clips: Vec<ClipSpec>,
-    /// Blends to bake after the clips.
-    pub blends: Vec<ClipSpec>,
-    /// Anchors: nodes by name, plus automatic choice.
-    pub anchors: AnchorSettings,
-    /// Bind rigid props to their joints (else report them as anchors).
-    pub bind_props: bool,
-    /// Outputs to write.
-    pub outputs: Outputs,
-    /// Bone texture layout.
-    pub layout: MatrixLayout,
-    /// Bone texture precision.
-    pub precision: Precision,
-    /// Bone-weight pairs kept per vertex.
-    pub max_influences: usize,
-    /// Largest texture width or height.
-    pub max_texture_size: usize,
-    /// Embed textures in the container instead of writing files beside it.
-    pub embed_textures: bool,
-    /// VAT options.
-    pub vat: VatSettings,
-    /// Import options (limits, file access).
-    pub import: ImportOptions,
-}
-
-/// Which socket tracks to bake.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct AnchorSettings {
-    /// Nodes named by the user.
-    pub nodes: Vec<String>,
-    /// Also choose sockets automatically.
-    pub auto: bool,
-    /// Also write `anchors.exr`.
-    pub exr: bool,
-}
-
-/// Parses `A,B,W[,W...]` into one blend per weight.
-pub fn parse_blend(text: &str) -> Result<Vec<ClipSpec>, String> {
-    let parts: Vec<&str> = text.split(',').map(str::trim).collect();
-    if parts.len() < 3 || parts[0].is_empty() || parts[1].is_empty() {
-        return Err(format!("--blend `{text}`: expected A,B,W[,W...]"));
-    }
-    parts[2..]
-        .iter()
-        .map(|w| {
-            let weight: f64 = w
-                .parse()
-                .map_err(|_| format!("--blend `{text}`: `{w}` is not a number"))?;
-            if !(0.0..=1.0).contains(&weight) {
-                return Err(format!("--blend `{text}`: weight {weight} is outside 0..1"));
-            }
-            Ok(ClipSpec {
-                request: ClipRequest::Blend {
-                    a: parts[0].to_owned(),
-                    b: parts[1].to_owned(),
-                    weight,
-                },
-                name: None,
-                looping: None,
-            })
-        })
-        .collect()
-}
+use crate::args::{BakeArgs, RunArgs, VatArgs};
+use crate::manifest::Manifest;
+pub use crate::settings::BakeSettings;
+use crate::settings::Draft;
 
 /// One model to bake and where its outputs go.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct BakeJob {
     /// The model file.
     pub input: PathBuf,
+    /// How reports name it: its path relative to the folder or manifest it
+    /// was found through (`/` separators), or the path as given.
+    pub id: String,
     /// Its output folder.
     pub out_dir: PathBuf,
+    /// Its settings.
+    pub settings: BakeSettings,
+}
+
+/// How progress is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProgressMode {
+    /// Nothing but errors.
+    Quiet,
+    /// One line per event (logs, CI).
+    Lines,
+    /// Live bars (a terminal).
+    Bars,
 }
 
 /// A validated bake invocation (`rigbake bake` or `rigbake vat`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct BakePlan {
-    /// Models in the order given.
+    /// Models in a stable order (sorted by id).
     pub jobs: Vec<BakeJob>,
-    /// Shared settings.
-    pub settings: BakeSettings,
+    /// Models of other shards (not baked here).
+    pub other_shards: usize,
+    /// The shard baked, as (k, n), 1-based.
+    pub shard: Option<(usize, usize)>,
     /// Worker threads, `None` for all cores.
     pub threads: Option<usize>,
-    /// Only print errors.
-    pub quiet: bool,
+    /// How to show progress.
+    pub progress: ProgressMode,
+    /// Print the report as JSON on stdout.
+    pub json: bool,
+    /// Rebake up-to-date models.
+    pub force: bool,
+    /// The output root.
+    pub out: PathBuf,
+    /// Share identical bone textures across models (in `out/_shared`).
+    pub share_bones: bool,
 }
 
-fn vat_settings(flags: &VatFlags, max_texture_size: usize) -> VatSettings {
-    VatSettings {
-        encoding: match flags.format {
-            VatFormatArg::Exr16 => meta::VatEncoding::Exr16,
-            VatFormatArg::Exr32 => meta::VatEncoding::Exr32,
-            VatFormatArg::Png16 => meta::VatEncoding::Png16,
-        },
-        direction_encoding: match flags.direction_encoding {
-            DirectionEncodingArg::Octahedral => meta::DirectionEncoding::Octahedral,
-            DirectionEncodingArg::Bounds => meta::DirectionEncoding::Bounds,
-        },
-        compression: if flags.zip {
-            StreamCompression::Zip
-        } else {
-            StreamCompression::None
-        },
-        options: VatOptions {
-            normals: flags.normals,
-            tangents: flags.tangents,
-            convention: match flags.normal_convention {
-                NormalConventionArg::InverseTranspose => NormalConvention::InverseTranspose,
-                NormalConventionArg::BlendedMatrix => NormalConvention::BlendedMatrix,
-            },
-            max_texture_size,
-            power_of_two: flags.power_of_two,
-        },
+fn is_model(p: &Path) -> bool {
+    matches!(
+        p.extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase)
+            .as_deref(),
+        Some("glb" | "gltf")
+    )
+}
+
+/// Every .glb/.gltf under `dir` (following no links, skipping hidden
+/// folders), as (path, id relative to `dir`), sorted by id.
+pub fn find_models(dir: &Path) -> Result<Vec<(PathBuf, String)>, String> {
+    let mut out = Vec::new();
+    let walker = walkdir::WalkDir::new(dir)
+        .follow_links(false)
+        .into_iter()
+        .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
+    for entry in walker {
+        let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
+        if entry.file_type().is_file() && is_model(entry.path()) {
+            let rel = entry.path().strip_prefix(dir).unwrap_or(entry.path());
+            let id = rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy())
+                .collect::<Vec<_>>()
+                .join("/");
+            out.push((entry.path().to_path_buf(), id));
+        }
     }
+    out.sort_by(|a, b| a.1.cmp(&b.1));
+    Ok(out)
+}
+
+/// The output folder of a model found as `id` (`a/b/c.glb` -> `out/a/b/c`).
+fn out_dir_for(out: &Path, id: &str) -> PathBuf {
+    let without_ext = id.rsplit_once('.').map_or(id, |(stem, _)| stem);
+    out.join(without_ext)
+}
+
+/// Parses `K/N` (1 <= K <= N).
+fn parse_shard(text: &str) -> Result<(usize, usize), String> {
+    let bad = || format!("--shard must be K/N with 1 <= K <= N, got `{text}`");
+    let (k, n) = text.split_once('/').ok_or_else(bad)?;
+    let (k, n): (usize, usize) = (
+        k.trim().parse().map_err(|_| bad())?,
+        n.trim().parse().map_err(|_| bad())?,
+    );
+    if k == 0 || n == 0 || k > n {
+        return Err(bad());
+    }
+    Ok((k, n))
+}
+
+/// The shard (1-based) a model id belongs to among `n`: a hash of the id, so
+/// adding a model never moves the others.
+pub fn shard_of(id: &str, n: usize) -> usize {
+    let digest = Sha256::digest(id.as_bytes());
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&digest[..8]);
+    (u64::from_le_bytes(first) % n as u64) as usize + 1
+}
+
+fn progress_mode(run: &RunArgs) -> ProgressMode {
+    use std::io::IsTerminal as _;
+    if run.quiet {
+        ProgressMode::Quiet
+    } else if std::io::stderr().is_terminal() {
+        ProgressMode::Bars
+    } else {
+        ProgressMode::Lines
+    }
+}
+
+/// Inputs as (path, id, draft settings) before output folders are known.
+type Found = Vec<(PathBuf, String, Draft, bool)>;
+
+/// Expands files and folders given on the command line; the bool says
+/// whether the model was found in a folder (its output mirrors the path).
+fn expand_inputs(inputs: &[PathBuf], base: &Draft) -> Result<Found, String> {
+    let mut found = Vec::new();
+    for input in inputs {
+        if input.is_dir() {
+            let models = find_models(input)?;
+            if models.is_empty() {
+                return Err(format!("`{}` holds no .glb or .gltf file", input.display()));
+            }
+            for (path, id) in models {
+                found.push((path, id, base.clone(), true));
+            }
+        } else {
+            let id = input.to_string_lossy().replace('\\', "/");
+            found.push((input.clone(), id, base.clone(), false));
+        }
+    }
+    Ok(found)
+}
+
+/// Models a manifest selects, each with defaults and every matching entry
+/// applied in file order.
+fn expand_manifest(manifest: &Manifest, base: &Draft) -> Result<Found, String> {
+    let all = find_models(&manifest.root)?;
+    let mut selected: BTreeMap<String, (PathBuf, Draft)> = BTreeMap::new();
+    for entry in &manifest.models {
+        let glob = Glob::new(&entry.pattern)
+            .map_err(|e| {
+                format!(
+                    "{}:{}: bad path pattern `{}`: {e}",
+                    manifest.path.display(),
+                    entry.line,
+                    entry.pattern
+                )
+            })?
+            .compile_matcher();
+        let mut matched = false;
+        for (path, id) in &all {
+            if glob.is_match(id) {
+                matched = true;
+                let (_, draft) = selected.entry(id.clone()).or_insert_with(|| {
+                    let mut d = base.clone();
+                    d.apply(&manifest.defaults);
+                    (path.clone(), d)
+                });
+                draft.apply(&entry.overrides);
+            }
+        }
+        if !matched {
+            return Err(format!(
+                "{}:{}: `{}` matches no .glb or .gltf file under `{}`",
+                manifest.path.display(),
+                entry.line,
+                entry.pattern,
+                manifest.root.display()
+            ));
+        }
+    }
+    Ok(selected
+        .into_iter()
+        .map(|(id, (path, d))| (path, id, d, true))
+        .collect())
 }
 
 impl BakePlan {
     /// Validates `rigbake bake` arguments; the error is a usage message.
     pub fn from_bake_args(args: &BakeArgs) -> Result<Self, String> {
-        if !(1..=rigbake_core::bake::weights::MAX_INFLUENCES).contains(&args.max_influences) {
-            return Err(format!(
-                "--max-influences must be 1 to 8, got {}",
-                args.max_influences
-            ));
+        let manifest = args.manifest.as_deref().map(Manifest::load).transpose()?;
+        let finish = |d: &mut Draft| -> Result<(), String> {
+            d.apply_flags(&args.settings);
+            d.apply_bake_flags(args)?;
+            d.add_blends(&args.settings.blends)
+        };
+        let mut found = expand_inputs(&args.inputs, &Draft::new())?;
+        if let Some(m) = &manifest {
+            found.extend(expand_manifest(m, &Draft::new())?);
         }
-        let outputs = Outputs {
-            bones: true,
-            weights: !args.no_weights,
-            vat: args.vat,
-        };
-        let mut plan = Self::build(
-            &args.models,
-            &args.common,
-            outputs,
-            args.layout,
-            args.precision,
-            &args.vat_flags,
-        )?;
-        plan.settings.max_influences = args.max_influences;
-        plan.settings.anchors = AnchorSettings {
-            nodes: args.anchors.clone(),
-            auto: args.anchors_mode == Some(AnchorsArg::Auto),
-            exr: args.anchors_exr,
-        };
-        plan.settings.bind_props = args.props == PropsArg::Bind;
+        for (_, _, d, _) in &mut found {
+            finish(d)?;
+        }
+        let out = args
+            .run
+            .out
+            .clone()
+            .or_else(|| manifest.as_ref().and_then(|m| m.out.clone()))
+            .ok_or("no output folder: give --out DIR (or `out` in the manifest)")?;
+        let mut plan = Self::assemble(found, out, &args.run)?;
+        plan.share_bones = args.share_bones;
         Ok(plan)
     }
 
     /// Validates `rigbake vat` arguments; the error is a usage message.
     pub fn from_vat_args(args: &VatArgs) -> Result<Self, String> {
-        let outputs = Outputs {
-            bones: false,
-            weights: false,
-            vat: true,
-        };
-        Self::build(
-            &args.models,
-            &args.common,
-            outputs,
-            LayoutArg::Mat4,
-            PrecisionArg::F32,
-            &args.vat_flags,
-        )
+        let mut found = expand_inputs(&args.inputs, &Draft::new())?;
+        for (_, _, d, _) in &mut found {
+            d.apply_flags(&args.settings);
+            d.add_blends(&args.settings.blends)?;
+            d.vat_only();
+        }
+        let out = args
+            .run
+            .out
+            .clone()
+            .ok_or("no output folder: give --out DIR")?;
+        Self::assemble(found, out, &args.run)
     }
 
-    fn build(
-        models: &[PathBuf],
-        common: &CommonArgs,
-        outputs: Outputs,
-        layout: LayoutArg,
-        precision: PrecisionArg,
-        vat_flags: &VatFlags,
-    ) -> Result<Self, String> {
-        if !(common.fps.is_finite() && common.fps > 0.0 && common.fps <= 1000.0) {
-            return Err(format!(
-                "--fps must be between 0 and 1000, got {}",
-                common.fps
-            ));
-        }
-        if common.max_texture_size == 0 {
-            return Err("--max-texture-size must be positive".to_owned());
-        }
-        if common.jobs == Some(0) {
+    fn assemble(found: Found, out: PathBuf, run: &RunArgs) -> Result<Self, String> {
+        if run.jobs == Some(0) {
             return Err("--jobs must be at least 1".to_owned());
         }
-        let mut by_dir: BTreeMap<PathBuf, &Path> = BTreeMap::new();
-        let mut jobs = Vec::with_capacity(models.len());
-        for input in models {
-            let stem = input
-                .file_stem()
-                .ok_or_else(|| format!("`{}` is not a file name", input.display()))?;
-            let out_dir = common.out.join(stem);
-            if let Some(other) = by_dir.insert(out_dir.clone(), input) {
+        let shard = run.shard.as_deref().map(parse_shard).transpose()?;
+        let mut by_dir: BTreeMap<PathBuf, String> = BTreeMap::new();
+        let mut jobs = Vec::with_capacity(found.len());
+        for (input, id, draft, mirrored) in found {
+            let settings = draft.resolve().map_err(|e| format!("{id}: {e}"))?;
+            let out_dir = if mirrored {
+                out_dir_for(&out, &id)
+            } else {
+                out.join(
+                    input
+                        .file_stem()
+                        .ok_or_else(|| format!("`{}` is not a file name", input.display()))?,
+                )
+            };
+            if let Some(other) = by_dir.insert(out_dir.clone(), id.clone()) {
+                if other == id {
+                    continue; // the same model given twice
+                }
                 return Err(format!(
-                    "`{}` and `{}` would both write to `{}`; bake them into different --out folders",
-                    other.display(),
-                    input.display(),
+                    "`{other}` and `{id}` would both write to `{}`; bake them into different --out folders",
                     out_dir.display()
                 ));
             }
             jobs.push(BakeJob {
-                input: input.clone(),
+                input,
+                id,
                 out_dir,
+                settings,
             });
         }
+        jobs.sort_by(|a, b| a.id.cmp(&b.id));
+        let total = jobs.len();
+        if let Some((k, n)) = shard {
+            jobs.retain(|j| shard_of(&j.id, n) == k);
+        }
         Ok(Self {
+            other_shards: total - jobs.len(),
             jobs,
-            settings: BakeSettings {
-                sampling: Sampling {
-                    fps: common.fps,
-                    rule: match common.sampling {
-                        SamplingArg::FixedRate => SampleRule::FixedRate,
-                        SamplingArg::EvenSpread => SampleRule::EvenSpread,
-                    },
-                },
-                clips: common.clips.iter().map(|n| ClipSpec::whole(n)).collect(),
-                blends: common
-                    .blends
-                    .iter()
-                    .map(|b| parse_blend(b))
-                    .collect::<Result<Vec<_>, _>>()?
-                    .into_iter()
-                    .flatten()
-                    .collect(),
-                anchors: AnchorSettings::default(),
-                bind_props: true,
-                outputs,
-                layout: match layout {
-                    LayoutArg::Mat4 => MatrixLayout::Mat4,
-                    LayoutArg::Mat3x4 => MatrixLayout::Mat3x4,
-                },
-                precision: match precision {
-                    PrecisionArg::F32 => Precision::F32,
-                    PrecisionArg::F16 => Precision::F16,
-                },
-                max_influences: 6,
-                max_texture_size: common.max_texture_size,
-                embed_textures: common.embed_textures,
-                vat: vat_settings(vat_flags, common.max_texture_size),
-                import: ImportOptions::default(),
-            },
-            threads: common.jobs,
-            quiet: common.quiet,
+            shard,
+            threads: run.jobs,
+            progress: progress_mode(run),
+            json: run.json,
+            force: run.force,
+            out,
+            share_bones: false,
         })
     }
 }
 
-/// Runs every job of `plan` and prints the report; returns the exit code.
-pub fn execute(plan: &BakePlan) -> u8 {
-    let run_all = || -> Vec<Outcome> {
-        plan.jobs
-            .par_iter()
-            .map(|j| job::bake_model(j, &plan.settings))
-            .collect()
-    };
-    let outcomes = match plan.threads {
-        None => run_all(),
-        Some(n) => match rayon::ThreadPoolBuilder::new().num_threads(n).build() {
-            Ok(pool) => pool.install(run_all),
-            Err(e) => {
-                eprintln!("error: cannot start {n} worker threads: {e}");
-                return EXIT_FAILED;
-            }
-        },
-    };
-    report::print(&plan.jobs, &outcomes, plan.quiet);
-    if outcomes.iter().any(Outcome::is_failure) {
-        EXIT_FAILED
-    } else {
-        EXIT_OK
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_partition_and_parse() {
+        let ids: Vec<String> = (0..50).map(|i| format!("m{i}.glb")).collect();
+        let mut counts = [0usize; 3];
+        for id in &ids {
+            let s = shard_of(id, 3);
+            assert!((1..=3).contains(&s));
+            counts[s - 1] += 1;
+            assert_eq!(shard_of(id, 3), s, "stable");
+        }
+        assert!(counts.iter().all(|c| *c > 5), "{counts:?}");
+        assert_eq!(parse_shard("2/3"), Ok((2, 3)));
+        assert!(
+            parse_shard("0/3").is_err() && parse_shard("4/3").is_err() && parse_shard("x").is_err()
+        );
+    }
+
+    #[test]
+    fn output_folders_mirror_relative_paths() {
+        assert_eq!(
+            out_dir_for(Path::new("out"), "chars/knight.glb"),
+            PathBuf::from("out/chars/knight")
+        );
+        assert_eq!(
+            out_dir_for(Path::new("out"), "fox.gltf"),
+            PathBuf::from("out/fox")
+        );
     }
 }

@@ -61,10 +61,18 @@ pub(super) fn bake(
     let mut texture_meta = Vec::with_capacity(textures.len());
     let mut skins = Vec::with_capacity(textures.len());
     for (k, tex) in textures.iter().enumerate() {
-        let name = format!("bones.skin{k}.exr");
+        let mut name = format!("bones.skin{k}.exr");
         let (bytes, max_error) = encode(tex, settings)
             .map_err(|e| format!("{}: skins[{}]: {e}", path.display(), tex.set.skin))?;
-        let storage = if sink.embed {
+        let storage = if let (Some(store), false) = (sink.shared, sink.embed) {
+            name = store.store(sink.out_dir, &bytes).map_err(|e| {
+                format!(
+                    "{}: cannot write a shared bone texture: {e}",
+                    path.display()
+                )
+            })?;
+            meta::Storage::File
+        } else if sink.embed {
             let index = sink
                 .container
                 .add_section(SectionKind::Texture, &bytes)

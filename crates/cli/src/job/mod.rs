@@ -22,8 +22,10 @@ use rigbake_format::container::{ContainerWriter, SectionKind};
 use rigbake_format::meta::{self, Metadata};
 use sha2::{Digest, Sha256};
 
+use crate::batch::SharedStore;
 use crate::output::Staging;
 use crate::plan::{BakeJob, BakeSettings};
+use crate::progress::ModelProgress;
 use crate::report::Outcome;
 
 /// What one output step produced.
@@ -40,11 +42,26 @@ struct Sink<'a> {
     staging: &'a mut Staging,
     container: ContainerWriter<BufWriter<File>>,
     embed: bool,
+    shared: Option<&'a SharedStore>,
+    out_dir: &'a Path,
 }
 
-/// Bakes one model according to `settings`; never panics.
-pub fn bake_model(job: &BakeJob, settings: &BakeSettings) -> Outcome {
-    match catch_unwind(AssertUnwindSafe(|| try_bake(job, settings))) {
+/// What a job needs besides its plan entry.
+pub struct Context<'a> {
+    /// The model file's bytes (already read, for the bake key).
+    pub bytes: &'a [u8],
+    /// The bake key, recorded in the container.
+    pub key: &'a str,
+    /// Where to report progress.
+    pub progress: &'a ModelProgress,
+    /// Where shared bone textures go, when sharing.
+    pub shared: Option<&'a SharedStore>,
+}
+
+/// Bakes one model; never panics (a panic inside is caught and reported as
+/// an internal error for that file).
+pub fn bake_model(job: &BakeJob, ctx: &Context<'_>) -> Outcome {
+    match catch_unwind(AssertUnwindSafe(|| try_bake(job, ctx))) {
         Ok(Ok(outcome)) => outcome,
         Ok(Err(error)) => Outcome::Failed { error },
         Err(panic) => {
@@ -63,12 +80,39 @@ pub fn bake_model(job: &BakeJob, settings: &BakeSettings) -> Outcome {
     }
 }
 
-fn try_bake(job: &BakeJob, settings: &BakeSettings) -> Result<Outcome, String> {
+/// Test hooks, set through `RIGBAKE_FAULT`: `abort-before-commit` kills the
+/// process after every output of a model is written under temporary names
+/// and before any is renamed into place (an interrupted bake must leave no
+/// partial file under a final name); `panic:TEXT` panics inside the job of
+/// every model whose path contains TEXT (one model's panic must not stop
+/// the others).
+fn fault(point: &str, input: &Path) {
+    let Some(v) = std::env::var_os("RIGBAKE_FAULT") else {
+        return;
+    };
+    let v = v.to_string_lossy();
+    match (point, v.split_once(':')) {
+        ("commit", _) if v == "abort-before-commit" => std::process::abort(),
+        ("start", Some(("panic", text))) if input.to_string_lossy().contains(text) => {
+            panic!("injected panic (RIGBAKE_FAULT)")
+        }
+        _ => {}
+    }
+}
+
+fn try_bake(job: &BakeJob, ctx: &Context<'_>) -> Result<Outcome, String> {
+    let settings = &job.settings;
     let path = &job.input;
     let at_file = |e: rigbake_core::Error| e.with_file(path).to_string();
-    let bytes = import::read_file(path, &settings.import.limits).map_err(at_file)?;
-    let model = import::import_bytes(path, &bytes, &settings.import).map_err(at_file)?;
+    let bytes = ctx.bytes;
+    fault("start", path);
+    let model = import::import_bytes(path, bytes, &settings.import).map_err(at_file)?;
     let timeline = timeline(&model, settings).map_err(at_file)?;
+    ctx.progress.info(&format!(
+        "{} clips, {} frames",
+        timeline.clips.len(),
+        timeline.rows
+    ));
 
     let mut staging = Staging::new(&job.out_dir).map_err(|e| {
         format!(
@@ -86,6 +130,8 @@ fn try_bake(job: &BakeJob, settings: &BakeSettings) -> Result<Outcome, String> {
         staging: &mut staging,
         container,
         embed: settings.embed_textures,
+        shared: ctx.shared,
+        out_dir: &job.out_dir,
     };
     let fail = |e: rigbake_format::FormatError| {
         format!("{}: cannot write the container: {e}", path.display())
@@ -95,6 +141,7 @@ fn try_bake(job: &BakeJob, settings: &BakeSettings) -> Result<Outcome, String> {
     let mut bones_part = None;
     let mut rig_record = None;
     if settings.outputs.bones {
+        ctx.progress.stage("bone textures");
         let sets = bone_sets(&model);
         let rig_plan = rig::plan(path, &model, &sets, settings)?;
         let anchor_nodes: Vec<usize> = rig_plan.anchors.iter().map(|(n, _)| *n).collect();
@@ -106,6 +153,7 @@ fn try_bake(job: &BakeJob, settings: &BakeSettings) -> Result<Outcome, String> {
         }
         if let Some(bones) = &bones_part {
             if settings.outputs.weights {
+                ctx.progress.stage("bone weights");
                 let w = weights::bake(path, &model, bones, &rig_plan, settings, &mut sink)?;
                 let record = codec::encode_weights(&w).map_err(fail)?;
                 sink.container
@@ -119,6 +167,7 @@ fn try_bake(job: &BakeJob, settings: &BakeSettings) -> Result<Outcome, String> {
     }
     let mut vat_part = None;
     if settings.outputs.vat {
+        ctx.progress.stage("vertex animation");
         match vat::bake(path, &model, &timeline, settings, &mut sink)? {
             Part::Done(p) => vat_part = Some(p),
             Part::Skipped(reason) => skipped.push(reason),
@@ -131,10 +180,11 @@ fn try_bake(job: &BakeJob, settings: &BakeSettings) -> Result<Outcome, String> {
         });
     }
 
+    ctx.progress.stage("writing");
     let (skins, textures) = bones_part
         .map(|b| (b.skins, b.textures))
         .unwrap_or_default();
-    let metadata = build_metadata(path, &bytes, &timeline, skins, textures, settings);
+    let metadata = build_metadata(path, bytes, &timeline, skins, textures, settings);
     if let Some(vat) = &vat_part {
         let record = codec::encode_vat(vat).map_err(fail)?;
         sink.container
@@ -147,15 +197,22 @@ fn try_bake(job: &BakeJob, settings: &BakeSettings) -> Result<Outcome, String> {
             .add_section(SectionKind::Rig, &record)
             .map_err(fail)?;
     }
+    sink.container
+        .add_section(SectionKind::Key, ctx.key.as_bytes())
+        .map_err(fail)?;
     sink.container.finish(&metadata).map_err(fail)?;
-    let written = staging.commit().map_err(|e| {
+    fault("commit", path);
+    let files = staging.commit().map_err(|e| {
         format!(
             "{}: cannot write outputs to `{}`: {e}",
             path.display(),
             job.out_dir.display()
         )
     })?;
-    Ok(Outcome::Baked { files: written })
+    Ok(Outcome::Baked {
+        files,
+        key: ctx.key.to_owned(),
+    })
 }
 
 /// The clips to bake: the requested ones (every animation when none were

@@ -15,7 +15,7 @@ use rigbake_format::vat::{
 };
 
 use super::{Part, Sink, file_safe, mesh, node_name};
-use crate::plan::{BakeSettings, VatSettings};
+use crate::settings::{BakeSettings, VatSettings};
 
 /// Texels per row batch: large enough to keep both cores busy, small enough
 /// to keep memory flat. A multiple of 16 rows (an EXR ZIP block).

@@ -54,35 +54,15 @@ pub(crate) fn load<'b>(
     Ok(out)
 }
 
-fn load_uri(
+/// The checked local file an external (non-`data:`) buffer URI names, with
+/// its metadata: refuses URLs, paths leaving the model's folder (also through
+/// symbolic links) and anything that is not a regular file.
+fn external_file(
     uri: &str,
     path: &str,
     source: &Source<'_>,
     options: &ImportOptions,
-) -> Result<Vec<u8>> {
-    if let Some(rest) = uri.strip_prefix("data:") {
-        let (_, payload) = rest.split_once(";base64,").ok_or_else(|| {
-            Error::new(
-                ErrorKind::Unsupported,
-                path,
-                "data URI is not base64-encoded",
-            )
-        })?;
-        // Bound the decoded size before decoding.
-        let decoded_len = payload.len() / 4 * 3;
-        if decoded_len as u64 > options.limits.max_file_bytes {
-            return Err(Error::limit(
-                path,
-                format!(
-                    "embedded buffer of about {decoded_len} bytes exceeds the limit of {} bytes",
-                    options.limits.max_file_bytes
-                ),
-            ));
-        }
-        return base64::engine::general_purpose::STANDARD
-            .decode(payload.trim_end())
-            .map_err(|e| Error::invalid(path, format!("data URI is not valid base64: {e}")));
-    }
+) -> Result<(std::path::PathBuf, std::fs::Metadata)> {
     if has_scheme(uri) {
         return Err(Error::new(
             ErrorKind::Unsupported,
@@ -136,6 +116,58 @@ fn load_uri(
         )
         .with_hint("keep buffers beside the model, or allow reads outside its folder"));
     }
+    Ok((file, meta))
+}
+
+/// The external files (buffers referred to by relative URIs) a model reads,
+/// checked like [`load`] checks them, in buffer order.
+pub(crate) fn external_files(
+    doc: &gltf::Document,
+    source: &Source<'_>,
+    options: &ImportOptions,
+) -> Result<Vec<std::path::PathBuf>> {
+    let mut files = Vec::new();
+    for buffer in doc.buffers() {
+        if let gltf::buffer::Source::Uri(uri) = buffer.source() {
+            if !uri.starts_with("data:") {
+                let path = format!("buffers[{}]", buffer.index());
+                files.push(external_file(uri, &path, source, options)?.0);
+            }
+        }
+    }
+    Ok(files)
+}
+
+fn load_uri(
+    uri: &str,
+    path: &str,
+    source: &Source<'_>,
+    options: &ImportOptions,
+) -> Result<Vec<u8>> {
+    if let Some(rest) = uri.strip_prefix("data:") {
+        let (_, payload) = rest.split_once(";base64,").ok_or_else(|| {
+            Error::new(
+                ErrorKind::Unsupported,
+                path,
+                "data URI is not base64-encoded",
+            )
+        })?;
+        // Bound the decoded size before decoding.
+        let decoded_len = payload.len() / 4 * 3;
+        if decoded_len as u64 > options.limits.max_file_bytes {
+            return Err(Error::limit(
+                path,
+                format!(
+                    "embedded buffer of about {decoded_len} bytes exceeds the limit of {} bytes",
+                    options.limits.max_file_bytes
+                ),
+            ));
+        }
+        return base64::engine::general_purpose::STANDARD
+            .decode(payload.trim_end())
+            .map_err(|e| Error::invalid(path, format!("data URI is not valid base64: {e}")));
+    }
+    let (file, meta) = external_file(uri, path, source, options)?;
     if meta.len() > options.limits.max_file_bytes {
         return Err(Error::limit(
             path,
@@ -154,7 +186,13 @@ fn load_uri(
             f.take(options.limits.max_file_bytes.saturating_add(1))
                 .read_to_end(&mut data)
         })
-        .map_err(cannot_read)?;
+        .map_err(|e| {
+            Error::new(
+                ErrorKind::Io,
+                path,
+                format!("cannot read `{}`: {e}", file.display()),
+            )
+        })?;
     if data.len() as u64 > options.limits.max_file_bytes {
         return Err(Error::limit(
             path,

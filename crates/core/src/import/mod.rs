@@ -145,6 +145,23 @@ pub fn import_bytes(path: &Path, bytes: &[u8], options: &ImportOptions) -> Resul
     import_slice(bytes, &source, options).map_err(|e| e.with_file(path))
 }
 
+/// The external buffer files the model at `path` (whose bytes are given)
+/// reads, checked as importing would check them (no URLs, nothing outside
+/// the model's folder). Used to key incremental bakes on every input byte.
+pub fn external_files(
+    path: &Path,
+    bytes: &[u8],
+    options: &ImportOptions,
+) -> Result<Vec<std::path::PathBuf>> {
+    let (root, _, _) = parse::parse(bytes).map_err(|e| e.with_file(path))?;
+    let doc = gltf::Document::from_json_without_validation(root);
+    let source = Source {
+        name: "",
+        dir: Some(path.parent().unwrap_or(Path::new("."))),
+    };
+    buffers::external_files(&doc, &source, options).map_err(|e| e.with_file(path))
+}
+
 /// Imports a glTF or GLB held in memory.
 pub fn import_slice(bytes: &[u8], source: &Source<'_>, options: &ImportOptions) -> Result<Model> {
     let (root, json, blob) = parse::parse(bytes)?;

@@ -26,7 +26,7 @@ pub const FORMAT_MAJOR: u16 = 1;
 /// Minor version this code writes. Minor versions only add section kinds and
 /// append fields at the end of the metadata record; older readers skip the
 /// former and ignore the latter.
-pub const FORMAT_MINOR: u16 = 3;
+pub const FORMAT_MINOR: u16 = 4;
 
 /// Header size written by this version (readers accept larger headers).
 pub const HEADER_LEN: u32 = 48;
@@ -56,6 +56,9 @@ pub enum SectionKind {
     Rig,
     /// Anchor tracks (little-endian f32), referred to by the rig record.
     TrackData,
+    /// The bake key (UTF-8): a digest of every input byte and setting, used
+    /// to skip up-to-date bakes, since 1.4.
+    Key,
     /// A kind this version does not know; skipped by readers.
     Unknown(u32),
 }
@@ -71,6 +74,7 @@ impl SectionKind {
             Self::VertexData => 5,
             Self::Rig => 6,
             Self::TrackData => 7,
+            Self::Key => 8,
             Self::Unknown(c) => c,
         }
     }
@@ -85,6 +89,7 @@ impl SectionKind {
             5 => Self::VertexData,
             6 => Self::Rig,
             7 => Self::TrackData,
+            8 => Self::Key,
             c => Self::Unknown(c),
         }
     }
@@ -99,6 +104,7 @@ impl SectionKind {
             Self::VertexData => "vertex_data".to_owned(),
             Self::Rig => "rig".to_owned(),
             Self::TrackData => "track_data".to_owned(),
+            Self::Key => "key".to_owned(),
             Self::Unknown(c) => format!("unknown({c})"),
         }
     }

@@ -48,6 +48,7 @@ pub struct Container<R> {
     vat: Option<VatMetadata>,
     weights: Option<WeightsMetadata>,
     rig: Option<RigMetadata>,
+    key: Option<String>,
 }
 
 impl Container<BufReader<File>> {
@@ -192,6 +193,13 @@ impl<R: Read + Seek> Container<R> {
             )?)?),
             None => None,
         };
+        let key = match single(&sections, SectionKind::Key)? {
+            Some(i) => Some(
+                String::from_utf8(read_checked(&mut reader, &sections, i)?)
+                    .map_err(|_| invalid("the bake key is not UTF-8"))?,
+            ),
+            None => None,
+        };
         let container = Self {
             reader,
             version,
@@ -201,6 +209,7 @@ impl<R: Read + Seek> Container<R> {
             vat,
             weights,
             rig,
+            key,
         };
         container.check_references()?;
         Ok(container)
@@ -260,6 +269,11 @@ impl<R: Read + Seek> Container<R> {
             }
         }
         Ok(())
+    }
+
+    /// The bake key (a digest of the inputs and settings), when recorded.
+    pub fn bake_key(&self) -> Option<&str> {
+        self.key.as_deref()
     }
 
     /// The rig record (anchors, props, clip origins), when the bake has one.

@@ -1,0 +1,137 @@
+//! Progress while a batch runs: live bars on a terminal (indicatif: one
+//! overall bar and one line per model in flight, with its clip and frame
+//! counts), one plain line per finished model otherwise (CI logs), nothing
+//! with `--quiet`. Errors are always printed.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
+
+use crate::plan::ProgressMode;
+use crate::report::{Outcome, human_bytes};
+
+/// Progress of a whole batch.
+pub struct Progress {
+    mode: ProgressMode,
+    total: usize,
+    finished: AtomicUsize,
+    bars: Option<(MultiProgress, ProgressBar)>,
+}
+
+/// Progress of one model, updated by its job.
+pub struct ModelProgress {
+    bar: Option<ProgressBar>,
+    id: String,
+    info: Mutex<String>,
+}
+
+impl ModelProgress {
+    /// A handle that shows nothing (for tests and library callers).
+    pub fn hidden(id: &str) -> Self {
+        Self {
+            bar: None,
+            id: id.to_owned(),
+            info: Mutex::new(String::new()),
+        }
+    }
+
+    /// Records what the model holds (`76 clips, 2818 frames`).
+    pub fn info(&self, text: &str) {
+        if let Ok(mut info) = self.info.lock() {
+            text.clone_into(&mut info);
+        }
+        self.stage("baking");
+    }
+
+    /// Shows the step the model is at (`bone textures`, `VAT`).
+    pub fn stage(&self, step: &str) {
+        if let Some(bar) = &self.bar {
+            let info = self.info.lock().map(|i| i.clone()).unwrap_or_default();
+            let sep = if info.is_empty() { "" } else { ": " };
+            bar.set_message(format!("{}{sep}{info}, {step}", self.id));
+        }
+    }
+}
+
+impl Progress {
+    /// Progress for `total` models.
+    pub fn new(mode: ProgressMode, total: usize) -> Self {
+        let bars = (mode == ProgressMode::Bars).then(|| {
+            let multi = MultiProgress::new();
+            let overall = multi.add(ProgressBar::new(total as u64));
+            overall.set_style(
+                ProgressStyle::with_template("{bar:30} {pos}/{len} models  {elapsed}  {msg}")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            (multi, overall)
+        });
+        Self {
+            mode,
+            total,
+            finished: AtomicUsize::new(0),
+            bars,
+        }
+    }
+
+    /// A model starts.
+    pub fn start(&self, id: &str) -> ModelProgress {
+        let bar = self.bars.as_ref().map(|(multi, _)| {
+            let bar = multi.add(ProgressBar::new_spinner());
+            bar.set_style(
+                ProgressStyle::with_template("  {spinner} {msg}")
+                    .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+            );
+            bar.enable_steady_tick(Duration::from_millis(120));
+            bar.set_message(format!("{id}: reading"));
+            bar
+        });
+        ModelProgress {
+            bar,
+            id: id.to_owned(),
+            info: Mutex::new(String::new()),
+        }
+    }
+
+    /// A model is done.
+    pub fn finish(&self, model: ModelProgress, outcome: &Outcome, seconds: f64) {
+        let n = self.finished.fetch_add(1, Ordering::SeqCst) + 1;
+        let info = model.info.lock().map(|i| i.clone()).unwrap_or_default();
+        let line = match outcome {
+            Outcome::Baked { files, .. } => {
+                let bytes: u64 = files.iter().map(|(_, b)| b).sum();
+                format!(
+                    "baked      {} ({info}; {} files, {}) in {seconds:.1} s",
+                    model.id,
+                    files.len(),
+                    human_bytes(bytes)
+                )
+            }
+            Outcome::UpToDate { .. } => format!("up to date {}", model.id),
+            Outcome::Skipped { reason } => format!("skipped    {}: {reason}", model.id),
+            Outcome::Failed { error } => format!("error: {error}"),
+        };
+        let line = format!("[{n}/{}] {line}", self.total);
+        match (&self.bars, self.mode) {
+            (Some((multi, overall)), _) => {
+                if let Some(bar) = model.bar {
+                    bar.finish_and_clear();
+                    multi.remove(&bar);
+                }
+                let _ = multi.println(line);
+                overall.inc(1);
+            }
+            (None, ProgressMode::Quiet) if outcome.is_failure() => eprintln!("{line}"),
+            (None, ProgressMode::Quiet) => {}
+            (None, _) => eprintln!("{line}"),
+        }
+    }
+
+    /// The batch is over.
+    pub fn close(&self) {
+        if let Some((_, overall)) = &self.bars {
+            overall.finish_and_clear();
+        }
+    }
+}

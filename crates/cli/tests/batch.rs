@@ -1,0 +1,562 @@
+//! Batch bakes for CI: manifests, folders, failure isolation, determinism,
+//! incremental rebakes, interruption safety, shards and merged reports.
+
+mod common;
+
+use std::path::PathBuf;
+
+use assert_cmd::Command;
+use common::{shared_models, tree};
+use rigbake_format::container::Container;
+
+fn rigbake() -> Command {
+    Command::cargo_bin("rigbake").unwrap()
+}
+
+fn fixtures() -> PathBuf {
+    rigbake_fixtures::fixtures_dir()
+}
+
+/// Parses the `--json` report printed on stdout.
+fn report(out: &std::process::Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+fn statuses(r: &serde_json::Value) -> Vec<(String, String)> {
+    r["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["input"].as_str().unwrap().to_owned(),
+                m["status"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn example_manifest_bakes_split_renamed_and_blended_clips() {
+    let out = tempfile::tempdir().unwrap();
+    let r = rigbake()
+        .args(["bake", "--json", "--manifest"])
+        .arg(fixtures().join("rigbake.toml"))
+        .arg("--out")
+        .arg(out.path())
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let rep = report(&r);
+    assert_eq!(
+        statuses(&rep),
+        [
+            ("eight_influences.gltf".to_owned(), "baked".to_owned()),
+            ("spec_worked_example.glb".to_owned(), "baked".to_owned()),
+            ("tentacle.glb".to_owned(), "baked".to_owned())
+        ]
+    );
+    let c = Container::open(&out.path().join("tentacle/tentacle.rigbake")).unwrap();
+    let clips: Vec<(&str, u32, bool)> = c
+        .metadata()
+        .clips
+        .iter()
+        .map(|c| (c.name.as_str(), c.frames, c.looping))
+        .collect();
+    // frames [0, 30] and time [1, 2] s at 30 fps: 31 frames each (the second
+    // half of the wave starts and ends at opposite phases: no loop); curl is
+    // 1 s (31 frames) and forced to loop; the blends last 2, 1.5 and 1 s.
+    assert_eq!(
+        clips,
+        [
+            ("wave_first_half", 31, false),
+            ("wave_end", 31, false),
+            ("curl_loop", 31, true),
+            ("wave+curl@0", 61, true),
+            ("wave+curl@0.5", 46, false),
+            ("wave+curl@1", 31, false)
+        ]
+    );
+    assert!(c.vat().is_some(), "vat output requested");
+    let rig = c.rig().unwrap();
+    assert_eq!(rig.anchors[0].node, "seg7");
+    assert!(out.path().join("tentacle/anchors.exr").is_file());
+    // Glob entry: 15 fps, f16, mat3x4.
+    let spec = Container::open(
+        &out.path()
+            .join("spec_worked_example/spec_worked_example.rigbake"),
+    )
+    .unwrap();
+    let m = spec.metadata();
+    assert_eq!(m.options.fps, 15.0);
+    assert_eq!(m.textures[0].width, 35 * 3);
+    assert!(m.textures[0].max_error > 0.0, "f16 records an error");
+    let eight =
+        Container::open(&out.path().join("eight_influences/eight_influences.rigbake")).unwrap();
+    assert_eq!(eight.weights().unwrap().max_influences, 8);
+}
+
+#[test]
+fn a_bad_manifest_key_names_file_line_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = dir.path().join("rigbake.toml");
+    std::fs::write(
+        &manifest,
+        "out = \"o\"\n\n[defaults]\nfps = 30\nmax_influence = 4\n",
+    )
+    .unwrap();
+    let r = rigbake()
+        .args(["bake", "--manifest"])
+        .arg(&manifest)
+        .output()
+        .unwrap();
+    assert_eq!(r.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert!(
+        stderr.contains(&format!("{}:5:", manifest.display())),
+        "{stderr}"
+    );
+    assert!(stderr.contains("max_influence"), "{stderr}");
+    // A wrong type, and a path that matches nothing.
+    std::fs::write(&manifest, "[[model]]\npath = \"*.glb\"\nfps = \"fast\"\n").unwrap();
+    let r = rigbake()
+        .args(["bake", "--out", "o", "--manifest"])
+        .arg(&manifest)
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&r.stderr).contains(":3:"),
+        "{}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    std::fs::write(&manifest, "[[model]]\npath = \"nothing/*.glb\"\n").unwrap();
+    let r = rigbake()
+        .args(["bake", "--out", "o", "--manifest"])
+        .arg(&manifest)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert!(
+        stderr.contains(":2:") && stderr.contains("matches no"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_manifest_covering_every_option_bakes_the_shared_models() {
+    let Some(models) = shared_models("a_manifest_covering_every_option_bakes_the_shared_models")
+    else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = dir.path().join("rigbake.toml");
+    let text = format!(
+        r#"
+models = "{}"
+out = "baked"
+[defaults]
+fps = 24
+sampling = "even-spread"
+outputs = ["bones", "weights"]
+layout = "mat3x4"
+precision = "f16"
+max_texture_size = 4096
+max_influences = 4
+embed_textures = true
+props = "anchors"
+[defaults.vat]
+format = "png16"
+normals = true
+tangents = true
+normal_convention = "blended-matrix"
+direction_encoding = "bounds"
+power_of_two = true
+zip = true
+
+[[model]]
+path = "**/*.gl*"
+
+[[model]]
+path = "unsupported/*"
+outputs = []
+
+[[model]]
+path = "raylib/greenman.glb"
+outputs = ["bones", "weights", "vat", "anchors"]
+auto_anchors = true
+anchors_exr = true
+[[model.clip]]
+source = "1_idle"
+name = "idle_part"
+time = [0.5, 1.5]
+loop = true
+[[model.blend]]
+a = "1_idle"
+b = "2_move"
+weights = [0.25, 0.75]
+"#,
+        models.display().to_string().replace('\\', "/")
+    );
+    std::fs::write(&manifest, text).unwrap();
+    let r = rigbake()
+        .args(["bake", "--json", "--manifest"])
+        .arg(&manifest)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert!(r.status.success(), "{stderr}");
+    let rep = report(&r);
+    for (input, status) in statuses(&rep) {
+        let expected = if input.starts_with("unsupported/")
+            || [
+                "greenman_",
+                "Morph",
+                "BoxAnimated",
+                "InterpolationTest",
+                "SimpleMorph",
+            ]
+            .iter()
+            .any(|s| input.contains(s))
+        {
+            "skipped"
+        } else {
+            "baked"
+        };
+        assert_eq!(status, expected, "{input}");
+    }
+    let c = Container::open(&dir.path().join("baked/raylib/greenman/greenman.rigbake")).unwrap();
+    let m = c.metadata();
+    assert_eq!((m.options.fps, m.options.max_texture_size), (24.0, 4096));
+    let names: Vec<&str> = m.clips.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["idle_part", "1_idle+2_move@0.25", "1_idle+2_move@0.75"]
+    );
+    assert_eq!(m.clips[0].frames, 25, "1 s at 24 fps");
+    assert!(m.clips[0].looping);
+    let vat = c.vat().unwrap();
+    assert_eq!(vat.encoding, rigbake_format::meta::VatEncoding::Png16);
+    assert!(
+        vat.power_of_two && vat.primitives[0].tangents.is_none(),
+        "greenman has no tangents"
+    );
+    assert!(
+        c.rig()
+            .unwrap()
+            .anchors
+            .iter()
+            .any(|a| a.node == "socket_hat")
+    );
+    assert!(c.weights().unwrap().max_influences == 4);
+    let fox = Container::open(&dir.path().join("baked/khronos/Fox/Fox.rigbake")).unwrap();
+    assert!(
+        matches!(
+            fox.metadata().textures[0].storage,
+            rigbake_format::meta::Storage::Section(_)
+        ),
+        "embedded"
+    );
+}
+
+#[test]
+fn one_corrupt_file_fails_alone_and_the_rest_bake() {
+    let dir = tempfile::tempdir().unwrap();
+    let models = dir.path().join("models");
+    std::fs::create_dir_all(models.join("sub")).unwrap();
+    for f in ["two_joint.gltf", "tentacle.glb", "spec_worked_example.glb"] {
+        std::fs::copy(fixtures().join(f), models.join("sub").join(f)).unwrap();
+    }
+    let mut bad = std::fs::read(fixtures().join("tentacle.glb")).unwrap();
+    bad.truncate(bad.len() / 2);
+    std::fs::write(models.join("broken.glb"), bad).unwrap();
+    let out = dir.path().join("out");
+    let r = rigbake()
+        .args(["bake", "--json"])
+        .arg(&models)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(r.status.code(), Some(1));
+    let rep = report(&r);
+    let st = statuses(&rep);
+    assert_eq!(st[0], ("broken.glb".to_owned(), "failed".to_owned()));
+    assert!(st[1..].iter().all(|(_, s)| s == "baked"), "{st:?}");
+    let failed = &rep["models"][0];
+    assert!(
+        failed["message"].as_str().unwrap().contains("broken.glb"),
+        "{failed}"
+    );
+    for f in ["two_joint", "tentacle", "spec_worked_example"] {
+        assert!(
+            out.join("sub")
+                .join(f)
+                .join(format!("{f}.rigbake"))
+                .is_file(),
+            "{f}"
+        );
+    }
+    assert!(
+        !out.join("broken").exists(),
+        "no output folder for the failed model"
+    );
+    // An injected panic in one model is reported for that file only.
+    let out2 = dir.path().join("out2");
+    let r = rigbake()
+        .env("RIGBAKE_FAULT", "panic:tentacle")
+        .args(["bake", "--json"])
+        .arg(models.join("sub"))
+        .arg("--out")
+        .arg(&out2)
+        .output()
+        .unwrap();
+    assert_eq!(r.status.code(), Some(1));
+    let rep = report(&r);
+    let st = statuses(&rep);
+    assert_eq!(st.iter().filter(|(_, s)| s == "baked").count(), 2, "{st:?}");
+    let t = rep["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["input"] == "tentacle.glb")
+        .unwrap();
+    assert!(
+        t["message"].as_str().unwrap().contains("internal error"),
+        "{t}"
+    );
+}
+
+#[test]
+fn outputs_are_identical_across_job_counts_and_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut runs = Vec::new();
+    for (i, jobs) in ["1", "2", "2"].iter().enumerate() {
+        let out = dir.path().join(format!("out{i}"));
+        let r = rigbake()
+            .args([
+                "bake",
+                "--quiet",
+                "--vat",
+                "--normals",
+                "--anchors",
+                "auto",
+                "--jobs",
+                jobs,
+            ])
+            .arg(fixtures())
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        // The degenerate fixtures fail (exit 1); everything else bakes.
+        assert_eq!(r.status.code(), Some(1));
+        runs.push(tree(&out));
+    }
+    assert!(runs[0].len() > 20);
+    for other in &runs[1..] {
+        assert_eq!(runs[0].len(), other.len());
+        for ((pa, a), (pb, b)) in runs[0].iter().zip(other) {
+            assert_eq!(pa, pb);
+            assert!(a == b, "{} differs between runs", pa.display());
+        }
+    }
+}
+
+#[test]
+fn unchanged_models_are_skipped_and_one_changed_option_rebakes_one_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = dir.path().join("rigbake.toml");
+    let write = |fps: u32| {
+        let text = format!(
+            "models = \"{}\"\nout = \"o\"\n[[model]]\npath = \"*.gl*\"\n[[model]]\npath = \"tentacle.glb\"\nfps = {fps}\n",
+            fixtures().display().to_string().replace('\\', "/")
+        );
+        std::fs::write(&manifest, text).unwrap();
+    };
+    let run = || {
+        let r = rigbake()
+            .args(["bake", "--json", "--manifest"])
+            .arg(&manifest)
+            .output()
+            .unwrap();
+        statuses(&report(&r))
+    };
+    write(30);
+    let first = run();
+    assert!(first.iter().any(|(_, s)| s == "baked"));
+    let second = run();
+    for ((id, a), (_, b)) in first.iter().zip(&second) {
+        let expected = if a == "baked" {
+            "up_to_date"
+        } else {
+            a.as_str()
+        };
+        assert_eq!(b, expected, "{id}");
+    }
+    write(24);
+    let third = run();
+    for (id, s) in &third {
+        let expected = match (
+            id.as_str(),
+            first.iter().find(|(i, _)| i == id).unwrap().1.as_str(),
+        ) {
+            ("tentacle.glb", _) => "baked",
+            (_, "baked") => "up_to_date",
+            (_, other) => other,
+        };
+        assert_eq!(s, expected, "{id}");
+    }
+    // --force rebakes everything.
+    let r = rigbake()
+        .args(["bake", "--json", "--force", "--manifest"])
+        .arg(&manifest)
+        .output()
+        .unwrap();
+    assert!(statuses(&report(&r)).iter().all(|(_, s)| s != "up_to_date"));
+    // Deleting an output file makes the model stale again.
+    std::fs::remove_file(dir.path().join("o/two_joint/bones.skin0.exr")).unwrap();
+    let st = run();
+    assert_eq!(
+        st.iter().find(|(i, _)| i == "two_joint.gltf").unwrap().1,
+        "baked"
+    );
+}
+
+#[test]
+fn an_interrupted_bake_leaves_no_partial_file_under_a_final_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = fixtures().join("tentacle.glb");
+    let out = dir.path().join("out");
+    // A first good bake.
+    rigbake()
+        .args(["bake", "--quiet", "--vat"])
+        .arg(&model)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let before = tree(&out);
+    // A rebake killed after writing its temporaries, before renaming them.
+    let r = rigbake()
+        .env("RIGBAKE_FAULT", "abort-before-commit")
+        .args(["bake", "--quiet", "--force", "--vat", "--fps", "24"])
+        .arg(&model)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(!r.status.success(), "the process was killed");
+    let after = tree(&out);
+    let finals: Vec<_> = after
+        .iter()
+        .filter(|(p, _)| !p.to_string_lossy().ends_with(".tmp"))
+        .cloned()
+        .collect();
+    assert_eq!(
+        finals, before,
+        "final names hold exactly the previous good outputs"
+    );
+    assert!(
+        after.len() > before.len(),
+        "the killed run had written temporaries"
+    );
+    // The next run cleans nothing up by itself but bakes correctly.
+    rigbake()
+        .args(["bake", "--quiet", "--fps", "24", "--vat"])
+        .arg(&model)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let c = Container::open(&out.join("tentacle/tentacle.rigbake")).unwrap();
+    assert_eq!(c.metadata().options.fps, 24.0);
+}
+
+#[test]
+fn shards_bake_the_full_set_exactly_once_and_reports_merge() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let mut reports = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
+    for k in 1..=3 {
+        let r = rigbake()
+            .args(["bake", "--json", "--shard", &format!("{k}/3")])
+            .arg(fixtures())
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        let file = dir.path().join(format!("report{k}.json"));
+        std::fs::write(&file, &r.stdout).unwrap();
+        reports.push(file);
+        seen.extend(statuses(&report(&r)).into_iter().map(|(id, _)| id));
+    }
+    let all: Vec<String> = rigbake_cli::plan::find_models(&fixtures())
+        .unwrap()
+        .into_iter()
+        .map(|(_, id)| id)
+        .collect();
+    seen.sort();
+    assert_eq!(seen, all, "every model in exactly one shard");
+    let r = rigbake()
+        .arg("merge-report")
+        .arg("--json")
+        .args(&reports)
+        .output()
+        .unwrap();
+    assert_eq!(
+        r.status.code(),
+        Some(1),
+        "the degenerate fixtures failed in some shard"
+    );
+    let merged = report(&r);
+    let ids: Vec<String> = statuses(&merged).into_iter().map(|(id, _)| id).collect();
+    assert_eq!(ids, all);
+    assert_eq!(merged["shards"], serde_json::json!(["1/3", "2/3", "3/3"]));
+    // Merging a shard twice is refused.
+    let r = rigbake()
+        .arg("merge-report")
+        .arg(&reports[0])
+        .arg(&reports[0])
+        .output()
+        .unwrap();
+    assert_ne!(r.status.code(), Some(0));
+}
+
+#[test]
+fn identical_skins_across_models_share_one_bone_texture() {
+    let dir = tempfile::tempdir().unwrap();
+    let models = dir.path().join("models");
+    std::fs::create_dir_all(&models).unwrap();
+    // Two copies of one character under different names: same skin, same
+    // clips, so the same bone texture.
+    for name in ["a.glb", "b.glb"] {
+        std::fs::copy(fixtures().join("tentacle.glb"), models.join(name)).unwrap();
+    }
+    let out = dir.path().join("out");
+    rigbake()
+        .args(["bake", "--quiet", "--share-bones"])
+        .arg(&models)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let shared: Vec<_> = std::fs::read_dir(out.join("_shared/bones"))
+        .unwrap()
+        .collect();
+    assert_eq!(shared.len(), 1, "one shared texture");
+    for m in ["a", "b"] {
+        let c = Container::open(&out.join(m).join(format!("{m}.rigbake"))).unwrap();
+        let name = &c.metadata().textures[0].name;
+        assert!(name.starts_with("../_shared/bones/"), "{name}");
+        assert!(out.join(m).join(name).is_file());
+        assert!(!out.join(m).join("bones.skin0.exr").exists());
+    }
+    let r = common::rigbake(&[
+        "inspect".as_ref(),
+        "--verify".as_ref(),
+        out.join("a/a.rigbake").as_os_str(),
+    ]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+}
