@@ -49,6 +49,8 @@ pub struct ContainerInfo {
     pub bytes: u64,
     /// The section table.
     pub sections: Vec<SectionInfo>,
+    /// The bake key (a digest of inputs and settings), if recorded.
+    pub bake_key: Option<String>,
 }
 
 /// One section table entry.
@@ -159,6 +161,7 @@ pub fn load_report(
             format_version: container.version().to_string(),
             bytes: container.file_len(),
             sections: container.sections().iter().map(section_info).collect(),
+            bake_key: container.bake_key().map(str::to_owned),
         },
         totals: totals(container.metadata(), container.vat()),
         metadata: container.metadata().clone(),
