@@ -24,6 +24,7 @@ pub mod model;
 pub mod pose;
 pub mod sample;
 pub mod skin;
+pub mod synthetic;
 pub mod timeline;
 
 pub use error::{Error, ErrorKind, Result};

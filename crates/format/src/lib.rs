@@ -13,6 +13,7 @@
 
 pub mod codec;
 pub mod container;
+pub mod digest;
 pub mod error;
 pub mod glb;
 pub mod meta;

@@ -4,14 +4,16 @@
 //! directions), with the largest error each encoding introduced measured on
 //! the way (model units for positions, degrees for directions).
 
-use std::fs::File;
-use std::io::{BufWriter, Read};
+use std::io::BufWriter;
 use std::path::Path;
 
+use rayon::prelude::*;
+
+use crate::digest::{Digest, DigestFile};
 use crate::error::{FormatError, Result};
 use crate::meta::{DirectionEncoding, VatEncoding, VatStream};
 use crate::texture::Precision;
-use crate::texture::exr::{StreamCompression, StreamSpec, StreamWriter};
+use crate::texture::exr::{Rows, StreamCompression, StreamSpec, StreamWriter};
 use crate::texture::png::Png16Writer;
 use crate::texture::quantize::{
     angle_degrees, from_unorm16, octahedral_decode, octahedral_encode, to_unorm16,
@@ -72,7 +74,9 @@ impl VatFileSpec {
 
 enum Sink {
     Exr(StreamWriter),
-    Png(Box<Png16Writer<BufWriter<File>>>),
+    // No BufWriter: the PNG encoder buffers whole chunks itself, and a
+    // buffer dropped with the encoder would swallow its last write's error.
+    Png(Box<Png16Writer<DigestFile>>),
 }
 
 /// Streams one VAT file, measuring the encoding error.
@@ -81,6 +85,20 @@ pub struct VatFileWriter {
     sink: Sink,
     samples: Vec<u16>,
     max_error: f64,
+    digest: Digest,
+    /// Consumed f32 batches ready for reuse.
+    spare: Vec<Vec<f32>>,
+}
+
+/// What a finished VAT file reports.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct VatFileDone {
+    /// The largest encoding error (see the format's description).
+    pub max_error: f64,
+    /// File size in bytes.
+    pub bytes: u64,
+    /// CRC-32 of the file.
+    pub crc32: u32,
 }
 
 impl std::fmt::Debug for VatFileWriter {
@@ -91,11 +109,11 @@ impl std::fmt::Debug for VatFileWriter {
     }
 }
 
-/// Per-channel bounds of `values` (`floats` per texel), ignoring nothing:
-/// callers pass only real texels. Unused channels get `[0, 0]`.
-pub fn bounds_of(values: &[f32], floats: usize, acc: &mut [[f32; 4]; 2]) {
-    for texel in values.chunks_exact(floats) {
-        for (c, v) in texel.iter().enumerate() {
+/// Widens `acc` (per-channel `[min, max]`) to the first `count` texels of a
+/// planar row of `floats` planes of `width`.
+pub fn bounds_of(row: &[f32], width: usize, floats: usize, count: usize, acc: &mut [[f32; 4]; 2]) {
+    for c in 0..floats {
+        for v in &row[c * width..c * width + count] {
             acc[0][c] = acc[0][c].min(*v);
             acc[1][c] = acc[1][c].max(*v);
         }
@@ -111,7 +129,8 @@ impl VatFileWriter {
         if spec.needs_bounds() && spec.bounds.is_none() {
             return Err(FormatError::Invalid("PNG positions need bounds".to_owned()));
         }
-        let file = File::create(path)?;
+        let file = DigestFile::create(path)?;
+        let digest = file.digest();
         let sink = match spec.encoding {
             VatEncoding::Exr32 | VatEncoding::Exr16 => Sink::Exr(StreamWriter::new(
                 BufWriter::with_capacity(1 << 20, file),
@@ -128,7 +147,7 @@ impl VatFileWriter {
                 },
             )?),
             VatEncoding::Png16 => Sink::Png(Box::new(Png16Writer::new(
-                BufWriter::with_capacity(1 << 20, file),
+                file,
                 spec.width,
                 spec.height,
                 spec.channels(),
@@ -139,88 +158,158 @@ impl VatFileWriter {
             sink,
             samples: Vec::new(),
             max_error: 0.0,
+            digest,
+            spare: Vec::new(),
         })
     }
 
-    /// Appends whole texture rows (`width * floats` values each, floats per
-    /// texel as [`stream_floats`] says). Zero texels (padding) are stored
-    /// but not measured.
+    /// Appends whole planar texture rows: per row, one plane of `width`
+    /// values per component (x, y, z, and w for tangents; components as
+    /// [`stream_floats`] says). Zero texels (padding) are stored but not
+    /// measured. Conversion and measurement run in parallel over rows.
     pub fn push_rows(&mut self, values: Vec<f32>) -> Result<()> {
-        let floats = self.spec.channels();
+        let (floats, width) = (self.spec.channels(), self.spec.width);
+        let row_len = floats * width;
+        if values.len() % row_len != 0 {
+            return Err(FormatError::Invalid("VAT rows are not whole".to_owned()));
+        }
+        let stream = self.spec.stream;
         match &mut self.sink {
-            Sink::Exr(writer) => {
-                if self.spec.encoding == VatEncoding::Exr16 {
-                    let mut decoded = [0f32; 4];
-                    for texel in values.chunks_exact(floats) {
-                        for (d, v) in decoded.iter_mut().zip(texel) {
-                            *d = half::f16::from_f32(*v).to_f32();
+            Sink::Exr(writer) if self.spec.encoding == VatEncoding::Exr16 => {
+                let mut halves = match writer.take_spare() {
+                    Some(Rows::F16(h)) => h,
+                    _ => Vec::new(),
+                };
+                halves.resize(values.len(), half::f16::ZERO);
+                let errors: Vec<Result<f64>> = halves
+                    .par_chunks_mut(row_len)
+                    .zip(values.par_chunks(row_len))
+                    .map(|(out, row)| {
+                        for (h, v) in out.iter_mut().zip(row) {
+                            *h = half::f16::from_f32(*v);
                         }
-                        if decoded.iter().any(|v| !v.is_finite()) {
-                            return Err(FormatError::Unrepresentable(format!(
-                                "value {texel:?} is outside the half-float range (+-65504); use exr32"
-                            )));
+                        let mut worst = 0.0f64;
+                        for x in 0..width {
+                            let texel = texel_of(row, width, floats, x);
+                            let mut decoded = [0f32; 4];
+                            for c in 0..floats {
+                                decoded[c] = out[c * width + x].to_f32();
+                            }
+                            if decoded.iter().any(|v| !v.is_finite()) {
+                                return Err(FormatError::Unrepresentable(format!(
+                                    "value {texel:?} is outside the half-float range (+-65504); use exr32"
+                                )));
+                            }
+                            worst = worst.max(texel_error(stream, &texel[..floats], &decoded[..floats]));
                         }
-                        self.max_error = self.max_error.max(texel_error(
-                            self.spec.stream,
-                            texel,
-                            &decoded[..floats],
-                        ));
-                    }
+                        Ok(worst)
+                    })
+                    .collect();
+                for e in errors {
+                    self.max_error = self.max_error.max(e?);
                 }
-                writer.push_rows(values)
+                self.spare.push(values);
+                writer.push_rows(Rows::F16(halves))
             }
+            Sink::Exr(writer) => writer.push_rows(Rows::F32(values)),
             Sink::Png(writer) => {
                 self.samples.clear();
                 let bounds = self.spec.bounds.unwrap_or(EMPTY_BOUNDS);
                 let direction = self.spec.effective_direction_encoding();
-                for texel in values.chunks_exact(floats) {
-                    let mut q = [0u16; 4];
-                    let mut decoded = [0f32; 4];
-                    match (self.spec.stream, direction) {
-                        (
-                            VatStream::Normals | VatStream::Tangents,
-                            DirectionEncoding::Octahedral,
-                        ) => {
-                            let e = octahedral_encode([texel[0], texel[1], texel[2]]);
-                            q[0] = to_unorm16(e[0], -1.0, 1.0);
-                            q[1] = to_unorm16(e[1], -1.0, 1.0);
-                            let d = octahedral_decode([
-                                from_unorm16(q[0], -1.0, 1.0),
-                                from_unorm16(q[1], -1.0, 1.0),
-                            ]);
-                            decoded[..3].copy_from_slice(&d);
-                            if floats == 4 {
-                                q[3] = if texel[3] < 0.0 { 0 } else { 65535 };
-                                decoded[3] = texel[3];
-                            }
-                        }
-                        _ => {
-                            for c in 0..floats {
-                                q[c] = to_unorm16(texel[c], bounds[0][c], bounds[1][c]);
-                                decoded[c] = from_unorm16(q[c], bounds[0][c], bounds[1][c]);
-                            }
-                        }
+                for row in values.chunks_exact(row_len) {
+                    for x in 0..width {
+                        let texel = texel_of(row, width, floats, x);
+                        let (q, decoded) = quantize(stream, direction, &bounds, &texel, floats);
+                        self.samples.extend_from_slice(&q[..floats]);
+                        self.max_error = self.max_error.max(texel_error(
+                            stream,
+                            &texel[..floats],
+                            &decoded[..floats],
+                        ));
                     }
-                    self.samples.extend_from_slice(&q[..floats]);
-                    self.max_error = self.max_error.max(texel_error(
-                        self.spec.stream,
-                        texel,
-                        &decoded[..floats],
-                    ));
                 }
+                self.spare.push(values);
                 writer.push_rows(&self.samples)
             }
         }
     }
 
-    /// Completes the file; returns the largest encoding error.
-    pub fn finish(self) -> Result<f64> {
+    /// A buffer of a batch this writer is done with, to fill with the next
+    /// batch instead of allocating one (its contents are stale).
+    pub fn take_spare(&mut self) -> Option<Vec<f32>> {
+        if let Some(v) = self.spare.pop() {
+            return Some(v);
+        }
+        match &mut self.sink {
+            Sink::Exr(writer) => match writer.take_spare()? {
+                Rows::F32(v) => Some(v),
+                Rows::F16(_) => None,
+            },
+            Sink::Png(_) => None,
+        }
+    }
+
+    /// Completes the file; returns the largest encoding error and the
+    /// file's size and CRC-32 (computed as it was written), and moves the
+    /// f32 buffers it is done with into `reuse`.
+    pub fn finish(mut self, reuse: &mut Vec<Vec<f32>>) -> Result<VatFileDone> {
+        reuse.append(&mut self.spare);
         match self.sink {
-            Sink::Exr(w) => w.finish()?,
+            Sink::Exr(w) => reuse.extend(w.finish()?.into_iter().filter_map(|rows| match rows {
+                Rows::F32(v) => Some(v),
+                Rows::F16(_) => None,
+            })),
             Sink::Png(w) => w.finish()?,
         }
-        Ok(self.max_error)
+        let (bytes, crc32) = self.digest.finish()?;
+        Ok(VatFileDone {
+            max_error: self.max_error,
+            bytes,
+            crc32,
+        })
     }
+}
+
+/// Texel `x` of a planar row (`floats` planes of `width`).
+fn texel_of(row: &[f32], width: usize, floats: usize, x: usize) -> [f32; 4] {
+    let mut t = [0f32; 4];
+    for (c, v) in t.iter_mut().enumerate().take(floats) {
+        *v = row[c * width + x];
+    }
+    t
+}
+
+/// A texel's 16-bit samples for PNG and what a reader decodes from them.
+fn quantize(
+    stream: VatStream,
+    direction: DirectionEncoding,
+    bounds: &[[f32; 4]; 2],
+    texel: &[f32; 4],
+    floats: usize,
+) -> ([u16; 4], [f32; 4]) {
+    let mut q = [0u16; 4];
+    let mut decoded = [0f32; 4];
+    match (stream, direction) {
+        (VatStream::Normals | VatStream::Tangents, DirectionEncoding::Octahedral) => {
+            let e = octahedral_encode([texel[0], texel[1], texel[2]]);
+            q[0] = to_unorm16(e[0], -1.0, 1.0);
+            q[1] = to_unorm16(e[1], -1.0, 1.0);
+            let d =
+                octahedral_decode([from_unorm16(q[0], -1.0, 1.0), from_unorm16(q[1], -1.0, 1.0)]);
+            decoded[..3].copy_from_slice(&d);
+            if floats == 4 {
+                q[3] = if texel[3] < 0.0 { 0 } else { 65535 };
+                decoded[3] = texel[3];
+            }
+        }
+        _ => {
+            for c in 0..floats {
+                q[c] = to_unorm16(texel[c], bounds[0][c], bounds[1][c]);
+                decoded[c] = from_unorm16(q[c], bounds[0][c], bounds[1][c]);
+            }
+        }
+    }
+    (q, decoded)
 }
 
 /// Error of one decoded texel: distance for positions, angle in degrees for
@@ -244,21 +333,4 @@ fn texel_error(stream: VatStream, original: &[f32], decoded: &[f32]) -> f64 {
             }
         }
     }
-}
-
-/// Size and CRC-32 of a written file (read back in chunks).
-pub fn file_digest(path: &Path) -> Result<(u64, u32)> {
-    let mut file = File::open(path)?;
-    let mut hasher = crc32fast::Hasher::new();
-    let mut buf = vec![0u8; 1 << 20];
-    let mut len = 0u64;
-    loop {
-        let n = file.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        hasher.update(&buf[..n]);
-        len += n as u64;
-    }
-    Ok((len, hasher.finalize()))
 }

@@ -4,15 +4,13 @@
 use std::fs::File;
 use std::path::Path;
 
-use rigbake_core::bake::vat::{self, Deformation, VatBaker, VatBatch, VatPrimitive};
+use rigbake_core::bake::vat::{self, Deformation, VatBaker, VatBatch};
 use rigbake_core::timeline::Timeline;
 use rigbake_core::{ErrorKind, Model};
 use rigbake_format::container::SectionKind;
 use rigbake_format::glb;
 use rigbake_format::meta::{self, VatStream};
-use rigbake_format::vat::{
-    EMPTY_BOUNDS, VatFileSpec, VatFileWriter, bounds_of, file_digest, stream_floats,
-};
+use rigbake_format::vat::{EMPTY_BOUNDS, VatFileSpec, VatFileWriter, bounds_of, stream_floats};
 
 use super::{Part, Sink, file_safe, mesh, node_name};
 use crate::settings::{BakeSettings, VatSettings};
@@ -41,18 +39,27 @@ fn batch_rows(width: usize) -> usize {
     (BATCH_TEXELS / width.max(1)).max(1).div_ceil(16) * 16
 }
 
+/// Batch buffers done with, kept to be refilled (stale contents) so that a
+/// bake allocates and page-faults its batch memory once, not per batch.
+type Pool = Vec<Vec<f32>>;
+
+/// Buffers kept in a [`Pool`], at most (the rest are freed).
+const POOL_MAX: usize = 12;
+
 /// Calls `each(first_row, rows, batch)` for every row batch of primitive
-/// `index`, with fresh buffers (they are handed on to writer threads).
+/// `index`, in buffers from `pool`. The buffers move into `each` (which may
+/// hand them to writer threads); the buffers it returns go back to the pool.
 fn for_each_batch(
     baker: &VatBaker<'_>,
     index: usize,
+    pool: &mut Pool,
     mut each: impl FnMut(
         usize,
         usize,
         Vec<f32>,
         Option<Vec<f32>>,
         Option<Vec<f32>>,
-    ) -> Result<(), String>,
+    ) -> Result<Vec<Vec<f32>>, String>,
 ) -> Result<(), String> {
     let p = &baker.plan().primitives[index];
     let (width, height) = (p.layout.width, p.layout.height);
@@ -60,9 +67,18 @@ fn for_each_batch(
     let mut first = 0;
     while first < height {
         let rows = step.min(height - first);
-        let mut positions = vec![0.0f32; rows * width * 3];
-        let mut normals = p.normals.then(|| vec![0.0f32; rows * width * 3]);
-        let mut tangents = p.tangents.then(|| vec![0.0f32; rows * width * 4]);
+        // Every element is overwritten by `fill` (padding included); new
+        // buffers get room for the largest batch of any primitive.
+        let mut buffer = |floats: usize| {
+            let mut v = pool
+                .pop()
+                .unwrap_or_else(|| Vec::with_capacity((BATCH_TEXELS + 16 * width) * 4));
+            v.resize(rows * width * floats, 0.0);
+            v
+        };
+        let mut positions = buffer(3);
+        let mut normals = p.normals.then(|| buffer(3));
+        let mut tangents = p.tangents.then(|| buffer(4));
         baker.fill(
             index,
             first,
@@ -73,7 +89,8 @@ fn for_each_batch(
                 tangents: tangents.as_deref_mut(),
             },
         );
-        each(first, rows, positions, normals, tangents)?;
+        pool.extend(each(first, rows, positions, normals, tangents)?);
+        pool.truncate(POOL_MAX);
         first += rows;
     }
     Ok(())
@@ -81,11 +98,15 @@ fn for_each_batch(
 
 /// Bounds of the real (non-padding) texels of each stream of primitive
 /// `index`: a first pass over every batch, for PNG encodings.
-fn bounds(baker: &VatBaker<'_>, index: usize) -> Result<[[[f32; 4]; 2]; 3], String> {
+fn bounds(
+    baker: &VatBaker<'_>,
+    index: usize,
+    pool: &mut Pool,
+) -> Result<[[[f32; 4]; 2]; 3], String> {
     let p = &baker.plan().primitives[index];
     let layout = p.layout;
     let mut acc = [EMPTY_BOUNDS; 3];
-    for_each_batch(baker, index, |first, rows, pos, nrm, tan| {
+    for_each_batch(baker, index, pool, |first, rows, pos, nrm, tan| {
         for r in 0..rows {
             let y = first + r;
             let (frame, band) = (y / layout.bands, y % layout.bands);
@@ -100,12 +121,12 @@ fn bounds(baker: &VatBaker<'_>, index: usize) -> Result<[[[f32; 4]; 2]; 3], Stri
             ];
             for (values, s, floats) in streams {
                 if let Some(v) = values {
-                    let row = &v[r * layout.width * floats..(r * layout.width + real) * floats];
-                    bounds_of(row, floats, &mut acc[s]);
+                    let row = &v[r * layout.width * floats..(r + 1) * layout.width * floats];
+                    bounds_of(row, layout.width, floats, real, &mut acc[s]);
                 }
             }
         }
-        Ok(())
+        Ok([Some(pos), nrm, tan].into_iter().flatten().collect())
     })?;
     Ok(acc)
 }
@@ -139,6 +160,7 @@ pub(super) fn bake(
     let mut textures = Vec::new();
     let mut primitives = Vec::new();
     let mut used_names = std::collections::BTreeSet::new();
+    let mut pool = Pool::new();
     for index in 0..baker.plan().primitives.len() {
         let p = baker.plan().primitives[index].clone();
         let mut base = format!("{}.p{}", file_safe(&node_name(model, p.node)), p.primitive);
@@ -146,7 +168,7 @@ pub(super) fn bake(
             base = format!("{base}.n{}", p.node);
             used_names.insert(base.clone());
         }
-        let written = bake_primitive(path, &baker, index, &p, &base, vs, sink)?;
+        let written = bake_primitive(path, &baker, index, &base, vs, sink, &mut pool)?;
         let first = textures.len() as u32;
         let mut next = first;
         let mut take = |present: bool| {
@@ -248,11 +270,12 @@ fn bake_primitive(
     path: &Path,
     baker: &VatBaker<'_>,
     index: usize,
-    p: &VatPrimitive,
     base: &str,
     vs: &VatSettings,
     sink: &mut Sink<'_>,
+    pool: &mut Pool,
 ) -> Result<Vec<meta::VatTextureMeta>, String> {
+    let p = &baker.plan().primitives[index];
     let mut streams = vec![VatStream::Positions];
     if p.normals {
         streams.push(VatStream::Normals);
@@ -271,7 +294,7 @@ fn bake_primitive(
     };
     let mut specs: Vec<VatFileSpec> = streams.iter().map(|s| spec_of(*s)).collect();
     if specs.iter().any(VatFileSpec::needs_bounds) {
-        let all = bounds(baker, index)?;
+        let all = bounds(baker, index, pool)?;
         for spec in &mut specs {
             if spec.needs_bounds() {
                 let slot = match spec.stream {
@@ -301,18 +324,22 @@ fn bake_primitive(
         writers.push(VatFileWriter::create(&file, *spec).map_err(fail)?);
         files.push((name, file));
     }
-    for_each_batch(baker, index, |_, _, positions, normals, tangents| {
+    for_each_batch(baker, index, pool, |_, _, positions, normals, tangents| {
         let mut batches = [Some(positions), normals, tangents].into_iter().flatten();
         for w in &mut writers {
             let batch = batches.next().unwrap_or_default();
             w.push_rows(batch).map_err(fail)?;
         }
-        Ok(())
+        Ok(writers
+            .iter_mut()
+            .filter_map(VatFileWriter::take_spare)
+            .collect())
     })?;
     let mut out = Vec::with_capacity(specs.len());
     for ((writer, spec), (name, file)) in writers.into_iter().zip(&specs).zip(files) {
-        let max_error = writer.finish().map_err(fail)?;
-        let (bytes, crc32) = file_digest(&file).map_err(fail)?;
+        let done = writer.finish(pool).map_err(fail)?;
+        pool.truncate(POOL_MAX);
+        let (max_error, bytes, crc32) = (done.max_error, done.bytes, done.crc32);
         let storage = if sink.embed {
             let mut reader = File::open(&file).map_err(|e| format!("{}: {e}", path.display()))?;
             let section = sink

@@ -5,6 +5,7 @@
 pub mod anchors;
 pub mod bones;
 pub mod vat;
+pub mod vat_kernel;
 pub mod vertices;
 pub mod weights;
 

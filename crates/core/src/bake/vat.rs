@@ -25,6 +25,7 @@ use glam::{DMat4, Vec3, Vec4};
 use rayon::prelude::*;
 
 use crate::bake::bones;
+use crate::bake::vat_kernel::{self, Columns, Span, columns};
 use crate::bake::vertices::FrameVertices;
 use crate::error::{Error, ErrorKind, Result};
 use crate::evaluate::Evaluator;
@@ -259,13 +260,6 @@ pub fn plan(model: &Model, timeline: &Timeline, options: &VatOptions) -> Result<
     })
 }
 
-/// A 3x4 affine matrix in f32, rows first: `[r0, r1, r2]`, each `(x, y, z, t)`.
-type Affine = [Vec4; 3];
-
-fn to_affine(m: &DMat4) -> Affine {
-    [m.row(0).as_vec4(), m.row(1).as_vec4(), m.row(2).as_vec4()]
-}
-
 /// Per-row inputs of the kernel, computed once for all rows: for each row a
 /// record of affine matrices (every used skin's joints, then every rigid
 /// node) and a record of morph weights (every morphed node's targets).
@@ -273,8 +267,8 @@ fn to_affine(m: &DMat4) -> Affine {
 struct Palettes {
     /// Affine matrices per row.
     affines_per_row: usize,
-    /// `rows * affines_per_row` matrices.
-    affines: Vec<Affine>,
+    /// `rows * affines_per_row` matrices, as columns.
+    affines: Vec<Columns>,
     /// Morph weights per row.
     weights_per_row: usize,
     /// `rows * weights_per_row` weights.
@@ -287,9 +281,14 @@ struct Palettes {
     weight_offset: Vec<Option<usize>>,
 }
 
-/// Per-primitive data prepared for the kernel: renormalised weights.
+/// Per-primitive data prepared for the kernel: planar positions and normals
+/// (x plane, y plane, z plane of `vertices` floats each),
+/// and `slots` (palette index, weight) influences per vertex with weights
+/// renormalised (rigid primitives: one influence of weight 1).
 #[derive(Debug, Clone)]
 struct Prepared {
+    positions: Vec<f32>,
+    normals: Vec<f32>,
     slots: usize,
     joints: Vec<u16>,
     weights: Vec<f32>,
@@ -303,11 +302,13 @@ pub struct VatBaker<'m> {
     plan: VatPlan,
     convention: NormalConvention,
     palettes: Palettes,
-    prepared: Vec<Option<Prepared>>,
+    prepared: Vec<Prepared>,
 }
 
-/// Output buffers for a batch of texture rows: `rows * width` texels each;
-/// positions and normals 3 floats per texel, tangents 4.
+/// Output buffers for a batch of texture rows, planar per row: row `r` of a
+/// stream with `c` components holds `c` planes of `width` floats (x plane,
+/// y plane, ...), the layout EXR stores scanlines in. Positions and normals
+/// have 3 components, tangents 4.
 #[derive(Debug)]
 pub struct VatBatch<'a> {
     /// Positions.
@@ -351,7 +352,7 @@ impl<'m> VatBaker<'m> {
         }
         let rows = timeline.rows;
         crate::timeline::check_evaluations(rows, model)?;
-        let mut affines = vec![[Vec4::ZERO; 3]; rows * affines_per_row.max(1)];
+        let mut affines = vec![[0.0f32; 16]; rows * affines_per_row.max(1)];
         let mut weights = vec![0.0f32; rows * weights_per_row.max(1)];
         let reference = plan.reference_node;
         let results: Vec<Result<()>> = affines
@@ -372,12 +373,12 @@ impl<'m> VatBaker<'m> {
                         for (k, (&j, ibm)) in
                             skin.joints.iter().zip(&skin.inverse_binds).enumerate()
                         {
-                            affine_row[offset + k] = to_affine(&(inv_ref * ev.globals[j] * *ibm));
+                            affine_row[offset + k] = columns(&(inv_ref * ev.globals[j] * *ibm));
                         }
                     }
                     for (n, offset) in rigid_offset.iter().enumerate() {
                         if let Some(offset) = *offset {
-                            affine_row[offset] = to_affine(&(inv_ref * ev.globals[n]));
+                            affine_row[offset] = columns(&(inv_ref * ev.globals[n]));
                         }
                     }
                     for (n, offset) in weight_offset.iter().enumerate() {
@@ -404,7 +405,7 @@ impl<'m> VatBaker<'m> {
         // Finite inputs can still overflow down a hierarchy; never bake that.
         if let Some(k) = affines
             .iter()
-            .position(|m| !m.iter().all(|r| r.is_finite()))
+            .position(|m| !m.iter().all(|v| v.is_finite()))
         {
             let row = k / affines_per_row.max(1);
             let (c, frame) = timeline.locate_row(row);
@@ -431,6 +432,18 @@ impl<'m> VatBaker<'m> {
             .iter()
             .map(|p| {
                 let prim = &model.meshes[p.mesh].primitives[p.primitive];
+                let vertices = prim.vertex_count();
+                let planar = |v: &[Vec3]| {
+                    (0..3)
+                        .flat_map(|c| v.iter().map(move |x| x[c]))
+                        .collect::<Vec<f32>>()
+                };
+                let positions = planar(&prim.positions);
+                let normals = prim
+                    .normals
+                    .as_deref()
+                    .map(planar)
+                    .unwrap_or_else(|| vec![0.0; vertices * 3]);
                 match (p.deformation, &prim.influences) {
                     (Deformation::Skinned { .. }, Some(inf)) => {
                         let mut weights = inf.weights.clone();
@@ -438,13 +451,21 @@ impl<'m> VatBaker<'m> {
                             let total: f32 = w.iter().sum();
                             w.iter_mut().for_each(|x| *x /= total);
                         }
-                        Some(Prepared {
+                        Prepared {
+                            positions,
+                            normals,
                             slots: inf.per_vertex,
                             joints: inf.joints.clone(),
                             weights,
-                        })
+                        }
                     }
-                    _ => None,
+                    _ => Prepared {
+                        positions,
+                        normals,
+                        slots: 1,
+                        joints: vec![0; vertices],
+                        weights: vec![1.0; vertices],
+                    },
                 }
             })
             .collect();
@@ -506,174 +527,222 @@ impl<'m> VatBaker<'m> {
     pub fn vertices_at(&self, index: usize, row: usize) -> FrameVertices {
         let p = &self.plan.primitives[index];
         let prim = &self.model.meshes[p.mesh].primitives[p.primitive];
-        let (w, bands) = (p.layout.width, p.layout.bands);
-        let mut positions = vec![0.0; w * bands * 3];
-        let mut normals = prim.normals.as_ref().map(|_| vec![0.0; w * bands * 3]);
-        let mut tangents = prim.tangents.as_ref().map(|_| vec![0.0; w * bands * 4]);
-        for band in 0..bands {
+        let (w, v) = (p.layout.width, p.layout.vertices);
+        let (mut pos, mut nrm, mut tan) = (vec![0.0; w * 3], vec![0.0; w * 3], vec![0.0; w * 4]);
+        let mut positions = Vec::with_capacity(v * 3);
+        let mut normals = Vec::with_capacity(v * 3);
+        let mut tangents = Vec::with_capacity(v * 4);
+        for band in 0..p.layout.bands {
             self.fill_row(
                 index,
-                row * bands + band,
-                &mut positions[band * w * 3..(band + 1) * w * 3],
-                normals
-                    .as_mut()
-                    .map(|n| &mut n[band * w * 3..(band + 1) * w * 3]),
-                tangents
-                    .as_mut()
-                    .map(|t| &mut t[band * w * 4..(band + 1) * w * 4]),
+                row * p.layout.bands + band,
+                &mut pos,
+                prim.normals.is_some().then_some(&mut nrm[..]),
+                prim.tangents.is_some().then_some(&mut tan[..]),
             );
-        }
-        // Texel (x, band) holds vertex band * width + x: the concatenated
-        // bands are in vertex order; `take` drops the wrap padding.
-        let v = p.layout.vertices;
-        let unit = |d: &[f32], fallback: Vec3| {
-            let d = Vec3::from_slice(d);
-            if d.length() > 0.5 {
-                d.normalize()
-            } else {
-                fallback
+            // Texel x of band b is vertex b * width + x; planes to triples.
+            let count = w.min(v - band * w);
+            for x in 0..count {
+                positions.extend([pos[x], pos[w + x], pos[2 * w + x]]);
+                normals.extend([nrm[x], nrm[w + x], nrm[2 * w + x]]);
+                tangents.extend([tan[x], tan[w + x], tan[2 * w + x], tan[3 * w + x]]);
             }
-        };
-        FrameVertices {
-            positions: positions
-                .chunks_exact(3)
-                .take(v)
-                .map(|c| [c[0], c[1], c[2]])
-                .collect(),
-            normals: normals.map(|n| {
-                n.chunks_exact(3)
-                    .take(v)
-                    .map(|c| unit(c, Vec3::Z).to_array())
-                    .collect()
-            }),
-            tangents: tangents.map(|t| {
-                t.chunks_exact(4)
-                    .take(v)
-                    .map(|c| {
-                        unit(&c[..3], Vec3::X)
-                            .extend(if c[3] < 0.0 { -1.0 } else { 1.0 })
-                            .to_array()
-                    })
-                    .collect()
-            }),
         }
+        FrameVertices::from_flat(
+            &positions,
+            prim.normals.is_some().then_some(&normals[..]),
+            prim.tangents.is_some().then_some(&tangents[..]),
+        )
     }
 
-    /// Fills one texture row (one band of one frame).
+    /// Fills texture row `texture_row` of primitive `index` into one row's
+    /// planar buffers (positions and normals 3 planes of `width` floats,
+    /// tangents 4), on the calling thread. [`VatBaker::fill`] runs this over rows in
+    /// parallel; callers that encode each row as soon as it is made (keeping
+    /// it in cache) call it directly.
+    pub fn fill_row_into(
+        &self,
+        index: usize,
+        texture_row: usize,
+        pos: &mut [f32],
+        nrm: Option<&mut [f32]>,
+        tan: Option<&mut [f32]>,
+    ) {
+        self.fill_row(index, texture_row, pos, nrm, tan);
+    }
+
+    /// Fills one texture row (one band of one frame), planar: positions and
+    /// normals through the vectorised kernel, tangents (rarely asked for)
+    /// through a plain loop. Texels beyond the last vertex are zero.
     fn fill_row(
         &self,
         index: usize,
         texture_row: usize,
         pos: &mut [f32],
-        mut nrm: Option<&mut [f32]>,
-        mut tan: Option<&mut [f32]>,
+        nrm: Option<&mut [f32]>,
+        tan: Option<&mut [f32]>,
     ) {
         let p = &self.plan.primitives[index];
         let layout = p.layout;
-        pos.fill(0.0);
-        if let Some(n) = nrm.as_deref_mut() {
-            n.fill(0.0);
-        }
-        if let Some(t) = tan.as_deref_mut() {
-            t.fill(0.0);
-        }
+        let w = layout.width;
         let frame = texture_row / layout.bands;
-        if frame >= layout.frames {
-            return; // power-of-two padding rows
-        }
         let band = texture_row % layout.bands;
-        let first_vertex = band * layout.width;
-        let last_vertex = (first_vertex + layout.width).min(layout.vertices);
-        let prim = &self.model.meshes[p.mesh].primitives[p.primitive];
-        let targets = prim.morph_targets.len();
-        let pal = &self.palettes;
-        let morph_weights: &[f32] = match pal.weight_offset[p.node] {
-            Some(offset) if p.morphed => {
-                let at = frame * pal.weights_per_row + offset;
-                &pal.weights[at..at + targets]
-            }
-            _ => &[],
+        let first = band * w;
+        let count = if frame < layout.frames {
+            w.min(layout.vertices.saturating_sub(first))
+        } else {
+            0
         };
-        let row_affines =
-            &pal.affines[frame * pal.affines_per_row..(frame + 1) * pal.affines_per_row];
-        let (palette, prepared): (&[Affine], Option<&Prepared>) = match p.deformation {
+        let (px, rest) = pos[..3 * w].split_at_mut(w);
+        let (py, pz) = rest.split_at_mut(w);
+        let mut out_pos = [px, py, pz];
+        let mut out_nrm = nrm.map(|n| {
+            let (nx, rest) = n[..3 * w].split_at_mut(w);
+            let (ny, nz) = rest.split_at_mut(w);
+            [nx, ny, nz]
+        });
+        for plane in out_pos.iter_mut().chain(out_nrm.iter_mut().flatten()) {
+            plane[count..].fill(0.0);
+        }
+        let tan = tan.map(|t| {
+            let t = &mut t[..4 * w];
+            t.fill(0.0);
+            t
+        });
+        if count == 0 {
+            return;
+        }
+        let prim = &self.model.meshes[p.mesh].primitives[p.primitive];
+        let pal = &self.palettes;
+        let row = &pal.affines[frame * pal.affines_per_row..(frame + 1) * pal.affines_per_row];
+        let palette = match p.deformation {
             Deformation::Skinned { skin } => {
-                let joints = self.model.skins[skin].joints.len();
                 let offset = pal.skin_offset[skin].unwrap_or_default();
-                (
-                    &row_affines[offset..offset + joints],
-                    self.prepared[index].as_ref(),
-                )
+                &row[offset..offset + self.model.skins[skin].joints.len()]
             }
             Deformation::Rigid => {
                 let offset = pal.rigid_offset[p.node].unwrap_or_default();
-                (&row_affines[offset..offset + 1], None)
+                &row[offset..offset + 1]
             }
         };
-        let exact = self.convention == NormalConvention::InverseTranspose;
-        for v in first_vertex..last_vertex {
-            let x = v - first_vertex;
-            // Morph targets first (SPEC section 3).
-            let mut position = prim.positions[v];
-            let mut normal = prim.normals.as_ref().map_or(Vec3::ZERO, |n| n[v]);
-            let mut tangent = prim.tangents.as_ref().map_or(Vec4::ZERO, |t| t[v]);
-            for (t, &w) in morph_weights.iter().enumerate() {
-                if w != 0.0 {
-                    let target = &prim.morph_targets[t];
-                    if let Some(d) = &target.positions {
-                        position += d[v] * w;
-                    }
-                    if let Some(d) = &target.normals {
-                        normal += d[v] * w;
-                    }
-                    if let Some(d) = &target.tangents {
-                        tangent += (d[v] * w).extend(0.0);
-                    }
-                }
+        let pr = &self.prepared[index];
+        let vertices = layout.vertices;
+        let range = first..first + count;
+        let slots = pr.slots;
+        // Morph targets apply before skinning (SPEC section 3): into scratch.
+        let targets = prim.morph_targets.len();
+        let morph_weights: &[f32] = match pal.weight_offset[p.node] {
+            Some(offset) if p.morphed => {
+                &pal.weights[frame * pal.weights_per_row + offset..][..targets]
             }
-            // The blended matrix.
-            let m: Affine = match prepared {
-                Some(pr) => {
-                    let range = v * pr.slots..(v + 1) * pr.slots;
-                    let mut acc = [Vec4::ZERO; 3];
-                    for (&j, &w) in pr.joints[range.clone()].iter().zip(&pr.weights[range]) {
-                        if w != 0.0 {
-                            let pm = &palette[usize::from(j)];
-                            acc[0] += pm[0] * w;
-                            acc[1] += pm[1] * w;
-                            acc[2] += pm[2] * w;
+            _ => &[],
+        };
+        let exact = self.convention == NormalConvention::InverseTranspose;
+        MORPH_SCRATCH.with_borrow_mut(|(mp, mn)| {
+            let (positions, normals): ([&[f32]; 3], [&[f32]; 3]) = if morph_weights.is_empty() {
+                let at = |c: usize| c * vertices + range.start..c * vertices + range.end;
+                (
+                    [0, 1, 2].map(|c| &pr.positions[at(c)]),
+                    [0, 1, 2].map(|c| &pr.normals[at(c)]),
+                )
+            } else {
+                morph(prim, morph_weights, range.clone(), mp, mn);
+                let n = range.len();
+                (
+                    [0, 1, 2].map(|c| &mp[c * n..(c + 1) * n]),
+                    [0, 1, 2].map(|c| &mn[c * n..(c + 1) * n]),
+                )
+            };
+            let span = Span {
+                positions,
+                normals,
+                joints: &pr.joints[range.start * slots..range.end * slots],
+                weights: &pr.weights[range.start * slots..range.end * slots],
+                slots,
+            };
+            let [px, py, pz] = &mut out_pos;
+            let out_n = out_nrm
+                .as_mut()
+                .map(|[nx, ny, nz]| [&mut nx[..count], &mut ny[..count], &mut nz[..count]]);
+            vat_kernel::deform(
+                palette,
+                span,
+                [&mut px[..count], &mut py[..count], &mut pz[..count]],
+                out_n,
+                exact,
+            );
+            if let Some(out) = tan {
+                for i in 0..count {
+                    let v = first + i;
+                    let mut t = prim.tangents.as_ref().map_or(Vec4::ZERO, |t| t[v]);
+                    for (k, &wt) in morph_weights.iter().enumerate() {
+                        if let Some(d) = &prim.morph_targets[k].tangents {
+                            t += (d[v] * wt).extend(0.0);
                         }
                     }
-                    acc
+                    let mut m = [0.0f32; 16];
+                    for (&j, &wj) in span.joints[i * slots..(i + 1) * slots]
+                        .iter()
+                        .zip(&span.weights[i * slots..(i + 1) * slots])
+                    {
+                        for (e, c) in m.iter_mut().zip(&palette[usize::from(j)]) {
+                            *e += wj * c;
+                        }
+                    }
+                    let d = Vec3::new(
+                        m[0] * t.x + m[4] * t.y + m[8] * t.z,
+                        m[1] * t.x + m[5] * t.y + m[9] * t.z,
+                        m[2] * t.x + m[6] * t.y + m[10] * t.z,
+                    )
+                    .normalize_or_zero();
+                    for (c, value) in [d.x, d.y, d.z, t.w].into_iter().enumerate() {
+                        out[c * w + i] = value;
+                    }
                 }
-                None => palette[0],
-            };
-            let p4 = position.extend(1.0);
-            pos[x * 3..x * 3 + 3].copy_from_slice(&[m[0].dot(p4), m[1].dot(p4), m[2].dot(p4)]);
-            let (r0, r1, r2) = (m[0].truncate(), m[1].truncate(), m[2].truncate());
-            if let Some(out) = nrm.as_deref_mut() {
-                let n = if exact {
-                    // Inverse transpose up to scale: the cofactor matrix,
-                    // whose rows are cross products of the columns; the sign
-                    // of the determinant keeps orientation.
-                    let (c0, c1, c2) = (
-                        Vec3::new(r0.x, r1.x, r2.x),
-                        Vec3::new(r0.y, r1.y, r2.y),
-                        Vec3::new(r0.z, r1.z, r2.z),
-                    );
-                    let (k0, k1, k2) = (c1.cross(c2), c2.cross(c0), c0.cross(c1));
-                    let det = c0.dot(k0);
-                    (k0 * normal.x + k1 * normal.y + k2 * normal.z) * det.signum()
-                } else {
-                    Vec3::new(r0.dot(normal), r1.dot(normal), r2.dot(normal))
-                };
-                let n = n.normalize_or_zero();
-                out[x * 3..x * 3 + 3].copy_from_slice(&n.to_array());
             }
-            if let Some(out) = tan.as_deref_mut() {
-                let t3 = tangent.truncate();
-                let t = Vec3::new(r0.dot(t3), r1.dot(t3), r2.dot(t3)).normalize_or_zero();
-                out[x * 4..x * 4 + 4].copy_from_slice(&[t.x, t.y, t.z, tangent.w]);
+        });
+    }
+}
+
+thread_local! {
+    /// Morphed positions and normals of the row being filled, reused so the
+    /// per-frame path never allocates once warm.
+    static MORPH_SCRATCH: std::cell::RefCell<(Vec<f32>, Vec<f32>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+}
+
+/// Positions and normals of vertices `range` with morph targets applied,
+/// planar (x, y, z planes of `range.len()` floats), into reused buffers.
+fn morph(
+    prim: &crate::model::Primitive,
+    weights: &[f32],
+    range: std::ops::Range<usize>,
+    positions: &mut Vec<f32>,
+    normals: &mut Vec<f32>,
+) {
+    let n = range.len();
+    positions.clear();
+    normals.clear();
+    for c in 0..3 {
+        positions.extend(prim.positions[range.clone()].iter().map(|v| v[c]));
+        match &prim.normals {
+            Some(nv) => normals.extend(nv[range.clone()].iter().map(|v| v[c])),
+            None => normals.resize(normals.len() + n, 0.0),
+        }
+    }
+    for (target, &w) in prim.morph_targets.iter().zip(weights) {
+        if w == 0.0 {
+            continue;
+        }
+        for (out, deltas) in [
+            (&mut *positions, &target.positions),
+            (&mut *normals, &target.normals),
+        ] {
+            if let Some(d) = deltas {
+                for (i, delta) in d[range.clone()].iter().enumerate() {
+                    for c in 0..3 {
+                        out[c * n + i] += delta[c] * w;
+                    }
+                }
             }
         }
     }
@@ -699,33 +768,6 @@ mod tests {
         assert!(
             VatLayout::new(20, 5, 4, false).is_err(),
             "5 bands x 5 frames > 4"
-        );
-    }
-
-    #[test]
-    fn cofactor_matches_inverse_transpose() {
-        // A non-uniform scale with a rotation: compare the kernel's cofactor
-        // form with glam's inverse transpose.
-        let m = DMat4::from_scale_rotation_translation(
-            glam::DVec3::new(1.0, 3.0, 0.5),
-            glam::DQuat::from_rotation_z(0.4) * glam::DQuat::from_rotation_x(0.2),
-            glam::DVec3::new(1.0, 2.0, 3.0),
-        );
-        let n = glam::DVec3::new(0.3, -0.5, 0.8).normalize();
-        let exact = (crate::skin::normal_matrix(&m) * n).normalize();
-        let a = to_affine(&m);
-        let (r0, r1, r2) = (a[0].truncate(), a[1].truncate(), a[2].truncate());
-        let (c0, c1, c2) = (
-            Vec3::new(r0.x, r1.x, r2.x),
-            Vec3::new(r0.y, r1.y, r2.y),
-            Vec3::new(r0.z, r1.z, r2.z),
-        );
-        let (k0, k1, k2) = (c1.cross(c2), c2.cross(c0), c0.cross(c1));
-        let nf = n.as_vec3();
-        let ours = ((k0 * nf.x + k1 * nf.y + k2 * nf.z) * c0.dot(k0).signum()).normalize();
-        assert!(
-            ours.as_dvec3().distance(exact) < 1e-6,
-            "{ours:?} vs {exact:?}"
         );
     }
 }

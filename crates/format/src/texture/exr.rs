@@ -181,15 +181,35 @@ pub struct StreamSpec {
     pub compression: StreamCompression,
 }
 
-type Batch = Vec<f32>;
+/// Row samples handed to the writer thread: planar rows (per row, one plane
+/// of `width` samples per channel, in R, G, B, A order), already in the
+/// file's sample type.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Rows {
+    /// 32-bit float samples.
+    F32(Vec<f32>),
+    /// 16-bit half-float samples.
+    F16(Vec<f16>),
+}
 
-/// Writes one EXR from row batches pushed in order, on a writer thread, so
-/// several textures can be produced in lockstep while each stays streamed.
-/// Memory held: at most two pending batches plus one block.
+impl Rows {
+    fn len(&self) -> usize {
+        match self {
+            Self::F32(v) => v.len(),
+            Self::F16(v) => v.len(),
+        }
+    }
+}
+
+/// Writes one EXR from planar row batches pushed in order, on a writer
+/// thread, so several textures can be produced in lockstep while each stays
+/// streamed. Memory held: at most two pending batches plus one block, and up
+/// to [`SPARES`] consumed batches handed back for reuse ([`Self::take_spare`]).
 #[derive(Debug)]
 pub struct StreamWriter {
     spec: StreamSpec,
-    sender: Option<std::sync::mpsc::SyncSender<Batch>>,
+    sender: Option<std::sync::mpsc::SyncSender<Rows>>,
+    spares: std::sync::mpsc::Receiver<Rows>,
     thread: Option<std::thread::JoinHandle<Result<()>>>,
     rows_pushed: usize,
 }
@@ -203,26 +223,35 @@ impl StreamWriter {
                 spec.width, spec.height, spec.channels
             )));
         }
-        let (sender, receiver) = std::sync::mpsc::sync_channel::<Batch>(2);
+        let (sender, receiver) = std::sync::mpsc::sync_channel::<Rows>(2);
+        let (spare_sender, spares) = std::sync::mpsc::sync_channel::<Rows>(SPARES);
         let thread = std::thread::Builder::new()
             .name("rigbake-exr-writer".into())
-            .spawn(move || write_stream(out, spec, &receiver))
+            .spawn(move || write_stream(out, spec, &receiver, &spare_sender))
             .map_err(FormatError::Io)?;
         Ok(Self {
             spec,
             sender: Some(sender),
+            spares,
             thread: Some(thread),
             rows_pushed: 0,
         })
     }
 
-    /// Appends whole rows (`width * channels` floats each, channels
-    /// interleaved), in order.
-    pub fn push_rows(&mut self, rows: Vec<f32>) -> Result<()> {
+    /// Appends whole planar rows (`channels` planes of `width` samples each,
+    /// R first), in order, in the sample type of the spec's precision.
+    pub fn push_rows(&mut self, rows: Rows) -> Result<()> {
         let row_len = self.spec.width * self.spec.channels;
-        if rows.len() % row_len != 0 || self.rows_pushed + rows.len() / row_len > self.spec.height {
+        let typed = matches!(
+            (&rows, self.spec.precision),
+            (Rows::F32(_), Precision::F32) | (Rows::F16(_), Precision::F16)
+        );
+        if !typed
+            || rows.len() % row_len != 0
+            || self.rows_pushed + rows.len() / row_len > self.spec.height
+        {
             return Err(FormatError::Invalid(format!(
-                "{} floats are not whole rows of {row_len}, or run past row {}",
+                "{} samples are not whole rows of {row_len} of the texture's type, or run past row {}",
                 rows.len(),
                 self.spec.height
             )));
@@ -239,10 +268,18 @@ impl StreamWriter {
         }
     }
 
-    /// Waits for the file to be complete. Fails if fewer rows than the height
-    /// were pushed.
-    pub fn finish(mut self) -> Result<()> {
-        self.join()
+    /// A batch the writer thread has consumed, handed back so its memory can
+    /// be refilled instead of freed and allocated again (contents are stale).
+    pub fn take_spare(&mut self) -> Option<Rows> {
+        self.spares.try_recv().ok()
+    }
+
+    /// Waits for the file to be complete; returns the consumed batches not
+    /// yet taken back, for reuse. Fails if fewer rows than the height were
+    /// pushed.
+    pub fn finish(mut self) -> Result<Vec<Rows>> {
+        self.join()?;
+        Ok(self.spares.try_iter().collect())
     }
 
     fn join(&mut self) -> Result<()> {
@@ -264,21 +301,26 @@ impl Drop for StreamWriter {
     }
 }
 
+/// Consumed batches kept for reuse, at most.
+pub const SPARES: usize = 4;
+
 fn write_stream<W: Write + Seek>(
     out: W,
     spec: StreamSpec,
-    receiver: &std::sync::mpsc::Receiver<Batch>,
+    receiver: &std::sync::mpsc::Receiver<Rows>,
+    spares: &std::sync::mpsc::SyncSender<Rows>,
 ) -> Result<()> {
     use exr::block::{UncompressedBlock, writer::ChunksWriter as _};
     use exr::meta::attribute::{ChannelDescription, SampleType, Text};
     use exr::meta::header::Header;
 
-    let sample_type = match spec.precision {
-        Precision::F32 => SampleType::F32,
-        Precision::F16 => SampleType::F16,
+    let (sample_type, sample_bytes) = match spec.precision {
+        Precision::F32 => (SampleType::F32, 4),
+        Precision::F16 => (SampleType::F16, 2),
     };
-    // EXR lists channels sorted by name: A, B, G, R. `order` maps each
-    // header channel to its index in our interleaved R, G, B, A samples.
+    // EXR lists channels sorted by name (A, B, G, R) and stores each line
+    // channel by channel: `planes` maps each header channel to the plane
+    // holding it in our R, G, B, A rows.
     let names: &[(&str, usize)] = if spec.channels == 4 {
         &[("A", 3), ("B", 2), ("G", 1), ("R", 0)]
     } else {
@@ -299,42 +341,51 @@ fn write_stream<W: Write + Seek>(
             LineOrder::Increasing,
         );
     header.own_attributes.layer_name = None;
-    let (w, c) = (spec.width, spec.channels);
-    let mut pending: Vec<f32> = Vec::new();
-    let mut consumed = 0usize;
+    let row = spec.width * sample_bytes * spec.channels;
+    let row_samples = spec.width * spec.channels;
+    // Received batches not yet fully written, and the next line of the first.
+    let mut queue = std::collections::VecDeque::<Rows>::new();
+    let (mut next_line, mut available) = (0usize, 0usize);
     exr::block::write(out, smallvec_of(header), true, |meta, writer| {
         for (index_in_header, block) in
             exr::block::enumerate_ordered_header_block_indices(&meta.headers)
         {
             let lines = block.pixel_size.y();
-            let need = lines * w * c;
-            while pending.len() - consumed < need {
-                pending.drain(..consumed);
-                consumed = 0;
+            while available < lines {
                 let batch = receiver.recv().map_err(|_| {
                     exr::error::Error::Invalid(
                         "fewer rows than the texture height were written".into(),
                     )
                 })?;
-                pending.extend_from_slice(&batch);
+                available += batch.len() / row_samples;
+                if batch.len() == 0 {
+                    let _ = spares.try_send(batch);
+                } else {
+                    queue.push_back(batch);
+                }
             }
-            let rows = &pending[consumed..consumed + need];
-            consumed += need;
-            let mut data =
-                Vec::with_capacity(lines * w * names.len() * sample_type.bytes_per_sample());
-            for line in rows.chunks_exact(w * c) {
-                for &(_, ch) in names {
-                    match spec.precision {
-                        Precision::F32 => {
-                            for px in line.chunks_exact(c) {
-                                data.extend_from_slice(&px[ch].to_ne_bytes());
-                            }
-                        }
-                        Precision::F16 => {
-                            for px in line.chunks_exact(c) {
-                                data.extend_from_slice(&f16::from_f32(px[ch]).to_ne_bytes());
-                            }
-                        }
+            // One copy: planar rows into the block's channel order.
+            let mut data = Vec::with_capacity(lines * row);
+            for _ in 0..lines {
+                let Some(front) = queue.front() else {
+                    return Err(exr::error::Error::Invalid("row queue ran dry".into()));
+                };
+                let at = next_line * row_samples;
+                for &(_, p) in names {
+                    let range = at + p * spec.width..at + (p + 1) * spec.width;
+                    match front {
+                        Rows::F32(v) => data.extend_from_slice(bytemuck::cast_slice(&v[range])),
+                        Rows::F16(v) => data.extend_from_slice(bytemuck::cast_slice(&v[range])),
+                    }
+                }
+                next_line += 1;
+                available -= 1;
+                if next_line * row_samples == front.len() {
+                    next_line = 0;
+                    // Handed back for reuse; when the spares are full or
+                    // abandoned, simply freed.
+                    if let Some(done) = queue.pop_front() {
+                        let _ = spares.try_send(done);
                     }
                 }
             }
@@ -380,8 +431,13 @@ mod stream_tests {
     fn streamed_rows_read_back_exactly() {
         for (channels, compression) in [(3, StreamCompression::None), (4, StreamCompression::Zip)] {
             let (w, h) = (7, 37);
-            let data: Vec<f32> = (0..w * h * channels)
-                .map(|i| i as f32 * 0.25 - 3.0)
+            // Planar rows: row y, plane c, texel x.
+            let data: Vec<f32> = (0..h)
+                .flat_map(|y| {
+                    (0..channels).flat_map(move |c| {
+                        (0..w).map(move |x| ((y * 100 + c * 10 + x) as f32) * 0.25)
+                    })
+                })
                 .collect();
             let out = Shared::default();
             let spec = StreamSpec {
@@ -393,15 +449,27 @@ mod stream_tests {
             };
             let mut writer = StreamWriter::new(out.clone(), spec).unwrap();
             // Uneven batches: 5 rows, then the rest.
-            writer.push_rows(data[..5 * w * channels].to_vec()).unwrap();
-            writer.push_rows(data[5 * w * channels..].to_vec()).unwrap();
-            writer.finish().unwrap();
+            writer
+                .push_rows(Rows::F32(data[..5 * w * channels].to_vec()))
+                .unwrap();
+            writer.push_rows(Rows::F32(Vec::new())).unwrap();
+            writer
+                .push_rows(Rows::F32(data[5 * w * channels..].to_vec()))
+                .unwrap();
+            let spares = writer.finish().unwrap();
+            assert!(!spares.is_empty(), "consumed batches come back for reuse");
             let bytes = out.0.lock().unwrap().get_ref().clone();
             let back = read(Cursor::new(bytes)).unwrap();
             assert_eq!((back.width, back.height), (w, h));
             for (i, px) in back.data.chunks_exact(4).enumerate() {
-                let expected = &data[i * channels..i * channels + channels];
-                assert_eq!(&px[..channels], expected, "pixel {i}");
+                let (y, x) = (i / w, i % w);
+                for (c, value) in px.iter().enumerate().take(channels) {
+                    assert_eq!(
+                        *value,
+                        ((y * 100 + c * 10 + x) as f32) * 0.25,
+                        "pixel {i} channel {c}"
+                    );
+                }
             }
         }
     }
@@ -416,10 +484,15 @@ mod stream_tests {
             compression: StreamCompression::None,
         };
         let mut writer = StreamWriter::new(Shared::default(), spec).unwrap();
-        writer.push_rows(vec![0.0; 6]).unwrap();
+        let halves = |n| Rows::F16(vec![f16::ZERO; n]);
+        writer.push_rows(halves(6)).unwrap();
         assert!(writer.finish().is_err(), "2 rows missing");
         let mut writer = StreamWriter::new(Shared::default(), spec).unwrap();
-        assert!(writer.push_rows(vec![0.0; 24]).is_err(), "4 rows > 3");
-        assert!(writer.push_rows(vec![0.0; 5]).is_err(), "not whole rows");
+        assert!(writer.push_rows(halves(24)).is_err(), "4 rows > 3");
+        assert!(writer.push_rows(halves(5)).is_err(), "not whole rows");
+        assert!(
+            writer.push_rows(Rows::F32(vec![0.0; 6])).is_err(),
+            "f32 rows for an f16 texture"
+        );
     }
 }
