@@ -23,6 +23,9 @@ pub enum Command {
     Vat(VatArgs),
     /// Show what a .rigbake container holds.
     Inspect(InspectArgs),
+    /// Check a bake: play it through the runtime reference and compare with
+    /// a direct evaluation of its source model.
+    Verify(crate::verify::VerifyArgs),
 }
 
 /// Options shared by every baking command.

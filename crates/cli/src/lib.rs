@@ -7,7 +7,9 @@ pub mod inspect;
 pub mod job;
 pub mod output;
 pub mod plan;
+pub mod playback;
 pub mod report;
+pub mod verify;
 
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -38,6 +40,7 @@ where
         args::Command::Bake(bake) => run_plan(plan::BakePlan::from_bake_args(&bake)),
         args::Command::Vat(vat) => run_plan(plan::BakePlan::from_vat_args(&vat)),
         args::Command::Inspect(inspect) => ExitCode::from(inspect::run(&inspect)),
+        args::Command::Verify(verify) => ExitCode::from(verify::run(&verify)),
     }
 }
 
