@@ -156,30 +156,25 @@ pub fn load(file: &Path, source: Option<&Path>) -> Result<Loaded, LoadError> {
     let model = &source.model;
     let clips = load_clips(file, &metadata, model)?;
     let dir = file.parent().unwrap_or(Path::new("."));
-    let mut mismatches = Vec::new();
-    let bones = match container.weights().cloned() {
-        Some(w) if !metadata.textures.is_empty() => Some(load_bones(
-            file,
-            dir,
-            &mut container,
-            &metadata,
-            &w,
-            model,
-            &mut mismatches,
-        )?),
+    let weights = container.weights().cloned();
+    let vat_record = container.vat().cloned();
+    let mut reader = textures::TextureReader {
+        file,
+        dir,
+        container: &mut container,
+        mismatches: Vec::new(),
+    };
+    let bones = match weights {
+        Some(w) if !metadata.textures.is_empty() => {
+            Some(load_bones(&mut reader, &metadata, &w, model)?)
+        }
         _ => None,
     };
-    let vat = match container.vat().cloned() {
-        Some(v) => Some(load_vat(
-            file,
-            dir,
-            &mut container,
-            &v,
-            model,
-            &mut mismatches,
-        )?),
+    let vat = match vat_record {
+        Some(v) => Some(load_vat(&mut reader, &v, model)?),
         None => None,
     };
+    let mismatches = reader.mismatches;
     Ok(Loaded {
         file: file.to_path_buf(),
         metadata,
@@ -312,14 +307,12 @@ fn vertex_count_matches(
 }
 
 fn load_bones(
-    file: &Path,
-    dir: &Path,
-    container: &mut Container<std::io::BufReader<std::fs::File>>,
+    reader: &mut textures::TextureReader<'_>,
     metadata: &Metadata,
     weights: &meta::WeightsMetadata,
     model: &Model,
-    mismatches: &mut Vec<String>,
 ) -> Result<BonePlayback, LoadError> {
+    let file = reader.file;
     let mut textures = Vec::with_capacity(metadata.skins.len());
     for skin in &metadata.skins {
         let Some(tex) = metadata.textures.get(skin.texture as usize) else {
@@ -332,9 +325,7 @@ fn load_bones(
         };
         let space = skin.mesh_nodes.first().map(String::as_str).unwrap_or("");
         let space_node = mesh_node(file, model, space)?;
-        textures.push(textures::bone_texture(
-            file, dir, container, tex, space_node, mismatches,
-        )?);
+        textures.push(textures::bone_texture(reader, tex, space_node)?);
     }
     let channels = weights.channels as usize;
     let mut matcher = Matcher::default();
@@ -350,7 +341,8 @@ fn load_bones(
                 p.skin
             )));
         }
-        let bytes = container
+        let bytes = reader
+            .container
             .read_section(p.section as usize)
             .map_err(|e| LoadError::Failed(format!("{}: {e}", file.display())))?;
         let values: Vec<[f32; 4]> = bytes
@@ -386,13 +378,11 @@ fn load_bones(
 }
 
 fn load_vat(
-    file: &Path,
-    dir: &Path,
-    container: &mut Container<std::io::BufReader<std::fs::File>>,
+    reader: &mut textures::TextureReader<'_>,
     vat: &meta::VatMetadata,
     model: &Model,
-    mismatches: &mut Vec<String>,
 ) -> Result<VatPlayback, LoadError> {
+    let file = reader.file;
     let reference_node = match &vat.reference_node {
         Some(name) => Some(mesh_node(file, model, name)?),
         None => None,
@@ -410,16 +400,9 @@ fn load_vat(
     for p in &vat.primitives {
         let (node, primitive) = matcher.find(file, model, &p.node, &p.mesh, p.primitive)?;
         vertex_count_matches(file, model, node, primitive, p.vertices)?;
-        let positions =
-            textures::vat_texture(file, dir, container, texture(p.positions)?, mismatches)?;
+        let positions = textures::vat_texture(reader, texture(p.positions)?)?;
         let normals = match p.normals {
-            Some(i) => Some(textures::vat_texture(
-                file,
-                dir,
-                container,
-                texture(i)?,
-                mismatches,
-            )?),
+            Some(i) => Some(textures::vat_texture(reader, texture(i)?)?),
             None => None,
         };
         primitives.push(VatPrimitive {

@@ -19,32 +19,43 @@ use super::{BoneTexture, LoadError};
 
 type FileContainer = Container<BufReader<std::fs::File>>;
 
-/// The encoded bytes of a texture.
-fn texture_bytes(
-    file: &Path,
-    dir: &Path,
-    container: &mut FileContainer,
-    name: &str,
-    storage: Storage,
-    bytes: u64,
-    crc32: u32,
-    mismatches: &mut Vec<String>,
-) -> Result<Vec<u8>, LoadError> {
-    match storage {
-        Storage::Section(i) => container
-            .read_section(i as usize)
-            .map_err(|e| LoadError::Failed(format!("{}: texture `{name}`: {e}", file.display()))),
-        Storage::File => {
-            let path = dir.join(name);
-            let data = std::fs::read(&path)
-                .map_err(|e| LoadError::Failed(format!("{}: {e}", path.display())))?;
-            if data.len() as u64 != bytes || crc32fast::hash(&data) != crc32 {
-                mismatches.push(format!(
-                    "{}: size or checksum differs from the metadata (the texture changed after the bake)",
-                    path.display()
-                ));
+/// Reads textures of one bake, collecting checksum mismatches of files.
+pub(super) struct TextureReader<'a> {
+    /// The container file (for messages).
+    pub file: &'a Path,
+    /// The folder texture files live in.
+    pub dir: &'a Path,
+    /// The opened container (for embedded textures).
+    pub container: &'a mut FileContainer,
+    /// Texture files whose bytes differ from the recorded size or CRC.
+    pub mismatches: Vec<String>,
+}
+
+impl TextureReader<'_> {
+    /// The encoded bytes of the texture `name` stored as `storage`.
+    fn bytes(
+        &mut self,
+        name: &str,
+        storage: Storage,
+        bytes: u64,
+        crc32: u32,
+    ) -> Result<Vec<u8>, LoadError> {
+        match storage {
+            Storage::Section(i) => self.container.read_section(i as usize).map_err(|e| {
+                LoadError::Failed(format!("{}: texture `{name}`: {e}", self.file.display()))
+            }),
+            Storage::File => {
+                let path = self.dir.join(name);
+                let data = std::fs::read(&path)
+                    .map_err(|e| LoadError::Failed(format!("{}: {e}", path.display())))?;
+                if data.len() as u64 != bytes || crc32fast::hash(&data) != crc32 {
+                    self.mismatches.push(format!(
+                        "{}: size or checksum differs from the metadata (the texture changed after the bake)",
+                        path.display()
+                    ));
+                }
+                Ok(data)
             }
-            Ok(data)
         }
     }
 }
@@ -62,23 +73,12 @@ fn size_error(file: &Path, name: &str, got: (usize, usize), want: (u32, u32)) ->
 
 /// Reads and decodes a bone-matrix texture.
 pub(super) fn bone_texture(
-    file: &Path,
-    dir: &Path,
-    container: &mut FileContainer,
+    reader: &mut TextureReader<'_>,
     tex: &meta::TextureMeta,
     space_node: usize,
-    mismatches: &mut Vec<String>,
 ) -> Result<BoneTexture, LoadError> {
-    let bytes = texture_bytes(
-        file,
-        dir,
-        container,
-        &tex.name,
-        tex.storage,
-        tex.bytes,
-        tex.crc32,
-        mismatches,
-    )?;
+    let file = reader.file;
+    let bytes = reader.bytes(&tex.name, tex.storage, tex.bytes, tex.crc32)?;
     let decoded = exr::read(Cursor::new(bytes)).map_err(|e| {
         LoadError::Failed(format!("{}: texture `{}`: {e}", file.display(), tex.name))
     })?;
@@ -140,22 +140,11 @@ impl VatTexture {
 
 /// Reads and decodes a vertex animation texture.
 pub(super) fn vat_texture(
-    file: &Path,
-    dir: &Path,
-    container: &mut FileContainer,
+    reader: &mut TextureReader<'_>,
     tex: &meta::VatTextureMeta,
-    mismatches: &mut Vec<String>,
 ) -> Result<VatTexture, LoadError> {
-    let bytes = texture_bytes(
-        file,
-        dir,
-        container,
-        &tex.name,
-        tex.storage,
-        tex.bytes,
-        tex.crc32,
-        mismatches,
-    )?;
+    let file = reader.file;
+    let bytes = reader.bytes(&tex.name, tex.storage, tex.bytes, tex.crc32)?;
     let failed = |e: rigbake_format::FormatError| {
         LoadError::Failed(format!("{}: texture `{}`: {e}", file.display(), tex.name))
     };

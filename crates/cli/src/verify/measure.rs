@@ -52,6 +52,9 @@ pub struct Stats {
     pub position_sum: f64,
     /// Largest `distance - recorded bound` (0 when all are within).
     pub position_excess_max: f64,
+    /// Largest recorded bound a vertex was judged by (encoding and
+    /// truncation errors the bake recorded; 0 for exact bakes).
+    pub position_bound_max: f64,
     /// Normal comparisons.
     pub normals: u64,
     /// Largest normal angle (degrees).
@@ -70,6 +73,7 @@ impl Stats {
         self.position_max = self.position_max.max(error);
         self.position_sum += error;
         self.position_excess_max = self.position_excess_max.max(error - bound);
+        self.position_bound_max = self.position_bound_max.max(bound);
     }
 
     fn add_normal(&mut self, degrees: f64, bound: Option<f64>) {
@@ -88,6 +92,7 @@ impl Stats {
         self.position_max = self.position_max.max(o.position_max);
         self.position_sum += o.position_sum;
         self.position_excess_max = self.position_excess_max.max(o.position_excess_max);
+        self.position_bound_max = self.position_bound_max.max(o.position_bound_max);
         self.normals += o.normals;
         self.normal_max = self.normal_max.max(o.normal_max);
         self.normal_sum += o.normal_sum;

@@ -41,6 +41,8 @@ pub struct StatsJson {
     pub position_mean_relative: f64,
     /// Largest position error beyond the recorded bound, relative.
     pub position_excess_relative: f64,
+    /// Largest recorded bound (encoding and truncation errors), relative.
+    pub position_bound_relative: f64,
     /// Largest normal error, degrees (`null`: no normals compared).
     pub normal_max_degrees: Option<f64>,
     /// Mean normal error, degrees.
@@ -61,6 +63,7 @@ fn stats_json(s: &Stats, diagonal: f64) -> StatsJson {
         position_max_relative: rel(s.position_max),
         position_mean_relative: rel(s.position_mean()),
         position_excess_relative: rel(s.position_excess_max),
+        position_bound_relative: rel(s.position_bound_max),
         normal_max_degrees: normals.then_some(s.normal_max),
         normal_mean_degrees: normals.then_some(s.normal_mean()),
         normal_excess_degrees: (s.normals_judged > 0).then_some(s.normal_excess_max),
@@ -223,9 +226,14 @@ pub fn text(r: &VerifyReport) -> String {
             .max()
             .unwrap_or(4)
             .max(4);
+        let bound = o
+            .clips
+            .iter()
+            .map(|c| c.frames.position_bound_relative)
+            .fold(0.0, f64::max);
         out.push_str(&format!(
-            "{}: {} primitive(s), diagonal {:.6}; errors relative to it; normals in degrees\n",
-            o.output, o.primitives, o.diagonal
+            "{}: {} primitive(s), diagonal {:.6}; position errors relative to it (recorded bound up to {:.3e}); normals in degrees\n",
+            o.output, o.primitives, o.diagonal, bound
         ));
         out.push_str(&format!(
             "  {:<width$}  frames  pos max    pos mean   nrm max   nrm mean | mid pos max  mid pos mean  mid nrm max | result\n",

@@ -10,6 +10,7 @@ use rigbake_core::model::Model;
 use rigbake_core::sample::{LocalPose, sample_clip};
 use rigbake_format::meta::ClipMeta;
 
+#[allow(unused_imports)]
 pub use rigbake_core::reference::{Deformed, diagonal, direct_global};
 
 /// Sample time of `frame` of a fixed-rate clip (SPEC section 2).
