@@ -26,6 +26,8 @@ pub enum Command {
     /// Check a bake: play it through the runtime reference and compare with
     /// a direct evaluation of its source model.
     Verify(crate::verify::VerifyArgs),
+    /// Render a bake as a contact sheet (or an animated PNG of one clip).
+    Preview(crate::preview::PreviewArgs),
 }
 
 /// Options shared by every baking command.

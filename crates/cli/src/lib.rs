@@ -8,6 +8,7 @@ pub mod job;
 pub mod output;
 pub mod plan;
 pub mod playback;
+pub mod preview;
 pub mod report;
 pub mod verify;
 
@@ -41,6 +42,7 @@ where
         args::Command::Vat(vat) => run_plan(plan::BakePlan::from_vat_args(&vat)),
         args::Command::Inspect(inspect) => ExitCode::from(inspect::run(&inspect)),
         args::Command::Verify(verify) => ExitCode::from(verify::run(&verify)),
+        args::Command::Preview(preview) => ExitCode::from(preview::run(&preview)),
     }
 }
 

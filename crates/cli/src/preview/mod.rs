@@ -1,0 +1,281 @@
+//! `rigbake preview FILE.rigbake --out PNG`: a contact sheet of the bake
+//! played through the runtime reference (rows: clips, columns: evenly
+//! spaced frames), or with `--animate CLIP` an animated PNG of one clip,
+//! rendered by `rigbake-preview` from the documented default camera fitted
+//! to the bounds over every frame shown. The same inputs give the same
+//! bytes. Exit code 0 when written, 1 on damaged or unwritable files, 2 for
+//! usage errors.
+
+pub mod scene;
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+use rayon::prelude::*;
+use rigbake_format::image::{Rgb8, encode_apng, encode_png};
+use rigbake_preview::{Camera, Frame, MeshRef, sheet};
+
+use crate::playback::{self, LoadError, Loaded};
+use crate::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
+use scene::{PathChoice, PosedMesh, Producer, Topology};
+
+/// `--path` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PathArg {
+    /// The bone-matrix texture with the bone-weight channels.
+    Bones,
+    /// The vertex animation textures.
+    Vat,
+}
+
+/// Arguments of `rigbake preview`.
+#[derive(Debug, Args)]
+pub struct PreviewArgs {
+    /// The .rigbake container to show.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// The PNG to write.
+    #[arg(long, short, value_name = "PNG")]
+    pub out: PathBuf,
+    /// The model the bake was made from (default: the recorded file name
+    /// beside the container); it provides the triangles.
+    #[arg(long, value_name = "MODEL")]
+    pub source: Option<PathBuf>,
+    /// Which playback path to show (default: bones when the bake has them).
+    #[arg(long, value_enum)]
+    pub path: Option<PathArg>,
+    /// Frames per clip, evenly spaced from the first to the last.
+    #[arg(long, default_value_t = 8, value_name = "N")]
+    pub columns: u32,
+    /// Width and height of each frame in pixels.
+    #[arg(long, default_value_t = 160, value_name = "PIXELS")]
+    pub size: u32,
+    /// Show only this clip (repeatable; default: every clip).
+    #[arg(long = "clip", value_name = "NAME")]
+    pub clips: Vec<String>,
+    /// Write an animated PNG of every frame of this clip instead.
+    #[arg(long, value_name = "CLIP")]
+    pub animate: Option<String>,
+}
+
+/// What to render: a grid of (clip, frame) cells.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// The path shown.
+    pub path: PathChoice,
+    /// Cells in reading order.
+    pub cells: Vec<(usize, u32)>,
+    /// Cells per row.
+    pub columns: u32,
+    /// Pixels per cell side.
+    pub size: u32,
+}
+
+/// The frames of a clip of `frames` frames shown in `columns` columns:
+/// `round(j * (frames - 1) / (columns - 1))` for column `j`.
+pub fn spaced_frames(frames: u32, columns: u32) -> Vec<u32> {
+    let last = frames.max(1) - 1;
+    if columns <= 1 {
+        return vec![0];
+    }
+    (0..columns)
+        .map(|j| (f64::from(j) * f64::from(last) / f64::from(columns - 1)).round() as u32)
+        .collect()
+}
+
+/// Poses every cell of `plan`, from the bake or directly from the source.
+pub fn pose_cells(
+    loaded: &Loaded,
+    plan: &Plan,
+    topology: &Topology,
+    producer: Producer,
+) -> Vec<Vec<PosedMesh>> {
+    plan.cells
+        .par_iter()
+        .map(|&(clip, frame)| scene::pose(loaded, topology, plan.path, producer, clip, frame))
+        .collect()
+}
+
+/// The default camera fitted to every position of every cell.
+pub fn fit_camera(cells: &[Vec<PosedMesh>], size: u32) -> Camera {
+    Camera::fit(
+        cells
+            .iter()
+            .flatten()
+            .flat_map(|m| m.positions.iter().copied()),
+        size,
+    )
+}
+
+/// Renders each cell with `camera`.
+pub fn render_cells(cells: &[Vec<PosedMesh>], topology: &Topology, camera: &Camera) -> Vec<Frame> {
+    cells
+        .par_iter()
+        .map(|meshes| {
+            let mut frame = Frame::new(camera.size);
+            for m in meshes {
+                frame.draw(
+                    &MeshRef {
+                        positions: &m.positions,
+                        normals: m.normals.as_deref(),
+                        triangles: &topology.triangles[m.topology],
+                        mirrored: m.mirrored,
+                    },
+                    camera,
+                );
+            }
+            frame
+        })
+        .collect()
+}
+
+fn usage(message: &str) -> u8 {
+    eprintln!("error: {message}");
+    EXIT_USAGE
+}
+
+fn clip_index(loaded: &Loaded, name: &str) -> Result<usize, String> {
+    loaded
+        .clips
+        .iter()
+        .position(|c| c.name == name)
+        .ok_or_else(|| {
+            let known: Vec<&str> = loaded.clips.iter().map(|c| c.name.as_str()).collect();
+            format!(
+                "{}: no clip named `{name}` (the bake has: {})",
+                loaded.file.display(),
+                known.join(", ")
+            )
+        })
+}
+
+/// The frame delay of an animation of `clip` as a PNG fraction of seconds.
+fn delay(clip: &playback::LoadedClip) -> (u16, u16) {
+    let rate = clip.info.frame_rate();
+    if rate.fract() == 0.0 && (1.0..=65535.0).contains(&rate) {
+        (1, rate as u16)
+    } else if rate > 0.0 {
+        ((1000.0 / rate).round().clamp(1.0, 65535.0) as u16, 1000)
+    } else {
+        (1, 30)
+    }
+}
+
+/// Runs `rigbake preview`; returns the exit code.
+pub fn run(args: &PreviewArgs) -> u8 {
+    if args.columns == 0 || !(16..=2048).contains(&args.size) {
+        return usage("--columns must be at least 1 and --size 16 to 2048");
+    }
+    let loaded = match playback::load(&args.file, args.source.as_deref()) {
+        Ok(l) => l,
+        Err(LoadError::Usage(m)) => return usage(&m),
+        Err(LoadError::Failed(m)) => {
+            eprintln!("error: {m}");
+            return EXIT_FAILED;
+        }
+    };
+    let path = match (args.path, &loaded.bones, &loaded.vat) {
+        (Some(PathArg::Bones), Some(_), _) | (None, Some(_), _) => PathChoice::Bones,
+        (Some(PathArg::Vat), _, Some(_)) | (None, None, Some(_)) => PathChoice::Vat,
+        (None, None, None) => {
+            eprintln!(
+                "error: {}: nothing to show: the bake has neither bone-weight channels nor vertex animation textures",
+                args.file.display()
+            );
+            return EXIT_FAILED;
+        }
+        (Some(p), _, _) => {
+            return usage(&format!(
+                "{}: the bake has no {} path",
+                args.file.display(),
+                if p == PathArg::Bones {
+                    "bone-matrix (with weights)"
+                } else {
+                    "VAT"
+                }
+            ));
+        }
+    };
+    let mut cells = Vec::new();
+    let (columns, animated) = match &args.animate {
+        Some(name) => {
+            let c = match clip_index(&loaded, name) {
+                Ok(c) => c,
+                Err(m) => return usage(&m),
+            };
+            cells.extend((0..loaded.clips[c].info.frames.max(1)).map(|f| (c, f)));
+            (1, Some(c))
+        }
+        None => {
+            let selected: Result<Vec<usize>, String> = if args.clips.is_empty() {
+                Ok((0..loaded.clips.len()).collect())
+            } else {
+                args.clips.iter().map(|n| clip_index(&loaded, n)).collect()
+            };
+            let selected = match selected {
+                Ok(s) => s,
+                Err(m) => return usage(&m),
+            };
+            for c in selected {
+                let frames = spaced_frames(loaded.clips[c].info.frames, args.columns);
+                cells.extend(frames.into_iter().map(|f| (c, f)));
+            }
+            (args.columns, None)
+        }
+    };
+    let plan = Plan {
+        path,
+        cells,
+        columns,
+        size: args.size,
+    };
+    let topology = Topology::new(&loaded, path);
+    let posed = pose_cells(&loaded, &plan, &topology, Producer::Bake);
+    let camera = fit_camera(&posed, plan.size);
+    let frames = render_cells(&posed, &topology, &camera);
+    let bytes = match animated {
+        Some(c) => {
+            let (num, den) = delay(&loaded.clips[c]);
+            let images: Vec<Rgb8<'_>> = frames
+                .iter()
+                .map(|f| Rgb8 {
+                    width: f.size,
+                    height: f.size,
+                    pixels: &f.rgb,
+                })
+                .collect();
+            encode_apng(&images, num, den)
+        }
+        None => {
+            let s = sheet::compose(&frames, plan.columns);
+            encode_png(&Rgb8 {
+                width: s.width,
+                height: s.height,
+                pixels: &s.rgb,
+            })
+        }
+    };
+    let written = bytes
+        .map_err(|e| e.to_string())
+        .and_then(|b| std::fs::write(&args.out, b).map_err(|e| e.to_string()));
+    match written {
+        Ok(()) => EXIT_OK,
+        Err(e) => {
+            eprintln!("error: {}: {e}", args.out.display());
+            EXIT_FAILED
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_are_spaced_evenly_from_first_to_last() {
+        assert_eq!(spaced_frames(61, 5), [0, 15, 30, 45, 60]);
+        assert_eq!(spaced_frames(1, 4), [0, 0, 0, 0]);
+        assert_eq!(spaced_frames(10, 1), [0]);
+        assert_eq!(spaced_frames(4, 8), [0, 0, 1, 1, 2, 2, 3, 3]);
+    }
+}
