@@ -139,7 +139,7 @@ pub fn run(args: &VerifyArgs) -> u8 {
         }
         if outputs.is_empty() {
             problems.push(format!(
-                "{}: nothing to verify: the bake has neither bone-weight channels (it was baked with --no-weights) nor vertex animation textures",
+                "{}: nothing to verify: the bake has neither bone-weight channels nor vertex animation textures (bake without --no-weights, or with --vat)",
                 args.file.display()
             ));
             problems_fail = true;

@@ -284,14 +284,13 @@ pub fn text(r: &VerifyReport) -> String {
             .iter()
             .map(|o| o.clips.iter().filter(|c| !c.pass).count())
             .sum();
-        out.push_str(&format!(
-            "FAIL: {failing} of {checks} clip check(s) failed{}\n",
-            if r.problems.is_empty() {
-                ""
-            } else {
-                "; see the problems above"
-            }
-        ));
+        if failing > 0 {
+            out.push_str(&format!(
+                "FAIL: {failing} of {checks} clip check(s) failed\n"
+            ));
+        } else {
+            out.push_str("FAIL: see the problems above\n");
+        }
     }
     out
 }
