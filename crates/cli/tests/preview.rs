@@ -22,7 +22,7 @@ fn container(out: &Path, model: &Path) -> PathBuf {
 /// Intersection over union of the covered pixels of every cell, rendering
 /// `path` from the bake and from direct evaluation with the bake's camera.
 fn silhouette_iou(file: &Path, model: &Path, path: PathChoice, columns: u32) -> (f64, usize) {
-    let loaded = playback::load(file, Some(model)).unwrap();
+    let loaded = playback::load(file, Some(model), playback::Paths::All).unwrap();
     let cells = (0..loaded.clips.len())
         .flat_map(|c| {
             spaced_frames(loaded.clips[c].info.frames, columns)

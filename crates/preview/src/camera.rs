@@ -29,6 +29,77 @@ pub struct Camera {
     pub size: u32,
 }
 
+/// The extent of points along a view's screen axes (right, up).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Extent {
+    /// Smallest (right, up) coordinates.
+    pub lo: [f64; 2],
+    /// Largest (right, up) coordinates.
+    pub hi: [f64; 2],
+}
+
+impl Extent {
+    /// No points yet.
+    pub const EMPTY: Self = Self {
+        lo: [f64::INFINITY; 2],
+        hi: [f64::NEG_INFINITY; 2],
+    };
+
+    /// The extent of `points` (non-finite ones ignored) along `axes`.
+    pub fn of(axes: &Axes, points: impl Iterator<Item = Vec3>) -> Self {
+        let mut e = Self::EMPTY;
+        for p in points {
+            let p = p.as_dvec3();
+            if !p.is_finite() {
+                continue;
+            }
+            for (i, axis) in [axes.right, axes.up].iter().enumerate() {
+                let v = p.dot(*axis);
+                e.lo[i] = e.lo[i].min(v);
+                e.hi[i] = e.hi[i].max(v);
+            }
+        }
+        e
+    }
+
+    /// Both extents together (exact: order does not matter).
+    pub fn merge(self, o: Self) -> Self {
+        Self {
+            lo: [self.lo[0].min(o.lo[0]), self.lo[1].min(o.lo[1])],
+            hi: [self.hi[0].max(o.hi[0]), self.hi[1].max(o.hi[1])],
+        }
+    }
+}
+
+/// A view's directions in world space (unit vectors).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Axes {
+    /// Screen right.
+    pub right: DVec3,
+    /// Screen up.
+    pub up: DVec3,
+    /// Viewing direction, from the camera into the scene.
+    pub forward: DVec3,
+}
+
+impl Axes {
+    /// The view from `azimuth` degrees right of the front (+Z, towards +X)
+    /// and `elevation` degrees above, +Y up.
+    pub fn looking_from(azimuth: f64, elevation: f64) -> Self {
+        let (az, el) = (azimuth.to_radians(), elevation.to_radians());
+        let toward_camera = DVec3::new(el.cos() * az.sin(), el.sin(), el.cos() * az.cos());
+        let forward = -toward_camera;
+        let right = forward.cross(DVec3::Y).normalize();
+        let up = right.cross(forward);
+        Self { right, up, forward }
+    }
+
+    /// The default view ([`AZIMUTH_DEGREES`], [`ELEVATION_DEGREES`]).
+    pub fn default_view() -> Self {
+        Self::looking_from(AZIMUTH_DEGREES, ELEVATION_DEGREES)
+    }
+}
+
 impl Camera {
     /// The default camera fitted to `points`, for `size` x `size` pixels.
     pub fn fit(points: impl Iterator<Item = Vec3>, size: u32) -> Self {
@@ -42,35 +113,26 @@ impl Camera {
         points: impl Iterator<Item = Vec3>,
         size: u32,
     ) -> Self {
-        let (az, el) = (azimuth.to_radians(), elevation.to_radians());
-        let toward_camera = DVec3::new(el.cos() * az.sin(), el.sin(), el.cos() * az.cos());
-        let forward = -toward_camera;
-        let right = forward.cross(DVec3::Y).normalize();
-        let up = right.cross(forward);
-        let (mut lo, mut hi) = ([f64::INFINITY; 2], [f64::NEG_INFINITY; 2]);
-        for p in points {
-            let p = p.as_dvec3();
-            if !p.is_finite() {
-                continue;
-            }
-            for (i, axis) in [right, up].iter().enumerate() {
-                let v = p.dot(*axis);
-                lo[i] = lo[i].min(v);
-                hi[i] = hi[i].max(v);
-            }
-        }
+        let axes = Axes::looking_from(azimuth, elevation);
+        Self::fit_extent(&axes, &Extent::of(&axes, points), size)
+    }
+
+    /// The camera along `axes` whose square view holds `extent` with a
+    /// [`MARGIN`] on each side (a unit view around the origin when empty).
+    pub fn fit_extent(axes: &Axes, extent: &Extent, size: u32) -> Self {
+        let (lo, hi) = (extent.lo, extent.hi);
         let (center, half) = if lo[0] <= hi[0] {
             let c = [(lo[0] + hi[0]) / 2.0, (lo[1] + hi[1]) / 2.0];
             let half = (hi[0] - lo[0]).max(hi[1] - lo[1]) / 2.0;
-            (right * c[0] + up * c[1], half)
+            (axes.right * c[0] + axes.up * c[1], half)
         } else {
             (DVec3::ZERO, 0.0)
         };
         let half = if half > 0.0 { half } else { 1.0 };
         Self {
-            right,
-            up,
-            forward,
+            right: axes.right,
+            up: axes.up,
+            forward: axes.forward,
             center,
             half_extent: half / (1.0 - 2.0 * MARGIN),
             size,

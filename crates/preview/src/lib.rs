@@ -15,5 +15,5 @@ pub mod camera;
 pub mod raster;
 pub mod sheet;
 
-pub use camera::Camera;
+pub use camera::{Axes, Camera, Extent};
 pub use raster::{Frame, MeshRef};

@@ -20,27 +20,48 @@ pub struct Sheet {
     pub rgb: Vec<u8>,
 }
 
-/// Lays `frames` (all of one size) out `columns` per row.
-pub fn compose(frames: &[Frame], columns: u32) -> Sheet {
-    let columns = columns.max(1);
-    let size = frames.first().map_or(0, |f| f.size);
-    let rows = (frames.len() as u32).div_ceil(columns).max(1);
-    let width = columns * size + (columns + 1) * GAP;
-    let height = rows * size + (rows + 1) * GAP;
-    let mut rgb = GAP_COLOUR.repeat(width as usize * height as usize);
-    for (i, f) in frames.iter().enumerate() {
-        if f.size != size {
-            continue;
-        }
-        let (col, row) = (i as u32 % columns, i as u32 / columns);
-        let (x0, y0) = (GAP + col * (size + GAP), GAP + row * (size + GAP));
-        for y in 0..size {
-            let src = (y * size * 3) as usize;
-            let dst = (((y0 + y) * width + x0) * 3) as usize;
-            rgb[dst..dst + size as usize * 3].copy_from_slice(&f.rgb[src..src + size as usize * 3]);
+impl Sheet {
+    /// An empty sheet for `cells` frames of `size` pixels, `columns` per row.
+    pub fn new(cells: usize, columns: u32, size: u32) -> Self {
+        let columns = columns.max(1);
+        let rows = (cells as u32).div_ceil(columns).max(1);
+        let width = columns * size + (columns + 1) * GAP;
+        let height = rows * size + (rows + 1) * GAP;
+        Self {
+            width,
+            height,
+            rgb: GAP_COLOUR.repeat(width as usize * height as usize),
         }
     }
-    Sheet { width, height, rgb }
+
+    /// Copies `frame` into cell `index` (reading order, `columns` per row);
+    /// frames that do not fit the sheet are ignored.
+    pub fn place(&mut self, index: usize, columns: u32, frame: &Frame) {
+        let (size, columns) = (frame.size, columns.max(1));
+        let (col, row) = (index as u32 % columns, index as u32 / columns);
+        let (x0, y0) = (GAP + col * (size + GAP), GAP + row * (size + GAP));
+        if x0 + size > self.width || y0 + size > self.height {
+            return;
+        }
+        let line = size as usize * 3;
+        for y in 0..size {
+            let src = y as usize * line;
+            let dst = ((y0 + y) as usize * self.width as usize + x0 as usize) * 3;
+            self.rgb[dst..dst + line].copy_from_slice(&frame.rgb[src..src + line]);
+        }
+    }
+}
+
+/// Lays `frames` (all of one size) out `columns` per row.
+pub fn compose(frames: &[Frame], columns: u32) -> Sheet {
+    let size = frames.first().map_or(0, |f| f.size);
+    let mut sheet = Sheet::new(frames.len(), columns, size);
+    for (i, f) in frames.iter().enumerate() {
+        if f.size == size {
+            sheet.place(i, columns, f);
+        }
+    }
+    sheet
 }
 
 #[cfg(test)]

@@ -145,9 +145,22 @@ pub struct Loaded {
     pub checksum_mismatches: Vec<String>,
 }
 
+/// Which playback paths to load (decoded VAT textures can be large).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Paths {
+    /// Every path the bake holds.
+    All,
+    /// The bone-matrix path only.
+    Bones,
+    /// The VAT path only.
+    Vat,
+    /// The bone-matrix path when the bake has one, else the VAT path.
+    BonesElseVat,
+}
+
 /// Opens `file`, finds and imports its source (`source` or the recorded file
-/// name beside the container) and decodes every texture.
-pub fn load(file: &Path, source: Option<&Path>) -> Result<Loaded, LoadError> {
+/// name beside the container) and decodes the textures of `paths`.
+pub fn load(file: &Path, source: Option<&Path>, paths: Paths) -> Result<Loaded, LoadError> {
     let fail =
         |e: rigbake_format::FormatError| LoadError::Failed(format!("{}: {e}", file.display()));
     let mut container = Container::open(file).map_err(fail)?;
@@ -156,21 +169,28 @@ pub fn load(file: &Path, source: Option<&Path>) -> Result<Loaded, LoadError> {
     let model = &source.model;
     let clips = load_clips(file, &metadata, model)?;
     let dir = file.parent().unwrap_or(Path::new("."));
-    let weights = container.weights().cloned();
+    let weights = container
+        .weights()
+        .cloned()
+        .filter(|_| !metadata.textures.is_empty());
     let vat_record = container.vat().cloned();
+    let (want_bones, want_vat) = match paths {
+        Paths::All => (true, true),
+        Paths::Bones => (true, false),
+        Paths::Vat => (false, true),
+        Paths::BonesElseVat => (weights.is_some(), weights.is_none()),
+    };
     let mut reader = textures::TextureReader {
         file,
         dir,
         container: &mut container,
         mismatches: Vec::new(),
     };
-    let bones = match weights {
-        Some(w) if !metadata.textures.is_empty() => {
-            Some(load_bones(&mut reader, &metadata, &w, model)?)
-        }
-        _ => None,
+    let bones = match weights.filter(|_| want_bones) {
+        Some(w) => Some(load_bones(&mut reader, &metadata, &w, model)?),
+        None => None,
     };
-    let vat = match vat_record {
+    let vat = match vat_record.filter(|_| want_vat) {
         Some(v) => Some(load_vat(&mut reader, &v, model)?),
         None => None,
     };

@@ -155,11 +155,21 @@ pub(super) fn vat_texture(
             if (d.width, d.height) != (want.0 as usize, want.1 as usize) {
                 return Err(size_error(file, &tex.name, (d.width, d.height), want));
             }
+            // RGB streams keep three floats per texel (a quarter less memory).
+            let channels = u32::from(tex.channels.clamp(3, 4));
+            let data = if channels == 3 {
+                d.data
+                    .chunks_exact(4)
+                    .flat_map(|t| [t[0], t[1], t[2]])
+                    .collect()
+            } else {
+                d.data
+            };
             Ok(VatTexture {
                 width: tex.width,
                 height: tex.height,
-                channels: 4,
-                samples: Samples::Float(d.data),
+                channels,
+                samples: Samples::Float(data),
                 decode: VatDecode::Float,
                 max_error: tex.max_error,
             })

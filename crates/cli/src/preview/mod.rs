@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 use rayon::prelude::*;
 use rigbake_format::image::{Rgb8, encode_apng, encode_png};
-use rigbake_preview::{Camera, Frame, MeshRef, sheet};
+use rigbake_preview::{Axes, Camera, Extent, Frame, MeshRef, sheet};
 
 use crate::playback::{self, LoadError, Loaded};
 use crate::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
@@ -83,6 +83,9 @@ pub fn spaced_frames(frames: u32, columns: u32) -> Vec<u32> {
         .collect()
 }
 
+/// Largest number of pixels a sheet or an animation may have (3 bytes each).
+pub const MAX_PIXELS: u64 = 1 << 28;
+
 /// Poses every cell of `plan`, from the bake or directly from the source.
 pub fn pose_cells(
     loaded: &Loaded,
@@ -96,35 +99,86 @@ pub fn pose_cells(
         .collect()
 }
 
-/// The default camera fitted to every position of every cell.
-pub fn fit_camera(cells: &[Vec<PosedMesh>], size: u32) -> Camera {
-    Camera::fit(
-        cells
-            .iter()
-            .flatten()
-            .flat_map(|m| m.positions.iter().copied()),
-        size,
+fn extent_of(axes: &Axes, meshes: &[PosedMesh]) -> Extent {
+    Extent::of(
+        axes,
+        meshes.iter().flat_map(|m| m.positions.iter().copied()),
     )
 }
 
-/// Renders each cell with `camera`.
+/// The default camera fitted to every position of every posed cell.
+pub fn fit_camera(cells: &[Vec<PosedMesh>], size: u32) -> Camera {
+    let axes = Axes::default_view();
+    let extent = cells
+        .iter()
+        .map(|c| extent_of(&axes, c))
+        .fold(Extent::EMPTY, Extent::merge);
+    Camera::fit_extent(&axes, &extent, size)
+}
+
+/// The default camera fitted to every cell of `plan`, posing the cells in
+/// parallel without keeping them (the same camera as [`fit_camera`]).
+pub fn fit_plan_camera(
+    loaded: &Loaded,
+    plan: &Plan,
+    topology: &Topology,
+    producer: Producer,
+) -> Camera {
+    let axes = Axes::default_view();
+    let extents: Vec<Extent> = plan
+        .cells
+        .par_iter()
+        .map(|&(clip, frame)| {
+            extent_of(
+                &axes,
+                &scene::pose(loaded, topology, plan.path, producer, clip, frame),
+            )
+        })
+        .collect();
+    let extent = extents.into_iter().fold(Extent::EMPTY, Extent::merge);
+    Camera::fit_extent(&axes, &extent, plan.size)
+}
+
+/// Renders one posed cell with `camera`.
+pub fn render(meshes: &[PosedMesh], topology: &Topology, camera: &Camera) -> Frame {
+    let mut frame = Frame::new(camera.size);
+    for m in meshes {
+        frame.draw(
+            &MeshRef {
+                positions: &m.positions,
+                normals: m.normals.as_deref(),
+                triangles: &topology.triangles[m.topology],
+                mirrored: m.mirrored,
+            },
+            camera,
+        );
+    }
+    frame
+}
+
+/// Renders each posed cell with `camera`.
 pub fn render_cells(cells: &[Vec<PosedMesh>], topology: &Topology, camera: &Camera) -> Vec<Frame> {
     cells
         .par_iter()
-        .map(|meshes| {
-            let mut frame = Frame::new(camera.size);
-            for m in meshes {
-                frame.draw(
-                    &MeshRef {
-                        positions: &m.positions,
-                        normals: m.normals.as_deref(),
-                        triangles: &topology.triangles[m.topology],
-                        mirrored: m.mirrored,
-                    },
-                    camera,
-                );
-            }
-            frame
+        .map(|meshes| render(meshes, topology, camera))
+        .collect()
+}
+
+/// Poses and renders cells `first..first + count` of `plan`, in parallel,
+/// keeping only their pixels.
+fn render_range(
+    loaded: &Loaded,
+    plan: &Plan,
+    topology: &Topology,
+    camera: &Camera,
+    first: usize,
+    count: usize,
+) -> Vec<Frame> {
+    plan.cells[first..(first + count).min(plan.cells.len())]
+        .par_iter()
+        .map(|&(clip, frame)| {
+            let meshes = scene::pose(loaded, topology, plan.path, Producer::Bake, clip, frame);
+            render(&meshes, topology, camera)
         })
         .collect()
 }
@@ -166,7 +220,15 @@ pub fn run(args: &PreviewArgs) -> u8 {
     if args.columns == 0 || !(16..=2048).contains(&args.size) {
         return usage("--columns must be at least 1 and --size 16 to 2048");
     }
-    let loaded = match playback::load(&args.file, args.source.as_deref()) {
+    let loaded = match playback::load(
+        &args.file,
+        args.source.as_deref(),
+        match args.path {
+            Some(PathArg::Bones) => playback::Paths::Bones,
+            Some(PathArg::Vat) => playback::Paths::Vat,
+            None => playback::Paths::BonesElseVat,
+        },
+    ) {
         Ok(l) => l,
         Err(LoadError::Usage(m)) => return usage(&m),
         Err(LoadError::Failed(m)) => {
@@ -229,25 +291,53 @@ pub fn run(args: &PreviewArgs) -> u8 {
         columns,
         size: args.size,
     };
+    let pixels = match animated {
+        Some(_) => plan.cells.len() as u64 * u64::from(plan.size).pow(2),
+        None => {
+            let (columns, size, gap) = (
+                u64::from(plan.columns),
+                u64::from(plan.size),
+                u64::from(sheet::GAP),
+            );
+            let rows = (plan.cells.len() as u64).div_ceil(columns).max(1);
+            (columns * (size + gap) + gap) * (rows * (size + gap) + gap)
+        }
+    };
+    if pixels > MAX_PIXELS {
+        return usage(&format!(
+            "the image would have {pixels} pixels (more than {MAX_PIXELS}); use a smaller --size, fewer --columns or --clip"
+        ));
+    }
     let topology = Topology::new(&loaded, path);
-    let posed = pose_cells(&loaded, &plan, &topology, Producer::Bake);
-    let camera = fit_camera(&posed, plan.size);
-    let frames = render_cells(&posed, &topology, &camera);
+    let camera = fit_plan_camera(&loaded, &plan, &topology, Producer::Bake);
+    // A few rows of cells at a time: parallel, with bounded memory.
+    let batch = (plan.columns as usize * 4).max(8);
     let bytes = match animated {
         Some(c) => {
+            let mut images: Vec<Vec<u8>> = Vec::with_capacity(plan.cells.len());
+            for first in (0..plan.cells.len()).step_by(batch) {
+                let frames = render_range(&loaded, &plan, &topology, &camera, first, batch);
+                images.extend(frames.into_iter().map(|f| f.rgb));
+            }
             let (num, den) = delay(&loaded.clips[c]);
-            let images: Vec<Rgb8<'_>> = frames
+            let frames: Vec<Rgb8<'_>> = images
                 .iter()
-                .map(|f| Rgb8 {
-                    width: f.size,
-                    height: f.size,
-                    pixels: &f.rgb,
+                .map(|rgb| Rgb8 {
+                    width: plan.size,
+                    height: plan.size,
+                    pixels: rgb,
                 })
                 .collect();
-            encode_apng(&images, num, den)
+            encode_apng(&frames, num, den)
         }
         None => {
-            let s = sheet::compose(&frames, plan.columns);
+            let mut s = sheet::Sheet::new(plan.cells.len(), plan.columns, plan.size);
+            for first in (0..plan.cells.len()).step_by(batch) {
+                let frames = render_range(&loaded, &plan, &topology, &camera, first, batch);
+                for (i, f) in frames.iter().enumerate() {
+                    s.place(first + i, plan.columns, f);
+                }
+            }
             encode_png(&Rgb8 {
                 width: s.width,
                 height: s.height,

@@ -74,7 +74,7 @@ pub fn run(args: &VerifyArgs) -> u8 {
     {
         return usage("tolerances must be finite and not negative");
     }
-    let loaded = match playback::load(&args.file, args.source.as_deref()) {
+    let loaded = match playback::load(&args.file, args.source.as_deref(), playback::Paths::All) {
         Ok(l) => l,
         Err(LoadError::Usage(m)) => return usage(&m),
         Err(LoadError::Failed(m)) => {
