@@ -1,6 +1,8 @@
 //! The `rigbake` command line: argument parsing, planning, running bake jobs
-//! and reporting. Holds no animation logic: bakes come from `rigbake-core`,
-//! encodings and files from `rigbake-format`.
+//! and reporting; reading bakes back for `verify` and `preview`. Holds no
+//! animation logic: bakes and the runtime reference come from
+//! `rigbake-core`, encodings and files from `rigbake-format`, pictures from
+//! `rigbake-preview`.
 
 pub mod args;
 pub mod inspect;
