@@ -31,6 +31,11 @@ pub enum Command {
     Inspect(InspectArgs),
     /// Join the JSON reports of several (sharded) bakes into one.
     MergeReport(MergeReportArgs),
+    /// Check a bake: play it through the runtime reference and compare with
+    /// a direct evaluation of its source model.
+    Verify(crate::verify::VerifyArgs),
+    /// Render a bake as a contact sheet (or an animated PNG of one clip).
+    Preview(crate::preview::PreviewArgs),
 }
 
 /// Options about the run itself (not the bake's contents).

@@ -1,6 +1,8 @@
 //! The `rigbake` command line: argument parsing, planning, running bake jobs
-//! and reporting. Holds no animation logic: bakes come from `rigbake-core`,
-//! encodings and files from `rigbake-format`.
+//! and reporting; reading bakes back for `verify` and `preview`. Holds no
+//! animation logic: bakes and the runtime reference come from
+//! `rigbake-core`, encodings and files from `rigbake-format`, pictures from
+//! `rigbake-preview`.
 
 pub mod args;
 pub mod batch;
@@ -9,9 +11,12 @@ pub mod job;
 pub mod manifest;
 pub mod output;
 pub mod plan;
+pub mod playback;
+pub mod preview;
 pub mod progress;
 pub mod report;
 pub mod settings;
+pub mod verify;
 
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -43,6 +48,8 @@ where
         args::Command::Vat(vat) => run_plan(plan::BakePlan::from_vat_args(&vat)),
         args::Command::Inspect(inspect) => ExitCode::from(inspect::run(&inspect)),
         args::Command::MergeReport(m) => ExitCode::from(merge_reports(&m)),
+        args::Command::Verify(verify) => ExitCode::from(verify::run(&verify)),
+        args::Command::Preview(preview) => ExitCode::from(preview::run(&preview)),
     }
 }
 

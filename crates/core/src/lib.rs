@@ -10,6 +10,7 @@
 //! pose     LocalPose        -> global matrices
 //! skin     globals          -> skin matrices; linear blend skinning
 //! bake     Model + Timeline -> textures and tracks (bone matrices, ...)
+//! runtime  bake + animation state -> deformed vertices (the shaders' CPU reference)
 //! ```
 //!
 //! This crate never writes files and never decides an encoding: the format
@@ -22,6 +23,8 @@ pub mod import;
 pub mod interpolate;
 pub mod model;
 pub mod pose;
+pub mod reference;
+pub mod runtime;
 pub mod sample;
 pub mod skin;
 pub mod synthetic;

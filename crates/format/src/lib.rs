@@ -5,6 +5,7 @@
 //! - [`codec`]: how metadata becomes bytes (bincode), in one place.
 //! - [`meta`]: the metadata of a bake (clips, skins, textures, options).
 //! - [`glb`]: a GLB (binary glTF 2.0) writer for plain mesh data.
+//! - [`image`]: 8-bit PNG and animated PNG for previews.
 //! - [`texture`]: EXR and PNG texture encoders and decoders.
 //! - [`vat`]: streaming vertex-animation texture files with error measurement.
 //!
@@ -16,6 +17,7 @@ pub mod container;
 pub mod digest;
 pub mod error;
 pub mod glb;
+pub mod image;
 pub mod meta;
 pub mod texture;
 pub mod vat;

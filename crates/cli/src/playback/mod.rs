@@ -1,0 +1,492 @@
+//! A bake loaded for playback: the container's records, the source model it
+//! was made from, and every texture decoded into what the runtime reference
+//! (`rigbake_core::runtime`) reads. Shared by `rigbake verify` and
+//! `rigbake preview`.
+//!
+//! Primitives in the records are matched to the source by node name, mesh
+//! name and primitive index (the k-th record naming a node takes the k-th
+//! node of that name); clips by position when the clip table lists the
+//! source's animations in order, else by name.
+
+mod source;
+mod textures;
+
+use std::path::{Path, PathBuf};
+
+use glam::Vec3;
+use rigbake_core::Model;
+use rigbake_core::bake::anchors;
+use rigbake_core::bake::bones::MatrixLayout;
+use rigbake_core::bake::bones::bone_sets;
+use rigbake_core::bake::vat::NormalConvention;
+use rigbake_core::bake::vertices::FrameVertices;
+use rigbake_core::model::Primitive;
+use rigbake_core::runtime::ClipInfo;
+use rigbake_core::runtime::vat_path::VatAddress;
+use rigbake_core::timeline::SampleRule;
+use rigbake_format::container::Container;
+use rigbake_format::meta::{self, Metadata};
+
+pub use source::{SourceModel, find_source};
+pub use textures::VatTexture;
+
+/// Why a bake could not be loaded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LoadError {
+    /// The command was given something it cannot use (exit code 2): a
+    /// missing source model, for instance. The message says what to do.
+    Usage(String),
+    /// A file is damaged, inconsistent or unreadable (exit code 1).
+    Failed(String),
+}
+
+impl std::fmt::Display for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Usage(m) | Self::Failed(m) => f.write_str(m),
+        }
+    }
+}
+
+/// One clip of the clip table, ready to play and to evaluate directly.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadedClip {
+    /// Clip name.
+    pub name: String,
+    /// The runtime's view of the clip.
+    pub info: ClipInfo,
+    /// The source animation it samples (`None`: the rest pose).
+    pub animation: Option<usize>,
+}
+
+/// One bone-matrix texture (one bone set).
+#[derive(Debug, Clone)]
+pub struct BoneTexture {
+    /// Width in texels.
+    pub width: u32,
+    /// Height in texels.
+    pub height: u32,
+    /// Matrix layout.
+    pub layout: MatrixLayout,
+    /// RGBA floats.
+    pub texels: Vec<f32>,
+    /// Recorded encoding error (matrix-entry units).
+    pub max_error: f64,
+    /// The mesh node whose space the matrices are in.
+    pub space_node: usize,
+}
+
+/// One skinned primitive with its bone-weight channels.
+#[derive(Debug, Clone)]
+pub struct BonePrimitive {
+    /// Source node instancing the mesh.
+    pub node: usize,
+    /// Primitive index in the node's mesh.
+    pub primitive: usize,
+    /// Bone set (index into [`BonePlayback::textures`]).
+    pub set: usize,
+    /// `channels` RGBA channels per vertex, vertex by vertex.
+    pub channels: Vec<[f32; 4]>,
+    /// Recorded truncation error in model units.
+    pub position_error: f64,
+    /// Whether weight was dropped from any vertex (max influences).
+    pub truncated: bool,
+    /// For a rigid prop bound to its joint: the vertices in the joint's bind
+    /// space, which the weights mesh carries instead of the source's (see
+    /// `rigbake_core::bake::anchors::bind_prop`).
+    pub bound: Option<FrameVertices>,
+}
+
+impl BonePrimitive {
+    /// The position and normal of vertex `v` as the weights mesh gives them
+    /// to a shader: the bound prop's, else the source primitive's.
+    pub fn vertex(&self, src: &Primitive, v: usize) -> (Vec3, Option<Vec3>) {
+        match &self.bound {
+            Some(b) => (
+                Vec3::from(b.positions[v]),
+                b.normals.as_ref().map(|n| Vec3::from(n[v])),
+            ),
+            None => (src.positions[v], src.normals.as_ref().map(|n| n[v])),
+        }
+    }
+}
+
+/// The bone-matrix path of a bake.
+#[derive(Debug, Clone)]
+pub struct BonePlayback {
+    /// Channels per vertex.
+    pub channels: usize,
+    /// One texture per bone set, in `skins[]` order.
+    pub textures: Vec<BoneTexture>,
+    /// Every skinned primitive of the weights record.
+    pub primitives: Vec<BonePrimitive>,
+}
+
+/// One baked VAT primitive.
+#[derive(Debug, Clone)]
+pub struct VatPrimitive {
+    /// Source node instancing the mesh.
+    pub node: usize,
+    /// Primitive index in the node's mesh.
+    pub primitive: usize,
+    /// Texel addressing.
+    pub address: VatAddress,
+    /// Positions.
+    pub positions: VatTexture,
+    /// Normals, if baked.
+    pub normals: Option<VatTexture>,
+}
+
+/// The VAT path of a bake.
+#[derive(Debug, Clone)]
+pub struct VatPlayback {
+    /// Node whose space the values are in (`None`: the scene root).
+    pub reference_node: Option<usize>,
+    /// Normal convention the bake used.
+    pub convention: NormalConvention,
+    /// Every baked primitive.
+    pub primitives: Vec<VatPrimitive>,
+}
+
+/// A bake and its source, loaded.
+#[derive(Debug)]
+pub struct Loaded {
+    /// The container file.
+    pub file: PathBuf,
+    /// The bake metadata.
+    pub metadata: Metadata,
+    /// The source model.
+    pub source: SourceModel,
+    /// The clip table.
+    pub clips: Vec<LoadedClip>,
+    /// The bone-matrix path, when the bake has bone textures and weights.
+    pub bones: Option<BonePlayback>,
+    /// The VAT path, when the bake has one.
+    pub vat: Option<VatPlayback>,
+    /// Texture files whose bytes differ from the recorded checksum (they
+    /// are still decoded so the comparison can show the damage).
+    pub checksum_mismatches: Vec<String>,
+}
+
+/// Which playback paths to load (decoded VAT textures can be large).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Paths {
+    /// Every path the bake holds.
+    All,
+    /// The bone-matrix path only.
+    Bones,
+    /// The VAT path only.
+    Vat,
+    /// The bone-matrix path when the bake has one, else the VAT path.
+    BonesElseVat,
+}
+
+/// Opens `file`, finds and imports its source (`source` or the recorded file
+/// name beside the container) and decodes the textures of `paths`.
+pub fn load(file: &Path, source: Option<&Path>, paths: Paths) -> Result<Loaded, LoadError> {
+    let fail =
+        |e: rigbake_format::FormatError| LoadError::Failed(format!("{}: {e}", file.display()));
+    let mut container = Container::open(file).map_err(fail)?;
+    let metadata = container.metadata().clone();
+    let source = source::load_source(file, &metadata, source)?;
+    let model = &source.model;
+    let clips = load_clips(file, &metadata, model)?;
+    let dir = file.parent().unwrap_or(Path::new("."));
+    let weights = container
+        .weights()
+        .cloned()
+        .filter(|_| !metadata.textures.is_empty());
+    let vat_record = container.vat().cloned();
+    let (want_bones, want_vat) = match paths {
+        Paths::All => (true, true),
+        Paths::Bones => (true, false),
+        Paths::Vat => (false, true),
+        Paths::BonesElseVat => (weights.is_some(), weights.is_none()),
+    };
+    let mut reader = textures::TextureReader {
+        file,
+        dir,
+        container: &mut container,
+        mismatches: Vec::new(),
+    };
+    let bones = match weights.filter(|_| want_bones) {
+        Some(w) => Some(load_bones(&mut reader, &metadata, &w, model)?),
+        None => None,
+    };
+    let vat = match vat_record.filter(|_| want_vat) {
+        Some(v) => Some(load_vat(&mut reader, &v, model)?),
+        None => None,
+    };
+    let mismatches = reader.mismatches;
+    Ok(Loaded {
+        file: file.to_path_buf(),
+        metadata,
+        source,
+        clips,
+        bones,
+        vat,
+        checksum_mismatches: mismatches,
+    })
+}
+
+fn load_clips(
+    file: &Path,
+    metadata: &Metadata,
+    model: &Model,
+) -> Result<Vec<LoadedClip>, LoadError> {
+    let rule = match metadata.options.sampling {
+        meta::SamplingRule::FixedRate => SampleRule::FixedRate,
+        meta::SamplingRule::EvenSpread => SampleRule::EvenSpread,
+    };
+    let in_order = metadata.clips.len() == model.clips.len()
+        && metadata
+            .clips
+            .iter()
+            .zip(&model.clips)
+            .all(|(a, b)| a.name == b.name);
+    metadata
+        .clips
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let animation = if in_order {
+                Some(i)
+            } else if let Some(a) = model.clips.iter().position(|m| m.name == c.name) {
+                Some(a)
+            } else if c.name == "rest" && model.clips.is_empty() {
+                None
+            } else {
+                return Err(LoadError::Failed(format!(
+                    "{}: clip `{}` is not an animation of the source model",
+                    file.display(),
+                    c.name
+                )));
+            };
+            Ok(LoadedClip {
+                name: c.name.clone(),
+                info: ClipInfo {
+                    start_row: c.start_row,
+                    frames: c.frames,
+                    fps: c.fps,
+                    duration: c.duration,
+                    looping: c.looping,
+                    rule,
+                },
+                animation,
+            })
+        })
+        .collect()
+}
+
+/// Matches record entries to source nodes: the k-th entry naming a node
+/// gets the k-th node of that name holding a mesh of that name.
+#[derive(Debug, Default)]
+struct Matcher {
+    used: Vec<(usize, usize)>,
+}
+
+impl Matcher {
+    fn find(
+        &mut self,
+        file: &Path,
+        model: &Model,
+        node: &str,
+        mesh: &str,
+        primitive: u32,
+    ) -> Result<(usize, usize), LoadError> {
+        let primitive = primitive as usize;
+        let found = model.nodes.iter().enumerate().find(|(i, n)| {
+            n.name == node
+                && n.mesh.is_some_and(|m| {
+                    model.meshes[m].name == mesh && primitive < model.meshes[m].primitives.len()
+                })
+                && !self.used.contains(&(*i, primitive))
+        });
+        match found {
+            Some((i, _)) => {
+                self.used.push((i, primitive));
+                Ok((i, primitive))
+            }
+            None => Err(LoadError::Failed(format!(
+                "{}: the source has no node `{node}` with mesh `{mesh}` primitive {primitive} (is it the model the bake was made from?)",
+                file.display()
+            ))),
+        }
+    }
+}
+
+/// The node named `name` that holds a mesh (a bone set's or VAT space node).
+fn mesh_node(file: &Path, model: &Model, name: &str) -> Result<usize, LoadError> {
+    model
+        .nodes
+        .iter()
+        .position(|n| n.name == name && n.mesh.is_some())
+        .ok_or_else(|| {
+            LoadError::Failed(format!(
+                "{}: the source has no mesh node `{name}`",
+                file.display()
+            ))
+        })
+}
+
+fn vertex_count_matches(
+    file: &Path,
+    model: &Model,
+    node: usize,
+    primitive: usize,
+    vertices: u32,
+) -> Result<(), LoadError> {
+    let mesh = model.nodes[node].mesh.unwrap_or_default();
+    let have = model.meshes[mesh].primitives[primitive].vertex_count();
+    if have == vertices as usize {
+        Ok(())
+    } else {
+        Err(LoadError::Failed(format!(
+            "{}: node `{}` primitive {primitive} has {have} vertices in the source but {vertices} in the bake",
+            file.display(),
+            model.nodes[node].name
+        )))
+    }
+}
+
+fn load_bones(
+    reader: &mut textures::TextureReader<'_>,
+    metadata: &Metadata,
+    weights: &meta::WeightsMetadata,
+    model: &Model,
+) -> Result<BonePlayback, LoadError> {
+    let file = reader.file;
+    let mut textures = Vec::with_capacity(metadata.skins.len());
+    for skin in &metadata.skins {
+        let Some(tex) = metadata.textures.get(skin.texture as usize) else {
+            return Err(LoadError::Failed(format!(
+                "{}: skin `{}` refers to texture {}, which does not exist",
+                file.display(),
+                skin.name,
+                skin.texture
+            )));
+        };
+        let space = skin.mesh_nodes.first().map(String::as_str).unwrap_or("");
+        let space_node = mesh_node(file, model, space)?;
+        textures.push(textures::bone_texture(reader, tex, space_node)?);
+    }
+    let channels = weights.channels as usize;
+    let mut matcher = Matcher::default();
+    let sets = bone_sets(model);
+    let props = anchors::find_props(model, &sets);
+    let mut primitives = Vec::with_capacity(weights.primitives.len());
+    for p in &weights.primitives {
+        let (node, primitive) = matcher.find(file, model, &p.node, &p.mesh, p.primitive)?;
+        vertex_count_matches(file, model, node, primitive, p.vertices)?;
+        if p.skin as usize >= textures.len() {
+            return Err(LoadError::Failed(format!(
+                "{}: weights of node `{}` refer to bone set {}, which does not exist",
+                file.display(),
+                p.node,
+                p.skin
+            )));
+        }
+        let bytes = reader
+            .container
+            .read_section(p.section as usize)
+            .map_err(|e| LoadError::Failed(format!("{}: {e}", file.display())))?;
+        let values: Vec<[f32; 4]> = bytes
+            .chunks_exact(16)
+            .map(|b| {
+                let f = |i: usize| f32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
+                [f(0), f(4), f(8), f(12)]
+            })
+            .collect();
+        if values.len() != p.vertices as usize * channels {
+            return Err(LoadError::Failed(format!(
+                "{}: weights of node `{}` hold {} channels, expected {}",
+                file.display(),
+                p.node,
+                values.len(),
+                p.vertices as usize * channels
+            )));
+        }
+        let bound = match &p.bound_to {
+            None => None,
+            Some(joint) => {
+                let prop = props
+                    .iter()
+                    .find(|prop| prop.node == node && model.nodes[prop.joint_node].name == *joint);
+                let Some(prop) = prop else {
+                    return Err(LoadError::Failed(format!(
+                        "{}: weights of node `{}` are bound to joint `{joint}`, but the source has no such prop",
+                        file.display(),
+                        p.node
+                    )));
+                };
+                let bound = anchors::bind_prop(model, &sets, prop)
+                    .map_err(|e| LoadError::Failed(format!("{}: {e}", file.display())))?;
+                bound.primitives.into_iter().nth(primitive)
+            }
+        };
+        primitives.push(BonePrimitive {
+            node,
+            primitive,
+            set: p.skin as usize,
+            channels: values,
+            position_error: p.position_error,
+            truncated: p.dropped_max > 0.0,
+            bound,
+        });
+    }
+    Ok(BonePlayback {
+        channels,
+        textures,
+        primitives,
+    })
+}
+
+fn load_vat(
+    reader: &mut textures::TextureReader<'_>,
+    vat: &meta::VatMetadata,
+    model: &Model,
+) -> Result<VatPlayback, LoadError> {
+    let file = reader.file;
+    let reference_node = match &vat.reference_node {
+        Some(name) => Some(mesh_node(file, model, name)?),
+        None => None,
+    };
+    let texture = |i: u32| {
+        vat.textures.get(i as usize).ok_or_else(|| {
+            LoadError::Failed(format!(
+                "{}: VAT texture {i} does not exist",
+                file.display()
+            ))
+        })
+    };
+    let mut matcher = Matcher::default();
+    let mut primitives = Vec::with_capacity(vat.primitives.len());
+    for p in &vat.primitives {
+        let (node, primitive) = matcher.find(file, model, &p.node, &p.mesh, p.primitive)?;
+        vertex_count_matches(file, model, node, primitive, p.vertices)?;
+        let positions = textures::vat_texture(reader, texture(p.positions)?)?;
+        let normals = match p.normals {
+            Some(i) => Some(textures::vat_texture(reader, texture(i)?)?),
+            None => None,
+        };
+        primitives.push(VatPrimitive {
+            node,
+            primitive,
+            address: VatAddress {
+                width: p.width,
+                bands: p.bands,
+                frames: p.frames,
+            },
+            positions,
+            normals,
+        });
+    }
+    Ok(VatPlayback {
+        reference_node,
+        convention: match vat.normal_convention {
+            meta::NormalConvention::InverseTranspose => NormalConvention::InverseTranspose,
+            meta::NormalConvention::BlendedMatrix => NormalConvention::BlendedMatrix,
+        },
+        primitives,
+    })
+}

@@ -1,0 +1,371 @@
+//! `rigbake preview FILE.rigbake --out PNG`: a contact sheet of the bake
+//! played through the runtime reference (rows: clips, columns: evenly
+//! spaced frames), or with `--animate CLIP` an animated PNG of one clip,
+//! rendered by `rigbake-preview` from the documented default camera fitted
+//! to the bounds over every frame shown. The same inputs give the same
+//! bytes. Exit code 0 when written, 1 on damaged or unwritable files, 2 for
+//! usage errors.
+
+pub mod scene;
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+use rayon::prelude::*;
+use rigbake_format::image::{Rgb8, encode_apng, encode_png};
+use rigbake_preview::{Axes, Camera, Extent, Frame, MeshRef, sheet};
+
+use crate::playback::{self, LoadError, Loaded};
+use crate::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
+use scene::{PathChoice, PosedMesh, Producer, Topology};
+
+/// `--path` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PathArg {
+    /// The bone-matrix texture with the bone-weight channels.
+    Bones,
+    /// The vertex animation textures.
+    Vat,
+}
+
+/// Arguments of `rigbake preview`.
+#[derive(Debug, Args)]
+pub struct PreviewArgs {
+    /// The .rigbake container to show.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// The PNG to write.
+    #[arg(long, short, value_name = "PNG")]
+    pub out: PathBuf,
+    /// The model the bake was made from (default: the recorded file name
+    /// beside the container); it provides the triangles.
+    #[arg(long, value_name = "MODEL")]
+    pub source: Option<PathBuf>,
+    /// Which playback path to show (default: bones when the bake has them).
+    #[arg(long, value_enum)]
+    pub path: Option<PathArg>,
+    /// Frames per clip, evenly spaced from the first to the last.
+    #[arg(long, default_value_t = 8, value_name = "N")]
+    pub columns: u32,
+    /// Width and height of each frame in pixels.
+    #[arg(long, default_value_t = 160, value_name = "PIXELS")]
+    pub size: u32,
+    /// Show only this clip (repeatable; default: every clip).
+    #[arg(long = "clip", value_name = "NAME")]
+    pub clips: Vec<String>,
+    /// Write an animated PNG of every frame of this clip instead.
+    #[arg(long, value_name = "CLIP")]
+    pub animate: Option<String>,
+}
+
+/// What to render: a grid of (clip, frame) cells.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// The path shown.
+    pub path: PathChoice,
+    /// Cells in reading order.
+    pub cells: Vec<(usize, u32)>,
+    /// Cells per row.
+    pub columns: u32,
+    /// Pixels per cell side.
+    pub size: u32,
+}
+
+/// The frames of a clip of `frames` frames shown in `columns` columns:
+/// `round(j * (frames - 1) / (columns - 1))` for column `j`.
+pub fn spaced_frames(frames: u32, columns: u32) -> Vec<u32> {
+    let last = frames.max(1) - 1;
+    if columns <= 1 {
+        return vec![0];
+    }
+    (0..columns)
+        .map(|j| (f64::from(j) * f64::from(last) / f64::from(columns - 1)).round() as u32)
+        .collect()
+}
+
+/// Largest number of pixels a sheet or an animation may have (3 bytes each).
+pub const MAX_PIXELS: u64 = 1 << 28;
+
+/// Poses every cell of `plan`, from the bake or directly from the source.
+pub fn pose_cells(
+    loaded: &Loaded,
+    plan: &Plan,
+    topology: &Topology,
+    producer: Producer,
+) -> Vec<Vec<PosedMesh>> {
+    plan.cells
+        .par_iter()
+        .map(|&(clip, frame)| scene::pose(loaded, topology, plan.path, producer, clip, frame))
+        .collect()
+}
+
+fn extent_of(axes: &Axes, meshes: &[PosedMesh]) -> Extent {
+    Extent::of(
+        axes,
+        meshes.iter().flat_map(|m| m.positions.iter().copied()),
+    )
+}
+
+/// The default camera fitted to every position of every posed cell.
+pub fn fit_camera(cells: &[Vec<PosedMesh>], size: u32) -> Camera {
+    let axes = Axes::default_view();
+    let extent = cells
+        .iter()
+        .map(|c| extent_of(&axes, c))
+        .fold(Extent::EMPTY, Extent::merge);
+    Camera::fit_extent(&axes, &extent, size)
+}
+
+/// The default camera fitted to every cell of `plan`, posing the cells in
+/// parallel without keeping them (the same camera as [`fit_camera`]).
+pub fn fit_plan_camera(
+    loaded: &Loaded,
+    plan: &Plan,
+    topology: &Topology,
+    producer: Producer,
+) -> Camera {
+    let axes = Axes::default_view();
+    let extents: Vec<Extent> = plan
+        .cells
+        .par_iter()
+        .map(|&(clip, frame)| {
+            extent_of(
+                &axes,
+                &scene::pose(loaded, topology, plan.path, producer, clip, frame),
+            )
+        })
+        .collect();
+    let extent = extents.into_iter().fold(Extent::EMPTY, Extent::merge);
+    Camera::fit_extent(&axes, &extent, plan.size)
+}
+
+/// Renders one posed cell with `camera`.
+pub fn render(meshes: &[PosedMesh], topology: &Topology, camera: &Camera) -> Frame {
+    let mut frame = Frame::new(camera.size);
+    for m in meshes {
+        frame.draw(
+            &MeshRef {
+                positions: &m.positions,
+                normals: m.normals.as_deref(),
+                triangles: &topology.triangles[m.topology],
+                mirrored: m.mirrored,
+            },
+            camera,
+        );
+    }
+    frame
+}
+
+/// Renders each posed cell with `camera`.
+pub fn render_cells(cells: &[Vec<PosedMesh>], topology: &Topology, camera: &Camera) -> Vec<Frame> {
+    cells
+        .par_iter()
+        .map(|meshes| render(meshes, topology, camera))
+        .collect()
+}
+
+/// Poses and renders cells `first..first + count` of `plan`, in parallel,
+/// keeping only their pixels.
+fn render_range(
+    loaded: &Loaded,
+    plan: &Plan,
+    topology: &Topology,
+    camera: &Camera,
+    first: usize,
+    count: usize,
+) -> Vec<Frame> {
+    plan.cells[first..(first + count).min(plan.cells.len())]
+        .par_iter()
+        .map(|&(clip, frame)| {
+            let meshes = scene::pose(loaded, topology, plan.path, Producer::Bake, clip, frame);
+            render(&meshes, topology, camera)
+        })
+        .collect()
+}
+
+fn usage(message: &str) -> u8 {
+    eprintln!("error: {message}");
+    EXIT_USAGE
+}
+
+fn clip_index(loaded: &Loaded, name: &str) -> Result<usize, String> {
+    loaded
+        .clips
+        .iter()
+        .position(|c| c.name == name)
+        .ok_or_else(|| {
+            let known: Vec<&str> = loaded.clips.iter().map(|c| c.name.as_str()).collect();
+            format!(
+                "{}: no clip named `{name}` (the bake has: {})",
+                loaded.file.display(),
+                known.join(", ")
+            )
+        })
+}
+
+/// The frame delay of an animation of `clip` as a PNG fraction of seconds.
+fn delay(clip: &playback::LoadedClip) -> (u16, u16) {
+    let rate = clip.info.frame_rate();
+    if rate.fract() == 0.0 && (1.0..=65535.0).contains(&rate) {
+        (1, rate as u16)
+    } else if rate > 0.0 {
+        ((1000.0 / rate).round().clamp(1.0, 65535.0) as u16, 1000)
+    } else {
+        (1, 30)
+    }
+}
+
+/// Runs `rigbake preview`; returns the exit code.
+pub fn run(args: &PreviewArgs) -> u8 {
+    if args.columns == 0 || !(16..=2048).contains(&args.size) {
+        return usage("--columns must be at least 1 and --size 16 to 2048");
+    }
+    let loaded = match playback::load(
+        &args.file,
+        args.source.as_deref(),
+        match args.path {
+            Some(PathArg::Bones) => playback::Paths::Bones,
+            Some(PathArg::Vat) => playback::Paths::Vat,
+            None => playback::Paths::BonesElseVat,
+        },
+    ) {
+        Ok(l) => l,
+        Err(LoadError::Usage(m)) => return usage(&m),
+        Err(LoadError::Failed(m)) => {
+            eprintln!("error: {m}");
+            return EXIT_FAILED;
+        }
+    };
+    let path = match (args.path, &loaded.bones, &loaded.vat) {
+        (Some(PathArg::Bones), Some(_), _) | (None, Some(_), _) => PathChoice::Bones,
+        (Some(PathArg::Vat), _, Some(_)) | (None, None, Some(_)) => PathChoice::Vat,
+        (None, None, None) => {
+            eprintln!(
+                "error: {}: nothing to show: the bake has neither bone-weight channels nor vertex animation textures",
+                args.file.display()
+            );
+            return EXIT_FAILED;
+        }
+        (Some(p), _, _) => {
+            return usage(&format!(
+                "{}: the bake has no {} path",
+                args.file.display(),
+                if p == PathArg::Bones {
+                    "bone-matrix (with weights)"
+                } else {
+                    "VAT"
+                }
+            ));
+        }
+    };
+    let mut cells = Vec::new();
+    let (columns, animated) = match &args.animate {
+        Some(name) => {
+            let c = match clip_index(&loaded, name) {
+                Ok(c) => c,
+                Err(m) => return usage(&m),
+            };
+            cells.extend((0..loaded.clips[c].info.frames.max(1)).map(|f| (c, f)));
+            (1, Some(c))
+        }
+        None => {
+            let selected: Result<Vec<usize>, String> = if args.clips.is_empty() {
+                Ok((0..loaded.clips.len()).collect())
+            } else {
+                args.clips.iter().map(|n| clip_index(&loaded, n)).collect()
+            };
+            let selected = match selected {
+                Ok(s) => s,
+                Err(m) => return usage(&m),
+            };
+            for c in selected {
+                let frames = spaced_frames(loaded.clips[c].info.frames, args.columns);
+                cells.extend(frames.into_iter().map(|f| (c, f)));
+            }
+            (args.columns, None)
+        }
+    };
+    let plan = Plan {
+        path,
+        cells,
+        columns,
+        size: args.size,
+    };
+    let pixels = match animated {
+        Some(_) => plan.cells.len() as u64 * u64::from(plan.size).pow(2),
+        None => {
+            let (columns, size, gap) = (
+                u64::from(plan.columns),
+                u64::from(plan.size),
+                u64::from(sheet::GAP),
+            );
+            let rows = (plan.cells.len() as u64).div_ceil(columns).max(1);
+            (columns * (size + gap) + gap) * (rows * (size + gap) + gap)
+        }
+    };
+    if pixels > MAX_PIXELS {
+        return usage(&format!(
+            "the image would have {pixels} pixels (more than {MAX_PIXELS}); use a smaller --size, fewer --columns or --clip"
+        ));
+    }
+    let topology = Topology::new(&loaded, path);
+    let camera = fit_plan_camera(&loaded, &plan, &topology, Producer::Bake);
+    // A few rows of cells at a time: parallel, with bounded memory.
+    let batch = (plan.columns as usize * 4).max(8);
+    let bytes = match animated {
+        Some(c) => {
+            let mut images: Vec<Vec<u8>> = Vec::with_capacity(plan.cells.len());
+            for first in (0..plan.cells.len()).step_by(batch) {
+                let frames = render_range(&loaded, &plan, &topology, &camera, first, batch);
+                images.extend(frames.into_iter().map(|f| f.rgb));
+            }
+            let (num, den) = delay(&loaded.clips[c]);
+            let frames: Vec<Rgb8<'_>> = images
+                .iter()
+                .map(|rgb| Rgb8 {
+                    width: plan.size,
+                    height: plan.size,
+                    pixels: rgb,
+                })
+                .collect();
+            encode_apng(&frames, num, den)
+        }
+        None => {
+            let mut s = sheet::Sheet::new(plan.cells.len(), plan.columns, plan.size);
+            for first in (0..plan.cells.len()).step_by(batch) {
+                let frames = render_range(&loaded, &plan, &topology, &camera, first, batch);
+                for (i, f) in frames.iter().enumerate() {
+                    s.place(first + i, plan.columns, f);
+                }
+            }
+            encode_png(&Rgb8 {
+                width: s.width,
+                height: s.height,
+                pixels: &s.rgb,
+            })
+        }
+    };
+    let written = bytes
+        .map_err(|e| e.to_string())
+        .and_then(|b| std::fs::write(&args.out, b).map_err(|e| e.to_string()));
+    match written {
+        Ok(()) => EXIT_OK,
+        Err(e) => {
+            eprintln!("error: {}: {e}", args.out.display());
+            EXIT_FAILED
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_are_spaced_evenly_from_first_to_last() {
+        assert_eq!(spaced_frames(61, 5), [0, 15, 30, 45, 60]);
+        assert_eq!(spaced_frames(1, 4), [0, 0, 0, 0]);
+        assert_eq!(spaced_frames(10, 1), [0]);
+        assert_eq!(spaced_frames(4, 8), [0, 0, 1, 1, 2, 2, 3, 3]);
+    }
+}

@@ -1,0 +1,477 @@
+//! Measuring a bake: play every clip through the runtime reference at frame
+//! times and at mid-frame times, evaluate the source directly at the same
+//! instants, and gather error statistics per clip and per output.
+//!
+//! Samples are evaluated in parallel and folded in a fixed order, so the
+//! numbers do not depend on the thread count.
+
+use glam::{DVec3, Vec3};
+use rayon::prelude::*;
+use rigbake_core::Model;
+use rigbake_core::bake::vat::NormalConvention;
+use rigbake_core::reference::{deform, pose_at};
+use rigbake_core::runtime::bone_path::{self, BoneTextureView};
+use rigbake_core::runtime::{
+    AnimationState, ClipInfo, GpuState, PlayMode, RuntimeVertex, vat_path,
+};
+use rigbake_core::sample::LocalPose;
+use serde::Serialize;
+
+use crate::playback::{BonePlayback, LoadedClip, VatPlayback};
+
+/// Which reconstruction path an output is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Output {
+    /// Bone-matrix texture + bone-weight channels.
+    Bones,
+    /// Vertex animation textures.
+    Vat,
+}
+
+impl Output {
+    /// The name used in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Bones => "bones",
+            Self::Vat => "vat",
+        }
+    }
+}
+
+/// Error statistics over many vertex comparisons.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Stats {
+    /// Time samples.
+    pub samples: usize,
+    /// Vertex comparisons.
+    pub vertices: u64,
+    /// Largest position distance (model units).
+    pub position_max: f64,
+    /// Sum of position distances.
+    pub position_sum: f64,
+    /// Largest `distance - recorded bound` (0 when all are within).
+    pub position_excess_max: f64,
+    /// Largest recorded bound a vertex was judged by (encoding and
+    /// truncation errors the bake recorded; 0 for exact bakes).
+    pub position_bound_max: f64,
+    /// Normal comparisons.
+    pub normals: u64,
+    /// Largest normal angle (degrees).
+    pub normal_max: f64,
+    /// Sum of normal angles.
+    pub normal_sum: f64,
+    /// Normal comparisons that have a recorded bound to be judged against.
+    pub normals_judged: u64,
+    /// Largest `angle - recorded bound` over the judged ones (0 when within).
+    pub normal_excess_max: f64,
+}
+
+impl Stats {
+    fn add_position(&mut self, error: f64, bound: f64) {
+        self.vertices += 1;
+        self.position_max = self.position_max.max(error);
+        self.position_sum += error;
+        self.position_excess_max = self.position_excess_max.max(error - bound);
+        self.position_bound_max = self.position_bound_max.max(bound);
+    }
+
+    fn add_normal(&mut self, degrees: f64, bound: Option<f64>) {
+        self.normals += 1;
+        self.normal_max = self.normal_max.max(degrees);
+        self.normal_sum += degrees;
+        if let Some(bound) = bound {
+            self.normals_judged += 1;
+            self.normal_excess_max = self.normal_excess_max.max(degrees - bound);
+        }
+    }
+
+    fn merge(&mut self, o: &Stats) {
+        self.samples += o.samples;
+        self.vertices += o.vertices;
+        self.position_max = self.position_max.max(o.position_max);
+        self.position_sum += o.position_sum;
+        self.position_excess_max = self.position_excess_max.max(o.position_excess_max);
+        self.position_bound_max = self.position_bound_max.max(o.position_bound_max);
+        self.normals += o.normals;
+        self.normal_max = self.normal_max.max(o.normal_max);
+        self.normal_sum += o.normal_sum;
+        self.normals_judged += o.normals_judged;
+        self.normal_excess_max = self.normal_excess_max.max(o.normal_excess_max);
+    }
+
+    /// Mean position distance.
+    pub fn position_mean(&self) -> f64 {
+        if self.vertices > 0 {
+            self.position_sum / self.vertices as f64
+        } else {
+            0.0
+        }
+    }
+
+    /// Mean normal angle.
+    pub fn normal_mean(&self) -> f64 {
+        if self.normals > 0 {
+            self.normal_sum / self.normals as f64
+        } else {
+            0.0
+        }
+    }
+}
+
+/// The statistics of one clip of one output.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClipStats {
+    /// Index into the clip table.
+    pub clip: usize,
+    /// At frame times.
+    pub frames: Stats,
+    /// At mid-frame times.
+    pub mid: Stats,
+}
+
+/// The statistics of one output.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutputStats {
+    /// Which path.
+    pub output: Output,
+    /// Primitives compared.
+    pub primitives: usize,
+    /// Diagonal of the box around every directly evaluated position at the
+    /// checked frame times, in the output's model space.
+    pub diagonal: f64,
+    /// One entry per checked clip, in clip-table order.
+    pub clips: Vec<ClipStats>,
+}
+
+/// Whether a sample is at a frame time or between two frames.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Frame,
+    Mid,
+}
+
+/// One instant to check.
+#[derive(Debug, Clone, Copy)]
+struct Sample {
+    clip: usize,
+    time: f64,
+    mode: PlayMode,
+    kind: Kind,
+}
+
+/// The instants checked in clip `clip`: every `stride`-th frame and the
+/// last, played once (frame `i` is row `i`, even at a loop's last frame);
+/// the midpoint of every `stride`-th pair of frames played in the clip's
+/// own mode; and for a loop whose last frame falls short of the clip end,
+/// the midpoint of that wrap interval.
+fn samples_of(clip: usize, info: &ClipInfo, stride: usize) -> Vec<Sample> {
+    let last = info.frames.max(1) - 1;
+    let mut frames: Vec<u32> = (0..=last).step_by(stride).collect();
+    if frames.last() != Some(&last) {
+        frames.push(last);
+    }
+    let mut out: Vec<Sample> = frames
+        .into_iter()
+        .map(|i| Sample {
+            clip,
+            time: info.frame_time(i),
+            mode: PlayMode::Once,
+            kind: Kind::Frame,
+        })
+        .collect();
+    let mode = PlayMode::of(info);
+    for i in (0..last).step_by(stride) {
+        out.push(Sample {
+            clip,
+            time: (info.frame_time(i) + info.frame_time(i + 1)) / 2.0,
+            mode,
+            kind: Kind::Mid,
+        });
+    }
+    if info.looping && info.length_frames() > f64::from(last) {
+        out.push(Sample {
+            clip,
+            time: (info.frame_time(last) + info.length()) / 2.0,
+            mode: PlayMode::Loop,
+            kind: Kind::Mid,
+        });
+    }
+    out
+}
+
+/// The GPU state of an instance playing `info` in `mode`, `time` seconds in.
+fn state_at(info: &ClipInfo, time: f64, mode: PlayMode) -> GpuState {
+    let mut state = AnimationState::new();
+    state.play(*info, mode, 1.0);
+    state.seek(time);
+    state.gpu_state()
+}
+
+/// Angle between two directions in degrees; 180 when the reconstructed one
+/// is zero (a lost normal counts as wrong).
+fn angle_degrees(got: Vec3, want: DVec3) -> f64 {
+    let got = got.as_dvec3();
+    if got == DVec3::ZERO {
+        return 180.0;
+    }
+    got.cross(want).length().atan2(got.dot(want)).to_degrees()
+}
+
+/// What one sample produced.
+struct SampleResult {
+    stats: Stats,
+    lo: DVec3,
+    hi: DVec3,
+}
+
+/// Compares one reconstructed vertex with its direct evaluation.
+fn compare(
+    stats: &mut Stats,
+    lo: &mut DVec3,
+    hi: &mut DVec3,
+    got: &RuntimeVertex,
+    want: &rigbake_core::reference::Deformed,
+    position_bound: f64,
+    normal_bound: Option<f64>,
+) {
+    stats.add_position(
+        got.position.as_dvec3().distance(want.position),
+        position_bound,
+    );
+    *lo = lo.min(want.position);
+    *hi = hi.max(want.position);
+    if let (Some(n), false) = (got.normal, want.normal == DVec3::ZERO) {
+        stats.add_normal(angle_degrees(n, want.normal), normal_bound);
+    }
+}
+
+/// The playback paths and the model they play.
+#[derive(Debug, Clone, Copy)]
+pub struct Subject<'a> {
+    /// The source model.
+    pub model: &'a Model,
+    /// The clip table.
+    pub clips: &'a [LoadedClip],
+}
+
+fn eval_bones(
+    subject: &Subject<'_>,
+    bones: &BonePlayback,
+    gpu: &GpuState,
+    pose: &LocalPose,
+    out: &mut SampleResult,
+) {
+    let model = subject.model;
+    let k = bones.channels;
+    for prim in &bones.primitives {
+        let tex = &bones.textures[prim.set];
+        let view = BoneTextureView {
+            width: tex.width,
+            height: tex.height,
+            layout: tex.layout,
+            texels: &tex.texels,
+        };
+        let want = deform(
+            model,
+            pose,
+            prim.node,
+            prim.primitive,
+            Some(tex.space_node),
+            NormalConvention::InverseTranspose,
+        );
+        let mesh = model.nodes[prim.node].mesh.unwrap_or_default();
+        let src = &model.meshes[mesh].primitives[prim.primitive];
+        // Normal errors have a bound only when the bake is exact.
+        let judged = (tex.max_error == 0.0 && !prim.truncated).then_some(0.0);
+        for (v, want) in want.iter().enumerate() {
+            let Some(channels) = prim.channels.get(v * k..(v + 1) * k) else {
+                break;
+            };
+            let (p, normal) = prim.vertex(src, v);
+            let got = bone_path::deform_vertex(&view, gpu, channels, p, normal);
+            // f16 entries are off by at most max_error each: a point moves by
+            // at most max_error * (|x| + |y| + |z| + 1); truncated weights
+            // add their recorded error.
+            let bound =
+                tex.max_error * f64::from(p.abs().element_sum() + 1.0) + prim.position_error;
+            compare(
+                &mut out.stats,
+                &mut out.lo,
+                &mut out.hi,
+                &got,
+                want,
+                bound,
+                judged,
+            );
+        }
+    }
+}
+
+fn eval_vat(
+    subject: &Subject<'_>,
+    vat: &VatPlayback,
+    gpu: &GpuState,
+    pose: &LocalPose,
+    out: &mut SampleResult,
+) {
+    for prim in &vat.primitives {
+        let positions = prim.positions.view();
+        let normals = prim.normals.as_ref().map(|n| n.view());
+        let want = deform(
+            subject.model,
+            pose,
+            prim.node,
+            prim.primitive,
+            vat.reference_node,
+            vat.convention,
+        );
+        let normal_bound = prim.normals.as_ref().map(|n| n.max_error);
+        for (v, want) in want.iter().enumerate() {
+            let got = vat_path::deform_vertex(
+                &prim.address,
+                &positions,
+                normals.as_ref(),
+                gpu,
+                v as u32,
+                Vec3::ZERO,
+                None,
+            );
+            compare(
+                &mut out.stats,
+                &mut out.lo,
+                &mut out.hi,
+                &got,
+                want,
+                prim.positions.max_error,
+                normal_bound,
+            );
+        }
+    }
+}
+
+/// The path an output plays.
+#[derive(Debug, Clone, Copy)]
+pub enum Path<'a> {
+    /// Bone-matrix path.
+    Bones(&'a BonePlayback),
+    /// VAT path.
+    Vat(&'a VatPlayback),
+}
+
+/// Measures one output over the clips in `selected` (indices into the clip
+/// table), checking every `stride`-th frame.
+pub fn measure(
+    subject: &Subject<'_>,
+    path: Path<'_>,
+    selected: &[usize],
+    stride: usize,
+) -> OutputStats {
+    let samples: Vec<Sample> = selected
+        .iter()
+        .flat_map(|&c| samples_of(c, &subject.clips[c].info, stride.max(1)))
+        .collect();
+    let results: Vec<(Sample, SampleResult)> = samples
+        .par_iter()
+        .map_init(
+            || LocalPose::rest(subject.model),
+            |pose, s| {
+                let clip = &subject.clips[s.clip];
+                pose_at(subject.model, clip.animation, s.time, pose);
+                let gpu = state_at(&clip.info, s.time, s.mode);
+                let mut out = SampleResult {
+                    stats: Stats {
+                        samples: 1,
+                        ..Stats::default()
+                    },
+                    lo: DVec3::splat(f64::INFINITY),
+                    hi: DVec3::splat(f64::NEG_INFINITY),
+                };
+                match path {
+                    Path::Bones(b) => eval_bones(subject, b, &gpu, pose, &mut out),
+                    Path::Vat(v) => eval_vat(subject, v, &gpu, pose, &mut out),
+                }
+                (*s, out)
+            },
+        )
+        .collect();
+    let mut clips: Vec<ClipStats> = selected
+        .iter()
+        .map(|&clip| ClipStats {
+            clip,
+            frames: Stats::default(),
+            mid: Stats::default(),
+        })
+        .collect();
+    let (mut lo, mut hi) = (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY));
+    for (s, r) in &results {
+        let Some(entry) = clips.iter_mut().find(|c| c.clip == s.clip) else {
+            continue;
+        };
+        match s.kind {
+            Kind::Frame => {
+                entry.frames.merge(&r.stats);
+                lo = lo.min(r.lo);
+                hi = hi.max(r.hi);
+            }
+            Kind::Mid => entry.mid.merge(&r.stats),
+        }
+    }
+    let diagonal = if lo.x <= hi.x {
+        (hi - lo).length()
+    } else {
+        0.0
+    };
+    OutputStats {
+        output: match path {
+            Path::Bones(_) => Output::Bones,
+            Path::Vat(_) => Output::Vat,
+        },
+        primitives: match path {
+            Path::Bones(b) => b.primitives.len(),
+            Path::Vat(v) => v.primitives.len(),
+        },
+        diagonal,
+        clips,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rigbake_core::timeline::SampleRule;
+
+    #[test]
+    fn samples_cover_frames_mids_and_the_wrap() {
+        // 103 frames, 102.5 frames long: the half-frame wrap gets a midpoint.
+        let info = ClipInfo {
+            start_row: 0,
+            frames: 103,
+            fps: 30.0,
+            duration: 102.5 / 30.0,
+            looping: true,
+            rule: SampleRule::FixedRate,
+        };
+        let s = samples_of(0, &info, 10);
+        let frames: Vec<f64> = s
+            .iter()
+            .filter(|s| s.kind == Kind::Frame)
+            .map(|s| s.time)
+            .collect();
+        assert_eq!(frames.len(), 12, "0, 10, ..., 100 and the last (102)");
+        assert!((frames[11] - 102.0 / 30.0).abs() < 1e-12);
+        let mids: Vec<f64> = s
+            .iter()
+            .filter(|s| s.kind == Kind::Mid)
+            .map(|s| s.time)
+            .collect();
+        assert_eq!(mids.len(), 12, "0.5, 10.5, ..., 100.5 and the wrap");
+        assert!((mids[0] - 0.5 / 30.0).abs() < 1e-12);
+        assert!((mids[11] - 102.25 / 30.0).abs() < 1e-9);
+        // The wrap midpoint plays the lerp from the last frame to the first.
+        let g = state_at(&info, mids[11], PlayMode::Loop);
+        assert_eq!((g.rows[0][2], g.rows[1][2]), (102.0, 0.0));
+        assert!(angle_degrees(Vec3::X, DVec3::Y) - 90.0 < 1e-12);
+        assert_eq!(angle_degrees(Vec3::ZERO, DVec3::Y), 180.0);
+    }
+}

@@ -1,0 +1,173 @@
+//! `rigbake verify FILE.rigbake [--source MODEL]`: plays every clip of a
+//! bake through the runtime reference (both paths the bake holds) and
+//! compares the vertices with a direct evaluation of the source glTF, at
+//! frame times and at mid-frame times. Exit code 0 when every clip is within
+//! tolerance, 1 when not (or a file is damaged, or the source is another
+//! file), 2 for usage errors (bad arguments, source not found).
+//!
+//! Semantics and tolerances are described in `docs/runtime.md`.
+
+mod measure;
+mod report;
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+pub use measure::{Output, OutputStats, Stats};
+pub use report::{Tolerances, VERIFY_SCHEMA_VERSION, VerifyReport};
+
+use crate::playback::{self, LoadError};
+use crate::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
+
+/// Arguments of `rigbake verify`.
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// The .rigbake container to check.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// The model the bake was made from (default: the recorded file name
+    /// beside the container).
+    #[arg(long, value_name = "MODEL")]
+    pub source: Option<PathBuf>,
+    /// Largest position error at frame times, beyond the errors the bake
+    /// recorded for lossy encodings, relative to the bounding-box diagonal.
+    #[arg(long, default_value_t = 1e-5, value_name = "REL")]
+    pub tolerance: f64,
+    /// Largest normal error at frame times, beyond recorded errors, in
+    /// degrees (judged where the bake records a bound or is exact).
+    #[arg(long, default_value_t = 0.01, value_name = "DEGREES")]
+    pub normal_tolerance: f64,
+    /// Also judge mid-frame position errors (relative to the diagonal);
+    /// without it they are only reported.
+    #[arg(long, value_name = "REL")]
+    pub mid_tolerance: Option<f64>,
+    /// Check every N-th frame (and always the last) of every clip.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub stride: usize,
+    /// Check only this clip (repeatable; default: every clip).
+    #[arg(long = "clip", value_name = "NAME")]
+    pub clips: Vec<String>,
+    /// Compare even when the source's SHA-256 differs from the recorded one
+    /// (reported as a problem, but not a failure by itself).
+    #[arg(long)]
+    pub allow_source_mismatch: bool,
+    /// Print one JSON document (see docs/runtime.md).
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn usage(message: &str) -> u8 {
+    eprintln!("error: {message}");
+    EXIT_USAGE
+}
+
+/// Runs `rigbake verify`; returns the exit code.
+pub fn run(args: &VerifyArgs) -> u8 {
+    if args.stride == 0 {
+        return usage("--stride must be at least 1");
+    }
+    let positive = |v: f64| v.is_finite() && v >= 0.0;
+    if !positive(args.tolerance)
+        || !positive(args.normal_tolerance)
+        || !args.mid_tolerance.is_none_or(positive)
+    {
+        return usage("tolerances must be finite and not negative");
+    }
+    let loaded = match playback::load(&args.file, args.source.as_deref(), playback::Paths::All) {
+        Ok(l) => l,
+        Err(LoadError::Usage(m)) => return usage(&m),
+        Err(LoadError::Failed(m)) => {
+            eprintln!("error: {m}");
+            return EXIT_FAILED;
+        }
+    };
+    let mut selected = Vec::new();
+    if args.clips.is_empty() {
+        selected.extend(0..loaded.clips.len());
+    } else {
+        for name in &args.clips {
+            match loaded.clips.iter().position(|c| &c.name == name) {
+                Some(i) => selected.push(i),
+                None => {
+                    let known: Vec<&str> = loaded.clips.iter().map(|c| c.name.as_str()).collect();
+                    return usage(&format!(
+                        "{}: no clip named `{name}` (the bake has: {})",
+                        args.file.display(),
+                        known.join(", ")
+                    ));
+                }
+            }
+        }
+    }
+    let mut problems = loaded.checksum_mismatches.clone();
+    let mut problems_fail = !problems.is_empty();
+    if !loaded.source.sha256_matches {
+        problems.push(format!(
+            "{}: SHA-256 differs from the one the bake recorded for `{}` (baked from another version of the file)",
+            loaded.source.path.display(),
+            loaded.metadata.source.file_name
+        ));
+        if args.allow_source_mismatch {
+            eprintln!("warning: {}", problems[problems.len() - 1]);
+        } else {
+            problems_fail = true;
+            problems.push("pass --allow-source-mismatch to compare anyway".to_owned());
+        }
+    }
+    let subject = measure::Subject {
+        model: &loaded.source.model,
+        clips: &loaded.clips,
+    };
+    let mut outputs = Vec::new();
+    if !problems_fail || args.allow_source_mismatch || loaded.source.sha256_matches {
+        if let Some(b) = &loaded.bones {
+            outputs.push(measure::measure(
+                &subject,
+                measure::Path::Bones(b),
+                &selected,
+                args.stride,
+            ));
+        }
+        if let Some(v) = &loaded.vat {
+            outputs.push(measure::measure(
+                &subject,
+                measure::Path::Vat(v),
+                &selected,
+                args.stride,
+            ));
+        }
+        if outputs.is_empty() {
+            problems.push(format!(
+                "{}: nothing to verify: the bake has neither bone-weight channels nor vertex animation textures (bake without --no-weights, or with --vat)",
+                args.file.display()
+            ));
+            problems_fail = true;
+        }
+    }
+    let tolerance = Tolerances {
+        relative: args.tolerance,
+        normal_degrees: args.normal_tolerance,
+        mid_relative: args.mid_tolerance,
+    };
+    let report = report::build(
+        &loaded,
+        &outputs,
+        tolerance,
+        args.stride,
+        problems,
+        problems_fail,
+    );
+    if args.json {
+        match serde_json::to_string_pretty(&report) {
+            Ok(s) => println!("{s}"),
+            Err(e) => {
+                eprintln!("error: cannot write JSON: {e}");
+                return EXIT_FAILED;
+            }
+        }
+    } else {
+        print!("{}", report::text(&report));
+    }
+    if report.pass { EXIT_OK } else { EXIT_FAILED }
+}

@@ -1,0 +1,144 @@
+//! Direct evaluation: where glTF puts every vertex at an instant, computed
+//! straight from the model in f64 (globals by walking parent chains,
+//! morph targets, then skinning or the node's own matrix), with no texture,
+//! no palette and no cached order. It is the yardstick bakes are verified
+//! against (`rigbake verify`, the test suite); only keyframe interpolation
+//! ([`crate::sample::sample_clip`]) is shared with the bakes.
+
+use glam::{DMat3, DMat4, DVec3, DVec4};
+
+use crate::bake::vat::NormalConvention;
+use crate::model::Model;
+use crate::sample::{LocalPose, sample_clip};
+
+/// Global matrix of `node`: the product of local matrices up its parent chain.
+pub fn direct_global(model: &Model, pose: &LocalPose, node: usize) -> DMat4 {
+    let local = |n: usize| {
+        if pose.animated[n] {
+            pose.transforms[n].to_matrix()
+        } else {
+            model.nodes[n].rest_matrix
+        }
+    };
+    let mut m = local(node);
+    let mut cursor = model.nodes[node].parent;
+    while let Some(p) = cursor {
+        m = local(p) * m;
+        cursor = model.nodes[p].parent;
+    }
+    m
+}
+
+/// Poses `pose` at `time` seconds into animation `clip` of the model, or at
+/// the rest pose when `clip` is `None` (the synthetic `rest` clip).
+pub fn pose_at(model: &Model, clip: Option<usize>, time: f64, pose: &mut LocalPose) {
+    match clip.and_then(|c| model.clips.get(c)) {
+        Some(c) => sample_clip(model, c, time, pose),
+        None => pose.reset(model),
+    }
+}
+
+/// A deformed vertex: position, unit normal (zero when degenerate or
+/// absent), unit tangent with its handedness.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Deformed {
+    /// Position.
+    pub position: DVec3,
+    /// Unit normal; zero when the source has none or it degenerates.
+    pub normal: DVec3,
+    /// Unit tangent xyz and handedness w.
+    pub tangent: DVec4,
+}
+
+/// Every vertex of primitive `prim` of the mesh on `node`, deformed at
+/// `pose`, in the space of `reference` (the scene root when `None`).
+/// Skinning weights are all of the vertex's influences, renormalised;
+/// normals use `convention` (SPEC section 3). Panics only on indices the
+/// caller did not take from the model.
+pub fn deform(
+    model: &Model,
+    pose: &LocalPose,
+    node: usize,
+    prim: usize,
+    reference: Option<usize>,
+    convention: NormalConvention,
+) -> Vec<Deformed> {
+    let inv_ref = reference.map_or(DMat4::IDENTITY, |r| direct_global(model, pose, r).inverse());
+    let n = &model.nodes[node];
+    let Some(mesh) = n.mesh.map(|m| &model.meshes[m]) else {
+        return Vec::new();
+    };
+    let p = &mesh.primitives[prim];
+    let weights = pose.node_weights(node);
+    let skin = n
+        .skin
+        .filter(|_| p.influences.is_some())
+        .map(|s| &model.skins[s]);
+    let joint_mats: Vec<DMat4> = skin
+        .map(|s| {
+            s.joints
+                .iter()
+                .zip(&s.inverse_binds)
+                .map(|(&j, ibm)| inv_ref * direct_global(model, pose, j) * *ibm)
+                .collect()
+        })
+        .unwrap_or_default();
+    let rigid = inv_ref * direct_global(model, pose, node);
+    (0..p.positions.len())
+        .map(|v| {
+            let mut pos = p.positions[v].as_dvec3();
+            let mut nrm = p.normals.as_ref().map_or(DVec3::ZERO, |x| x[v].as_dvec3());
+            let mut tan = p.tangents.as_ref().map_or(DVec4::X, |x| x[v].as_dvec4());
+            for (t, target) in p.morph_targets.iter().enumerate() {
+                let w = weights.get(t).copied().unwrap_or(0.0);
+                if let Some(d) = &target.positions {
+                    pos += d[v].as_dvec3() * w;
+                }
+                if let Some(d) = &target.normals {
+                    nrm += d[v].as_dvec3() * w;
+                }
+                if let Some(d) = &target.tangents {
+                    tan += d[v].as_dvec3().extend(0.0) * w;
+                }
+            }
+            let m = match (skin, &p.influences) {
+                (Some(_), Some(inf)) => {
+                    let (js, ws) = inf.vertex(v);
+                    let total: f64 = ws.iter().map(|w| f64::from(*w)).sum();
+                    let mut acc = DMat4::ZERO;
+                    for (&j, &w) in js.iter().zip(ws) {
+                        if w > 0.0 {
+                            acc += joint_mats[usize::from(j)] * (f64::from(w) / total);
+                        }
+                    }
+                    acc
+                }
+                _ => rigid,
+            };
+            let upper = DMat3::from_mat4(m);
+            let normal_matrix = match convention {
+                NormalConvention::InverseTranspose => upper.inverse().transpose(),
+                NormalConvention::BlendedMatrix => upper,
+            };
+            Deformed {
+                position: m.transform_point3(pos),
+                normal: (normal_matrix * nrm).normalize_or_zero(),
+                tangent: (upper * tan.truncate()).normalize_or_zero().extend(tan.w),
+            }
+        })
+        .collect()
+}
+
+/// Diagonal of the box around `points` (0 when there are none).
+pub fn diagonal(points: impl Iterator<Item = DVec3>) -> f64 {
+    let (mut lo, mut hi) = (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY));
+    for p in points {
+        lo = lo.min(p);
+        hi = hi.max(p);
+    }
+    if lo.x <= hi.x {
+        (hi - lo).length()
+    } else {
+        0.0
+    }
+}

@@ -1,0 +1,298 @@
+//! CPU reference of the vertex-animation-texture shader (SPEC section 7,
+//! `formats/vat.md`): for each active state row, the vertex's texel is
+//! addressed at the frame row and the next row, decoded, the two are lerped
+//! by the row's fraction, and the rows are summed by blend weight; normals
+//! are normalised once, at the end.
+//!
+//! Addressing: vertex `v` at timeline row `r` is texel
+//! `(v mod width, r * bands + v div width)`. The next row is
+//! `min(r + 1, frames - 1)` and is only fetched when the fraction is
+//! positive (see [`super::bone_path`] for why).
+//!
+//! Decoding, per the texture's encoding:
+//!
+//! - EXR: floats as they are;
+//! - PNG16 bounds: `min_c + q / 65535 * (max_c - min_c)` per channel;
+//! - PNG16 octahedral directions: `e = q / 65535 * 2 - 1`,
+//!   `n = (e.x, e.y, 1 - |e.x| - |e.y|)`; if `n.z < 0` then
+//!   `n.xy = (1 - |n.yx|) * s(n.xy)` with `s(a) = 1` for `a >= 0` and `-1`
+//!   otherwise; then normalised. A tangent's `w` is A as `q / 65535 * 2 - 1`.
+
+use glam::{Vec2, Vec3, Vec4};
+
+use super::RuntimeVertex;
+use super::math::{lerp3, safe_normalize};
+use super::state::GpuState;
+
+/// The stored samples of a texture.
+#[derive(Debug, Clone, Copy)]
+pub enum VatSamples<'a> {
+    /// Float samples (EXR, 32-bit or half widened to 32-bit).
+    Float(&'a [f32]),
+    /// Unsigned 16-bit samples (PNG16).
+    Unorm16(&'a [u16]),
+}
+
+/// How stored samples become values.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum VatDecode {
+    /// Floats as they are.
+    Float,
+    /// Unsigned 16-bit normalised to per-channel `[min, max]`.
+    Bounds {
+        /// Per-channel minimum.
+        min: [f32; 4],
+        /// Per-channel maximum.
+        max: [f32; 4],
+    },
+    /// Unsigned 16-bit octahedral directions (R, G), tangent sign in A.
+    Octahedral,
+}
+
+/// One vertex animation texture as a shader sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct VatTextureView<'a> {
+    /// Width in texels.
+    pub width: u32,
+    /// Height in texels.
+    pub height: u32,
+    /// Samples per texel in `samples` (3 or 4).
+    pub channels: u32,
+    /// The samples, row-major, channels interleaved.
+    pub samples: VatSamples<'a>,
+    /// How to decode them.
+    pub decode: VatDecode,
+}
+
+/// Where a primitive's vertices live in its textures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VatAddress {
+    /// Texture width: vertex `v` is at `x = v mod width`.
+    pub width: u32,
+    /// Texture rows per frame.
+    pub bands: u32,
+    /// Timeline rows (frames of all clips).
+    pub frames: u32,
+}
+
+impl VatAddress {
+    /// Texel `(x, y)` of `vertex` at timeline row `row`.
+    pub fn texel(&self, vertex: u32, row: u32) -> (u32, u32) {
+        let width = self.width.max(1);
+        (
+            vertex % width,
+            row.saturating_mul(self.bands)
+                .saturating_add(vertex / width),
+        )
+    }
+}
+
+/// `q / 65535` as a shader's unorm16 read gives it.
+fn unorm(q: u16) -> f32 {
+    f32::from(q) / 65535.0
+}
+
+/// The documented octahedral decode of `e` in `[-1, 1]^2`, normalised.
+pub fn octahedral_decode(e: Vec2) -> Vec3 {
+    let mut n = Vec3::new(e.x, e.y, 1.0 - e.x.abs() - e.y.abs());
+    if n.z < 0.0 {
+        let s = |a: f32| if a >= 0.0 { 1.0 } else { -1.0 };
+        let (x, y) = (n.x, n.y);
+        n.x = (1.0 - y.abs()) * s(x);
+        n.y = (1.0 - x.abs()) * s(y);
+    }
+    safe_normalize(n)
+}
+
+impl VatTextureView<'_> {
+    /// The raw samples of texel `(x, y)` (zeros outside, or missing
+    /// channels), as floats for float textures and `q` for unorm16 ones.
+    fn raw(&self, x: u32, y: u32) -> ([f32; 4], [u16; 4]) {
+        let (mut f, mut q) = ([0.0f32; 4], [0u16; 4]);
+        if x >= self.width || y >= self.height {
+            return (f, q);
+        }
+        let channels = self.channels.min(4) as usize;
+        let at = (y as usize * self.width as usize + x as usize) * channels;
+        match self.samples {
+            VatSamples::Float(s) => {
+                if let Some(t) = s.get(at..at + channels) {
+                    f[..channels].copy_from_slice(t);
+                }
+            }
+            VatSamples::Unorm16(s) => {
+                if let Some(t) = s.get(at..at + channels) {
+                    q[..channels].copy_from_slice(t);
+                }
+            }
+        }
+        (f, q)
+    }
+
+    /// Texel `(x, y)` decoded to values; outside the texture the samples
+    /// read as zero before decoding, as `Texture.Load` returns them.
+    pub fn load(&self, x: u32, y: u32) -> Vec4 {
+        let (f, q) = self.raw(x, y);
+        match (self.samples, self.decode) {
+            (VatSamples::Float(_), _) => Vec4::from_array(f),
+            (VatSamples::Unorm16(_), VatDecode::Bounds { min, max }) => Vec4::new(
+                min[0] + unorm(q[0]) * (max[0] - min[0]),
+                min[1] + unorm(q[1]) * (max[1] - min[1]),
+                min[2] + unorm(q[2]) * (max[2] - min[2]),
+                min[3] + unorm(q[3]) * (max[3] - min[3]),
+            ),
+            (VatSamples::Unorm16(_), VatDecode::Octahedral) => {
+                let e = Vec2::new(unorm(q[0]) * 2.0 - 1.0, unorm(q[1]) * 2.0 - 1.0);
+                octahedral_decode(e).extend(unorm(q[3]) * 2.0 - 1.0)
+            }
+            (VatSamples::Unorm16(_), VatDecode::Float) => {
+                Vec4::new(unorm(q[0]), unorm(q[1]), unorm(q[2]), unorm(q[3]))
+            }
+        }
+    }
+
+    /// The value of `vertex` at timeline row `row`.
+    pub fn fetch(&self, address: &VatAddress, vertex: u32, row: u32) -> Vec4 {
+        let (x, y) = address.texel(vertex, row);
+        self.load(x, y)
+    }
+}
+
+/// One vertex through the VAT shader: `vertex` its index in the primitive,
+/// `rest_position` / `rest_normal` what the playback mesh holds (returned
+/// when the state is disabled). The normal is produced when `normals` is
+/// given.
+pub fn deform_vertex(
+    address: &VatAddress,
+    positions: &VatTextureView<'_>,
+    normals: Option<&VatTextureView<'_>>,
+    state: &GpuState,
+    vertex: u32,
+    rest_position: Vec3,
+    rest_normal: Option<Vec3>,
+) -> RuntimeVertex {
+    if !state.enabled {
+        return RuntimeVertex {
+            position: rest_position,
+            normal: rest_normal,
+        };
+    }
+    let last_row = address.frames.saturating_sub(1);
+    let mut p = Vec3::ZERO;
+    let mut n = Vec3::ZERO;
+    for s in state.active_rows() {
+        let (weight, fraction, row) = (s[0], s[1], s[2] as u32);
+        let next = row.saturating_add(1).min(last_row);
+        let mut p_row = positions.fetch(address, vertex, row).truncate();
+        if fraction > 0.0 {
+            let p1 = positions.fetch(address, vertex, next).truncate();
+            p_row = lerp3(p_row, p1, fraction);
+        }
+        p += p_row * weight;
+        if let Some(tex) = normals {
+            let mut n_row = tex.fetch(address, vertex, row).truncate();
+            if fraction > 0.0 {
+                n_row = lerp3(n_row, tex.fetch(address, vertex, next).truncate(), fraction);
+            }
+            n += n_row * weight;
+        }
+    }
+    RuntimeVertex {
+        position: p,
+        normal: normals.map(|_| safe_normalize(n)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrapped_addressing_and_float_lerp() {
+        // 5 vertices, width 2 -> 3 bands, 2 frames: height 6. Value = (v, row, 0).
+        let address = VatAddress {
+            width: 2,
+            bands: 3,
+            frames: 2,
+        };
+        assert_eq!(address.texel(4, 1), (0, 5));
+        assert_eq!(address.texel(3, 0), (1, 1));
+        let mut data = vec![0.0f32; 2 * 6 * 3];
+        for row in 0..2u32 {
+            for v in 0..5u32 {
+                let (x, y) = address.texel(v, row);
+                let at = ((y * 2 + x) * 3) as usize;
+                data[at..at + 3].copy_from_slice(&[v as f32, row as f32, 0.0]);
+            }
+        }
+        let tex = VatTextureView {
+            width: 2,
+            height: 6,
+            channels: 3,
+            samples: VatSamples::Float(&data),
+            decode: VatDecode::Float,
+        };
+        let state = GpuState {
+            rows: [[1.0, 0.25, 0.0, 0.0], [0.0; 4], [0.0; 4], [0.0; 4]],
+            enabled: true,
+        };
+        let v = deform_vertex(&address, &tex, None, &state, 3, Vec3::ZERO, None);
+        assert_eq!(v.position, Vec3::new(3.0, 0.25, 0.0));
+        // The last row's next row is itself.
+        let state = GpuState {
+            rows: [[1.0, 0.5, 1.0, 0.0], [0.0; 4], [0.0; 4], [0.0; 4]],
+            enabled: true,
+        };
+        let v = deform_vertex(&address, &tex, None, &state, 4, Vec3::ZERO, None);
+        assert_eq!(v.position, Vec3::new(4.0, 1.0, 0.0));
+    }
+
+    #[test]
+    fn png16_decodes_bounds_and_octahedral_as_documented() {
+        let bounds = VatTextureView {
+            width: 1,
+            height: 1,
+            channels: 3,
+            samples: VatSamples::Unorm16(&[0, 65535, 32768]),
+            decode: VatDecode::Bounds {
+                min: [-2.0, 1.0, 0.0, 0.0],
+                max: [2.0, 3.0, 1.0, 0.0],
+            },
+        };
+        let v = bounds.load(0, 0);
+        assert_eq!(v.truncate(), Vec3::new(-2.0, 3.0, 32768.0 / 65535.0));
+        // Octahedral: the writer's encoding of a few directions decodes back.
+        use crate::runtime::math::safe_normalize as unit;
+        for d in [
+            Vec3::Z,
+            -Vec3::Z,
+            Vec3::new(0.6, -0.48, -0.64),
+            Vec3::new(-0.36, 0.48, 0.8),
+        ] {
+            let d = unit(d);
+            let l1 = d.x.abs() + d.y.abs() + d.z.abs();
+            let (x, y) = (d.x / l1, d.y / l1);
+            let s = |a: f32| if a >= 0.0 { 1.0 } else { -1.0 };
+            let e = if d.z >= 0.0 {
+                Vec2::new(x, y)
+            } else {
+                Vec2::new((1.0 - y.abs()) * s(x), (1.0 - x.abs()) * s(y))
+            };
+            let q = |a: f32| (((a + 1.0) / 2.0) * 65535.0).round() as u16;
+            let samples = [q(e.x), q(e.y), 0, 65535];
+            let tex = VatTextureView {
+                width: 1,
+                height: 1,
+                channels: 4,
+                samples: VatSamples::Unorm16(&samples),
+                decode: VatDecode::Octahedral,
+            };
+            let got = tex.load(0, 0);
+            assert!(got.truncate().angle_between(d).to_degrees() < 0.01, "{d}");
+            assert_eq!(got.w, 1.0);
+        }
+        // Outside the texture the samples read as zero (like `Texture.Load`),
+        // which decode to the minimum, as on a GPU.
+        assert_eq!(bounds.load(3, 0), Vec4::new(-2.0, 1.0, 0.0, 0.0));
+    }
+}

@@ -1,0 +1,309 @@
+// rigbake runtime reference, GLSL (#version 450; GLSL ES 3.00 needs only
+// precision qualifiers and its own uniform declarations).
+//
+// Line-by-line parallel to rigbake.wgsl (which the test suite parses and
+// validates with naga) and to the CPU reference in crates/core/src/runtime.
+// No GLSL compiler runs in rigbake's CI: keep this file in step with the
+// WGSL by hand, function for function. As a library of functions it has no
+// main(); the example entry points at the end show the two vertex stages
+// (compile one of them with -DBONE_PATH or -DVAT_PATH).
+//
+// Textures are data: texelFetch with integer texel coordinates, linear, no mips.
+//   Bone-matrix texture: RGBA 32-bit (or 16-bit) float. Joint j, row r:
+//     mat4   layout: texels (4j + c, r), c = 0..3, hold the matrix COLUMNS;
+//     mat3x4 layout: texels (3j + i, r), i = 0..2, hold the matrix ROWS.
+//   VAT textures: float (EXR) or RGBA16 unorm (PNG16, decoded below).
+//     Vertex v at row r is texel (v mod width, r * bands + v div width).
+#version 450
+
+// ---------------------------------------------------------------- state
+
+struct AnimationState {
+    vec4 rows[4]; // (blend weight, fraction, frame row, reserved)
+    uint enabled; // 0: draw the mesh as it is
+};
+
+// ----------------------------------------------------------------- math
+
+// A 3x4 affine matrix as its three rows (x, y, z, translation).
+struct Affine {
+    vec4 r0;
+    vec4 r1;
+    vec4 r2;
+};
+
+struct Deformed {
+    vec3 position;
+    vec3 normal;
+};
+
+Affine affine_zero() {
+    return Affine(vec4(0.0), vec4(0.0), vec4(0.0));
+}
+
+Affine add_weighted(Affine acc, Affine m, float w) {
+    return Affine(acc.r0 + m.r0 * w, acc.r1 + m.r1 * w, acc.r2 + m.r2 * w);
+}
+
+vec3 transform_point(Affine m, vec3 p) {
+    vec4 p4 = vec4(p, 1.0);
+    return vec3(dot(m.r0, p4), dot(m.r1, p4), dot(m.r2, p4));
+}
+
+// Direction of inverse-transpose(upper 3x3) * n: the cofactor matrix (rows
+// are cross products of the columns) times the sign of the determinant.
+vec3 cofactor_normal(Affine m, vec3 n) {
+    vec3 c0 = vec3(m.r0.x, m.r1.x, m.r2.x);
+    vec3 c1 = vec3(m.r0.y, m.r1.y, m.r2.y);
+    vec3 c2 = vec3(m.r0.z, m.r1.z, m.r2.z);
+    vec3 k0 = cross(c1, c2);
+    vec3 k1 = cross(c2, c0);
+    vec3 k2 = cross(c0, c1);
+    float det = dot(c0, k0);
+    float s = det >= 0.0 ? 1.0 : -1.0;
+    return (k0 * n.x + k1 * n.y + k2 * n.z) * s;
+}
+
+vec3 safe_normalize(vec3 v) {
+    float l = length(v);
+    return l > 0.0 ? v / l : v;
+}
+
+// a + (b - a) * t, written out (mix() rounds differently across languages).
+vec3 lerp3(vec3 a, vec3 b, float t) {
+    return a + (b - a) * t;
+}
+
+// ------------------------------------------------------ bone-matrix path
+
+const uint LAYOUT_MAT4 = 0u;
+const uint LAYOUT_MAT3X4 = 1u;
+
+layout(binding = 0) uniform sampler2D bone_texture;
+
+vec4 bone_texel(uint x, uint y) {
+    return texelFetch(bone_texture, ivec2(x, y), 0);
+}
+
+Affine bone_matrix(uint joint, uint row, uint matrix_layout) {
+    if (matrix_layout == LAYOUT_MAT4) {
+        uint x = joint * 4u;
+        vec4 c0 = bone_texel(x, row);
+        vec4 c1 = bone_texel(x + 1u, row);
+        vec4 c2 = bone_texel(x + 2u, row);
+        vec4 c3 = bone_texel(x + 3u, row);
+        return Affine(
+            vec4(c0.x, c1.x, c2.x, c3.x),
+            vec4(c0.y, c1.y, c2.y, c3.y),
+            vec4(c0.z, c1.z, c2.z, c3.z));
+    }
+    uint x = joint * 3u;
+    return Affine(bone_texel(x, row), bone_texel(x + 1u, row), bone_texel(x + 2u, row));
+}
+
+// Linear blend skinning's matrix from UV1..UV4 = (bone, weight, bone, weight).
+Affine blend_bones(vec4 uv[4], uint channels, uint row, uint matrix_layout) {
+    Affine acc = affine_zero();
+    for (uint c = 0u; c < channels; c = c + 1u) {
+        vec4 pair = uv[c];
+        if (pair.y != 0.0) {
+            acc = add_weighted(acc, bone_matrix(uint(pair.x), row, matrix_layout), pair.y);
+        }
+        if (pair.w != 0.0) {
+            acc = add_weighted(acc, bone_matrix(uint(pair.z), row, matrix_layout), pair.w);
+        }
+    }
+    return acc;
+}
+
+Deformed skin(Affine m, vec3 p, vec3 n) {
+    return Deformed(transform_point(m, p), safe_normalize(cofactor_normal(m, n)));
+}
+
+// One vertex in its bind pose (p, n) with its channels, through the state.
+Deformed bone_deform(
+    AnimationState state,
+    vec4 uv[4],
+    uint channels,
+    vec3 p,
+    vec3 n,
+    uint matrix_layout,
+    uint height)
+{
+    if (state.enabled == 0u) {
+        return Deformed(p, n);
+    }
+    uint last_row = max(height, 1u) - 1u;
+    vec3 pos = vec3(0.0);
+    vec3 nrm = vec3(0.0);
+    for (uint k = 0u; k < 4u; k = k + 1u) {
+        vec4 s = state.rows[k];
+        if (!(s.x > 0.0)) {
+            continue;
+        }
+        float weight = s.x;
+        float fraction = s.y;
+        uint row = uint(s.z);
+        Affine m0 = blend_bones(uv, channels, row, matrix_layout);
+        Deformed d = skin(m0, p, n);
+        if (fraction > 0.0) {
+            Affine m1 = blend_bones(uv, channels, min(row + 1u, last_row), matrix_layout);
+            Deformed d1 = skin(m1, p, n);
+            d = Deformed(lerp3(d.position, d1.position, fraction), lerp3(d.normal, d1.normal, fraction));
+        }
+        pos = pos + d.position * weight;
+        nrm = nrm + d.normal * weight;
+    }
+    return Deformed(pos, safe_normalize(nrm));
+}
+
+// ------------------------------------------- vertex animation texture path
+
+const uint ENCODING_FLOAT = 0u;      // EXR: values as stored
+const uint ENCODING_BOUNDS = 1u;     // PNG16: min + q * (max - min)
+const uint ENCODING_OCTAHEDRAL = 2u; // PNG16 directions: octahedral R, G; sign in A
+
+struct VatStream {
+    uint encoding;
+    vec4 bounds_min;
+    vec4 bounds_max;
+};
+
+layout(binding = 1) uniform sampler2D vat_positions;
+layout(binding = 2) uniform sampler2D vat_normals;
+
+uvec2 vat_texel(uint vertex, uint row, uint width, uint bands) {
+    return uvec2(vertex % width, row * bands + vertex / width);
+}
+
+// For meshes whose vertices were reordered: the texel from the playback
+// mesh's last UV set (the texel centre at row 0).
+uvec2 vat_texel_from_uv(vec2 uv, uint row, uint width, uint bands, uint height) {
+    return uvec2(uint(floor(uv.x * float(width))), uint(floor(uv.y * float(height))) + row * bands);
+}
+
+float sign_not_zero(float a) {
+    return a >= 0.0 ? 1.0 : -1.0;
+}
+
+vec3 octahedral_decode(vec2 e) {
+    vec3 n = vec3(e.x, e.y, 1.0 - abs(e.x) - abs(e.y));
+    if (n.z < 0.0) {
+        float x = n.x;
+        float y = n.y;
+        n.x = (1.0 - abs(y)) * sign_not_zero(x);
+        n.y = (1.0 - abs(x)) * sign_not_zero(y);
+    }
+    return safe_normalize(n);
+}
+
+// `raw` is what texelFetch returns: floats for EXR, q / 65535 for unorm16.
+vec4 vat_decode(vec4 raw, VatStream stream) {
+    if (stream.encoding == ENCODING_BOUNDS) {
+        return stream.bounds_min + raw * (stream.bounds_max - stream.bounds_min);
+    }
+    if (stream.encoding == ENCODING_OCTAHEDRAL) {
+        return vec4(octahedral_decode(raw.xy * 2.0 - 1.0), raw.w * 2.0 - 1.0);
+    }
+    return raw;
+}
+
+vec3 vat_position(uvec2 texel, VatStream stream) {
+    vec4 raw = texelFetch(vat_positions, ivec2(texel), 0);
+    return vat_decode(raw, stream).xyz;
+}
+
+vec3 vat_normal(uvec2 texel, VatStream stream) {
+    vec4 raw = texelFetch(vat_normals, ivec2(texel), 0);
+    return vat_decode(raw, stream).xyz;
+}
+
+struct VatLayout {
+    uint width;
+    uint bands;
+    uint frames;
+};
+
+// Vertex `vertex` through the state; (p, n) is what the playback mesh holds.
+Deformed vat_deform(
+    AnimationState state,
+    uint vertex,
+    vec3 p,
+    vec3 n,
+    VatLayout vat,
+    VatStream positions,
+    VatStream normals)
+{
+    if (state.enabled == 0u) {
+        return Deformed(p, n);
+    }
+    uint last_row = max(vat.frames, 1u) - 1u;
+    vec3 pos = vec3(0.0);
+    vec3 nrm = vec3(0.0);
+    for (uint k = 0u; k < 4u; k = k + 1u) {
+        vec4 s = state.rows[k];
+        if (!(s.x > 0.0)) {
+            continue;
+        }
+        float weight = s.x;
+        float fraction = s.y;
+        uint row = uint(s.z);
+        uint next = min(row + 1u, last_row);
+        uvec2 t0 = vat_texel(vertex, row, vat.width, vat.bands);
+        uvec2 t1 = vat_texel(vertex, next, vat.width, vat.bands);
+        vec3 p_row = vat_position(t0, positions);
+        vec3 n_row = vat_normal(t0, normals);
+        if (fraction > 0.0) {
+            p_row = lerp3(p_row, vat_position(t1, positions), fraction);
+            n_row = lerp3(n_row, vat_normal(t1, normals), fraction);
+        }
+        pos = pos + p_row * weight;
+        nrm = nrm + n_row * weight;
+    }
+    return Deformed(pos, safe_normalize(nrm));
+}
+
+// ------------------------------------------------------ example entry points
+
+layout(std140, binding = 3) uniform Instance {
+    AnimationState instance_state;
+    mat4 world_view_projection;
+};
+
+layout(std140, binding = 4) uniform Params {
+    VatStream params_vat_positions;
+    VatStream params_vat_normals;
+    uint params_bone_layout;
+    uint params_bone_height;
+    uint params_channels;
+    VatLayout params_vat;
+};
+
+layout(location = 0) out vec3 out_normal;
+
+#ifdef BONE_PATH
+layout(location = 0) in vec3 in_position;
+layout(location = 1) in vec3 in_normal;
+layout(location = 2) in vec4 in_uv1;
+layout(location = 3) in vec4 in_uv2;
+layout(location = 4) in vec4 in_uv3;
+layout(location = 5) in vec4 in_uv4;
+
+void main() {
+    vec4 uv[4] = vec4[4](in_uv1, in_uv2, in_uv3, in_uv4);
+    Deformed d = bone_deform(instance_state, uv, params_channels, in_position, in_normal, params_bone_layout, params_bone_height);
+    gl_Position = world_view_projection * vec4(d.position, 1.0);
+    out_normal = d.normal;
+}
+#endif
+
+#ifdef VAT_PATH
+layout(location = 0) in vec3 in_position;
+layout(location = 1) in vec3 in_normal;
+
+void main() {
+    Deformed d = vat_deform(instance_state, uint(gl_VertexIndex), in_position, in_normal, params_vat, params_vat_positions, params_vat_normals);
+    gl_Position = world_view_projection * vec4(d.position, 1.0);
+    out_normal = d.normal;
+}
+#endif

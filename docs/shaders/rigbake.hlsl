@@ -1,0 +1,307 @@
+// rigbake runtime reference, HLSL (Shader Model 5 and later).
+//
+// Line-by-line parallel to rigbake.wgsl (which the test suite parses and
+// validates with naga) and to the CPU reference in crates/core/src/runtime.
+// No HLSL compiler runs in rigbake's CI: keep this file in step with the
+// WGSL by hand, function for function.
+//
+// Textures are data: Load() with integer texel coordinates, linear, no mips.
+//   Bone-matrix texture: RGBA 32-bit (or 16-bit) float. Joint j, row r:
+//     mat4   layout: texels (4j + c, r), c = 0..3, hold the matrix COLUMNS;
+//     mat3x4 layout: texels (3j + i, r), i = 0..2, hold the matrix ROWS.
+//   VAT textures: float (EXR) or R16G16B16A16_UNORM (PNG16, decoded below).
+//     Vertex v at row r is texel (v mod width, r * bands + v div width).
+
+// ---------------------------------------------------------------- state
+
+struct AnimationState {
+    float4 rows[4]; // (blend weight, fraction, frame row, reserved)
+    uint enabled;   // 0: draw the mesh as it is
+};
+
+// ----------------------------------------------------------------- math
+
+// A 3x4 affine matrix as its three rows (x, y, z, translation).
+struct Affine {
+    float4 r0;
+    float4 r1;
+    float4 r2;
+};
+
+struct Deformed {
+    float3 position;
+    float3 normal;
+};
+
+Affine affine_zero() {
+    Affine m; m.r0 = float4(0, 0, 0, 0); m.r1 = float4(0, 0, 0, 0); m.r2 = float4(0, 0, 0, 0); return m;
+}
+
+Affine add_weighted(Affine acc, Affine m, float w) {
+    Affine o; o.r0 = acc.r0 + m.r0 * w; o.r1 = acc.r1 + m.r1 * w; o.r2 = acc.r2 + m.r2 * w; return o;
+}
+
+float3 transform_point(Affine m, float3 p) {
+    float4 p4 = float4(p, 1.0);
+    return float3(dot(m.r0, p4), dot(m.r1, p4), dot(m.r2, p4));
+}
+
+// Direction of inverse-transpose(upper 3x3) * n: the cofactor matrix (rows
+// are cross products of the columns) times the sign of the determinant.
+float3 cofactor_normal(Affine m, float3 n) {
+    float3 c0 = float3(m.r0.x, m.r1.x, m.r2.x);
+    float3 c1 = float3(m.r0.y, m.r1.y, m.r2.y);
+    float3 c2 = float3(m.r0.z, m.r1.z, m.r2.z);
+    float3 k0 = cross(c1, c2);
+    float3 k1 = cross(c2, c0);
+    float3 k2 = cross(c0, c1);
+    float det = dot(c0, k0);
+    float s = det >= 0.0 ? 1.0 : -1.0;
+    return (k0 * n.x + k1 * n.y + k2 * n.z) * s;
+}
+
+float3 safe_normalize(float3 v) {
+    float l = length(v);
+    return l > 0.0 ? v / l : v;
+}
+
+// a + (b - a) * t, written out (lerp() rounds differently across languages).
+float3 lerp3(float3 a, float3 b, float t) {
+    return a + (b - a) * t;
+}
+
+// ------------------------------------------------------ bone-matrix path
+
+static const uint LAYOUT_MAT4 = 0u;
+static const uint LAYOUT_MAT3X4 = 1u;
+
+Texture2D<float4> bone_texture : register(t0);
+
+float4 bone_texel(uint x, uint y) {
+    return bone_texture.Load(int3(x, y, 0));
+}
+
+Affine bone_matrix(uint joint, uint row, uint matrix_layout) {
+    Affine m;
+    if (matrix_layout == LAYOUT_MAT4) {
+        uint x = joint * 4u;
+        float4 c0 = bone_texel(x, row);
+        float4 c1 = bone_texel(x + 1u, row);
+        float4 c2 = bone_texel(x + 2u, row);
+        float4 c3 = bone_texel(x + 3u, row);
+        m.r0 = float4(c0.x, c1.x, c2.x, c3.x);
+        m.r1 = float4(c0.y, c1.y, c2.y, c3.y);
+        m.r2 = float4(c0.z, c1.z, c2.z, c3.z);
+        return m;
+    }
+    uint x = joint * 3u;
+    m.r0 = bone_texel(x, row); m.r1 = bone_texel(x + 1u, row); m.r2 = bone_texel(x + 2u, row);
+    return m;
+}
+
+// Linear blend skinning's matrix from UV1..UV4 = (bone, weight, bone, weight).
+Affine blend_bones(float4 uv[4], uint channels, uint row, uint matrix_layout) {
+    Affine acc = affine_zero();
+    for (uint c = 0u; c < channels; c = c + 1u) {
+        float4 pair = uv[c];
+        if (pair.y != 0.0) {
+            acc = add_weighted(acc, bone_matrix((uint)pair.x, row, matrix_layout), pair.y);
+        }
+        if (pair.w != 0.0) {
+            acc = add_weighted(acc, bone_matrix((uint)pair.z, row, matrix_layout), pair.w);
+        }
+    }
+    return acc;
+}
+
+Deformed skin(Affine m, float3 p, float3 n) {
+    Deformed d; d.position = transform_point(m, p); d.normal = safe_normalize(cofactor_normal(m, n)); return d;
+}
+
+// One vertex in its bind pose (p, n) with its channels, through the state.
+Deformed bone_deform(
+    AnimationState state,
+    float4 uv[4],
+    uint channels,
+    float3 p,
+    float3 n,
+    uint matrix_layout,
+    uint height)
+{
+    Deformed result; result.position = p; result.normal = n;
+    if (state.enabled == 0u) {
+        return result;
+    }
+    uint last_row = max(height, 1u) - 1u;
+    float3 pos = float3(0, 0, 0);
+    float3 nrm = float3(0, 0, 0);
+    for (uint k = 0u; k < 4u; k = k + 1u) {
+        float4 s = state.rows[k];
+        if (!(s.x > 0.0)) {
+            continue;
+        }
+        float weight = s.x;
+        float fraction = s.y;
+        uint row = (uint)s.z;
+        Affine m0 = blend_bones(uv, channels, row, matrix_layout);
+        Deformed d = skin(m0, p, n);
+        if (fraction > 0.0) {
+            Affine m1 = blend_bones(uv, channels, min(row + 1u, last_row), matrix_layout);
+            Deformed d1 = skin(m1, p, n);
+            d.position = lerp3(d.position, d1.position, fraction); d.normal = lerp3(d.normal, d1.normal, fraction);
+        }
+        pos = pos + d.position * weight;
+        nrm = nrm + d.normal * weight;
+    }
+    result.position = pos; result.normal = safe_normalize(nrm);
+    return result;
+}
+
+// ------------------------------------------- vertex animation texture path
+
+static const uint ENCODING_FLOAT = 0u;      // EXR: values as stored
+static const uint ENCODING_BOUNDS = 1u;     // PNG16: min + q * (max - min)
+static const uint ENCODING_OCTAHEDRAL = 2u; // PNG16 directions: octahedral R, G; sign in A
+
+struct VatStream {
+    uint encoding;
+    float4 bounds_min;
+    float4 bounds_max;
+};
+
+Texture2D<float4> vat_positions : register(t1);
+Texture2D<float4> vat_normals : register(t2);
+
+uint2 vat_texel(uint vertex, uint row, uint width, uint bands) {
+    return uint2(vertex % width, row * bands + vertex / width);
+}
+
+// For meshes whose vertices were reordered: the texel from the playback
+// mesh's last UV set (the texel centre at row 0).
+uint2 vat_texel_from_uv(float2 uv, uint row, uint width, uint bands, uint height) {
+    return uint2((uint)floor(uv.x * (float)width), (uint)floor(uv.y * (float)height) + row * bands);
+}
+
+float sign_not_zero(float a) {
+    return a >= 0.0 ? 1.0 : -1.0;
+}
+
+float3 octahedral_decode(float2 e) {
+    float3 n = float3(e.x, e.y, 1.0 - abs(e.x) - abs(e.y));
+    if (n.z < 0.0) {
+        float x = n.x;
+        float y = n.y;
+        n.x = (1.0 - abs(y)) * sign_not_zero(x);
+        n.y = (1.0 - abs(x)) * sign_not_zero(y);
+    }
+    return safe_normalize(n);
+}
+
+// `raw` is what Load returns: floats for EXR, q / 65535 for UNORM16.
+float4 vat_decode(float4 raw, VatStream stream) {
+    if (stream.encoding == ENCODING_BOUNDS) {
+        return stream.bounds_min + raw * (stream.bounds_max - stream.bounds_min);
+    }
+    if (stream.encoding == ENCODING_OCTAHEDRAL) {
+        return float4(octahedral_decode(raw.xy * 2.0 - 1.0), raw.w * 2.0 - 1.0);
+    }
+    return raw;
+}
+
+float3 vat_position(uint2 texel, VatStream stream) {
+    float4 raw = vat_positions.Load(int3(texel, 0));
+    return vat_decode(raw, stream).xyz;
+}
+
+float3 vat_normal(uint2 texel, VatStream stream) {
+    float4 raw = vat_normals.Load(int3(texel, 0));
+    return vat_decode(raw, stream).xyz;
+}
+
+struct VatLayout {
+    uint width;
+    uint bands;
+    uint frames;
+};
+
+// Vertex `vertex` through the state; (p, n) is what the playback mesh holds.
+Deformed vat_deform(
+    AnimationState state,
+    uint vertex,
+    float3 p,
+    float3 n,
+    VatLayout vat,
+    VatStream positions,
+    VatStream normals)
+{
+    Deformed result; result.position = p; result.normal = n;
+    if (state.enabled == 0u) {
+        return result;
+    }
+    uint last_row = max(vat.frames, 1u) - 1u;
+    float3 pos = float3(0, 0, 0);
+    float3 nrm = float3(0, 0, 0);
+    for (uint k = 0u; k < 4u; k = k + 1u) {
+        float4 s = state.rows[k];
+        if (!(s.x > 0.0)) {
+            continue;
+        }
+        float weight = s.x;
+        float fraction = s.y;
+        uint row = (uint)s.z;
+        uint next = min(row + 1u, last_row);
+        uint2 t0 = vat_texel(vertex, row, vat.width, vat.bands);
+        uint2 t1 = vat_texel(vertex, next, vat.width, vat.bands);
+        float3 p_row = vat_position(t0, positions);
+        float3 n_row = vat_normal(t0, normals);
+        if (fraction > 0.0) {
+            p_row = lerp3(p_row, vat_position(t1, positions), fraction);
+            n_row = lerp3(n_row, vat_normal(t1, normals), fraction);
+        }
+        pos = pos + p_row * weight;
+        nrm = nrm + n_row * weight;
+    }
+    result.position = pos; result.normal = safe_normalize(nrm);
+    return result;
+}
+
+// ------------------------------------------------------ example entry points
+
+cbuffer Instance : register(b0) {
+    AnimationState instance_state;
+    float4x4 world_view_projection; // column vectors: mul(M, v)
+};
+
+cbuffer Params : register(b1) {
+    VatStream params_vat_positions;
+    VatStream params_vat_normals;
+    uint params_bone_layout;
+    uint params_bone_height;
+    uint params_channels;
+    VatLayout params_vat;
+};
+
+struct BoneVertex {
+    float3 position : POSITION;
+    float3 normal : NORMAL;
+    float4 uv1 : TEXCOORD1;
+    float4 uv2 : TEXCOORD2;
+    float4 uv3 : TEXCOORD3;
+    float4 uv4 : TEXCOORD4;
+};
+
+struct VertexOut {
+    float4 clip : SV_Position;
+    float3 normal : NORMAL;
+};
+
+VertexOut bone_vertex(BoneVertex v) {
+    float4 uv[4] = { v.uv1, v.uv2, v.uv3, v.uv4 };
+    Deformed d = bone_deform(instance_state, uv, params_channels, v.position, v.normal, params_bone_layout, params_bone_height);
+    VertexOut o; o.clip = mul(world_view_projection, float4(d.position, 1.0)); o.normal = d.normal; return o;
+}
+
+VertexOut vat_vertex(uint index : SV_VertexID, float3 position : POSITION, float3 normal : NORMAL) {
+    Deformed d = vat_deform(instance_state, index, position, normal, params_vat, params_vat_positions, params_vat_normals);
+    VertexOut o; o.clip = mul(world_view_projection, float4(d.position, 1.0)); o.normal = d.normal; return o;
+}

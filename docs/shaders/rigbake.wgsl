@@ -1,0 +1,321 @@
+// rigbake runtime reference, WGSL.
+//
+// Both playback paths of a rigbake bake (docs/runtime.md), written to match
+// the CPU reference in crates/core/src/runtime (math.rs, bone_path.rs,
+// vat_path.rs) operation for operation. rigbake.hlsl and rigbake.glsl are
+// line-by-line parallel to this file: change all four together.
+//
+// Textures are data: point-sampled with textureLoad, linear, no mipmaps.
+//   Bone-matrix texture: RGBA 32-bit (or 16-bit) float. Joint j, row r:
+//     mat4   layout: texels (4j + c, r), c = 0..3, hold the matrix COLUMNS;
+//     mat3x4 layout: texels (3j + i, r), i = 0..2, hold the matrix ROWS.
+//   VAT textures: float (EXR) or 16-bit unorm (PNG16, decoded below).
+//     Vertex v at row r is texel (v mod width, r * bands + v div width).
+//
+// The animation state (4 rows of (blend weight, fraction, frame row,
+// reserved) plus an enable flag) comes from the CPU every frame; it never
+// asks for a fraction across a clip boundary, so row + 1 (clamped to the
+// last row) is always the right next frame.
+
+// ---------------------------------------------------------------- state
+
+struct AnimationState {
+    rows: array<vec4<f32>, 4>, // (blend weight, fraction, frame row, reserved)
+    enabled: u32,              // 0: draw the mesh as it is
+}
+
+// ----------------------------------------------------------------- math
+
+// A 3x4 affine matrix as its three rows (x, y, z, translation).
+struct Affine {
+    r0: vec4<f32>,
+    r1: vec4<f32>,
+    r2: vec4<f32>,
+}
+
+struct Deformed {
+    position: vec3<f32>,
+    normal: vec3<f32>,
+}
+
+fn affine_zero() -> Affine {
+    return Affine(vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0));
+}
+
+fn add_weighted(acc: Affine, m: Affine, w: f32) -> Affine {
+    return Affine(acc.r0 + m.r0 * w, acc.r1 + m.r1 * w, acc.r2 + m.r2 * w);
+}
+
+fn transform_point(m: Affine, p: vec3<f32>) -> vec3<f32> {
+    let p4 = vec4<f32>(p, 1.0);
+    return vec3<f32>(dot(m.r0, p4), dot(m.r1, p4), dot(m.r2, p4));
+}
+
+// Direction of inverse-transpose(upper 3x3) * n: the cofactor matrix (rows
+// are cross products of the columns) times the sign of the determinant.
+fn cofactor_normal(m: Affine, n: vec3<f32>) -> vec3<f32> {
+    let c0 = vec3<f32>(m.r0.x, m.r1.x, m.r2.x);
+    let c1 = vec3<f32>(m.r0.y, m.r1.y, m.r2.y);
+    let c2 = vec3<f32>(m.r0.z, m.r1.z, m.r2.z);
+    let k0 = cross(c1, c2);
+    let k1 = cross(c2, c0);
+    let k2 = cross(c0, c1);
+    let det = dot(c0, k0);
+    let s = select(-1.0, 1.0, det >= 0.0);
+    return (k0 * n.x + k1 * n.y + k2 * n.z) * s;
+}
+
+fn safe_normalize(v: vec3<f32>) -> vec3<f32> {
+    let l = length(v);
+    return select(v, v / l, l > 0.0);
+}
+
+// a + (b - a) * t, written out (mix() rounds differently across languages).
+fn lerp3(a: vec3<f32>, b: vec3<f32>, t: f32) -> vec3<f32> {
+    return a + (b - a) * t;
+}
+
+// ------------------------------------------------------ bone-matrix path
+
+const LAYOUT_MAT4: u32 = 0u;
+const LAYOUT_MAT3X4: u32 = 1u;
+
+@group(0) @binding(0) var bone_texture: texture_2d<f32>;
+
+fn bone_texel(x: u32, y: u32) -> vec4<f32> {
+    return textureLoad(bone_texture, vec2<i32>(i32(x), i32(y)), 0);
+}
+
+fn bone_matrix(joint: u32, row: u32, matrix_layout: u32) -> Affine {
+    if (matrix_layout == LAYOUT_MAT4) {
+        let x = joint * 4u;
+        let c0 = bone_texel(x, row);
+        let c1 = bone_texel(x + 1u, row);
+        let c2 = bone_texel(x + 2u, row);
+        let c3 = bone_texel(x + 3u, row);
+        return Affine(
+            vec4<f32>(c0.x, c1.x, c2.x, c3.x),
+            vec4<f32>(c0.y, c1.y, c2.y, c3.y),
+            vec4<f32>(c0.z, c1.z, c2.z, c3.z),
+        );
+    }
+    let x = joint * 3u;
+    return Affine(bone_texel(x, row), bone_texel(x + 1u, row), bone_texel(x + 2u, row));
+}
+
+// Linear blend skinning's matrix from UV1..UV4 = (bone, weight, bone, weight).
+fn blend_bones(uv: array<vec4<f32>, 4>, channels: u32, row: u32, matrix_layout: u32) -> Affine {
+    var ch = uv;
+    var acc = affine_zero();
+    for (var c = 0u; c < channels; c = c + 1u) {
+        let pair = ch[c];
+        if (pair.y != 0.0) {
+            acc = add_weighted(acc, bone_matrix(u32(pair.x), row, matrix_layout), pair.y);
+        }
+        if (pair.w != 0.0) {
+            acc = add_weighted(acc, bone_matrix(u32(pair.z), row, matrix_layout), pair.w);
+        }
+    }
+    return acc;
+}
+
+fn skin(m: Affine, p: vec3<f32>, n: vec3<f32>) -> Deformed {
+    return Deformed(transform_point(m, p), safe_normalize(cofactor_normal(m, n)));
+}
+
+// One vertex in its bind pose (p, n) with its channels, through the state.
+fn bone_deform(
+    state: AnimationState,
+    uv: array<vec4<f32>, 4>,
+    channels: u32,
+    p: vec3<f32>,
+    n: vec3<f32>,
+    matrix_layout: u32,
+    height: u32,
+) -> Deformed {
+    if (state.enabled == 0u) {
+        return Deformed(p, n);
+    }
+    var rows = state.rows;
+    let last_row = max(height, 1u) - 1u;
+    var pos = vec3<f32>(0.0);
+    var nrm = vec3<f32>(0.0);
+    for (var k = 0u; k < 4u; k = k + 1u) {
+        let s = rows[k];
+        if (!(s.x > 0.0)) {
+            continue;
+        }
+        let weight = s.x;
+        let fraction = s.y;
+        let row = u32(s.z);
+        let m0 = blend_bones(uv, channels, row, matrix_layout);
+        var d = skin(m0, p, n);
+        if (fraction > 0.0) {
+            let m1 = blend_bones(uv, channels, min(row + 1u, last_row), matrix_layout);
+            let d1 = skin(m1, p, n);
+            d = Deformed(lerp3(d.position, d1.position, fraction), lerp3(d.normal, d1.normal, fraction));
+        }
+        pos = pos + d.position * weight;
+        nrm = nrm + d.normal * weight;
+    }
+    return Deformed(pos, safe_normalize(nrm));
+}
+
+// ------------------------------------------- vertex animation texture path
+
+const ENCODING_FLOAT: u32 = 0u;      // EXR: values as stored
+const ENCODING_BOUNDS: u32 = 1u;     // PNG16: min + q * (max - min)
+const ENCODING_OCTAHEDRAL: u32 = 2u; // PNG16 directions: octahedral R, G; sign in A
+
+struct VatStream {
+    encoding: u32,
+    bounds_min: vec4<f32>,
+    bounds_max: vec4<f32>,
+}
+
+@group(0) @binding(1) var vat_positions: texture_2d<f32>;
+@group(0) @binding(2) var vat_normals: texture_2d<f32>;
+
+fn vat_texel(vertex: u32, row: u32, width: u32, bands: u32) -> vec2<u32> {
+    return vec2<u32>(vertex % width, row * bands + vertex / width);
+}
+
+// For meshes whose vertices were reordered: the texel from the playback
+// mesh's last UV set (the texel centre at row 0).
+fn vat_texel_from_uv(uv: vec2<f32>, row: u32, width: u32, bands: u32, height: u32) -> vec2<u32> {
+    return vec2<u32>(u32(floor(uv.x * f32(width))), u32(floor(uv.y * f32(height))) + row * bands);
+}
+
+fn sign_not_zero(a: f32) -> f32 {
+    return select(-1.0, 1.0, a >= 0.0);
+}
+
+fn octahedral_decode(e: vec2<f32>) -> vec3<f32> {
+    var n = vec3<f32>(e.x, e.y, 1.0 - abs(e.x) - abs(e.y));
+    if (n.z < 0.0) {
+        let x = n.x;
+        let y = n.y;
+        n.x = (1.0 - abs(y)) * sign_not_zero(x);
+        n.y = (1.0 - abs(x)) * sign_not_zero(y);
+    }
+    return safe_normalize(n);
+}
+
+// `raw` is what textureLoad returns: floats for EXR, q / 65535 for unorm16.
+fn vat_decode(raw: vec4<f32>, stream: VatStream) -> vec4<f32> {
+    if (stream.encoding == ENCODING_BOUNDS) {
+        return stream.bounds_min + raw * (stream.bounds_max - stream.bounds_min);
+    }
+    if (stream.encoding == ENCODING_OCTAHEDRAL) {
+        return vec4<f32>(octahedral_decode(raw.xy * 2.0 - 1.0), raw.w * 2.0 - 1.0);
+    }
+    return raw;
+}
+
+fn vat_position(texel: vec2<u32>, stream: VatStream) -> vec3<f32> {
+    let raw = textureLoad(vat_positions, vec2<i32>(texel), 0);
+    return vat_decode(raw, stream).xyz;
+}
+
+fn vat_normal(texel: vec2<u32>, stream: VatStream) -> vec3<f32> {
+    let raw = textureLoad(vat_normals, vec2<i32>(texel), 0);
+    return vat_decode(raw, stream).xyz;
+}
+
+struct VatLayout {
+    width: u32,
+    bands: u32,
+    frames: u32,
+}
+
+// Vertex `vertex` through the state; (p, n) is what the playback mesh holds.
+fn vat_deform(
+    state: AnimationState,
+    vertex: u32,
+    p: vec3<f32>,
+    n: vec3<f32>,
+    vat: VatLayout,
+    positions: VatStream,
+    normals: VatStream,
+) -> Deformed {
+    if (state.enabled == 0u) {
+        return Deformed(p, n);
+    }
+    var rows = state.rows;
+    let last_row = max(vat.frames, 1u) - 1u;
+    var pos = vec3<f32>(0.0);
+    var nrm = vec3<f32>(0.0);
+    for (var k = 0u; k < 4u; k = k + 1u) {
+        let s = rows[k];
+        if (!(s.x > 0.0)) {
+            continue;
+        }
+        let weight = s.x;
+        let fraction = s.y;
+        let row = u32(s.z);
+        let next = min(row + 1u, last_row);
+        let t0 = vat_texel(vertex, row, vat.width, vat.bands);
+        let t1 = vat_texel(vertex, next, vat.width, vat.bands);
+        var p_row = vat_position(t0, positions);
+        var n_row = vat_normal(t0, normals);
+        if (fraction > 0.0) {
+            p_row = lerp3(p_row, vat_position(t1, positions), fraction);
+            n_row = lerp3(n_row, vat_normal(t1, normals), fraction);
+        }
+        pos = pos + p_row * weight;
+        nrm = nrm + n_row * weight;
+    }
+    return Deformed(pos, safe_normalize(nrm));
+}
+
+// ------------------------------------------------------ example entry points
+
+struct Instance {
+    state: AnimationState,
+    world_view_projection: mat4x4<f32>,
+}
+
+// Uniform layout: structure members start on 16 bytes, as the uniform
+// address space requires.
+struct Params {
+    vat_positions: VatStream,
+    vat_normals: VatStream,
+    bone_layout: u32,
+    bone_height: u32,
+    channels: u32,
+    @align(16) vat: VatLayout,
+}
+
+@group(1) @binding(0) var<uniform> instance: Instance;
+@group(1) @binding(1) var<uniform> params: Params;
+
+struct BoneVertex {
+    @location(0) position: vec3<f32>,
+    @location(1) normal: vec3<f32>,
+    @location(2) uv1: vec4<f32>,
+    @location(3) uv2: vec4<f32>,
+    @location(4) uv3: vec4<f32>,
+    @location(5) uv4: vec4<f32>,
+}
+
+struct VertexOut {
+    @builtin(position) clip: vec4<f32>,
+    @location(0) normal: vec3<f32>,
+}
+
+@vertex
+fn bone_vertex(v: BoneVertex) -> VertexOut {
+    let uv = array<vec4<f32>, 4>(v.uv1, v.uv2, v.uv3, v.uv4);
+    let d = bone_deform(instance.state, uv, params.channels, v.position, v.normal, params.bone_layout, params.bone_height);
+    return VertexOut(instance.world_view_projection * vec4<f32>(d.position, 1.0), d.normal);
+}
+
+@vertex
+fn vat_vertex(
+    @builtin(vertex_index) index: u32,
+    @location(0) position: vec3<f32>,
+    @location(1) normal: vec3<f32>,
+) -> VertexOut {
+    let d = vat_deform(instance.state, index, position, normal, params.vat, params.vat_positions, params.vat_normals);
+    return VertexOut(instance.world_view_projection * vec4<f32>(d.position, 1.0), d.normal);
+}
