@@ -7,9 +7,11 @@ use std::path::Path;
 use common::reference::{clip_of_row, deform, diagonal, direct_global, mesh_node, pose_at};
 use common::{bake, read_exr, shared_models};
 use glam::{DMat4, DVec3, Mat4, Vec4};
-use rigbake_core::bake::anchors::{AnchorTracks, TrackClip};
+use rigbake_core::bake::anchors::AnchorTracks;
 use rigbake_core::import::{ImportOptions, import_file};
+use rigbake_core::runtime::{ClipInfo, PlayMode};
 use rigbake_core::sample::LocalPose;
+use rigbake_core::timeline::SampleRule;
 use rigbake_format::container::Container;
 use rigbake_format::meta::{AnchorReason, ClipOrigin, PropMode};
 
@@ -105,17 +107,24 @@ fn greenman_sockets_match_direct_evaluation_and_interpolate_between_frames() {
 
     // Mid-frame samples lie between their neighbours.
     for (c, clip) in meta.clips.iter().enumerate() {
-        let tc = TrackClip {
-            start_row: clip.start_row as usize,
-            frames: clip.frames as usize,
+        let info = ClipInfo {
+            start_row: clip.start_row,
+            frames: clip.frames,
             fps: clip.fps,
+            duration: clip.duration,
             looping: clip.looping,
+            rule: match meta.options.sampling {
+                rigbake_format::meta::SamplingRule::FixedRate => SampleRule::FixedRate,
+                rigbake_format::meta::SamplingRule::EvenSpread => SampleRule::EvenSpread,
+            },
         };
+        let first = clip.start_row as usize;
         for f in 0..clip.frames as usize - 1 {
+            let time = (info.frame_time(f as u32) + info.frame_time(f as u32 + 1)) / 2.0;
             for a in 0..sockets.len() {
-                let m0 = t.matrix(tc.start_row + f, a).as_dmat4();
-                let m1 = t.matrix(tc.start_row + f + 1, a).as_dmat4();
-                let mid = t.sample(a, &tc, (f as f64 + 0.5) / clip.fps);
+                let m0 = t.matrix(first + f, a).as_dmat4();
+                let m1 = t.matrix(first + f + 1, a).as_dmat4();
+                let mid = t.sample(a, &info, time, PlayMode::Once);
                 let (p0, p1, pm) = (
                     m0.w_axis.truncate(),
                     m1.w_axis.truncate(),

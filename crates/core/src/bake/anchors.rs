@@ -14,6 +14,7 @@ use crate::bake::bones::{BoneSet, MatrixLayout};
 use crate::bake::vertices::FrameVertices;
 use crate::error::{Error, Result};
 use crate::model::{Model, Property};
+use crate::runtime::{ClipInfo, PlayMode};
 
 /// Per-frame matrices of socket nodes in model space:
 /// `inverse(reference_global) * socket_global` (SPEC section 8).
@@ -39,46 +40,19 @@ impl AnchorTracks {
     }
 }
 
-/// Where a clip lies in a track, for runtime sampling.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct TrackClip {
-    /// First row of the clip.
-    pub start_row: usize,
-    /// Frames (rows) of the clip.
-    pub frames: usize,
-    /// Frames per second.
-    pub fps: f64,
-    /// Whether the clip loops.
-    pub looping: bool,
-}
-
-impl TrackClip {
-    /// The two rows around time `t` (seconds from the clip start) and the
-    /// fraction between them. Looping clips wrap from their last frame to
-    /// their first (period `frames / fps`); others hold their last frame.
-    pub fn rows_at(&self, t: f64) -> (usize, usize, f64) {
-        let n = self.frames.max(1);
-        let f = (t * self.fps).max(0.0);
-        let (i0, i1, u) = if self.looping {
-            let f = f % n as f64;
-            let i0 = (f.floor() as usize).min(n - 1);
-            (i0, (i0 + 1) % n, f - i0 as f64)
-        } else if f >= (n - 1) as f64 {
-            (n - 1, n - 1, 0.0)
-        } else {
-            let i0 = f.floor() as usize;
-            (i0, i0 + 1, f - i0 as f64)
-        };
-        (self.start_row + i0, self.start_row + i1, u)
-    }
-}
-
 impl AnchorTracks {
-    /// The transform of `anchor` at time `t` of `clip`, interpolated between
-    /// the neighbouring frames: translation and scale lerp, rotation slerp
-    /// (on the shortest path), after decomposing both matrices.
-    pub fn sample(&self, anchor: usize, clip: &TrackClip, t: f64) -> DMat4 {
-        let (r0, r1, u) = clip.rows_at(t);
+    /// The transform of `anchor` at time `t` of `clip` played in `mode`,
+    /// with the runtime's time mapping ([`ClipInfo::sample`]: the same rows
+    /// and fraction a shader gets), interpolated between the two rows:
+    /// translation and scale lerp, rotation slerp (on the shortest path),
+    /// after decomposing both matrices.
+    pub fn sample(&self, anchor: usize, clip: &ClipInfo, t: f64, mode: PlayMode) -> DMat4 {
+        let at = clip.sample(t, mode);
+        let (r0, r1, u) = (
+            at.row as usize,
+            at.next_row as usize,
+            f64::from(at.fraction),
+        );
         let (s0, q0, t0) = self
             .matrix(r0, anchor)
             .as_dmat4()
@@ -304,28 +278,6 @@ mod tests {
     use glam::{DQuat, DVec3};
 
     #[test]
-    fn looping_clips_wrap_and_others_hold() {
-        let clip = TrackClip {
-            start_row: 10,
-            frames: 4,
-            fps: 2.0,
-            looping: true,
-        };
-        assert_eq!(clip.rows_at(0.0), (10, 11, 0.0));
-        assert_eq!(clip.rows_at(0.25), (10, 11, 0.5));
-        // Between the last frame (row 13) and the first: wrap.
-        assert_eq!(clip.rows_at(1.75), (13, 10, 0.5));
-        assert_eq!(clip.rows_at(2.25), (10, 11, 0.5));
-        let once = TrackClip {
-            looping: false,
-            ..clip
-        };
-        assert_eq!(once.rows_at(1.25), (12, 13, 0.5));
-        assert_eq!(once.rows_at(1.5), (13, 13, 0.0));
-        assert_eq!(once.rows_at(9.0), (13, 13, 0.0));
-    }
-
-    #[test]
     fn sampling_interpolates_rotation_translation_and_scale() {
         let m0 = DMat4::from_scale_rotation_translation(DVec3::ONE, DQuat::IDENTITY, DVec3::ZERO);
         let m1 = DMat4::from_scale_rotation_translation(
@@ -345,13 +297,17 @@ mod tests {
             rows: 2,
             data,
         };
-        let clip = TrackClip {
+        let clip = ClipInfo {
             start_row: 0,
             frames: 2,
             fps: 1.0,
+            duration: 1.0,
             looping: false,
+            rule: crate::timeline::SampleRule::FixedRate,
         };
-        let (s, q, t) = tracks.sample(0, &clip, 0.5).to_scale_rotation_translation();
+        let (s, q, t) = tracks
+            .sample(0, &clip, 0.5, PlayMode::Once)
+            .to_scale_rotation_translation();
         assert!((t - DVec3::new(1.0, 0.0, 0.0)).length() < 1e-6);
         assert!((s - DVec3::splat(2.0)).length() < 1e-6);
         assert!((q.angle_between(DQuat::IDENTITY) - 0.5).abs() < 1e-6);
