@@ -3,13 +3,16 @@
 //! morph targets, then skinning or the node's own matrix), with no texture,
 //! no palette and no cached order. It is the yardstick bakes are verified
 //! against (`rigbake verify`, the test suite); only keyframe interpolation
-//! ([`crate::sample::sample_clip`]) is shared with the bakes.
+//! ([`crate::sample::sample_clip`]) and, for blended clips, the pose blend
+//! that defines them ([`crate::sample::blend_poses`]) are shared with the
+//! bakes.
 
 use glam::{DMat3, DMat4, DVec3, DVec4};
 
 use crate::bake::vat::NormalConvention;
 use crate::model::Model;
-use crate::sample::{LocalPose, sample_clip};
+use crate::sample::{LocalPose, blend_poses, sample_clip};
+use crate::timeline::ClipSource;
 
 /// Global matrix of `node`: the product of local matrices up its parent chain.
 pub fn direct_global(model: &Model, pose: &LocalPose, node: usize) -> DMat4 {
@@ -35,6 +38,35 @@ pub fn pose_at(model: &Model, clip: Option<usize>, time: f64, pose: &mut LocalPo
     match clip.and_then(|c| model.clips.get(c)) {
         Some(c) => sample_clip(model, c, time, pose),
         None => pose.reset(model),
+    }
+}
+
+/// Poses `pose` at `time` seconds into a baked clip of `duration` seconds
+/// that comes from `source`: an animation from its `start`, the rest pose,
+/// or two animations at the same phase `time / duration` blended by
+/// `weight` (the bake's definition, [`ClipSource::Blend`]; `scratch` holds
+/// the second animation's pose).
+pub fn source_pose_at(
+    model: &Model,
+    source: &ClipSource,
+    duration: f64,
+    time: f64,
+    pose: &mut LocalPose,
+    scratch: &mut LocalPose,
+) {
+    match *source {
+        ClipSource::Animation { clip, start, .. } => pose_at(model, Some(clip), start + time, pose),
+        ClipSource::Rest => pose_at(model, None, time, pose),
+        ClipSource::Blend { a, b, weight } => {
+            let phase = if duration > 0.0 { time / duration } else { 0.0 };
+            let (Some(ca), Some(cb)) = (model.clips.get(a), model.clips.get(b)) else {
+                pose.reset(model);
+                return;
+            };
+            sample_clip(model, ca, phase * ca.duration, pose);
+            sample_clip(model, cb, phase * cb.duration, scratch);
+            blend_poses(pose, scratch, weight);
+        }
     }
 }
 

@@ -79,8 +79,11 @@ pub(super) fn record(
                 second: model.clips[b].name.clone(),
                 weight,
             }),
+            // Part of an animation, or all of it under another name.
             ClipSource::Animation { clip, start, end }
-                if start > 0.0 || end < model.clips[clip].duration =>
+                if start > 0.0
+                    || end < model.clips[clip].duration
+                    || c.name != model.clips[clip].name =>
             {
                 Some(meta::ClipOrigin::Range {
                     clip: i as u32,

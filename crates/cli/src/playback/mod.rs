@@ -23,7 +23,7 @@ use rigbake_core::bake::vertices::FrameVertices;
 use rigbake_core::model::Primitive;
 use rigbake_core::runtime::ClipInfo;
 use rigbake_core::runtime::vat_path::VatAddress;
-use rigbake_core::timeline::SampleRule;
+use rigbake_core::timeline::{ClipSource, SampleRule};
 use rigbake_format::container::Container;
 use rigbake_format::meta::{self, Metadata};
 
@@ -55,8 +55,9 @@ pub struct LoadedClip {
     pub name: String,
     /// The runtime's view of the clip.
     pub info: ClipInfo,
-    /// The source animation it samples (`None`: the rest pose).
-    pub animation: Option<usize>,
+    /// What it samples: a (range of an) animation of the source, two
+    /// animations blended, or the rest pose.
+    pub source: ClipSource,
 }
 
 /// One bone-matrix texture (one bone set).
@@ -190,7 +191,7 @@ pub fn load(file: &Path, source: Option<&Path>, paths: Paths) -> Result<Loaded, 
     let metadata = container.metadata().clone();
     let source = source::load_source(file, &metadata, source)?;
     let model = &source.model;
-    let clips = load_clips(file, &metadata, model)?;
+    let clips = load_clips(file, &metadata, container.rig(), model)?;
     let dir = file.parent().unwrap_or(Path::new("."));
     let weights = container
         .weights()
@@ -232,6 +233,7 @@ pub fn load(file: &Path, source: Option<&Path>, paths: Paths) -> Result<Loaded, 
 fn load_clips(
     file: &Path,
     metadata: &Metadata,
+    rig: Option<&meta::RigMetadata>,
     model: &Model,
 ) -> Result<Vec<LoadedClip>, LoadError> {
     let rule = match metadata.options.sampling {
@@ -244,23 +246,50 @@ fn load_clips(
             .iter()
             .zip(&model.clips)
             .all(|(a, b)| a.name == b.name);
+    let origins = rig.map(|r| r.clip_origins.as_slice()).unwrap_or_default();
+    let animation = |name: &str| {
+        model
+            .clips
+            .iter()
+            .position(|m| m.name == name)
+            .ok_or_else(|| {
+                LoadError::Failed(format!(
+                    "{}: clip `{name}` is not an animation of the source model",
+                    file.display()
+                ))
+            })
+    };
     metadata
         .clips
         .iter()
         .enumerate()
         .map(|(i, c)| {
-            let animation = if in_order {
-                Some(i)
-            } else if let Some(a) = model.clips.iter().position(|m| m.name == c.name) {
-                Some(a)
-            } else if c.name == "rest" && model.clips.is_empty() {
-                None
-            } else {
-                return Err(LoadError::Failed(format!(
-                    "{}: clip `{}` is not an animation of the source model",
-                    file.display(),
-                    c.name
-                )));
+            let origin = origins.iter().find(|o| match o {
+                meta::ClipOrigin::Range { clip, .. } | meta::ClipOrigin::Blend { clip, .. } => {
+                    *clip as usize == i
+                }
+            });
+            let source = match origin {
+                Some(meta::ClipOrigin::Range {
+                    source, start, end, ..
+                }) => ClipSource::Animation {
+                    clip: animation(source)?,
+                    start: *start,
+                    end: *end,
+                },
+                Some(meta::ClipOrigin::Blend {
+                    first,
+                    second,
+                    weight,
+                    ..
+                }) => ClipSource::Blend {
+                    a: animation(first)?,
+                    b: animation(second)?,
+                    weight: *weight,
+                },
+                None if in_order => whole(model, i),
+                None if c.name == "rest" && model.clips.is_empty() => ClipSource::Rest,
+                None => whole(model, animation(&c.name)?),
             };
             Ok(LoadedClip {
                 name: c.name.clone(),
@@ -272,10 +301,19 @@ fn load_clips(
                     looping: c.looping,
                     rule,
                 },
-                animation,
+                source,
             })
         })
         .collect()
+}
+
+/// All of animation `clip`.
+fn whole(model: &Model, clip: usize) -> ClipSource {
+    ClipSource::Animation {
+        clip,
+        start: 0.0,
+        end: model.clips[clip].duration,
+    }
 }
 
 /// Matches record entries to source nodes: the k-th entry naming a node

@@ -13,7 +13,7 @@ use glam::{DMat3, DMat4, Vec3};
 use rigbake_core::Model;
 use rigbake_core::bake::vat::NormalConvention;
 use rigbake_core::model::PrimitiveMode;
-use rigbake_core::reference::{deform, direct_global, pose_at};
+use rigbake_core::reference::{deform, direct_global, source_pose_at};
 use rigbake_core::runtime::{AnimationState, GpuState, PlayMode, bone_path, vat_path};
 use rigbake_core::sample::LocalPose;
 
@@ -173,12 +173,14 @@ pub fn pose(
     let model = &loaded.source.model;
     let clip = &loaded.clips[clip];
     let gpu = state_at(clip, frame);
-    let mut pose = LocalPose::rest(model);
-    pose_at(
+    let (mut pose, mut scratch) = (LocalPose::rest(model), LocalPose::rest(model));
+    source_pose_at(
         model,
-        clip.animation,
+        &clip.source,
+        clip.info.duration,
         clip.info.frame_time(frame),
         &mut pose,
+        &mut scratch,
     );
     topology
         .parts

@@ -9,7 +9,7 @@ use glam::{DVec3, Vec3};
 use rayon::prelude::*;
 use rigbake_core::Model;
 use rigbake_core::bake::vat::NormalConvention;
-use rigbake_core::reference::{deform, pose_at};
+use rigbake_core::reference::{deform, source_pose_at};
 use rigbake_core::runtime::bone_path::{self, BoneTextureView};
 use rigbake_core::runtime::{
     AnimationState, ClipInfo, GpuState, PlayMode, RuntimeVertex, vat_path,
@@ -374,10 +374,22 @@ pub fn measure(
     let results: Vec<(Sample, SampleResult)> = samples
         .par_iter()
         .map_init(
-            || LocalPose::rest(subject.model),
-            |pose, s| {
+            || {
+                (
+                    LocalPose::rest(subject.model),
+                    LocalPose::rest(subject.model),
+                )
+            },
+            |(pose, scratch), s| {
                 let clip = &subject.clips[s.clip];
-                pose_at(subject.model, clip.animation, s.time, pose);
+                source_pose_at(
+                    subject.model,
+                    &clip.source,
+                    clip.info.duration,
+                    s.time,
+                    pose,
+                    scratch,
+                );
                 let gpu = state_at(&clip.info, s.time, s.mode);
                 let mut out = SampleResult {
                     stats: Stats {
