@@ -12,8 +12,13 @@ test:
 example:
     cargo run --release -p rigbake-cli -- bake fixtures/tentacle.glb --out out
 
-# Run the benchmarks.
+# Performance summary: every throughput target beside its measured figure
+# (docs/performance.md explains them).
 bench:
+    cargo bench -p rigbake-cli --bench summary
+
+# Every benchmark, with divan's detailed statistics.
+bench-all:
     cargo bench --workspace
 
 # Regenerate fixtures/ from the generator.

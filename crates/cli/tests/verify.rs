@@ -150,7 +150,14 @@ fn clip_ranges_renames_and_blends_play_back_exactly() {
         .collect();
     assert_eq!(
         names,
-        ["wave_first_half", "wave_end", "curl_loop", "wave+curl@0", "wave+curl@0.5", "wave+curl@1"]
+        [
+            "wave_first_half",
+            "wave_end",
+            "curl_loop",
+            "wave+curl@0",
+            "wave+curl@0.5",
+            "wave+curl@1"
+        ]
     );
     assert_eq!(outputs(&report), ["bones", "vat"]);
 }

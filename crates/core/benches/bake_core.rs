@@ -6,29 +6,11 @@
 
 use rigbake_core::bake::vat::{self, NormalConvention, VatBaker, VatOptions};
 use rigbake_core::bake::{BoneBakeOptions, bake_bone_textures};
-use rigbake_core::synthetic::skinned_strip;
+use rigbake_core::synthetic::{skinned_strip, vat_core_pass};
 use rigbake_core::timeline::{Sampling, Timeline};
 
 fn main() {
     divan::main();
-}
-
-/// Fills every row of the VAT of `model`, positions and normals, one row at
-/// a time per worker into that worker's buffers (each row's output, 24 bytes
-/// per vertex, stays in the core's cache, as it does when an encoder
-/// consumes the row right away); returns the number of vertex-frames.
-fn vat_core(baker: &VatBaker<'_>) -> usize {
-    use rayon::prelude::*;
-    let p = &baker.plan().primitives[0];
-    let width = p.layout.width;
-    (0..p.layout.height).into_par_iter().for_each_init(
-        || (vec![0.0f32; width * 3], vec![0.0f32; width * 3]),
-        |(pos, nrm), row| {
-            baker.fill_row_into(0, row, pos, Some(nrm), None);
-            divan::black_box((&pos[0], &nrm[0]));
-        },
-    );
-    p.layout.vertices * p.layout.frames
 }
 
 fn vat_bench(bencher: divan::Bencher<'_, '_>, vertices: usize, frames: usize, threads: usize) {
@@ -47,7 +29,7 @@ fn vat_bench(bencher: divan::Bencher<'_, '_>, vertices: usize, frames: usize, th
         .unwrap();
     bencher
         .counter(divan::counter::ItemsCount::new(vertices * frames))
-        .bench_local(|| pool.install(|| vat_core(&baker)));
+        .bench_local(|| pool.install(|| vat_core_pass(&baker)));
 }
 
 /// The VAT core: 50,000 vertices x 300 frames, on 1 and 2 threads.

@@ -144,10 +144,15 @@ pub fn slerp(a: DQuat, b: DQuat, u: f64) -> DQuat {
     if d > 1.0 - 1e-12 {
         return (a + (b - a) * u).normalize();
     }
-    let theta = d.min(1.0).acos();
-    let s = theta.sin();
-    let wa = ((1.0 - u) * theta).sin() / s;
-    let wb = (u * theta).sin() / s;
+    // sin((1 - u) theta) / sin(theta) = cos(u theta) - cos(theta) sin(u
+    // theta) / sin(theta): one sine-cosine pair instead of three sines, and
+    // sin(theta) = sqrt((1 - d)(1 + d)), exact where d is near 1.
+    let d = d.min(1.0);
+    let theta = d.acos();
+    let s = ((1.0 - d) * (1.0 + d)).sqrt();
+    let (sin_u, cos_u) = (u * theta).sin_cos();
+    let wb = sin_u / s;
+    let wa = cos_u - d * wb;
     (a * wa + b * wb).normalize()
 }
 

@@ -20,7 +20,7 @@ pub fn compute_globals(model: &Model, pose: &LocalPose, globals: &mut [DMat4]) {
     for &n in &model.topological_order {
         let local = local_matrix(model, pose, n);
         globals[n] = match model.nodes[n].parent {
-            Some(p) => globals[p] * local,
+            Some(p) => crate::skin::mul_affine(&globals[p], &local),
             None => local,
         };
     }

@@ -30,9 +30,36 @@ pub fn skin_matrices(
     inverse_mesh_global: &DMat4,
     out: &mut [DMat4],
 ) {
+    let identity = *inverse_mesh_global == DMat4::IDENTITY;
     for ((o, &joint), ibm) in out.iter_mut().zip(&skin.joints).zip(&skin.inverse_binds) {
-        *o = *inverse_mesh_global * globals[joint] * *ibm;
+        let joint_ibm = mul_affine(&globals[joint], ibm);
+        *o = if identity {
+            joint_ibm
+        } else {
+            mul_affine(inverse_mesh_global, &joint_ibm)
+        };
     }
+}
+
+/// `a * b`, skipping the products with the zeros of the last row where both
+/// are affine (last row exactly `0 0 0 1`, as glTF transforms are); the
+/// full product otherwise. Equal to `a * b` but for the sign of zeros.
+#[inline]
+pub fn mul_affine(a: &DMat4, b: &DMat4) -> DMat4 {
+    let affine = |m: &DMat4| {
+        m.x_axis.w == 0.0 && m.y_axis.w == 0.0 && m.z_axis.w == 0.0 && m.w_axis.w == 1.0
+    };
+    if !(affine(a) && affine(b)) {
+        return *a * *b;
+    }
+    let (ax, ay, az) = (a.x_axis, a.y_axis, a.z_axis);
+    let col = |c: glam::DVec4| ax * c.x + ay * c.y + az * c.z;
+    DMat4::from_cols(
+        col(b.x_axis),
+        col(b.y_axis),
+        col(b.z_axis),
+        col(b.w_axis) + a.w_axis,
+    )
 }
 
 /// Convenience: skin matrices of `skin` for the mesh on `mesh_node`.

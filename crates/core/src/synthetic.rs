@@ -119,3 +119,26 @@ pub fn skinned_strip(vertices: usize, joints: usize, frames: usize) -> Model {
         materials: Vec::new(),
     }
 }
+
+/// The VAT core workload of the benchmarks: every row of every primitive
+/// of `baker`, positions (and normals where planned), one row at a time per
+/// worker into that worker's buffers (a row's output stays in the core's
+/// cache, as it does when an encoder consumes the row right away), on the
+/// current rayon pool. Returns the vertex-frames computed.
+pub fn vat_core_pass(baker: &crate::bake::vat::VatBaker<'_>) -> usize {
+    use rayon::prelude::*;
+    let mut done = 0;
+    for (index, p) in baker.plan().primitives.iter().enumerate() {
+        let width = p.layout.width;
+        let normals = p.normals;
+        (0..p.layout.height).into_par_iter().for_each_init(
+            || (vec![0.0f32; width * 3], vec![0.0f32; width * 3]),
+            |(pos, nrm), row| {
+                baker.fill_row_into(index, row, pos, normals.then_some(&mut nrm[..]), None);
+                std::hint::black_box((&pos[0], &nrm[0]));
+            },
+        );
+        done += p.layout.vertices * p.layout.frames;
+    }
+    done
+}
