@@ -3,6 +3,7 @@
 
 use glam::DMat4;
 
+use crate::interpolate::ChannelCursor;
 use crate::model::Model;
 use crate::pose;
 use crate::sample::{self, LocalPose};
@@ -17,6 +18,8 @@ pub struct Evaluator<'m> {
     pub globals: Vec<DMat4>,
     /// Second pose for blends.
     scratch: LocalPose,
+    /// Per clip, one cursor per channel (empty until the clip is sampled).
+    cursors: Vec<Vec<ChannelCursor>>,
 }
 
 impl<'m> Evaluator<'m> {
@@ -28,6 +31,7 @@ impl<'m> Evaluator<'m> {
         Self {
             model,
             scratch: local.clone(),
+            cursors: vec![Vec::new(); model.clips.len()],
             local,
             globals,
         }
@@ -40,15 +44,17 @@ impl<'m> Evaluator<'m> {
 
     /// Samples clip `clip` at `t` seconds and computes all globals.
     pub fn evaluate_clip(&mut self, clip: usize, t: f64) {
-        sample::sample_clip(self.model, &self.model.clips[clip], t, &mut self.local);
+        self.sample(clip, t);
         pose::compute_globals(self.model, &self.local, &mut self.globals);
     }
 
     /// Samples clip `a` at `ta` and clip `b` at `tb`, blends them with weight
     /// `weight` of `b` (see [`sample::blend_poses`]) and computes all globals.
     pub fn evaluate_blend(&mut self, a: usize, ta: f64, b: usize, tb: f64, weight: f64) {
-        sample::sample_clip(self.model, &self.model.clips[a], ta, &mut self.local);
-        sample::sample_clip(self.model, &self.model.clips[b], tb, &mut self.scratch);
+        self.sample(a, ta);
+        std::mem::swap(&mut self.local, &mut self.scratch);
+        self.sample(b, tb);
+        std::mem::swap(&mut self.local, &mut self.scratch);
         sample::blend_poses(&mut self.local, &self.scratch, weight);
         pose::compute_globals(self.model, &self.local, &mut self.globals);
     }
@@ -56,5 +62,16 @@ impl<'m> Evaluator<'m> {
     /// Computes globals from the current `local` pose (after editing it).
     pub fn update_globals(&mut self) {
         pose::compute_globals(self.model, &self.local, &mut self.globals);
+    }
+
+    /// Samples clip `clip` at `t` into `local`, with that clip's cursors.
+    fn sample(&mut self, clip: usize, t: f64) {
+        sample::sample_clip_with(
+            self.model,
+            &self.model.clips[clip],
+            t,
+            &mut self.local,
+            &mut self.cursors[clip],
+        );
     }
 }

@@ -6,7 +6,7 @@
 
 use glam::{DQuat, DVec3};
 
-use crate::interpolate;
+use crate::interpolate::{self, ChannelCursor};
 use crate::model::{Clip, Model, Property, Transform};
 
 /// The local state of every node at one instant.
@@ -73,27 +73,45 @@ impl LocalPose {
 /// Samples `clip` of `model` at time `t` (seconds from the clip start) into
 /// `pose`, starting from the rest pose.
 pub fn sample_clip(model: &Model, clip: &Clip, t: f64, pose: &mut LocalPose) {
+    sample_clip_with(model, clip, t, pose, &mut Vec::new());
+}
+
+/// [`sample_clip`] with one [`ChannelCursor`] per channel of `clip` kept by
+/// the caller between calls (resized here when it does not fit the clip),
+/// so a walk over nearby times skips key searches and slerp set-up. The
+/// results are identical.
+pub fn sample_clip_with(
+    model: &Model,
+    clip: &Clip,
+    t: f64,
+    pose: &mut LocalPose,
+    cursors: &mut Vec<ChannelCursor>,
+) {
     pose.reset(model);
+    if cursors.len() != clip.channels.len() {
+        cursors.clear();
+        cursors.resize(clip.channels.len(), ChannelCursor::default());
+    }
     let mut buf = [0.0f64; 4];
-    for ch in &clip.channels {
+    for (ch, cursor) in clip.channels.iter().zip(cursors.iter_mut()) {
         let node = ch.node;
         match ch.property {
             Property::MorphWeights => {
                 let range = pose.weight_offsets[node]..pose.weight_offsets[node + 1];
-                interpolate::sample(ch, t, &mut pose.weights[range]);
+                interpolate::sample_with(ch, t, &mut pose.weights[range], cursor);
             }
             Property::Translation => {
-                interpolate::sample(ch, t, &mut buf[..3]);
+                interpolate::sample_with(ch, t, &mut buf[..3], cursor);
                 pose.transforms[node].translation = DVec3::from_slice(&buf[..3]);
                 pose.animated[node] = true;
             }
             Property::Scale => {
-                interpolate::sample(ch, t, &mut buf[..3]);
+                interpolate::sample_with(ch, t, &mut buf[..3], cursor);
                 pose.transforms[node].scale = DVec3::from_slice(&buf[..3]);
                 pose.animated[node] = true;
             }
             Property::Rotation => {
-                interpolate::sample(ch, t, &mut buf);
+                interpolate::sample_with(ch, t, &mut buf, cursor);
                 pose.transforms[node].rotation = DQuat::from_array(buf);
                 pose.animated[node] = true;
             }

@@ -44,10 +44,12 @@ pub fn skin_matrices(
 /// `a * b`, skipping the products with the zeros of the last row where both
 /// are affine (last row exactly `0 0 0 1`, as glTF transforms are); the
 /// full product otherwise. Equal to `a * b` but for the sign of zeros.
-#[inline]
+#[inline(always)]
 pub fn mul_affine(a: &DMat4, b: &DMat4) -> DMat4 {
+    // Bit tests, branch-free (a `-0.0` takes the full product: still exact).
     let affine = |m: &DMat4| {
-        m.x_axis.w == 0.0 && m.y_axis.w == 0.0 && m.z_axis.w == 0.0 && m.w_axis.w == 1.0
+        (m.x_axis.w.to_bits() | m.y_axis.w.to_bits() | m.z_axis.w.to_bits()) == 0
+            && m.w_axis.w.to_bits() == 1f64.to_bits()
     };
     if !(affine(a) && affine(b)) {
         return *a * *b;

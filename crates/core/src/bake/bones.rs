@@ -345,9 +345,13 @@ pub fn bake_frames(
                     let mats = &mut mats[..s.joints.len()];
                     skin::skin_matrices(s, &ev.globals, &inv, mats);
                     for (j, m) in mats.iter().enumerate() {
+                        let pixels = &mut out[j * ppj * 4..(j + 1) * ppj * 4];
+                        layout.encode(m, pixels);
                         // Finite inputs can still overflow (huge scales
-                        // multiplied down a hierarchy); never bake those.
-                        if !m.is_finite() || !m.as_mat4().is_finite() {
+                        // multiplied down a hierarchy); never bake those. A
+                        // non-finite f64 stays non-finite in f32, so checking
+                        // the encoded pixels covers both.
+                        if !pixels.iter().all(|v| v.is_finite()) {
                             return Err(Error::invalid(
                                 format!("skins[{skin}].joints[{j}]"),
                                 format!(
@@ -357,7 +361,6 @@ pub fn bake_frames(
                             )
                             .with_hint("check the model for absurdly large scales or translations"));
                         }
-                        layout.encode(m, &mut out[j * ppj * 4..(j + 1) * ppj * 4]);
                     }
                 }
                 if let Some(out) = outs.get_mut(sets.len()) {
