@@ -13,8 +13,9 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-/// Bytes at the start of a file kept in memory (patchable).
-pub const PREFIX: usize = 1 << 20;
+/// Bytes at the start of a file kept in memory (patchable): room for the
+/// header and offset table of an uncompressed EXR of over 30,000 lines.
+pub const PREFIX: usize = 1 << 18;
 
 /// The running digest of a file being written.
 #[derive(Debug, Default)]

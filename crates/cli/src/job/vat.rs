@@ -2,7 +2,7 @@
 //! stream and primitive, stage or embed, describe.
 
 use std::fs::File;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use rigbake_core::bake::vat::{self, Deformation, VatBaker, VatBatch};
 use rigbake_core::timeline::Timeline;
@@ -161,6 +161,8 @@ pub(super) fn bake(
     let mut primitives = Vec::new();
     let mut used_names = std::collections::BTreeSet::new();
     let mut pool = Pool::new();
+    let mut pending: Option<StagedPrimitive> = None;
+    let mut next_texture = 0u32;
     for index in 0..baker.plan().primitives.len() {
         let p = baker.plan().primitives[index].clone();
         let mut base = format!("{}.p{}", file_safe(&node_name(model, p.node)), p.primitive);
@@ -168,8 +170,13 @@ pub(super) fn bake(
             base = format!("{base}.n{}", p.node);
             used_names.insert(base.clone());
         }
-        let written = bake_primitive(path, &baker, index, &base, vs, sink, &mut pool)?;
-        let first = textures.len() as u32;
+        let staged = bake_primitive(path, &baker, index, &base, vs, sink, &mut pool)?;
+        // The previous primitive's writers finished their tails while this
+        // one baked; its textures come first in the table.
+        if let Some(previous) = pending.replace(staged) {
+            textures.extend(finish_primitive(path, previous, sink, &mut pool)?);
+        }
+        let first = next_texture;
         let mut next = first;
         let mut take = |present: bool| {
             present.then(|| {
@@ -180,7 +187,7 @@ pub(super) fn bake(
         let positions = take(true).unwrap_or(first);
         let normals = take(p.normals);
         let tangents = take(p.tangents);
-        textures.extend(written);
+        next_texture = next;
         primitives.push(meta::VatPrimitiveMeta {
             node: node_name(model, p.node),
             mesh: model.meshes[p.mesh].name.clone(),
@@ -204,6 +211,10 @@ pub(super) fn bake(
     let playback_name = format!("{}.vat.glb", model.name);
     let playback = glb::write_glb(&playback_document(model, &baker))
         .map_err(|e| format!("{}: VAT playback mesh: {e}", path.display()))?;
+    if let Some(last) = pending.take() {
+        textures.extend(finish_primitive(path, last, sink, &mut pool)?);
+    }
+    debug_assert_eq!(textures.len(), next_texture as usize);
     sink.staging
         .add_bytes(&playback_name, &playback)
         .map_err(|e| format!("{}: cannot write {playback_name}: {e}", path.display()))?;
@@ -264,8 +275,20 @@ fn playback_document(model: &Model, baker: &VatBaker<'_>) -> glb::GlbDocument {
     }
 }
 
-/// Streams every texture of one primitive; returns their metadata in stream
-/// order (positions, normals, tangents).
+/// The textures of one primitive, every row pushed to their writers, which
+/// may still be encoding the last batches: [`finish_primitive`] waits for
+/// them. Keeping one primitive in this state while the next one bakes keeps
+/// both cores busy across primitive boundaries.
+struct StagedPrimitive {
+    base: String,
+    specs: Vec<VatFileSpec>,
+    writers: Vec<VatFileWriter>,
+    /// Per texture: its file name and where it is being written.
+    files: Vec<(String, PathBuf)>,
+}
+
+/// Streams every texture of one primitive to its writers; see
+/// [`finish_primitive`].
 fn bake_primitive(
     path: &Path,
     baker: &VatBaker<'_>,
@@ -274,7 +297,7 @@ fn bake_primitive(
     vs: &VatSettings,
     sink: &mut Sink<'_>,
     pool: &mut Pool,
-) -> Result<Vec<meta::VatTextureMeta>, String> {
+) -> Result<StagedPrimitive, String> {
     let p = &baker.plan().primitives[index];
     let mut streams = vec![VatStream::Positions];
     if p.normals {
@@ -335,6 +358,30 @@ fn bake_primitive(
             .filter_map(VatFileWriter::take_spare)
             .collect())
     })?;
+    Ok(StagedPrimitive {
+        base: base.to_owned(),
+        specs,
+        writers,
+        files,
+    })
+}
+
+/// Waits for the writers of a staged primitive and returns the metadata of
+/// its textures in stream order (positions, normals, tangents), embedding
+/// them in the container when asked.
+fn finish_primitive(
+    path: &Path,
+    staged: StagedPrimitive,
+    sink: &mut Sink<'_>,
+    pool: &mut Pool,
+) -> Result<Vec<meta::VatTextureMeta>, String> {
+    let StagedPrimitive {
+        base,
+        specs,
+        writers,
+        files,
+    } = staged;
+    let fail = |e: rigbake_format::FormatError| format!("{}: VAT of {base}: {e}", path.display());
     let mut out = Vec::with_capacity(specs.len());
     for ((writer, spec), (name, file)) in writers.into_iter().zip(&specs).zip(files) {
         let done = writer.finish(pool).map_err(fail)?;
