@@ -7,6 +7,7 @@
 use std::io::BufWriter;
 use std::path::Path;
 
+use half::slice::HalfFloatSliceExt;
 use rayon::prelude::*;
 
 use crate::digest::{Digest, DigestFile};
@@ -16,7 +17,7 @@ use crate::texture::Precision;
 use crate::texture::exr::{Rows, StreamCompression, StreamSpec, StreamWriter};
 use crate::texture::png::Png16Writer;
 use crate::texture::quantize::{
-    angle_degrees, from_unorm16, octahedral_decode, octahedral_encode, to_unorm16,
+    cosine, degrees_of_cosine, from_unorm16, octahedral_decode, octahedral_encode, to_unorm16,
 };
 
 /// Floats per texel a stream delivers: 3 for positions and normals, 4 for
@@ -181,52 +182,61 @@ impl VatFileWriter {
                     _ => Vec::new(),
                 };
                 halves.resize(values.len(), half::f16::ZERO);
-                let errors: Vec<Result<f64>> = halves
+                // Whole-row conversions (F16C where the CPU has it), then the
+                // error of every texel against what a reader decodes.
+                let errors: Vec<Result<WorstError>> = halves
                     .par_chunks_mut(row_len)
                     .zip(values.par_chunks(row_len))
-                    .map(|(out, row)| {
-                        for (h, v) in out.iter_mut().zip(row) {
-                            *h = half::f16::from_f32(*v);
+                    .map_init(Vec::new, |decoded: &mut Vec<f32>, (out, row)| {
+                        out.convert_from_f32_slice(row);
+                        decoded.resize(row.len(), 0.0);
+                        out.convert_to_f32_slice(decoded);
+                        if let Some(i) = decoded.iter().position(|v| !v.is_finite()) {
+                            let texel = texel_of(row, width, floats, i % width);
+                            return Err(FormatError::Unrepresentable(format!(
+                                "value {texel:?} is outside the half-float range (+-65504); use exr32"
+                            )));
                         }
-                        let mut worst = 0.0f64;
+                        let mut worst = WorstError::new(stream);
                         for x in 0..width {
-                            let texel = texel_of(row, width, floats, x);
-                            let mut decoded = [0f32; 4];
-                            for c in 0..floats {
-                                decoded[c] = out[c * width + x].to_f32();
-                            }
-                            if decoded.iter().any(|v| !v.is_finite()) {
-                                return Err(FormatError::Unrepresentable(format!(
-                                    "value {texel:?} is outside the half-float range (+-65504); use exr32"
-                                )));
-                            }
-                            worst = worst.max(texel_error(stream, &texel[..floats], &decoded[..floats]));
+                            worst.add(
+                                &texel_of(row, width, floats, x),
+                                &texel_of(decoded, width, floats, x),
+                            );
                         }
                         Ok(worst)
                     })
                     .collect();
                 for e in errors {
-                    self.max_error = self.max_error.max(e?);
+                    self.max_error = self.max_error.max(e?.value());
                 }
                 self.spare.push(values);
                 writer.push_rows(Rows::F16(halves))
             }
             Sink::Exr(writer) => writer.push_rows(Rows::F32(values)),
             Sink::Png(writer) => {
-                self.samples.clear();
                 let bounds = self.spec.bounds.unwrap_or(EMPTY_BOUNDS);
                 let direction = self.spec.effective_direction_encoding();
-                for row in values.chunks_exact(row_len) {
-                    for x in 0..width {
-                        let texel = texel_of(row, width, floats, x);
-                        let (q, decoded) = quantize(stream, direction, &bounds, &texel, floats);
-                        self.samples.extend_from_slice(&q[..floats]);
-                        self.max_error = self.max_error.max(texel_error(
-                            stream,
-                            &texel[..floats],
-                            &decoded[..floats],
-                        ));
-                    }
+                // Quantised in parallel over rows (interleaved samples, as
+                // PNG stores them); the deflate stream itself is serial.
+                self.samples.resize(values.len(), 0);
+                let errors: Vec<WorstError> = self
+                    .samples
+                    .par_chunks_mut(row_len)
+                    .zip(values.par_chunks(row_len))
+                    .map(|(out, row)| {
+                        let mut worst = WorstError::new(stream);
+                        for (x, q_out) in out.chunks_exact_mut(floats).enumerate() {
+                            let texel = texel_of(row, width, floats, x);
+                            let (q, decoded) = quantize(stream, direction, &bounds, &texel, floats);
+                            q_out.copy_from_slice(&q[..floats]);
+                            worst.add(&texel, &decoded);
+                        }
+                        worst
+                    })
+                    .collect();
+                for e in errors {
+                    self.max_error = self.max_error.max(e.value());
                 }
                 self.spare.push(values);
                 writer.push_rows(&self.samples)
@@ -312,25 +322,92 @@ fn quantize(
     (q, decoded)
 }
 
-/// Error of one decoded texel: distance for positions, angle in degrees for
-/// directions (padding texels, all zero, count as exact).
-fn texel_error(stream: VatStream, original: &[f32], decoded: &[f32]) -> f64 {
-    match stream {
-        VatStream::Positions => original
-            .iter()
-            .zip(decoded)
-            .map(|(a, b)| (f64::from(*a) - f64::from(*b)).powi(2))
-            .sum::<f64>()
-            .sqrt(),
-        VatStream::Normals | VatStream::Tangents => {
-            if original[..3].iter().all(|v| *v == 0.0) {
-                0.0
-            } else {
-                angle_degrees(
-                    [original[0], original[1], original[2]],
-                    [decoded[0], decoded[1], decoded[2]],
-                )
+/// The largest error among texels of one stream, kept in a form that needs
+/// no square root or arc cosine per texel: the largest squared distance
+/// (positions, model units) or the smallest cosine between the original and
+/// the decoded direction (normals and tangents, whose `w` is exact); turned
+/// into model units or degrees by [`Self::value`]. Texels whose original
+/// direction is zero (padding) are not measured.
+#[derive(Debug, Clone, Copy)]
+struct WorstError {
+    stream: VatStream,
+    distance2: f64,
+    cosine: f64,
+}
+
+impl WorstError {
+    fn new(stream: VatStream) -> Self {
+        Self {
+            stream,
+            distance2: 0.0,
+            cosine: 1.0,
+        }
+    }
+
+    /// Takes in one texel (`original` and `decoded`, 4 components, those past
+    /// the stream's own zero).
+    #[inline]
+    fn add(&mut self, original: &[f32; 4], decoded: &[f32; 4]) {
+        match self.stream {
+            VatStream::Positions => {
+                let d2 = original
+                    .iter()
+                    .zip(decoded)
+                    .map(|(a, b)| (f64::from(*a) - f64::from(*b)).powi(2))
+                    .sum::<f64>();
+                self.distance2 = self.distance2.max(d2);
+            }
+            VatStream::Normals | VatStream::Tangents => {
+                let direction = |t: &[f32; 4]| [t[0], t[1], t[2]];
+                if let Some(c) = cosine(direction(original), direction(decoded)) {
+                    self.cosine = self.cosine.min(c);
+                }
             }
         }
+    }
+
+    /// The largest error: model units for positions, degrees for directions.
+    fn value(self) -> f64 {
+        match self.stream {
+            VatStream::Positions => self.distance2.sqrt(),
+            VatStream::Normals | VatStream::Tangents => degrees_of_cosine(self.cosine),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::texture::quantize::angle_degrees;
+
+    #[test]
+    fn worst_error_is_the_largest_per_texel_error() {
+        // Positions: distances 0.5 and 1.3; the largest wins.
+        let mut p = WorstError::new(VatStream::Positions);
+        p.add(&[1.0, 2.0, 3.0, 0.0], &[1.3, 2.4, 3.0, 0.0]);
+        p.add(&[0.0, 0.0, 0.0, 0.0], &[0.5, 1.2, 0.0, 0.0]);
+        p.add(&[5.0, 5.0, 5.0, 0.0], &[5.0, 5.0, 5.0, 0.0]);
+        assert!((p.value() - 1.3).abs() < 1e-6, "{}", p.value());
+
+        // Directions: 10 and 30 degrees apart, a zero (padding) texel that
+        // is not measured, and tangent w ignored.
+        let at = |deg: f32| {
+            let r = deg.to_radians();
+            [r.cos(), r.sin(), 0.0, -1.0]
+        };
+        let mut n = WorstError::new(VatStream::Tangents);
+        n.add(&at(0.0), &at(10.0));
+        n.add(&at(40.0), &at(10.0));
+        n.add(&[0.0; 4], &at(90.0));
+        n.add(&at(5.0), &[at(5.0)[0], at(5.0)[1], 0.0, 1.0]);
+        let xyz = |t: [f32; 4]| [t[0], t[1], t[2]];
+        let expected = angle_degrees(xyz(at(0.0)), xyz(at(10.0)))
+            .max(angle_degrees(xyz(at(40.0)), xyz(at(10.0))));
+        assert!((n.value() - 30.0).abs() < 1e-4, "{}", n.value());
+        assert!((n.value() - expected).abs() < 1e-9);
+
+        // Nothing measured: no error.
+        assert_eq!(WorstError::new(VatStream::Normals).value(), 0.0);
+        assert_eq!(WorstError::new(VatStream::Positions).value(), 0.0);
     }
 }
