@@ -38,11 +38,15 @@ pub fn locate(times: &[f32], t: f64) -> KeyPosition {
     if after >= n {
         return KeyPosition::Hold(n - 1);
     }
-    let t0 = f64::from(times[after - 1]);
-    let t1 = f64::from(times[after]);
-    let dt = t1 - t0;
+    between(times, after - 1, t)
+}
+
+/// `t` as a fraction into the segment from key `k` to key `k + 1`.
+fn between(times: &[f32], k: usize, t: f64) -> KeyPosition {
+    let t0 = f64::from(times[k]);
+    let dt = f64::from(times[k + 1]) - t0;
     KeyPosition::Between {
-        k: after - 1,
+        k,
         u: (t - t0) / dt,
         dt,
     }
@@ -68,17 +72,9 @@ impl ChannelCursor {
     fn locate(&mut self, times: &[f32], t: f64) -> KeyPosition {
         if let Some(k) = self.segment {
             for k in [k, k + 1] {
-                if k + 1 < times.len() {
-                    let (t0, t1) = (f64::from(times[k]), f64::from(times[k + 1]));
-                    if t0 <= t && t < t1 {
-                        self.segment = Some(k);
-                        let dt = t1 - t0;
-                        return KeyPosition::Between {
-                            k,
-                            u: (t - t0) / dt,
-                            dt,
-                        };
-                    }
+                if k + 1 < times.len() && f64::from(times[k]) <= t && t < f64::from(times[k + 1]) {
+                    self.segment = Some(k);
+                    return between(times, k, t);
                 }
             }
         }
