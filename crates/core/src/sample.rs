@@ -7,7 +7,7 @@
 use glam::{DQuat, DVec3};
 
 use crate::interpolate::{self, ChannelCursor};
-use crate::model::{Clip, Model, Property, Transform};
+use crate::model::{Channel, Clip, Model, Property, Transform};
 
 /// The local state of every node at one instant.
 #[derive(Debug, Clone, PartialEq)]
@@ -73,7 +73,10 @@ impl LocalPose {
 /// Samples `clip` of `model` at time `t` (seconds from the clip start) into
 /// `pose`, starting from the rest pose.
 pub fn sample_clip(model: &Model, clip: &Clip, t: f64, pose: &mut LocalPose) {
-    sample_clip_with(model, clip, t, pose, &mut Vec::new());
+    pose.reset(model);
+    for ch in &clip.channels {
+        sample_channel(ch, t, pose, &mut ChannelCursor::default());
+    }
 }
 
 /// [`sample_clip`] with one [`ChannelCursor`] per channel of `clip` kept by
@@ -92,29 +95,34 @@ pub fn sample_clip_with(
         cursors.clear();
         cursors.resize(clip.channels.len(), ChannelCursor::default());
     }
-    let mut buf = [0.0f64; 4];
     for (ch, cursor) in clip.channels.iter().zip(cursors.iter_mut()) {
-        let node = ch.node;
-        match ch.property {
-            Property::MorphWeights => {
-                let range = pose.weight_offsets[node]..pose.weight_offsets[node + 1];
-                interpolate::sample_with(ch, t, &mut pose.weights[range], cursor);
-            }
-            Property::Translation => {
-                interpolate::sample_with(ch, t, &mut buf[..3], cursor);
-                pose.transforms[node].translation = DVec3::from_slice(&buf[..3]);
-                pose.animated[node] = true;
-            }
-            Property::Scale => {
-                interpolate::sample_with(ch, t, &mut buf[..3], cursor);
-                pose.transforms[node].scale = DVec3::from_slice(&buf[..3]);
-                pose.animated[node] = true;
-            }
-            Property::Rotation => {
-                interpolate::sample_with(ch, t, &mut buf, cursor);
-                pose.transforms[node].rotation = DQuat::from_array(buf);
-                pose.animated[node] = true;
-            }
+        sample_channel(ch, t, pose, cursor);
+    }
+}
+
+/// Samples one channel at `t` into its node's slot of `pose`.
+fn sample_channel(ch: &Channel, t: f64, pose: &mut LocalPose, cursor: &mut ChannelCursor) {
+    let node = ch.node;
+    let mut buf = [0.0f64; 4];
+    match ch.property {
+        Property::MorphWeights => {
+            let range = pose.weight_offsets[node]..pose.weight_offsets[node + 1];
+            interpolate::sample_with(ch, t, &mut pose.weights[range], cursor);
+        }
+        Property::Translation => {
+            interpolate::sample_with(ch, t, &mut buf[..3], cursor);
+            pose.transforms[node].translation = DVec3::from_slice(&buf[..3]);
+            pose.animated[node] = true;
+        }
+        Property::Scale => {
+            interpolate::sample_with(ch, t, &mut buf[..3], cursor);
+            pose.transforms[node].scale = DVec3::from_slice(&buf[..3]);
+            pose.animated[node] = true;
+        }
+        Property::Rotation => {
+            interpolate::sample_with(ch, t, &mut buf, cursor);
+            pose.transforms[node].rotation = DQuat::from_array(buf);
+            pose.animated[node] = true;
         }
     }
 }
