@@ -15,7 +15,7 @@ use crate::error::{FormatError, Result};
 use crate::meta::{DirectionEncoding, VatEncoding, VatStream};
 use crate::texture::Precision;
 use crate::texture::exr::{Rows, StreamCompression, StreamSpec, StreamWriter};
-use crate::texture::png::Png16Writer;
+use crate::texture::png::Png16Stream;
 use crate::texture::quantize::{
     cosine, degrees_of_cosine, from_unorm16, octahedral_decode, octahedral_encode, to_unorm16,
 };
@@ -77,14 +77,13 @@ enum Sink {
     Exr(StreamWriter),
     // No BufWriter: the PNG encoder buffers whole chunks itself, and a
     // buffer dropped with the encoder would swallow its last write's error.
-    Png(Box<Png16Writer<DigestFile>>),
+    Png(Png16Stream),
 }
 
 /// Streams one VAT file, measuring the encoding error.
 pub struct VatFileWriter {
     spec: VatFileSpec,
     sink: Sink,
-    samples: Vec<u16>,
     max_error: f64,
     digest: Digest,
     /// Consumed f32 batches ready for reuse.
@@ -147,17 +146,16 @@ impl VatFileWriter {
                     compression: spec.compression,
                 },
             )?),
-            VatEncoding::Png16 => Sink::Png(Box::new(Png16Writer::new(
+            VatEncoding::Png16 => Sink::Png(Png16Stream::new(
                 file,
                 spec.width,
                 spec.height,
                 spec.channels(),
-            )?)),
+            )?),
         };
         Ok(Self {
             spec,
             sink,
-            samples: Vec::new(),
             max_error: 0.0,
             digest,
             spare: Vec::new(),
@@ -217,19 +215,22 @@ impl VatFileWriter {
             Sink::Png(writer) => {
                 let bounds = self.spec.bounds.unwrap_or(EMPTY_BOUNDS);
                 let direction = self.spec.effective_direction_encoding();
-                // Quantised in parallel over rows (interleaved samples, as
-                // PNG stores them); the deflate stream itself is serial.
-                self.samples.resize(values.len(), 0);
-                let errors: Vec<WorstError> = self
-                    .samples
-                    .par_chunks_mut(row_len)
+                // Quantised in parallel over rows, straight into the bytes
+                // PNG stores (interleaved big-endian samples); the writer
+                // thread compresses them while the next batch bakes.
+                let mut bytes = writer.take_spare().unwrap_or_default();
+                bytes.resize(values.len() * 2, 0);
+                let errors: Vec<WorstError> = bytes
+                    .par_chunks_mut(row_len * 2)
                     .zip(values.par_chunks(row_len))
                     .map(|(out, row)| {
                         let mut worst = WorstError::new(stream);
-                        for (x, q_out) in out.chunks_exact_mut(floats).enumerate() {
+                        for (x, texel_out) in out.chunks_exact_mut(floats * 2).enumerate() {
                             let texel = texel_of(row, width, floats, x);
                             let (q, decoded) = quantize(stream, direction, &bounds, &texel, floats);
-                            q_out.copy_from_slice(&q[..floats]);
+                            for (sample, q) in texel_out.chunks_exact_mut(2).zip(q) {
+                                sample.copy_from_slice(&q.to_be_bytes());
+                            }
                             worst.add(&texel, &decoded);
                         }
                         worst
@@ -239,7 +240,7 @@ impl VatFileWriter {
                     self.max_error = self.max_error.max(e.value());
                 }
                 self.spare.push(values);
-                writer.push_rows(&self.samples)
+                writer.push_rows(bytes)
             }
         }
     }

@@ -15,6 +15,7 @@ use exr::prelude::{
     ReadLayers as _, SpecificChannels, Vec2, WritableImage as _, f16,
 };
 
+use super::feed::Feed;
 use super::{Precision, RgbaImage};
 use crate::error::{FormatError, Result};
 
@@ -204,13 +205,11 @@ impl Rows {
 /// Writes one EXR from planar row batches pushed in order, on a writer
 /// thread, so several textures can be produced in lockstep while each stays
 /// streamed. Memory held: at most two pending batches plus one block, and up
-/// to [`SPARES`] consumed batches handed back for reuse ([`Self::take_spare`]).
+/// to four consumed batches handed back for reuse ([`Self::take_spare`]).
 #[derive(Debug)]
 pub struct StreamWriter {
     spec: StreamSpec,
-    sender: Option<std::sync::mpsc::SyncSender<Rows>>,
-    spares: std::sync::mpsc::Receiver<Rows>,
-    thread: Option<std::thread::JoinHandle<Result<()>>>,
+    feed: Feed<Rows>,
     rows_pushed: usize,
 }
 
@@ -223,17 +222,12 @@ impl StreamWriter {
                 spec.width, spec.height, spec.channels
             )));
         }
-        let (sender, receiver) = std::sync::mpsc::sync_channel::<Rows>(2);
-        let (spare_sender, spares) = std::sync::mpsc::sync_channel::<Rows>(SPARES);
-        let thread = std::thread::Builder::new()
-            .name("rigbake-exr-writer".into())
-            .spawn(move || write_stream(out, spec, &receiver, &spare_sender))
-            .map_err(FormatError::Io)?;
+        let feed = Feed::spawn("rigbake-exr-writer", "EXR writer", move |rows, spares| {
+            write_stream(out, spec, rows, spares)
+        })?;
         Ok(Self {
             spec,
-            sender: Some(sender),
-            spares,
-            thread: Some(thread),
+            feed,
             rows_pushed: 0,
         })
     }
@@ -257,52 +251,22 @@ impl StreamWriter {
             )));
         }
         self.rows_pushed += rows.len() / row_len;
-        let sent = self.sender.as_ref().map(|s| s.send(rows));
-        match sent {
-            Some(Ok(())) => Ok(()),
-            // The writer thread stopped early: its error explains why.
-            _ => Err(self
-                .join()
-                .err()
-                .unwrap_or_else(|| FormatError::Invalid("EXR writer stopped early".to_owned()))),
-        }
+        self.feed.send(rows)
     }
 
     /// A batch the writer thread has consumed, handed back so its memory can
     /// be refilled instead of freed and allocated again (contents are stale).
     pub fn take_spare(&mut self) -> Option<Rows> {
-        self.spares.try_recv().ok()
+        self.feed.take_spare()
     }
 
     /// Waits for the file to be complete; returns the consumed batches not
     /// yet taken back, for reuse. Fails if fewer rows than the height were
     /// pushed.
-    pub fn finish(mut self) -> Result<Vec<Rows>> {
-        self.join()?;
-        Ok(self.spares.try_iter().collect())
-    }
-
-    fn join(&mut self) -> Result<()> {
-        self.sender.take();
-        match self.thread.take() {
-            Some(t) => t.join().unwrap_or_else(|_| {
-                Err(FormatError::Invalid(
-                    "EXR writer thread panicked".to_owned(),
-                ))
-            }),
-            None => Ok(()),
-        }
+    pub fn finish(self) -> Result<Vec<Rows>> {
+        self.feed.finish()
     }
 }
-
-impl Drop for StreamWriter {
-    fn drop(&mut self) {
-        let _ = self.join();
-    }
-}
-
-/// Consumed batches kept for reuse, at most.
-pub const SPARES: usize = 4;
 
 fn write_stream<W: Write + Seek>(
     out: W,

@@ -2,6 +2,7 @@
 //! as flat slices; encoders never see where the values came from.
 
 pub mod exr;
+pub(crate) mod feed;
 pub mod png;
 pub mod quantize;
 

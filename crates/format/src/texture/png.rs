@@ -5,6 +5,7 @@
 
 use std::io::{BufRead, Seek, Write};
 
+use super::feed::Feed;
 use crate::error::{FormatError, Result};
 
 fn png_error(e: impl std::fmt::Display) -> FormatError {
@@ -68,9 +69,75 @@ impl<W: Write + 'static> Png16Writer<W> {
         self.stream.write_all(&self.bytes).map_err(png_error)
     }
 
+    /// Appends whole rows already as PNG stores them: big-endian 16-bit
+    /// samples, `width * channels * 2` bytes per row.
+    pub fn push_be_bytes(&mut self, bytes: &[u8]) -> Result<()> {
+        if bytes.len() % (self.row_len * 2) != 0 {
+            return Err(FormatError::Invalid(
+                "PNG: bytes are not whole rows".to_owned(),
+            ));
+        }
+        self.stream.write_all(bytes).map_err(png_error)
+    }
+
     /// Completes the file; fails if fewer rows than the height were pushed.
     pub fn finish(self) -> Result<()> {
         self.stream.finish().map_err(png_error)
+    }
+}
+
+/// A [`Png16Writer`] on a thread of its own, fed whole rows of big-endian
+/// samples in order, so compression runs beside the work that produces the
+/// rows. Consumed buffers come back through [`Self::take_spare`].
+#[derive(Debug)]
+pub struct Png16Stream {
+    feed: Feed<Vec<u8>>,
+    row_bytes: usize,
+}
+
+impl Png16Stream {
+    /// Starts a `width` x `height` PNG with 3 (RGB) or 4 (RGBA) channels
+    /// (the header is written, and checked, before this returns).
+    pub fn new<W: Write + Send + 'static>(
+        out: W,
+        width: usize,
+        height: usize,
+        channels: usize,
+    ) -> Result<Self> {
+        let mut writer = Png16Writer::new(out, width, height, channels)?;
+        let feed =
+            Feed::<Vec<u8>>::spawn("rigbake-png-writer", "PNG writer", move |rows, spares| {
+                for batch in rows.iter() {
+                    writer.push_be_bytes(&batch)?;
+                    let _ = spares.try_send(batch);
+                }
+                writer.finish()
+            })?;
+        Ok(Self {
+            feed,
+            row_bytes: width * channels * 2,
+        })
+    }
+
+    /// Appends whole rows of big-endian samples.
+    pub fn push_rows(&mut self, bytes: Vec<u8>) -> Result<()> {
+        if bytes.len() % self.row_bytes.max(1) != 0 {
+            return Err(FormatError::Invalid(
+                "PNG: bytes are not whole rows".to_owned(),
+            ));
+        }
+        self.feed.send(bytes)
+    }
+
+    /// A buffer the writer thread is done with, to refill (stale contents).
+    pub fn take_spare(&mut self) -> Option<Vec<u8>> {
+        self.feed.take_spare()
+    }
+
+    /// Waits for the file to be complete; fails if fewer rows than the
+    /// height were pushed.
+    pub fn finish(self) -> Result<()> {
+        self.feed.finish().map(drop)
     }
 }
 
