@@ -1168,7 +1168,7 @@ fn damaged_models_never_panic_hang_or_overallocate() {
     let _ = std::panic::take_hook();
 
     let elapsed = started.elapsed();
-    eprintln!(
+    report(&format!(
         "damage corpus: seed {seed:#x}, {} cases over {} bases ({} MiB of input) in {elapsed:.1?}; slowest case {} took {:?}; largest peak {} KiB (case {})",
         range.end - range.start,
         bases.len(),
@@ -1177,14 +1177,14 @@ fn damaged_models_never_panic_hang_or_overallocate() {
         slowest.0,
         biggest.0 >> 10,
         biggest.1
-    );
+    ));
     for (outcome, count) in &stats {
-        eprintln!("  {count:6}  {outcome}");
+        report(&format!("  {count:6}  {outcome}"));
     }
     let mut common: Vec<_> = messages.into_iter().collect();
     common.sort_by_key(|(_, count)| std::cmp::Reverse(*count));
     for (msg, count) in common.iter().take(40) {
-        eprintln!("  {count:6}  {msg}");
+        report(&format!("  {count:6}  {msg}"));
     }
     assert!(
         failures.is_empty(),
@@ -1198,4 +1198,12 @@ fn damaged_models_never_panic_hang_or_overallocate() {
             .collect::<Vec<_>>()
             .join("\n")
     );
+}
+
+/// Writes a line of the corpus summary to stderr past the test harness's
+/// output capture (which only takes `print!`-style macros), so that CI logs
+/// show the seed and the case count of every run.
+fn report(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
 }

@@ -481,17 +481,17 @@ fn damaged_containers_never_panic_or_overallocate() {
         }
     }
     let _ = std::panic::take_hook();
-    eprintln!(
+    report(&format!(
         "container corpus: seed {seed:#x}, {} cases over {} bases in {:.1?}; slowest case {slowest:?}; largest peak {} KiB",
         range.end - range.start,
         bases.len(),
         started.elapsed(),
         biggest >> 10
-    );
+    ));
     let mut common: Vec<_> = outcomes.into_iter().collect();
     common.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
     for (what, n) in common.iter().take(25) {
-        eprintln!("  {n:6}  {what}");
+        report(&format!("  {n:6}  {what}"));
     }
     assert!(
         failures.is_empty(),
@@ -499,4 +499,12 @@ fn damaged_containers_never_panic_or_overallocate() {
         failures.len(),
         failures[..failures.len().min(20)].join("\n")
     );
+}
+
+/// Writes a line of the corpus summary to stderr past the test harness's
+/// output capture (which only takes `print!`-style macros), so that CI logs
+/// show the seed and the case count of every run.
+fn report(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
