@@ -10,15 +10,10 @@
 //! Reproduce one case with `RIGBAKE_DAMAGE_CASE=<n>`; change the seed with
 //! `RIGBAKE_DAMAGE_SEED=<u64>` and the size with `RIGBAKE_DAMAGE_CASES=<n>`.
 
-// The counting allocator needs `unsafe impl GlobalAlloc`; it only forwards to
-// the system allocator and keeps counters.
-#![allow(unsafe_code)]
-
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -30,58 +25,9 @@ use rigbake_core::model::{Interpolation, Model, Property};
 use rigbake_core::timeline::{Sampling, Timeline};
 use serde_json::Value;
 
-// ---------------------------------------------------------------------------
-// Counting allocator
-
-struct Counting;
-
-static CURRENT: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-fn grew(by: usize) {
-    let now = CURRENT.fetch_add(by, Ordering::Relaxed) + by;
-    PEAK.fetch_max(now, Ordering::Relaxed);
-}
-
-// SAFETY: every method forwards to `System` with the caller's arguments and
-// only updates counters around it.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            grew(layout.size());
-        }
-        p
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc_zeroed(layout) };
-        if !p.is_null() {
-            grew(layout.size());
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) };
-        CURRENT.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            if new_size >= layout.size() {
-                grew(new_size - layout.size());
-            } else {
-                CURRENT.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
-            }
-        }
-        p
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: Counting = Counting;
+#[path = "../../format/tests/support/corpus.rs"]
+mod corpus;
+use corpus::{peak_since, report, start_measuring};
 
 // ---------------------------------------------------------------------------
 // Bounds
@@ -1102,15 +1048,14 @@ fn damaged_models_never_panic_hang_or_overallocate() {
             std::fs::write(std::env::temp_dir().join("rigbake-damage-case"), &bytes).unwrap();
         }
 
-        let baseline = CURRENT.load(Ordering::Relaxed);
-        PEAK.store(baseline, Ordering::Relaxed);
+        let baseline = start_measuring();
         case_index.store(index, Ordering::Relaxed);
         case_started_ms.store(started.elapsed().as_millis() as u64, Ordering::Relaxed);
         let t0 = Instant::now();
         let result = catch_unwind(AssertUnwindSafe(|| run_case(&bytes, base)));
         let took = t0.elapsed();
         case_started_ms.store(u64::MAX, Ordering::Relaxed);
-        let peak = PEAK.load(Ordering::Relaxed).saturating_sub(baseline);
+        let peak = peak_since(baseline);
 
         if took > slowest.0 {
             slowest = (took, index);
@@ -1198,12 +1143,4 @@ fn damaged_models_never_panic_hang_or_overallocate() {
             .collect::<Vec<_>>()
             .join("\n")
     );
-}
-
-/// Writes a line of the corpus summary to stderr past the test harness's
-/// output capture (which only takes `print!`-style macros), so that CI logs
-/// show the seed and the case count of every run.
-fn report(line: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr().lock(), "{line}");
 }

@@ -12,15 +12,9 @@
 //! Reproduce one case with `RIGBAKE_DAMAGE_CASE=<n>`; change the seed with
 //! `RIGBAKE_DAMAGE_SEED=<u64>` and the size with `RIGBAKE_CONTAINER_CASES=<n>`.
 
-// The counting allocator needs `unsafe impl GlobalAlloc`; it only forwards to
-// the system allocator and keeps counters.
-#![allow(unsafe_code)]
-
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::BTreeMap;
 use std::io::Cursor;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -28,58 +22,9 @@ use rigbake_format::FormatError;
 use rigbake_format::container::{Container, ContainerWriter, SectionKind};
 use rigbake_format::meta::{Metadata, Storage};
 
-// ---------------------------------------------------------------------------
-// Counting allocator
-
-struct Counting;
-
-static CURRENT: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-fn grew(by: usize) {
-    let now = CURRENT.fetch_add(by, Ordering::Relaxed) + by;
-    PEAK.fetch_max(now, Ordering::Relaxed);
-}
-
-// SAFETY: every method forwards to `System` with the caller's arguments and
-// only updates counters around it.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            grew(layout.size());
-        }
-        p
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc_zeroed(layout) };
-        if !p.is_null() {
-            grew(layout.size());
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) };
-        CURRENT.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            if new_size >= layout.size() {
-                grew(new_size - layout.size());
-            } else {
-                CURRENT.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
-            }
-        }
-        p
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: Counting = Counting;
+#[path = "support/corpus.rs"]
+mod corpus;
+use corpus::{peak_since, report, start_measuring};
 
 /// Largest wall time one case may take (cases take microseconds).
 const CASE_TIME_LIMIT: Duration = Duration::from_millis(500);
@@ -454,12 +399,11 @@ fn damaged_containers_never_panic_or_overallocate() {
     for index in range.clone() {
         let (bytes, log) = make_case(seed, index, &bases);
         let what = || format!("case {index} ({})", log.join("; "));
-        let baseline = CURRENT.load(Ordering::Relaxed);
-        PEAK.store(baseline, Ordering::Relaxed);
+        let baseline = start_measuring();
         let t0 = Instant::now();
         let result = catch_unwind(AssertUnwindSafe(|| run_case(&bytes)));
         let took = t0.elapsed();
-        let peak = PEAK.load(Ordering::Relaxed).saturating_sub(baseline);
+        let peak = peak_since(baseline);
         slowest = slowest.max(took);
         biggest = biggest.max(peak);
         match result {
@@ -499,12 +443,4 @@ fn damaged_containers_never_panic_or_overallocate() {
         failures.len(),
         failures[..failures.len().min(20)].join("\n")
     );
-}
-
-/// Writes a line of the corpus summary to stderr past the test harness's
-/// output capture (which only takes `print!`-style macros), so that CI logs
-/// show the seed and the case count of every run.
-fn report(line: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
