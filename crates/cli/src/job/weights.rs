@@ -8,6 +8,7 @@ use rigbake_core::Model;
 use rigbake_core::bake::anchors;
 use rigbake_core::bake::vertices::FrameVertices;
 use rigbake_core::bake::weights::{self, channel_count};
+use rigbake_core::model::Primitive;
 use rigbake_format::container::SectionKind;
 use rigbake_format::glb;
 use rigbake_format::meta::{self, WEIGHT_ATTRIBUTE_PREFIX};
@@ -41,15 +42,7 @@ pub(super) fn bake(
         let reduced = weights::reduce_primitive(model, node, p, max).map_err(at_file)?;
         let position_error = weights::truncation_error(model, &reduced, &bones.baked[set]);
         let values = reduced.channels();
-        let bytes: Vec<u8> = values
-            .iter()
-            .flatten()
-            .flat_map(|v| v.to_le_bytes())
-            .collect();
-        let section = sink
-            .container
-            .add_section(SectionKind::VertexData, &bytes)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let section = store_channels(path, sink, &values)?;
 
         // The weights mesh: one mesh per skinned node, its primitives in order.
         let mesh_index = match mesh_of_node.iter().find(|(n, _)| *n == node) {
@@ -64,20 +57,7 @@ pub(super) fn bake(
             }
         };
         let src = &model.meshes[reduced.mesh].primitives[p];
-        let bind = FrameVertices::bind_pose(src);
-        let mut out = mesh::base(src);
-        out.positions = bind.positions;
-        out.tangents = bind.tangents.filter(|_| bind.normals.is_some());
-        out.normals = bind.normals;
-        out.custom = (0..channels)
-            .map(|c| {
-                let name = format!("{WEIGHT_ATTRIBUTE_PREFIX}{}", c + 1);
-                (
-                    name,
-                    values.iter().skip(c).step_by(channels).copied().collect(),
-                )
-            })
-            .collect();
+        let out = weights_primitive(src, FrameVertices::bind_pose(src), &values, channels);
         meshes[mesh_index].primitives.push(out);
 
         primitives.push(meta::WeightsPrimitiveMeta {
@@ -113,29 +93,9 @@ pub(super) fn bake(
             let values: Vec<[f32; 4]> = (0..count)
                 .flat_map(|_| (0..channels).map(move |c| if c == 0 { first } else { [0.0; 4] }))
                 .collect();
-            let bytes: Vec<u8> = values
-                .iter()
-                .flatten()
-                .flat_map(|v| v.to_le_bytes())
-                .collect();
-            let section = sink
-                .container
-                .add_section(SectionKind::VertexData, &bytes)
-                .map_err(|e| format!("{}: {e}", path.display()))?;
+            let section = store_channels(path, sink, &values)?;
             let src = &model.meshes[mesh].primitives[p];
-            let mut out = mesh::base(src);
-            out.positions = vertices.positions;
-            out.tangents = vertices.tangents.filter(|_| vertices.normals.is_some());
-            out.normals = vertices.normals;
-            out.custom = (0..channels)
-                .map(|c| {
-                    let name = format!("{WEIGHT_ATTRIBUTE_PREFIX}{}", c + 1);
-                    (
-                        name,
-                        values.iter().skip(c).step_by(channels).copied().collect(),
-                    )
-                })
-                .collect();
+            let out = weights_primitive(src, vertices, &values, channels);
             meshes[mesh_index].primitives.push(out);
             primitives.push(meta::WeightsPrimitiveMeta {
                 node: node_name(model, prop.node),
@@ -170,4 +130,42 @@ pub(super) fn bake(
         mesh_file: Some(mesh_file),
         primitives,
     })
+}
+
+/// Stores one primitive's channel values (`channels` VEC4s per vertex) as a
+/// vertex-data section of the container; returns the section's index.
+fn store_channels(path: &Path, sink: &mut Sink<'_>, values: &[[f32; 4]]) -> Result<usize, String> {
+    let bytes: Vec<u8> = values
+        .iter()
+        .flatten()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    sink.container
+        .add_section(SectionKind::VertexData, &bytes)
+        .map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// A primitive of the weights mesh: `src`'s indices, UVs and material,
+/// `vertices` as its geometry (tangents only with normals), and the channel
+/// values as the custom attributes `_RIGBAKE_UV1..` ([`WEIGHT_ATTRIBUTE_PREFIX`]).
+fn weights_primitive(
+    src: &Primitive,
+    vertices: FrameVertices,
+    values: &[[f32; 4]],
+    channels: usize,
+) -> glb::GlbPrimitive {
+    let mut out = mesh::base(src);
+    out.positions = vertices.positions;
+    out.tangents = vertices.tangents.filter(|_| vertices.normals.is_some());
+    out.normals = vertices.normals;
+    out.custom = (0..channels)
+        .map(|c| {
+            let name = format!("{WEIGHT_ATTRIBUTE_PREFIX}{}", c + 1);
+            (
+                name,
+                values.iter().skip(c).step_by(channels).copied().collect(),
+            )
+        })
+        .collect();
+    out
 }
