@@ -6,8 +6,6 @@
 //! with a message, unless `RIGBAKE_REQUIRE_GLTF_VALIDATOR` is set (CI sets
 //! it), in which case it fails.
 
-use std::path::Path;
-use std::process::Command;
 
 use gltf::mesh::Semantic;
 use rigbake_format::FormatError;
@@ -15,6 +13,9 @@ use rigbake_format::glb::{
     GlbDocument, GlbMaterial, GlbMesh, GlbPrimitive, PrimitiveMode, write_glb, write_glb_to,
 };
 use serde_json::json;
+
+#[path = "support/gltf_validator.rs"]
+mod gltf_validator;
 
 /// A flat `w` x `h` vertex grid in the XY plane, facing +Z, two triangles per
 /// cell, with normals, tangents and one UV set.
@@ -470,33 +471,6 @@ fn invalid_documents_are_refused() {
     }
 }
 
-/// Runs the Khronos glTF-Validator on `file`; `None` when it is unavailable
-/// and not required.
-fn khronos_validate(file: &Path) -> Option<serde_json::Value> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/validate_gltf.mjs");
-    let out = Command::new("node").arg(script).arg(file).output();
-    let required = std::env::var_os("RIGBAKE_REQUIRE_GLTF_VALIDATOR").is_some();
-    match out {
-        Ok(o) if o.status.success() => {
-            Some(serde_json::from_slice(&o.stdout).expect("JSON from the validator script"))
-        }
-        Ok(o) if o.status.code() == Some(3) && !required => {
-            eprintln!("SKIPPED: gltf-validator is not installed (npm ci --prefix tools/node)");
-            None
-        }
-        Ok(o) => panic!(
-            "glTF-Validator failed on {}: {}",
-            file.display(),
-            String::from_utf8_lossy(&o.stderr)
-        ),
-        Err(e) if !required => {
-            eprintln!("SKIPPED: cannot run node: {e}");
-            None
-        }
-        Err(e) => panic!("cannot run node: {e}"),
-    }
-}
-
 #[test]
 fn khronos_validator_finds_no_errors_or_warnings() {
     let dir = tempfile::tempdir().unwrap();
@@ -522,7 +496,7 @@ fn khronos_validator_finds_no_errors_or_warnings() {
     for (name, doc) in docs {
         let file = dir.path().join(format!("{name}.glb"));
         std::fs::write(&file, write_glb(&doc).unwrap()).unwrap();
-        let Some(report) = khronos_validate(&file) else {
+        let Some(report) = gltf_validator::validate(&file) else {
             return;
         };
         let issues = &report["issues"];
@@ -537,7 +511,7 @@ fn khronos_validator_finds_no_errors_or_warnings() {
     json["accessors"][0]["max"][0] = json!(99.0);
     let file = dir.path().join("broken.glb");
     std::fs::write(&file, reframe(&json, &glb)).unwrap();
-    let report = khronos_validate(&file).unwrap();
+    let report = gltf_validator::validate(&file).unwrap();
     let codes: Vec<_> = report["issues"]["messages"]
         .as_array()
         .unwrap()

@@ -107,28 +107,8 @@ pub fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
 /// returns its issues object, or `None` with a SKIPPED message when node or
 /// the package is missing and `RIGBAKE_REQUIRE_GLTF_VALIDATOR` is not set.
 pub fn gltf_validator(file: &Path) -> Option<serde_json::Value> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../format/tests/validate_gltf.mjs");
-    let out = Command::new("node").arg(script).arg(file).output();
-    let required = std::env::var_os("RIGBAKE_REQUIRE_GLTF_VALIDATOR").is_some();
-    match out {
-        Ok(o) if o.status.success() => {
-            let report: serde_json::Value =
-                serde_json::from_slice(&o.stdout).expect("JSON from the validator");
-            Some(report["issues"].clone())
-        }
-        Ok(o) if o.status.code() == Some(3) && !required => {
-            eprintln!("SKIPPED: gltf-validator is not installed (npm ci --prefix tools/node)");
-            None
-        }
-        Ok(o) => panic!(
-            "glTF-Validator failed on {}: {}",
-            file.display(),
-            String::from_utf8_lossy(&o.stderr)
-        ),
-        Err(e) if !required => {
-            eprintln!("SKIPPED: cannot run node: {e}");
-            None
-        }
-        Err(e) => panic!("cannot run node: {e}"),
-    }
+    gltf_validator::validate(file).map(|report| report["issues"].clone())
 }
+
+#[path = "../../../format/tests/support/gltf_validator.rs"]
+mod gltf_validator;
