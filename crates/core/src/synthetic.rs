@@ -134,7 +134,7 @@ pub fn vat_core_pass(baker: &crate::bake::vat::VatBaker<'_>) -> usize {
         (0..p.layout.height).into_par_iter().for_each_init(
             || (vec![0.0f32; width * 3], vec![0.0f32; width * 3]),
             |(pos, nrm), row| {
-                baker.fill_row_into(index, row, pos, normals.then_some(&mut nrm[..]), None);
+                baker.fill_row(index, row, pos, normals.then_some(&mut nrm[..]), None);
                 std::hint::black_box((&pos[0], &nrm[0]));
             },
         );

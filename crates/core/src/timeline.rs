@@ -441,6 +441,26 @@ impl Timeline {
         (c, row - self.clips[c].start_row)
     }
 
+    /// The first failure among per-row results (`results[row]`), its message
+    /// naming the clip and frame of that row; rows may fail in any order
+    /// when they run in parallel, so the first row, not the first to fail,
+    /// is reported.
+    pub fn first_row_error(&self, results: Vec<Result<()>>) -> Result<()> {
+        match results.into_iter().enumerate().find(|(_, r)| r.is_err()) {
+            Some((row, Err(e))) => {
+                let (c, frame) = self.locate_row(row);
+                Err(Error {
+                    message: format!(
+                        "{} (clip `{}`, frame {frame})",
+                        e.message, self.clips[c].name
+                    ),
+                    ..e
+                })
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// Samples the pose of `row` into `ev` (local pose and globals).
     pub fn evaluate_row(&self, ev: &mut Evaluator<'_>, row: usize) {
         let (c, frame) = self.locate_row(row);

@@ -6,7 +6,6 @@
 //! with a message, unless `RIGBAKE_REQUIRE_GLTF_VALIDATOR` is set (CI sets
 //! it), in which case it fails.
 
-
 use gltf::mesh::Semantic;
 use rigbake_format::FormatError;
 use rigbake_format::glb::{

@@ -377,16 +377,7 @@ pub fn bake_frames(
             },
         )
         .collect();
-    if let Some((row, Err(e))) = results.into_iter().enumerate().find(|(_, r)| r.is_err()) {
-        let (c, frame) = timeline.locate_row(row);
-        return Err(Error {
-            message: format!(
-                "{} (clip `{}`, frame {frame})",
-                e.message, timeline.clips[c].name
-            ),
-            ..e
-        });
-    }
+    timeline.first_row_error(results)?;
     Ok(FrameBake {
         textures,
         anchors: tracks,

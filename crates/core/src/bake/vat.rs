@@ -392,16 +392,7 @@ impl<'m> VatBaker<'m> {
                 },
             )
             .collect();
-        if let Some((row, Err(e))) = results.into_iter().enumerate().find(|(_, r)| r.is_err()) {
-            let (c, frame) = timeline.locate_row(row);
-            return Err(Error {
-                message: format!(
-                    "{} (clip `{}`, frame {frame})",
-                    e.message, timeline.clips[c].name
-                ),
-                ..e
-            });
-        }
+        timeline.first_row_error(results)?;
         // Finite inputs can still overflow down a hierarchy; never bake that.
         if let Some(k) = affines
             .iter()
@@ -555,26 +546,15 @@ impl<'m> VatBaker<'m> {
         )
     }
 
-    /// Fills texture row `texture_row` of primitive `index` into one row's
-    /// planar buffers (positions and normals 3 planes of `width` floats,
-    /// tangents 4), on the calling thread. [`VatBaker::fill`] runs this over rows in
-    /// parallel; callers that encode each row as soon as it is made (keeping
-    /// it in cache) call it directly.
-    pub fn fill_row_into(
-        &self,
-        index: usize,
-        texture_row: usize,
-        pos: &mut [f32],
-        nrm: Option<&mut [f32]>,
-        tan: Option<&mut [f32]>,
-    ) {
-        self.fill_row(index, texture_row, pos, nrm, tan);
-    }
-
-    /// Fills one texture row (one band of one frame), planar: positions and
+    /// Fills texture row `texture_row` (one band of one frame) of primitive
+    /// `index` into one row's planar buffers (positions and normals 3 planes
+    /// of `width` floats, tangents 4), on the calling thread: positions and
     /// normals through the vectorised kernel, tangents (rarely asked for)
     /// through a plain loop. Texels beyond the last vertex are zero.
-    fn fill_row(
+    /// [`VatBaker::fill`] runs this over rows in parallel; callers that
+    /// encode each row as soon as it is made (keeping it in cache) call it
+    /// directly.
+    pub fn fill_row(
         &self,
         index: usize,
         texture_row: usize,
