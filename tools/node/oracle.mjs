@@ -38,6 +38,9 @@
 //   runs three.js's applyBoneTransform once per set (it is linear in the
 //   weights; the bind-matrix-inverse translation counted once per set is
 //   subtracted);
+// - rotation keys of LINEAR and STEP tracks are renormalised to unit
+//   length, as SPEC section 2 asks (three.js slerps them as stored; a key
+//   of length 0.99985 in SimpleSkin shrinks the rotation matrix by 3e-4);
 // - clips play with LoopOnce and clampWhenFinished, so that the clip's last
 //   time holds the last pose instead of wrapping to the first, and every
 //   node and morph weight is reset to the rest pose before each sample
@@ -190,6 +193,23 @@ try {
 }
 const parser = gltf.parser;
 const scene = gltf.scene;
+
+// SPEC section 2: rotation keys are renormalised after decoding (real files
+// store them slightly off unit length, and three.js's slerp does not
+// renormalise). CUBICSPLINE tracks keep their tangents; three.js's cubic
+// quaternion interpolant normalises its result already.
+for (const clip of gltf.animations) {
+    for (const track of clip.tracks) {
+        if (!(track instanceof THREE.QuaternionKeyframeTrack)) continue;
+        if (track.createInterpolant.isInterpolantFactoryMethodGLTFCubicSpline) continue;
+        const values = Float32Array.from(track.values);
+        for (let i = 0; i + 4 <= values.length; i += 4) {
+            const n = Math.hypot(values[i], values[i + 1], values[i + 2], values[i + 3]);
+            if (n > 0) for (let c = 0; c < 4; c++) values[i + c] /= n;
+        }
+        track.values = values;
+    }
+}
 
 // glTF node index -> object, and the primitives, through the loader's own
 // associations (multi-primitive meshes are a Group of one mesh each).

@@ -73,11 +73,6 @@ pub fn row_time(metadata: &Metadata, row: u32) -> (String, f64) {
     (clip.name.clone(), t)
 }
 
-/// Every timeline row count of a clip table.
-pub fn rows(metadata: &Metadata) -> u32 {
-    metadata.clips.iter().map(|c| c.frames).sum()
-}
-
 /// A primitive a bake plays, named as the records name it.
 #[derive(Debug, Clone)]
 pub struct Named {

@@ -52,10 +52,6 @@ pub struct Primitive {
     pub vertices: usize,
     /// Whether three.js made a `SkinnedMesh` of it.
     pub skinned: bool,
-    /// JOINTS_n/WEIGHTS_n sets the oracle skinned with.
-    pub influence_sets: usize,
-    /// Morph targets.
-    pub morph_targets: usize,
 }
 
 /// The header of the oracle's output.
