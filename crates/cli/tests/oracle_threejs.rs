@@ -58,18 +58,20 @@
 //! produced here).
 //!
 //! Rows: every frame row would make big models slow, so each path compares
-//! a deterministic subset ([`pick_rows`]: first, second, middle and last
-//! frame of every clip, thinned evenly to at most [`MAX_ROWS`]). The VAT is
-//! baked at [`VAT_FPS`] (between the keys of 30 fps animations, so the
-//! oracle checks interpolation there) for at most [`VAT_MAX_CLIPS`] clips,
-//! at a lower rate when the texture would exceed [`VAT_BUDGET`]
-//! vertex-frames.
+//! a deterministic subset ([`pick_rows`]: of every clip its first, second
+//! and last frame and frames spread evenly between, thinned evenly to at
+//! most [`MAX_ROWS`]). The VAT is baked at [`VAT_FPS`] (between the keys of
+//! 30 fps animations, so the oracle checks interpolation there, where the
+//! bone bake's 30 fps rows mostly land on keys) for at most
+//! [`VAT_MAX_CLIPS`] clips, at a lower rate when the texture would exceed
+//! [`VAT_BUDGET`] vertex-frames.
 //!
 //! Skips: without the models folder (`RIGBAKE_MODELS`, else
 //! `../shared/models` beside the repository) or without node and three.js
 //! (`npm ci --prefix tools/node`), the tests say so on stderr past the
 //! harness's capture and pass; `RIGBAKE_REQUIRE_MODELS` and
-//! `RIGBAKE_REQUIRE_THREEJS` (CI sets both) make those failures.
+//! `RIGBAKE_REQUIRE_THREEJS` (`.ci/run` sets the latter) make those
+//! failures.
 
 #[path = "oracle_threejs/ours.rs"]
 mod ours;
@@ -81,7 +83,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use glam::{DMat4, DVec3};
-use ours::{Bones, Named, Vat};
+use ours::{Bones, Named, Played, Vat};
 use threejs::{Evaluation, Sample, Unavailable};
 
 /// Largest position error relative to the model's size (see module docs).
@@ -100,6 +102,7 @@ fn say(line: &str) {
     let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 
+/// Whether environment variable `var` is set (and not empty or `0`).
 fn required(var: &str) -> bool {
     std::env::var_os(var).is_some_and(|v| !v.is_empty() && v != "0")
 }
@@ -351,6 +354,52 @@ struct ModelResult {
     vat: Option<PathError>,
 }
 
+/// Compares one path of a bake with three.js: `rows` of `played` were
+/// evaluated as `samples[first..]`. Every primitive three.js skins must be
+/// among the path's primitives (`record` names the path in the message).
+fn compare_path(
+    eval: &Evaluation,
+    samples: &[Sample],
+    first: usize,
+    rows: &[u32],
+    played: &dyn Played,
+    record: &str,
+) -> PathError {
+    let named = played.named();
+    let mut used = Vec::new();
+    let matched: Vec<usize> = named
+        .iter()
+        .map(|n| find_primitive(eval, n, &mut used))
+        .collect();
+    for (i, p) in eval.header.primitives.iter().enumerate() {
+        assert!(
+            !p.skinned || matched.contains(&i),
+            "skinned node `{}` primitive {} is not in the {record}",
+            eval.node_name(p.node),
+            p.primitive
+        );
+    }
+    let spaces: Vec<Option<usize>> = (0..named.len())
+        .map(|k| played.space_node(k).map(|n| mesh_node(eval, n)))
+        .collect();
+    let mut cmp = Compare::new(rows.len(), matched.len());
+    for (i, &row) in rows.iter().enumerate() {
+        let s = first + i;
+        for (k, &p) in matched.iter().enumerate() {
+            let to_space = spaces[k].map_or(DMat4::IDENTITY, |n| eval.node_world(s, n).inverse());
+            let ours = played.vertices(k, row);
+            assert_eq!(ours.len(), eval.header.primitives[p].vertices);
+            cmp.add(eval, s, p, to_space, &ours, &|| {
+                format!(
+                    "row {row} ({:?} at {:.4} s), node `{}` primitive {}",
+                    samples[s].clip, samples[s].time, named[k].node, named[k].primitive
+                )
+            });
+        }
+    }
+    cmp.finish()
+}
+
 /// Bakes `model` both ways into `work` and compares both paths with
 /// three.js. `Err` when three.js is unavailable.
 fn compare_model(model: &Path, work: &Path) -> Result<ModelResult, Unavailable> {
@@ -380,11 +429,11 @@ fn compare_model(model: &Path, work: &Path) -> Result<ModelResult, Unavailable> 
 
     let bone_rows = bones
         .as_ref()
-        .map(|b| pick_rows(&b.metadata))
+        .map(|b| pick_rows(b.metadata()))
         .unwrap_or_default();
     let vat_rows = vat
         .as_ref()
-        .map(|v| pick_rows(&v.metadata))
+        .map(|v| pick_rows(v.metadata()))
         .unwrap_or_default();
     let mut samples = Vec::new();
     if let Some(b) = &bones {
@@ -403,81 +452,12 @@ fn compare_model(model: &Path, work: &Path) -> Result<ModelResult, Unavailable> 
     }
     let eval = threejs::evaluate(model, &samples, work)?;
 
-    let bone_error = bones.as_ref().map(|b| {
-        let mut used = Vec::new();
-        let matched: Vec<usize> = b
-            .primitives
-            .iter()
-            .map(|p| find_primitive(&eval, &p.named, &mut used))
-            .collect();
-        for (i, p) in eval.header.primitives.iter().enumerate() {
-            assert!(
-                !p.skinned || matched.contains(&i),
-                "{name}: skinned node `{}` primitive {} has no bone-weight record",
-                eval.node_name(p.node),
-                p.primitive
-            );
-        }
-        let spaces: Vec<usize> = b.space_nodes.iter().map(|n| mesh_node(&eval, n)).collect();
-        let mut cmp = Compare::new(bone_rows.len(), matched.len());
-        for (s, &row) in bone_rows.iter().enumerate() {
-            for (k, &p) in matched.iter().enumerate() {
-                let to_space = eval.node_world(s, spaces[b.set_of(k)]).inverse();
-                let ours = b.vertices(k, row);
-                assert_eq!(ours.len(), eval.header.primitives[p].vertices);
-                let sample = &samples[s];
-                cmp.add(&eval, s, p, to_space, &ours, &|| {
-                    format!(
-                        "row {row} ({:?} at {:.4} s), node `{}` primitive {}",
-                        sample.clip,
-                        sample.time,
-                        b.primitives[k].named.node,
-                        b.primitives[k].named.primitive
-                    )
-                });
-            }
-        }
-        cmp.finish()
-    });
-
-    let vat_error = vat.as_ref().map(|v| {
-        let mut used = Vec::new();
-        let matched: Vec<usize> = v
-            .primitives
-            .iter()
-            .map(|p| find_primitive(&eval, &p.named, &mut used))
-            .collect();
-        for (i, p) in eval.header.primitives.iter().enumerate() {
-            assert!(
-                !p.skinned || matched.contains(&i),
-                "{name}: skinned node `{}` primitive {} is not in the VAT",
-                eval.node_name(p.node),
-                p.primitive
-            );
-        }
-        let reference = v.reference_node.as_deref().map(|n| mesh_node(&eval, n));
-        let offset = bone_rows.len();
-        let mut cmp = Compare::new(vat_rows.len(), matched.len());
-        for (i, &row) in vat_rows.iter().enumerate() {
-            let s = offset + i;
-            let to_space = reference.map_or(DMat4::IDENTITY, |r| eval.node_world(s, r).inverse());
-            for (k, &p) in matched.iter().enumerate() {
-                let ours = v.vertices(k, row);
-                assert_eq!(ours.len(), eval.header.primitives[p].vertices);
-                let sample = &samples[s];
-                cmp.add(&eval, s, p, to_space, &ours, &|| {
-                    format!(
-                        "row {row} ({:?} at {:.4} s), node `{}` primitive {}",
-                        sample.clip,
-                        sample.time,
-                        v.primitives[k].named.node,
-                        v.primitives[k].named.primitive
-                    )
-                });
-            }
-        }
-        cmp.finish()
-    });
+    let bone_error = bones
+        .as_ref()
+        .map(|b| compare_path(&eval, &samples, 0, &bone_rows, b, "bone-weight record"));
+    let vat_error = vat
+        .as_ref()
+        .map(|v| compare_path(&eval, &samples, bone_rows.len(), &vat_rows, v, "VAT"));
 
     Ok(ModelResult {
         three: eval.header.three.clone(),
@@ -508,14 +488,29 @@ fn run(test: &str, models: &[PathBuf]) {
     let mut compared = 0;
     for model in models {
         let work = tempfile::tempdir().unwrap();
-        let result = match compare_model(model, work.path()) {
-            Ok(r) => r,
-            Err(Unavailable::Missing(reason)) => {
+        let name = stem(model);
+        // A model that cannot be compared (a failed bake, a primitive
+        // three.js does not have) is a failure of its own; the others are
+        // still compared and reported.
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            compare_model(model, work.path())
+        }));
+        let result = match outcome {
+            Ok(Ok(r)) => r,
+            Ok(Err(Unavailable::Missing(reason))) => {
                 skip(test, "RIGBAKE_REQUIRE_THREEJS", &reason);
                 return;
             }
+            Err(panic) => {
+                let message = panic
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| panic.downcast_ref::<&str>().map(|m| (*m).to_owned()))
+                    .unwrap_or_default();
+                failures.push(format!("{name}: {message}"));
+                continue;
+            }
         };
-        let name = stem(model);
         say(&format!(
             "oracle three.js r{} {name}: bones {}; vat {}",
             result.three,

@@ -73,6 +73,20 @@ pub fn row_time(metadata: &Metadata, row: u32) -> (String, f64) {
     (clip.name.clone(), t)
 }
 
+/// One playback path of a bake, as the comparison sees it.
+pub trait Played {
+    /// The bake's metadata (its clip table).
+    fn metadata(&self) -> &Metadata;
+    /// The primitives it plays, in record order.
+    fn named(&self) -> Vec<&Named>;
+    /// Vertex positions of primitive `k` at timeline row `row`, as the
+    /// shader computes them.
+    fn vertices(&self, k: usize, row: u32) -> Vec<Vec3>;
+    /// The node whose space primitive `k`'s vertices are in (`None`: the
+    /// scene root).
+    fn space_node(&self, k: usize) -> Option<&str>;
+}
+
 /// A primitive a bake plays, named as the records name it.
 #[derive(Debug, Clone)]
 pub struct Named {
@@ -195,11 +209,20 @@ impl Bones {
             primitives,
         })
     }
+}
 
-    /// Vertex positions of primitive `p` at timeline row `row`, in its bone
-    /// set's space, as the bone-matrix shader computes them.
-    pub fn vertices(&self, p: usize, row: u32) -> Vec<Vec3> {
-        let prim = &self.primitives[p];
+impl Played for Bones {
+    fn metadata(&self) -> &Metadata {
+        &self.metadata
+    }
+
+    fn named(&self) -> Vec<&Named> {
+        self.primitives.iter().map(|p| &p.named).collect()
+    }
+
+    /// In the bone set's space: the bone-matrix shader's result.
+    fn vertices(&self, k: usize, row: u32) -> Vec<Vec3> {
+        let prim = &self.primitives[k];
         let t = &self.textures[prim.set];
         let view = BoneTextureView {
             width: t.width,
@@ -218,9 +241,8 @@ impl Bones {
             .collect()
     }
 
-    /// The bone set of primitive `p`.
-    pub fn set_of(&self, p: usize) -> usize {
-        self.primitives[p].set
+    fn space_node(&self, k: usize) -> Option<&str> {
+        Some(&self.space_nodes[self.primitives[k].set])
     }
 }
 
@@ -290,11 +312,20 @@ impl Vat {
             primitives,
         })
     }
+}
 
-    /// Vertex positions of primitive `p` at timeline row `row`, in the
-    /// reference node's space, as the VAT shader computes them.
-    pub fn vertices(&self, p: usize, row: u32) -> Vec<Vec3> {
-        let prim = &self.primitives[p];
+impl Played for Vat {
+    fn metadata(&self) -> &Metadata {
+        &self.metadata
+    }
+
+    fn named(&self) -> Vec<&Named> {
+        self.primitives.iter().map(|p| &p.named).collect()
+    }
+
+    /// In the reference node's space: the VAT shader's result.
+    fn vertices(&self, k: usize, row: u32) -> Vec<Vec3> {
+        let prim = &self.primitives[k];
         let view = VatTextureView {
             width: prim.width,
             height: prim.height,
@@ -309,5 +340,9 @@ impl Vat {
                     .position
             })
             .collect()
+    }
+
+    fn space_node(&self, _k: usize) -> Option<&str> {
+        self.reference_node.as_deref()
     }
 }
