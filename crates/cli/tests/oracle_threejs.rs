@@ -401,8 +401,10 @@ fn compare_path(
 }
 
 /// Bakes `model` both ways into `work` and compares both paths with
-/// three.js. `Err` when three.js is unavailable.
-fn compare_model(model: &Path, work: &Path) -> Result<ModelResult, Unavailable> {
+/// three.js, evaluated `shift` seconds after each row's time (0 but in the
+/// test that the comparison notices a wrong pose). `Err` when three.js is
+/// unavailable.
+fn compare_model(model: &Path, work: &Path, shift: f64) -> Result<ModelResult, Unavailable> {
     let name = stem(model);
     let described = threejs::evaluate(model, &[], work)?;
     let skinned = described.header.primitives.iter().any(|p| p.skinned);
@@ -450,6 +452,9 @@ fn compare_model(model: &Path, work: &Path) -> Result<ModelResult, Unavailable> 
                 .map(|&r| sample_of(&v.metadata, r, &described)),
         );
     }
+    for s in &mut samples {
+        s.time += shift;
+    }
     let eval = threejs::evaluate(model, &samples, work)?;
 
     let bone_error = bones
@@ -493,7 +498,7 @@ fn run(test: &str, models: &[PathBuf]) {
         // three.js does not have) is a failure of its own; the others are
         // still compared and reported.
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            compare_model(model, work.path())
+            compare_model(model, work.path(), 0.0)
         }));
         let result = match outcome {
             Ok(Ok(r)) => r,
@@ -571,4 +576,29 @@ fn every_skinned_fixture_matches_threejs_on_both_paths() {
         "every_skinned_fixture_matches_threejs_on_both_paths",
         &models,
     );
+}
+
+/// The comparison is not vacuous: three.js evaluated half a frame late
+/// (what a clip-time or interpolation bug looks like) is far outside the
+/// tolerance on both paths.
+#[test]
+fn the_comparison_notices_poses_half_a_frame_late() {
+    let test = "the_comparison_notices_poses_half_a_frame_late";
+    let work = tempfile::tempdir().unwrap();
+    let model = rigbake_fixtures::fixture("two_joint.gltf");
+    let result = match compare_model(&model, work.path(), 0.5 / 30.0) {
+        Ok(r) => r,
+        Err(Unavailable::Missing(reason)) => {
+            skip(test, "RIGBAKE_REQUIRE_THREEJS", &reason);
+            return;
+        }
+    };
+    for (path, e) in [("bones", &result.bones), ("vat", &result.vat)] {
+        let e = e.as_ref().unwrap_or_else(|| panic!("{path} not compared"));
+        assert!(
+            e.relative() > 100.0 * REL_TOLERANCE,
+            "{path}: {:.3e} of the size",
+            e.relative()
+        );
+    }
 }
