@@ -28,7 +28,8 @@
 // docs/oracle.md):
 // - images, textures, samplers and materials are removed from the JSON
 //   before parsing: Node has no image decoder, and materials do not move
-//   vertices;
+//   vertices; every buffer (GLB chunk, data: URI or file) is packed into
+//   one in-memory GLB, since GLTFLoader's file loader needs browser APIs;
 // - skin weights: GLTFLoader reads only JOINTS_0/WEIGHTS_0 and its
 //   normalizeSkinWeights() writes the renormalised weights back into the
 //   accessor's storage (re-quantising u8/u16 weights, and hiding the stored
@@ -47,7 +48,8 @@
 //   (three.js otherwise keeps what the previous clip left on nodes the
 //   current clip does not animate).
 //
-// Exit codes: 0 success; 2 usage or evaluation failure; 3 three.js missing.
+// Exit codes: 0 success; 3 three.js missing; 2 (or 1, for an exception
+// three.js throws) usage or evaluation failure, with the reason on stderr.
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 
