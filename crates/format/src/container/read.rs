@@ -52,9 +52,12 @@ pub struct Container<R> {
 }
 
 impl Container<BufReader<File>> {
-    /// Opens and checks the container at `path` (reads no payload).
+    /// Opens and checks the container at `path` (reads no payload). Only a
+    /// regular file is opened (a FIFO or device is refused without blocking,
+    /// see [`crate::fsread`]).
     pub fn open(path: &Path) -> Result<Self> {
-        Self::from_reader(BufReader::new(File::open(path)?))
+        let (file, _) = crate::fsread::open_regular(path, u64::MAX)?;
+        Self::from_reader(BufReader::new(file))
     }
 }
 
