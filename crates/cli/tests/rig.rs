@@ -8,9 +8,9 @@ use common::reference::{clip_of_row, deform, diagonal, direct_global, mesh_node,
 use common::{bake, read_exr, shared_models};
 use glam::{DMat4, DVec3, Mat4, Vec4};
 use rigbake_core::bake::anchors::AnchorTracks;
+use rigbake_core::eval::sample::LocalPose;
 use rigbake_core::import::{ImportOptions, import_file};
 use rigbake_core::runtime::{ClipInfo, PlayMode};
-use rigbake_core::sample::LocalPose;
 use rigbake_core::timeline::SampleRule;
 use rigbake_format::container::Container;
 use rigbake_format::meta::{AnchorReason, ClipOrigin, PropMode};

@@ -6,9 +6,8 @@
 //! ```text
 //! import   glTF file        -> Model            (the only module that knows glTF)
 //! timeline Model + Sampling -> Timeline          (which clip and time each texture row holds)
-//! sample   Clip + time      -> LocalPose         (per-node TRS and morph weights)
-//! pose     LocalPose        -> global matrices
-//! skin     globals          -> skin matrices; linear blend skinning
+//! eval     Clip + time      -> LocalPose -> global and skin matrices
+//!          (interpolate, sample, pose, skin; evaluate reuses their buffers)
 //! bake     Model + Timeline -> textures and tracks (bone matrices, ...)
 //! runtime  bake + animation state -> deformed vertices (the shaders' CPU reference)
 //! ```
@@ -18,15 +17,11 @@
 
 pub mod bake;
 pub mod error;
-pub mod evaluate;
+pub mod eval;
 pub mod import;
-pub mod interpolate;
 pub mod model;
-pub mod pose;
 pub mod reference;
 pub mod runtime;
-pub mod sample;
-pub mod skin;
 pub mod synthetic;
 pub mod timeline;
 

@@ -7,7 +7,7 @@
 //! last frame lands exactly on the clip end.
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::evaluate::Evaluator;
+use crate::eval::evaluate::Evaluator;
 use crate::model::Model;
 use glam::{DMat4, DVec3};
 

@@ -192,7 +192,7 @@ fn hierarchy_reads_matrix_nodes_sparse_normalized_keys_and_external_buffers() {
     // Dense identity keys with key 1 replaced (sparse) by 90 degrees about Z,
     // stored as normalized SHORTs: at t = 0.5 the spine turns 90 degrees, at
     // 0.25 halfway (45 degrees).
-    let mut ev = rigbake_core::evaluate::Evaluator::new(&model);
+    let mut ev = rigbake_core::eval::evaluate::Evaluator::new(&model);
     ev.evaluate_clip(0, 0.5);
     let q = ev.local.transforms[spine].rotation;
     let expected = glam::DQuat::from_rotation_z(90f64.to_radians());

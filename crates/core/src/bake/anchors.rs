@@ -61,7 +61,7 @@ impl AnchorTracks {
             .matrix(r1, anchor)
             .as_dmat4()
             .to_scale_rotation_translation();
-        let q = crate::interpolate::slerp(q0.normalize(), q1.normalize(), u);
+        let q = crate::eval::interpolate::slerp(q0.normalize(), q1.normalize(), u);
         DMat4::from_scale_rotation_translation(s0.lerp(s1, u), q, t0.lerp(t1, u))
     }
 }
@@ -239,7 +239,7 @@ pub fn bind_prop(model: &Model, sets: &[BoneSet], prop: &Prop) -> Result<BoundPr
         ));
     }
     let m = ibm.inverse() * offset;
-    let normal_m = crate::skin::normal_matrix(&m);
+    let normal_m = crate::eval::skin::normal_matrix(&m);
     let upper = DMat3::from_mat4(m);
     let mesh = &model.meshes[model.nodes[prop.node].mesh.unwrap_or_default()];
     let primitives = mesh

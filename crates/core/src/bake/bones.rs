@@ -17,9 +17,9 @@ use rayon::prelude::*;
 
 use crate::bake::anchors::AnchorTracks;
 use crate::error::{Error, ErrorKind, Result};
-use crate::evaluate::Evaluator;
+use crate::eval::evaluate::Evaluator;
+use crate::eval::skin;
 use crate::model::{Model, Property};
-use crate::skin;
 use crate::timeline::{self, Timeline};
 
 /// How a matrix is laid out in RGBA pixels.
