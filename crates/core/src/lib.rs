@@ -19,6 +19,7 @@ pub mod bake;
 pub mod error;
 pub mod eval;
 pub mod import;
+pub mod layout;
 pub mod model;
 pub mod reference;
 pub mod runtime;

@@ -5,8 +5,9 @@
 use std::f64::consts::FRAC_1_SQRT_2;
 
 use glam::{DMat4, DVec3, Mat4, Vec4};
-use rigbake_core::bake::{BoneBakeOptions, MatrixLayout, bake_bone_textures};
+use rigbake_core::bake::{BoneBakeOptions, bake_bone_textures};
 use rigbake_core::import::{ImportOptions, Source, import_file, import_slice};
+use rigbake_core::layout::MatrixLayout;
 use rigbake_core::timeline::{Sampling, Timeline};
 use rigbake_core::{ErrorKind, Model};
 use rigbake_fixtures::fixture;
