@@ -23,7 +23,6 @@ pub mod layout;
 pub mod model;
 pub mod reference;
 pub mod runtime;
-pub mod synthetic;
 pub mod timeline;
 
 pub use error::{Error, ErrorKind, Result};
