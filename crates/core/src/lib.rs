@@ -5,12 +5,20 @@
 //!
 //! ```text
 //! import   glTF file        -> Model            (the only module that knows glTF)
-//! timeline Model + Sampling -> Timeline          (which clip and time each texture row holds)
+//! timeline Model + Sampling -> Timeline          (plan: which clip and time each texture row holds;
+//!                                                 loops: the loop pass over the plan)
 //! eval     Clip + time      -> LocalPose -> global and skin matrices
 //!          (interpolate, sample, pose, skin; evaluate reuses their buffers)
-//! bake     Model + Timeline -> textures and tracks (bone matrices, ...)
-//! runtime  bake + animation state -> deformed vertices (the shaders' CPU reference)
+//! bake     Model + Timeline -> textures and tracks (bone matrices, anchors, VAT, weights)
+//! runtime  bake + animation state -> deformed vertices, socket transforms
+//!                                    (the shaders' CPU reference)
 //! ```
+//!
+//! `error`, `model` and `layout` (how a matrix sits in RGBA pixels) are
+//! leaves every stage may use. No module imports one that imports it back:
+//! `eval` uses only the leaves; `timeline` uses `eval`; `bake` uses `eval`
+//! and `timeline`; `runtime` uses `eval` and `timeline` and works on plain
+//! slices, never on `bake`'s types.
 //!
 //! This crate never writes files and never decides an encoding: the format
 //! crate serialises what the bakes produce.
