@@ -17,7 +17,8 @@ use crate::layout::MatrixLayout;
 use crate::model::Model;
 use crate::timeline::{self, Timeline};
 
-/// Bakes one bone-matrix texture per [`BoneSet`] over every timeline row.
+/// Bakes one bone-matrix texture per [`BoneSet`](crate::bake::bones::BoneSet)
+/// over every timeline row.
 ///
 /// Fails with [`crate::ErrorKind::NothingToBake`] when the model has no skinned
 /// mesh, and with a limit error when a texture would exceed the maximum size.
