@@ -131,7 +131,7 @@ fn split(base: &Base) -> Option<Split> {
 }
 
 fn models_dir() -> Option<PathBuf> {
-    shared_models("damage corpus, third-party part (the fixtures part still runs)")
+    shared_models("damage corpus, third-party part")
 }
 
 /// Third-party models small enough to mutate thousands of times in CI time.
