@@ -27,8 +27,8 @@ use rayon::prelude::*;
 use rigbake_core::bake::vat::{self, NormalConvention, VatBaker, VatOptions};
 use rigbake_core::bake::{BoneBakeOptions, bake_bone_textures};
 use rigbake_core::model::Model;
-use rigbake_core::synthetic::{skinned_strip, vat_core_pass};
 use rigbake_core::timeline::{Sampling, Timeline};
+use rigbake_fixtures::testkit::synthetic::{skinned_strip, vat_core_pass};
 
 /// three.js in Node doing the same VAT work, vertex-frames per second (the
 /// issue's figure on a 2-core AMD EPYC).

@@ -3,10 +3,10 @@
 //! given on the command line. Validation happens once, when a model's
 //! settings are resolved.
 
-use rigbake_core::bake::MatrixLayout;
 use rigbake_core::bake::vat::{NormalConvention, VatOptions};
 use rigbake_core::bake::weights::MAX_INFLUENCES;
 use rigbake_core::import::ImportOptions;
+use rigbake_core::layout::MatrixLayout;
 use rigbake_core::timeline::{ClipRequest, ClipSpec, SampleRule, Sampling};
 use rigbake_format::meta;
 use rigbake_format::texture::Precision;

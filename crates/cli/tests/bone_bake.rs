@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use common::reference::direct_global;
 use common::{bake, model_files, read_exr, shared_models, tree};
 use glam::{DMat4, DVec3, Mat4, Vec4};
+use rigbake_core::eval::sample::{LocalPose, sample_clip};
 use rigbake_core::import::{ImportOptions, import_file};
-use rigbake_core::sample::{LocalPose, sample_clip};
 use rigbake_format::container::Container;
 use rigbake_format::meta::{MatrixLayout, Metadata};
 

@@ -8,9 +8,10 @@ use common::reference::{clip_of_row, deform, diagonal, direct_global, mesh_node,
 use common::{bake, read_exr, shared_models};
 use glam::{DMat4, DVec3, Mat4, Vec4};
 use rigbake_core::bake::anchors::AnchorTracks;
+use rigbake_core::eval::sample::LocalPose;
 use rigbake_core::import::{ImportOptions, import_file};
+use rigbake_core::runtime::anchor_path::AnchorTrackView;
 use rigbake_core::runtime::{ClipInfo, PlayMode};
-use rigbake_core::sample::LocalPose;
 use rigbake_core::timeline::SampleRule;
 use rigbake_format::container::Container;
 use rigbake_format::meta::{AnchorReason, ClipOrigin, PropMode};
@@ -124,7 +125,11 @@ fn greenman_sockets_match_direct_evaluation_and_interpolate_between_frames() {
             for a in 0..sockets.len() {
                 let m0 = t.matrix(first + f, a).as_dmat4();
                 let m1 = t.matrix(first + f + 1, a).as_dmat4();
-                let mid = t.sample(a, &info, time, PlayMode::Once);
+                let view = AnchorTrackView {
+                    anchors: t.nodes.len(),
+                    data: &t.data,
+                };
+                let mid = view.sample(a, &info, time, PlayMode::Once);
                 let (p0, p1, pm) = (
                     m0.w_axis.truncate(),
                     m1.w_axis.truncate(),

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use common::reference::{clip_of_row, deform, diagonal, mesh_node, pose_at};
 use common::{bake, model_files, read_exr, rigbake, shared_models};
 use glam::{DVec3, Vec3};
+use rigbake_core::eval::sample::LocalPose;
 use rigbake_core::import::{ImportOptions, import_file};
-use rigbake_core::sample::LocalPose;
 use rigbake_format::container::Container;
 use rigbake_format::meta::{
     DirectionEncoding, Metadata, VatEncoding, VatMetadata, VatStream, VatTextureMeta,

@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use common::reference::{clip_of_row, deform, diagonal, pose_at};
 use common::{bake, model_files, read_exr, shared_models};
 use glam::{DVec3, Mat4, Vec4};
+use rigbake_core::eval::sample::LocalPose;
 use rigbake_core::import::{ImportOptions, import_file};
-use rigbake_core::sample::LocalPose;
 use rigbake_format::container::Container;
 use rigbake_format::meta::{Metadata, WeightsMetadata};
 

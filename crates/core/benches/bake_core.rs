@@ -6,8 +6,8 @@
 
 use rigbake_core::bake::vat::{self, NormalConvention, VatBaker, VatOptions};
 use rigbake_core::bake::{BoneBakeOptions, bake_bone_textures};
-use rigbake_core::synthetic::{skinned_strip, vat_core_pass};
 use rigbake_core::timeline::{Sampling, Timeline};
+use rigbake_fixtures::testkit::synthetic::{skinned_strip, vat_core_pass};
 
 fn main() {
     divan::main();

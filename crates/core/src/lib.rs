@@ -5,29 +5,32 @@
 //!
 //! ```text
 //! import   glTF file        -> Model            (the only module that knows glTF)
-//! timeline Model + Sampling -> Timeline          (which clip and time each texture row holds)
-//! sample   Clip + time      -> LocalPose         (per-node TRS and morph weights)
-//! pose     LocalPose        -> global matrices
-//! skin     globals          -> skin matrices; linear blend skinning
-//! bake     Model + Timeline -> textures and tracks (bone matrices, ...)
-//! runtime  bake + animation state -> deformed vertices (the shaders' CPU reference)
+//! timeline Model + Sampling -> Timeline          (plan: which clip and time each texture row holds;
+//!                                                 loops: the loop pass over the plan)
+//! eval     Clip + time      -> LocalPose -> global and skin matrices
+//!          (interpolate, sample, pose, skin; evaluate reuses their buffers)
+//! bake     Model + Timeline -> textures and tracks (bone matrices, anchors, VAT, weights)
+//! runtime  bake + animation state -> deformed vertices, socket transforms
+//!                                    (the shaders' CPU reference)
 //! ```
+//!
+//! `error`, `model` and `layout` (how a matrix sits in RGBA pixels) are
+//! leaves every stage may use. No module imports one that imports it back:
+//! `eval` uses only the leaves; `timeline` uses `eval`; `bake` uses `eval`
+//! and `timeline`; `runtime` uses `eval` and `timeline` and works on plain
+//! slices, never on `bake`'s types.
 //!
 //! This crate never writes files and never decides an encoding: the format
 //! crate serialises what the bakes produce.
 
 pub mod bake;
 pub mod error;
-pub mod evaluate;
+pub mod eval;
 pub mod import;
-pub mod interpolate;
+pub mod layout;
 pub mod model;
-pub mod pose;
 pub mod reference;
 pub mod runtime;
-pub mod sample;
-pub mod skin;
-pub mod synthetic;
 pub mod timeline;
 
 pub use error::{Error, ErrorKind, Result};

@@ -3,8 +3,8 @@
 //! morph targets, then skinning or the node's own matrix), with no texture,
 //! no palette and no cached order. It is the yardstick bakes are verified
 //! against (`rigbake verify`, the test suite); only keyframe interpolation
-//! ([`crate::sample::sample_clip`]) and, for blended clips, the pose blend
-//! that defines them ([`crate::sample::blend_poses`]) are shared with the
+//! ([`crate::eval::sample::sample_clip`]) and, for blended clips, the pose blend
+//! that defines them ([`crate::eval::sample::blend_poses`]) are shared with the
 //! bakes.
 //!
 //! What it is good at: checking the runtime path against the bake (every
@@ -17,8 +17,8 @@
 use glam::{DMat3, DMat4, DVec3, DVec4};
 
 use crate::bake::vat::NormalConvention;
+use crate::eval::sample::{LocalPose, blend_poses, sample_clip};
 use crate::model::Model;
-use crate::sample::{LocalPose, blend_poses, sample_clip};
 use crate::timeline::ClipSource;
 
 /// Global matrix of `node`: the product of local matrices up its parent chain.

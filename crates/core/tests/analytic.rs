@@ -5,8 +5,9 @@
 use std::f64::consts::FRAC_1_SQRT_2;
 
 use glam::{DMat4, DVec3, Mat4, Vec4};
-use rigbake_core::bake::{BoneBakeOptions, MatrixLayout, bake_bone_textures};
+use rigbake_core::bake::{BoneBakeOptions, bake_bone_textures};
 use rigbake_core::import::{ImportOptions, Source, import_file, import_slice};
+use rigbake_core::layout::MatrixLayout;
 use rigbake_core::timeline::{Sampling, Timeline};
 use rigbake_core::{ErrorKind, Model};
 use rigbake_fixtures::fixture;
@@ -192,7 +193,7 @@ fn hierarchy_reads_matrix_nodes_sparse_normalized_keys_and_external_buffers() {
     // Dense identity keys with key 1 replaced (sparse) by 90 degrees about Z,
     // stored as normalized SHORTs: at t = 0.5 the spine turns 90 degrees, at
     // 0.25 halfway (45 degrees).
-    let mut ev = rigbake_core::evaluate::Evaluator::new(&model);
+    let mut ev = rigbake_core::eval::evaluate::Evaluator::new(&model);
     ev.evaluate_clip(0, 0.5);
     let q = ev.local.transforms[spine].rotation;
     let expected = glam::DQuat::from_rotation_z(90f64.to_radians());

@@ -25,9 +25,11 @@ use rigbake_core::model::{Interpolation, Model, Property};
 use rigbake_core::timeline::{Sampling, Timeline};
 use serde_json::Value;
 
-#[path = "../../format/tests/support/corpus.rs"]
-mod corpus;
-use corpus::{peak_since, report, start_measuring};
+use rigbake_fixtures::testkit::corpus::{CountingAllocator, peak_since, report, start_measuring};
+use rigbake_fixtures::testkit::models::shared_models;
+
+#[global_allocator]
+static ALLOCATOR: CountingAllocator = CountingAllocator;
 
 // ---------------------------------------------------------------------------
 // Bounds
@@ -129,18 +131,7 @@ fn split(base: &Base) -> Option<Split> {
 }
 
 fn models_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("RIGBAKE_MODELS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/models"));
-    if dir.join("SOURCES.md").is_file() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "damage corpus: third-party models not found at {} (set RIGBAKE_MODELS); using the fixtures only",
-            dir.display()
-        );
-        None
-    }
+    shared_models("damage corpus, third-party part")
 }
 
 /// Third-party models small enough to mutate thousands of times in CI time.

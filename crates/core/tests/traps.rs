@@ -15,8 +15,9 @@ use std::cell::Cell;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use rigbake_core::bake::{BoneBakeOptions, MatrixLayout, bake_bone_textures};
+use rigbake_core::bake::{BoneBakeOptions, bake_bone_textures};
 use rigbake_core::import::{ImportOptions, Limits, Source, import_bytes, import_slice};
+use rigbake_core::layout::MatrixLayout;
 use rigbake_core::timeline::{MAX_ROWS, Sampling, Timeline};
 use rigbake_core::{Error, ErrorKind, Model};
 use rigbake_fixtures::Builder;

@@ -22,9 +22,10 @@ use rigbake_format::FormatError;
 use rigbake_format::container::{Container, ContainerWriter, SectionKind};
 use rigbake_format::meta::{Metadata, Storage};
 
-#[path = "support/corpus.rs"]
-mod corpus;
-use corpus::{peak_since, report, start_measuring};
+use rigbake_fixtures::testkit::corpus::{CountingAllocator, peak_since, report, start_measuring};
+
+#[global_allocator]
+static ALLOCATOR: CountingAllocator = CountingAllocator;
 
 /// Largest wall time one case may take (cases take microseconds).
 const CASE_TIME_LIMIT: Duration = Duration::from_millis(500);

@@ -7,14 +7,12 @@
 //! it), in which case it fails.
 
 use gltf::mesh::Semantic;
+use rigbake_fixtures::testkit::gltf_validator;
 use rigbake_format::FormatError;
 use rigbake_format::glb::{
     GlbDocument, GlbMaterial, GlbMesh, GlbPrimitive, PrimitiveMode, write_glb, write_glb_to,
 };
 use serde_json::json;
-
-#[path = "support/gltf_validator.rs"]
-mod gltf_validator;
 
 /// A flat `w` x `h` vertex grid in the XY plane, facing +Z, two triangles per
 /// cell, with normals, tangents and one UV set.

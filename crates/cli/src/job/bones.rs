@@ -5,8 +5,9 @@ use std::path::Path;
 
 use rigbake_core::Model;
 use rigbake_core::bake::anchors::AnchorTracks;
-use rigbake_core::bake::bones::FrameBake;
-use rigbake_core::bake::{self, BoneBakeOptions, BoneTexture, MatrixLayout};
+use rigbake_core::bake::frames::{FrameBake, bake_frames};
+use rigbake_core::bake::{BoneBakeOptions, BoneTexture};
+use rigbake_core::layout::MatrixLayout;
 use rigbake_core::timeline::Timeline;
 use rigbake_format::container::SectionKind;
 use rigbake_format::meta;
@@ -50,7 +51,7 @@ pub(super) fn bake(
     let FrameBake {
         textures,
         anchors: tracks,
-    } = bake::bones::bake_frames(model, timeline, &options, anchors)
+    } = bake_frames(model, timeline, &options, anchors)
         .map_err(|e| e.with_file(path).to_string())?;
     if textures.is_empty() {
         return Ok((

@@ -9,7 +9,7 @@
 use std::io::{BufReader, Cursor};
 use std::path::Path;
 
-use rigbake_core::bake::bones::MatrixLayout;
+use rigbake_core::layout::MatrixLayout;
 use rigbake_core::runtime::vat_path::{VatDecode, VatSamples, VatTextureView};
 use rigbake_format::container::Container;
 use rigbake_format::meta::{self, DirectionEncoding, Storage, VatEncoding, VatStream};

@@ -12,10 +12,10 @@
 use glam::{DMat3, DMat4, Vec3};
 use rigbake_core::Model;
 use rigbake_core::bake::vat::NormalConvention;
+use rigbake_core::eval::sample::LocalPose;
 use rigbake_core::model::PrimitiveMode;
 use rigbake_core::reference::{deform, direct_global, source_pose_at};
 use rigbake_core::runtime::{AnimationState, GpuState, PlayMode, bone_path, vat_path};
-use rigbake_core::sample::LocalPose;
 
 use crate::playback::{Loaded, LoadedClip};
 

@@ -9,12 +9,12 @@ use glam::{DVec3, Vec3};
 use rayon::prelude::*;
 use rigbake_core::Model;
 use rigbake_core::bake::vat::NormalConvention;
+use rigbake_core::eval::sample::LocalPose;
 use rigbake_core::reference::{deform, source_pose_at};
 use rigbake_core::runtime::bone_path::{self, BoneTextureView};
 use rigbake_core::runtime::{
     AnimationState, ClipInfo, GpuState, PlayMode, RuntimeVertex, vat_path,
 };
-use rigbake_core::sample::LocalPose;
 use serde::Serialize;
 
 use crate::playback::{BonePlayback, LoadedClip, VatPlayback};

@@ -6,40 +6,8 @@ pub mod reference;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// The third-party models folder (`../shared/models` beside the repository,
-/// or `$RIGBAKE_MODELS`), or `None` with a message saying the test is skipped.
-pub fn shared_models(test: &str) -> Option<PathBuf> {
-    let dir = std::env::var_os("RIGBAKE_MODELS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/models"));
-    if dir.join("SOURCES.md").is_file() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "SKIPPED {test}: third-party models not found at {} (set RIGBAKE_MODELS to their folder)",
-            dir.display()
-        );
-        None
-    }
-}
-
-/// Every .glb/.gltf under `dir`, sorted.
-pub fn model_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).unwrap() {
-            let p = entry.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if matches!(p.extension().and_then(|e| e.to_str()), Some("glb" | "gltf")) {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
-}
+#[allow(unused_imports)]
+pub use rigbake_fixtures::testkit::models::{model_files, shared_models};
 
 /// Runs the `rigbake` binary with `args`.
 pub fn rigbake(args: &[&std::ffi::OsStr]) -> Output {
@@ -107,8 +75,5 @@ pub fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
 /// returns its issues object, or `None` with a SKIPPED message when node or
 /// the package is missing and `RIGBAKE_REQUIRE_GLTF_VALIDATOR` is not set.
 pub fn gltf_validator(file: &Path) -> Option<serde_json::Value> {
-    gltf_validator::validate(file).map(|report| report["issues"].clone())
+    rigbake_fixtures::testkit::gltf_validator::validate(file).map(|report| report["issues"].clone())
 }
-
-#[path = "../../../format/tests/support/gltf_validator.rs"]
-mod gltf_validator;

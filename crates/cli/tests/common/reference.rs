@@ -6,8 +6,8 @@
 #![allow(dead_code)]
 
 use rigbake_core::bake::vat::NormalConvention;
+use rigbake_core::eval::sample::{LocalPose, sample_clip};
 use rigbake_core::model::Model;
-use rigbake_core::sample::{LocalPose, sample_clip};
 use rigbake_format::meta::ClipMeta;
 
 #[allow(unused_imports)]

@@ -2,7 +2,7 @@
 //!
 //! An anchor is a socket node whose model-space matrix is baked per frame
 //! (in the same loop as the bone matrices, see
-//! [`crate::bake::bones::bake_frames`]) so a separate prop can follow it. A
+//! [`crate::bake::frames::bake_frames`]) so a separate prop can follow it. A
 //! rigid prop is a mesh parented (directly or through static nodes) under a
 //! joint: it can either be reported as an anchor of its own, or bound to that
 //! joint as a single-influence skinned mesh so it plays from the bone texture
@@ -10,11 +10,11 @@
 
 use glam::{DMat3, DMat4, Mat4};
 
-use crate::bake::bones::{BoneSet, MatrixLayout};
+use crate::bake::bones::BoneSet;
 use crate::bake::vertices::FrameVertices;
 use crate::error::{Error, Result};
+use crate::layout::MatrixLayout;
 use crate::model::{Model, Property};
-use crate::runtime::{ClipInfo, PlayMode};
 
 /// Per-frame matrices of socket nodes in model space:
 /// `inverse(reference_global) * socket_global` (SPEC section 8).
@@ -28,7 +28,8 @@ pub struct AnchorTracks {
     /// Rows (timeline rows).
     pub rows: usize,
     /// `rows * nodes.len() * 16` floats: per row, per socket, the 4x4 matrix
-    /// column by column (the `mat4` pixel layout).
+    /// column by column (the `mat4` pixel layout). The runtime samples them
+    /// between rows through [`crate::runtime::anchor_path::AnchorTrackView`].
     pub data: Vec<f32>,
 }
 
@@ -37,32 +38,6 @@ impl AnchorTracks {
     pub fn matrix(&self, row: usize, anchor: usize) -> Mat4 {
         let at = (row * self.nodes.len() + anchor) * 16;
         MatrixLayout::Mat4.decode(&self.data[at..at + 16])
-    }
-}
-
-impl AnchorTracks {
-    /// The transform of `anchor` at time `t` of `clip` played in `mode`,
-    /// with the runtime's time mapping ([`ClipInfo::sample`]: the same rows
-    /// and fraction a shader gets), interpolated between the two rows:
-    /// translation and scale lerp, rotation slerp (on the shortest path),
-    /// after decomposing both matrices.
-    pub fn sample(&self, anchor: usize, clip: &ClipInfo, t: f64, mode: PlayMode) -> DMat4 {
-        let at = clip.sample(t, mode);
-        let (r0, r1, u) = (
-            at.row as usize,
-            at.next_row as usize,
-            f64::from(at.fraction),
-        );
-        let (s0, q0, t0) = self
-            .matrix(r0, anchor)
-            .as_dmat4()
-            .to_scale_rotation_translation();
-        let (s1, q1, t1) = self
-            .matrix(r1, anchor)
-            .as_dmat4()
-            .to_scale_rotation_translation();
-        let q = crate::interpolate::slerp(q0.normalize(), q1.normalize(), u);
-        DMat4::from_scale_rotation_translation(s0.lerp(s1, u), q, t0.lerp(t1, u))
     }
 }
 
@@ -239,7 +214,7 @@ pub fn bind_prop(model: &Model, sets: &[BoneSet], prop: &Prop) -> Result<BoundPr
         ));
     }
     let m = ibm.inverse() * offset;
-    let normal_m = crate::skin::normal_matrix(&m);
+    let normal_m = crate::eval::skin::normal_matrix(&m);
     let upper = DMat3::from_mat4(m);
     let mesh = &model.meshes[model.nodes[prop.node].mesh.unwrap_or_default()];
     let primitives = mesh
@@ -270,46 +245,4 @@ pub fn bind_prop(model: &Model, sets: &[BoneSet], prop: &Prop) -> Result<BoundPr
         })
         .collect();
     Ok(BoundProp { primitives })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use glam::{DQuat, DVec3};
-
-    #[test]
-    fn sampling_interpolates_rotation_translation_and_scale() {
-        let m0 = DMat4::from_scale_rotation_translation(DVec3::ONE, DQuat::IDENTITY, DVec3::ZERO);
-        let m1 = DMat4::from_scale_rotation_translation(
-            DVec3::splat(3.0),
-            DQuat::from_rotation_z(1.0),
-            DVec3::new(2.0, 0.0, 0.0),
-        );
-        let mut data = Vec::new();
-        for m in [m0, m1] {
-            let mut px = [0f32; 16];
-            MatrixLayout::Mat4.encode(&m, &mut px);
-            data.extend(px);
-        }
-        let tracks = AnchorTracks {
-            reference: None,
-            nodes: vec![0],
-            rows: 2,
-            data,
-        };
-        let clip = ClipInfo {
-            start_row: 0,
-            frames: 2,
-            fps: 1.0,
-            duration: 1.0,
-            looping: false,
-            rule: crate::timeline::SampleRule::FixedRate,
-        };
-        let (s, q, t) = tracks
-            .sample(0, &clip, 0.5, PlayMode::Once)
-            .to_scale_rotation_translation();
-        assert!((t - DVec3::new(1.0, 0.0, 0.0)).length() < 1e-6);
-        assert!((s - DVec3::splat(2.0)).length() < 1e-6);
-        assert!((q.angle_between(DQuat::IDENTITY) - 0.5).abs() < 1e-6);
-    }
 }

@@ -4,11 +4,11 @@
 
 pub mod anchors;
 pub mod bones;
+pub mod frames;
 pub mod vat;
 pub mod vat_kernel;
 pub mod vertices;
 pub mod weights;
 
-pub use bones::{
-    BoneBakeOptions, BoneSet, BoneTexture, MatrixLayout, bake_bone_textures, bone_sets,
-};
+pub use bones::{BoneBakeOptions, BoneSet, BoneTexture, bone_sets};
+pub use frames::bake_bone_textures;

@@ -28,7 +28,7 @@ use crate::bake::bones;
 use crate::bake::vat_kernel::{self, Columns, Span, columns};
 use crate::bake::vertices::FrameVertices;
 use crate::error::{Error, ErrorKind, Result};
-use crate::evaluate::Evaluator;
+use crate::eval::evaluate::Evaluator;
 use crate::model::{Model, Property};
 use crate::timeline::Timeline;
 
@@ -364,7 +364,7 @@ impl<'m> VatBaker<'m> {
                 |ev, (row, (affine_row, weight_row))| {
                     timeline.evaluate_row(ev, row);
                     let inv_ref = match reference {
-                        Some(r) => crate::skin::inverse_mesh_global(&ev.globals, r)?,
+                        Some(r) => crate::eval::skin::inverse_mesh_global(&ev.globals, r)?,
                         None => DMat4::IDENTITY,
                     };
                     for (s, offset) in skin_offset.iter().enumerate() {

@@ -239,9 +239,9 @@ pub fn truncation_error(model: &Model, reduced: &PrimitiveWeights, texture: &Bon
         for &v in &lossy {
             let p = prim.positions[v].as_dvec3();
             let (js, ws) = influences.vertex(v);
-            let full = crate::skin::skin_point(js, ws, &mats, p);
+            let full = crate::eval::skin::skin_point(js, ws, &mats, p);
             let range = v * k..(v + 1) * k;
-            let cut = crate::skin::skin_point(
+            let cut = crate::eval::skin::skin_point(
                 &reduced.bones[range.clone()],
                 &reduced.weights[range],
                 &mats,

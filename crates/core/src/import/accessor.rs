@@ -12,7 +12,7 @@ use std::cell::Cell;
 
 use gltf::accessor::{Accessor, DataType, Dimensions};
 
-use super::Limits;
+use super::options::Limits;
 use crate::error::{Error, Result};
 
 /// Component types and normalisation allowed for one use of an accessor.

@@ -13,7 +13,7 @@ use std::path::{Component, Path, PathBuf};
 
 use base64::Engine as _;
 
-use super::{ImportOptions, Source};
+use super::options::{ImportOptions, Source};
 use crate::error::{Error, ErrorKind, Result};
 
 /// Loads every buffer of `doc`, in glTF order (the GLB binary chunk is

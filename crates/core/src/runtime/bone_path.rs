@@ -22,7 +22,7 @@ use super::math::{
     Rows3x4, ZERO_ROWS, add_weighted, cofactor_normal, lerp3, safe_normalize, transform_point,
 };
 use super::state::GpuState;
-use crate::bake::bones::MatrixLayout;
+use crate::layout::MatrixLayout;
 
 /// A bone-matrix texture as a shader sees it: RGBA `f32` texels, row-major,
 /// row 0 first (half-float textures widened to `f32`, as a GPU samples them).
@@ -150,7 +150,7 @@ pub fn deform_vertex(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bake::bones::MatrixLayout;
+    use crate::layout::MatrixLayout;
     use glam::DMat4;
 
     /// A 2-joint texture over 3 rows: joint 0 translates by (row, 0, 0),

@@ -70,7 +70,7 @@ mod tests {
             );
             let rows = [m.row(0).as_vec4(), m.row(1).as_vec4(), m.row(2).as_vec4()];
             let n = DVec3::new(0.3, -0.5, 0.8).normalize();
-            let exact = (crate::skin::normal_matrix(&m) * n).normalize();
+            let exact = (crate::eval::skin::normal_matrix(&m) * n).normalize();
             let ours = safe_normalize(cofactor_normal(&rows, n.as_vec3()));
             assert!(ours.as_dvec3().distance(exact) < 1e-6, "{ours} vs {exact}");
             let p = transform_point(&rows, Vec3::new(1.0, -2.0, 0.5));

@@ -7,13 +7,18 @@
 //!   fetched from the texture, linear blend skinning, frame lerp, row blend.
 //! - [`vat_path`]: the vertex-animation-texture shader: texel addressing,
 //!   decoding (EXR floats, PNG16 bounds or octahedral), frame lerp, row blend.
+//! - [`anchor_path`]: props on sockets: the anchor tracks sampled between
+//!   two rows with the state's time mapping (translation and scale lerp,
+//!   rotation slerp).
 //! - [`math`]: the small f32 helpers both paths share (3x4 matrices, the
 //!   cofactor normal matrix, lerp), written as the shaders write them.
 //!
-//! Everything here works on plain slices and numbers in `f32`, in the same
+//! Everything here works on plain slices and numbers in `f32` (the anchor
+//! path decomposes its matrices in `f64`), in the same
 //! order of operations as the shaders in `docs/shaders/`, and never panics
 //! on odd input: out-of-range texels read as zero, as `Texture.Load` does.
 
+pub mod anchor_path;
 pub mod bone_path;
 pub mod math;
 pub mod state;

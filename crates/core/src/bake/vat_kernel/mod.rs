@@ -234,7 +234,7 @@ mod tests {
         deform(&palette, span, [a, b, c], Some([d, e, f]), true);
         let blended = mats[0] * 0.25 + mats[1] * 0.75;
         let want = blended.transform_point3(DVec3::new(0.3, -0.7, 1.5));
-        let want_n = (crate::skin::normal_matrix(&blended) * nd).normalize();
+        let want_n = (crate::eval::skin::normal_matrix(&blended) * nd).normalize();
         let got = DVec3::new(
             f64::from(op[0][0]),
             f64::from(op[1][0]),

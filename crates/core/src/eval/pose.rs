@@ -2,8 +2,8 @@
 
 use glam::DMat4;
 
+use crate::eval::sample::LocalPose;
 use crate::model::Model;
-use crate::sample::LocalPose;
 
 /// Local matrix of node `n`: the exact rest matrix unless animated, else `T * R * S`.
 pub fn local_matrix(model: &Model, pose: &LocalPose, n: usize) -> DMat4 {
@@ -20,7 +20,7 @@ pub fn compute_globals(model: &Model, pose: &LocalPose, globals: &mut [DMat4]) {
     for &n in &model.topological_order {
         let local = local_matrix(model, pose, n);
         globals[n] = match model.nodes[n].parent {
-            Some(p) => crate::skin::mul_affine(&globals[p], &local),
+            Some(p) => crate::eval::skin::mul_affine(&globals[p], &local),
             None => local,
         };
     }

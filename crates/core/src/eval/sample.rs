@@ -6,7 +6,7 @@
 
 use glam::{DQuat, DVec3};
 
-use crate::interpolate::{self, ChannelCursor};
+use crate::eval::interpolate::{self, ChannelCursor};
 use crate::model::{Channel, Clip, Model, Property, Transform};
 
 /// The local state of every node at one instant.
@@ -141,7 +141,7 @@ pub fn blend_poses(pose: &mut LocalPose, other: &LocalPose, w: f64) {
         if *a || *oa {
             t.translation = t.translation.lerp(o.translation, w);
             t.scale = t.scale.lerp(o.scale, w);
-            t.rotation = crate::interpolate::slerp(t.rotation, o.rotation, w);
+            t.rotation = crate::eval::interpolate::slerp(t.rotation, o.rotation, w);
             *a = true;
         }
     }

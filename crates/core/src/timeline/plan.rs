@@ -1,4 +1,4 @@
-//! Which clip and time every baked row holds.
+//! Planning the timeline: which clip and time every baked row holds.
 //!
 //! All clips are stacked clip after clip, one row per sampled frame. Frame
 //! counts and times follow SPEC section 2: `frames = floor(duration * fps +
@@ -7,9 +7,8 @@
 //! last frame lands exactly on the clip end.
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::evaluate::Evaluator;
+use crate::eval::evaluate::Evaluator;
 use crate::model::Model;
-use glam::{DMat4, DVec3};
 
 /// How frame times are spread over a clip.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -214,9 +213,10 @@ pub fn check_evaluations(rows: usize, model: &Model) -> Result<()> {
 }
 
 impl Timeline {
-    /// Every animation of `model`, in glTF order, whole; a single one-frame
-    /// `rest` clip when the model has none. Loop flags are detected.
-    pub fn all_clips(model: &Model, sampling: Sampling) -> Result<Self> {
+    /// Plans every animation of `model`, in glTF order, whole; a single
+    /// one-frame `rest` clip when the model has none. Loop flags are all
+    /// `false`: [`crate::timeline::loops`] sets them.
+    pub fn plan_all(model: &Model, sampling: Sampling) -> Result<Self> {
         let sources: Vec<(String, ClipSource)> = if model.clips.is_empty() {
             vec![("rest".to_owned(), ClipSource::Rest)]
         } else {
@@ -236,31 +236,16 @@ impl Timeline {
                 })
                 .collect()
         };
-        let mut timeline = Self::from_sources(sampling, sources)?;
-        // Loop detection evaluates two poses per clip, and there are no more
-        // clips than rows.
-        check_evaluations(timeline.rows, model)?;
-        timeline.detect_loops(model);
-        Ok(timeline)
+        Self::from_sources(sampling, sources)
     }
 
-    /// The animations named in `names`, in that order (every animation when
-    /// `names` is empty), with loop flags detected. Unknown names are errors
-    /// listing the clips the model has.
-    pub fn named_clips(model: &Model, sampling: Sampling, names: &[String]) -> Result<Self> {
-        if names.is_empty() {
-            return Self::all_clips(model, sampling);
-        }
-        let specs: Vec<ClipSpec> = names.iter().map(|n| ClipSpec::whole(n)).collect();
-        Self::build(model, sampling, &specs)
-    }
-
-    /// The clips described by `specs`, in order: whole animations, time
-    /// ranges, blends; loop flags detected unless overridden. Names are
-    /// resolved against the model's animations; unknown names, empty or
-    /// out-of-range time ranges, blend weights outside `[0, 1]` and duplicate
-    /// clip names are errors.
-    pub fn build(model: &Model, sampling: Sampling, specs: &[ClipSpec]) -> Result<Self> {
+    /// Plans the clips described by `specs`, in order: whole animations,
+    /// time ranges, blends. Names are resolved against the model's
+    /// animations; unknown names, empty or out-of-range time ranges, blend
+    /// weights outside `[0, 1]` and duplicate clip names are errors. Loop
+    /// flags are all `false`, and `specs`' overrides are not applied:
+    /// [`Timeline::build`] runs the loop pass and then applies them.
+    pub fn plan(model: &Model, sampling: Sampling, specs: &[ClipSpec]) -> Result<Self> {
         let find = |name: &str| -> Result<usize> {
             model
                 .clips
@@ -349,19 +334,12 @@ impl Timeline {
             }
         }
         let durations: Vec<f64> = model.clips.iter().map(|c| c.duration).collect();
-        let mut timeline = Self::from_sources_with(sampling, sources, &durations)?;
-        timeline.detect_loops(model);
-        for (clip, spec) in timeline.clips.iter_mut().zip(specs) {
-            if let Some(looping) = spec.looping {
-                clip.looping = looping;
-            }
-        }
-        Ok(timeline)
+        Self::from_sources_with(sampling, sources, &durations)
     }
 
     /// Stacks the given clips in order (loop flags all `false`; see
-    /// [`Timeline::detect_loops`]). Blend sources need animation durations:
-    /// use [`Timeline::build`] for them.
+    /// [`crate::timeline::loops`]). Blend sources need animation durations:
+    /// use [`Timeline::plan`] for them.
     pub fn from_sources(sampling: Sampling, sources: Vec<(String, ClipSource)>) -> Result<Self> {
         Self::from_sources_with(sampling, sources, &[])
     }
@@ -496,64 +474,6 @@ impl Timeline {
             }
         }
     }
-
-    /// Sets each clip's loop flag: `true` when its poses at the clip start and
-    /// the clip end match. Poses are compared through every node's global
-    /// matrix: the upper 3x3 within `1e-3` of its largest column length (about
-    /// 0.06 degrees), the translation within `1e-4` of the skeleton's extent
-    /// (the diagonal of the box around all node origins at the clip start),
-    /// and morph weights within `1e-4`. The clip end rather than the last
-    /// sampled frame is compared because at a fixed rate the last frame may
-    /// fall short of the end by up to one frame, while a cyclic animation is
-    /// authored to match at its end.
-    pub fn detect_loops(&mut self, model: &Model) {
-        let mut ev = Evaluator::new(model);
-        let mut first_globals = ev.globals.clone();
-        let mut first_weights = ev.local.weights.clone();
-        for c in 0..self.clips.len() {
-            self.evaluate_time(&mut ev, c, 0.0);
-            first_globals.clone_from(&ev.globals);
-            first_weights.clone_from(&ev.local.weights);
-            self.evaluate_time(&mut ev, c, self.clips[c].duration);
-            self.clips[c].looping = globals_match(&first_globals, &ev.globals)
-                && first_weights
-                    .iter()
-                    .zip(&ev.local.weights)
-                    .all(|(a, b)| (a - b).abs() <= 1e-4);
-        }
-    }
-}
-
-/// Whether two sets of global matrices describe the same pose (see
-/// [`Timeline::detect_loops`] for the tolerances).
-fn globals_match(a: &[DMat4], b: &[DMat4]) -> bool {
-    let (mut lo, mut hi) = (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY));
-    for m in a {
-        lo = lo.min(m.w_axis.truncate());
-        hi = hi.max(m.w_axis.truncate());
-    }
-    let extent = (hi - lo).length();
-    let extent = if extent.is_finite() && extent > 0.0 {
-        extent
-    } else {
-        1.0
-    };
-    a.iter().zip(b).all(|(a, b)| {
-        let size = a
-            .x_axis
-            .truncate()
-            .length()
-            .max(a.y_axis.truncate().length())
-            .max(a.z_axis.truncate().length());
-        let linear_ok = [
-            (a.x_axis, b.x_axis),
-            (a.y_axis, b.y_axis),
-            (a.z_axis, b.z_axis),
-        ]
-        .iter()
-        .all(|(u, v)| (u.truncate() - v.truncate()).abs().max_element() <= 1e-3 * size);
-        linear_ok && a.w_axis.truncate().distance(b.w_axis.truncate()) <= 1e-4 * extent
-    })
 }
 
 #[cfg(test)]

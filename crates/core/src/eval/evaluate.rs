@@ -3,10 +3,10 @@
 
 use glam::DMat4;
 
-use crate::interpolate::ChannelCursor;
+use crate::eval::interpolate::ChannelCursor;
+use crate::eval::pose;
+use crate::eval::sample::{self, LocalPose};
 use crate::model::Model;
-use crate::pose;
-use crate::sample::{self, LocalPose};
 
 /// Scratch state for evaluating poses of one model.
 #[derive(Debug, Clone)]

@@ -1,0 +1,118 @@
+//! CPU reference of anchor playback (SPEC section 8): how an engine places
+//! a prop on a socket between two baked rows. The anchor tracks hold, per
+//! timeline row and per socket, the socket's model-space 4x4 matrix column
+//! by column (the `mat4` layout, `formats/rig.md`); a sample takes the rows
+//! and fraction the animation state gives a shader ([`ClipInfo::sample`])
+//! and interpolates the two matrices after decomposing them: translation
+//! and scale lerp, rotation slerp on the shortest path.
+
+use glam::{DMat4, Mat4};
+
+use super::state::{ClipInfo, PlayMode};
+use crate::eval::interpolate::slerp;
+use crate::layout::MatrixLayout;
+
+/// Anchor tracks as the runtime reads them: plain floats, as stored in a
+/// bake's anchor section.
+#[derive(Debug, Clone, Copy)]
+pub struct AnchorTrackView<'a> {
+    /// Sockets per row.
+    pub anchors: usize,
+    /// Per row, per socket, 16 floats: the matrix column by column.
+    pub data: &'a [f32],
+}
+
+impl AnchorTrackView<'_> {
+    /// The matrix of socket `anchor` at `row`; zero outside the tracks, as
+    /// the texture paths read out-of-range texels.
+    pub fn matrix(&self, row: usize, anchor: usize) -> Mat4 {
+        if anchor >= self.anchors {
+            return Mat4::ZERO;
+        }
+        let at = row
+            .checked_mul(self.anchors)
+            .and_then(|i| i.checked_add(anchor))
+            .and_then(|i| i.checked_mul(16));
+        match at.and_then(|at| self.data.get(at..at.checked_add(16)?)) {
+            Some(floats) => MatrixLayout::Mat4.decode(floats),
+            None => Mat4::ZERO,
+        }
+    }
+
+    /// The transform of `anchor` at time `t` of `clip` played in `mode`,
+    /// with the runtime's time mapping ([`ClipInfo::sample`]: the same rows
+    /// and fraction a shader gets), interpolated between the two rows:
+    /// translation and scale lerp, rotation slerp (on the shortest path),
+    /// after decomposing both matrices.
+    pub fn sample(&self, anchor: usize, clip: &ClipInfo, t: f64, mode: PlayMode) -> DMat4 {
+        let at = clip.sample(t, mode);
+        let (r0, r1, u) = (
+            at.row as usize,
+            at.next_row as usize,
+            f64::from(at.fraction),
+        );
+        let (s0, q0, t0) = self
+            .matrix(r0, anchor)
+            .as_dmat4()
+            .to_scale_rotation_translation();
+        let (s1, q1, t1) = self
+            .matrix(r1, anchor)
+            .as_dmat4()
+            .to_scale_rotation_translation();
+        let q = slerp(q0.normalize(), q1.normalize(), u);
+        DMat4::from_scale_rotation_translation(s0.lerp(s1, u), q, t0.lerp(t1, u))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use glam::{DQuat, DVec3};
+
+    #[test]
+    fn sampling_interpolates_rotation_translation_and_scale() {
+        let m0 = DMat4::from_scale_rotation_translation(DVec3::ONE, DQuat::IDENTITY, DVec3::ZERO);
+        let m1 = DMat4::from_scale_rotation_translation(
+            DVec3::splat(3.0),
+            DQuat::from_rotation_z(1.0),
+            DVec3::new(2.0, 0.0, 0.0),
+        );
+        let mut data = Vec::new();
+        for m in [m0, m1] {
+            let mut px = [0f32; 16];
+            MatrixLayout::Mat4.encode(&m, &mut px);
+            data.extend(px);
+        }
+        let tracks = AnchorTrackView {
+            anchors: 1,
+            data: &data,
+        };
+        let clip = ClipInfo {
+            start_row: 0,
+            frames: 2,
+            fps: 1.0,
+            duration: 1.0,
+            looping: false,
+            rule: crate::timeline::SampleRule::FixedRate,
+        };
+        let (s, q, t) = tracks
+            .sample(0, &clip, 0.5, PlayMode::Once)
+            .to_scale_rotation_translation();
+        assert!((t - DVec3::new(1.0, 0.0, 0.0)).length() < 1e-6);
+        assert!((s - DVec3::splat(2.0)).length() < 1e-6);
+        assert!((q.angle_between(DQuat::IDENTITY) - 0.5).abs() < 1e-6);
+    }
+
+    #[test]
+    fn reads_outside_the_tracks_are_zero() {
+        let data = [1.0f32; 32];
+        let tracks = AnchorTrackView {
+            anchors: 2,
+            data: &data,
+        };
+        assert_eq!(tracks.matrix(0, 1), Mat4::from_cols_array(&[1.0; 16]));
+        assert_eq!(tracks.matrix(1, 0), Mat4::ZERO);
+        assert_eq!(tracks.matrix(0, 2), Mat4::ZERO);
+        assert_eq!(tracks.matrix(usize::MAX, 1), Mat4::ZERO);
+    }
+}
