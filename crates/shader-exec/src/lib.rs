@@ -1,0 +1,21 @@
+//! Executes the WGSL runtime shaders of `docs/shaders/rigbake.wgsl` on a
+//! software GPU (wgpu on Mesa's lavapipe) and compares the vertices they
+//! produce with the CPU runtime reference (`rigbake_core::runtime`), for
+//! both playback paths (bone matrices with bone weights, and vertex
+//! animation textures).
+//!
+//! - [`gpu`]: the lavapipe device, or a visible skip;
+//! - [`kernel`]: the shipped WGSL plus a compute harness, and one run;
+//! - [`uniforms`]: the shader's uniform blocks at naga's offsets;
+//! - [`bakes`]: in-memory bakes through the libraries the CLI uses;
+//! - [`states`]: the animation states the shaders are run with;
+//! - [`compare`]: GPU against CPU, with the stated tolerances.
+//!
+//! The tests live in `tests/lavapipe.rs`; this crate is never published.
+
+pub mod bakes;
+pub mod compare;
+pub mod gpu;
+pub mod kernel;
+pub mod states;
+pub mod uniforms;
