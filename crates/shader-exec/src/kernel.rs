@@ -243,8 +243,7 @@ impl Kernels {
         let device = &gpu.device;
         let n = input.positions.len();
         let limits = device.limits();
-        let views = [textures.bones, textures.vat_positions, textures.vat_normals]
-            .map(|t| upload_texture(gpu, t).create_view(&Default::default()));
+        let views = texture_views(gpu, textures);
         let group0 = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("textures"),
             layout: &self.groups[0],
@@ -402,6 +401,12 @@ impl Kernels {
         read.unmap();
         Ok(per_state)
     }
+}
+
+/// Uploads the three textures of binding group 0 and returns their views.
+pub fn texture_views(gpu: &Gpu, textures: &Textures<'_>) -> [wgpu::TextureView; 3] {
+    [textures.bones, textures.vat_positions, textures.vat_normals]
+        .map(|t| upload_texture(gpu, t).create_view(&Default::default()))
 }
 
 /// Uploads `data` (or a 1x1 zero `rgba32float` texture).

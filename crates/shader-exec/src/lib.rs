@@ -6,6 +6,7 @@
 //!
 //! - [`gpu`]: the lavapipe device, or a visible skip;
 //! - [`kernel`]: the shipped WGSL plus a compute harness, and one run;
+//! - [`render`]: the shipped vertex entry points in a render pipeline;
 //! - [`uniforms`]: the shader's uniform blocks at naga's offsets;
 //! - [`bakes`]: in-memory bakes through the libraries the CLI uses;
 //! - [`states`]: the animation states the shaders are run with;
@@ -17,5 +18,6 @@ pub mod bakes;
 pub mod compare;
 pub mod gpu;
 pub mod kernel;
+pub mod render;
 pub mod states;
 pub mod uniforms;

@@ -101,14 +101,23 @@ impl Block<'_> {
 }
 
 /// The `Instance` block for `state`: its 16 floats, its enable flag, and an
-/// identity world-view-projection (the harness stores model space anyway).
+/// identity world-view-projection (the compute harness stores model space).
 pub fn instance(layouts: &Layouts, state: &GpuState) -> Vec<u8> {
+    instance_placed(layouts, state, glam::Mat4::IDENTITY)
+}
+
+/// The `Instance` block for `state`, placed by `world_view_projection`.
+pub fn instance_placed(
+    layouts: &Layouts,
+    state: &GpuState,
+    world_view_projection: glam::Mat4,
+) -> Vec<u8> {
     let mut b = layouts.block("Instance");
     b.f32s(&["state", "rows"], &state.to_floats())
         .u32(&["state", "enabled"], u32::from(state.enabled))
         .f32s(
             &["world_view_projection"],
-            &glam::Mat4::IDENTITY.to_cols_array(),
+            &world_view_projection.to_cols_array(),
         );
     b.bytes
 }

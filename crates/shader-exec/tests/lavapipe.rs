@@ -14,6 +14,7 @@ use rigbake_shader_exec::bakes::{self, Loaded, VatShape};
 use rigbake_shader_exec::compare::{self, BonePrecision, Stats, VatEncoding};
 use rigbake_shader_exec::gpu::{self, Gpu};
 use rigbake_shader_exec::kernel::{self, Kernels};
+use rigbake_shader_exec::states;
 
 /// One device and one compiled module for the whole test binary (lavapipe
 /// compiles shaders with LLVM, which takes a moment).
@@ -238,4 +239,46 @@ fn a_deliberately_broken_shader_is_caught() {
         vat(&k, VatEncoding::Exr32).position_failures > 0,
         "VAT path: addressing not caught"
     );
+}
+
+/// Checks a point drawing against the reference's points.
+/// With `posed`, the state is far from the undeformed mesh, and the check
+/// must tell the two apart.
+fn check_render(what: &str, r: &compare::RenderCheck, posed: bool) {
+    gpu::say(&format!("shader-exec {what}: {r:?}"));
+    assert!(r.covered > 0, "{what}: nothing drawn");
+    // Pixels a point near an edge might reach are left out of `union`;
+    // every other pixel must agree.
+    assert!(
+        r.agreeing == r.union && r.union * 10 >= r.covered * 9,
+        "{what}: only {} of {} pixels agree with the reference",
+        r.agreeing,
+        r.union
+    );
+    assert!(
+        !posed || r.undeformed_agreeing * 2 < r.union,
+        "{what}: the undeformed mesh agrees as well ({} of {} pixels)",
+        r.undeformed_agreeing,
+        r.union
+    );
+}
+
+#[test]
+fn shipped_vertex_entry_points_draw_the_reference_pose() {
+    let Some((gpu, _)) = gpu("shipped_vertex_entry_points_draw_the_reference_pose") else {
+        return;
+    };
+    let loaded = tentacle_wave();
+    let cases = states::schedule(&loaded.clips(), loaded.timeline.rows as u32);
+    for case in cases.iter().filter(|c| c.state.enabled) {
+        // Frame 3.37 of `wave` is far from the bind pose and from frame 0
+        // (the VAT playback mesh); other states may not be.
+        let posed = case.label == "between frames";
+        let what = format!("bone_vertex, {}", case.label);
+        let r = compare::render_bones(gpu, &loaded, case).unwrap_or_else(|e| panic!("{e}"));
+        check_render(&what, &r, posed);
+        let what = format!("vat_vertex, {}", case.label);
+        let r = compare::render_vat(gpu, &loaded, case).unwrap_or_else(|e| panic!("{e}"));
+        check_render(&what, &r, posed);
+    }
 }
