@@ -10,14 +10,18 @@
 //! - [`uniforms`]: the shader's uniform blocks at naga's offsets;
 //! - [`bakes`]: in-memory bakes through the libraries the CLI uses;
 //! - [`states`]: the animation states the shaders are run with;
-//! - [`compare`]: GPU against CPU, with the stated tolerances.
+//! - [`encode`]: VAT textures in each encoding;
+//! - [`compare`]: GPU against CPU, with the stated tolerances;
+//! - [`render_check`]: the render path's drawings against the reference.
 //!
 //! The tests live in `tests/lavapipe.rs`; this crate is never published.
 
 pub mod bakes;
 pub mod compare;
+pub mod encode;
 pub mod gpu;
 pub mod kernel;
 pub mod render;
+pub mod render_check;
 pub mod states;
 pub mod uniforms;

@@ -11,9 +11,11 @@ use std::sync::OnceLock;
 
 use rigbake_core::bake::MatrixLayout;
 use rigbake_shader_exec::bakes::{self, Loaded, VatShape};
-use rigbake_shader_exec::compare::{self, BonePrecision, Stats, VatEncoding};
+use rigbake_shader_exec::compare::{self, BonePrecision, Stats};
+use rigbake_shader_exec::encode::VatEncoding;
 use rigbake_shader_exec::gpu::{self, Gpu};
 use rigbake_shader_exec::kernel::{self, Kernels};
+use rigbake_shader_exec::render_check;
 use rigbake_shader_exec::states;
 
 /// One device and one compiled module for the whole test binary (lavapipe
@@ -244,7 +246,7 @@ fn a_deliberately_broken_shader_is_caught() {
 /// Checks a point drawing against the reference's points.
 /// With `posed`, the state is far from the undeformed mesh, and the check
 /// must tell the two apart.
-fn check_render(what: &str, r: &compare::RenderCheck, posed: bool) {
+fn check_render(what: &str, r: &render_check::RenderCheck, posed: bool) {
     gpu::say(&format!("shader-exec {what}: {r:?}"));
     assert!(r.covered > 0, "{what}: nothing drawn");
     // Pixels a point near an edge might reach are left out of `union`;
@@ -275,10 +277,10 @@ fn shipped_vertex_entry_points_draw_the_reference_pose() {
         // (the VAT playback mesh); other states may not be.
         let posed = case.label == "between frames";
         let what = format!("bone_vertex, {}", case.label);
-        let r = compare::render_bones(gpu, &loaded, case).unwrap_or_else(|e| panic!("{e}"));
+        let r = render_check::render_bones(gpu, &loaded, case).unwrap_or_else(|e| panic!("{e}"));
         check_render(&what, &r, posed);
         let what = format!("vat_vertex, {}", case.label);
-        let r = compare::render_vat(gpu, &loaded, case).unwrap_or_else(|e| panic!("{e}"));
+        let r = render_check::render_vat(gpu, &loaded, case).unwrap_or_else(|e| panic!("{e}"));
         check_render(&what, &r, posed);
     }
 }
