@@ -1,0 +1,173 @@
+//! VAT textures encoded as the CLI's `--format` choices store them: as
+//! uploaded to the GPU, and as the CPU reference reads them.
+
+use half::f16;
+use rigbake_core::runtime::vat_path::{VatAddress, VatDecode, VatSamples, VatTextureView};
+use rigbake_format::texture::quantize::{octahedral_encode, to_unorm16};
+
+use crate::bakes::VatPrimitive;
+use crate::kernel::Texels;
+use crate::uniforms::StreamDecode;
+
+/// How VAT textures are stored (the CLI's `--format` and
+/// `--direction-encoding`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VatEncoding {
+    /// EXR, 32-bit floats.
+    Exr32,
+    /// EXR, half floats.
+    Exr16,
+    /// PNG16: positions to bounds, normals octahedral.
+    Png16Octahedral,
+    /// PNG16: positions and normals to bounds.
+    Png16Bounds,
+}
+
+/// A VAT texture as uploaded and as the CPU reference reads it.
+pub struct Encoded {
+    /// `rgba32float` texels (EXR32), else empty.
+    pub gpu_f32: Vec<f32>,
+    /// `rgba16float` texels (EXR16), else empty.
+    pub gpu_f16: Vec<f16>,
+    /// `rgba16unorm` samples (PNG16), else empty.
+    pub gpu_q: Vec<u16>,
+    /// The float texels the CPU reads (the halves widened), for EXR.
+    pub cpu_f32: Vec<f32>,
+    /// How the shader decodes them.
+    pub decode: StreamDecode,
+    /// Largest absolute decoded value.
+    pub scale: f32,
+}
+
+impl Encoded {
+    /// What the GPU gets.
+    pub fn texels(&self) -> Texels<'_> {
+        if !self.gpu_q.is_empty() {
+            Texels::Unorm16(&self.gpu_q)
+        } else if !self.gpu_f16.is_empty() {
+            Texels::F16(&self.gpu_f16)
+        } else {
+            Texels::F32(&self.gpu_f32)
+        }
+    }
+
+    /// What the CPU reference reads.
+    pub fn view(&self, p: &VatPrimitive) -> VatTextureView<'_> {
+        let samples = if self.gpu_q.is_empty() {
+            VatSamples::Float(&self.cpu_f32)
+        } else {
+            VatSamples::Unorm16(&self.gpu_q)
+        };
+        let decode = match self.decode.encoding {
+            1 => VatDecode::Bounds {
+                min: self.decode.min,
+                max: self.decode.max,
+            },
+            2 => VatDecode::Octahedral,
+            _ => VatDecode::Float,
+        };
+        VatTextureView {
+            width: p.width,
+            height: p.height,
+            channels: 4,
+            samples,
+            decode,
+        }
+    }
+}
+
+/// Per-channel bounds of the real texels (vertices of real frames) of `data`.
+fn bounds(p: &VatPrimitive, data: &[f32]) -> ([f32; 4], [f32; 4]) {
+    let address = VatAddress {
+        width: p.width,
+        bands: p.bands,
+        frames: p.frames,
+    };
+    let (mut lo, mut hi) = ([f32::INFINITY; 4], [f32::NEG_INFINITY; 4]);
+    for row in 0..p.frames {
+        for v in 0..p.vertices {
+            let (x, y) = address.texel(v, row);
+            let at = ((y * p.width + x) * 4) as usize;
+            for c in 0..3 {
+                lo[c] = lo[c].min(data[at + c]);
+                hi[c] = hi[c].max(data[at + c]);
+            }
+        }
+    }
+    for c in 0..4 {
+        if lo[c] > hi[c] || c == 3 {
+            (lo[c], hi[c]) = (0.0, 0.0);
+        }
+    }
+    (lo, hi)
+}
+
+/// Encodes one stream's `f32` texels as `encoding` stores them (the format
+/// crate's own quantisers for PNG16).
+pub fn encode(p: &VatPrimitive, data: &[f32], encoding: VatEncoding, direction: bool) -> Encoded {
+    let max_abs = |d: &[f32]| d.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+    match encoding {
+        VatEncoding::Exr32 => Encoded {
+            gpu_f32: data.to_vec(),
+            gpu_f16: Vec::new(),
+            gpu_q: Vec::new(),
+            cpu_f32: data.to_vec(),
+            decode: StreamDecode::FLOAT,
+            scale: max_abs(data),
+        },
+        VatEncoding::Exr16 => {
+            let halves: Vec<f16> = data.iter().map(|&v| f16::from_f32(v)).collect();
+            let cpu: Vec<f32> = halves.iter().map(|h| h.to_f32()).collect();
+            Encoded {
+                scale: max_abs(&cpu),
+                gpu_f32: Vec::new(),
+                gpu_f16: halves,
+                gpu_q: Vec::new(),
+                cpu_f32: cpu,
+                decode: StreamDecode::FLOAT,
+            }
+        }
+        VatEncoding::Png16Octahedral if direction => {
+            let mut q = vec![0u16; data.len()];
+            for (t, out) in data.chunks_exact(4).zip(q.chunks_exact_mut(4)) {
+                let e = octahedral_encode([t[0], t[1], t[2]]);
+                out[0] = to_unorm16(e[0], -1.0, 1.0);
+                out[1] = to_unorm16(e[1], -1.0, 1.0);
+            }
+            Encoded {
+                gpu_f32: Vec::new(),
+                gpu_f16: Vec::new(),
+                gpu_q: q,
+                cpu_f32: Vec::new(),
+                decode: StreamDecode {
+                    encoding: 2,
+                    min: [0.0; 4],
+                    max: [0.0; 4],
+                },
+                scale: 1.0,
+            }
+        }
+        VatEncoding::Png16Octahedral | VatEncoding::Png16Bounds => {
+            let (min, max) = bounds(p, data);
+            let mut q = vec![0u16; data.len()];
+            for (t, out) in data.chunks_exact(4).zip(q.chunks_exact_mut(4)) {
+                for c in 0..4 {
+                    out[c] = to_unorm16(t[c], min[c], max[c]);
+                }
+            }
+            let scale = min.iter().chain(&max).fold(0.0f32, |m, v| m.max(v.abs()));
+            Encoded {
+                gpu_f32: Vec::new(),
+                gpu_f16: Vec::new(),
+                gpu_q: q,
+                cpu_f32: Vec::new(),
+                decode: StreamDecode {
+                    encoding: 1,
+                    min,
+                    max,
+                },
+                scale,
+            }
+        }
+    }
+}
