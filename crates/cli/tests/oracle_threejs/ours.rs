@@ -8,7 +8,7 @@ use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
 use glam::Vec3;
-use rigbake_core::bake::bones::MatrixLayout;
+use rigbake_core::layout::MatrixLayout;
 use rigbake_core::runtime::GpuState;
 use rigbake_core::runtime::bone_path::{self, BoneTextureView};
 use rigbake_core::runtime::vat_path::{self, VatAddress, VatDecode, VatSamples, VatTextureView};
