@@ -278,7 +278,10 @@ fn too_many_distinct_skinned_instances_are_refused() {
     for k in 0..1100 {
         let n = b.node(json!({"mesh": 0, "skin": 0, "translation": [f64::from(k), 0.0, 0.0]}));
         // Only nodes of the scene are imported.
-        b.root["scenes"][0]["nodes"].as_array_mut().unwrap().push(json!(n));
+        b.root["scenes"][0]["nodes"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!(n));
     }
     let model = import(&b).unwrap();
     assert_eq!(

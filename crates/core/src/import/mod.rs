@@ -139,10 +139,9 @@ pub fn read_file(path: &Path, limits: &Limits) -> Result<Vec<u8>> {
                 "",
                 format!("file is {n} bytes, more than the limit of {limit}"),
             ),
-            files::ReadError::TooBig(None) => Error::limit(
-                "",
-                format!("file is more than the limit of {limit} bytes"),
-            ),
+            files::ReadError::TooBig(None) => {
+                Error::limit("", format!("file is more than the limit of {limit} bytes"))
+            }
         }
         .with_file(path)
     })

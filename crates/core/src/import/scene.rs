@@ -203,7 +203,9 @@ fn check_matrix_or_trs(node: &gltf::json::Node, path: &str) -> Result<()> {
     match trs.iter().find(|(_, present)| *present) {
         Some((field, _)) => Err(Error::invalid(
             format!("{path}.matrix"),
-            format!("node has both `matrix` and `{field}`; glTF 2.0 allows a matrix or TRS, not both"),
+            format!(
+                "node has both `matrix` and `{field}`; glTF 2.0 allows a matrix or TRS, not both"
+            ),
         )
         .with_hint("re-export the model with a conforming exporter")),
         None => Ok(()),
@@ -220,7 +222,9 @@ fn check_unique_joints(joints: &[usize], path: &str) -> Result<()> {
         let second = pair[1].1;
         return Err(Error::invalid(
             format!("{path}.joints[{second}]"),
-            format!("nodes[{node}] is already joint {first} of this skin; a skin lists each joint once"),
+            format!(
+                "nodes[{node}] is already joint {first} of this skin; a skin lists each joint once"
+            ),
         ));
     }
     Ok(())
@@ -244,13 +248,19 @@ fn check_inverse_bind(m: &DMat4, path: &str, joint: usize) -> Result<()> {
     // The determinant of the 3x3 part relative to its column lengths: 1 for
     // a rotation times any scale, 0 for a singular matrix, independent of
     // the model's units.
-    let (x, y, z) = (m.x_axis.truncate(), m.y_axis.truncate(), m.z_axis.truncate());
+    let (x, y, z) = (
+        m.x_axis.truncate(),
+        m.y_axis.truncate(),
+        m.z_axis.truncate(),
+    );
     let lengths = x.length() * y.length() * z.length();
     let det = m.determinant();
     if !(lengths > 0.0 && (det / lengths).abs() > 1e-9) {
         return Err(Error::invalid(
             path,
-            format!("matrix {joint} is singular (determinant {det}); an inverse bind matrix must be invertible"),
+            format!(
+                "matrix {joint} is singular (determinant {det}); an inverse bind matrix must be invertible"
+            ),
         ));
     }
     Ok(())

@@ -86,13 +86,19 @@ mod tests {
         assert!(check(&asset("2.1", None)).is_ok());
         assert!(check(&asset("2.1", Some("2.0"))).is_ok());
         let e = check(&asset("3.0", None)).unwrap_err();
-        assert_eq!((e.kind, e.object.as_str()), (ErrorKind::Unsupported, "asset.version"));
+        assert_eq!(
+            (e.kind, e.object.as_str()),
+            (ErrorKind::Unsupported, "asset.version")
+        );
         let e = check(&asset("1.0", None)).unwrap_err();
         assert_eq!(e.kind, ErrorKind::Unsupported);
         let e = check(&asset("2", None)).unwrap_err();
         assert_eq!(e.kind, ErrorKind::Malformed);
         let e = check(&asset("2.0", Some("2.1"))).unwrap_err();
-        assert_eq!((e.kind, e.object.as_str()), (ErrorKind::Invalid, "asset.minVersion"));
+        assert_eq!(
+            (e.kind, e.object.as_str()),
+            (ErrorKind::Invalid, "asset.minVersion")
+        );
         let e = check(&asset("2.2", Some("2.1"))).unwrap_err();
         assert_eq!(e.kind, ErrorKind::Unsupported);
         let e = check(&asset("2.0", Some("x"))).unwrap_err();
