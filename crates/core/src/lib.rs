@@ -17,6 +17,7 @@
 //! crate serialises what the bakes produce.
 
 pub mod bake;
+pub mod budget;
 pub mod error;
 pub mod evaluate;
 pub mod import;
