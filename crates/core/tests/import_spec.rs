@@ -623,3 +623,64 @@ fn external_buffers_over_the_limit_are_refused_before_reading() {
     assert_eq!(files, vec![tmp.path().join("buffer.bin")]);
     assert_eq!(read_file(&files[0], &Limits::default()).unwrap(), bin);
 }
+
+// --- Real models ----------------------------------------------------------------
+
+/// The shared third-party models (`RIGBAKE_MODELS`, else `../shared/models`
+/// beside the repository), or `None` with a visible skip unless
+/// `RIGBAKE_REQUIRE_MODELS` is set.
+fn shared_models() -> Option<std::path::PathBuf> {
+    let dir = std::env::var_os("RIGBAKE_MODELS").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/models"),
+        std::path::PathBuf::from,
+    );
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    assert!(
+        std::env::var_os("RIGBAKE_REQUIRE_MODELS").is_none(),
+        "RIGBAKE_REQUIRE_MODELS is set but {} is missing",
+        dir.display()
+    );
+    println!("SKIPPED: no shared models at {}", dir.display());
+    None
+}
+
+#[test]
+fn every_shared_model_imports_whole_under_the_default_limits() {
+    let Some(dir) = shared_models() else { return };
+    let mut seen = 0;
+    for group in std::fs::read_dir(&dir).unwrap() {
+        let group = group.unwrap().path();
+        if !group.is_dir() || group.ends_with("unsupported") || group.ends_with("tools") {
+            continue;
+        }
+        for file in std::fs::read_dir(&group).unwrap() {
+            let file = file.unwrap().path();
+            let ext = file.extension().and_then(|e| e.to_str());
+            if !matches!(ext, Some("glb" | "gltf")) {
+                continue;
+            }
+            let options = ImportOptions::default();
+            let bytes = rigbake_core::import::read_file(&file, &options.limits).unwrap();
+            let model = import_bytes(&file, &bytes, &options).unwrap_or_else(|e| panic!("{e}"));
+            // Every node of these models is in their one scene.
+            let (root, _) = gltf_json_nodes(&bytes);
+            assert_eq!(model.nodes.len(), root, "{}", file.display());
+            seen += 1;
+        }
+    }
+    assert!(seen >= 15, "only {seen} models found in {}", dir.display());
+}
+
+/// The number of nodes the glTF JSON of `bytes` lists, and its JSON.
+fn gltf_json_nodes(bytes: &[u8]) -> (usize, Value) {
+    let json = if bytes.starts_with(b"glTF") {
+        let len = u32::from_le_bytes([bytes[12], bytes[13], bytes[14], bytes[15]]) as usize;
+        &bytes[20..20 + len]
+    } else {
+        bytes
+    };
+    let doc: Value = serde_json::from_slice(json).unwrap();
+    (doc["nodes"].as_array().map_or(0, Vec::len), doc)
+}

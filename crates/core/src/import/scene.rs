@@ -30,7 +30,6 @@ pub(super) fn build_nodes(
     for n in doc.nodes() {
         let i = n.index();
         let path = format!("nodes[{i}]");
-        check_matrix_or_trs(&doc.as_json().nodes[i], &path)?;
         let (rest, rest_matrix) = match n.transform() {
             gltf::scene::Transform::Matrix { matrix } => {
                 let m = DMat4::from_cols_array_2d(&matrix.map(|c| c.map(f64::from)));
@@ -94,6 +93,8 @@ pub(super) fn build_nodes(
                 (rest, rest.to_matrix())
             }
         };
+        // After the finiteness checks, which name the field.
+        check_matrix_or_trs(&doc.as_json().nodes[i], &path)?;
         let mut children = Vec::new();
         for c in n.children() {
             let c = c.index();
