@@ -128,7 +128,8 @@ fn indices_of_every_component_type_decode() {
 fn quantized_positions_and_texcoords_dequantize_by_the_spec_formula() {
     // Worked by hand from the raw integers in `quantized_raw` and
     // `quantized_uv_raw` with the formulas of glTF 2.0 section 3.11.
-    let cases: [(Component, [[f32; 3]; 3], [[f32; 2]; 3]); 4] = [
+    type Case = (Component, [[f32; 3]; 3], [[f32; 2]; 3]);
+    let cases: [Case; 4] = [
         (
             Component::I8,
             [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, -1.0, 64.0 / 127.0]],
