@@ -24,6 +24,7 @@
 //! crate serialises what the bakes produce.
 
 pub mod bake;
+pub mod budget;
 pub mod error;
 pub mod eval;
 pub mod import;

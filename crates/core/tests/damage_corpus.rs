@@ -54,6 +54,7 @@ fn corpus_limits() -> Limits {
         max_file_bytes: 64 << 20,
         max_accessor_components: 1 << 22,
         max_total_components: 1 << 24,
+        max_decoded_bytes: 64 << 20,
         max_nodes: 1 << 16,
     }
 }

@@ -25,13 +25,20 @@ pub(crate) struct Allowed {
 }
 
 /// Reads accessors out of loaded buffers, keeping count of everything it
-/// decodes against [`Limits::max_total_components`].
+/// decodes against [`Limits::max_total_components`] and
+/// [`Limits::max_decoded_bytes`], before allocating it.
 pub(crate) struct AccessorReader<'a> {
     buffers: &'a [Cow<'a, [u8]>],
     limits: &'a Limits,
     /// Components still allowed before the model exceeds its total limit.
     budget: Cell<usize>,
+    /// Bytes still allowed before the import exceeds its memory budget.
+    bytes_left: Cell<u64>,
 }
+
+/// Bytes one decoded component takes (every component decodes to an `f32`
+/// or a `u32`).
+pub(crate) const DECODED_COMPONENT_BYTES: u64 = 4;
 
 fn dims_name(d: Dimensions) -> &'static str {
     match d {
@@ -70,14 +77,18 @@ impl<'a> AccessorReader<'a> {
             buffers,
             limits,
             budget: Cell::new(limits.max_total_components),
+            bytes_left: Cell::new(limits.max_decoded_bytes),
         }
     }
 
-    /// Takes `components` out of the model's total budget, or fails with a
-    /// limit error about `path`.
+    /// Takes `components` out of the model's total budget, and their decoded
+    /// bytes out of the memory budget, or fails with a limit error about
+    /// `path`.
     pub fn charge(&self, components: usize, path: &str) -> Result<()> {
         match self.budget.get().checked_sub(components) {
             Some(left) => {
+                let bytes = (components as u64).saturating_mul(DECODED_COMPONENT_BYTES);
+                self.charge_bytes(bytes, path)?;
                 self.budget.set(left);
                 Ok(())
             }
@@ -88,6 +99,29 @@ impl<'a> AccessorReader<'a> {
                     self.limits.max_total_components
                 ),
             )),
+        }
+    }
+
+    /// Takes `bytes` out of the import's memory budget
+    /// ([`Limits::max_decoded_bytes`]) before they are allocated, or fails
+    /// with a limit error about `path`.
+    pub fn charge_bytes(&self, bytes: u64, path: &str) -> Result<()> {
+        let left = self.bytes_left.get();
+        match left.checked_sub(bytes) {
+            Some(rest) => {
+                self.bytes_left.set(rest);
+                Ok(())
+            }
+            None => {
+                let used = self.limits.max_decoded_bytes - left;
+                Err(Error::limit(
+                    path,
+                    format!(
+                        "decoding it needs {bytes} bytes; with the {used} bytes already decoded that is more than the import memory budget of {} bytes (max_decoded_bytes)",
+                        self.limits.max_decoded_bytes
+                    ),
+                ))
+            }
         }
     }
 

@@ -55,6 +55,18 @@ fn build_channel(
     quantized: bool,
 ) -> Result<Channel> {
     let node = ch.target().node().index();
+    if matches!(
+        ch.target().node().transform(),
+        gltf::scene::Transform::Matrix { .. }
+    ) {
+        return Err(Error::invalid(
+            format!("{path}.target.node"),
+            format!(
+                "animates nodes[{node}], which has a `matrix`; glTF 2.0 allows animating only nodes given as TRS"
+            ),
+        )
+        .with_hint("re-export the model with a conforming exporter"));
+    }
     let sampler = ch.sampler();
     let spath = format!(
         "animations[{}].samplers[{}]",

@@ -8,11 +8,11 @@
 //! the size limit. Images are never loaded.
 
 use std::borrow::Cow;
-use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
 use base64::Engine as _;
 
+use super::files;
 use super::options::{ImportOptions, Source};
 use crate::error::{Error, ErrorKind, Result};
 
@@ -54,15 +54,16 @@ pub(crate) fn load<'b>(
     Ok(out)
 }
 
-/// The checked local file an external (non-`data:`) buffer URI names, with
-/// its metadata: refuses URLs, paths leaving the model's folder (also through
-/// symbolic links) and anything that is not a regular file.
+/// The checked local file an external (non-`data:`) buffer URI names:
+/// refuses URLs, paths leaving the model's folder (also through symbolic
+/// links), anything that is not a regular file and files over the size limit
+/// (checked from the metadata, without opening the file).
 fn external_file(
     uri: &str,
     path: &str,
     source: &Source<'_>,
     options: &ImportOptions,
-) -> Result<(std::path::PathBuf, std::fs::Metadata)> {
+) -> Result<PathBuf> {
     if has_scheme(uri) {
         return Err(Error::new(
             ErrorKind::Unsupported,
@@ -100,13 +101,10 @@ fn external_file(
             format!("cannot read `{}`: {e}", file.display()),
         )
     };
+    // Does not open the file, so a FIFO cannot block here.
     let meta = std::fs::metadata(&file).map_err(cannot_read)?;
     if !meta.is_file() {
-        return Err(Error::new(
-            ErrorKind::Unsupported,
-            path,
-            format!("`{}` is not a regular file; refused", file.display()),
-        ));
+        return Err(not_regular(&file, path));
     }
     if !options.allow_outside_folder && !inside(dir, &file) {
         return Err(Error::new(
@@ -116,7 +114,35 @@ fn external_file(
         )
         .with_hint("keep buffers beside the model, or allow reads outside its folder"));
     }
-    Ok((file, meta))
+    if meta.len() > options.limits.max_file_bytes {
+        return Err(too_big(&file, path, Some(meta.len()), options));
+    }
+    Ok(file)
+}
+
+fn not_regular(file: &Path, path: &str) -> Error {
+    Error::new(
+        ErrorKind::Unsupported,
+        path,
+        format!("`{}` is not a regular file; refused", file.display()),
+    )
+}
+
+fn too_big(file: &Path, path: &str, size: Option<u64>, options: &ImportOptions) -> Error {
+    let limit = options.limits.max_file_bytes;
+    Error::limit(
+        path,
+        match size {
+            Some(n) => format!(
+                "`{}` is {n} bytes, more than the limit of {limit}",
+                file.display()
+            ),
+            None => format!(
+                "`{}` is more than the limit of {limit} bytes",
+                file.display()
+            ),
+        },
+    )
 }
 
 /// The external files (buffers referred to by relative URIs) a model reads,
@@ -131,7 +157,7 @@ pub(crate) fn external_files(
         if let gltf::buffer::Source::Uri(uri) = buffer.source() {
             if !uri.starts_with("data:") {
                 let path = format!("buffers[{}]", buffer.index());
-                files.push(external_file(uri, &path, source, options)?.0);
+                files.push(external_file(uri, &path, source, options)?);
             }
         }
     }
@@ -167,43 +193,17 @@ fn load_uri(
             .decode(payload.trim_end())
             .map_err(|e| Error::invalid(path, format!("data URI is not valid base64: {e}")));
     }
-    let (file, meta) = external_file(uri, path, source, options)?;
-    if meta.len() > options.limits.max_file_bytes {
-        return Err(Error::limit(
+    let file = external_file(uri, path, source, options)?;
+    // The file may have changed since it was checked: read it bounded.
+    files::read_bounded(&file, options.limits.max_file_bytes).map_err(|e| match e {
+        files::ReadError::Io(e) => Error::new(
+            ErrorKind::Io,
             path,
-            format!(
-                "`{}` is {} bytes, more than the limit of {}",
-                file.display(),
-                meta.len(),
-                options.limits.max_file_bytes
-            ),
-        ));
-    }
-    // Read at most the limit (plus one byte to notice a file that grew).
-    let mut data = Vec::with_capacity(meta.len() as usize);
-    std::fs::File::open(&file)
-        .and_then(|f| {
-            f.take(options.limits.max_file_bytes.saturating_add(1))
-                .read_to_end(&mut data)
-        })
-        .map_err(|e| {
-            Error::new(
-                ErrorKind::Io,
-                path,
-                format!("cannot read `{}`: {e}", file.display()),
-            )
-        })?;
-    if data.len() as u64 > options.limits.max_file_bytes {
-        return Err(Error::limit(
-            path,
-            format!(
-                "`{}` is more than the limit of {} bytes",
-                file.display(),
-                options.limits.max_file_bytes
-            ),
-        ));
-    }
-    Ok(data)
+            format!("cannot read `{}`: {e}", file.display()),
+        ),
+        files::ReadError::Folder | files::ReadError::NotRegular => not_regular(&file, path),
+        files::ReadError::TooBig(size) => too_big(&file, path, size, options),
+    })
 }
 
 /// Whether `file` (which exists) lies inside `dir` once symbolic links are

@@ -209,7 +209,7 @@ fn build_primitive(
             ));
         }
     }
-    let influences = build_influences(path, count, joint_sets, weight_sets)?;
+    let influences = build_influences(path, count, joint_sets, weight_sets, reader)?;
 
     let indices = match prim.indices() {
         None => None,
@@ -278,6 +278,7 @@ fn build_influences(
     count: usize,
     mut joint_sets: Vec<(u32, Vec<u32>)>,
     mut weight_sets: Vec<(u32, Vec<f32>)>,
+    reader: &AccessorReader<'_>,
 ) -> Result<Option<Influences>> {
     if joint_sets.is_empty() && weight_sets.is_empty() {
         return Ok(None);
@@ -320,6 +321,11 @@ fn build_influences(
         }
     }
     let per_vertex = sets * 4;
+    // A u16 joint and an f32 weight per slot, on top of the decoded sets.
+    let table_bytes = (count as u64)
+        .saturating_mul(per_vertex as u64)
+        .saturating_mul(6);
+    reader.charge_bytes(table_bytes, &format!("{path}.attributes"))?;
     let mut joints = vec![0u16; count * per_vertex];
     let mut weights = vec![0f32; count * per_vertex];
     for (k, ((_, js), (_, ws))) in joint_sets.iter().zip(&weight_sets).enumerate() {

@@ -12,10 +12,13 @@
 mod accessor;
 mod animations;
 mod buffers;
+mod files;
 mod meshes;
 mod options;
 mod parse;
 mod scene;
+mod select;
+mod version;
 
 use std::path::Path;
 
@@ -54,38 +57,40 @@ pub fn import_file(path: &Path, options: &ImportOptions) -> Result<Model> {
     import_bytes(path, &bytes, options)
 }
 
-/// Reads a model file's bytes, refusing files over the size limit before
-/// reading them, and never reading more than the limit (a pipe or a device
-/// has no size to check up front). Errors name the file.
+/// Reads a model (or external buffer) file's bytes. Only regular files are
+/// read: folders, FIFOs, sockets and devices are refused before a byte is
+/// read (a FIFO is opened without blocking, so it cannot hang). Files over
+/// `limits.max_file_bytes` are refused before reading, and never more than
+/// the limit is read (a file that grows meanwhile is refused too). Errors
+/// name the file.
+///
+/// This is the reader for every file a model reads: the model itself and
+/// each path [`external_files`] returns.
 pub fn read_file(path: &Path, limits: &Limits) -> Result<Vec<u8>> {
-    use std::io::Read as _;
-    let io = |e: std::io::Error| {
-        Error::new(ErrorKind::Io, "", format!("cannot read the file: {e}")).with_file(path)
-    };
-    let too_big = |size: Option<u64>| {
-        let limit = limits.max_file_bytes;
-        let message = match size {
-            Some(n) => format!("file is {n} bytes, more than the limit of {limit}"),
-            None => format!("file is more than the limit of {limit} bytes"),
-        };
-        Error::limit("", message).with_file(path)
-    };
-    let file = std::fs::File::open(path).map_err(io)?;
-    let meta = file.metadata().map_err(io)?;
-    if meta.is_dir() {
-        return Err(Error::new(ErrorKind::Io, "", "is a folder, not a model file").with_file(path));
-    }
-    if meta.len() > limits.max_file_bytes {
-        return Err(too_big(Some(meta.len())));
-    }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(limits.max_file_bytes.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(io)?;
-    if bytes.len() as u64 > limits.max_file_bytes {
-        return Err(too_big(None));
-    }
-    Ok(bytes)
+    let limit = limits.max_file_bytes;
+    files::read_bounded(path, limit).map_err(|e| {
+        match e {
+            files::ReadError::Io(e) => {
+                Error::new(ErrorKind::Io, "", format!("cannot read the file: {e}"))
+            }
+            files::ReadError::Folder => {
+                Error::new(ErrorKind::Io, "", "is a folder, not a model file")
+            }
+            files::ReadError::NotRegular => Error::new(
+                ErrorKind::Io,
+                "",
+                "is not a regular file (a pipe, socket or device); refused",
+            ),
+            files::ReadError::TooBig(Some(n)) => Error::limit(
+                "",
+                format!("file is {n} bytes, more than the limit of {limit}"),
+            ),
+            files::ReadError::TooBig(None) => {
+                Error::limit("", format!("file is more than the limit of {limit} bytes"))
+            }
+        }
+        .with_file(path)
+    })
 }
 
 /// Imports the bytes of the file at `path` (already read); relative buffer
@@ -104,7 +109,10 @@ pub fn import_bytes(path: &Path, bytes: &[u8], options: &ImportOptions) -> Resul
 
 /// The external buffer files the model at `path` (whose bytes are given)
 /// reads, checked as importing would check them (no URLs, nothing outside
-/// the model's folder). Used to key incremental bakes on every input byte.
+/// the model's folder, only regular files, none over
+/// `options.limits.max_file_bytes`). Used to key incremental bakes on every
+/// input byte: read each with [`read_file`], which stays within the limit
+/// even if the file changes in between.
 pub fn external_files(
     path: &Path,
     bytes: &[u8],
@@ -122,6 +130,8 @@ pub fn external_files(
 /// Imports a glTF or GLB held in memory.
 pub fn import_slice(bytes: &[u8], source: &Source<'_>, options: &ImportOptions) -> Result<Model> {
     let (root, json, blob) = parse::parse(bytes)?;
+    version::check(&root.asset)?;
+    select::check_index(&root, options.scene)?;
     check_extensions(&root)?;
     parse::validate(&root, json)?;
     if root.nodes.len() > options.limits.max_nodes {
@@ -144,7 +154,7 @@ pub fn import_slice(bytes: &[u8], source: &Source<'_>, options: &ImportOptions) 
     let skins = scene::build_skins(&doc, &reader)?;
     scene::check_skinned_instances(&nodes, &skins, &meshes)?;
     let clips = animations::build(&doc, &reader, &nodes, &meshes, quantized)?;
-    Ok(Model {
+    let model = Model {
         name: source.name.to_owned(),
         nodes,
         skins,
@@ -159,7 +169,8 @@ pub fn import_slice(bytes: &[u8], source: &Source<'_>, options: &ImportOptions) 
             })
             .collect(),
         topological_order,
-    })
+    };
+    select::scene(model, &doc, options.scene)
 }
 
 fn check_extensions(root: &gltf::json::Root) -> Result<()> {

@@ -15,6 +15,11 @@ pub struct Limits {
     /// accessor decoded (each time it is used) plus one morph weight per
     /// morph target per mesh instance.
     pub max_total_components: usize,
+    /// Memory budget of one import, in bytes: every accessor decode (dense
+    /// or sparse, with or without a bufferView, each use of a shared
+    /// accessor, at 4 bytes per decoded component) and every table built
+    /// from decoded data is charged against it before it is allocated.
+    pub max_decoded_bytes: u64,
     /// Largest number of nodes.
     pub max_nodes: usize,
 }
@@ -23,8 +28,9 @@ impl Default for Limits {
     fn default() -> Self {
         Self {
             max_file_bytes: 2 << 30,
-            max_accessor_components: 1 << 28,
-            max_total_components: 1 << 30,
+            max_accessor_components: 1 << 26,
+            max_total_components: 1 << 27,
+            max_decoded_bytes: 512 << 20,
             max_nodes: 1 << 20,
         }
     }
@@ -37,6 +43,11 @@ pub struct ImportOptions {
     pub allow_outside_folder: bool,
     /// Size limits.
     pub limits: Limits,
+    /// The scene to import; `None` imports the file's default scene
+    /// (`scene`, else scene 0, else every node when the file has no
+    /// scenes). Nodes outside the scene are not imported; see the scenes
+    /// section of `docs/limits.md`.
+    pub scene: Option<usize>,
 }
 
 /// Where the bytes of a model came from, for resolving relative buffer URIs.

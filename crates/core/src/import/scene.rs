@@ -93,6 +93,8 @@ pub(super) fn build_nodes(
                 (rest, rest.to_matrix())
             }
         };
+        // After the finiteness checks, which name the field.
+        check_matrix_or_trs(&doc.as_json().nodes[i], &path)?;
         let mut children = Vec::new();
         for c in n.children() {
             let c = c.index();
@@ -188,6 +190,83 @@ pub(super) fn build_nodes(
     Ok((nodes, order))
 }
 
+/// A node gives either `matrix` or TRS, never both (glTF 2.0, section
+/// 3.5.3; the Khronos validator's `NODE_MATRIX_TRS`).
+fn check_matrix_or_trs(node: &gltf::json::Node, path: &str) -> Result<()> {
+    if node.matrix.is_none() {
+        return Ok(());
+    }
+    let trs = [
+        ("translation", node.translation.is_some()),
+        ("rotation", node.rotation.is_some()),
+        ("scale", node.scale.is_some()),
+    ];
+    match trs.iter().find(|(_, present)| *present) {
+        Some((field, _)) => Err(Error::invalid(
+            format!("{path}.matrix"),
+            format!(
+                "node has both `matrix` and `{field}`; glTF 2.0 allows a matrix or TRS, not both"
+            ),
+        )
+        .with_hint("re-export the model with a conforming exporter")),
+        None => Ok(()),
+    }
+}
+
+/// Refuses a joint listed twice in one skin (glTF 2.0: the joints of a skin
+/// are unique). Sorts a copy, so it is `n log n` however many joints.
+fn check_unique_joints(joints: &[usize], path: &str) -> Result<()> {
+    let mut sorted: Vec<(usize, usize)> = joints.iter().enumerate().map(|(k, &n)| (n, k)).collect();
+    sorted.sort_unstable();
+    if let Some(pair) = sorted.windows(2).find(|p| p[0].0 == p[1].0) {
+        let (node, first) = pair[0];
+        let second = pair[1].1;
+        return Err(Error::invalid(
+            format!("{path}.joints[{second}]"),
+            format!(
+                "nodes[{node}] is already joint {first} of this skin; a skin lists each joint once"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks an inverse bind matrix: the last row is (0, 0, 0, 1) (the
+/// validator's `ACCESSOR_INVALID_IBM`) and the matrix is invertible (a zero
+/// or singular matrix cannot be the inverse of a bind pose).
+fn check_inverse_bind(m: &DMat4, path: &str, joint: usize) -> Result<()> {
+    const EPS: f64 = 1e-5;
+    let row = m.row(3);
+    if row.x.abs() > EPS || row.y.abs() > EPS || row.z.abs() > EPS || (row.w - 1.0).abs() > EPS {
+        return Err(Error::invalid(
+            path,
+            format!(
+                "matrix {joint} has last row ({}, {}, {}, {}); an inverse bind matrix is affine, its last row (0, 0, 0, 1)",
+                row.x, row.y, row.z, row.w
+            ),
+        ));
+    }
+    // The determinant of the 3x3 part relative to its column lengths: 1 for
+    // a rotation times any scale, 0 for a singular matrix, independent of
+    // the model's units.
+    let (x, y, z) = (
+        m.x_axis.truncate(),
+        m.y_axis.truncate(),
+        m.z_axis.truncate(),
+    );
+    let lengths = x.length() * y.length() * z.length();
+    let det = m.determinant();
+    if !(lengths > 0.0 && (det / lengths).abs() > 1e-9) {
+        return Err(Error::invalid(
+            path,
+            format!(
+                "matrix {joint} is singular (determinant {det}); an inverse bind matrix must be invertible"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 const IBM: Allowed = Allowed {
     types: &[DataType::F32],
     dims: &[Dimensions::Mat4],
@@ -208,18 +287,21 @@ pub(super) fn build_skins(doc: &gltf::Document, reader: &AccessorReader<'_>) -> 
                 format!("{} joints, more than 65536", joints.len()),
             ));
         }
+        check_unique_joints(&joints, &path)?;
         let inverse_binds = match s.inverse_bind_matrices() {
             None => vec![DMat4::IDENTITY; joints.len()],
             Some(acc) => {
                 let ibm_path = format!("{path}.inverseBindMatrices");
                 let values = reader.floats(&acc, &ibm_path, IBM)?;
+                // The f64 matrices built from the decoded f32 ones.
+                reader.charge_bytes(values.len() as u64 * 8, &ibm_path)?;
                 if values.len() / 16 < joints.len() {
                     return Err(Error::invalid(
                         &ibm_path,
                         format!("{} matrices for {} joints", values.len() / 16, joints.len()),
                     ));
                 }
-                values
+                let matrices: Vec<DMat4> = values
                     .chunks_exact(16)
                     .take(joints.len())
                     .map(|c| {
@@ -229,7 +311,11 @@ pub(super) fn build_skins(doc: &gltf::Document, reader: &AccessorReader<'_>) -> 
                         }
                         DMat4::from_cols_array(&a)
                     })
-                    .collect()
+                    .collect();
+                for (j, m) in matrices.iter().enumerate() {
+                    check_inverse_bind(m, &ibm_path, j)?;
+                }
+                matrices
             }
         };
         skins.push(Skin {
