@@ -9,8 +9,8 @@ use sha2::{Digest, Sha256};
 
 use crate::args::{BakeArgs, RunArgs, VatArgs};
 use crate::manifest::Manifest;
-pub use crate::settings::BakeSettings;
 use crate::settings::Draft;
+pub use rigbake::settings::BakeSettings;
 
 /// One model to bake and where its outputs go.
 #[derive(Debug, Clone, PartialEq)]

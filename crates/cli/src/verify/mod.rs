@@ -7,18 +7,17 @@
 //!
 //! Semantics and tolerances are described in `docs/runtime.md`.
 
-mod measure;
 mod report;
 
 use std::path::PathBuf;
 
 use clap::Args;
+pub use report::{VERIFY_SCHEMA_VERSION, VerifyReport};
+use rigbake::playback::{self, LoadError};
+use rigbake::verify as measure;
+pub use rigbake::verify::{Output, OutputStats, Stats, Tolerances};
 
-pub use measure::{Output, OutputStats, Stats};
-pub use report::{Tolerances, VERIFY_SCHEMA_VERSION, VerifyReport};
-
-use crate::playback::{self, LoadError};
-use crate::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
+use crate::exit::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
 
 /// Arguments of `rigbake verify`.
 #[derive(Debug, Args)]

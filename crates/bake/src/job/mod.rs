@@ -1,7 +1,8 @@
-//! One model's bake: read, import, choose clips, run each requested output,
-//! write the container, commit the files. Every problem becomes an
-//! [`Outcome`] so one bad model never stops the others; even a panic inside
-//! one model is caught and reported as an internal error for that file.
+//! One model's bake from validated settings to files: import, choose clips,
+//! run each requested output into a [`Sink`], write the container, commit
+//! the files. Every problem becomes a [`BakeError`] so one bad model never
+//! stops the others; even a panic inside one model is caught and reported
+//! as an internal error.
 
 mod bones;
 mod mesh;
@@ -9,24 +10,21 @@ mod rig;
 mod vat;
 mod weights;
 
-use std::fs::File;
-use std::io::BufWriter;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use rigbake_core::bake::bone_sets;
-use rigbake_core::timeline::{ClipSpec, SampleRule, Timeline};
+use rigbake_core::timeline::{ClipSpec, Timeline};
 use rigbake_core::{Model, import};
 use rigbake_format::codec;
-use rigbake_format::container::{ContainerWriter, SectionKind};
+use rigbake_format::container::SectionKind;
 use rigbake_format::meta::{self, Metadata};
 use sha2::{Digest, Sha256};
 
-use crate::batch::SharedStore;
-use crate::output::Staging;
-use crate::plan::{BakeJob, BakeSettings};
-use crate::progress::ModelProgress;
-use crate::report::Outcome;
+use crate::error::{BakeError, Source, Stage, StepError, at};
+use crate::records;
+use crate::settings::BakeSettings;
+use crate::sink::{OutputSink, SharedStore, Sink};
 
 /// What one output step produced.
 #[derive(Debug)]
@@ -37,45 +35,63 @@ enum Part<T> {
     Skipped(String),
 }
 
-/// The container being written, with the staging area it lives in.
-struct Sink<'a> {
-    staging: &'a mut Staging,
-    container: ContainerWriter<BufWriter<File>>,
-    embed: bool,
-    shared: Option<&'a SharedStore>,
-    out_dir: &'a Path,
+/// Hears what a bake is doing (a progress display, a log).
+pub trait Observer {
+    /// A fact about the model, e.g. "3 clips, 90 frames".
+    fn info(&self, message: &str);
+    /// The bake moved on to `stage`, e.g. "bone textures".
+    fn stage(&self, stage: &str);
 }
 
-/// What a job needs besides its plan entry.
-pub struct Context<'a> {
+/// An [`Observer`] that ignores everything.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Silent;
+
+impl Observer for Silent {
+    fn info(&self, _: &str) {}
+    fn stage(&self, _: &str) {}
+}
+
+/// One model to bake, with everything the bake needs.
+pub struct ModelJob<'a> {
+    /// The model file (external buffers are found next to it; the
+    /// container records its name).
+    pub input: &'a Path,
     /// The model file's bytes (already read, for the bake key).
     pub bytes: &'a [u8],
-    /// The bake key, recorded in the container.
+    /// The folder the outputs go to.
+    pub out_dir: &'a Path,
+    /// What to bake.
+    pub settings: &'a BakeSettings,
+    /// The bake key, recorded in the container (see [`crate::bake_key`]).
     pub key: &'a str,
-    /// Where to report progress.
-    pub progress: &'a ModelProgress,
     /// Where shared bone textures go, when sharing.
     pub shared: Option<&'a SharedStore>,
+    /// Who hears about progress.
+    pub observer: &'a dyn Observer,
 }
 
-/// Bakes one model; never panics (a panic inside is caught and reported as
-/// an internal error for that file).
-pub fn bake_model(job: &BakeJob, ctx: &Context<'_>) -> Outcome {
-    match catch_unwind(AssertUnwindSafe(|| try_bake(job, ctx))) {
-        Ok(Ok(outcome)) => outcome,
-        Ok(Err(error)) => Outcome::Failed { error },
+/// What a successful job did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Baked {
+    /// The outputs were written: final paths and sizes.
+    Written(Vec<(PathBuf, u64)>),
+    /// Nothing applied to the model; the reason says why.
+    Skipped(String),
+}
+
+/// Bakes one model into its output folder; never panics (a panic inside is
+/// caught and returned as an [`Stage::Internal`] error).
+pub fn bake_model(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
+    match catch_unwind(AssertUnwindSafe(|| try_bake(job))) {
+        Ok(result) => result,
         Err(panic) => {
             let what = panic
                 .downcast_ref::<&str>()
                 .map(|s| (*s).to_owned())
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown panic".to_owned());
-            Outcome::Failed {
-                error: format!(
-                    "{}: internal error (please report it with this file): {what}",
-                    job.input.display()
-                ),
-            }
+            Err(BakeError::new(Stage::Internal, Source::Panic(what)))
         }
     }
 }
@@ -100,119 +116,97 @@ fn fault(point: &str, input: &Path) {
     }
 }
 
-fn try_bake(job: &BakeJob, ctx: &Context<'_>) -> Result<Outcome, String> {
-    let settings = &job.settings;
-    let path = &job.input;
-    let at_file = |e: rigbake_core::Error| e.with_file(path).to_string();
-    let bytes = ctx.bytes;
+/// Adds an encoded record to the container.
+fn add_record(
+    sink: &mut dyn Sink,
+    kind: SectionKind,
+    record: rigbake_format::Result<Vec<u8>>,
+) -> Result<(), BakeError> {
+    let written = record
+        .map_err(StepError::bare)
+        .and_then(|r| sink.add_section(kind, &r).map(|_| ()));
+    written.map_err(|e| {
+        e.or_context("cannot write the container")
+            .at(Stage::Container)
+    })
+}
+
+fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
+    let settings = job.settings;
+    let path = job.input;
+    let bytes = job.bytes;
     fault("start", path);
-    let model = import::import_bytes(path, bytes, &settings.import).map_err(at_file)?;
-    let timeline = timeline(&model, settings).map_err(at_file)?;
-    ctx.progress.info(&format!(
+    let model = import::import_bytes(path, bytes, &settings.import).map_err(at(Stage::Import))?;
+    let timeline = timeline(&model, settings).map_err(at(Stage::Timeline))?;
+    job.observer.info(&format!(
         "{} clips, {} frames",
         timeline.clips.len(),
         timeline.rows
     ));
 
-    let mut staging = Staging::new(&job.out_dir).map_err(|e| {
-        format!(
-            "{}: cannot create `{}`: {e}",
-            path.display(),
-            job.out_dir.display()
-        )
-    })?;
     let container_name = format!("{}.rigbake", model.name);
-    let container_path = staging.path_for(&container_name);
-    let file = File::create(&container_path).map_err(|e| io_error(path, &container_path, &e))?;
-    let container = ContainerWriter::new(BufWriter::new(file))
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut sink = Sink {
-        staging: &mut staging,
-        container,
-        embed: settings.embed_textures,
-        shared: ctx.shared,
-        out_dir: &job.out_dir,
-    };
-    let fail = |e: rigbake_format::FormatError| {
-        format!("{}: cannot write the container: {e}", path.display())
-    };
+    let mut sink = OutputSink::create(
+        job.out_dir,
+        &container_name,
+        settings.embed_textures,
+        job.shared,
+    )
+    .map_err(|e| e.at(Stage::Prepare))?;
 
     let mut skipped = Vec::new();
     let mut bones_part = None;
     let mut rig_record = None;
     if settings.outputs.bones {
-        ctx.progress.stage("bone textures");
+        job.observer.stage("bone textures");
         let sets = bone_sets(&model);
-        let rig_plan = rig::plan(path, &model, &sets, settings)?;
+        let rig_plan = rig::plan(&model, &sets, settings).map_err(at(Stage::Rig))?;
         let anchor_nodes: Vec<usize> = rig_plan.anchors.iter().map(|(n, _)| *n).collect();
-        let (part, tracks) =
-            bones::bake(path, &model, &timeline, settings, &mut sink, &anchor_nodes)?;
+        let (part, tracks) = bones::bake(&model, &timeline, settings, &mut sink, &anchor_nodes)
+            .map_err(|e| e.at(Stage::Bones))?;
         match part {
             Part::Done(p) => bones_part = Some(p),
             Part::Skipped(reason) => skipped.push(reason),
         }
         if let Some(bones) = &bones_part {
             if settings.outputs.weights {
-                ctx.progress.stage("bone weights");
-                let w = weights::bake(path, &model, bones, &rig_plan, settings, &mut sink)?;
-                let record = codec::encode_weights(&w).map_err(fail)?;
-                sink.container
-                    .add_section(SectionKind::Weights, &record)
-                    .map_err(fail)?;
+                job.observer.stage("bone weights");
+                let w = weights::bake(&model, bones, &rig_plan, settings, &mut sink)
+                    .map_err(|e| e.at(Stage::Weights))?;
+                add_record(&mut sink, SectionKind::Weights, codec::encode_weights(&w))?;
             }
         }
-        rig_record = rig::record(
-            path, &model, &timeline, &rig_plan, &tracks, settings, &mut sink,
-        )?;
+        rig_record = rig::record(&model, &timeline, &rig_plan, &tracks, settings, &mut sink)
+            .map_err(|e| e.at(Stage::Rig))?;
     }
     let mut vat_part = None;
     if settings.outputs.vat {
-        ctx.progress.stage("vertex animation");
-        match vat::bake(path, &model, &timeline, settings, &mut sink)? {
+        job.observer.stage("vertex animation");
+        match vat::bake(&model, &timeline, settings, &mut sink).map_err(|e| e.at(Stage::Vat))? {
             Part::Done(p) => vat_part = Some(p),
             Part::Skipped(reason) => skipped.push(reason),
         }
     }
     let has_anchors = rig_record.as_ref().is_some_and(|r| !r.anchors.is_empty());
     if bones_part.is_none() && vat_part.is_none() && !has_anchors {
-        return Ok(Outcome::Skipped {
-            reason: skipped.join("; "),
-        });
+        return Ok(Baked::Skipped(skipped.join("; ")));
     }
 
-    ctx.progress.stage("writing");
+    job.observer.stage("writing");
     let (skins, textures) = bones_part
         .map(|b| (b.skins, b.textures))
         .unwrap_or_default();
     let metadata = build_metadata(path, bytes, &timeline, skins, textures, settings);
     if let Some(vat) = &vat_part {
-        let record = codec::encode_vat(vat).map_err(fail)?;
-        sink.container
-            .add_section(SectionKind::Vat, &record)
-            .map_err(fail)?;
+        add_record(&mut sink, SectionKind::Vat, codec::encode_vat(vat))?;
     }
     if let Some(rig) = &rig_record {
-        let record = codec::encode_rig(rig).map_err(fail)?;
-        sink.container
-            .add_section(SectionKind::Rig, &record)
-            .map_err(fail)?;
+        add_record(&mut sink, SectionKind::Rig, codec::encode_rig(rig))?;
     }
-    sink.container
-        .add_section(SectionKind::Key, ctx.key.as_bytes())
-        .map_err(fail)?;
-    sink.container.finish(&metadata).map_err(fail)?;
+    add_record(&mut sink, SectionKind::Key, Ok(job.key.as_bytes().to_vec()))?;
+    let finished = sink.finish(&metadata).map_err(|e| e.at(Stage::Container))?;
     fault("commit", path);
-    let files = staging.commit().map_err(|e| {
-        format!(
-            "{}: cannot write outputs to `{}`: {e}",
-            path.display(),
-            job.out_dir.display()
-        )
-    })?;
-    Ok(Outcome::Baked {
-        files,
-        key: ctx.key.to_owned(),
-    })
+    let files = finished.commit().map_err(|e| e.at(Stage::Commit))?;
+    Ok(Baked::Written(files))
 }
 
 /// The clips to bake: the requested ones (every animation when none were
@@ -232,14 +226,6 @@ fn timeline(model: &Model, settings: &BakeSettings) -> rigbake_core::Result<Time
     };
     specs.extend(settings.blends.iter().cloned());
     Timeline::build(model, settings.sampling, &specs)
-}
-
-fn io_error(model: &Path, file: &Path, e: &std::io::Error) -> String {
-    format!(
-        "{}: cannot write `{}`: {e}",
-        model.display(),
-        file.display()
-    )
 }
 
 /// A file-name-safe version of a glTF name.
@@ -285,26 +271,12 @@ fn build_metadata(
         },
         options: meta::BakeOptions {
             fps,
-            sampling: match timeline.sampling.rule {
-                SampleRule::FixedRate => meta::SamplingRule::FixedRate,
-                SampleRule::EvenSpread => meta::SamplingRule::EvenSpread,
-            },
-            layout: bones::layout_meta(settings.layout),
+            sampling: records::sampling_rule(timeline.sampling.rule),
+            layout: records::layout(settings.layout),
             precision: settings.precision,
             max_texture_size: settings.max_texture_size as u32,
         },
-        clips: timeline
-            .clips
-            .iter()
-            .map(|c| meta::ClipMeta {
-                name: c.name.clone(),
-                start_row: c.start_row as u32,
-                frames: c.frames as u32,
-                fps,
-                duration: c.duration,
-                looping: c.looping,
-            })
-            .collect(),
+        clips: records::clip_table(timeline),
         skins,
         textures,
     }

@@ -23,9 +23,11 @@ use rigbake_core::bake::vertices::FrameVertices;
 use rigbake_core::model::Primitive;
 use rigbake_core::runtime::ClipInfo;
 use rigbake_core::runtime::vat_path::VatAddress;
-use rigbake_core::timeline::{ClipSource, SampleRule};
+use rigbake_core::timeline::ClipSource;
 use rigbake_format::container::Container;
 use rigbake_format::meta::{self, Metadata};
+
+use crate::records;
 
 pub use source::{SourceModel, find_source};
 pub use textures::VatTexture;
@@ -236,10 +238,6 @@ fn load_clips(
     rig: Option<&meta::RigMetadata>,
     model: &Model,
 ) -> Result<Vec<LoadedClip>, LoadError> {
-    let rule = match metadata.options.sampling {
-        meta::SamplingRule::FixedRate => SampleRule::FixedRate,
-        meta::SamplingRule::EvenSpread => SampleRule::EvenSpread,
-    };
     let in_order = metadata.clips.len() == model.clips.len()
         && metadata
             .clips
@@ -293,14 +291,7 @@ fn load_clips(
             };
             Ok(LoadedClip {
                 name: c.name.clone(),
-                info: ClipInfo {
-                    start_row: c.start_row,
-                    frames: c.frames,
-                    fps: c.fps,
-                    duration: c.duration,
-                    looping: c.looping,
-                    rule,
-                },
+                info: records::clip_info(c, metadata.options.sampling),
                 source,
             })
         })
@@ -521,10 +512,7 @@ fn load_vat(
     }
     Ok(VatPlayback {
         reference_node,
-        convention: match vat.normal_convention {
-            meta::NormalConvention::InverseTranspose => NormalConvention::InverseTranspose,
-            meta::NormalConvention::BlendedMatrix => NormalConvention::BlendedMatrix,
-        },
+        convention: records::normal_convention_from(vat.normal_convention),
         primitives,
     })
 }
