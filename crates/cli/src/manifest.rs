@@ -1,13 +1,138 @@
 //! The TOML manifest: global defaults and per-model entries selected by
-//! path or glob. Schema: docs/manifest.md; a commented example lives in
-//! `fixtures/rigbake.toml`. Unknown keys and wrong types are errors naming
-//! the file, line and key.
+//! path or glob. Schema: docs/manifest.md (the types below); a commented
+//! example lives in `fixtures/rigbake.toml`. Option values use the shared
+//! vocabulary of `rigbake-types`. Unknown keys and wrong types are errors
+//! naming the file, line and key.
 
 use std::path::{Path, PathBuf};
 
+use rigbake_types::{
+    DirectionEncoding, MatrixLayout, NormalConvention, Precision, Props, SampleRule, VatEncoding,
+};
 use serde::Deserialize;
 
-use crate::settings::Overrides;
+/// An output name in a manifest's `outputs` list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OutputName {
+    /// Bone-matrix textures.
+    Bones,
+    /// Bone-weight channels.
+    Weights,
+    /// Vertex animation textures.
+    Vat,
+    /// Anchor tracks.
+    Anchors,
+}
+
+/// VAT settings as a manifest writes them (all optional).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VatOverrides {
+    /// `exr16`, `exr32` or `png16`.
+    pub format: Option<VatEncoding>,
+    /// Bake normals.
+    pub normals: Option<bool>,
+    /// Bake tangents.
+    pub tangents: Option<bool>,
+    /// `inverse-transpose` or `blended-matrix`.
+    pub normal_convention: Option<NormalConvention>,
+    /// `octahedral` or `bounds`.
+    #[serde(default, deserialize_with = "png_directions")]
+    pub direction_encoding: Option<DirectionEncoding>,
+    /// Pad to powers of two.
+    pub power_of_two: Option<bool>,
+    /// ZIP-compress EXRs.
+    pub zip: Option<bool>,
+}
+
+/// One clip of a manifest entry: a whole animation or a range of it, under a
+/// name, with an optional loop flag.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClipEntry {
+    /// The animation to take.
+    pub source: String,
+    /// The baked clip's name (default: the source's).
+    pub name: Option<String>,
+    /// `[first, last]` frames at the bake's fps (frame `f` is `f / fps` s).
+    pub frames: Option<[u32; 2]>,
+    /// `[start, end]` in seconds.
+    pub time: Option<[f64; 2]>,
+    /// Loop flag override.
+    #[serde(rename = "loop")]
+    pub looping: Option<bool>,
+}
+
+/// Blends of two animations at fixed weights, baked as clips of their own.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BlendEntry {
+    /// First animation.
+    pub a: String,
+    /// Second animation.
+    pub b: String,
+    /// Weights of `b`, each giving a clip `A+B@W`.
+    pub weights: Vec<f64>,
+    /// Loop flag override for every blended clip.
+    #[serde(rename = "loop")]
+    pub looping: Option<bool>,
+}
+
+/// Settings as a manifest writes them: every field optional, applied over
+/// what came before.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Overrides {
+    /// Which model files the entry applies to: a path or glob relative to
+    /// the manifest's folder (`[[model]]` entries only).
+    pub path: Option<toml::Spanned<String>>,
+    /// Frames per second.
+    pub fps: Option<f64>,
+    /// `fixed-rate` or `even-spread`.
+    pub sampling: Option<SampleRule>,
+    /// Outputs to write: any of `bones`, `weights`, `vat`, `anchors`.
+    pub outputs: Option<Vec<OutputName>>,
+    /// `mat4` or `mat3x4`.
+    pub layout: Option<MatrixLayout>,
+    /// `f32` or `f16`.
+    pub precision: Option<Precision>,
+    /// Largest texture size.
+    pub max_texture_size: Option<usize>,
+    /// Bone-weight pairs per vertex.
+    pub max_influences: Option<usize>,
+    /// Embed textures in the container.
+    pub embed_textures: Option<bool>,
+    /// Socket nodes to track.
+    pub anchors: Option<Vec<String>>,
+    /// Also choose sockets automatically.
+    pub auto_anchors: Option<bool>,
+    /// Also write anchors.exr.
+    pub anchors_exr: Option<bool>,
+    /// `bind` or `anchors`.
+    pub props: Option<Props>,
+    /// VAT options.
+    pub vat: Option<VatOverrides>,
+    /// Clips to bake (a subset, ranges, renames, loop flags).
+    #[serde(default)]
+    pub clip: Vec<ClipEntry>,
+    /// Blends to bake.
+    #[serde(default)]
+    pub blend: Vec<BlendEntry>,
+}
+
+/// A PNG direction encoding: `float` is what EXR stores, not a choice.
+fn png_directions<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<DirectionEncoding>, D::Error> {
+    match Option::<DirectionEncoding>::deserialize(d)? {
+        Some(DirectionEncoding::Float) => Err(serde::de::Error::unknown_variant(
+            "float",
+            &["bounds", "octahedral"],
+        )),
+        other => Ok(other),
+    }
+}
 
 /// A parsed manifest.
 #[derive(Debug, Clone)]

@@ -4,128 +4,13 @@
 //! settings are resolved.
 
 use rigbake::settings::{AnchorSettings, BakeSettings, Outputs, VatSettings};
-use rigbake_core::bake::MatrixLayout;
-use rigbake_core::bake::vat::NormalConvention;
 use rigbake_core::bake::weights::MAX_INFLUENCES;
-use rigbake_core::timeline::{ClipRequest, ClipSpec, SampleRule};
-use rigbake_format::meta;
-use rigbake_format::texture::Precision;
+use rigbake_core::timeline::{ClipRequest, ClipSpec};
 use rigbake_format::texture::exr::StreamCompression;
-use serde::Deserialize;
+use rigbake_types::{AnchorsMode, Props};
 
-use crate::args::{
-    AnchorsArg, BakeArgs, DirectionEncodingArg, LayoutArg, NormalConventionArg, PrecisionArg,
-    PropsArg, SamplingArg, SettingFlags, VatFormatArg,
-};
-
-/// An output name in a manifest's `outputs` list.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum OutputName {
-    /// Bone-matrix textures.
-    Bones,
-    /// Bone-weight channels.
-    Weights,
-    /// Vertex animation textures.
-    Vat,
-    /// Anchor tracks.
-    Anchors,
-}
-
-/// VAT settings as a manifest writes them (all optional).
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct VatOverrides {
-    /// `exr16`, `exr32` or `png16`.
-    pub format: Option<VatFormatArg>,
-    /// Bake normals.
-    pub normals: Option<bool>,
-    /// Bake tangents.
-    pub tangents: Option<bool>,
-    /// `inverse-transpose` or `blended-matrix`.
-    pub normal_convention: Option<NormalConventionArg>,
-    /// `octahedral` or `bounds`.
-    pub direction_encoding: Option<DirectionEncodingArg>,
-    /// Pad to powers of two.
-    pub power_of_two: Option<bool>,
-    /// ZIP-compress EXRs.
-    pub zip: Option<bool>,
-}
-
-/// One clip of a manifest entry: a whole animation or a range of it, under a
-/// name, with an optional loop flag.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ClipEntry {
-    /// The animation to take.
-    pub source: String,
-    /// The baked clip's name (default: the source's).
-    pub name: Option<String>,
-    /// `[first, last]` frames at the bake's fps (frame `f` is `f / fps` s).
-    pub frames: Option<[u32; 2]>,
-    /// `[start, end]` in seconds.
-    pub time: Option<[f64; 2]>,
-    /// Loop flag override.
-    #[serde(rename = "loop")]
-    pub looping: Option<bool>,
-}
-
-/// Blends of two animations at fixed weights, baked as clips of their own.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct BlendEntry {
-    /// First animation.
-    pub a: String,
-    /// Second animation.
-    pub b: String,
-    /// Weights of `b`, each giving a clip `A+B@W`.
-    pub weights: Vec<f64>,
-    /// Loop flag override for every blended clip.
-    #[serde(rename = "loop")]
-    pub looping: Option<bool>,
-}
-
-/// Settings as a manifest writes them: every field optional, applied over
-/// what came before.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Overrides {
-    /// Which model files the entry applies to: a path or glob relative to
-    /// the manifest's folder (`[[model]]` entries only).
-    pub path: Option<toml::Spanned<String>>,
-    /// Frames per second.
-    pub fps: Option<f64>,
-    /// `fixed-rate` or `even-spread`.
-    pub sampling: Option<SamplingArg>,
-    /// Outputs to write: any of `bones`, `weights`, `vat`, `anchors`.
-    pub outputs: Option<Vec<OutputName>>,
-    /// `mat4` or `mat3x4`.
-    pub layout: Option<LayoutArg>,
-    /// `f32` or `f16`.
-    pub precision: Option<PrecisionArg>,
-    /// Largest texture size.
-    pub max_texture_size: Option<usize>,
-    /// Bone-weight pairs per vertex.
-    pub max_influences: Option<usize>,
-    /// Embed textures in the container.
-    pub embed_textures: Option<bool>,
-    /// Socket nodes to track.
-    pub anchors: Option<Vec<String>>,
-    /// Also choose sockets automatically.
-    pub auto_anchors: Option<bool>,
-    /// Also write anchors.exr.
-    pub anchors_exr: Option<bool>,
-    /// `bind` or `anchors`.
-    pub props: Option<PropsArg>,
-    /// VAT options.
-    pub vat: Option<VatOverrides>,
-    /// Clips to bake (a subset, ranges, renames, loop flags).
-    #[serde(default)]
-    pub clip: Vec<ClipEntry>,
-    /// Blends to bake.
-    #[serde(default)]
-    pub blend: Vec<BlendEntry>,
-}
+use crate::args::{BakeArgs, SettingFlags};
+use crate::manifest::{BlendEntry, ClipEntry, OutputName, Overrides, VatOverrides};
 
 /// Parses `A,B,W[,W...]` into a blend entry.
 pub fn parse_blend(text: &str) -> Result<BlendEntry, String> {
@@ -170,7 +55,7 @@ impl Draft {
             s.sampling.fps = fps;
         }
         if let Some(rule) = o.sampling {
-            s.sampling.rule = sample_rule(rule);
+            s.sampling.rule = rule;
         }
         if let Some(outputs) = &o.outputs {
             s.outputs = Outputs {
@@ -181,10 +66,10 @@ impl Draft {
             };
         }
         if let Some(l) = o.layout {
-            s.layout = layout(l);
+            s.layout = l;
         }
         if let Some(p) = o.precision {
-            s.precision = precision(p);
+            s.precision = p;
         }
         if let Some(m) = o.max_texture_size {
             s.max_texture_size = m;
@@ -206,7 +91,7 @@ impl Draft {
             s.anchors.exr = a;
         }
         if let Some(p) = o.props {
-            s.bind_props = p == PropsArg::Bind;
+            s.bind_props = p == Props::Bind;
         }
         if let Some(v) = &o.vat {
             apply_vat(&mut s.vat, v);
@@ -274,7 +159,7 @@ impl Draft {
             s.anchors.nodes.clone_from(&a.anchors);
             s.outputs.anchors = true;
         }
-        if a.anchors_mode == Some(AnchorsArg::Auto) {
+        if a.anchors_mode == Some(AnchorsMode::Auto) {
             s.anchors.auto = true;
             s.outputs.anchors = true;
         }
@@ -388,34 +273,9 @@ fn clip_spec(c: &ClipEntry, fps: f64) -> Result<ClipSpec, String> {
     })
 }
 
-fn sample_rule(s: SamplingArg) -> SampleRule {
-    match s {
-        SamplingArg::FixedRate => SampleRule::FixedRate,
-        SamplingArg::EvenSpread => SampleRule::EvenSpread,
-    }
-}
-
-fn layout(l: LayoutArg) -> MatrixLayout {
-    match l {
-        LayoutArg::Mat4 => MatrixLayout::Mat4,
-        LayoutArg::Mat3x4 => MatrixLayout::Mat3x4,
-    }
-}
-
-fn precision(p: PrecisionArg) -> Precision {
-    match p {
-        PrecisionArg::F32 => Precision::F32,
-        PrecisionArg::F16 => Precision::F16,
-    }
-}
-
 fn apply_vat(v: &mut VatSettings, o: &VatOverrides) {
     if let Some(f) = o.format {
-        v.encoding = match f {
-            VatFormatArg::Exr16 => meta::VatEncoding::Exr16,
-            VatFormatArg::Exr32 => meta::VatEncoding::Exr32,
-            VatFormatArg::Png16 => meta::VatEncoding::Png16,
-        };
+        v.encoding = f;
     }
     if let Some(n) = o.normals {
         v.options.normals = n;
@@ -424,16 +284,10 @@ fn apply_vat(v: &mut VatSettings, o: &VatOverrides) {
         v.options.tangents = t;
     }
     if let Some(c) = o.normal_convention {
-        v.options.convention = match c {
-            NormalConventionArg::InverseTranspose => NormalConvention::InverseTranspose,
-            NormalConventionArg::BlendedMatrix => NormalConvention::BlendedMatrix,
-        };
+        v.options.convention = c;
     }
     if let Some(d) = o.direction_encoding {
-        v.direction_encoding = match d {
-            DirectionEncodingArg::Octahedral => meta::DirectionEncoding::Octahedral,
-            DirectionEncodingArg::Bounds => meta::DirectionEncoding::Bounds,
-        };
+        v.direction_encoding = d;
     }
     if let Some(p) = o.power_of_two {
         v.options.power_of_two = p;

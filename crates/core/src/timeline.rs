@@ -11,17 +11,7 @@ use crate::evaluate::Evaluator;
 use crate::model::Model;
 use glam::{DMat4, DVec3};
 
-/// How frame times are spread over a clip.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum SampleRule {
-    /// `t = min(i / fps, duration)`: a fixed rate; the last frame may fall
-    /// short of the clip end by less than one frame.
-    #[default]
-    FixedRate,
-    /// `t = i * duration / (frames - 1)`: the same frame count, spread evenly
-    /// so the last frame lands exactly on the clip end.
-    EvenSpread,
-}
+pub use rigbake_types::SampleRule;
 
 /// Sampling rate and rule.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -12,7 +12,6 @@ use rigbake_format::texture::{self, RgbaImage};
 
 use super::{Part, node_name};
 use crate::error::StepError;
-use crate::records;
 use crate::settings::BakeSettings;
 use crate::sink::Sink;
 
@@ -60,7 +59,7 @@ pub(super) fn bake(
             name,
             width: tex.width as u32,
             height: tex.height as u32,
-            layout: records::layout(tex.layout),
+            layout: tex.layout,
             precision: settings.precision,
             encoding: meta::Encoding::ExrZip,
             bytes: bytes.len() as u64,

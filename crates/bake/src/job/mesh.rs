@@ -24,7 +24,7 @@ pub(super) fn materials(model: &Model) -> Vec<GlbMaterial> {
 /// the caller fills positions, normals, tangents and extra attributes.
 pub(super) fn base(prim: &Primitive) -> GlbPrimitive {
     GlbPrimitive {
-        mode: crate::records::primitive_mode(prim.mode),
+        mode: prim.mode,
         tex_coords: prim
             .tex_coords
             .iter()

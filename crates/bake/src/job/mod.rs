@@ -271,8 +271,8 @@ fn build_metadata(
         },
         options: meta::BakeOptions {
             fps,
-            sampling: records::sampling_rule(timeline.sampling.rule),
-            layout: records::layout(settings.layout),
+            sampling: timeline.sampling.rule,
+            layout: settings.layout,
             precision: settings.precision,
             max_texture_size: settings.max_texture_size as u32,
         },

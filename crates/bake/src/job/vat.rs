@@ -215,7 +215,7 @@ pub(super) fn bake(
     sink.write_file(&playback_name, &playback)?;
     Ok(Part::Done(meta::VatMetadata {
         reference_node,
-        normal_convention: records::normal_convention(vs.options.convention),
+        normal_convention: vs.options.convention,
         encoding: vs.encoding,
         direction_encoding: vs.direction_encoding,
         max_texture_size: vs.options.max_texture_size as u32,

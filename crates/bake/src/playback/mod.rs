@@ -512,7 +512,7 @@ fn load_vat(
     }
     Ok(VatPlayback {
         reference_node,
-        convention: records::normal_convention_from(vat.normal_convention),
+        convention: vat.normal_convention,
         primitives,
     })
 }

@@ -92,7 +92,7 @@ pub(super) fn bone_texture(
     Ok(BoneTexture {
         width: tex.width,
         height: tex.height,
-        layout: crate::records::layout_from(tex.layout),
+        layout: tex.layout,
         texels: decoded.data,
         max_error: tex.max_error,
         space_node,

@@ -12,7 +12,7 @@
 
 use std::collections::HashMap;
 
-use glam::{DMat4, Mat4, Vec4};
+use glam::{DMat4, Mat4};
 use rayon::prelude::*;
 
 use crate::bake::anchors::AnchorTracks;
@@ -22,52 +22,7 @@ use crate::model::{Model, Property};
 use crate::skin;
 use crate::timeline::{self, Timeline};
 
-/// How a matrix is laid out in RGBA pixels.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum MatrixLayout {
-    /// Four pixels per joint, one per column of the 4x4 matrix.
-    #[default]
-    Mat4,
-    /// Three pixels per joint, one per row of the upper 3x4 matrix.
-    Mat3x4,
-}
-
-impl MatrixLayout {
-    /// RGBA pixels per joint.
-    pub fn pixels_per_joint(self) -> usize {
-        match self {
-            Self::Mat4 => 4,
-            Self::Mat3x4 => 3,
-        }
-    }
-
-    /// Writes `m` as `pixels_per_joint` RGBA pixels into `out`.
-    pub fn encode(self, m: &DMat4, out: &mut [f32]) {
-        match self {
-            Self::Mat4 => {
-                for c in 0..4 {
-                    let col = m.col(c).as_vec4();
-                    out[c * 4..c * 4 + 4].copy_from_slice(&col.to_array());
-                }
-            }
-            Self::Mat3x4 => {
-                for r in 0..3 {
-                    let row = m.row(r).as_vec4();
-                    out[r * 4..r * 4 + 4].copy_from_slice(&row.to_array());
-                }
-            }
-        }
-    }
-
-    /// Reads a matrix back from its pixels, as a shader would.
-    pub fn decode(self, pixels: &[f32]) -> Mat4 {
-        let px = |i: usize| Vec4::from_slice(&pixels[i * 4..i * 4 + 4]);
-        match self {
-            Self::Mat4 => Mat4::from_cols(px(0), px(1), px(2), px(3)),
-            Self::Mat3x4 => Mat4::from_cols(px(0), px(1), px(2), Vec4::W).transpose(),
-        }
-    }
-}
+pub use rigbake_types::MatrixLayout;
 
 /// A group of skinned mesh instances that share one baked matrix set:
 /// identical skins (same joints, same inverse binds) on mesh nodes whose
