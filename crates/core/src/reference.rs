@@ -6,6 +6,13 @@
 //! ([`crate::sample::sample_clip`]) and, for blended clips, the pose blend
 //! that defines them ([`crate::sample::blend_poses`]) are shared with the
 //! bakes.
+//!
+//! What it is good at: checking the runtime path against the bake (every
+//! frame and mid-frame, normals in both conventions, blends and ranges),
+//! with exactly the model the bake saw. What it cannot do: catch a bug in
+//! the importer or in keyframe interpolation, since it shares them with the
+//! bake. That is the job of the three.js oracle, an outside glTF
+//! implementation the bakes are compared with in CI (`docs/oracle.md`).
 
 use glam::{DMat3, DMat4, DVec3, DVec4};
 

@@ -2,6 +2,8 @@
 //! keep it readable.
 //!
 //! - [`container`]: the versioned `.rigbake` file (header, sections, table).
+//! - [`check`]: semantic checks of decoded records (counts, indices, names).
+//! - [`fsread`]: bounded reads of regular files only.
 //! - [`codec`]: how metadata becomes bytes (bincode), in one place.
 //! - [`meta`]: the metadata of a bake (clips, skins, textures, options).
 //! - [`glb`]: a GLB (binary glTF 2.0) writer for plain mesh data.
@@ -12,10 +14,12 @@
 //! This crate knows nothing about reading glTF or about animation math: it
 //! serialises plain values that the bakes produce.
 
+pub mod check;
 pub mod codec;
 pub mod container;
 pub mod digest;
 pub mod error;
+pub mod fsread;
 pub mod glb;
 pub mod image;
 pub mod meta;

@@ -12,9 +12,9 @@ use super::{
     ENTRY_LEN, FORMAT_MAJOR, HEADER_LEN, LITTLE_ENDIAN, MAGIC, Section, SectionKind, Version,
     padding,
 };
-use crate::codec;
 use crate::error::{FormatError, Result};
 use crate::meta::{Metadata, RigMetadata, Storage, VatMetadata, WeightsMetadata};
+use crate::{check, codec};
 
 /// Largest header a reader accepts (future minors may grow it).
 const MAX_HEADER_LEN: u32 = 4096;
@@ -52,9 +52,12 @@ pub struct Container<R> {
 }
 
 impl Container<BufReader<File>> {
-    /// Opens and checks the container at `path` (reads no payload).
+    /// Opens and checks the container at `path` (reads no payload). Only a
+    /// regular file is opened (a FIFO or device is refused without blocking,
+    /// see [`crate::fsread`]).
     pub fn open(path: &Path) -> Result<Self> {
-        Self::from_reader(BufReader::new(File::open(path)?))
+        let (file, _) = crate::fsread::open_regular(path, u64::MAX)?;
+        Self::from_reader(BufReader::new(file))
     }
 }
 
@@ -212,7 +215,23 @@ impl<R: Read + Seek> Container<R> {
             key,
         };
         container.check_references()?;
+        container.check_records()?;
         Ok(container)
+    }
+
+    /// The semantic checks of [`crate::check`], over every record.
+    fn check_records(&self) -> Result<()> {
+        let rows = check::metadata(&self.metadata)?;
+        if let Some(vat) = &self.vat {
+            check::vat(vat, rows)?;
+        }
+        if let Some(weights) = &self.weights {
+            check::weights(weights, self.metadata.skins.len())?;
+        }
+        if let Some(rig) = &self.rig {
+            check::rig(rig, self.metadata.clips.len(), self.metadata.skins.len())?;
+        }
+        Ok(())
     }
 
     fn check_references(&self) -> Result<()> {

@@ -84,7 +84,43 @@ pub struct DecodedRgba {
 }
 
 /// Reads the first RGBA layer of an EXR (f16 samples are widened to f32).
+/// The header is checked first: the decoded image must fit
+/// [`super::MAX_DECODED_BYTES`].
 pub fn read<R: Read + Seek + BufRead>(reader: R) -> Result<DecodedRgba> {
+    read_checked(reader, None)
+}
+
+/// Reads the first RGBA layer of an EXR whose header must say `width` x
+/// `height` (as the metadata does); the header is compared before any pixel
+/// is decoded or allocated.
+pub fn read_expecting<R: Read + Seek + BufRead>(
+    reader: R,
+    width: usize,
+    height: usize,
+) -> Result<DecodedRgba> {
+    read_checked(reader, Some((width, height)))
+}
+
+/// Checks the header's layer sizes against `expected` and the decode budget,
+/// then decodes.
+fn read_checked<R: Read + Seek + BufRead>(
+    mut reader: R,
+    expected: Option<(usize, usize)>,
+) -> Result<DecodedRgba> {
+    let start = reader.stream_position()?;
+    let meta = exr::meta::MetaData::read_from_buffered(&mut reader, false)?;
+    reader.seek(std::io::SeekFrom::Start(start))?;
+    for header in &meta.headers {
+        let (w, h) = (header.layer_size.width(), header.layer_size.height());
+        if let Some((ew, eh)) = expected {
+            if (w, h) != (ew, eh) {
+                return Err(FormatError::Invalid(format!(
+                    "EXR header says {w} x {h} but the metadata says {ew} x {eh}"
+                )));
+            }
+        }
+        super::check_decoded_size(w, h, 4 * 4)?;
+    }
     let image = exr::prelude::read()
         .no_deep_data()
         .largest_resolution_level()
@@ -140,6 +176,22 @@ mod tests {
                 "{a} vs {b}"
             );
         }
+    }
+
+    #[test]
+    fn a_header_that_disagrees_with_the_metadata_is_refused_before_decoding() {
+        let data = vec![0.5f32; 5 * 3 * 4];
+        let image = RgbaImage {
+            width: 5,
+            height: 3,
+            data: &data,
+        };
+        let mut buf = Cursor::new(Vec::new());
+        write(&mut buf, &image, Precision::F32).unwrap();
+        let bytes = buf.into_inner();
+        assert!(read_expecting(Cursor::new(&bytes), 5, 3).is_ok());
+        let e = read_expecting(Cursor::new(&bytes), 65535, 65535).unwrap_err();
+        assert!(e.to_string().contains("header says 5 x 3"), "{e}");
     }
 
     #[test]

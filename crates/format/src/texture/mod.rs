@@ -60,3 +60,21 @@ mod tests {
         assert_eq!(quantization_error(&[70000.0], Precision::F32).unwrap(), 0.0);
     }
 }
+
+/// Largest decoded texture a reader allocates (2 GiB): a header that declares
+/// more is refused before any pixel is decoded.
+pub const MAX_DECODED_BYTES: u64 = 2 << 30;
+
+/// Refuses a `width` x `height` image of `bytes_per_pixel` whose decoded
+/// size is zero or over [`MAX_DECODED_BYTES`].
+pub fn check_decoded_size(width: usize, height: usize, bytes_per_pixel: usize) -> Result<()> {
+    let bytes = (width as u64)
+        .checked_mul(height as u64)
+        .and_then(|p| p.checked_mul(bytes_per_pixel as u64));
+    match bytes {
+        Some(b) if b > 0 && b <= MAX_DECODED_BYTES => Ok(()),
+        _ => Err(FormatError::Invalid(format!(
+            "a {width} x {height} texture is empty or larger than the decode limit of {MAX_DECODED_BYTES} bytes"
+        ))),
+    }
+}

@@ -154,9 +154,45 @@ pub struct DecodedPng16 {
     pub samples: Vec<u16>,
 }
 
-/// Reads a 16-bit grey, RGB or RGBA PNG.
+/// Reads a 16-bit grey, RGB or RGBA PNG. The header is checked first: the
+/// decoded image must fit [`super::MAX_DECODED_BYTES`].
 pub fn read<R: BufRead + Seek>(reader: R) -> Result<DecodedPng16> {
-    let mut reader = png::Decoder::new(reader).read_info().map_err(png_error)?;
+    read_checked(reader, None)
+}
+
+/// Reads a 16-bit PNG whose header must say `width` x `height` (as the
+/// metadata does); compared before the image is decoded or allocated.
+pub fn read_expecting<R: BufRead + Seek>(
+    reader: R,
+    width: usize,
+    height: usize,
+) -> Result<DecodedPng16> {
+    read_checked(reader, Some((width, height)))
+}
+
+fn read_checked<R: BufRead + Seek>(
+    reader: R,
+    expected: Option<(usize, usize)>,
+) -> Result<DecodedPng16> {
+    let mut decoder = png::Decoder::new_with_limits(
+        reader,
+        png::Limits {
+            bytes: super::MAX_DECODED_BYTES as usize,
+        },
+    );
+    decoder.set_ignore_text_chunk(true);
+    let header = decoder.read_header_info().map_err(png_error)?;
+    let (w, h) = (header.width as usize, header.height as usize);
+    if let Some((ew, eh)) = expected {
+        if (w, h) != (ew, eh) {
+            return Err(FormatError::Invalid(format!(
+                "PNG header says {w} x {h} but the metadata says {ew} x {eh}"
+            )));
+        }
+    }
+    let sample_bytes = header.color_type.samples() * 2;
+    super::check_decoded_size(w, h, sample_bytes)?;
+    let mut reader = decoder.read_info().map_err(png_error)?;
     let size = reader
         .output_buffer_size()
         .ok_or_else(|| FormatError::Invalid("PNG: image too large".to_owned()))?;
@@ -211,6 +247,28 @@ mod tests {
         let back = read(Cursor::new(bytes)).unwrap();
         assert_eq!((back.width, back.height, back.channels), (w, h, 3));
         assert_eq!(back.samples, samples);
+    }
+
+    #[test]
+    fn a_huge_header_is_refused_before_allocating() {
+        // A valid 1x1 16-bit RGB PNG whose IHDR is rewritten to 65535 x
+        // 65535 (CRC fixed): 25 GB if trusted.
+        let out = SharedBuf::default();
+        let mut writer = Png16Writer::new(out.clone(), 1, 1, 3).unwrap();
+        writer.push_rows(&[1, 2, 3]).unwrap();
+        writer.finish().unwrap();
+        let mut bytes = out.0.lock().unwrap().clone();
+        assert_eq!(&bytes[12..16], b"IHDR");
+        bytes[16..20].copy_from_slice(&65535u32.to_be_bytes());
+        bytes[20..24].copy_from_slice(&65535u32.to_be_bytes());
+        let crc = crc32fast::hash(&bytes[12..29]);
+        bytes[29..33].copy_from_slice(&crc.to_be_bytes());
+        let e = read(Cursor::new(bytes.clone())).unwrap_err().to_string();
+        assert!(e.contains("decode limit"), "{e}");
+        let e = read_expecting(Cursor::new(bytes), 1, 1)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("header says 65535 x 65535"), "{e}");
     }
 
     #[test]

@@ -1,0 +1,312 @@
+//! Records that decode but lie: counts, indices, names and numbers a reader
+//! would trust to allocate, loop, open a file or give a verdict. Each one is
+//! written into an otherwise valid container (so every checksum is right) and
+//! must be refused when the container is opened, with a message naming the
+//! field.
+
+use std::io::Cursor;
+
+use rigbake_format::codec;
+use rigbake_format::container::{Container, ContainerWriter, SectionKind};
+use rigbake_format::meta::{
+    BakeOptions, ClipMeta, ClipOrigin, Deformation, DirectionEncoding, Encoding, MatrixLayout,
+    Metadata, NormalConvention, RigMetadata, SamplingRule, SkinMeta, SourceFile, Storage,
+    TextureKind, TextureMeta, Tool, VatEncoding, VatMetadata, VatPrimitiveMeta, VatStream,
+    VatTextureMeta, WeightsMetadata, WeightsPrimitiveMeta,
+};
+use rigbake_format::texture::Precision;
+
+/// A consistent bake: 2 joints, 33 rows, one VAT primitive of 10 vertices.
+fn metadata() -> Metadata {
+    Metadata {
+        tool: Tool {
+            name: "rigbake".into(),
+            version: "0.1.0".into(),
+        },
+        source: SourceFile {
+            file_name: "model.glb".into(),
+            sha256: "ab".repeat(32),
+            bytes: 1234,
+        },
+        options: BakeOptions {
+            fps: 30.0,
+            sampling: SamplingRule::FixedRate,
+            layout: MatrixLayout::Mat4,
+            precision: Precision::F32,
+            max_texture_size: 8192,
+        },
+        clips: vec![
+            ClipMeta {
+                name: "walk".into(),
+                start_row: 0,
+                frames: 31,
+                fps: 30.0,
+                duration: 1.0,
+                looping: true,
+            },
+            ClipMeta {
+                name: "die".into(),
+                start_row: 31,
+                frames: 2,
+                fps: 30.0,
+                duration: 0.05,
+                looping: false,
+            },
+        ],
+        skins: vec![SkinMeta {
+            name: "skin".into(),
+            joints: vec!["root".into(), "tip".into()],
+            parents: vec![-1, 0],
+            mesh_nodes: vec!["mesh".into()],
+            texture: 0,
+        }],
+        textures: vec![TextureMeta {
+            kind: TextureKind::BoneMatrices,
+            name: "bones.skin0.exr".into(),
+            width: 8,
+            height: 33,
+            layout: MatrixLayout::Mat4,
+            precision: Precision::F32,
+            encoding: Encoding::ExrZip,
+            bytes: 100,
+            crc32: 0,
+            storage: Storage::File,
+            max_error: 0.0,
+        }],
+    }
+}
+
+fn vat() -> VatMetadata {
+    VatMetadata {
+        reference_node: None,
+        normal_convention: NormalConvention::InverseTranspose,
+        encoding: VatEncoding::Exr32,
+        direction_encoding: DirectionEncoding::Float,
+        max_texture_size: 8192,
+        power_of_two: false,
+        playback_file: Some("model.vat.glb".into()),
+        primitives: vec![VatPrimitiveMeta {
+            node: "mesh".into(),
+            mesh: "mesh".into(),
+            primitive: 0,
+            deformation: Deformation::Skinned,
+            morphed: false,
+            vertices: 10,
+            frames: 33,
+            width: 10,
+            bands: 1,
+            height: 33,
+            positions: 0,
+            normals: None,
+            tangents: None,
+            playback_mesh: 0,
+        }],
+        static_primitives: vec![],
+        textures: vec![VatTextureMeta {
+            stream: VatStream::Positions,
+            name: "mesh.p0.positions.exr".into(),
+            width: 10,
+            height: 33,
+            channels: 4,
+            encoding: VatEncoding::Exr32,
+            direction_encoding: DirectionEncoding::Float,
+            bounds: None,
+            bytes: 100,
+            crc32: 0,
+            storage: Storage::File,
+            max_error: 0.0,
+        }],
+    }
+}
+
+fn weights() -> WeightsMetadata {
+    WeightsMetadata {
+        max_influences: 4,
+        channels: 2,
+        mesh_file: Some("model.weights.glb".into()),
+        primitives: vec![WeightsPrimitiveMeta {
+            node: "mesh".into(),
+            mesh: "mesh".into(),
+            primitive: 0,
+            skin: 0,
+            vertices: 1,
+            section: 0,
+            dropped_max: 0.0,
+            dropped_mean: 0.0,
+            position_error: 0.0,
+            bound_to: None,
+            mesh_index: 0,
+            mesh_primitive: 0,
+        }],
+    }
+}
+
+fn rig() -> RigMetadata {
+    RigMetadata {
+        reference_node: None,
+        anchors: vec![],
+        anchor_section: None,
+        anchor_texture: None,
+        props: vec![],
+        clip_origins: vec![ClipOrigin::Range {
+            clip: 1,
+            source: "walk".into(),
+            start: 0.0,
+            end: 1.0,
+        }],
+    }
+}
+
+/// Writes a container holding the records (weights vertex data first, so
+/// its section index 0 is right) and opens it.
+fn open(m: &Metadata, v: &VatMetadata, w: &WeightsMetadata, r: &RigMetadata) -> Result<(), String> {
+    let mut out = ContainerWriter::new(Cursor::new(Vec::new())).unwrap();
+    let vertex_data = vec![0u8; (w.primitives[0].vertices * w.channels * 16) as usize];
+    out.add_section(SectionKind::VertexData, &vertex_data)
+        .unwrap();
+    out.add_section(SectionKind::Vat, &codec::encode_vat(v).unwrap())
+        .unwrap();
+    out.add_section(SectionKind::Weights, &codec::encode_weights(w).unwrap())
+        .unwrap();
+    out.add_section(SectionKind::Rig, &codec::encode_rig(r).unwrap())
+        .unwrap();
+    let (cursor, _) = out.finish(m).unwrap();
+    let bytes = cursor.into_inner();
+    Container::from_reader(Cursor::new(&bytes[..]))
+        .map(drop)
+        .map_err(|e| e.to_string())
+}
+
+/// Opens the consistent records with one change, expecting an error that
+/// contains `needle`.
+fn refused(
+    needle: &str,
+    change: impl FnOnce(&mut Metadata, &mut VatMetadata, &mut WeightsMetadata, &mut RigMetadata),
+) {
+    let (mut m, mut v, mut w, mut r) = (metadata(), vat(), weights(), rig());
+    change(&mut m, &mut v, &mut w, &mut r);
+    match open(&m, &v, &w, &r) {
+        Ok(()) => panic!("a container whose records say `{needle}` was accepted"),
+        Err(e) => assert!(e.contains(needle), "expected `{needle}` in: {e}"),
+    }
+}
+
+#[test]
+fn the_consistent_records_are_accepted() {
+    open(&metadata(), &vat(), &weights(), &rig()).unwrap();
+}
+
+#[test]
+fn non_finite_or_negative_numbers_are_refused() {
+    refused("the bake's fps", |m, _, _, _| m.options.fps = f64::NAN);
+    refused("clips[0].fps", |m, _, _, _| m.clips[0].fps = -30.0);
+    refused("clips[1].duration", |m, _, _, _| {
+        m.clips[1].duration = f64::INFINITY
+    });
+    refused("textures[0].max_error", |m, _, _, _| {
+        m.textures[0].max_error = f64::NAN
+    });
+    refused("textures[0].max_error", |m, _, _, _| {
+        m.textures[0].max_error = -1.0
+    });
+    refused("vat.textures[0].max_error", |_, v, _, _| {
+        v.textures[0].max_error = f64::NAN
+    });
+    refused("position_error", |_, _, w, _| {
+        w.primitives[0].position_error = f64::INFINITY
+    });
+    refused("dropped_max", |_, _, w, _| {
+        w.primitives[0].dropped_max = f64::NAN
+    });
+    refused("clip_origins[0].start", |_, _, _, r| {
+        r.clip_origins[0] = ClipOrigin::Range {
+            clip: 0,
+            source: "walk".into(),
+            start: f64::NAN,
+            end: 1.0,
+        }
+    });
+}
+
+#[test]
+fn clip_rows_beyond_the_textures_are_refused() {
+    // A clip claiming 2^32-1 frames must not become a frame list.
+    refused("clips need", |m, _, _, _| m.clips[1].frames = u32::MAX - 31);
+    refused("has no frames", |m, _, _, _| m.clips[0].frames = 0);
+    refused("vat.primitives[0] has 33 frames", |m, _, _, _| {
+        m.clips[1].frames = 3;
+        m.textures[0].height = 34;
+    });
+}
+
+#[test]
+fn indices_out_of_range_are_refused() {
+    refused("vat.primitives[0].positions", |_, v, _, _| {
+        v.primitives[0].positions = 7
+    });
+    refused("vat.primitives[0].normals", |_, v, _, _| {
+        v.primitives[0].normals = Some(u32::MAX)
+    });
+    refused("skins[0].texture", |m, _, _, _| m.skins[0].texture = 1);
+    refused("weights.primitives[0].skin", |_, _, w, _| {
+        w.primitives[0].skin = 3
+    });
+    refused("rig.clip_origins[0].clip", |_, _, _, r| {
+        r.clip_origins[0] = ClipOrigin::Blend {
+            clip: 9,
+            first: "a".into(),
+            second: "b".into(),
+            weight: 0.5,
+        }
+    });
+    refused("parents[1]", |m, _, _, _| m.skins[0].parents[1] = 5);
+}
+
+#[test]
+fn sizes_that_disagree_with_the_layout_are_refused() {
+    refused("pixels wide", |m, _, _, _| m.textures[0].width = 9);
+    refused("outside 1..=8192", |m, _, _, _| m.textures[0].width = 65535);
+    refused("outside 1..=65536", |m, _, _, _| {
+        m.options.max_texture_size = u32::MAX
+    });
+    refused("cannot hold 10 vertices", |_, v, _, _| {
+        v.primitives[0].width = 5
+    });
+    refused("do not fit 33 rows", |_, v, _, _| v.primitives[0].bands = 2);
+    refused("texture is 10 x 33", |_, v, _, _| {
+        v.primitives[0].height = 66
+    });
+    refused("channels, not 3 or 4", |_, v, _, _| {
+        v.textures[0].channels = 200
+    });
+    refused("weights.channels", |_, _, w, _| w.channels = 1);
+    refused("weights.max_influences", |_, _, w, _| w.max_influences = 9);
+}
+
+#[test]
+fn names_that_leave_the_bake_folder_are_refused() {
+    for name in ["/dev/zero", "../../etc/passwd", "a/b.exr", "", ".."] {
+        refused("textures[0].name", |m, _, _, _| {
+            m.textures[0].name = name.into()
+        });
+        refused("vat.textures[0].name", |_, v, _, _| {
+            v.textures[0].name = name.into()
+        });
+    }
+    refused("vat.playback_file", |_, v, _, _| {
+        v.playback_file = Some("/tmp/x.glb".into())
+    });
+    refused("weights.mesh_file", |_, _, w, _| {
+        w.mesh_file = Some("../x.glb".into())
+    });
+    refused("rig.anchor_texture", |_, _, _, r| {
+        r.anchor_texture = Some("/dev/zero".into())
+    });
+}
+
+#[test]
+fn the_shared_bone_store_stays_addressable() {
+    let mut m = metadata();
+    m.textures[0].name = format!("../_shared/bones/{}.exr", "0f".repeat(32));
+    open(&m, &vat(), &weights(), &rig()).unwrap();
+}
