@@ -211,3 +211,61 @@ impl Sink for OutputSink<'_> {
         Ok(Storage::Section(section as u32))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn placed(embed: bool, shared: Option<&SharedStore>, out: &Path) -> (String, Storage) {
+        let mut sink = OutputSink::create(out, "m.rigbake", embed, shared).unwrap();
+        sink.place_texture("bones.skin0.exr", b"texels").unwrap()
+    }
+
+    #[test]
+    fn textures_go_to_a_file_a_section_or_the_shared_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("chars").join("knight");
+        assert_eq!(
+            placed(false, None, &out),
+            ("bones.skin0.exr".to_owned(), Storage::File)
+        );
+        assert_eq!(
+            placed(true, None, &out),
+            ("bones.skin0.exr".to_owned(), Storage::Section(0))
+        );
+        let store = SharedStore::new(dir.path());
+        let (name, storage) = placed(false, Some(&store), &out);
+        assert_eq!(storage, Storage::File);
+        assert!(
+            name.starts_with("../../_shared/bones/") && name.ends_with(".exr"),
+            "{name}"
+        );
+        assert_eq!(std::fs::read(out.join(&name)).unwrap(), b"texels");
+        // Embedding wins over sharing.
+        assert_eq!(placed(true, Some(&store), &out).1, Storage::Section(0));
+    }
+
+    #[test]
+    fn unfinished_outputs_leave_nothing_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("m");
+        let mut sink = OutputSink::create(&out, "m.rigbake", false, None).unwrap();
+        sink.write_file("m.weights.glb", b"glb").unwrap();
+        let streamed = sink.stream_target("a.positions.exr");
+        std::fs::write(&streamed, b"rows").unwrap();
+        assert_eq!(sink.place_stream(&streamed).unwrap(), Storage::File);
+        drop(sink);
+        assert!(
+            !out.exists(),
+            "a failed bake removes its temporaries and folder"
+        );
+    }
+
+    #[test]
+    fn container_paths_follow_the_model_file_name() {
+        assert_eq!(
+            container_path(Path::new("in/knight.glb"), Path::new("out/knight")),
+            Path::new("out/knight/knight.rigbake")
+        );
+    }
+}

@@ -6,6 +6,7 @@
 
 pub mod args;
 pub mod batch;
+pub mod error;
 pub mod exit;
 pub mod inspect;
 pub mod manifest;
@@ -48,7 +49,7 @@ where
     }
 }
 
-fn run_plan(plan: Result<plan::BakePlan, String>) -> ExitCode {
+fn run_plan(plan: Result<plan::BakePlan, error::UsageError>) -> ExitCode {
     match plan {
         Ok(plan) => ExitCode::from(batch::execute(&plan)),
         Err(message) => {
@@ -61,9 +62,9 @@ fn run_plan(plan: Result<plan::BakePlan, String>) -> ExitCode {
 fn merge_reports(args: &args::MergeReportArgs) -> u8 {
     let mut reports = Vec::new();
     for path in &args.reports {
-        let parsed = std::fs::read(path)
-            .map_err(|e| e.to_string())
-            .and_then(|b| serde_json::from_slice::<report::Report>(&b).map_err(|e| e.to_string()));
+        let parsed: Result<report::Report, Box<dyn std::error::Error>> = std::fs::read(path)
+            .map_err(Into::into)
+            .and_then(|b| serde_json::from_slice(&b).map_err(Into::into));
         match parsed {
             Ok(r) => reports.push(r),
             Err(e) => {

@@ -11,6 +11,8 @@ use rigbake_types::{
 };
 use serde::Deserialize;
 
+use crate::error::UsageError;
+
 /// An output name in a manifest's `outputs` list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -181,20 +183,25 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
 
 impl Manifest {
     /// Reads and parses the manifest at `path`.
-    pub fn load(path: &Path) -> Result<Self, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("{}: cannot read the manifest: {e}", path.display()))?;
+    pub fn load(path: &Path) -> Result<Self, UsageError> {
+        let text = std::fs::read_to_string(path).map_err(|source| UsageError::ManifestRead {
+            path: path.to_path_buf(),
+            source,
+        })?;
         Self::parse(path, &text)
     }
 
     /// Parses manifest `text` read from `path`.
-    pub fn parse(path: &Path, text: &str) -> Result<Self, String> {
+    pub fn parse(path: &Path, text: &str) -> Result<Self, UsageError> {
+        let error = |at: String, message: &str| UsageError::Manifest {
+            path: path.to_path_buf(),
+            at,
+            message: message.to_owned(),
+        };
         let raw: RawManifest = toml::from_str(text).map_err(|e| {
             let at = e.span().map(|s| line_col(text, s.start));
-            match at {
-                Some((line, col)) => format!("{}:{line}:{col}: {}", path.display(), e.message()),
-                None => format!("{}: {}", path.display(), e.message()),
-            }
+            let at = at.map_or_else(String::new, |(line, col)| format!(":{line}:{col}"));
+            error(at, e.message())
         })?;
         let dir = path
             .parent()
@@ -205,18 +212,17 @@ impl Manifest {
             .map_or_else(|| dir.clone(), |m| dir.join(m));
         if let Some(p) = raw.defaults.as_ref().and_then(|d| d.path.as_ref()) {
             let (line, col) = line_col(text, p.span().start);
-            return Err(format!(
-                "{}:{line}:{col}: `path` belongs in [[model]] entries, not in [defaults]",
-                path.display()
+            return Err(error(
+                format!(":{line}:{col}"),
+                "`path` belongs in [[model]] entries, not in [defaults]",
             ));
         }
         let mut models = Vec::with_capacity(raw.entries.len());
         for (i, mut m) in raw.entries.into_iter().enumerate() {
             let Some(p) = m.path.take() else {
-                return Err(format!(
-                    "{}: [[model]] entry {} has no `path`",
-                    path.display(),
-                    i + 1
+                return Err(error(
+                    String::new(),
+                    &format!("[[model]] entry {} has no `path`", i + 1),
                 ));
             };
             models.push(ModelEntry {
@@ -273,21 +279,24 @@ weights = [0, 0.5, 1]
 
     #[test]
     fn unknown_keys_and_wrong_types_name_file_line_and_key() {
-        let e =
-            Manifest::parse(Path::new("m.toml"), "[defaults]\nfps = 30\nfsp = 3\n").unwrap_err();
+        let e = Manifest::parse(Path::new("m.toml"), "[defaults]\nfps = 30\nfsp = 3\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("m.toml:3:"), "{e}");
         assert!(e.contains("fsp"), "{e}");
         let e = Manifest::parse(
             Path::new("m.toml"),
             "[[model]]\npath = \"a.glb\"\nfps = \"fast\"\n",
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.starts_with("m.toml:3:"), "{e}");
         let e = Manifest::parse(
             Path::new("m.toml"),
             "[[model]]\npath = \"a.glb\"\n[model.vat]\nformat = \"jpeg\"\n",
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.starts_with("m.toml:4:") && e.contains("jpeg"), "{e}");
     }
 }

@@ -18,6 +18,7 @@ use rigbake_format::image::{Rgb8, encode_apng, encode_png};
 use rigbake_preview::sheet;
 use scene::{PathChoice, Producer, Topology};
 
+use crate::error::UsageError;
 use crate::exit::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
 
 /// `--path` values.
@@ -64,18 +65,16 @@ fn usage(message: &str) -> u8 {
     EXIT_USAGE
 }
 
-fn clip_index(loaded: &Loaded, name: &str) -> Result<usize, String> {
+/// The index of the clip called `name`.
+pub fn clip_index(loaded: &Loaded, name: &str) -> Result<usize, UsageError> {
     loaded
         .clips
         .iter()
         .position(|c| c.name == name)
-        .ok_or_else(|| {
-            let known: Vec<&str> = loaded.clips.iter().map(|c| c.name.as_str()).collect();
-            format!(
-                "{}: no clip named `{name}` (the bake has: {})",
-                loaded.file.display(),
-                known.join(", ")
-            )
+        .ok_or_else(|| UsageError::NoClip {
+            file: loaded.file.clone(),
+            name: name.to_owned(),
+            known: loaded.clips.iter().map(|c| c.name.clone()).collect(),
         })
 }
 
@@ -139,20 +138,20 @@ pub fn run(args: &PreviewArgs) -> u8 {
         Some(name) => {
             let c = match clip_index(&loaded, name) {
                 Ok(c) => c,
-                Err(m) => return usage(&m),
+                Err(e) => return usage(&e.to_string()),
             };
             cells.extend((0..loaded.clips[c].info.frames.max(1)).map(|f| (c, f)));
             (1, Some(c))
         }
         None => {
-            let selected: Result<Vec<usize>, String> = if args.clips.is_empty() {
+            let selected: Result<Vec<usize>, UsageError> = if args.clips.is_empty() {
                 Ok((0..loaded.clips.len()).collect())
             } else {
                 args.clips.iter().map(|n| clip_index(&loaded, n)).collect()
             };
             let selected = match selected {
                 Ok(s) => s,
-                Err(m) => return usage(&m),
+                Err(e) => return usage(&e.to_string()),
             };
             for c in selected {
                 let frames = spaced_frames(loaded.clips[c].info.frames, args.columns);

@@ -10,19 +10,22 @@ use rigbake_format::texture::exr::StreamCompression;
 use rigbake_types::{AnchorsMode, Props};
 
 use crate::args::{BakeArgs, SettingFlags};
+use crate::error::SettingsError;
 use crate::manifest::{BlendEntry, ClipEntry, OutputName, Overrides, VatOverrides};
 
 /// Parses `A,B,W[,W...]` into a blend entry.
-pub fn parse_blend(text: &str) -> Result<BlendEntry, String> {
+pub fn parse_blend(text: &str) -> Result<BlendEntry, SettingsError> {
     let parts: Vec<&str> = text.split(',').map(str::trim).collect();
     if parts.len() < 3 || parts[0].is_empty() || parts[1].is_empty() {
-        return Err(format!("--blend `{text}`: expected A,B,W[,W...]"));
+        return Err(SettingsError::BlendSyntax(text.to_owned()));
     }
     let weights = parts[2..]
         .iter()
         .map(|w| {
-            w.parse::<f64>()
-                .map_err(|_| format!("--blend `{text}`: `{w}` is not a number"))
+            w.parse::<f64>().map_err(|_| SettingsError::BlendNumber {
+                text: text.to_owned(),
+                weight: (*w).to_owned(),
+            })
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(BlendEntry {
@@ -139,7 +142,7 @@ impl Draft {
     }
 
     /// Applies the flags only `bake` has.
-    pub fn apply_bake_flags(&mut self, a: &BakeArgs) -> Result<(), String> {
+    pub fn apply_bake_flags(&mut self, a: &BakeArgs) {
         self.apply(&Overrides {
             layout: a.layout,
             precision: a.precision,
@@ -163,11 +166,10 @@ impl Draft {
             s.anchors.auto = true;
             s.outputs.anchors = true;
         }
-        Ok(())
     }
 
     /// Adds command-line blends (`A,B,W[,W...]`).
-    pub fn add_blends(&mut self, blends: &[String]) -> Result<(), String> {
+    pub fn add_blends(&mut self, blends: &[String]) -> Result<(), SettingsError> {
         for b in blends {
             self.blends.push(parse_blend(b)?);
         }
@@ -186,20 +188,20 @@ impl Draft {
 
     /// Validates and returns the final settings; the error says what is
     /// wrong in plain words.
-    pub fn resolve(&self) -> Result<BakeSettings, String> {
+    pub fn resolve(&self) -> Result<BakeSettings, SettingsError> {
         let mut s = self.settings.clone();
         let fps = s.sampling.fps;
         if !(fps.is_finite() && fps > 0.0 && fps <= 1000.0) {
-            return Err(format!("fps must be between 0 and 1000, got {fps}"));
+            return Err(SettingsError::Fps(fps));
         }
         if s.max_texture_size == 0 {
-            return Err("max_texture_size must be positive".to_owned());
+            return Err(SettingsError::MaxTextureSize);
         }
         if !(1..=MAX_INFLUENCES).contains(&s.max_influences) {
-            return Err(format!(
-                "max_influences must be 1 to {MAX_INFLUENCES}, got {}",
-                s.max_influences
-            ));
+            return Err(SettingsError::MaxInfluences {
+                max: MAX_INFLUENCES,
+                got: s.max_influences,
+            });
         }
         if s.outputs.anchors && s.anchors.nodes.is_empty() {
             s.anchors.auto = true;
@@ -215,14 +217,11 @@ impl Draft {
         s.blends = Vec::new();
         for b in &self.blends {
             if b.weights.is_empty() {
-                return Err(format!("blend of `{}` and `{}` lists no weights", b.a, b.b));
+                return Err(SettingsError::BlendEmpty(b.a.clone(), b.b.clone()));
             }
             for &weight in &b.weights {
                 if !(0.0..=1.0).contains(&weight) {
-                    return Err(format!(
-                        "blend of `{}` and `{}`: weight {weight} is outside 0..1",
-                        b.a, b.b
-                    ));
+                    return Err(SettingsError::BlendWeight(b.a.clone(), b.b.clone(), weight));
                 }
                 s.blends.push(ClipSpec {
                     request: ClipRequest::Blend {
@@ -239,17 +238,18 @@ impl Draft {
     }
 }
 
-fn clip_spec(c: &ClipEntry, fps: f64) -> Result<ClipSpec, String> {
+fn clip_spec(c: &ClipEntry, fps: f64) -> Result<ClipSpec, SettingsError> {
     let request = match (c.frames, c.time) {
         (Some(_), Some(_)) => {
-            return Err(format!(
-                "clip `{}`: give `frames` or `time`, not both",
-                c.source
-            ));
+            return Err(SettingsError::ClipRanges(c.source.clone()));
         }
         (Some([a, b]), None) => {
             if a >= b {
-                return Err(format!("clip `{}`: frames [{a}, {b}] are empty", c.source));
+                return Err(SettingsError::ClipFrames {
+                    source_clip: c.source.clone(),
+                    first: a,
+                    last: b,
+                });
             }
             ClipRequest::Range {
                 source: c.source.clone(),
@@ -348,10 +348,15 @@ mod tests {
             fps: Some(0.0),
             ..Overrides::default()
         });
-        assert!(d.resolve().unwrap_err().contains("fps"));
+        assert!(d.resolve().unwrap_err().to_string().contains("fps"));
         let mut d = Draft::new();
         d.add_blends(&["Walk,Run,0,2".into()]).unwrap();
-        assert!(d.resolve().unwrap_err().contains("outside 0..1"));
+        assert!(
+            d.resolve()
+                .unwrap_err()
+                .to_string()
+                .contains("outside 0..1")
+        );
         assert!(parse_blend("Walk,Run").is_err());
     }
 }

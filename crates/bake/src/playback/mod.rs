@@ -50,6 +50,8 @@ impl std::fmt::Display for LoadError {
     }
 }
 
+impl std::error::Error for LoadError {}
+
 /// One clip of the clip table, ready to play and to evaluate directly.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoadedClip {

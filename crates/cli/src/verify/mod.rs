@@ -86,16 +86,9 @@ pub fn run(args: &VerifyArgs) -> u8 {
         selected.extend(0..loaded.clips.len());
     } else {
         for name in &args.clips {
-            match loaded.clips.iter().position(|c| &c.name == name) {
-                Some(i) => selected.push(i),
-                None => {
-                    let known: Vec<&str> = loaded.clips.iter().map(|c| c.name.as_str()).collect();
-                    return usage(&format!(
-                        "{}: no clip named `{name}` (the bake has: {})",
-                        args.file.display(),
-                        known.join(", ")
-                    ));
-                }
+            match crate::preview::clip_index(&loaded, name) {
+                Ok(i) => selected.push(i),
+                Err(e) => return usage(&e.to_string()),
             }
         }
     }
