@@ -2,7 +2,7 @@
 //! an engine tool using the `rigbake` library would.
 //!
 //! ```text
-//! cargo run -p rigbake --example open_bake [FILE.rigbake [CLIP [T]]]
+//! cargo run -p rigbake --example open_bake [FILE.rigbake [CLIP [T]]]   (T defaults to 0.55 s)
 //! ```
 //!
 //! Without a container it first bakes `fixtures/tentacle.glb` into a
@@ -51,7 +51,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         Some(file) => PathBuf::from(file),
         None => bake_fixture(scratch.path())?,
     };
-    let t: f64 = args.get(2).map_or(Ok(0.5), |s| s.parse())?;
+    let t: f64 = args.get(2).map_or(Ok(0.55), |s| s.parse())?;
 
     let loaded = playback::load(&container, None, Paths::Bones)?;
     let bones = loaded

@@ -39,9 +39,10 @@ pub enum Stage {
 /// What went wrong underneath a [`BakeError`].
 #[derive(Debug, thiserror::Error)]
 pub enum Source {
-    /// The core crate refused the model or a bake (names the glTF object).
+    /// The core crate refused the model or a bake (names the glTF object;
+    /// boxed to keep results small).
     #[error(transparent)]
-    Core(#[from] rigbake_core::Error),
+    Core(Box<rigbake_core::Error>),
     /// Encoding or writing a file format failed.
     #[error(transparent)]
     Format(#[from] FormatError),
@@ -62,6 +63,12 @@ pub enum Source {
     /// The job panicked; the text is the panic message.
     #[error("internal error (please report it with this file): {0}")]
     Panic(String),
+}
+
+impl From<rigbake_core::Error> for Source {
+    fn from(e: rigbake_core::Error) -> Self {
+        Self::Core(Box::new(e))
+    }
 }
 
 /// A failure of some step: what was being done (when there is something to
@@ -149,7 +156,7 @@ impl BakeError {
     /// that already names a file, such as an external buffer, keeps it).
     pub fn in_file(&self, file: &Path) -> String {
         match (&self.context, &self.source) {
-            (None, Source::Core(e)) => e.clone().with_file(file).to_string(),
+            (None, Source::Core(e)) => (**e).clone().with_file(file).to_string(),
             _ => format!("{}: {self}", file.display()),
         }
     }

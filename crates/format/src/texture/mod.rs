@@ -43,24 +43,6 @@ pub fn quantization_error(data: &[f32], precision: Precision) -> Result<f64> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn half_error_is_measured_and_overflow_refused() {
-        assert_eq!(
-            quantization_error(&[1.0, 0.5, -2.0], Precision::F16).unwrap(),
-            0.0
-        );
-        // 1 + 2^-12 is halfway below the next half (1 + 2^-10): error 2^-12.
-        let e = quantization_error(&[1.0 + 2f32.powi(-12)], Precision::F16).unwrap();
-        assert_eq!(e, 2f64.powi(-12));
-        assert!(quantization_error(&[70000.0], Precision::F16).is_err());
-        assert_eq!(quantization_error(&[70000.0], Precision::F32).unwrap(), 0.0);
-    }
-}
-
 /// Largest decoded texture a reader allocates (2 GiB): a header that declares
 /// more is refused before any pixel is decoded.
 pub const MAX_DECODED_BYTES: u64 = 2 << 30;
@@ -76,5 +58,23 @@ pub fn check_decoded_size(width: usize, height: usize, bytes_per_pixel: usize) -
         _ => Err(FormatError::Invalid(format!(
             "a {width} x {height} texture is empty or larger than the decode limit of {MAX_DECODED_BYTES} bytes"
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn half_error_is_measured_and_overflow_refused() {
+        assert_eq!(
+            quantization_error(&[1.0, 0.5, -2.0], Precision::F16).unwrap(),
+            0.0
+        );
+        // 1 + 2^-12 is halfway below the next half (1 + 2^-10): error 2^-12.
+        let e = quantization_error(&[1.0 + 2f32.powi(-12)], Precision::F16).unwrap();
+        assert_eq!(e, 2f64.powi(-12));
+        assert!(quantization_error(&[70000.0], Precision::F16).is_err());
+        assert_eq!(quantization_error(&[70000.0], Precision::F32).unwrap(), 0.0);
     }
 }
