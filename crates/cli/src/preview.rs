@@ -220,9 +220,9 @@ pub fn run(args: &PreviewArgs) -> u8 {
             })
         }
     };
-    let written = bytes
-        .map_err(|e| e.to_string())
-        .and_then(|b| std::fs::write(&args.out, b).map_err(|e| e.to_string()));
+    let written: Result<(), Box<dyn std::error::Error>> = bytes
+        .map_err(Into::into)
+        .and_then(|b| std::fs::write(&args.out, b).map_err(Into::into));
     match written {
         Ok(()) => EXIT_OK,
         Err(e) => {

@@ -6,13 +6,14 @@ use std::io::Cursor;
 use rigbake_core::Model;
 use rigbake_core::bake::anchors::{self, AnchorTracks, Prop};
 use rigbake_core::bake::bones::BoneSet;
-use rigbake_core::timeline::{ClipSource, Timeline};
+use rigbake_core::timeline::Timeline;
 use rigbake_format::container::SectionKind;
 use rigbake_format::meta;
 use rigbake_format::texture::{self, Precision, RgbaImage};
 
 use super::node_name;
 use crate::error::StepError;
+use crate::records;
 use crate::settings::BakeSettings;
 use crate::sink::Sink;
 
@@ -67,33 +68,7 @@ pub(super) fn record(
     settings: &BakeSettings,
     sink: &mut dyn Sink,
 ) -> Result<Option<meta::RigMetadata>, StepError> {
-    let clip_origins: Vec<meta::ClipOrigin> = timeline
-        .clips
-        .iter()
-        .enumerate()
-        .filter_map(|(i, c)| match c.source {
-            ClipSource::Blend { a, b, weight } => Some(meta::ClipOrigin::Blend {
-                clip: i as u32,
-                first: model.clips[a].name.clone(),
-                second: model.clips[b].name.clone(),
-                weight,
-            }),
-            // Part of an animation, or all of it under another name.
-            ClipSource::Animation { clip, start, end }
-                if start > 0.0
-                    || end < model.clips[clip].duration
-                    || c.name != model.clips[clip].name =>
-            {
-                Some(meta::ClipOrigin::Range {
-                    clip: i as u32,
-                    source: model.clips[clip].name.clone(),
-                    start,
-                    end,
-                })
-            }
-            _ => None,
-        })
-        .collect();
+    let clip_origins = records::clip_origins(model, timeline);
     if rig.anchors.is_empty() && rig.props.is_empty() && clip_origins.is_empty() {
         return Ok(None);
     }

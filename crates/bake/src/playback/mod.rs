@@ -270,23 +270,7 @@ fn load_clips(
                 }
             });
             let source = match origin {
-                Some(meta::ClipOrigin::Range {
-                    source, start, end, ..
-                }) => ClipSource::Animation {
-                    clip: animation(source)?,
-                    start: *start,
-                    end: *end,
-                },
-                Some(meta::ClipOrigin::Blend {
-                    first,
-                    second,
-                    weight,
-                    ..
-                }) => ClipSource::Blend {
-                    a: animation(first)?,
-                    b: animation(second)?,
-                    weight: *weight,
-                },
+                Some(o) => records::clip_source(o, animation)?,
                 None if in_order => whole(model, i),
                 None if c.name == "rest" && model.clips.is_empty() => ClipSource::Rest,
                 None => whole(model, animation(&c.name)?),
