@@ -48,12 +48,19 @@ fn hash_lines(label: &str, model: &Path, config: &str, args: &[&str], scratch: &
     cmd.push("--quiet".as_ref());
     cmd.extend(args[1..].iter().map(std::ffi::OsStr::new));
     let run = common::rigbake(&cmd);
-    let mut lines = format!("{config} {label} exit {}\n", run.status.code().unwrap_or(-1));
+    let mut lines = format!(
+        "{config} {label} exit {}\n",
+        run.status.code().unwrap_or(-1)
+    );
     if out.is_dir() {
         for (rel, bytes) in common::tree(&out) {
             let digest = Sha256::digest(&bytes);
             let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-            let _ = writeln!(lines, "{config} {label} {} {hex}", rel.to_string_lossy().replace('\\', "/"));
+            let _ = writeln!(
+                lines,
+                "{config} {label} {} {hex}",
+                rel.to_string_lossy().replace('\\', "/")
+            );
         }
         std::fs::remove_dir_all(&out).unwrap();
     }
@@ -64,12 +71,21 @@ fn hash_lines(label: &str, model: &Path, config: &str, args: &[&str], scratch: &
 fn every_output_byte_matches_the_recorded_hashes() {
     let mut models: Vec<(String, PathBuf)> = fixture_models()
         .into_iter()
-        .map(|p| (format!("fixtures/{}", p.file_name().unwrap().to_string_lossy()), p))
+        .map(|p| {
+            (
+                format!("fixtures/{}", p.file_name().unwrap().to_string_lossy()),
+                p,
+            )
+        })
         .collect();
     let shared = common::shared_models("every_output_byte_matches_the_recorded_hashes");
     if let Some(dir) = &shared {
         for p in common::model_files(dir) {
-            let rel = p.strip_prefix(dir).unwrap().to_string_lossy().replace('\\', "/");
+            let rel = p
+                .strip_prefix(dir)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
             models.push((format!("shared/{rel}"), p));
         }
     }
@@ -83,7 +99,10 @@ fn every_output_byte_matches_the_recorded_hashes() {
 
     let golden = golden_path();
     if std::env::var_os("RIGBAKE_BLESS").is_some() {
-        assert!(shared.is_some(), "bless with the shared models present, so every line is recorded");
+        assert!(
+            shared.is_some(),
+            "bless with the shared models present, so every line is recorded"
+        );
         std::fs::create_dir_all(golden.parent().unwrap()).unwrap();
         std::fs::write(&golden, &actual).unwrap();
         return;
@@ -92,7 +111,12 @@ fn every_output_byte_matches_the_recorded_hashes() {
     // Without the shared models only the fixture lines can be compared.
     let expected: Vec<&str> = expected
         .lines()
-        .filter(|l| shared.is_some() || l.split(' ').nth(1).is_some_and(|m| m.starts_with("fixtures/")))
+        .filter(|l| {
+            shared.is_some()
+                || l.split(' ')
+                    .nth(1)
+                    .is_some_and(|m| m.starts_with("fixtures/"))
+        })
         .collect();
     let actual: Vec<&str> = actual.lines().collect();
     let missing: Vec<&&str> = expected.iter().filter(|l| !actual.contains(l)).collect();
@@ -100,7 +124,15 @@ fn every_output_byte_matches_the_recorded_hashes() {
     assert!(
         missing.is_empty() && extra.is_empty(),
         "outputs differ from the recorded hashes\nexpected but not produced:\n{}\nproduced but not expected:\n{}",
-        missing.iter().map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n"),
-        extra.iter().map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n"),
+        missing
+            .iter()
+            .map(|l| format!("  {l}"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        extra
+            .iter()
+            .map(|l| format!("  {l}"))
+            .collect::<Vec<_>>()
+            .join("\n"),
     );
 }

@@ -10,7 +10,7 @@ use rigbake_core::timeline::Timeline;
 use rigbake_format::meta;
 use rigbake_format::texture::{self, RgbaImage};
 
-use super::{Part, node_name};
+use super::common::{Part, node_name};
 use crate::error::StepError;
 use crate::settings::BakeSettings;
 use crate::sink::Sink;

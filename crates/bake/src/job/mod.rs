@@ -5,6 +5,7 @@
 //! as an internal error.
 
 mod bones;
+mod common;
 mod mesh;
 mod rig;
 mod vat;
@@ -25,15 +26,7 @@ use crate::error::{BakeError, Source, Stage, StepError, at};
 use crate::records;
 use crate::settings::BakeSettings;
 use crate::sink::{OutputSink, SharedStore, Sink};
-
-/// What one output step produced.
-#[derive(Debug)]
-enum Part<T> {
-    /// Files were staged; here is their metadata.
-    Done(T),
-    /// The output does not apply to this model (the reason says why).
-    Skipped(String),
-}
+use common::Part;
 
 /// Hears what a bake is doing (a progress display, a log).
 pub trait Observer {
@@ -228,25 +221,6 @@ fn timeline(model: &Model, settings: &BakeSettings) -> rigbake_core::Result<Time
     Timeline::build(model, settings.sampling, &specs)
 }
 
-/// A file-name-safe version of a glTF name.
-fn file_safe(name: &str) -> String {
-    let s: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if s.is_empty() || s.starts_with('.') {
-        format!("_{s}")
-    } else {
-        s
-    }
-}
-
 fn build_metadata(
     path: &Path,
     bytes: &[u8],
@@ -279,23 +253,5 @@ fn build_metadata(
         clips: records::clip_table(timeline),
         skins,
         textures,
-    }
-}
-
-/// Names of nodes as used in metadata.
-fn node_name(model: &Model, node: usize) -> String {
-    model.nodes[node].name.clone()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn file_names_are_made_safe() {
-        assert_eq!(file_safe("Knight_Body"), "Knight_Body");
-        assert_eq!(file_safe("Armature|Idle 2/x"), "Armature_Idle_2_x");
-        assert_eq!(file_safe(""), "_");
-        assert_eq!(file_safe(".hidden"), "_.hidden");
     }
 }

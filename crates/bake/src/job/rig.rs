@@ -11,7 +11,7 @@ use rigbake_format::container::SectionKind;
 use rigbake_format::meta;
 use rigbake_format::texture::{self, Precision, RgbaImage};
 
-use super::node_name;
+use super::common::node_name;
 use crate::error::StepError;
 use crate::records;
 use crate::settings::BakeSettings;

@@ -10,7 +10,8 @@ use rigbake_format::glb;
 use rigbake_format::meta::{self, VatStream};
 use rigbake_format::vat::{EMPTY_BOUNDS, VatFileSpec, VatFileWriter, bounds_of, stream_floats};
 
-use super::{Part, file_safe, mesh, node_name};
+use super::common::{Part, file_safe, node_name};
+use super::mesh;
 use crate::error::StepError;
 use crate::records;
 use crate::settings::{BakeSettings, VatSettings};

@@ -12,8 +12,9 @@ use rigbake_format::glb;
 use rigbake_format::meta::{self, WEIGHT_ATTRIBUTE_PREFIX};
 
 use super::bones::BonesPart;
+use super::common::node_name;
+use super::mesh;
 use super::rig::RigPlan;
-use super::{mesh, node_name};
 use crate::error::{Source, StepError};
 use crate::settings::BakeSettings;
 use crate::sink::Sink;
