@@ -12,6 +12,11 @@ test:
 example:
     cargo run --release -p rigbake-cli -- bake fixtures/tentacle.glb --out out
 
+# The library example: open a bake and sample skin matrices at a time
+# (bakes fixtures/tentacle.glb first when no container is given).
+example-lib *ARGS:
+    cargo run -p rigbake --example open_bake -- {{ARGS}}
+
 # Performance summary: every throughput target beside its measured figure
 # (docs/performance.md explains them).
 bench:

@@ -6,8 +6,11 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
-use serde::Deserialize;
+use clap::{Args, Parser, Subcommand};
+use rigbake_types::{
+    AnchorsMode, DirectionEncoding, MatrixLayout, NormalConvention, Precision, Props, SampleRule,
+    VatEncoding,
+};
 
 /// rigbake: bake skeletal animation into GPU textures for crowds.
 #[derive(Debug, Parser)]
@@ -71,7 +74,7 @@ pub struct SettingFlags {
     pub fps: Option<f64>,
     /// How frame times are spread over a clip [default: fixed-rate].
     #[arg(long, value_enum)]
-    pub sampling: Option<SamplingArg>,
+    pub sampling: Option<SampleRule>,
     /// Bake only this clip (repeatable; default: every clip).
     #[arg(long = "clip", value_name = "NAME")]
     pub clips: Vec<String>,
@@ -87,7 +90,7 @@ pub struct SettingFlags {
     pub embed_textures: bool,
     /// VAT sample encoding [default: exr16].
     #[arg(long = "format", value_enum)]
-    pub format: Option<VatFormatArg>,
+    pub format: Option<VatEncoding>,
     /// Also bake VAT normals.
     #[arg(long)]
     pub normals: bool,
@@ -96,10 +99,10 @@ pub struct SettingFlags {
     pub tangents: bool,
     /// How VAT normals are transformed [default: inverse-transpose].
     #[arg(long, value_enum)]
-    pub normal_convention: Option<NormalConventionArg>,
+    pub normal_convention: Option<NormalConvention>,
     /// How PNG VAT stores normals and tangents [default: octahedral].
     #[arg(long, value_enum)]
-    pub direction_encoding: Option<DirectionEncodingArg>,
+    pub direction_encoding: Option<DirectionEncoding>,
     /// Pad VAT textures to power-of-two sizes.
     #[arg(long)]
     pub power_of_two: bool,
@@ -127,10 +130,10 @@ pub struct BakeArgs {
     pub settings: SettingFlags,
     /// Bone texture layout [default: mat4].
     #[arg(long, value_enum)]
-    pub layout: Option<LayoutArg>,
+    pub layout: Option<MatrixLayout>,
     /// Bone texture sample precision [default: f32].
     #[arg(long, value_enum)]
-    pub precision: Option<PrecisionArg>,
+    pub precision: Option<Precision>,
     /// Bone-weight pairs kept per vertex, 1 to 8 [default: 6].
     #[arg(long, value_name = "N")]
     pub max_influences: Option<usize>,
@@ -142,14 +145,14 @@ pub struct BakeArgs {
     pub anchors: Vec<String>,
     /// Choose sockets automatically (`auto`) in addition to --anchor.
     #[arg(long = "anchors", value_enum, value_name = "MODE")]
-    pub anchors_mode: Option<AnchorsArg>,
+    pub anchors_mode: Option<AnchorsMode>,
     /// Also write the anchor tracks as anchors.exr (4 pixels per anchor).
     #[arg(long)]
     pub anchors_exr: bool,
     /// Rigid meshes under joints: bind them to the joint (weight 1) so they
     /// play from the bone texture, or report them as anchors [default: bind].
     #[arg(long, value_enum)]
-    pub props: Option<PropsArg>,
+    pub props: Option<Props>,
     /// Also bake vertex animation textures.
     #[arg(long)]
     pub vat: bool,
@@ -196,86 +199,4 @@ pub struct MergeReportArgs {
     /// Print the merged report as JSON on stdout (default: a summary).
     #[arg(long)]
     pub json: bool,
-}
-
-/// `--sampling` values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SamplingArg {
-    /// Frame i at min(i / fps, duration).
-    FixedRate,
-    /// Same frame count, spread so the last frame lands on the clip end.
-    EvenSpread,
-}
-
-/// `--layout` values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Deserialize)]
-pub enum LayoutArg {
-    /// 4 RGBA pixels per joint (matrix columns).
-    #[value(name = "mat4")]
-    #[serde(rename = "mat4")]
-    Mat4,
-    /// 3 RGBA pixels per joint (rows of the upper 3x4).
-    #[value(name = "mat3x4")]
-    #[serde(rename = "mat3x4")]
-    Mat3x4,
-}
-
-/// `--precision` values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum PrecisionArg {
-    /// 32-bit float.
-    F32,
-    /// 16-bit half float.
-    F16,
-}
-
-/// `--format` values (VAT).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum VatFormatArg {
-    /// EXR with 16-bit half floats (default).
-    Exr16,
-    /// EXR with 32-bit floats (exact).
-    Exr32,
-    /// 16-bit PNG normalised to bounds stored in the metadata.
-    Png16,
-}
-
-/// `--normal-convention` values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum NormalConventionArg {
-    /// Exact: inverse transpose of the blended matrix.
-    InverseTranspose,
-    /// The blended matrix itself.
-    BlendedMatrix,
-}
-
-/// `--direction-encoding` values (PNG normals and tangents).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DirectionEncodingArg {
-    /// Octahedral (2 channels).
-    Octahedral,
-    /// Each axis normalised to its bounds.
-    Bounds,
-}
-
-/// `--anchors` values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum AnchorsArg {
-    /// Pick socket nodes automatically.
-    Auto,
-}
-
-/// `--props` values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum PropsArg {
-    /// Bind each prop to its joint as a single-influence skinned mesh.
-    Bind,
-    /// Report each prop as an anchor with its mesh.
-    Anchors,
 }

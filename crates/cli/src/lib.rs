@@ -1,34 +1,30 @@
-//! The `rigbake` command line: argument parsing, planning, running bake jobs
-//! and reporting; reading bakes back for `verify` and `preview`. Holds no
-//! animation logic: bakes and the runtime reference come from
-//! `rigbake-core`, encodings and files from `rigbake-format`, pictures from
-//! `rigbake-preview`.
+//! The `rigbake` command line: arguments, manifests, planning, batch
+//! scheduling, progress, reports and rendering. The pipeline itself (one
+//! model's bake, playback, verification, preview posing, inspection) is the
+//! `rigbake` library crate; this crate decides what to run and shows what
+//! happened.
 
 pub mod args;
 pub mod batch;
+pub mod error;
+pub mod exit;
 pub mod inspect;
-pub mod job;
 pub mod manifest;
-pub mod output;
 pub mod plan;
-pub mod playback;
 pub mod preview;
 pub mod progress;
 pub mod report;
 pub mod settings;
 pub mod verify;
 
+pub use exit::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
+/// Playback of a bake (re-exported from the library for existing callers).
+pub use rigbake::playback;
+
 use std::ffi::OsString;
 use std::process::ExitCode;
 
 use clap::Parser as _;
-
-/// Exit code when every model succeeded (or was skipped with a reason).
-pub const EXIT_OK: u8 = 0;
-/// Exit code when at least one model failed.
-pub const EXIT_FAILED: u8 = 1;
-/// Exit code for usage errors (bad arguments).
-pub const EXIT_USAGE: u8 = 2;
 
 /// Runs the command line with `args` (including the program name).
 pub fn run<I, T>(args: I) -> ExitCode
@@ -53,7 +49,7 @@ where
     }
 }
 
-fn run_plan(plan: Result<plan::BakePlan, String>) -> ExitCode {
+fn run_plan(plan: Result<plan::BakePlan, error::UsageError>) -> ExitCode {
     match plan {
         Ok(plan) => ExitCode::from(batch::execute(&plan)),
         Err(message) => {
@@ -66,9 +62,9 @@ fn run_plan(plan: Result<plan::BakePlan, String>) -> ExitCode {
 fn merge_reports(args: &args::MergeReportArgs) -> u8 {
     let mut reports = Vec::new();
     for path in &args.reports {
-        let parsed = std::fs::read(path)
-            .map_err(|e| e.to_string())
-            .and_then(|b| serde_json::from_slice::<report::Report>(&b).map_err(|e| e.to_string()));
+        let parsed: Result<report::Report, Box<dyn std::error::Error>> = std::fs::read(path)
+            .map_err(Into::into)
+            .and_then(|b| serde_json::from_slice(&b).map_err(Into::into));
         match parsed {
             Ok(r) => reports.push(r),
             Err(e) => {

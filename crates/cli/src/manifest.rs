@@ -1,13 +1,140 @@
 //! The TOML manifest: global defaults and per-model entries selected by
-//! path or glob. Schema: docs/manifest.md; a commented example lives in
-//! `fixtures/rigbake.toml`. Unknown keys and wrong types are errors naming
-//! the file, line and key.
+//! path or glob. Schema: docs/manifest.md (the types below); a commented
+//! example lives in `fixtures/rigbake.toml`. Option values use the shared
+//! vocabulary of `rigbake-types`. Unknown keys and wrong types are errors
+//! naming the file, line and key.
 
 use std::path::{Path, PathBuf};
 
+use rigbake_types::{
+    DirectionEncoding, MatrixLayout, NormalConvention, Precision, Props, SampleRule, VatEncoding,
+};
 use serde::Deserialize;
 
-use crate::settings::Overrides;
+use crate::error::UsageError;
+
+/// An output name in a manifest's `outputs` list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OutputName {
+    /// Bone-matrix textures.
+    Bones,
+    /// Bone-weight channels.
+    Weights,
+    /// Vertex animation textures.
+    Vat,
+    /// Anchor tracks.
+    Anchors,
+}
+
+/// VAT settings as a manifest writes them (all optional).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VatOverrides {
+    /// `exr16`, `exr32` or `png16`.
+    pub format: Option<VatEncoding>,
+    /// Bake normals.
+    pub normals: Option<bool>,
+    /// Bake tangents.
+    pub tangents: Option<bool>,
+    /// `inverse-transpose` or `blended-matrix`.
+    pub normal_convention: Option<NormalConvention>,
+    /// `octahedral` or `bounds`.
+    #[serde(default, deserialize_with = "png_directions")]
+    pub direction_encoding: Option<DirectionEncoding>,
+    /// Pad to powers of two.
+    pub power_of_two: Option<bool>,
+    /// ZIP-compress EXRs.
+    pub zip: Option<bool>,
+}
+
+/// One clip of a manifest entry: a whole animation or a range of it, under a
+/// name, with an optional loop flag.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClipEntry {
+    /// The animation to take.
+    pub source: String,
+    /// The baked clip's name (default: the source's).
+    pub name: Option<String>,
+    /// `[first, last]` frames at the bake's fps (frame `f` is `f / fps` s).
+    pub frames: Option<[u32; 2]>,
+    /// `[start, end]` in seconds.
+    pub time: Option<[f64; 2]>,
+    /// Loop flag override.
+    #[serde(rename = "loop")]
+    pub looping: Option<bool>,
+}
+
+/// Blends of two animations at fixed weights, baked as clips of their own.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BlendEntry {
+    /// First animation.
+    pub a: String,
+    /// Second animation.
+    pub b: String,
+    /// Weights of `b`, each giving a clip `A+B@W`.
+    pub weights: Vec<f64>,
+    /// Loop flag override for every blended clip.
+    #[serde(rename = "loop")]
+    pub looping: Option<bool>,
+}
+
+/// Settings as a manifest writes them: every field optional, applied over
+/// what came before.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Overrides {
+    /// Which model files the entry applies to: a path or glob relative to
+    /// the manifest's folder (`[[model]]` entries only).
+    pub path: Option<toml::Spanned<String>>,
+    /// Frames per second.
+    pub fps: Option<f64>,
+    /// `fixed-rate` or `even-spread`.
+    pub sampling: Option<SampleRule>,
+    /// Outputs to write: any of `bones`, `weights`, `vat`, `anchors`.
+    pub outputs: Option<Vec<OutputName>>,
+    /// `mat4` or `mat3x4`.
+    pub layout: Option<MatrixLayout>,
+    /// `f32` or `f16`.
+    pub precision: Option<Precision>,
+    /// Largest texture size.
+    pub max_texture_size: Option<usize>,
+    /// Bone-weight pairs per vertex.
+    pub max_influences: Option<usize>,
+    /// Embed textures in the container.
+    pub embed_textures: Option<bool>,
+    /// Socket nodes to track.
+    pub anchors: Option<Vec<String>>,
+    /// Also choose sockets automatically.
+    pub auto_anchors: Option<bool>,
+    /// Also write anchors.exr.
+    pub anchors_exr: Option<bool>,
+    /// `bind` or `anchors`.
+    pub props: Option<Props>,
+    /// VAT options.
+    pub vat: Option<VatOverrides>,
+    /// Clips to bake (a subset, ranges, renames, loop flags).
+    #[serde(default)]
+    pub clip: Vec<ClipEntry>,
+    /// Blends to bake.
+    #[serde(default)]
+    pub blend: Vec<BlendEntry>,
+}
+
+/// A PNG direction encoding: `float` is what EXR stores, not a choice.
+fn png_directions<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<DirectionEncoding>, D::Error> {
+    match Option::<DirectionEncoding>::deserialize(d)? {
+        Some(DirectionEncoding::Float) => Err(serde::de::Error::unknown_variant(
+            "float",
+            &["bounds", "octahedral"],
+        )),
+        other => Ok(other),
+    }
+}
 
 /// A parsed manifest.
 #[derive(Debug, Clone)]
@@ -56,20 +183,25 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
 
 impl Manifest {
     /// Reads and parses the manifest at `path`.
-    pub fn load(path: &Path) -> Result<Self, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("{}: cannot read the manifest: {e}", path.display()))?;
+    pub fn load(path: &Path) -> Result<Self, UsageError> {
+        let text = std::fs::read_to_string(path).map_err(|source| UsageError::ManifestRead {
+            path: path.to_path_buf(),
+            source,
+        })?;
         Self::parse(path, &text)
     }
 
     /// Parses manifest `text` read from `path`.
-    pub fn parse(path: &Path, text: &str) -> Result<Self, String> {
+    pub fn parse(path: &Path, text: &str) -> Result<Self, UsageError> {
+        let error = |at: String, message: &str| UsageError::Manifest {
+            path: path.to_path_buf(),
+            at,
+            message: message.to_owned(),
+        };
         let raw: RawManifest = toml::from_str(text).map_err(|e| {
             let at = e.span().map(|s| line_col(text, s.start));
-            match at {
-                Some((line, col)) => format!("{}:{line}:{col}: {}", path.display(), e.message()),
-                None => format!("{}: {}", path.display(), e.message()),
-            }
+            let at = at.map_or_else(String::new, |(line, col)| format!(":{line}:{col}"));
+            error(at, e.message())
         })?;
         let dir = path
             .parent()
@@ -80,18 +212,17 @@ impl Manifest {
             .map_or_else(|| dir.clone(), |m| dir.join(m));
         if let Some(p) = raw.defaults.as_ref().and_then(|d| d.path.as_ref()) {
             let (line, col) = line_col(text, p.span().start);
-            return Err(format!(
-                "{}:{line}:{col}: `path` belongs in [[model]] entries, not in [defaults]",
-                path.display()
+            return Err(error(
+                format!(":{line}:{col}"),
+                "`path` belongs in [[model]] entries, not in [defaults]",
             ));
         }
         let mut models = Vec::with_capacity(raw.entries.len());
         for (i, mut m) in raw.entries.into_iter().enumerate() {
             let Some(p) = m.path.take() else {
-                return Err(format!(
-                    "{}: [[model]] entry {} has no `path`",
-                    path.display(),
-                    i + 1
+                return Err(error(
+                    String::new(),
+                    &format!("[[model]] entry {} has no `path`", i + 1),
                 ));
             };
             models.push(ModelEntry {
@@ -148,21 +279,24 @@ weights = [0, 0.5, 1]
 
     #[test]
     fn unknown_keys_and_wrong_types_name_file_line_and_key() {
-        let e =
-            Manifest::parse(Path::new("m.toml"), "[defaults]\nfps = 30\nfsp = 3\n").unwrap_err();
+        let e = Manifest::parse(Path::new("m.toml"), "[defaults]\nfps = 30\nfsp = 3\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("m.toml:3:"), "{e}");
         assert!(e.contains("fsp"), "{e}");
         let e = Manifest::parse(
             Path::new("m.toml"),
             "[[model]]\npath = \"a.glb\"\nfps = \"fast\"\n",
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.starts_with("m.toml:3:"), "{e}");
         let e = Manifest::parse(
             Path::new("m.toml"),
             "[[model]]\npath = \"a.glb\"\n[model.vat]\nformat = \"jpeg\"\n",
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.starts_with("m.toml:4:") && e.contains("jpeg"), "{e}");
     }
 }

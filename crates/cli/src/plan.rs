@@ -8,9 +8,10 @@ use globset::Glob;
 use sha2::{Digest, Sha256};
 
 use crate::args::{BakeArgs, RunArgs, VatArgs};
+use crate::error::UsageError;
 use crate::manifest::Manifest;
-pub use crate::settings::BakeSettings;
 use crate::settings::Draft;
+pub use rigbake::settings::BakeSettings;
 
 /// One model to bake and where its outputs go.
 #[derive(Debug, Clone, PartialEq)]
@@ -72,14 +73,17 @@ fn is_model(p: &Path) -> bool {
 
 /// Every .glb/.gltf under `dir` (following no links, skipping hidden
 /// folders), as (path, id relative to `dir`), sorted by id.
-pub fn find_models(dir: &Path) -> Result<Vec<(PathBuf, String)>, String> {
+pub fn find_models(dir: &Path) -> Result<Vec<(PathBuf, String)>, UsageError> {
     let mut out = Vec::new();
     let walker = walkdir::WalkDir::new(dir)
         .follow_links(false)
         .into_iter()
         .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
     for entry in walker {
-        let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
+        let entry = entry.map_err(|source| UsageError::Walk {
+            dir: dir.to_path_buf(),
+            source,
+        })?;
         if entry.file_type().is_file() && is_model(entry.path()) {
             let rel = entry.path().strip_prefix(dir).unwrap_or(entry.path());
             let id = rel
@@ -101,8 +105,8 @@ fn out_dir_for(out: &Path, id: &str) -> PathBuf {
 }
 
 /// Parses `K/N` (1 <= K <= N).
-fn parse_shard(text: &str) -> Result<(usize, usize), String> {
-    let bad = || format!("--shard must be K/N with 1 <= K <= N, got `{text}`");
+fn parse_shard(text: &str) -> Result<(usize, usize), UsageError> {
+    let bad = || UsageError::Shard(text.to_owned());
     let (k, n) = text.split_once('/').ok_or_else(bad)?;
     let (k, n): (usize, usize) = (
         k.trim().parse().map_err(|_| bad())?,
@@ -139,13 +143,13 @@ type Found = Vec<(PathBuf, String, Draft, bool)>;
 
 /// Expands files and folders given on the command line; the bool says
 /// whether the model was found in a folder (its output mirrors the path).
-fn expand_inputs(inputs: &[PathBuf], base: &Draft) -> Result<Found, String> {
+fn expand_inputs(inputs: &[PathBuf], base: &Draft) -> Result<Found, UsageError> {
     let mut found = Vec::new();
     for input in inputs {
         if input.is_dir() {
             let models = find_models(input)?;
             if models.is_empty() {
-                return Err(format!("`{}` holds no .glb or .gltf file", input.display()));
+                return Err(UsageError::NoModels(input.clone()));
             }
             for (path, id) in models {
                 found.push((path, id, base.clone(), true));
@@ -160,18 +164,16 @@ fn expand_inputs(inputs: &[PathBuf], base: &Draft) -> Result<Found, String> {
 
 /// Models a manifest selects, each with defaults and every matching entry
 /// applied in file order.
-fn expand_manifest(manifest: &Manifest, base: &Draft) -> Result<Found, String> {
+fn expand_manifest(manifest: &Manifest, base: &Draft) -> Result<Found, UsageError> {
     let all = find_models(&manifest.root)?;
     let mut selected: BTreeMap<String, (PathBuf, Draft)> = BTreeMap::new();
     for entry in &manifest.models {
         let glob = Glob::new(&entry.pattern)
-            .map_err(|e| {
-                format!(
-                    "{}:{}: bad path pattern `{}`: {e}",
-                    manifest.path.display(),
-                    entry.line,
-                    entry.pattern
-                )
+            .map_err(|source| UsageError::Pattern {
+                manifest: manifest.path.clone(),
+                line: entry.line,
+                pattern: entry.pattern.clone(),
+                source,
             })?
             .compile_matcher();
         let mut matched = false;
@@ -187,13 +189,12 @@ fn expand_manifest(manifest: &Manifest, base: &Draft) -> Result<Found, String> {
             }
         }
         if !matched {
-            return Err(format!(
-                "{}:{}: `{}` matches no .glb or .gltf file under `{}`",
-                manifest.path.display(),
-                entry.line,
-                entry.pattern,
-                manifest.root.display()
-            ));
+            return Err(UsageError::NoMatch {
+                manifest: manifest.path.clone(),
+                line: entry.line,
+                pattern: entry.pattern.clone(),
+                root: manifest.root.clone(),
+            });
         }
     }
     Ok(selected
@@ -204,11 +205,11 @@ fn expand_manifest(manifest: &Manifest, base: &Draft) -> Result<Found, String> {
 
 impl BakePlan {
     /// Validates `rigbake bake` arguments; the error is a usage message.
-    pub fn from_bake_args(args: &BakeArgs) -> Result<Self, String> {
+    pub fn from_bake_args(args: &BakeArgs) -> Result<Self, UsageError> {
         let manifest = args.manifest.as_deref().map(Manifest::load).transpose()?;
-        let finish = |d: &mut Draft| -> Result<(), String> {
+        let finish = |d: &mut Draft| {
             d.apply_flags(&args.settings);
-            d.apply_bake_flags(args)?;
+            d.apply_bake_flags(args);
             d.add_blends(&args.settings.blends)
         };
         let mut found = expand_inputs(&args.inputs, &Draft::new())?;
@@ -223,54 +224,56 @@ impl BakePlan {
             .out
             .clone()
             .or_else(|| manifest.as_ref().and_then(|m| m.out.clone()))
-            .ok_or("no output folder: give --out DIR (or `out` in the manifest)")?;
+            .ok_or(UsageError::NoOut(true))?;
         let mut plan = Self::assemble(found, out, &args.run)?;
         plan.share_bones = args.share_bones;
         Ok(plan)
     }
 
     /// Validates `rigbake vat` arguments; the error is a usage message.
-    pub fn from_vat_args(args: &VatArgs) -> Result<Self, String> {
+    pub fn from_vat_args(args: &VatArgs) -> Result<Self, UsageError> {
         let mut found = expand_inputs(&args.inputs, &Draft::new())?;
         for (_, _, d, _) in &mut found {
             d.apply_flags(&args.settings);
             d.add_blends(&args.settings.blends)?;
             d.vat_only();
         }
-        let out = args
-            .run
-            .out
-            .clone()
-            .ok_or("no output folder: give --out DIR")?;
+        let out = args.run.out.clone().ok_or(UsageError::NoOut(false))?;
         Self::assemble(found, out, &args.run)
     }
 
-    fn assemble(found: Found, out: PathBuf, run: &RunArgs) -> Result<Self, String> {
+    fn assemble(found: Found, out: PathBuf, run: &RunArgs) -> Result<Self, UsageError> {
         if run.jobs == Some(0) {
-            return Err("--jobs must be at least 1".to_owned());
+            return Err(UsageError::Jobs);
         }
         let shard = run.shard.as_deref().map(parse_shard).transpose()?;
         let mut by_dir: BTreeMap<PathBuf, String> = BTreeMap::new();
         let mut jobs = Vec::with_capacity(found.len());
         for (input, id, draft, mirrored) in found {
-            let settings = draft.resolve().map_err(|e| format!("{id}: {e}"))?;
+            let settings = draft
+                .resolve()
+                .map_err(|source| UsageError::ModelSettings {
+                    id: id.clone(),
+                    source,
+                })?;
             let out_dir = if mirrored {
                 out_dir_for(&out, &id)
             } else {
                 out.join(
                     input
                         .file_stem()
-                        .ok_or_else(|| format!("`{}` is not a file name", input.display()))?,
+                        .ok_or_else(|| UsageError::NotAFile(input.clone()))?,
                 )
             };
             if let Some(other) = by_dir.insert(out_dir.clone(), id.clone()) {
                 if other == id {
                     continue; // the same model given twice
                 }
-                return Err(format!(
-                    "`{other}` and `{id}` would both write to `{}`; bake them into different --out folders",
-                    out_dir.display()
-                ));
+                return Err(UsageError::SameOutput {
+                    first: other,
+                    second: id,
+                    dir: out_dir,
+                });
             }
             jobs.push(BakeJob {
                 input,
@@ -313,7 +316,7 @@ mod tests {
             assert_eq!(shard_of(id, 3), s, "stable");
         }
         assert!(counts.iter().all(|c| *c > 5), "{counts:?}");
-        assert_eq!(parse_shard("2/3"), Ok((2, 3)));
+        assert_eq!(parse_shard("2/3").unwrap(), (2, 3));
         assert!(
             parse_shard("0/3").is_err() && parse_shard("4/3").is_err() && parse_shard("x").is_err()
         );

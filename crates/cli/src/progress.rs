@@ -55,6 +55,16 @@ impl ModelProgress {
     }
 }
 
+impl rigbake::Observer for ModelProgress {
+    fn info(&self, message: &str) {
+        ModelProgress::info(self, message);
+    }
+
+    fn stage(&self, stage: &str) {
+        ModelProgress::stage(self, stage);
+    }
+}
+
 impl Progress {
     /// Progress for `total` models.
     pub fn new(mode: ProgressMode, total: usize) -> Self {

@@ -169,7 +169,7 @@ impl Report {
 
     /// Joins shard reports: every model once (a model in two reports is an
     /// error), sorted, recounted; seconds are the longest shard's.
-    pub fn merge(reports: Vec<Report>) -> Result<Report, String> {
+    pub fn merge(reports: Vec<Report>) -> Result<Report, crate::error::MergeError> {
         let mut merged = Report {
             schema_version: REPORT_SCHEMA_VERSION,
             tool: format!("rigbake {}", env!("CARGO_PKG_VERSION")),
@@ -180,9 +180,9 @@ impl Report {
         };
         for r in reports {
             if r.schema_version != REPORT_SCHEMA_VERSION {
-                return Err(format!(
-                    "report schema version {} is not {REPORT_SCHEMA_VERSION}",
-                    r.schema_version
+                return Err(crate::error::MergeError::Schema(
+                    r.schema_version,
+                    REPORT_SCHEMA_VERSION,
                 ));
             }
             merged.shards.extend(r.shards);
@@ -191,10 +191,7 @@ impl Report {
         }
         merged.models.sort_by(|a, b| a.input.cmp(&b.input));
         if let Some(w) = merged.models.windows(2).find(|w| w[0].input == w[1].input) {
-            return Err(format!(
-                "`{}` appears in two reports (overlapping shards?)",
-                w[0].input
-            ));
+            return Err(crate::error::MergeError::Overlap(w[0].input.clone()));
         }
         merged.shards.sort();
         merged.count();
@@ -284,6 +281,6 @@ mod tests {
             report(&["a"], (1, 2), false),
             report(&["a"], (2, 2), false),
         ]);
-        assert!(dup.unwrap_err().contains("two reports"));
+        assert!(dup.unwrap_err().to_string().contains("two reports"));
     }
 }

@@ -3,240 +3,29 @@
 //! given on the command line. Validation happens once, when a model's
 //! settings are resolved.
 
-use rigbake_core::bake::vat::{NormalConvention, VatOptions};
+use rigbake::settings::{AnchorSettings, BakeSettings, Outputs, VatSettings};
 use rigbake_core::bake::weights::MAX_INFLUENCES;
-use rigbake_core::import::ImportOptions;
-use rigbake_core::layout::MatrixLayout;
-use rigbake_core::timeline::{ClipRequest, ClipSpec, SampleRule, Sampling};
-use rigbake_format::meta;
-use rigbake_format::texture::Precision;
+use rigbake_core::timeline::{ClipRequest, ClipSpec};
 use rigbake_format::texture::exr::StreamCompression;
-use serde::Deserialize;
+use rigbake_types::{AnchorsMode, Props};
 
-use crate::args::{
-    AnchorsArg, BakeArgs, DirectionEncodingArg, LayoutArg, NormalConventionArg, PrecisionArg,
-    PropsArg, SamplingArg, SettingFlags, VatFormatArg,
-};
-
-/// Which outputs a bake writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Outputs {
-    /// Bone-matrix textures.
-    pub bones: bool,
-    /// Bone-weight channels and the weights mesh (needs `bones`).
-    pub weights: bool,
-    /// Vertex animation textures and the playback mesh.
-    pub vat: bool,
-    /// Anchor tracks (the named anchors, or automatic ones when none are
-    /// named).
-    pub anchors: bool,
-}
-
-/// Options of vertex animation textures.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct VatSettings {
-    /// Sample encoding.
-    pub encoding: meta::VatEncoding,
-    /// PNG direction encoding.
-    pub direction_encoding: meta::DirectionEncoding,
-    /// EXR compression.
-    pub compression: StreamCompression,
-    /// What the core bakes (normals, tangents, convention, sizes).
-    pub options: VatOptions,
-}
-
-/// Which socket tracks to bake.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct AnchorSettings {
-    /// Nodes named by the user.
-    pub nodes: Vec<String>,
-    /// Also choose sockets automatically.
-    pub auto: bool,
-    /// Also write `anchors.exr`.
-    pub exr: bool,
-}
-
-/// Everything that decides one model's outputs (part of its bake key).
-#[derive(Debug, Clone, PartialEq)]
-pub struct BakeSettings {
-    /// Frame rate and rule.
-    pub sampling: Sampling,
-    /// Clips to bake, in order (empty: every animation of the model).
-    pub clips: Vec<ClipSpec>,
-    /// Blends to bake after the clips.
-    pub blends: Vec<ClipSpec>,
-    /// Outputs to write.
-    pub outputs: Outputs,
-    /// Bone texture layout.
-    pub layout: MatrixLayout,
-    /// Bone texture precision.
-    pub precision: Precision,
-    /// Bone-weight pairs kept per vertex.
-    pub max_influences: usize,
-    /// Largest texture width or height.
-    pub max_texture_size: usize,
-    /// Embed textures in the container instead of writing files beside it.
-    pub embed_textures: bool,
-    /// Anchors: nodes by name, plus automatic choice.
-    pub anchors: AnchorSettings,
-    /// Bind rigid props to their joints (else report them as anchors).
-    pub bind_props: bool,
-    /// VAT options.
-    pub vat: VatSettings,
-    /// Import options (limits, file access).
-    pub import: ImportOptions,
-}
-
-impl Default for BakeSettings {
-    fn default() -> Self {
-        Self {
-            sampling: Sampling::default(),
-            clips: Vec::new(),
-            blends: Vec::new(),
-            outputs: Outputs {
-                bones: true,
-                weights: true,
-                vat: false,
-                anchors: false,
-            },
-            layout: MatrixLayout::Mat4,
-            precision: Precision::F32,
-            max_influences: 6,
-            max_texture_size: 8192,
-            embed_textures: false,
-            anchors: AnchorSettings::default(),
-            bind_props: true,
-            vat: VatSettings {
-                encoding: meta::VatEncoding::Exr16,
-                direction_encoding: meta::DirectionEncoding::Octahedral,
-                compression: StreamCompression::None,
-                options: VatOptions::default(),
-            },
-            import: ImportOptions::default(),
-        }
-    }
-}
-
-/// An output name in a manifest's `outputs` list.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum OutputName {
-    /// Bone-matrix textures.
-    Bones,
-    /// Bone-weight channels.
-    Weights,
-    /// Vertex animation textures.
-    Vat,
-    /// Anchor tracks.
-    Anchors,
-}
-
-/// VAT settings as a manifest writes them (all optional).
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct VatOverrides {
-    /// `exr16`, `exr32` or `png16`.
-    pub format: Option<VatFormatArg>,
-    /// Bake normals.
-    pub normals: Option<bool>,
-    /// Bake tangents.
-    pub tangents: Option<bool>,
-    /// `inverse-transpose` or `blended-matrix`.
-    pub normal_convention: Option<NormalConventionArg>,
-    /// `octahedral` or `bounds`.
-    pub direction_encoding: Option<DirectionEncodingArg>,
-    /// Pad to powers of two.
-    pub power_of_two: Option<bool>,
-    /// ZIP-compress EXRs.
-    pub zip: Option<bool>,
-}
-
-/// One clip of a manifest entry: a whole animation or a range of it, under a
-/// name, with an optional loop flag.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ClipEntry {
-    /// The animation to take.
-    pub source: String,
-    /// The baked clip's name (default: the source's).
-    pub name: Option<String>,
-    /// `[first, last]` frames at the bake's fps (frame `f` is `f / fps` s).
-    pub frames: Option<[u32; 2]>,
-    /// `[start, end]` in seconds.
-    pub time: Option<[f64; 2]>,
-    /// Loop flag override.
-    #[serde(rename = "loop")]
-    pub looping: Option<bool>,
-}
-
-/// Blends of two animations at fixed weights, baked as clips of their own.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct BlendEntry {
-    /// First animation.
-    pub a: String,
-    /// Second animation.
-    pub b: String,
-    /// Weights of `b`, each giving a clip `A+B@W`.
-    pub weights: Vec<f64>,
-    /// Loop flag override for every blended clip.
-    #[serde(rename = "loop")]
-    pub looping: Option<bool>,
-}
-
-/// Settings as a manifest writes them: every field optional, applied over
-/// what came before.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Overrides {
-    /// Which model files the entry applies to: a path or glob relative to
-    /// the manifest's folder (`[[model]]` entries only).
-    pub path: Option<toml::Spanned<String>>,
-    /// Frames per second.
-    pub fps: Option<f64>,
-    /// `fixed-rate` or `even-spread`.
-    pub sampling: Option<SamplingArg>,
-    /// Outputs to write: any of `bones`, `weights`, `vat`, `anchors`.
-    pub outputs: Option<Vec<OutputName>>,
-    /// `mat4` or `mat3x4`.
-    pub layout: Option<LayoutArg>,
-    /// `f32` or `f16`.
-    pub precision: Option<PrecisionArg>,
-    /// Largest texture size.
-    pub max_texture_size: Option<usize>,
-    /// Bone-weight pairs per vertex.
-    pub max_influences: Option<usize>,
-    /// Embed textures in the container.
-    pub embed_textures: Option<bool>,
-    /// Socket nodes to track.
-    pub anchors: Option<Vec<String>>,
-    /// Also choose sockets automatically.
-    pub auto_anchors: Option<bool>,
-    /// Also write anchors.exr.
-    pub anchors_exr: Option<bool>,
-    /// `bind` or `anchors`.
-    pub props: Option<PropsArg>,
-    /// VAT options.
-    pub vat: Option<VatOverrides>,
-    /// Clips to bake (a subset, ranges, renames, loop flags).
-    #[serde(default)]
-    pub clip: Vec<ClipEntry>,
-    /// Blends to bake.
-    #[serde(default)]
-    pub blend: Vec<BlendEntry>,
-}
+use crate::args::{BakeArgs, SettingFlags};
+use crate::error::SettingsError;
+use crate::manifest::{BlendEntry, ClipEntry, OutputName, Overrides, VatOverrides};
 
 /// Parses `A,B,W[,W...]` into a blend entry.
-pub fn parse_blend(text: &str) -> Result<BlendEntry, String> {
+pub fn parse_blend(text: &str) -> Result<BlendEntry, SettingsError> {
     let parts: Vec<&str> = text.split(',').map(str::trim).collect();
     if parts.len() < 3 || parts[0].is_empty() || parts[1].is_empty() {
-        return Err(format!("--blend `{text}`: expected A,B,W[,W...]"));
+        return Err(SettingsError::BlendSyntax(text.to_owned()));
     }
     let weights = parts[2..]
         .iter()
         .map(|w| {
-            w.parse::<f64>()
-                .map_err(|_| format!("--blend `{text}`: `{w}` is not a number"))
+            w.parse::<f64>().map_err(|_| SettingsError::BlendNumber {
+                text: text.to_owned(),
+                weight: (*w).to_owned(),
+            })
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(BlendEntry {
@@ -269,7 +58,7 @@ impl Draft {
             s.sampling.fps = fps;
         }
         if let Some(rule) = o.sampling {
-            s.sampling.rule = sample_rule(rule);
+            s.sampling.rule = rule;
         }
         if let Some(outputs) = &o.outputs {
             s.outputs = Outputs {
@@ -280,10 +69,10 @@ impl Draft {
             };
         }
         if let Some(l) = o.layout {
-            s.layout = layout(l);
+            s.layout = l;
         }
         if let Some(p) = o.precision {
-            s.precision = precision(p);
+            s.precision = p;
         }
         if let Some(m) = o.max_texture_size {
             s.max_texture_size = m;
@@ -305,7 +94,7 @@ impl Draft {
             s.anchors.exr = a;
         }
         if let Some(p) = o.props {
-            s.bind_props = p == PropsArg::Bind;
+            s.bind_props = p == Props::Bind;
         }
         if let Some(v) = &o.vat {
             apply_vat(&mut s.vat, v);
@@ -353,7 +142,7 @@ impl Draft {
     }
 
     /// Applies the flags only `bake` has.
-    pub fn apply_bake_flags(&mut self, a: &BakeArgs) -> Result<(), String> {
+    pub fn apply_bake_flags(&mut self, a: &BakeArgs) {
         self.apply(&Overrides {
             layout: a.layout,
             precision: a.precision,
@@ -373,15 +162,14 @@ impl Draft {
             s.anchors.nodes.clone_from(&a.anchors);
             s.outputs.anchors = true;
         }
-        if a.anchors_mode == Some(AnchorsArg::Auto) {
+        if a.anchors_mode == Some(AnchorsMode::Auto) {
             s.anchors.auto = true;
             s.outputs.anchors = true;
         }
-        Ok(())
     }
 
     /// Adds command-line blends (`A,B,W[,W...]`).
-    pub fn add_blends(&mut self, blends: &[String]) -> Result<(), String> {
+    pub fn add_blends(&mut self, blends: &[String]) -> Result<(), SettingsError> {
         for b in blends {
             self.blends.push(parse_blend(b)?);
         }
@@ -400,20 +188,20 @@ impl Draft {
 
     /// Validates and returns the final settings; the error says what is
     /// wrong in plain words.
-    pub fn resolve(&self) -> Result<BakeSettings, String> {
+    pub fn resolve(&self) -> Result<BakeSettings, SettingsError> {
         let mut s = self.settings.clone();
         let fps = s.sampling.fps;
         if !(fps.is_finite() && fps > 0.0 && fps <= 1000.0) {
-            return Err(format!("fps must be between 0 and 1000, got {fps}"));
+            return Err(SettingsError::Fps(fps));
         }
         if s.max_texture_size == 0 {
-            return Err("max_texture_size must be positive".to_owned());
+            return Err(SettingsError::MaxTextureSize);
         }
         if !(1..=MAX_INFLUENCES).contains(&s.max_influences) {
-            return Err(format!(
-                "max_influences must be 1 to {MAX_INFLUENCES}, got {}",
-                s.max_influences
-            ));
+            return Err(SettingsError::MaxInfluences {
+                max: MAX_INFLUENCES,
+                got: s.max_influences,
+            });
         }
         if s.outputs.anchors && s.anchors.nodes.is_empty() {
             s.anchors.auto = true;
@@ -429,14 +217,11 @@ impl Draft {
         s.blends = Vec::new();
         for b in &self.blends {
             if b.weights.is_empty() {
-                return Err(format!("blend of `{}` and `{}` lists no weights", b.a, b.b));
+                return Err(SettingsError::BlendEmpty(b.a.clone(), b.b.clone()));
             }
             for &weight in &b.weights {
                 if !(0.0..=1.0).contains(&weight) {
-                    return Err(format!(
-                        "blend of `{}` and `{}`: weight {weight} is outside 0..1",
-                        b.a, b.b
-                    ));
+                    return Err(SettingsError::BlendWeight(b.a.clone(), b.b.clone(), weight));
                 }
                 s.blends.push(ClipSpec {
                     request: ClipRequest::Blend {
@@ -453,17 +238,18 @@ impl Draft {
     }
 }
 
-fn clip_spec(c: &ClipEntry, fps: f64) -> Result<ClipSpec, String> {
+fn clip_spec(c: &ClipEntry, fps: f64) -> Result<ClipSpec, SettingsError> {
     let request = match (c.frames, c.time) {
         (Some(_), Some(_)) => {
-            return Err(format!(
-                "clip `{}`: give `frames` or `time`, not both",
-                c.source
-            ));
+            return Err(SettingsError::ClipRanges(c.source.clone()));
         }
         (Some([a, b]), None) => {
             if a >= b {
-                return Err(format!("clip `{}`: frames [{a}, {b}] are empty", c.source));
+                return Err(SettingsError::ClipFrames {
+                    source_clip: c.source.clone(),
+                    first: a,
+                    last: b,
+                });
             }
             ClipRequest::Range {
                 source: c.source.clone(),
@@ -487,34 +273,9 @@ fn clip_spec(c: &ClipEntry, fps: f64) -> Result<ClipSpec, String> {
     })
 }
 
-fn sample_rule(s: SamplingArg) -> SampleRule {
-    match s {
-        SamplingArg::FixedRate => SampleRule::FixedRate,
-        SamplingArg::EvenSpread => SampleRule::EvenSpread,
-    }
-}
-
-fn layout(l: LayoutArg) -> MatrixLayout {
-    match l {
-        LayoutArg::Mat4 => MatrixLayout::Mat4,
-        LayoutArg::Mat3x4 => MatrixLayout::Mat3x4,
-    }
-}
-
-fn precision(p: PrecisionArg) -> Precision {
-    match p {
-        PrecisionArg::F32 => Precision::F32,
-        PrecisionArg::F16 => Precision::F16,
-    }
-}
-
 fn apply_vat(v: &mut VatSettings, o: &VatOverrides) {
     if let Some(f) = o.format {
-        v.encoding = match f {
-            VatFormatArg::Exr16 => meta::VatEncoding::Exr16,
-            VatFormatArg::Exr32 => meta::VatEncoding::Exr32,
-            VatFormatArg::Png16 => meta::VatEncoding::Png16,
-        };
+        v.encoding = f;
     }
     if let Some(n) = o.normals {
         v.options.normals = n;
@@ -523,16 +284,10 @@ fn apply_vat(v: &mut VatSettings, o: &VatOverrides) {
         v.options.tangents = t;
     }
     if let Some(c) = o.normal_convention {
-        v.options.convention = match c {
-            NormalConventionArg::InverseTranspose => NormalConvention::InverseTranspose,
-            NormalConventionArg::BlendedMatrix => NormalConvention::BlendedMatrix,
-        };
+        v.options.convention = c;
     }
     if let Some(d) = o.direction_encoding {
-        v.direction_encoding = match d {
-            DirectionEncodingArg::Octahedral => meta::DirectionEncoding::Octahedral,
-            DirectionEncodingArg::Bounds => meta::DirectionEncoding::Bounds,
-        };
+        v.direction_encoding = d;
     }
     if let Some(p) = o.power_of_two {
         v.options.power_of_two = p;
@@ -593,10 +348,15 @@ mod tests {
             fps: Some(0.0),
             ..Overrides::default()
         });
-        assert!(d.resolve().unwrap_err().contains("fps"));
+        assert!(d.resolve().unwrap_err().to_string().contains("fps"));
         let mut d = Draft::new();
         d.add_blends(&["Walk,Run,0,2".into()]).unwrap();
-        assert!(d.resolve().unwrap_err().contains("outside 0..1"));
+        assert!(
+            d.resolve()
+                .unwrap_err()
+                .to_string()
+                .contains("outside 0..1")
+        );
         assert!(parse_blend("Walk,Run").is_err());
     }
 }

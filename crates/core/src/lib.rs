@@ -21,7 +21,10 @@
 //! slices, never on `bake`'s types.
 //!
 //! This crate never writes files and never decides an encoding: the format
-//! crate serialises what the bakes produce.
+//! crate serialises what the bakes produce, and the `rigbake` library crate
+//! runs the whole pipeline. Option values (matrix layout, sampling rule,
+//! normal convention, primitive mode) are the shared definitions of
+//! `rigbake-types`, re-exported where they are used.
 
 pub mod bake;
 pub mod budget;

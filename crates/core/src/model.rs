@@ -148,24 +148,7 @@ pub struct Mesh {
     pub default_weights: Vec<f32>,
 }
 
-/// glTF primitive topology.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum PrimitiveMode {
-    /// Points.
-    Points,
-    /// Lines.
-    Lines,
-    /// Line loop.
-    LineLoop,
-    /// Line strip.
-    LineStrip,
-    /// Triangles (the usual case).
-    Triangles,
-    /// Triangle strip.
-    TriangleStrip,
-    /// Triangle fan.
-    TriangleFan,
-}
+pub use rigbake_types::PrimitiveMode;
 
 /// One primitive: vertex streams, skinning influences and morph targets.
 ///

@@ -70,43 +70,7 @@ pub struct GlbMesh {
     pub primitives: Vec<GlbPrimitive>,
 }
 
-/// Topology of a primitive (glTF `mode`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum PrimitiveMode {
-    /// Points (0).
-    Points = 0,
-    /// Separate lines (1).
-    Lines = 1,
-    /// Closed line loop (2).
-    LineLoop = 2,
-    /// Line strip (3).
-    LineStrip = 3,
-    /// Separate triangles (4), the default.
-    #[default]
-    Triangles = 4,
-    /// Triangle strip (5).
-    TriangleStrip = 5,
-    /// Triangle fan (6).
-    TriangleFan = 6,
-}
-
-impl PrimitiveMode {
-    /// The glTF `mode` number.
-    pub fn gltf_mode(self) -> u32 {
-        self as u32
-    }
-
-    /// Whether `count` vertices (or indices) make whole primitives.
-    fn accepts(self, count: usize) -> bool {
-        match self {
-            Self::Points => count >= 1,
-            Self::Lines => count >= 2 && count % 2 == 0,
-            Self::LineLoop | Self::LineStrip => count >= 2,
-            Self::Triangles => count >= 3 && count % 3 == 0,
-            Self::TriangleStrip | Self::TriangleFan => count >= 3,
-        }
-    }
-}
+pub use rigbake_types::PrimitiveMode;
 
 /// One draw call's geometry. Every attribute has one value per position.
 ///
@@ -286,7 +250,7 @@ fn validate_primitive(prim: &GlbPrimitive, materials: usize) -> Result<(), Strin
         }
         None => n,
     };
-    if !prim.mode.accepts(count) {
+    if !prim.mode.whole_primitives(count) {
         return Err(format!(
             "{count} vertices or indices do not suit mode {:?}",
             prim.mode

@@ -12,7 +12,10 @@
 //! - [`vat`]: streaming vertex-animation texture files with error measurement.
 //!
 //! This crate knows nothing about reading glTF or about animation math: it
-//! serialises plain values that the bakes produce.
+//! serialises plain values that the bakes produce. The option values in the
+//! metadata (layout, precision, sampling rule, encodings, normal convention)
+//! are the shared definitions of `rigbake-types`; their variant order is
+//! part of the container format.
 
 pub mod check;
 pub mod codec;

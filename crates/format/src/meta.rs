@@ -48,27 +48,10 @@ pub struct SourceFile {
     pub bytes: u64,
 }
 
-/// How frame times are chosen (SPEC section 2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SamplingRule {
-    /// `t = min(i / fps, duration)`.
-    #[default]
-    FixedRate,
-    /// `t = i * duration / (frames - 1)`.
-    EvenSpread,
-}
-
 /// Pixel layout of a matrix in a bone texture.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MatrixLayout {
-    /// 4 pixels per joint; pixel `4j + c` is column `c`.
-    #[default]
-    Mat4,
-    /// 3 pixels per joint; pixel `3j + r` is row `r` of the upper 3x4.
-    Mat3x4,
-}
+pub use rigbake_types::MatrixLayout;
+/// How frame times are chosen (SPEC section 2).
+pub use rigbake_types::SampleRule as SamplingRule;
 
 /// Options a bake ran with.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -176,43 +159,7 @@ pub struct TextureMeta {
 // VAT section (container section kind 3, since format 1.1). A record of its
 // own so that 1.0 readers, which skip unknown sections, stay correct.
 
-/// Sample encoding of vertex animation textures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum VatEncoding {
-    /// EXR, 32-bit float samples: exact.
-    Exr32,
-    /// EXR, 16-bit half-float samples.
-    #[default]
-    Exr16,
-    /// PNG, 16-bit unsigned samples normalised to recorded bounds.
-    Png16,
-}
-
-/// How directions (normals, tangent xyz) are stored in PNG.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DirectionEncoding {
-    /// Floats, as they are (EXR).
-    Float,
-    /// Each axis normalised to its recorded bounds, like positions.
-    Bounds,
-    /// Octahedral: R, G hold the 2D octahedral coordinates mapped from
-    /// `[-1, 1]` to `[0, 65535]`; B is 0.
-    #[default]
-    Octahedral,
-}
-
-/// Normal transformation convention used by the bake (SPEC section 3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum NormalConvention {
-    /// Inverse transpose of the blended 3x3 (exact).
-    #[default]
-    InverseTranspose,
-    /// The blended matrix itself.
-    BlendedMatrix,
-}
+pub use rigbake_types::{DirectionEncoding, NormalConvention, VatEncoding};
 
 /// What a vertex animation texture holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -7,18 +7,17 @@
 //!
 //! Semantics and tolerances are described in `docs/runtime.md`.
 
-mod measure;
 mod report;
 
 use std::path::PathBuf;
 
 use clap::Args;
+pub use report::{VERIFY_SCHEMA_VERSION, VerifyReport};
+use rigbake::playback::{self, LoadError};
+use rigbake::verify as measure;
+pub use rigbake::verify::{Output, OutputStats, Stats, Tolerances};
 
-pub use measure::{Output, OutputStats, Stats};
-pub use report::{Tolerances, VERIFY_SCHEMA_VERSION, VerifyReport};
-
-use crate::playback::{self, LoadError};
-use crate::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
+use crate::exit::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
 
 /// Arguments of `rigbake verify`.
 #[derive(Debug, Args)]
@@ -87,16 +86,9 @@ pub fn run(args: &VerifyArgs) -> u8 {
         selected.extend(0..loaded.clips.len());
     } else {
         for name in &args.clips {
-            match loaded.clips.iter().position(|c| &c.name == name) {
-                Some(i) => selected.push(i),
-                None => {
-                    let known: Vec<&str> = loaded.clips.iter().map(|c| c.name.as_str()).collect();
-                    return usage(&format!(
-                        "{}: no clip named `{name}` (the bake has: {})",
-                        args.file.display(),
-                        known.join(", ")
-                    ));
-                }
+            match crate::preview::clip_index(&loaded, name) {
+                Ok(i) => selected.push(i),
+                Err(e) => return usage(&e.to_string()),
             }
         }
     }

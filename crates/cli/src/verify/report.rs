@@ -1,28 +1,14 @@
 //! What `rigbake verify` prints: a table per output (one line per clip)
 //! and a verdict, or one JSON document for scripts (`--json`, described in
-//! `docs/runtime.md`). Judging a clip against the tolerances lives here too,
-//! so the text and the JSON always agree.
+//! `docs/runtime.md`). Both show the verdicts of
+//! [`rigbake::verify::judge`], so the text and the JSON always agree.
 
+use rigbake::playback::Loaded;
+use rigbake::verify::{OutputStats, Stats, Tolerances, judge};
 use serde::Serialize;
-
-use super::measure::{ClipStats, OutputStats, Stats};
-use crate::playback::Loaded;
 
 /// Version of the `verify --json` document layout.
 pub const VERIFY_SCHEMA_VERSION: u32 = 1;
-
-/// The tolerances a run judges by.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Tolerances {
-    /// Position error at frame times beyond the recorded encoding errors,
-    /// relative to the output's bounding-box diagonal.
-    pub relative: f64,
-    /// Normal error at frame times beyond the recorded errors, degrees.
-    pub normal_degrees: f64,
-    /// Position error at mid-frame times (beyond recorded errors), relative
-    /// to the diagonal; `None`: mid-frame errors are reported, not judged.
-    pub mid_relative: Option<f64>,
-}
 
 /// [`Stats`] as the JSON document shows them.
 #[derive(Debug, Serialize)]
@@ -128,35 +114,6 @@ pub struct VerifyReport {
     pub problems: Vec<String>,
     /// Whether everything passed.
     pub pass: bool,
-}
-
-/// Judges one clip: the failures, in words (empty when it passes).
-fn judge(c: &ClipStats, diagonal: f64, t: &Tolerances) -> Vec<String> {
-    let mut failures = Vec::new();
-    let allowed = t.relative * diagonal;
-    if c.frames.position_excess_max > allowed {
-        failures.push(format!(
-            "position error at frame times exceeds the recorded bound by {:.3e} ({:.3e} of the diagonal; tolerance {:.1e})",
-            c.frames.position_excess_max,
-            c.frames.position_excess_max / diagonal.max(f64::MIN_POSITIVE),
-            t.relative
-        ));
-    }
-    if c.frames.normals_judged > 0 && c.frames.normal_excess_max > t.normal_degrees {
-        failures.push(format!(
-            "normal error at frame times exceeds the recorded bound by {:.4} degrees (tolerance {})",
-            c.frames.normal_excess_max, t.normal_degrees
-        ));
-    }
-    let mid = t.mid_relative.unwrap_or(f64::INFINITY);
-    if c.mid.position_excess_max > mid * diagonal {
-        failures.push(format!(
-            "position error at mid-frame times is {:.3e} of the diagonal (tolerance {:.1e})",
-            c.mid.position_excess_max / diagonal.max(f64::MIN_POSITIVE),
-            mid
-        ));
-    }
-    failures
 }
 
 /// Builds the report of a run.

@@ -32,16 +32,7 @@ use crate::eval::evaluate::Evaluator;
 use crate::model::{Model, Property};
 use crate::timeline::Timeline;
 
-/// How normals are transformed (SPEC section 3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum NormalConvention {
-    /// The exact normal matrix: the inverse transpose of the blended 3x3.
-    #[default]
-    InverseTranspose,
-    /// The blended matrix itself (what most GPU shaders do); differs from
-    /// the exact one where joints carry non-uniform scale.
-    BlendedMatrix,
-}
+pub use rigbake_types::NormalConvention;
 
 /// Options of the VAT bake.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,17 +10,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::eval::evaluate::Evaluator;
 use crate::model::Model;
 
-/// How frame times are spread over a clip.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum SampleRule {
-    /// `t = min(i / fps, duration)`: a fixed rate; the last frame may fall
-    /// short of the clip end by less than one frame.
-    #[default]
-    FixedRate,
-    /// `t = i * duration / (frames - 1)`: the same frame count, spread evenly
-    /// so the last frame lands exactly on the clip end.
-    EvenSpread,
-}
+pub use rigbake_types::SampleRule;
 
 /// Sampling rate and rule.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -6,20 +6,9 @@ pub(crate) mod feed;
 pub mod png;
 pub mod quantize;
 
-use serde::{Deserialize, Serialize};
-
 use crate::error::{FormatError, Result};
 
-/// Sample precision of a float texture.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Precision {
-    /// 32-bit IEEE float: exact.
-    #[default]
-    F32,
-    /// 16-bit IEEE half float: lossy, range +-65504.
-    F16,
-}
+pub use rigbake_types::Precision;
 
 /// An RGBA float image borrowed from the caller: `width * height * 4` floats,
 /// row-major, row 0 first.

@@ -1,20 +1,19 @@
 //! The bone-matrix output: bake, encode as EXR, stage or embed, describe.
 
 use std::io::Cursor;
-use std::path::Path;
 
 use rigbake_core::Model;
 use rigbake_core::bake::anchors::AnchorTracks;
 use rigbake_core::bake::frames::{FrameBake, bake_frames};
 use rigbake_core::bake::{BoneBakeOptions, BoneTexture};
-use rigbake_core::layout::MatrixLayout;
 use rigbake_core::timeline::Timeline;
-use rigbake_format::container::SectionKind;
 use rigbake_format::meta;
 use rigbake_format::texture::{self, RgbaImage};
 
-use super::{Part, Sink, node_name};
-use crate::plan::BakeSettings;
+use super::common::{Part, node_name};
+use crate::error::StepError;
+use crate::settings::BakeSettings;
+use crate::sink::Sink;
 
 /// What the bone output adds to the metadata.
 #[derive(Debug)]
@@ -25,24 +24,15 @@ pub(super) struct BonesPart {
     pub baked: Vec<BoneTexture>,
 }
 
-/// The metadata name of a core layout.
-pub(super) fn layout_meta(layout: MatrixLayout) -> meta::MatrixLayout {
-    match layout {
-        MatrixLayout::Mat4 => meta::MatrixLayout::Mat4,
-        MatrixLayout::Mat3x4 => meta::MatrixLayout::Mat3x4,
-    }
-}
-
 /// Bakes, encodes and stages the bone-matrix textures of `model`, and bakes
 /// the tracks of `anchors` in the same pass.
 pub(super) fn bake(
-    path: &Path,
     model: &Model,
     timeline: &Timeline,
     settings: &BakeSettings,
-    sink: &mut Sink<'_>,
+    sink: &mut dyn Sink,
     anchors: &[usize],
-) -> Result<(Part<BonesPart>, AnchorTracks), String> {
+) -> Result<(Part<BonesPart>, AnchorTracks), StepError> {
     let options = BoneBakeOptions {
         layout: settings.layout,
         max_texture_size: settings.max_texture_size,
@@ -51,8 +41,7 @@ pub(super) fn bake(
     let FrameBake {
         textures,
         anchors: tracks,
-    } = bake_frames(model, timeline, &options, anchors)
-        .map_err(|e| e.with_file(path).to_string())?;
+    } = bake_frames(model, timeline, &options, anchors).map_err(StepError::bare)?;
     if textures.is_empty() {
         return Ok((
             Part::Skipped("no skinned mesh: nothing for a bone-matrix bake".to_owned()),
@@ -62,35 +51,15 @@ pub(super) fn bake(
     let mut texture_meta = Vec::with_capacity(textures.len());
     let mut skins = Vec::with_capacity(textures.len());
     for (k, tex) in textures.iter().enumerate() {
-        let mut name = format!("bones.skin{k}.exr");
         let (bytes, max_error) = encode(tex, settings)
-            .map_err(|e| format!("{}: skins[{}]: {e}", path.display(), tex.set.skin))?;
-        let storage = if let (Some(store), false) = (sink.shared, sink.embed) {
-            name = store.store(sink.out_dir, &bytes).map_err(|e| {
-                format!(
-                    "{}: cannot write a shared bone texture: {e}",
-                    path.display()
-                )
-            })?;
-            meta::Storage::File
-        } else if sink.embed {
-            let index = sink
-                .container
-                .add_section(SectionKind::Texture, &bytes)
-                .map_err(|e| format!("{}: {e}", path.display()))?;
-            meta::Storage::Section(index as u32)
-        } else {
-            sink.staging
-                .add_bytes(&name, &bytes)
-                .map_err(|e| format!("{}: cannot write {name}: {e}", path.display()))?;
-            meta::Storage::File
-        };
+            .map_err(|e| StepError::during(format!("skins[{}]", tex.set.skin), e))?;
+        let (name, storage) = sink.place_texture(&format!("bones.skin{k}.exr"), &bytes)?;
         texture_meta.push(meta::TextureMeta {
             kind: meta::TextureKind::BoneMatrices,
             name,
             width: tex.width as u32,
             height: tex.height as u32,
-            layout: layout_meta(tex.layout),
+            layout: tex.layout,
             precision: settings.precision,
             encoding: meta::Encoding::ExrZip,
             bytes: bytes.len() as u64,
@@ -128,15 +97,14 @@ pub(super) fn bake(
 
 /// Encodes a bone texture as EXR; returns the bytes and the largest error the
 /// precision introduced.
-fn encode(tex: &BoneTexture, settings: &BakeSettings) -> Result<(Vec<u8>, f64), String> {
-    let max_error =
-        texture::quantization_error(&tex.data, settings.precision).map_err(|e| e.to_string())?;
+fn encode(tex: &BoneTexture, settings: &BakeSettings) -> rigbake_format::Result<(Vec<u8>, f64)> {
+    let max_error = texture::quantization_error(&tex.data, settings.precision)?;
     let image = RgbaImage {
         width: tex.width,
         height: tex.height,
         data: &tex.data,
     };
     let mut buf = Cursor::new(Vec::new());
-    texture::exr::write(&mut buf, &image, settings.precision).map_err(|e| e.to_string())?;
+    texture::exr::write(&mut buf, &image, settings.precision)?;
     Ok((buf.into_inner(), max_error))
 }

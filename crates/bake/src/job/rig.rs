@@ -2,18 +2,20 @@
 //! are handled, and the rig record that describes them.
 
 use std::io::Cursor;
-use std::path::Path;
 
 use rigbake_core::Model;
 use rigbake_core::bake::anchors::{self, AnchorTracks, Prop};
 use rigbake_core::bake::bones::BoneSet;
-use rigbake_core::timeline::{ClipSource, Timeline};
+use rigbake_core::timeline::Timeline;
 use rigbake_format::container::SectionKind;
 use rigbake_format::meta;
 use rigbake_format::texture::{self, Precision, RgbaImage};
 
-use super::{Sink, node_name};
-use crate::plan::BakeSettings;
+use super::common::node_name;
+use crate::error::StepError;
+use crate::records;
+use crate::settings::BakeSettings;
+use crate::sink::Sink;
 
 /// The sockets and props of one model, decided before baking.
 #[derive(Debug)]
@@ -26,11 +28,10 @@ pub(super) struct RigPlan {
 
 /// Resolves requested anchors, automatic ones, and props.
 pub(super) fn plan(
-    path: &Path,
     model: &Model,
     sets: &[BoneSet],
     settings: &BakeSettings,
-) -> Result<RigPlan, String> {
+) -> rigbake_core::Result<RigPlan> {
     let mut anchors: Vec<(usize, meta::AnchorReason)> = Vec::new();
     let mut add = |node: usize, reason| {
         if !anchors.iter().any(|(n, _)| *n == node) {
@@ -38,7 +39,7 @@ pub(super) fn plan(
         }
     };
     for name in &settings.anchors.nodes {
-        let node = anchors::find_node(model, name).map_err(|e| e.with_file(path).to_string())?;
+        let node = anchors::find_node(model, name)?;
         add(node, meta::AnchorReason::Requested);
     }
     if settings.anchors.auto {
@@ -60,52 +61,23 @@ pub(super) fn plan(
 /// Stores the anchor tracks (container section, optional EXR) and returns
 /// the rig record, or `None` when there is nothing to record.
 pub(super) fn record(
-    path: &Path,
     model: &Model,
     timeline: &Timeline,
     rig: &RigPlan,
     tracks: &AnchorTracks,
     settings: &BakeSettings,
-    sink: &mut Sink<'_>,
-) -> Result<Option<meta::RigMetadata>, String> {
-    let clip_origins: Vec<meta::ClipOrigin> = timeline
-        .clips
-        .iter()
-        .enumerate()
-        .filter_map(|(i, c)| match c.source {
-            ClipSource::Blend { a, b, weight } => Some(meta::ClipOrigin::Blend {
-                clip: i as u32,
-                first: model.clips[a].name.clone(),
-                second: model.clips[b].name.clone(),
-                weight,
-            }),
-            // Part of an animation, or all of it under another name.
-            ClipSource::Animation { clip, start, end }
-                if start > 0.0
-                    || end < model.clips[clip].duration
-                    || c.name != model.clips[clip].name =>
-            {
-                Some(meta::ClipOrigin::Range {
-                    clip: i as u32,
-                    source: model.clips[clip].name.clone(),
-                    start,
-                    end,
-                })
-            }
-            _ => None,
-        })
-        .collect();
+    sink: &mut dyn Sink,
+) -> Result<Option<meta::RigMetadata>, StepError> {
+    let clip_origins = records::clip_origins(model, timeline);
     if rig.anchors.is_empty() && rig.props.is_empty() && clip_origins.is_empty() {
         return Ok(None);
     }
-    let fail = |e: rigbake_format::FormatError| format!("{}: anchor tracks: {e}", path.display());
     let (mut anchor_section, mut anchor_texture) = (None, None);
     if !rig.anchors.is_empty() {
         let bytes: Vec<u8> = tracks.data.iter().flat_map(|v| v.to_le_bytes()).collect();
         anchor_section = Some(
-            sink.container
-                .add_section(SectionKind::TrackData, &bytes)
-                .map_err(fail)? as u32,
+            sink.add_section(SectionKind::TrackData, &bytes)
+                .map_err(|e| e.or_context("anchor tracks"))? as u32,
         );
         if settings.anchors.exr {
             let name = "anchors.exr".to_owned();
@@ -115,10 +87,9 @@ pub(super) fn record(
                 data: &tracks.data,
             };
             let mut buf = Cursor::new(Vec::new());
-            texture::exr::write(&mut buf, &image, Precision::F32).map_err(fail)?;
-            sink.staging
-                .add_bytes(&name, &buf.into_inner())
-                .map_err(|e| format!("{}: cannot write {name}: {e}", path.display()))?;
+            texture::exr::write(&mut buf, &image, Precision::F32)
+                .map_err(|e| StepError::during("anchor tracks", e))?;
+            sink.write_file(&name, &buf.into_inner())?;
             anchor_texture = Some(name);
         }
     }

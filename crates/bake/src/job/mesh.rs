@@ -3,8 +3,8 @@
 //! materials by reference are kept; vertex order never changes.
 
 use rigbake_core::Model;
-use rigbake_core::model::{Primitive, PrimitiveMode};
-use rigbake_format::glb::{self, GlbMaterial, GlbPrimitive};
+use rigbake_core::model::Primitive;
+use rigbake_format::glb::{GlbMaterial, GlbPrimitive};
 
 /// Every material of the model by reference: its name, and its index in the
 /// source file under `extras.source_material`.
@@ -20,23 +20,11 @@ pub(super) fn materials(model: &Model) -> Vec<GlbMaterial> {
         .collect()
 }
 
-fn mode(mode: PrimitiveMode) -> glb::PrimitiveMode {
-    match mode {
-        PrimitiveMode::Points => glb::PrimitiveMode::Points,
-        PrimitiveMode::Lines => glb::PrimitiveMode::Lines,
-        PrimitiveMode::LineLoop => glb::PrimitiveMode::LineLoop,
-        PrimitiveMode::LineStrip => glb::PrimitiveMode::LineStrip,
-        PrimitiveMode::Triangles => glb::PrimitiveMode::Triangles,
-        PrimitiveMode::TriangleStrip => glb::PrimitiveMode::TriangleStrip,
-        PrimitiveMode::TriangleFan => glb::PrimitiveMode::TriangleFan,
-    }
-}
-
 /// A GLB primitive with the source's topology, UV sets, indices and material;
 /// the caller fills positions, normals, tangents and extra attributes.
 pub(super) fn base(prim: &Primitive) -> GlbPrimitive {
     GlbPrimitive {
-        mode: mode(prim.mode),
+        mode: prim.mode,
         tex_coords: prim
             .tex_coords
             .iter()

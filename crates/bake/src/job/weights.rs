@@ -2,8 +2,6 @@
 //! store the channels as container sections, measure the truncation error,
 //! and write the weights mesh.
 
-use std::path::Path;
-
 use rigbake_core::Model;
 use rigbake_core::bake::anchors;
 use rigbake_core::bake::vertices::FrameVertices;
@@ -14,22 +12,23 @@ use rigbake_format::glb;
 use rigbake_format::meta::{self, WEIGHT_ATTRIBUTE_PREFIX};
 
 use super::bones::BonesPart;
+use super::common::node_name;
+use super::mesh;
 use super::rig::RigPlan;
-use super::{Sink, mesh, node_name};
-use crate::plan::BakeSettings;
+use crate::error::{Source, StepError};
+use crate::settings::BakeSettings;
+use crate::sink::Sink;
 
 /// Reduces, stores and describes the bone-weight channels of `model`.
 pub(super) fn bake(
-    path: &Path,
     model: &Model,
     bones: &BonesPart,
     rig: &RigPlan,
     settings: &BakeSettings,
-    sink: &mut Sink<'_>,
-) -> Result<meta::WeightsMetadata, String> {
+    sink: &mut dyn Sink,
+) -> Result<meta::WeightsMetadata, StepError> {
     let max = settings.max_influences;
     let channels = channel_count(max);
-    let at_file = |e: rigbake_core::Error| e.with_file(path).to_string();
     let mut primitives = Vec::new();
     let mut meshes: Vec<glb::GlbMesh> = Vec::new();
     let mut mesh_of_node: Vec<(usize, usize)> = Vec::new();
@@ -38,11 +37,11 @@ pub(super) fn bake(
             .baked
             .iter()
             .position(|t| t.set.members.contains(&node))
-            .ok_or_else(|| format!("{}: nodes[{node}] has no bone texture", path.display()))?;
-        let reduced = weights::reduce_primitive(model, node, p, max).map_err(at_file)?;
+            .ok_or_else(|| StepError::bare(Source::MissingBoneTexture { node }))?;
+        let reduced = weights::reduce_primitive(model, node, p, max).map_err(StepError::bare)?;
         let position_error = weights::truncation_error(model, &reduced, &bones.baked[set]);
         let values = reduced.channels();
-        let section = store_channels(path, sink, &values)?;
+        let section = store_channels(sink, &values)?;
 
         // The weights mesh: one mesh per skinned node, its primitives in order.
         let mesh_index = match mesh_of_node.iter().find(|(n, _)| *n == node) {
@@ -78,7 +77,7 @@ pub(super) fn bake(
     // Rigid props bound to their joint: one influence, weight 1.
     let sets: Vec<_> = bones.baked.iter().map(|t| t.set.clone()).collect();
     for (prop, _) in rig.props.iter().filter(|(_, bound)| *bound) {
-        let bound = anchors::bind_prop(model, &sets, prop).map_err(at_file)?;
+        let bound = anchors::bind_prop(model, &sets, prop).map_err(StepError::bare)?;
         let mesh = model.nodes[prop.node].mesh.unwrap_or_default();
         meshes.push(glb::GlbMesh {
             name: node_name(model, prop.node),
@@ -93,7 +92,7 @@ pub(super) fn bake(
             let values: Vec<[f32; 4]> = (0..count)
                 .flat_map(|_| (0..channels).map(move |c| if c == 0 { first } else { [0.0; 4] }))
                 .collect();
-            let section = store_channels(path, sink, &values)?;
+            let section = store_channels(sink, &values)?;
             let src = &model.meshes[mesh].primitives[p];
             let out = weights_primitive(src, vertices, &values, channels);
             meshes[mesh_index].primitives.push(out);
@@ -119,11 +118,8 @@ pub(super) fn bake(
         materials: mesh::materials(model),
         generator: format!("rigbake {}", env!("CARGO_PKG_VERSION")),
     };
-    let bytes =
-        glb::write_glb(&doc).map_err(|e| format!("{}: weights mesh: {e}", path.display()))?;
-    sink.staging
-        .add_bytes(&mesh_file, &bytes)
-        .map_err(|e| format!("{}: cannot write {mesh_file}: {e}", path.display()))?;
+    let bytes = glb::write_glb(&doc).map_err(|e| StepError::during("weights mesh", e))?;
+    sink.write_file(&mesh_file, &bytes)?;
     Ok(meta::WeightsMetadata {
         max_influences: max as u32,
         channels: channels as u32,
@@ -134,15 +130,13 @@ pub(super) fn bake(
 
 /// Stores one primitive's channel values (`channels` VEC4s per vertex) as a
 /// vertex-data section of the container; returns the section's index.
-fn store_channels(path: &Path, sink: &mut Sink<'_>, values: &[[f32; 4]]) -> Result<usize, String> {
+fn store_channels(sink: &mut dyn Sink, values: &[[f32; 4]]) -> Result<usize, StepError> {
     let bytes: Vec<u8> = values
         .iter()
         .flatten()
         .flat_map(|v| v.to_le_bytes())
         .collect();
-    sink.container
-        .add_section(SectionKind::VertexData, &bytes)
-        .map_err(|e| format!("{}: {e}", path.display()))
+    sink.add_section(SectionKind::VertexData, &bytes)
 }
 
 /// A primitive of the weights mesh: `src`'s indices, UVs and material,

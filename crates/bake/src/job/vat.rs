@@ -1,19 +1,21 @@
 //! The VAT output: plan, bake row batches, stream them into one file per
 //! stream and primitive, stage or embed, describe.
 
-use std::fs::File;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use rigbake_core::bake::vat::{self, Deformation, VatBaker, VatBatch};
+use rigbake_core::bake::vat::{self, VatBaker, VatBatch};
 use rigbake_core::timeline::Timeline;
 use rigbake_core::{ErrorKind, Model};
-use rigbake_format::container::SectionKind;
 use rigbake_format::glb;
 use rigbake_format::meta::{self, VatStream};
 use rigbake_format::vat::{EMPTY_BOUNDS, VatFileSpec, VatFileWriter, bounds_of, stream_floats};
 
-use super::{Part, Sink, file_safe, mesh, node_name};
+use super::common::{Part, file_safe, node_name};
+use super::mesh;
+use crate::error::StepError;
+use crate::records;
 use crate::settings::{BakeSettings, VatSettings};
+use crate::sink::Sink;
 
 /// Texels per row batch: large enough to keep both cores busy, small enough
 /// to keep memory flat. A multiple of 16 rows (an EXR ZIP block).
@@ -59,8 +61,8 @@ fn for_each_batch(
         Vec<f32>,
         Option<Vec<f32>>,
         Option<Vec<f32>>,
-    ) -> Result<Vec<Vec<f32>>, String>,
-) -> Result<(), String> {
+    ) -> Result<Vec<Vec<f32>>, StepError>,
+) -> Result<(), StepError> {
     let p = &baker.plan().primitives[index];
     let (width, height) = (p.layout.width, p.layout.height);
     let step = batch_rows(width);
@@ -102,7 +104,7 @@ fn bounds(
     baker: &VatBaker<'_>,
     index: usize,
     pool: &mut Pool,
-) -> Result<[[[f32; 4]; 2]; 3], String> {
+) -> Result<[[[f32; 4]; 2]; 3], StepError> {
     let p = &baker.plan().primitives[index];
     let layout = p.layout;
     let mut acc = [EMPTY_BOUNDS; 3];
@@ -133,18 +135,16 @@ fn bounds(
 
 /// Plans, bakes and stages the vertex animation textures of `model`.
 pub(super) fn bake(
-    path: &Path,
     model: &Model,
     timeline: &Timeline,
     settings: &BakeSettings,
-    sink: &mut Sink<'_>,
-) -> Result<Part<meta::VatMetadata>, String> {
+    sink: &mut dyn Sink,
+) -> Result<Part<meta::VatMetadata>, StepError> {
     let vs = &settings.vat;
-    let at_file = |e: rigbake_core::Error| e.with_file(path).to_string();
     let plan = match vat::plan(model, timeline, &vs.options) {
         Ok(p) => p,
         Err(e) if e.kind == ErrorKind::NothingToBake => return Ok(Part::Skipped(e.message)),
-        Err(e) => return Err(at_file(e)),
+        Err(e) => return Err(StepError::bare(e)),
     };
     let reference_node = plan.reference_node.map(|n| node_name(model, n));
     let static_primitives = plan
@@ -156,7 +156,8 @@ pub(super) fn bake(
             primitive: p as u32,
         })
         .collect();
-    let baker = VatBaker::new(model, timeline, plan, vs.options.convention).map_err(at_file)?;
+    let baker =
+        VatBaker::new(model, timeline, plan, vs.options.convention).map_err(StepError::bare)?;
     let mut textures = Vec::new();
     let mut primitives = Vec::new();
     let mut used_names = std::collections::BTreeSet::new();
@@ -170,11 +171,11 @@ pub(super) fn bake(
             base = format!("{base}.n{}", p.node);
             used_names.insert(base.clone());
         }
-        let staged = bake_primitive(path, &baker, index, &base, vs, sink, &mut pool)?;
+        let staged = bake_primitive(&baker, index, &base, vs, sink, &mut pool)?;
         // The previous primitive's writers finished their tails while this
         // one baked; its textures come first in the table.
         if let Some(previous) = pending.replace(staged) {
-            textures.extend(finish_primitive(path, previous, sink, &mut pool)?);
+            textures.extend(finish_primitive(previous, sink, &mut pool)?);
         }
         let first = next_texture;
         let mut next = first;
@@ -192,10 +193,7 @@ pub(super) fn bake(
             node: node_name(model, p.node),
             mesh: model.meshes[p.mesh].name.clone(),
             primitive: p.primitive as u32,
-            deformation: match p.deformation {
-                Deformation::Skinned { .. } => meta::Deformation::Skinned,
-                Deformation::Rigid => meta::Deformation::Rigid,
-            },
+            deformation: records::deformation(p.deformation),
             morphed: p.morphed,
             vertices: p.layout.vertices as u32,
             frames: p.layout.frames as u32,
@@ -210,20 +208,15 @@ pub(super) fn bake(
     }
     let playback_name = format!("{}.vat.glb", model.name);
     let playback = glb::write_glb(&playback_document(model, &baker))
-        .map_err(|e| format!("{}: VAT playback mesh: {e}", path.display()))?;
+        .map_err(|e| StepError::during("VAT playback mesh", e))?;
     if let Some(last) = pending.take() {
-        textures.extend(finish_primitive(path, last, sink, &mut pool)?);
+        textures.extend(finish_primitive(last, sink, &mut pool)?);
     }
     debug_assert_eq!(textures.len(), next_texture as usize);
-    sink.staging
-        .add_bytes(&playback_name, &playback)
-        .map_err(|e| format!("{}: cannot write {playback_name}: {e}", path.display()))?;
+    sink.write_file(&playback_name, &playback)?;
     Ok(Part::Done(meta::VatMetadata {
         reference_node,
-        normal_convention: match vs.options.convention {
-            vat::NormalConvention::InverseTranspose => meta::NormalConvention::InverseTranspose,
-            vat::NormalConvention::BlendedMatrix => meta::NormalConvention::BlendedMatrix,
-        },
+        normal_convention: vs.options.convention,
         encoding: vs.encoding,
         direction_encoding: vs.direction_encoding,
         max_texture_size: vs.options.max_texture_size as u32,
@@ -290,14 +283,13 @@ struct StagedPrimitive {
 /// Streams every texture of one primitive to its writers; see
 /// [`finish_primitive`].
 fn bake_primitive(
-    path: &Path,
     baker: &VatBaker<'_>,
     index: usize,
     base: &str,
     vs: &VatSettings,
-    sink: &mut Sink<'_>,
+    sink: &mut dyn Sink,
     pool: &mut Pool,
-) -> Result<StagedPrimitive, String> {
+) -> Result<StagedPrimitive, StepError> {
     let p = &baker.plan().primitives[index];
     let mut streams = vec![VatStream::Positions];
     if p.normals {
@@ -333,17 +325,13 @@ fn bake_primitive(
             }
         }
     }
-    let fail = |e: rigbake_format::FormatError| format!("{}: VAT of {base}: {e}", path.display());
+    let fail = |e| StepError::during(format!("VAT of {base}"), e);
     let ext = extension(vs);
     let mut files = Vec::with_capacity(specs.len());
     let mut writers = Vec::with_capacity(specs.len());
     for spec in &specs {
         let name = format!("{base}.{}.{ext}", stream_name(spec.stream));
-        let file = if sink.embed {
-            sink.staging.scratch(&name)
-        } else {
-            sink.staging.path_for(&name)
-        };
+        let file = sink.stream_target(&name);
         writers.push(VatFileWriter::create(&file, *spec).map_err(fail)?);
         files.push((name, file));
     }
@@ -370,33 +358,27 @@ fn bake_primitive(
 /// its textures in stream order (positions, normals, tangents), embedding
 /// them in the container when asked.
 fn finish_primitive(
-    path: &Path,
     staged: StagedPrimitive,
-    sink: &mut Sink<'_>,
+    sink: &mut dyn Sink,
     pool: &mut Pool,
-) -> Result<Vec<meta::VatTextureMeta>, String> {
+) -> Result<Vec<meta::VatTextureMeta>, StepError> {
     let StagedPrimitive {
         base,
         specs,
         writers,
         files,
     } = staged;
-    let fail = |e: rigbake_format::FormatError| format!("{}: VAT of {base}: {e}", path.display());
+    let fail = |e| StepError::during(format!("VAT of {base}"), e);
     let mut out = Vec::with_capacity(specs.len());
     for ((writer, spec), (name, file)) in writers.into_iter().zip(&specs).zip(files) {
         let done = writer.finish(pool).map_err(fail)?;
         pool.truncate(POOL_MAX);
         let (max_error, bytes, crc32) = (done.max_error, done.bytes, done.crc32);
-        let storage = if sink.embed {
-            let mut reader = File::open(&file).map_err(|e| format!("{}: {e}", path.display()))?;
-            let section = sink
-                .container
-                .add_section_from(SectionKind::Texture, &mut reader)
-                .map_err(fail)?;
-            meta::Storage::Section(section as u32)
-        } else {
-            meta::Storage::File
-        };
+        let storage = sink.place_stream(&file).map_err(|e| match e.source {
+            // Embedding failed while writing the container section.
+            crate::error::Source::Format(f) if e.context.is_none() => fail(f),
+            _ => e,
+        })?;
         out.push(meta::VatTextureMeta {
             stream: spec.stream,
             name,

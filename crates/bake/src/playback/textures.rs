@@ -9,7 +9,6 @@
 use std::io::{BufReader, Cursor};
 use std::path::Path;
 
-use rigbake_core::layout::MatrixLayout;
 use rigbake_core::runtime::vat_path::{VatDecode, VatSamples, VatTextureView};
 use rigbake_format::container::Container;
 use rigbake_format::meta::{self, DirectionEncoding, Storage, VatEncoding, VatStream};
@@ -93,10 +92,7 @@ pub(super) fn bone_texture(
     Ok(BoneTexture {
         width: tex.width,
         height: tex.height,
-        layout: match tex.layout {
-            meta::MatrixLayout::Mat4 => MatrixLayout::Mat4,
-            meta::MatrixLayout::Mat3x4 => MatrixLayout::Mat3x4,
-        },
+        layout: tex.layout,
         texels: decoded.data,
         max_error: tex.max_error,
         space_node,

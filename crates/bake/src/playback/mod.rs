@@ -23,9 +23,11 @@ use rigbake_core::layout::MatrixLayout;
 use rigbake_core::model::Primitive;
 use rigbake_core::runtime::ClipInfo;
 use rigbake_core::runtime::vat_path::VatAddress;
-use rigbake_core::timeline::{ClipSource, SampleRule};
+use rigbake_core::timeline::ClipSource;
 use rigbake_format::container::Container;
 use rigbake_format::meta::{self, Metadata};
+
+use crate::records;
 
 pub use source::{SourceModel, find_source};
 pub use textures::VatTexture;
@@ -47,6 +49,8 @@ impl std::fmt::Display for LoadError {
         }
     }
 }
+
+impl std::error::Error for LoadError {}
 
 /// One clip of the clip table, ready to play and to evaluate directly.
 #[derive(Debug, Clone, PartialEq)]
@@ -236,10 +240,6 @@ fn load_clips(
     rig: Option<&meta::RigMetadata>,
     model: &Model,
 ) -> Result<Vec<LoadedClip>, LoadError> {
-    let rule = match metadata.options.sampling {
-        meta::SamplingRule::FixedRate => SampleRule::FixedRate,
-        meta::SamplingRule::EvenSpread => SampleRule::EvenSpread,
-    };
     let in_order = metadata.clips.len() == model.clips.len()
         && metadata
             .clips
@@ -270,37 +270,14 @@ fn load_clips(
                 }
             });
             let source = match origin {
-                Some(meta::ClipOrigin::Range {
-                    source, start, end, ..
-                }) => ClipSource::Animation {
-                    clip: animation(source)?,
-                    start: *start,
-                    end: *end,
-                },
-                Some(meta::ClipOrigin::Blend {
-                    first,
-                    second,
-                    weight,
-                    ..
-                }) => ClipSource::Blend {
-                    a: animation(first)?,
-                    b: animation(second)?,
-                    weight: *weight,
-                },
+                Some(o) => records::clip_source(o, animation)?,
                 None if in_order => whole(model, i),
                 None if c.name == "rest" && model.clips.is_empty() => ClipSource::Rest,
                 None => whole(model, animation(&c.name)?),
             };
             Ok(LoadedClip {
                 name: c.name.clone(),
-                info: ClipInfo {
-                    start_row: c.start_row,
-                    frames: c.frames,
-                    fps: c.fps,
-                    duration: c.duration,
-                    looping: c.looping,
-                    rule,
-                },
+                info: records::clip_info(c, metadata.options.sampling),
                 source,
             })
         })
@@ -521,10 +498,7 @@ fn load_vat(
     }
     Ok(VatPlayback {
         reference_node,
-        convention: match vat.normal_convention {
-            meta::NormalConvention::InverseTranspose => NormalConvention::InverseTranspose,
-            meta::NormalConvention::BlendedMatrix => NormalConvention::BlendedMatrix,
-        },
+        convention: vat.normal_convention,
         primitives,
     })
 }

@@ -1,0 +1,468 @@
+//! What a container holds, for people and scripts: a report (serialised as
+//! the `inspect --json` document, `formats/inspect.schema.json`) and its
+//! readable summary. Reads only the header, the section table and the
+//! metadata unless asked to check every checksum.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use rigbake_format::container::{Container, Section};
+use rigbake_format::meta::{
+    ClipOrigin, Metadata, RigMetadata, Storage, VatMetadata, WeightsMetadata,
+};
+use serde::Serialize;
+
+use rigbake_format::FormatError;
+
+/// Version of the `inspect --json` document layout.
+pub const INSPECT_SCHEMA_VERSION: u32 = 1;
+
+/// The `inspect --json` document.
+#[derive(Debug, Serialize)]
+pub struct InspectReport {
+    /// Always [`INSPECT_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// The container file as given.
+    pub file: String,
+    /// Container-level facts.
+    pub container: ContainerInfo,
+    /// The bake metadata, field for field.
+    pub metadata: Metadata,
+    /// The VAT record, field for field (`null` when the bake has none).
+    pub vat: Option<VatMetadata>,
+    /// The bone-weight record, field for field (`null` when none).
+    pub weights: Option<WeightsMetadata>,
+    /// The rig record (anchors, props, clip origins), or `null`.
+    pub rig: Option<RigMetadata>,
+    /// Sums over the metadata.
+    pub totals: Totals,
+    /// Result of `--verify` (`null` when not asked).
+    pub verified: Option<bool>,
+}
+
+/// Container-level facts.
+#[derive(Debug, Serialize)]
+pub struct ContainerInfo {
+    /// Format version, `major.minor`.
+    pub format_version: String,
+    /// File size in bytes.
+    pub bytes: u64,
+    /// The section table.
+    pub sections: Vec<SectionInfo>,
+    /// The bake key (a digest of inputs and settings), if recorded.
+    pub bake_key: Option<String>,
+}
+
+/// One section table entry.
+#[derive(Debug, Serialize)]
+pub struct SectionInfo {
+    /// `metadata`, `texture` or `unknown(<code>)`.
+    pub kind: String,
+    /// Byte offset.
+    pub offset: u64,
+    /// Length in bytes.
+    pub length: u64,
+    /// CRC-32 of the payload.
+    pub crc32: u32,
+}
+
+/// Sums over the metadata.
+#[derive(Debug, Serialize)]
+pub struct Totals {
+    /// Number of clips.
+    pub clips: usize,
+    /// Rows of every texture (frames of all clips).
+    pub frames: u64,
+    /// Number of textures.
+    pub textures: usize,
+    /// Encoded bytes of all textures.
+    pub texture_bytes: u64,
+    /// Encoded bytes of the textures embedded in the container.
+    pub embedded_texture_bytes: u64,
+    /// Largest `max_error` over the bone textures.
+    pub max_error: f64,
+    /// Number of vertex animation textures.
+    pub vat_textures: usize,
+    /// Encoded bytes of all vertex animation textures.
+    pub vat_texture_bytes: u64,
+}
+
+fn section_info(s: &Section) -> SectionInfo {
+    SectionInfo {
+        kind: s.kind.name(),
+        offset: s.offset,
+        length: s.length,
+        crc32: s.crc32,
+    }
+}
+
+fn totals(m: &Metadata, vat: Option<&VatMetadata>) -> Totals {
+    let vat_textures = vat.map(|v| v.textures.as_slice()).unwrap_or_default();
+    Totals {
+        clips: m.clips.len(),
+        frames: m.clips.iter().map(|c| u64::from(c.frames)).sum(),
+        textures: m.textures.len(),
+        texture_bytes: m.textures.iter().map(|t| t.bytes).sum(),
+        embedded_texture_bytes: m
+            .textures
+            .iter()
+            .filter(|t| matches!(t.storage, Storage::Section(_)))
+            .map(|t| t.bytes)
+            .sum(),
+        max_error: m.textures.iter().map(|t| t.max_error).fold(0.0, f64::max),
+        vat_textures: vat_textures.len(),
+        vat_texture_bytes: vat_textures.iter().map(|t| t.bytes).sum(),
+    }
+}
+
+/// Checks every section checksum and every texture file beside the
+/// container; returns the first problem found.
+fn verify(
+    container: &mut Container<impl std::io::Read + std::io::Seek>,
+    dir: &Path,
+) -> Option<String> {
+    if let Err(e) = container.verify() {
+        return Some(e.to_string());
+    }
+    for t in &container.metadata().textures {
+        if t.storage == Storage::File {
+            let file = dir.join(&t.name);
+            match std::fs::read(&file) {
+                Err(e) => return Some(format!("{}: {e}", file.display())),
+                Ok(bytes)
+                    if bytes.len() as u64 != t.bytes || crc32fast::hash(&bytes) != t.crc32 =>
+                {
+                    return Some(format!(
+                        "{}: size or checksum differs from the metadata",
+                        file.display()
+                    ));
+                }
+                Ok(_) => {}
+            }
+        }
+    }
+    None
+}
+
+/// A container that cannot be opened.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {source}", file.display())]
+pub struct InspectError {
+    /// The container file.
+    pub file: std::path::PathBuf,
+    /// Why it cannot be read.
+    pub source: FormatError,
+}
+
+/// Opens `file` and builds its report; with `verify`, also reads every
+/// payload and texture file and records whether every checksum matched (the
+/// first mismatch is returned as the second value).
+pub fn load_report(
+    file: &Path,
+    verify_all: bool,
+) -> Result<(InspectReport, Option<String>), InspectError> {
+    let mut container = Container::open(file).map_err(|source| InspectError {
+        file: file.to_path_buf(),
+        source,
+    })?;
+    let mut problem = None;
+    let verified = if verify_all {
+        let dir = file.parent().unwrap_or(Path::new("."));
+        problem = verify(&mut container, dir).map(|e| format!("{}: {e}", file.display()));
+        Some(problem.is_none())
+    } else {
+        None
+    };
+    let report = InspectReport {
+        schema_version: INSPECT_SCHEMA_VERSION,
+        file: file.display().to_string(),
+        container: ContainerInfo {
+            format_version: container.version().to_string(),
+            bytes: container.file_len(),
+            sections: container.sections().iter().map(section_info).collect(),
+            bake_key: container.bake_key().map(str::to_owned),
+        },
+        totals: totals(container.metadata(), container.vat()),
+        metadata: container.metadata().clone(),
+        vat: container.vat().cloned(),
+        weights: container.weights().cloned(),
+        rig: container.rig().cloned(),
+        verified,
+    };
+    Ok((report, problem))
+}
+
+/// The serde (snake_case) name of an enum value, as in the JSON output.
+fn name<T: Serialize>(value: &T) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+fn error_text(e: f64) -> String {
+    if e == 0.0 {
+        "0 (lossless)".to_owned()
+    } else {
+        format!("{e:.3e}")
+    }
+}
+
+fn kib(bytes: u64) -> String {
+    if bytes >= 1 << 20 {
+        format!("{:.1} MiB", bytes as f64 / f64::from(1 << 20))
+    } else {
+        format!("{:.1} KiB", bytes as f64 / 1024.0)
+    }
+}
+
+/// The human-readable summary.
+pub fn render(r: &InspectReport) -> String {
+    let m = &r.metadata;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "model     {} ({} bytes, sha256 {})",
+        m.source.file_name, m.source.bytes, m.source.sha256
+    );
+    let _ = writeln!(
+        s,
+        "written   by {} {}, container format {} ({})",
+        m.tool.name,
+        m.tool.version,
+        r.container.format_version,
+        kib(r.container.bytes)
+    );
+    let _ = writeln!(
+        s,
+        "options   {} fps {}, layout {}, precision {}, max texture {}",
+        m.options.fps,
+        name(&m.options.sampling),
+        name(&m.options.layout),
+        name(&m.options.precision),
+        m.options.max_texture_size
+    );
+    let _ = writeln!(
+        s,
+        "\nclips ({}, {} frames)",
+        r.totals.clips, r.totals.frames
+    );
+    let width = m
+        .clips
+        .iter()
+        .map(|c| c.name.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let _ = writeln!(
+        s,
+        "  {:>3}  {:<width$}  {:>6}  {:>6}  {:>9}  loop",
+        "#", "name", "row", "frames", "duration"
+    );
+    for (i, c) in m.clips.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "  {:>3}  {:<width$}  {:>6}  {:>6}  {:>7.3} s  {}",
+            i,
+            c.name,
+            c.start_row,
+            c.frames,
+            c.duration,
+            if c.looping { "yes" } else { "no" }
+        );
+    }
+    if let Some(rig) = &r.rig {
+        for origin in &rig.clip_origins {
+            let text = match origin {
+                ClipOrigin::Range {
+                    clip,
+                    source,
+                    start,
+                    end,
+                } => format!("clip {clip}: {source} from {start} s to {end} s"),
+                ClipOrigin::Blend {
+                    clip,
+                    first,
+                    second,
+                    weight,
+                } => format!("clip {clip}: blend of {first} and {second} at weight {weight}"),
+            };
+            let _ = writeln!(s, "  {text}");
+        }
+    }
+    let _ = writeln!(s, "\nskins ({})", m.skins.len());
+    for (i, k) in m.skins.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "  {:>3}  {}  {} joints  texture {}  meshes: {}",
+            i,
+            k.name,
+            k.joints.len(),
+            k.texture,
+            k.mesh_nodes.join(", ")
+        );
+    }
+    let _ = writeln!(
+        s,
+        "\ntextures ({}, {})",
+        r.totals.textures,
+        kib(r.totals.texture_bytes)
+    );
+    for (i, t) in m.textures.iter().enumerate() {
+        let place = match t.storage {
+            Storage::File => "file".to_owned(),
+            Storage::Section(n) => format!("section {n}"),
+        };
+        let _ = writeln!(
+            s,
+            "  {:>3}  {}  {}  {} x {}  {} {} {}  {}  {}  max error {}",
+            i,
+            name(&t.kind),
+            t.name,
+            t.width,
+            t.height,
+            name(&t.layout),
+            name(&t.precision),
+            name(&t.encoding),
+            kib(t.bytes),
+            place,
+            error_text(t.max_error)
+        );
+    }
+    if let Some(rig) = &r.rig {
+        if !rig.anchors.is_empty() {
+            let _ = writeln!(
+                s,
+                "\nanchors ({}, model space: {}{})",
+                rig.anchors.len(),
+                rig.reference_node.as_deref().unwrap_or("scene root"),
+                rig.anchor_texture
+                    .as_deref()
+                    .map(|t| format!(", texture {t}"))
+                    .unwrap_or_default()
+            );
+            for a in &rig.anchors {
+                let mesh = a
+                    .mesh
+                    .as_deref()
+                    .map(|m| format!("  mesh {m}"))
+                    .unwrap_or_default();
+                let _ = writeln!(s, "  {}  ({}){mesh}", a.node, name(&a.reason));
+            }
+        }
+        if !rig.props.is_empty() {
+            let _ = writeln!(s, "\nprops ({})", rig.props.len());
+            for p in &rig.props {
+                let _ = writeln!(
+                    s,
+                    "  {} (mesh {}) under {}: {}",
+                    p.node,
+                    p.mesh,
+                    p.joint,
+                    name(&p.mode)
+                );
+            }
+        }
+    }
+    if let Some(w) = &r.weights {
+        let _ = writeln!(
+            s,
+            "\nbone weights ({} pairs per vertex in {} channels UV1..UV{}; mesh {})",
+            w.max_influences,
+            w.channels,
+            w.channels,
+            w.mesh_file.as_deref().unwrap_or("none")
+        );
+        for p in &w.primitives {
+            let _ = writeln!(
+                s,
+                "  {} p{}  {} vertices  skin {}  dropped weight max {:.4} mean {:.4}  position error {}",
+                p.node,
+                p.primitive,
+                p.vertices,
+                p.skin,
+                p.dropped_max,
+                p.dropped_mean,
+                error_text(p.position_error)
+            );
+        }
+    }
+    if let Some(v) = &r.vat {
+        let _ = writeln!(
+            s,
+            "\nvertex animation ({} primitives, {}{}, normals {}, model space: {})",
+            v.primitives.len(),
+            name(&v.encoding),
+            if v.encoding == rigbake_format::meta::VatEncoding::Png16 {
+                format!(" with {} directions", name(&v.direction_encoding))
+            } else {
+                String::new()
+            },
+            name(&v.normal_convention),
+            v.reference_node.as_deref().unwrap_or("scene root")
+        );
+        for p in &v.primitives {
+            let streams: Vec<&str> = [Some(p.positions), p.normals, p.tangents]
+                .into_iter()
+                .flatten()
+                .map(|i| v.textures[i as usize].name.as_str())
+                .collect();
+            let _ = writeln!(
+                s,
+                "  {} p{} ({}, {}{} vertices)  {} x {} ({} band{})  {}",
+                p.node,
+                p.primitive,
+                name(&p.deformation),
+                if p.morphed { "morphed, " } else { "" },
+                p.vertices,
+                p.width,
+                p.height,
+                p.bands,
+                if p.bands == 1 { "" } else { "s" },
+                streams.join(", ")
+            );
+        }
+        let worst = |stream: rigbake_format::meta::VatStream| {
+            v.textures
+                .iter()
+                .filter(|t| t.stream == stream)
+                .map(|t| t.max_error)
+                .fold(0.0, f64::max)
+        };
+        let _ = writeln!(
+            s,
+            "  largest error: positions {} model units, normals/tangents {} degrees",
+            error_text(worst(rigbake_format::meta::VatStream::Positions)),
+            error_text(
+                worst(rigbake_format::meta::VatStream::Normals)
+                    .max(worst(rigbake_format::meta::VatStream::Tangents))
+            )
+        );
+        if !v.static_primitives.is_empty() {
+            let names: Vec<String> = v
+                .static_primitives
+                .iter()
+                .map(|p| format!("{} p{}", p.node, p.primitive))
+                .collect();
+            let _ = writeln!(s, "  static (not baked): {}", names.join(", "));
+        }
+    }
+    let _ = writeln!(
+        s,
+        "\ntotals    {} bone textures, {} ({} embedded), largest encoding error {}; {} VAT textures, {}",
+        r.totals.textures,
+        kib(r.totals.texture_bytes),
+        kib(r.totals.embedded_texture_bytes),
+        error_text(r.totals.max_error),
+        r.totals.vat_textures,
+        kib(r.totals.vat_texture_bytes)
+    );
+    if let Some(v) = r.verified {
+        let _ = writeln!(
+            s,
+            "verified  {}",
+            if v { "all checksums match" } else { "FAILED" }
+        );
+    }
+    s
+}

@@ -1,0 +1,257 @@
+//! One model's bake from validated settings to files: import, choose clips,
+//! run each requested output into a [`Sink`], write the container, commit
+//! the files. Every problem becomes a [`BakeError`] so one bad model never
+//! stops the others; even a panic inside one model is caught and reported
+//! as an internal error.
+
+mod bones;
+mod common;
+mod mesh;
+mod rig;
+mod vat;
+mod weights;
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
+
+use rigbake_core::bake::bone_sets;
+use rigbake_core::timeline::{ClipSpec, Timeline};
+use rigbake_core::{Model, import};
+use rigbake_format::codec;
+use rigbake_format::container::SectionKind;
+use rigbake_format::meta::{self, Metadata};
+use sha2::{Digest, Sha256};
+
+use crate::error::{BakeError, Source, Stage, StepError, at};
+use crate::records;
+use crate::settings::BakeSettings;
+use crate::sink::{OutputSink, SharedStore, Sink};
+use common::Part;
+
+/// Hears what a bake is doing (a progress display, a log).
+pub trait Observer {
+    /// A fact about the model, e.g. "3 clips, 90 frames".
+    fn info(&self, message: &str);
+    /// The bake moved on to `stage`, e.g. "bone textures".
+    fn stage(&self, stage: &str);
+}
+
+/// An [`Observer`] that ignores everything.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Silent;
+
+impl Observer for Silent {
+    fn info(&self, _: &str) {}
+    fn stage(&self, _: &str) {}
+}
+
+/// One model to bake, with everything the bake needs.
+pub struct ModelJob<'a> {
+    /// The model file (external buffers are found next to it; the
+    /// container records its name).
+    pub input: &'a Path,
+    /// The model file's bytes (already read, for the bake key).
+    pub bytes: &'a [u8],
+    /// The folder the outputs go to.
+    pub out_dir: &'a Path,
+    /// What to bake.
+    pub settings: &'a BakeSettings,
+    /// The bake key, recorded in the container (see [`crate::bake_key`]).
+    pub key: &'a str,
+    /// Where shared bone textures go, when sharing.
+    pub shared: Option<&'a SharedStore>,
+    /// Who hears about progress.
+    pub observer: &'a dyn Observer,
+}
+
+/// What a successful job did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Baked {
+    /// The outputs were written: final paths and sizes.
+    Written(Vec<(PathBuf, u64)>),
+    /// Nothing applied to the model; the reason says why.
+    Skipped(String),
+}
+
+/// Bakes one model into its output folder; never panics (a panic inside is
+/// caught and returned as an [`Stage::Internal`] error).
+pub fn bake_model(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
+    match catch_unwind(AssertUnwindSafe(|| try_bake(job))) {
+        Ok(result) => result,
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".to_owned());
+            Err(BakeError::new(Stage::Internal, Source::Panic(what)))
+        }
+    }
+}
+
+/// Test hooks, set through `RIGBAKE_FAULT`: `abort-before-commit` kills the
+/// process after every output of a model is written under temporary names
+/// and before any is renamed into place (an interrupted bake must leave no
+/// partial file under a final name); `panic:TEXT` panics inside the job of
+/// every model whose path contains TEXT (one model's panic must not stop
+/// the others).
+fn fault(point: &str, input: &Path) {
+    let Some(v) = std::env::var_os("RIGBAKE_FAULT") else {
+        return;
+    };
+    let v = v.to_string_lossy();
+    match (point, v.split_once(':')) {
+        ("commit", _) if v == "abort-before-commit" => std::process::abort(),
+        ("start", Some(("panic", text))) if input.to_string_lossy().contains(text) => {
+            panic!("injected panic (RIGBAKE_FAULT)")
+        }
+        _ => {}
+    }
+}
+
+/// Adds an encoded record to the container.
+fn add_record(
+    sink: &mut dyn Sink,
+    kind: SectionKind,
+    record: rigbake_format::Result<Vec<u8>>,
+) -> Result<(), BakeError> {
+    let written = record
+        .map_err(StepError::bare)
+        .and_then(|r| sink.add_section(kind, &r).map(|_| ()));
+    written.map_err(|e| {
+        e.or_context("cannot write the container")
+            .at(Stage::Container)
+    })
+}
+
+fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
+    let settings = job.settings;
+    let path = job.input;
+    let bytes = job.bytes;
+    fault("start", path);
+    let model = import::import_bytes(path, bytes, &settings.import).map_err(at(Stage::Import))?;
+    let timeline = timeline(&model, settings).map_err(at(Stage::Timeline))?;
+    job.observer.info(&format!(
+        "{} clips, {} frames",
+        timeline.clips.len(),
+        timeline.rows
+    ));
+
+    let container_name = format!("{}.rigbake", model.name);
+    let mut sink = OutputSink::create(
+        job.out_dir,
+        &container_name,
+        settings.embed_textures,
+        job.shared,
+    )
+    .map_err(|e| e.at(Stage::Prepare))?;
+
+    let mut skipped = Vec::new();
+    let mut bones_part = None;
+    let mut rig_record = None;
+    if settings.outputs.bones {
+        job.observer.stage("bone textures");
+        let sets = bone_sets(&model);
+        let rig_plan = rig::plan(&model, &sets, settings).map_err(at(Stage::Rig))?;
+        let anchor_nodes: Vec<usize> = rig_plan.anchors.iter().map(|(n, _)| *n).collect();
+        let (part, tracks) = bones::bake(&model, &timeline, settings, &mut sink, &anchor_nodes)
+            .map_err(|e| e.at(Stage::Bones))?;
+        match part {
+            Part::Done(p) => bones_part = Some(p),
+            Part::Skipped(reason) => skipped.push(reason),
+        }
+        if let Some(bones) = &bones_part {
+            if settings.outputs.weights {
+                job.observer.stage("bone weights");
+                let w = weights::bake(&model, bones, &rig_plan, settings, &mut sink)
+                    .map_err(|e| e.at(Stage::Weights))?;
+                add_record(&mut sink, SectionKind::Weights, codec::encode_weights(&w))?;
+            }
+        }
+        rig_record = rig::record(&model, &timeline, &rig_plan, &tracks, settings, &mut sink)
+            .map_err(|e| e.at(Stage::Rig))?;
+    }
+    let mut vat_part = None;
+    if settings.outputs.vat {
+        job.observer.stage("vertex animation");
+        match vat::bake(&model, &timeline, settings, &mut sink).map_err(|e| e.at(Stage::Vat))? {
+            Part::Done(p) => vat_part = Some(p),
+            Part::Skipped(reason) => skipped.push(reason),
+        }
+    }
+    let has_anchors = rig_record.as_ref().is_some_and(|r| !r.anchors.is_empty());
+    if bones_part.is_none() && vat_part.is_none() && !has_anchors {
+        return Ok(Baked::Skipped(skipped.join("; ")));
+    }
+
+    job.observer.stage("writing");
+    let (skins, textures) = bones_part
+        .map(|b| (b.skins, b.textures))
+        .unwrap_or_default();
+    let metadata = build_metadata(path, bytes, &timeline, skins, textures, settings);
+    if let Some(vat) = &vat_part {
+        add_record(&mut sink, SectionKind::Vat, codec::encode_vat(vat))?;
+    }
+    if let Some(rig) = &rig_record {
+        add_record(&mut sink, SectionKind::Rig, codec::encode_rig(rig))?;
+    }
+    add_record(&mut sink, SectionKind::Key, Ok(job.key.as_bytes().to_vec()))?;
+    let finished = sink.finish(&metadata).map_err(|e| e.at(Stage::Container))?;
+    fault("commit", path);
+    let files = finished.commit().map_err(|e| e.at(Stage::Commit))?;
+    Ok(Baked::Written(files))
+}
+
+/// The clips to bake: the requested ones (every animation when none were
+/// named), then the blends.
+fn timeline(model: &Model, settings: &BakeSettings) -> rigbake_core::Result<Timeline> {
+    if settings.clips.is_empty() && settings.blends.is_empty() {
+        return Timeline::all_clips(model, settings.sampling);
+    }
+    let mut specs = if settings.clips.is_empty() {
+        model
+            .clips
+            .iter()
+            .map(|c| ClipSpec::whole(&c.name))
+            .collect()
+    } else {
+        settings.clips.clone()
+    };
+    specs.extend(settings.blends.iter().cloned());
+    Timeline::build(model, settings.sampling, &specs)
+}
+
+fn build_metadata(
+    path: &Path,
+    bytes: &[u8],
+    timeline: &Timeline,
+    skins: Vec<meta::SkinMeta>,
+    textures: Vec<meta::TextureMeta>,
+    settings: &BakeSettings,
+) -> Metadata {
+    let fps = timeline.sampling.fps;
+    Metadata {
+        tool: meta::Tool {
+            name: "rigbake".to_owned(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+        },
+        source: meta::SourceFile {
+            file_name: path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            sha256: format!("{:x}", Sha256::digest(bytes)),
+            bytes: bytes.len() as u64,
+        },
+        options: meta::BakeOptions {
+            fps,
+            sampling: timeline.sampling.rule,
+            layout: settings.layout,
+            precision: settings.precision,
+            max_texture_size: settings.max_texture_size as u32,
+        },
+        clips: records::clip_table(timeline),
+        skins,
+        textures,
+    }
+}

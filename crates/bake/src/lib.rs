@@ -1,0 +1,36 @@
+//! rigbake as a library: everything between a validated bake request and
+//! the files on disk, and everything that reads a bake back.
+//!
+//! - [`job::bake_model`] bakes one model from [`settings::BakeSettings`]
+//!   into an output folder; the bytes go through a [`sink::Sink`] that
+//!   decides where they land (a file, the [`sink::SharedStore`], or a
+//!   section embedded in the container). Failures are [`error::BakeError`]s
+//!   naming the stage and the source.
+//! - [`incremental`] computes bake keys and tells up-to-date outputs.
+//! - [`playback::load`] turns a container and its textures into the views
+//!   the runtime reference (`rigbake_core::runtime`) reads.
+//! - [`verify`] measures a loaded bake against its source and judges it.
+//! - [`preview`] poses and renders preview frames of a loaded bake.
+//! - [`inspect`] reports what a container holds.
+//! - [`records`] maps core values to metadata records and back.
+//!
+//! The `rigbake` command line (crate `rigbake-cli`) is a thin layer over
+//! this crate: arguments, manifests, planning, scheduling and reports.
+//! `examples/open_bake.rs` shows a library user's view.
+
+pub mod error;
+pub mod incremental;
+pub mod inspect;
+pub mod job;
+pub mod playback;
+pub mod preview;
+pub mod records;
+pub mod settings;
+pub mod sink;
+pub mod staging;
+pub mod verify;
+
+pub use error::{BakeError, Stage};
+pub use incremental::{bake_key, up_to_date};
+pub use job::{Baked, ModelJob, Observer, bake_model};
+pub use settings::BakeSettings;

@@ -1,0 +1,110 @@
+//! What one model's bake writes and how: the validated settings a bake
+//! runs with. How they are assembled (defaults, manifest, flags) is the
+//! command line's business; this is the result.
+
+use rigbake_core::bake::vat::VatOptions;
+use rigbake_core::import::ImportOptions;
+use rigbake_core::layout::MatrixLayout;
+use rigbake_core::timeline::{ClipSpec, Sampling};
+use rigbake_format::meta;
+use rigbake_format::texture::Precision;
+use rigbake_format::texture::exr::StreamCompression;
+
+/// Which outputs a bake writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Outputs {
+    /// Bone-matrix textures.
+    pub bones: bool,
+    /// Bone-weight channels and the weights mesh (needs `bones`).
+    pub weights: bool,
+    /// Vertex animation textures and the playback mesh.
+    pub vat: bool,
+    /// Anchor tracks (the named anchors, or automatic ones when none are
+    /// named).
+    pub anchors: bool,
+}
+
+/// Options of vertex animation textures.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct VatSettings {
+    /// Sample encoding.
+    pub encoding: meta::VatEncoding,
+    /// PNG direction encoding.
+    pub direction_encoding: meta::DirectionEncoding,
+    /// EXR compression.
+    pub compression: StreamCompression,
+    /// What the core bakes (normals, tangents, convention, sizes).
+    pub options: VatOptions,
+}
+
+/// Which socket tracks to bake.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct AnchorSettings {
+    /// Nodes named by the user.
+    pub nodes: Vec<String>,
+    /// Also choose sockets automatically.
+    pub auto: bool,
+    /// Also write `anchors.exr`.
+    pub exr: bool,
+}
+
+/// Everything that decides one model's outputs (part of its bake key).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BakeSettings {
+    /// Frame rate and rule.
+    pub sampling: Sampling,
+    /// Clips to bake, in order (empty: every animation of the model).
+    pub clips: Vec<ClipSpec>,
+    /// Blends to bake after the clips.
+    pub blends: Vec<ClipSpec>,
+    /// Outputs to write.
+    pub outputs: Outputs,
+    /// Bone texture layout.
+    pub layout: MatrixLayout,
+    /// Bone texture precision.
+    pub precision: Precision,
+    /// Bone-weight pairs kept per vertex.
+    pub max_influences: usize,
+    /// Largest texture width or height.
+    pub max_texture_size: usize,
+    /// Embed textures in the container instead of writing files beside it.
+    pub embed_textures: bool,
+    /// Anchors: nodes by name, plus automatic choice.
+    pub anchors: AnchorSettings,
+    /// Bind rigid props to their joints (else report them as anchors).
+    pub bind_props: bool,
+    /// VAT options.
+    pub vat: VatSettings,
+    /// Import options (limits, file access).
+    pub import: ImportOptions,
+}
+
+impl Default for BakeSettings {
+    fn default() -> Self {
+        Self {
+            sampling: Sampling::default(),
+            clips: Vec::new(),
+            blends: Vec::new(),
+            outputs: Outputs {
+                bones: true,
+                weights: true,
+                vat: false,
+                anchors: false,
+            },
+            layout: MatrixLayout::Mat4,
+            precision: Precision::F32,
+            max_influences: 6,
+            max_texture_size: 8192,
+            embed_textures: false,
+            anchors: AnchorSettings::default(),
+            bind_props: true,
+            vat: VatSettings {
+                encoding: meta::VatEncoding::Exr16,
+                direction_encoding: meta::DirectionEncoding::Octahedral,
+                compression: StreamCompression::None,
+                options: VatOptions::default(),
+            },
+            import: ImportOptions::default(),
+        }
+    }
+}

@@ -1,0 +1,272 @@
+//! Where a bake's bytes go. The output steps hand finished textures,
+//! meshes and records to a [`Sink`]; the sink decides whether a texture
+//! becomes a file in the output folder, a copy in the [`SharedStore`], or a
+//! section embedded in the container. [`OutputSink`] is the sink of a
+//! normal bake: every file staged (see [`crate::staging`]) and renamed into
+//! place only when the whole model is done.
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+
+use rigbake_format::container::{ContainerWriter, SectionKind};
+use rigbake_format::meta::{Metadata, Storage};
+use sha2::{Digest, Sha256};
+
+use crate::error::StepError;
+use crate::staging::Staging;
+
+/// Where the bytes of one model's bake go.
+pub trait Sink {
+    /// Places a finished bone texture called `name`; returns the name the
+    /// metadata records (a path to a shared copy, when shared) and where it
+    /// lives.
+    fn place_texture(&mut self, name: &str, bytes: &[u8]) -> Result<(String, Storage), StepError>;
+
+    /// Writes a file that always lives beside the container (meshes,
+    /// `anchors.exr`).
+    fn write_file(&mut self, name: &str, bytes: &[u8]) -> Result<(), StepError>;
+
+    /// Adds a section to the container; returns its index.
+    fn add_section(&mut self, kind: SectionKind, bytes: &[u8]) -> Result<usize, StepError>;
+
+    /// The path a streamed texture called `name` is written to while it is
+    /// encoded (a staged file, or scratch space when it will be embedded).
+    fn stream_target(&mut self, name: &str) -> PathBuf;
+
+    /// Places a streamed texture once its writer has finished with `path`
+    /// (the path [`Sink::stream_target`] gave).
+    fn place_stream(&mut self, path: &Path) -> Result<Storage, StepError>;
+}
+
+/// Where identical bone textures of different models are written once.
+#[derive(Debug, Clone)]
+pub struct SharedStore {
+    root: PathBuf,
+    dir: PathBuf,
+}
+
+impl SharedStore {
+    /// A store in `root/_shared/bones`.
+    pub fn new(root: &Path) -> Self {
+        Self {
+            root: root.to_path_buf(),
+            dir: root.join("_shared").join("bones"),
+        }
+    }
+
+    /// Writes `bytes` once under their SHA-256 (a temporary name, then a
+    /// rename, so concurrent models never see a partial file) and returns the
+    /// path relative to `out_dir` (a folder below the store's root).
+    pub fn store(&self, out_dir: &Path, bytes: &[u8]) -> std::io::Result<String> {
+        let name = format!("{:x}.exr", Sha256::digest(bytes));
+        let file = self.dir.join(&name);
+        if !file.exists() {
+            std::fs::create_dir_all(&self.dir)?;
+            let tmp = self.dir.join(format!(
+                ".{name}.{}.{:?}.tmp",
+                std::process::id(),
+                std::thread::current().id()
+            ));
+            std::fs::write(&tmp, bytes)?;
+            std::fs::rename(&tmp, &file)?;
+        }
+        let depth = out_dir
+            .strip_prefix(&self.root)
+            .map_or(0, |p| p.components().count());
+        Ok(format!("{}_shared/bones/{name}", "../".repeat(depth)))
+    }
+}
+
+/// The container a bake of `input` writes into `out_dir`.
+pub fn container_path(input: &Path, out_dir: &Path) -> PathBuf {
+    let stem = input
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    out_dir.join(format!("{stem}.rigbake"))
+}
+
+/// The sink of a bake into an output folder: files staged under temporary
+/// names, the container written alongside, textures embedded or shared as
+/// asked.
+pub struct OutputSink<'a> {
+    staging: Staging,
+    container: ContainerWriter<BufWriter<File>>,
+    embed: bool,
+    shared: Option<&'a SharedStore>,
+    out_dir: PathBuf,
+}
+
+impl<'a> OutputSink<'a> {
+    /// Starts the outputs of one model in `out_dir` (created if needed),
+    /// with the container `container_name`. `embed` puts textures inside the
+    /// container; `shared`, when given and not embedding, keeps one copy of
+    /// identical bone textures.
+    pub fn create(
+        out_dir: &Path,
+        container_name: &str,
+        embed: bool,
+        shared: Option<&'a SharedStore>,
+    ) -> Result<Self, StepError> {
+        let mut staging = Staging::new(out_dir).map_err(|e| {
+            StepError::io(format!("cannot create `{}`", out_dir.display()), out_dir, e)
+        })?;
+        let path = staging.path_for(container_name);
+        let file = File::create(&path)
+            .map_err(|e| StepError::io(format!("cannot write `{}`", path.display()), &path, e))?;
+        let container = ContainerWriter::new(BufWriter::new(file)).map_err(StepError::bare)?;
+        Ok(Self {
+            staging,
+            container,
+            embed,
+            shared,
+            out_dir: out_dir.to_path_buf(),
+        })
+    }
+
+    /// Writes the container's metadata and section table (the last write to
+    /// the container); the files are still staged until
+    /// [`Finished::commit`].
+    pub fn finish(self, metadata: &Metadata) -> Result<Finished, StepError> {
+        self.container
+            .finish(metadata)
+            .map_err(|e| StepError::during("cannot write the container", e))?;
+        Ok(Finished {
+            staging: self.staging,
+            out_dir: self.out_dir,
+        })
+    }
+}
+
+/// A model's outputs, complete under temporary names.
+#[derive(Debug)]
+pub struct Finished {
+    staging: Staging,
+    out_dir: PathBuf,
+}
+
+impl Finished {
+    /// Renames every output into place; returns the final paths and sizes.
+    pub fn commit(self) -> Result<Vec<(PathBuf, u64)>, StepError> {
+        let dir = self.out_dir;
+        self.staging.commit().map_err(|e| {
+            StepError::io(
+                format!("cannot write outputs to `{}`", dir.display()),
+                &dir,
+                e,
+            )
+        })
+    }
+}
+
+impl Sink for OutputSink<'_> {
+    fn place_texture(&mut self, name: &str, bytes: &[u8]) -> Result<(String, Storage), StepError> {
+        if let (Some(store), false) = (self.shared, self.embed) {
+            let shared = store
+                .store(&self.out_dir, bytes)
+                .map_err(|e| StepError::io("cannot write a shared bone texture", &store.dir, e))?;
+            Ok((shared, Storage::File))
+        } else if self.embed {
+            let index = self
+                .container
+                .add_section(SectionKind::Texture, bytes)
+                .map_err(StepError::bare)?;
+            Ok((name.to_owned(), Storage::Section(index as u32)))
+        } else {
+            self.write_file(name, bytes)?;
+            Ok((name.to_owned(), Storage::File))
+        }
+    }
+
+    fn write_file(&mut self, name: &str, bytes: &[u8]) -> Result<(), StepError> {
+        self.staging
+            .add_bytes(name, bytes)
+            .map_err(|e| StepError::io(format!("cannot write {name}"), &self.out_dir.join(name), e))
+    }
+
+    fn add_section(&mut self, kind: SectionKind, bytes: &[u8]) -> Result<usize, StepError> {
+        self.container
+            .add_section(kind, bytes)
+            .map_err(StepError::bare)
+    }
+
+    fn stream_target(&mut self, name: &str) -> PathBuf {
+        if self.embed {
+            self.staging.scratch(name)
+        } else {
+            self.staging.path_for(name)
+        }
+    }
+
+    fn place_stream(&mut self, path: &Path) -> Result<Storage, StepError> {
+        if !self.embed {
+            return Ok(Storage::File);
+        }
+        let mut reader = File::open(path).map_err(|e| StepError::io_bare(path, e))?;
+        let section = self
+            .container
+            .add_section_from(SectionKind::Texture, &mut reader)
+            .map_err(StepError::bare)?;
+        Ok(Storage::Section(section as u32))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn placed(embed: bool, shared: Option<&SharedStore>, out: &Path) -> (String, Storage) {
+        let mut sink = OutputSink::create(out, "m.rigbake", embed, shared).unwrap();
+        sink.place_texture("bones.skin0.exr", b"texels").unwrap()
+    }
+
+    #[test]
+    fn textures_go_to_a_file_a_section_or_the_shared_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("chars").join("knight");
+        assert_eq!(
+            placed(false, None, &out),
+            ("bones.skin0.exr".to_owned(), Storage::File)
+        );
+        assert_eq!(
+            placed(true, None, &out),
+            ("bones.skin0.exr".to_owned(), Storage::Section(0))
+        );
+        let store = SharedStore::new(dir.path());
+        let (name, storage) = placed(false, Some(&store), &out);
+        assert_eq!(storage, Storage::File);
+        assert!(
+            name.starts_with("../../_shared/bones/") && name.ends_with(".exr"),
+            "{name}"
+        );
+        let stored = dir.path().join(name.trim_start_matches("../"));
+        assert_eq!(std::fs::read(stored).unwrap(), b"texels");
+        // Embedding wins over sharing.
+        assert_eq!(placed(true, Some(&store), &out).1, Storage::Section(0));
+    }
+
+    #[test]
+    fn unfinished_outputs_leave_nothing_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("m");
+        let mut sink = OutputSink::create(&out, "m.rigbake", false, None).unwrap();
+        sink.write_file("m.weights.glb", b"glb").unwrap();
+        let streamed = sink.stream_target("a.positions.exr");
+        std::fs::write(&streamed, b"rows").unwrap();
+        assert_eq!(sink.place_stream(&streamed).unwrap(), Storage::File);
+        drop(sink);
+        assert!(
+            !out.exists(),
+            "a failed bake removes its temporaries and folder"
+        );
+    }
+
+    #[test]
+    fn container_paths_follow_the_model_file_name() {
+        assert_eq!(
+            container_path(Path::new("in/knight.glb"), Path::new("out/knight")),
+            Path::new("out/knight/knight.rigbake")
+        );
+    }
+}

@@ -1,0 +1,167 @@
+//! Errors of the command line before any model is baked: bad arguments,
+//! manifests and settings (exit code 2), and reports that cannot be merged.
+//! Failures of one model's bake are `rigbake::BakeError`s instead.
+
+use std::path::PathBuf;
+
+/// Why settings cannot be resolved for a model.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SettingsError {
+    /// The frame rate is out of range.
+    #[error("fps must be between 0 and 1000, got {0}")]
+    Fps(f64),
+    /// The largest texture size is zero.
+    #[error("max_texture_size must be positive")]
+    MaxTextureSize,
+    /// The bone-weight pairs per vertex are out of range.
+    #[error("max_influences must be 1 to {max}, got {got}")]
+    MaxInfluences {
+        /// The largest allowed.
+        max: usize,
+        /// The value given.
+        got: usize,
+    },
+    /// A clip gives both a frame range and a time range.
+    #[error("clip `{0}`: give `frames` or `time`, not both")]
+    ClipRanges(String),
+    /// A clip's frame range is empty.
+    #[error("clip `{source_clip}`: frames [{first}, {last}] are empty")]
+    ClipFrames {
+        /// The clip's source animation.
+        source_clip: String,
+        /// First frame.
+        first: u32,
+        /// Last frame.
+        last: u32,
+    },
+    /// `--blend` text is not `A,B,W[,W...]`.
+    #[error("--blend `{0}`: expected A,B,W[,W...]")]
+    BlendSyntax(String),
+    /// A `--blend` weight is not a number.
+    #[error("--blend `{text}`: `{weight}` is not a number")]
+    BlendNumber {
+        /// The whole argument.
+        text: String,
+        /// The bad weight.
+        weight: String,
+    },
+    /// A blend lists no weights.
+    #[error("blend of `{0}` and `{1}` lists no weights")]
+    BlendEmpty(String, String),
+    /// A blend weight is outside 0..1.
+    #[error("blend of `{0}` and `{1}`: weight {2} is outside 0..1")]
+    BlendWeight(String, String, f64),
+}
+
+/// A usage error: what the user gave cannot be run (exit code 2).
+#[derive(Debug, thiserror::Error)]
+pub enum UsageError {
+    /// The manifest cannot be read.
+    #[error("{}: cannot read the manifest: {source}", path.display())]
+    ManifestRead {
+        /// The manifest.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The manifest is not valid TOML or breaks the schema; `at` is
+    /// `:line:col` when known.
+    #[error("{}{at}: {message}", path.display())]
+    Manifest {
+        /// The manifest.
+        path: PathBuf,
+        /// `:line:col`, or empty.
+        at: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// Models cannot be listed.
+    #[error("{}: {source}", dir.display())]
+    Walk {
+        /// The folder searched.
+        dir: PathBuf,
+        /// Why.
+        source: walkdir::Error,
+    },
+    /// A folder holds no model.
+    #[error("`{}` holds no .glb or .gltf file", .0.display())]
+    NoModels(PathBuf),
+    /// A manifest entry's path pattern is not a glob.
+    #[error("{}:{line}: bad path pattern `{pattern}`: {source}", manifest.display())]
+    Pattern {
+        /// The manifest.
+        manifest: PathBuf,
+        /// Line of the entry.
+        line: usize,
+        /// The pattern.
+        pattern: String,
+        /// Why.
+        source: globset::Error,
+    },
+    /// A manifest entry matches no model.
+    #[error("{}:{line}: `{pattern}` matches no .glb or .gltf file under `{}`", manifest.display(), root.display())]
+    NoMatch {
+        /// The manifest.
+        manifest: PathBuf,
+        /// Line of the entry.
+        line: usize,
+        /// The pattern.
+        pattern: String,
+        /// The folder searched.
+        root: PathBuf,
+    },
+    /// No output folder was given.
+    #[error("no output folder: give --out DIR{}", if *.0 { " (or `out` in the manifest)" } else { "" })]
+    NoOut(bool),
+    /// `--jobs 0`.
+    #[error("--jobs must be at least 1")]
+    Jobs,
+    /// `--shard` is not `K/N`.
+    #[error("--shard must be K/N with 1 <= K <= N, got `{0}`")]
+    Shard(String),
+    /// An input has no file name.
+    #[error("`{}` is not a file name", .0.display())]
+    NotAFile(PathBuf),
+    /// Two models would write the same folder.
+    #[error("`{first}` and `{second}` would both write to `{}`; bake them into different --out folders", dir.display())]
+    SameOutput {
+        /// One model.
+        first: String,
+        /// The other.
+        second: String,
+        /// The folder.
+        dir: PathBuf,
+    },
+    /// Settings given on the command line cannot be used.
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
+    /// A model's resolved settings are invalid.
+    #[error("{id}: {source}")]
+    ModelSettings {
+        /// The model.
+        id: String,
+        /// Why.
+        source: SettingsError,
+    },
+    /// `--clip NAME` names no clip of the bake.
+    #[error("{}: no clip named `{name}` (the bake has: {})", file.display(), known.join(", "))]
+    NoClip {
+        /// The container.
+        file: PathBuf,
+        /// The name given.
+        name: String,
+        /// The clips the bake has.
+        known: Vec<String>,
+    },
+}
+
+/// Why reports cannot be merged.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum MergeError {
+    /// A report has another layout.
+    #[error("report schema version {0} is not {1}")]
+    Schema(u32, u32),
+    /// A model is in two reports.
+    #[error("`{0}` appears in two reports (overlapping shards?)")]
+    Overlap(String),
+}

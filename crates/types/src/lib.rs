@@ -1,0 +1,279 @@
+//! rigbake's option vocabulary: every value a bake option can take, defined
+//! once and used by the core (`rigbake-core`), the container metadata
+//! (`rigbake-format`), manifests and the command line.
+//!
+//! Serialisation:
+//! - variant order is part of the container format (the metadata is
+//!   bincode, which records a variant's position): never reorder variants;
+//! - serialised names are `snake_case` (the `inspect --json` document);
+//! - deserialised names are `kebab-case` (manifest keys such as
+//!   `sampling = "even-spread"`), which for one-word values is the same;
+//! - with the `clap` feature the enums are clap `ValueEnum`s with the same
+//!   kebab-case names as the manifest.
+
+use glam::{DMat4, Mat4, Vec4};
+use serde::{Deserialize, Serialize};
+
+/// How frame times are spread over a clip (SPEC section 2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all(serialize = "snake_case", deserialize = "kebab-case"))]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum SampleRule {
+    /// Frame i at min(i / fps, duration): a fixed rate; the last frame may
+    /// fall short of the clip end by less than one frame.
+    #[default]
+    FixedRate,
+    /// Same frame count, spread evenly so the last frame lands exactly on
+    /// the clip end: `t = i * duration / (frames - 1)`.
+    EvenSpread,
+}
+
+/// How a matrix is laid out in RGBA pixels of a bone texture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all(serialize = "snake_case", deserialize = "kebab-case"))]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum MatrixLayout {
+    /// 4 RGBA pixels per joint; pixel `4j + c` is column `c` of the matrix.
+    #[default]
+    #[cfg_attr(feature = "clap", value(name = "mat4"))]
+    Mat4,
+    /// 3 RGBA pixels per joint; pixel `3j + r` is row `r` of the upper 3x4.
+    #[serde(rename = "mat3x4")]
+    #[cfg_attr(feature = "clap", value(name = "mat3x4"))]
+    Mat3x4,
+}
+
+impl MatrixLayout {
+    /// RGBA pixels per joint.
+    pub fn pixels_per_joint(self) -> usize {
+        match self {
+            Self::Mat4 => 4,
+            Self::Mat3x4 => 3,
+        }
+    }
+
+    /// Writes `m` as `pixels_per_joint` RGBA pixels into `out`.
+    pub fn encode(self, m: &DMat4, out: &mut [f32]) {
+        match self {
+            Self::Mat4 => {
+                for c in 0..4 {
+                    let col = m.col(c).as_vec4();
+                    out[c * 4..c * 4 + 4].copy_from_slice(&col.to_array());
+                }
+            }
+            Self::Mat3x4 => {
+                for r in 0..3 {
+                    let row = m.row(r).as_vec4();
+                    out[r * 4..r * 4 + 4].copy_from_slice(&row.to_array());
+                }
+            }
+        }
+    }
+
+    /// Reads a matrix back from its pixels, as a shader would.
+    pub fn decode(self, pixels: &[f32]) -> Mat4 {
+        let px = |i: usize| Vec4::from_slice(&pixels[i * 4..i * 4 + 4]);
+        match self {
+            Self::Mat4 => Mat4::from_cols(px(0), px(1), px(2), px(3)),
+            Self::Mat3x4 => Mat4::from_cols(px(0), px(1), px(2), Vec4::W).transpose(),
+        }
+    }
+}
+
+/// Sample precision of a float texture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum Precision {
+    /// 32-bit IEEE float: exact.
+    #[default]
+    F32,
+    /// 16-bit IEEE half float: lossy, range +-65504.
+    F16,
+}
+
+/// Sample encoding of vertex animation textures (`--format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all(serialize = "snake_case", deserialize = "kebab-case"))]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum VatEncoding {
+    /// EXR with 32-bit floats (exact).
+    Exr32,
+    /// EXR with 16-bit half floats (default).
+    #[default]
+    Exr16,
+    /// 16-bit PNG normalised to bounds stored in the metadata.
+    Png16,
+}
+
+/// How directions (normals, tangent xyz) are stored in PNG.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all(serialize = "snake_case", deserialize = "kebab-case"))]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum DirectionEncoding {
+    /// Floats, as they are (what EXR stores; not a choice for PNG).
+    #[cfg_attr(feature = "clap", value(skip))]
+    Float,
+    /// Each axis normalised to its recorded bounds, like positions.
+    Bounds,
+    /// Octahedral (2 channels): R, G hold the 2D octahedral coordinates
+    /// mapped from `[-1, 1]` to `[0, 65535]`; B is 0.
+    #[default]
+    Octahedral,
+}
+
+/// How normals are transformed (SPEC section 3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all(serialize = "snake_case", deserialize = "kebab-case"))]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum NormalConvention {
+    /// Exact: the inverse transpose of the blended 3x3.
+    #[default]
+    InverseTranspose,
+    /// The blended matrix itself (what most GPU shaders do); differs from
+    /// the exact one where joints carry non-uniform scale.
+    BlendedMatrix,
+}
+
+/// glTF primitive topology; the discriminants are glTF's `mode` numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all(serialize = "snake_case", deserialize = "kebab-case"))]
+pub enum PrimitiveMode {
+    /// Points (0).
+    Points = 0,
+    /// Separate lines (1).
+    Lines = 1,
+    /// Closed line loop (2).
+    LineLoop = 2,
+    /// Line strip (3).
+    LineStrip = 3,
+    /// Separate triangles (4), the usual case.
+    #[default]
+    Triangles = 4,
+    /// Triangle strip (5).
+    TriangleStrip = 5,
+    /// Triangle fan (6).
+    TriangleFan = 6,
+}
+
+impl PrimitiveMode {
+    /// The glTF `mode` number.
+    pub fn gltf_mode(self) -> u32 {
+        self as u32
+    }
+
+    /// Whether `count` vertices (or indices) make whole primitives.
+    pub fn whole_primitives(self, count: usize) -> bool {
+        match self {
+            Self::Points => count >= 1,
+            Self::Lines => count >= 2 && count % 2 == 0,
+            Self::LineLoop | Self::LineStrip => count >= 2,
+            Self::Triangles => count >= 3 && count % 3 == 0,
+            Self::TriangleStrip | Self::TriangleFan => count >= 3,
+        }
+    }
+}
+
+/// What to do with rigid meshes under joints (`--props`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum Props {
+    /// Bind each prop to its joint as a single-influence skinned mesh.
+    #[default]
+    Bind,
+    /// Report each prop as an anchor with its mesh.
+    Anchors,
+}
+
+/// How anchors are chosen besides the named ones (`--anchors`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum AnchorsMode {
+    /// Pick socket nodes automatically.
+    Auto,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, Deserialize)]
+    struct Manifest {
+        sampling: SampleRule,
+        layout: MatrixLayout,
+        convention: NormalConvention,
+        format: VatEncoding,
+        directions: DirectionEncoding,
+    }
+
+    #[test]
+    fn manifests_read_kebab_case_and_json_writes_snake_case() {
+        let m: Manifest = toml::from_str(
+            "sampling = \"even-spread\"\nlayout = \"mat3x4\"\nconvention = \"blended-matrix\"\nformat = \"png16\"\ndirections = \"bounds\"\n",
+        )
+        .unwrap();
+        assert_eq!(m.sampling, SampleRule::EvenSpread);
+        assert_eq!(m.layout, MatrixLayout::Mat3x4);
+        assert_eq!(m.convention, NormalConvention::BlendedMatrix);
+        assert_eq!(
+            (m.format, m.directions),
+            (VatEncoding::Png16, DirectionEncoding::Bounds)
+        );
+        let json = |v: &dyn erased::Json| v.json();
+        assert_eq!(json(&SampleRule::EvenSpread), "\"even_spread\"");
+        assert_eq!(
+            json(&NormalConvention::InverseTranspose),
+            "\"inverse_transpose\""
+        );
+        assert_eq!(json(&MatrixLayout::Mat3x4), "\"mat3x4\"");
+        assert_eq!(json(&Precision::F16), "\"f16\"");
+    }
+
+    #[test]
+    fn container_bytes_record_the_variant_position() {
+        let config = bincode::config::standard();
+        let bytes = |v: &dyn erased::Bincode| v.bincode(config);
+        // The positions below are part of the container format.
+        assert_eq!(bytes(&VatEncoding::Exr32), [0]);
+        assert_eq!(bytes(&VatEncoding::Png16), [2]);
+        assert_eq!(bytes(&DirectionEncoding::Octahedral), [2]);
+        assert_eq!(bytes(&SampleRule::EvenSpread), [1]);
+        assert_eq!(bytes(&MatrixLayout::Mat3x4), [1]);
+        assert_eq!(bytes(&NormalConvention::BlendedMatrix), [1]);
+        assert_eq!(bytes(&Precision::F16), [1]);
+    }
+
+    #[test]
+    fn layouts_decode_what_they_encode() {
+        let m = DMat4::from_cols_array(&[
+            1.0, 2.0, 3.0, 0.0, 4.0, 5.0, 6.0, 0.0, 7.0, 8.0, 9.0, 0.0, 10.0, 11.0, 12.0, 1.0,
+        ]);
+        for layout in [MatrixLayout::Mat4, MatrixLayout::Mat3x4] {
+            let mut px = vec![0.0; layout.pixels_per_joint() * 4];
+            layout.encode(&m, &mut px);
+            assert_eq!(layout.decode(&px), m.as_mat4(), "{layout:?}");
+        }
+    }
+
+    /// Object-safe helpers so the tests can list values of different types.
+    mod erased {
+        pub trait Json {
+            fn json(&self) -> String;
+        }
+        impl<T: serde::Serialize> Json for T {
+            fn json(&self) -> String {
+                serde_json::to_string(self).unwrap()
+            }
+        }
+        pub trait Bincode {
+            fn bincode(&self, config: bincode::config::Configuration) -> Vec<u8>;
+        }
+        impl<T: serde::Serialize> Bincode for T {
+            fn bincode(&self, config: bincode::config::Configuration) -> Vec<u8> {
+                bincode::serde::encode_to_vec(self, config).unwrap()
+            }
+        }
+    }
+}
