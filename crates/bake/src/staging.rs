@@ -1,23 +1,120 @@
-//! Writing a model's outputs safely. Every file is written under a temporary
-//! name (`.<name>.<pid>.tmp`) in the destination folder and renamed into place
-//! only when all of the model's files are complete, so an interrupted or
-//! failed bake never leaves a half-written file under a final name and a
-//! failed rebake keeps the previous good output. Temporaries of a failed bake
-//! are removed.
+//! Writing a model's outputs safely.
+//!
+//! - **No half-written files under final names.** Every file is written
+//!   under a temporary name in the destination folder and renamed into place
+//!   only when all of the model's files are complete; a failed rebake keeps
+//!   the previous good output, and its temporaries are removed.
+//! - **One commit point.** The container (`*.rigbake`) is renamed last. It
+//!   records the size and checksum of every file beside it, so a run killed
+//!   between two renames leaves an old container that no longer matches the
+//!   new files, and the next run rebakes instead of reporting "up to date".
+//! - **No writes through planted links.** Temporaries get unpredictable
+//!   names and are created with `O_EXCL` (`create_new`), which never follows
+//!   a symbolic link; a rename replaces a link at the final name instead of
+//!   writing through it; a model folder that is a symbolic link (or not a
+//!   folder) is refused, as is any folder between the output root and it.
+//! - **Stale temporaries are cleaned up.** Temporaries left by killed runs
+//!   (`.rigbake-*.tmp`, and the older `.<name>.<pid>.tmp`) are removed when
+//!   a model folder is next written. Concurrent runs on one output root are
+//!   serialised by [`OutputLock`], so this never removes a live run's files.
 //!
 //! Files are not fsynced: the rename protects against interrupted processes
 //! (the case that matters in CI), not against power loss, and syncing
 //! gigabytes of vertex animation textures would dominate bake times.
 
 use std::fs::{self, File};
-use std::io::Write;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+
+/// Name of the lock file in an output root.
+pub const LOCK_FILE: &str = ".rigbake.lock";
+
+/// An exclusive lock on an output root, held for a whole run: two runs that
+/// write into the same `--out` take turns instead of mixing their outputs.
+#[derive(Debug)]
+pub struct OutputLock {
+    _file: File,
+}
+
+impl OutputLock {
+    /// Locks `root` (created if needed), waiting while another run holds it;
+    /// `waiting` is called once if it has to wait.
+    pub fn acquire(root: &Path, waiting: impl FnOnce()) -> io::Result<Self> {
+        fs::create_dir_all(root)?;
+        let path = root.join(LOCK_FILE);
+        if fs::symlink_metadata(&path).is_ok_and(|m| !m.file_type().is_file()) {
+            return Err(io::Error::other(format!(
+                "`{}` is not a regular file (a symbolic link or something else was planted there); remove it",
+                path.display()
+            )));
+        }
+        let file = fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(fs::TryLockError::WouldBlock) => {
+                waiting();
+                file.lock()?;
+            }
+            Err(fs::TryLockError::Error(e)) => return Err(e),
+        }
+        Ok(Self { _file: file })
+    }
+}
+
+/// Creates `dir` below `root` folder by folder, refusing any existing part
+/// of the path below `root` that is a symbolic link or not a folder, so a
+/// model's outputs never land outside the output root.
+pub fn prepare_dir(root: &Path, dir: &Path) -> io::Result<()> {
+    let rel = dir.strip_prefix(root).map_err(|_| {
+        io::Error::other(format!(
+            "`{}` is not inside the output folder `{}`",
+            dir.display(),
+            root.display()
+        ))
+    })?;
+    let mut at = root.to_path_buf();
+    fs::create_dir_all(&at)?;
+    for part in rel.components() {
+        match part {
+            std::path::Component::Normal(name) => at.push(name),
+            _ => {
+                return Err(io::Error::other(format!(
+                    "`{}` leaves the output folder",
+                    dir.display()
+                )));
+            }
+        }
+        match fs::symlink_metadata(&at) {
+            Ok(m) if m.file_type().is_dir() => {}
+            Ok(_) => {
+                return Err(io::Error::other(format!(
+                    "`{}` is a symbolic link or a file, not a folder; rigbake never writes through links in the output tree",
+                    at.display()
+                )));
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => fs::create_dir(&at)?,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Whether `name` is a temporary a rigbake run leaves behind when killed.
+fn is_stale_temporary(name: &str) -> bool {
+    name.starts_with('.') && name.ends_with(".tmp")
+}
 
 /// The files of one model being written.
 #[derive(Debug)]
 pub struct Staging {
     dir: PathBuf,
-    /// (temporary path, final name), in creation order.
+    /// (temporary path, final name), in creation order; an empty final name
+    /// marks a scratch file.
     files: Vec<(PathBuf, String)>,
     committed: bool,
     /// Whether `new` created the folder (removed again if nothing lands).
@@ -25,10 +122,25 @@ pub struct Staging {
 }
 
 impl Staging {
-    /// Starts staging into `dir` (created if needed).
-    pub fn new(dir: &Path) -> std::io::Result<Self> {
-        let created = !dir.exists();
+    /// Starts staging into `dir` (created if needed; it must be a real
+    /// folder, not a link), removing temporaries that killed runs left.
+    pub fn new(dir: &Path) -> io::Result<Self> {
+        let created = fs::symlink_metadata(dir).is_err();
         fs::create_dir_all(dir)?;
+        if !fs::symlink_metadata(dir)?.file_type().is_dir() {
+            return Err(io::Error::other(format!(
+                "`{}` is a symbolic link, not a folder; rigbake never writes through links in the output tree",
+                dir.display()
+            )));
+        }
+        for entry in fs::read_dir(dir)? {
+            let entry = entry?;
+            if entry.file_name().to_str().is_some_and(is_stale_temporary)
+                && !entry.file_type()?.is_dir()
+            {
+                fs::remove_file(entry.path())?;
+            }
+        }
         Ok(Self {
             dir: dir.to_path_buf(),
             files: Vec::new(),
@@ -37,43 +149,70 @@ impl Staging {
         })
     }
 
-    /// The temporary path for the file that will be called `name`, registered
-    /// for the final rename. The caller writes it.
-    pub fn path_for(&mut self, name: &str) -> PathBuf {
-        let tmp = self.dir.join(format!(".{name}.{}.tmp", std::process::id()));
-        self.files.push((tmp.clone(), name.to_owned()));
-        tmp
+    /// Creates a new, empty temporary file with an unpredictable name
+    /// (`O_EXCL`: an existing file or link there is an error, never opened).
+    fn create_temporary(&self) -> io::Result<(File, PathBuf)> {
+        let temp = tempfile::Builder::new()
+            .prefix(".rigbake-")
+            .suffix(".tmp")
+            .rand_bytes(12)
+            .tempfile_in(&self.dir)?;
+        temp.keep().map_err(|e| e.error)
     }
 
-    /// A scratch file that is never renamed into place (removed at the end).
-    pub fn scratch(&mut self, name: &str) -> PathBuf {
-        let tmp = self
-            .dir
-            .join(format!(".{name}.{}.scratch.tmp", std::process::id()));
+    /// Creates the temporary file for the output that will be called `name`,
+    /// registered for the final rename; returns it open for writing.
+    pub fn create(&mut self, name: &str) -> io::Result<(File, PathBuf)> {
+        let (file, tmp) = self.create_temporary()?;
+        self.files.push((tmp.clone(), name.to_owned()));
+        Ok((file, tmp))
+    }
+
+    /// The temporary path (already created, empty) for the file that will
+    /// be called `name`, registered for the final rename. The caller writes
+    /// it.
+    pub fn path_for(&mut self, name: &str) -> io::Result<PathBuf> {
+        self.create(name).map(|(_, path)| path)
+    }
+
+    /// A scratch file (already created, empty) that is never renamed into
+    /// place (removed at the end).
+    pub fn scratch(&mut self) -> io::Result<PathBuf> {
+        let (_, tmp) = self.create_temporary()?;
         self.files.push((tmp.clone(), String::new()));
-        tmp
+        Ok(tmp)
     }
 
     /// Stages a file with the given bytes.
-    pub fn add_bytes(&mut self, name: &str, bytes: &[u8]) -> std::io::Result<()> {
-        let tmp = self.path_for(name);
-        let mut file = File::create(&tmp)?;
+    pub fn add_bytes(&mut self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        let (mut file, _) = self.create(name)?;
         file.write_all(bytes)
     }
 
-    /// Renames every staged file into place and removes scratch files;
-    /// returns the final paths and sizes.
-    pub fn commit(mut self) -> std::io::Result<Vec<(PathBuf, u64)>> {
+    /// Renames every staged file into place, the container (`*.rigbake`,
+    /// the commit point) last, and removes scratch files; returns the final
+    /// paths and sizes.
+    pub fn commit(mut self) -> io::Result<Vec<(PathBuf, u64)>> {
+        let is_commit_point = |name: &str| name.ends_with(".rigbake");
+        let mut order: Vec<&(PathBuf, String)> = self.files.iter().collect();
+        order.sort_by_key(|(_, name)| is_commit_point(name));
         let mut written = Vec::new();
-        for (tmp, name) in &self.files {
+        for (tmp, name) in order {
             if name.is_empty() {
                 let _ = fs::remove_file(tmp);
                 continue;
             }
             let dest = self.dir.join(name);
             fs::rename(tmp, &dest)?;
-            written.push((dest.clone(), fs::metadata(&dest)?.len()));
+            written.push((dest.clone(), fs::symlink_metadata(&dest)?.len()));
         }
+        // Report in creation order, as before.
+        written.sort_by_key(|(dest, _)| {
+            self.files
+                .iter()
+                .position(|(_, n)| self.dir.join(n) == *dest)
+                .unwrap_or(usize::MAX)
+        });
         self.committed = true;
         Ok(written)
     }
@@ -112,7 +251,7 @@ mod tests {
         let out = dir.path().join("m");
         let mut s = Staging::new(&out).unwrap();
         s.add_bytes("a.bin", &[1, 2, 3]).unwrap();
-        let scratch = s.scratch("big");
+        let scratch = s.scratch().unwrap();
         fs::write(&scratch, b"x").unwrap();
         s.add_bytes("b.json", b"{}").unwrap();
         // Nothing appears under a final name before the commit.
@@ -135,5 +274,71 @@ mod tests {
         drop(s); // the bake failed
         assert_eq!(fs::read(out.join("a.bin")).unwrap(), b"old");
         assert_eq!(names(&out), ["a.bin"]);
+    }
+
+    #[test]
+    fn the_container_is_renamed_last() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("m");
+        let mut s = Staging::new(&out).unwrap();
+        s.add_bytes("m.rigbake", b"container").unwrap();
+        s.add_bytes("bones.exr", b"texture").unwrap();
+        // Make the second rename fail: the container's final name is a
+        // folder, so its rename is refused after the texture landed.
+        fs::create_dir_all(out.join("m.rigbake").join("x")).unwrap();
+        assert!(s.commit().is_err());
+        assert_eq!(fs::read(out.join("bones.exr")).unwrap(), b"texture");
+        assert!(out.join("m.rigbake").is_dir(), "the commit point was not renamed first");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn links_at_final_names_are_replaced_not_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim.txt");
+        fs::write(&victim, b"precious").unwrap();
+        let out = dir.path().join("m");
+        fs::create_dir_all(&out).unwrap();
+        std::os::unix::fs::symlink(&victim, out.join("a.bin")).unwrap();
+        std::os::unix::fs::symlink(&victim, out.join(".a.bin.1.tmp")).unwrap();
+        let mut s = Staging::new(&out).unwrap();
+        s.add_bytes("a.bin", b"new").unwrap();
+        s.commit().unwrap();
+        assert_eq!(fs::read(&victim).unwrap(), b"precious");
+        assert!(fs::symlink_metadata(out.join("a.bin")).unwrap().is_file());
+        assert_eq!(names(&out), ["a.bin"], "the planted temporary link was cleaned up");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn folders_that_are_links_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = dir.path().join("outside");
+        fs::create_dir_all(&outside).unwrap();
+        let root = dir.path().join("out");
+        fs::create_dir_all(root.join("a")).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("a/b")).unwrap();
+        let e = prepare_dir(&root, &root.join("a/b/c")).unwrap_err();
+        assert!(e.to_string().contains("symbolic link"), "{e}");
+        assert!(Staging::new(&root.join("a/b")).is_err());
+        assert!(fs::read_dir(&outside).unwrap().next().is_none());
+        prepare_dir(&root, &root.join("a/d/e")).unwrap();
+        assert!(root.join("a/d/e").is_dir());
+    }
+
+    #[test]
+    fn a_second_lock_on_the_same_root_waits() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = OutputLock::acquire(dir.path(), || panic!("the first lock waited")).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let root = dir.path().to_path_buf();
+        let t = std::thread::spawn(move || {
+            let _second = OutputLock::acquire(&root, || tx.send(()).unwrap()).unwrap();
+        });
+        // The second acquirer reports that it waits, and gets the lock once
+        // the first is released.
+        rx.recv().unwrap();
+        drop(first);
+        t.join().unwrap();
     }
 }
