@@ -24,7 +24,7 @@ fn bake_fixture(dir: &Path) -> Result<PathBuf, Box<dyn Error>> {
     let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/tentacle.glb");
     let settings = BakeSettings::default();
     let bytes = import::read_file(&model, &settings.import.limits)?;
-    let key = bake_key(&model, &bytes, &settings)?;
+    let key = bake_key(&model, &bytes, &settings, false)?;
     let out_dir = dir.join("tentacle");
     let job = ModelJob {
         input: &model,

@@ -8,36 +8,56 @@ use rigbake_format::container::{Container, FORMAT_MAJOR, FORMAT_MINOR};
 use rigbake_format::meta::Storage;
 use sha2::{Digest, Sha256};
 
-use crate::error::{BakeError, Stage, StepError};
+use crate::error::{BakeError, Stage};
 use crate::settings::BakeSettings;
 
 /// The bake key of a model: SHA-256 over the tool and format versions, the
-/// resolved settings, and every input byte (`bytes`, the model file at
-/// `input`, and its external buffers). Same key, same outputs.
-pub fn bake_key(input: &Path, bytes: &[u8], settings: &BakeSettings) -> Result<String, BakeError> {
+/// resolved settings, whether bone textures go to the shared store
+/// (`shared`), and every input byte (`bytes`, the model file at `input`, and
+/// its external buffers, each read within the import limits). Same key,
+/// same outputs.
+pub fn bake_key(
+    input: &Path,
+    bytes: &[u8],
+    settings: &BakeSettings,
+    shared: bool,
+) -> Result<String, BakeError> {
     let mut h = Sha256::new();
     h.update(format!(
         "rigbake {}\ncontainer {FORMAT_MAJOR}.{FORMAT_MINOR}\n",
         env!("CARGO_PKG_VERSION")
     ));
     h.update(format!("{settings:?}\n"));
+    if shared {
+        h.update("shared bone textures\n");
+    }
     h.update((bytes.len() as u64).to_le_bytes());
     h.update(bytes);
     let files = import::external_files(input, bytes, &settings.import)
         .map_err(|e| BakeError::new(Stage::Key, e))?;
     for f in files {
-        let data = std::fs::read(&f).map_err(|e| {
-            StepError::io(format!("cannot read `{}`", f.display()), &f, e).at(Stage::Key)
-        })?;
+        let data = import::read_file(&f, &settings.import.limits)
+            .map_err(|e| BakeError::new(Stage::Key, e))?;
         h.update((data.len() as u64).to_le_bytes());
         h.update(&data);
     }
     Ok(format!("{:x}", h.finalize()))
 }
 
+/// Whether the file `name` beside the container (in `out_dir`) is a regular
+/// file of exactly `bytes` bytes whose CRC-32 is `crc32`.
+fn intact(out_dir: &Path, name: &str, bytes: u64, crc32: u32) -> bool {
+    rigbake_format::fsread::read_regular(&out_dir.join(name), bytes)
+        .is_ok_and(|data| data.len() as u64 == bytes && crc32fast::hash(&data) == crc32)
+}
+
 /// Whether the container at `container` exists, was made with `key`, and
-/// every file it lists beside it (in `out_dir`) is present with the
-/// recorded size.
+/// every file it covers beside it (in `out_dir`) is present with the
+/// recorded size and checksum: bone and VAT textures through their records,
+/// meshes and `anchors.exr` through the outputs record. A container without
+/// an outputs record (before format 1.5), a file that changed, or a run
+/// killed between two renames (new files beside the old container) all mean
+/// "rebake".
 pub fn up_to_date(container: &Path, out_dir: &Path, key: &str) -> bool {
     let Ok(c) = Container::open(container) else {
         return false;
@@ -45,26 +65,29 @@ pub fn up_to_date(container: &Path, out_dir: &Path, key: &str) -> bool {
     if c.bake_key() != Some(key) {
         return false;
     }
-    let sized = |name: &str, bytes: u64| {
-        std::fs::metadata(out_dir.join(name)).is_ok_and(|m| m.len() == bytes)
+    let Some(outputs) = c.outputs() else {
+        return false;
     };
     let bones = c
         .metadata()
         .textures
         .iter()
-        .all(|t| t.storage != Storage::File || sized(&t.name, t.bytes));
+        .all(|t| t.storage != Storage::File || intact(out_dir, &t.name, t.bytes, t.crc32));
     let vat = c.vat().is_none_or(|v| {
         v.textures
             .iter()
-            .all(|t| t.storage != Storage::File || sized(&t.name, t.bytes))
-            && v.playback_file
-                .as_deref()
-                .is_none_or(|f| out_dir.join(f).is_file())
+            .all(|t| t.storage != Storage::File || intact(out_dir, &t.name, t.bytes, t.crc32))
     });
-    let weights = c.weights().is_none_or(|w| {
-        w.mesh_file
-            .as_deref()
-            .is_none_or(|f| out_dir.join(f).is_file())
-    });
-    bones && vat && weights
+    let listed = |name: &Option<String>| {
+        name.as_deref()
+            .is_none_or(|n| outputs.files.iter().any(|f| f.name == n))
+    };
+    let records_listed = c.vat().is_none_or(|v| listed(&v.playback_file))
+        && c.weights().is_none_or(|w| listed(&w.mesh_file))
+        && c.rig().is_none_or(|r| listed(&r.anchor_texture));
+    let files = outputs
+        .files
+        .iter()
+        .all(|f| intact(out_dir, &f.name, f.bytes, f.crc32));
+    bones && vat && records_listed && files
 }

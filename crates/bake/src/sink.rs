@@ -9,8 +9,9 @@ use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
+use rigbake_format::codec;
 use rigbake_format::container::{ContainerWriter, SectionKind};
-use rigbake_format::meta::{Metadata, Storage};
+use rigbake_format::meta::{Metadata, OutputFileMeta, OutputsMetadata, Storage};
 use sha2::{Digest, Sha256};
 
 use crate::error::StepError;
@@ -31,8 +32,9 @@ pub trait Sink {
     fn add_section(&mut self, kind: SectionKind, bytes: &[u8]) -> Result<usize, StepError>;
 
     /// The path a streamed texture called `name` is written to while it is
-    /// encoded (a staged file, or scratch space when it will be embedded).
-    fn stream_target(&mut self, name: &str) -> PathBuf;
+    /// encoded (a staged file, or scratch space when it will be embedded);
+    /// the file already exists, created empty and exclusively.
+    fn stream_target(&mut self, name: &str) -> Result<PathBuf, StepError>;
 
     /// Places a streamed texture once its writer has finished with `path`
     /// (the path [`Sink::stream_target`] gave).
@@ -55,21 +57,26 @@ impl SharedStore {
         }
     }
 
-    /// Writes `bytes` once under their SHA-256 (a temporary name, then a
-    /// rename, so concurrent models never see a partial file) and returns the
-    /// path relative to `out_dir` (a folder below the store's root).
+    /// Writes `bytes` once under their SHA-256 (an exclusive temporary with
+    /// an unpredictable name, then a rename, so concurrent models never see a
+    /// partial file and a planted link is never written through) and returns
+    /// the path relative to `out_dir` (a folder below the store's root). A
+    /// stored copy whose bytes no longer match its name (damaged) is
+    /// replaced.
     pub fn store(&self, out_dir: &Path, bytes: &[u8]) -> std::io::Result<String> {
         let name = format!("{:x}.exr", Sha256::digest(bytes));
         let file = self.dir.join(&name);
-        if !file.exists() {
-            std::fs::create_dir_all(&self.dir)?;
-            let tmp = self.dir.join(format!(
-                ".{name}.{}.{:?}.tmp",
-                std::process::id(),
-                std::thread::current().id()
-            ));
-            std::fs::write(&tmp, bytes)?;
-            std::fs::rename(&tmp, &file)?;
+        let intact = rigbake_format::fsread::read_regular(&file, bytes.len() as u64)
+            .is_ok_and(|stored| stored == bytes);
+        if !intact {
+            crate::staging::prepare_dir(&self.root, &self.dir)?;
+            let mut temp = tempfile::Builder::new()
+                .prefix(".rigbake-")
+                .suffix(".tmp")
+                .rand_bytes(12)
+                .tempfile_in(&self.dir)?;
+            std::io::Write::write_all(&mut temp, bytes)?;
+            temp.persist(&file).map_err(|e| e.error)?;
         }
         let depth = out_dir
             .strip_prefix(&self.root)
@@ -96,6 +103,8 @@ pub struct OutputSink<'a> {
     embed: bool,
     shared: Option<&'a SharedStore>,
     out_dir: PathBuf,
+    /// Files written beside the container that no other record checksums.
+    outputs: Vec<OutputFileMeta>,
 }
 
 impl<'a> OutputSink<'a> {
@@ -112,9 +121,9 @@ impl<'a> OutputSink<'a> {
         let mut staging = Staging::new(out_dir).map_err(|e| {
             StepError::io(format!("cannot create `{}`", out_dir.display()), out_dir, e)
         })?;
-        let path = staging.path_for(container_name);
-        let file = File::create(&path)
-            .map_err(|e| StepError::io(format!("cannot write `{}`", path.display()), &path, e))?;
+        let (file, _) = staging.create(container_name).map_err(|e| {
+            StepError::io(format!("cannot write {container_name}"), out_dir, e)
+        })?;
         let container = ContainerWriter::new(BufWriter::new(file)).map_err(StepError::bare)?;
         Ok(Self {
             staging,
@@ -122,13 +131,21 @@ impl<'a> OutputSink<'a> {
             embed,
             shared,
             out_dir: out_dir.to_path_buf(),
+            outputs: Vec::new(),
         })
     }
 
     /// Writes the container's metadata and section table (the last write to
     /// the container); the files are still staged until
     /// [`Finished::commit`].
-    pub fn finish(self, metadata: &Metadata) -> Result<Finished, StepError> {
+    pub fn finish(mut self, metadata: &Metadata) -> Result<Finished, StepError> {
+        let outputs = OutputsMetadata {
+            files: std::mem::take(&mut self.outputs),
+        };
+        let record = codec::encode_outputs(&outputs).map_err(StepError::bare)?;
+        self.container
+            .add_section(SectionKind::Outputs, &record)
+            .map_err(StepError::bare)?;
         self.container
             .finish(metadata)
             .map_err(|e| StepError::during("cannot write the container", e))?;
@@ -182,7 +199,13 @@ impl Sink for OutputSink<'_> {
     fn write_file(&mut self, name: &str, bytes: &[u8]) -> Result<(), StepError> {
         self.staging
             .add_bytes(name, bytes)
-            .map_err(|e| StepError::io(format!("cannot write {name}"), &self.out_dir.join(name), e))
+            .map_err(|e| StepError::io(format!("cannot write {name}"), &self.out_dir.join(name), e))?;
+        self.outputs.push(OutputFileMeta {
+            name: name.to_owned(),
+            bytes: bytes.len() as u64,
+            crc32: crc32fast::hash(bytes),
+        });
+        Ok(())
     }
 
     fn add_section(&mut self, kind: SectionKind, bytes: &[u8]) -> Result<usize, StepError> {
@@ -191,12 +214,13 @@ impl Sink for OutputSink<'_> {
             .map_err(StepError::bare)
     }
 
-    fn stream_target(&mut self, name: &str) -> PathBuf {
-        if self.embed {
-            self.staging.scratch(name)
+    fn stream_target(&mut self, name: &str) -> Result<PathBuf, StepError> {
+        let target = if self.embed {
+            self.staging.scratch()
         } else {
             self.staging.path_for(name)
-        }
+        };
+        target.map_err(|e| StepError::io(format!("cannot write {name}"), &self.out_dir, e))
     }
 
     fn place_stream(&mut self, path: &Path) -> Result<Storage, StepError> {
@@ -252,7 +276,7 @@ mod tests {
         let out = dir.path().join("m");
         let mut sink = OutputSink::create(&out, "m.rigbake", false, None).unwrap();
         sink.write_file("m.weights.glb", b"glb").unwrap();
-        let streamed = sink.stream_target("a.positions.exr");
+        let streamed = sink.stream_target("a.positions.exr").unwrap();
         std::fs::write(&streamed, b"rows").unwrap();
         assert_eq!(sink.place_stream(&streamed).unwrap(), Storage::File);
         drop(sink);

@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 use rigbake::sink::{SharedStore, container_path};
+use rigbake::staging::OutputLock;
 use rigbake::{BakeError, Baked, ModelJob, Stage, bake_key, bake_model, up_to_date};
 use rigbake_core::import;
 
@@ -30,11 +31,21 @@ fn run_job(
     let failed = |e: BakeError| Outcome::Failed {
         error: e.in_file(&job.input),
     };
+    if let Err(e) = rigbake::staging::prepare_dir(&plan.out, &job.out_dir) {
+        return failed(
+            rigbake::error::StepError::io(
+                format!("cannot prepare `{}`", job.out_dir.display()),
+                &job.out_dir,
+                e,
+            )
+            .at(Stage::Prepare),
+        );
+    }
     let bytes = match import::read_file(&job.input, &job.settings.import.limits) {
         Ok(b) => b,
         Err(e) => return failed(BakeError::new(Stage::Import, e)),
     };
-    let key = match bake_key(&job.input, &bytes, &job.settings) {
+    let key = match bake_key(&job.input, &bytes, &job.settings, shared.is_some()) {
         Ok(k) => k,
         Err(e) => return failed(e),
     };
@@ -67,6 +78,23 @@ fn run_job(
 /// exit code (0 only when no model failed).
 pub fn execute(plan: &BakePlan) -> u8 {
     let started = Instant::now();
+    // One run at a time per output root: a second run waits here, so two
+    // runs never mix their outputs or remove each other's temporaries.
+    let _lock = match OutputLock::acquire(&plan.out, || {
+        eprintln!(
+            "waiting for another rigbake run that writes to `{}`",
+            plan.out.display()
+        )
+    }) {
+        Ok(lock) => lock,
+        Err(e) => {
+            eprintln!(
+                "error: cannot lock the output folder `{}`: {e}",
+                plan.out.display()
+            );
+            return EXIT_FAILED;
+        }
+    };
     let progress = Progress::new(plan.progress, plan.jobs.len());
     let shared = plan.share_bones.then(|| SharedStore::new(&plan.out));
     let run_all = || -> Vec<(String, Outcome, f64)> {

@@ -11,7 +11,10 @@
 //! "What a reader checks".
 
 use crate::error::{FormatError, Result};
-use crate::meta::{ClipOrigin, MatrixLayout, Metadata, RigMetadata, VatMetadata, WeightsMetadata};
+use crate::meta::{
+    ClipOrigin, MatrixLayout, Metadata, OutputsMetadata, RigMetadata, VatMetadata,
+    WeightsMetadata,
+};
 
 /// Largest texture width or height any record may declare (and the largest
 /// `max_texture_size` a bake may record). GPUs cap textures far lower.
@@ -316,6 +319,21 @@ pub fn rig(r: &RigMetadata, clips: usize, skins: usize) -> Result<()> {
                     return Err(invalid(format!("{what}.weight is {weight}, not finite")));
                 }
             }
+        }
+    }
+    Ok(())
+}
+
+/// Checks the outputs record: plain, distinct file names.
+pub fn outputs(o: &OutputsMetadata) -> Result<()> {
+    let mut seen = std::collections::HashSet::new();
+    for (i, f) in o.files.iter().enumerate() {
+        plain_name(&format!("outputs.files[{i}].name"), &f.name)?;
+        if !seen.insert(f.name.as_str()) {
+            return Err(invalid(format!(
+                "outputs.files[{i}]: {:?} is listed twice",
+                shorten(&f.name)
+            )));
         }
     }
     Ok(())

@@ -4,7 +4,7 @@
 //! bumping the container's major version.
 
 use crate::error::{FormatError, Result};
-use crate::meta::{Metadata, RigMetadata, VatMetadata, WeightsMetadata};
+use crate::meta::{Metadata, OutputsMetadata, RigMetadata, VatMetadata, WeightsMetadata};
 
 /// Largest metadata record a reader accepts.
 pub const METADATA_LIMIT: usize = 64 << 20;
@@ -64,4 +64,17 @@ pub fn decode_rig(bytes: &[u8]) -> Result<RigMetadata> {
     bincode::serde::decode_from_slice(bytes, config())
         .map(|(m, _)| m)
         .map_err(|e| FormatError::Invalid(format!("rig metadata cannot be decoded: {e}")))
+}
+
+/// Encodes the outputs record.
+pub fn encode_outputs(o: &OutputsMetadata) -> Result<Vec<u8>> {
+    bincode::serde::encode_to_vec(o, config())
+        .map_err(|e| FormatError::Invalid(format!("cannot encode the outputs record: {e}")))
+}
+
+/// Decodes the outputs record (trailing bytes ignored).
+pub fn decode_outputs(bytes: &[u8]) -> Result<OutputsMetadata> {
+    bincode::serde::decode_from_slice(bytes, config())
+        .map(|(m, _)| m)
+        .map_err(|e| FormatError::Invalid(format!("the outputs record cannot be decoded: {e}")))
 }

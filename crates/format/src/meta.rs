@@ -436,3 +436,28 @@ pub struct RigMetadata {
     /// Baked clips that are ranges or blends.
     pub clip_origins: Vec<ClipOrigin>,
 }
+
+// ---------------------------------------------------------------------------
+// Outputs section (container section kind 9, since format 1.5): the files
+// beside the container that no other record checksums.
+
+/// One file written beside the container.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutputFileMeta {
+    /// File name, beside the container.
+    pub name: String,
+    /// Size in bytes.
+    pub bytes: u64,
+    /// CRC-32 (IEEE) of its bytes.
+    pub crc32: u32,
+}
+
+/// Every file of the bake beside the container that no other record
+/// checksums: the weights and playback meshes and `anchors.exr`. With the
+/// texture records, it lets a reader (and the up-to-date check) prove that
+/// every output belongs to this container.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct OutputsMetadata {
+    /// The files, in the order they were written.
+    pub files: Vec<OutputFileMeta>,
+}

@@ -331,7 +331,7 @@ fn bake_primitive(
     let mut writers = Vec::with_capacity(specs.len());
     for spec in &specs {
         let name = format!("{base}.{}.{ext}", stream_name(spec.stream));
-        let file = sink.stream_target(&name);
+        let file = sink.stream_target(&name)?;
         writers.push(VatFileWriter::create(&file, *spec).map_err(fail)?);
         files.push((name, file));
     }

@@ -26,7 +26,7 @@ pub const FORMAT_MAJOR: u16 = 1;
 /// Minor version this code writes. Minor versions only add section kinds and
 /// append fields at the end of the metadata record; older readers skip the
 /// former and ignore the latter.
-pub const FORMAT_MINOR: u16 = 4;
+pub const FORMAT_MINOR: u16 = 5;
 
 /// Header size written by this version (readers accept larger headers).
 pub const HEADER_LEN: u32 = 48;
@@ -59,6 +59,10 @@ pub enum SectionKind {
     /// The bake key (UTF-8): a digest of every input byte and setting, used
     /// to skip up-to-date bakes, since 1.4.
     Key,
+    /// The outputs record (bincode [`crate::meta::OutputsMetadata`]): size
+    /// and CRC-32 of every file beside the container that no other record
+    /// checksums (meshes, `anchors.exr`), since 1.5.
+    Outputs,
     /// A kind this version does not know; skipped by readers.
     Unknown(u32),
 }
@@ -75,6 +79,7 @@ impl SectionKind {
             Self::Rig => 6,
             Self::TrackData => 7,
             Self::Key => 8,
+            Self::Outputs => 9,
             Self::Unknown(c) => c,
         }
     }
@@ -90,6 +95,7 @@ impl SectionKind {
             6 => Self::Rig,
             7 => Self::TrackData,
             8 => Self::Key,
+            9 => Self::Outputs,
             c => Self::Unknown(c),
         }
     }
@@ -105,6 +111,7 @@ impl SectionKind {
             Self::Rig => "rig".to_owned(),
             Self::TrackData => "track_data".to_owned(),
             Self::Key => "key".to_owned(),
+            Self::Outputs => "outputs".to_owned(),
             Self::Unknown(c) => format!("unknown({c})"),
         }
     }

@@ -13,7 +13,9 @@ use super::{
     padding,
 };
 use crate::error::{FormatError, Result};
-use crate::meta::{Metadata, RigMetadata, Storage, VatMetadata, WeightsMetadata};
+use crate::meta::{
+    Metadata, OutputsMetadata, RigMetadata, Storage, VatMetadata, WeightsMetadata,
+};
 use crate::{check, codec};
 
 /// Largest header a reader accepts (future minors may grow it).
@@ -49,6 +51,7 @@ pub struct Container<R> {
     weights: Option<WeightsMetadata>,
     rig: Option<RigMetadata>,
     key: Option<String>,
+    outputs: Option<OutputsMetadata>,
 }
 
 impl Container<BufReader<File>> {
@@ -203,6 +206,14 @@ impl<R: Read + Seek> Container<R> {
             ),
             None => None,
         };
+        let outputs = match single(&sections, SectionKind::Outputs)? {
+            Some(i) => Some(codec::decode_outputs(&read_checked(
+                &mut reader,
+                &sections,
+                i,
+            )?)?),
+            None => None,
+        };
         let container = Self {
             reader,
             version,
@@ -213,6 +224,7 @@ impl<R: Read + Seek> Container<R> {
             weights,
             rig,
             key,
+            outputs,
         };
         container.check_references()?;
         container.check_records()?;
@@ -227,6 +239,9 @@ impl<R: Read + Seek> Container<R> {
         }
         if let Some(weights) = &self.weights {
             check::weights(weights, self.metadata.skins.len())?;
+        }
+        if let Some(outputs) = &self.outputs {
+            check::outputs(outputs)?;
         }
         if let Some(rig) = &self.rig {
             check::rig(rig, self.metadata.clips.len(), self.metadata.skins.len())?;
@@ -293,6 +308,12 @@ impl<R: Read + Seek> Container<R> {
     /// The bake key (a digest of the inputs and settings), when recorded.
     pub fn bake_key(&self) -> Option<&str> {
         self.key.as_deref()
+    }
+
+    /// The outputs record (files beside the container and their checksums),
+    /// when the bake has one (format 1.5 and later).
+    pub fn outputs(&self) -> Option<&OutputsMetadata> {
+        self.outputs.as_ref()
     }
 
     /// The rig record (anchors, props, clip origins), when the bake has one.
