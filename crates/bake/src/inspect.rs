@@ -124,21 +124,37 @@ fn verify(
     if let Err(e) = container.verify() {
         return Some(e.to_string());
     }
-    for t in &container.metadata().textures {
-        if t.storage == Storage::File {
-            let file = dir.join(&t.name);
-            match std::fs::read(&file) {
-                Err(e) => return Some(format!("{}: {e}", file.display())),
-                Ok(bytes)
-                    if bytes.len() as u64 != t.bytes || crc32fast::hash(&bytes) != t.crc32 =>
-                {
-                    return Some(format!(
-                        "{}: size or checksum differs from the metadata",
-                        file.display()
-                    ));
-                }
-                Ok(_) => {}
+    // Every file beside the container that a record checksums: bone and
+    // VAT textures, and (since format 1.5) the meshes and `anchors.exr`.
+    let mut files: Vec<(String, u64, u32)> = Vec::new();
+    let bones = container.metadata().textures.iter();
+    files.extend(
+        bones
+            .filter(|t| t.storage == Storage::File)
+            .map(|t| (t.name.clone(), t.bytes, t.crc32)),
+    );
+    if let Some(vat) = container.vat() {
+        files.extend(
+            vat.textures
+                .iter()
+                .filter(|t| t.storage == Storage::File)
+                .map(|t| (t.name.clone(), t.bytes, t.crc32)),
+        );
+    }
+    if let Some(outputs) = container.outputs() {
+        files.extend(outputs.files.iter().map(|f| (f.name.clone(), f.bytes, f.crc32)));
+    }
+    for (name, bytes, crc32) in files {
+        let file = dir.join(&name);
+        match rigbake_format::fsread::read_regular(&file, bytes) {
+            Err(e) => return Some(e.to_string()),
+            Ok(data) if data.len() as u64 != bytes || crc32fast::hash(&data) != crc32 => {
+                return Some(format!(
+                    "{}: size or checksum differs from the metadata",
+                    file.display()
+                ));
             }
+            Ok(_) => {}
         }
     }
     None

@@ -62,7 +62,10 @@ fn run_plan(plan: Result<plan::BakePlan, error::UsageError>) -> ExitCode {
 fn merge_reports(args: &args::MergeReportArgs) -> u8 {
     let mut reports = Vec::new();
     for path in &args.reports {
-        let parsed: Result<report::Report, Box<dyn std::error::Error>> = std::fs::read(path)
+        // A regular file of at most 256 MiB (a FIFO or device is refused
+        // without blocking).
+        let parsed: Result<report::Report, Box<dyn std::error::Error>> =
+            rigbake_format::fsread::read_regular(path, 256 << 20)
             .map_err(Into::into)
             .and_then(|b| serde_json::from_slice(&b).map_err(Into::into));
         match parsed {

@@ -181,12 +181,26 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
     (line, col)
 }
 
+/// Largest manifest file read.
+pub const MAX_MANIFEST_BYTES: u64 = 16 << 20;
+
 impl Manifest {
     /// Reads and parses the manifest at `path`.
     pub fn load(path: &Path) -> Result<Self, UsageError> {
-        let text = std::fs::read_to_string(path).map_err(|source| UsageError::ManifestRead {
+        // A regular file of at most 16 MiB (a FIFO or device is refused
+        // without blocking).
+        let bytes = rigbake_format::fsread::read_regular(path, MAX_MANIFEST_BYTES).map_err(|e| {
+            UsageError::ManifestRead {
+                path: path.to_path_buf(),
+                source: match e {
+                    rigbake_format::FormatError::Io(io) => io,
+                    other => std::io::Error::other(other.to_string()),
+                },
+            }
+        })?;
+        let text = String::from_utf8(bytes).map_err(|_| UsageError::ManifestRead {
             path: path.to_path_buf(),
-            source,
+            source: std::io::Error::other("the manifest is not UTF-8 text"),
         })?;
         Self::parse(path, &text)
     }
@@ -203,8 +217,11 @@ impl Manifest {
             let at = at.map_or_else(String::new, |(line, col)| format!(":{line}:{col}"));
             error(at, e.message())
         })?;
+        // A bare name (`rigbake.toml`) has an empty parent: its folder is the
+        // current one.
         let dir = path
             .parent()
+            .filter(|p| !p.as_os_str().is_empty())
             .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
         let root = raw
             .models

@@ -45,8 +45,12 @@ impl TextureReader<'_> {
             }),
             Storage::File => {
                 let path = self.dir.join(name);
-                let data = std::fs::read(&path)
-                    .map_err(|e| LoadError::Failed(format!("{}: {e}", path.display())))?;
+                // Only a regular file, and not much more than recorded (a
+                // slightly damaged texture can still be played and measured).
+                let data = rigbake_format::fsread::read_regular(&path, bytes.saturating_add(1 << 20))
+                    .map_err(|e| {
+                        LoadError::Failed(format!("{}: texture `{name}`: {e}", self.file.display()))
+                    })?;
                 if data.len() as u64 != bytes || crc32fast::hash(&data) != crc32 {
                     self.mismatches.push(format!(
                         "{}: size or checksum differs from the metadata (the texture changed after the bake)",
@@ -78,7 +82,8 @@ pub(super) fn bone_texture(
 ) -> Result<BoneTexture, LoadError> {
     let file = reader.file;
     let bytes = reader.bytes(&tex.name, tex.storage, tex.bytes, tex.crc32)?;
-    let decoded = exr::read(Cursor::new(bytes)).map_err(|e| {
+    let (w, h) = (tex.width as usize, tex.height as usize);
+    let decoded = exr::read_expecting(Cursor::new(bytes), w, h).map_err(|e| {
         LoadError::Failed(format!("{}: texture `{}`: {e}", file.display(), tex.name))
     })?;
     if (decoded.width, decoded.height) != (tex.width as usize, tex.height as usize) {
@@ -147,7 +152,8 @@ pub(super) fn vat_texture(
     let want = (tex.width, tex.height);
     match tex.encoding {
         VatEncoding::Exr32 | VatEncoding::Exr16 => {
-            let d = exr::read(Cursor::new(bytes)).map_err(failed)?;
+            let d = exr::read_expecting(Cursor::new(bytes), want.0 as usize, want.1 as usize)
+                .map_err(failed)?;
             if (d.width, d.height) != (want.0 as usize, want.1 as usize) {
                 return Err(size_error(file, &tex.name, (d.width, d.height), want));
             }
@@ -171,7 +177,8 @@ pub(super) fn vat_texture(
             })
         }
         VatEncoding::Png16 => {
-            let d = png::read(Cursor::new(bytes)).map_err(failed)?;
+            let d = png::read_expecting(Cursor::new(bytes), want.0 as usize, want.1 as usize)
+                .map_err(failed)?;
             if (d.width, d.height) != (want.0 as usize, want.1 as usize) {
                 return Err(size_error(file, &tex.name, (d.width, d.height), want));
             }
