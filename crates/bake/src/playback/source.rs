@@ -35,13 +35,16 @@ pub fn find_source(
     explicit: Option<&Path>,
 ) -> Result<PathBuf, LoadError> {
     if let Some(path) = explicit {
-        return if path.is_file() {
-            Ok(path.to_path_buf())
-        } else {
-            Err(LoadError::Usage(format!(
-                "--source {}: no such file",
+        return match std::fs::metadata(path) {
+            Ok(m) if m.is_file() => Ok(path.to_path_buf()),
+            Ok(_) => Err(LoadError::Usage(format!(
+                "--source {}: not a regular file (a folder, FIFO or device)",
                 path.display()
-            )))
+            ))),
+            Err(e) => Err(LoadError::Usage(format!(
+                "--source {}: {e}",
+                path.display()
+            ))),
         };
     }
     let name = Path::new(&metadata.source.file_name);
