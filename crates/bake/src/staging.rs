@@ -104,6 +104,15 @@ pub fn prepare_dir(root: &Path, dir: &Path) -> io::Result<()> {
     Ok(())
 }
 
+/// Test hook: `RIGBAKE_FAULT=abort-after-renames:N` kills the process
+/// (abort, as a `kill -9` would) after `N` of a model's files were renamed
+/// into place, so tests can prove that a run killed at any step of the
+/// commit is never taken for up to date.
+fn kill_after_renames() -> Option<usize> {
+    let v = std::env::var("RIGBAKE_FAULT").ok()?;
+    v.strip_prefix("abort-after-renames:")?.parse().ok()
+}
+
 /// Whether `name` is a temporary a rigbake run leaves behind when killed.
 fn is_stale_temporary(name: &str) -> bool {
     name.starts_with('.') && name.ends_with(".tmp")
@@ -197,10 +206,14 @@ impl Staging {
         let mut order: Vec<&(PathBuf, String)> = self.files.iter().collect();
         order.sort_by_key(|(_, name)| is_commit_point(name));
         let mut written = Vec::new();
+        let kill_after = kill_after_renames();
         for (tmp, name) in order {
             if name.is_empty() {
                 let _ = fs::remove_file(tmp);
                 continue;
+            }
+            if kill_after == Some(written.len()) {
+                std::process::abort();
             }
             let dest = self.dir.join(name);
             fs::rename(tmp, &dest)?;
