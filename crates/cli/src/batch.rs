@@ -31,7 +31,7 @@ fn run_job(
     let failed = |e: BakeError| Outcome::Failed {
         error: e.in_file(&job.input),
     };
-    if let Err(e) = rigbake::staging::prepare_dir(&plan.out, &job.out_dir) {
+    if let Err(e) = rigbake::staging::check_dir(&plan.out, &job.out_dir) {
         return failed(
             rigbake::error::StepError::io(
                 format!("cannot prepare `{}`", job.out_dir.display()),
