@@ -86,11 +86,21 @@ fn weighted_joints(model: &Model) -> Vec<bool> {
     weighted
 }
 
+/// Most sockets [`auto_anchors`] chooses: a model with more socket-like
+/// nodes is refused, so that a file cannot make the automatic choice track
+/// (and allocate) without bound. Anchors named explicitly are bounded only
+/// by the texture limits ([`crate::bake::frames::bake_frames`]).
+pub const MAX_AUTO_ANCHORS: usize = 1024;
+
 /// Sockets chosen automatically: nodes under a skeleton (descendants of a
 /// skin's joints) that no skinned vertex weights, and that either have a
 /// child which is not a joint (a prop or an empty mount point) or a name
-/// that marks a socket ([`SOCKET_MARKERS`]). In node order.
-pub fn auto_anchors(model: &Model) -> Vec<usize> {
+/// that marks a socket ([`SOCKET_MARKERS`]). In node order, each node once;
+/// linear in the number of nodes.
+///
+/// Fails with a [`crate::ErrorKind::Limit`] error at `nodes` when more than
+/// [`MAX_AUTO_ANCHORS`] nodes qualify.
+pub fn auto_anchors(model: &Model) -> Result<Vec<usize>> {
     let mut is_joint = vec![false; model.nodes.len()];
     for s in &model.skins {
         for &j in &s.joints {
@@ -103,7 +113,7 @@ pub fn auto_anchors(model: &Model) -> Vec<usize> {
     for &n in &model.topological_order {
         under[n] = is_joint[n] || model.nodes[n].parent.is_some_and(|p| under[p]);
     }
-    (0..model.nodes.len())
+    let chosen: Vec<usize> = (0..model.nodes.len())
         .filter(|&n| under[n] && !weighted[n] && model.nodes[n].mesh.is_none())
         .filter(|&n| {
             let node = &model.nodes[n];
@@ -111,7 +121,18 @@ pub fn auto_anchors(model: &Model) -> Vec<usize> {
             node.children.iter().any(|&c| !is_joint[c])
                 || SOCKET_MARKERS.iter().any(|m| lower.contains(m))
         })
-        .collect()
+        .collect();
+    if chosen.len() > MAX_AUTO_ANCHORS {
+        return Err(Error::limit(
+            "nodes",
+            format!(
+                "{} nodes qualify as automatic anchors, more than the limit of {MAX_AUTO_ANCHORS}",
+                chosen.len()
+            ),
+        )
+        .with_hint("name the sockets to track instead of choosing them automatically"));
+    }
+    Ok(chosen)
 }
 
 /// A rigid mesh hanging under a joint.
