@@ -154,15 +154,53 @@ pub struct Prop {
 
 /// Every rigid mesh node (a mesh without skinning) whose nearest joint
 /// ancestor belongs to one of `sets`' skins, in node order.
+///
+/// One pass over the nodes, parents first, however deep the hierarchy and
+/// however many props it holds: each node inherits its nearest such joint
+/// and the static transform below it from its parent.
 pub fn find_props(model: &Model, sets: &[BoneSet]) -> Vec<Prop> {
-    let mut animated = vec![false; model.nodes.len()];
+    let n = model.nodes.len();
+    let mut animated = vec![false; n];
     for ch in model.clips.iter().flat_map(|c| &c.channels) {
         if ch.property != Property::MorphWeights {
             animated[ch.node] = true;
         }
     }
+    // The first bone set (and position in its skin) holding each node.
+    let mut joint_of: Vec<Option<(usize, usize)>> = vec![None; n];
+    for (s, set) in sets.iter().enumerate() {
+        for (j, &node) in model.skins[set.skin].joints.iter().enumerate() {
+            if joint_of[node].is_none() {
+                joint_of[node] = Some((s, j));
+            }
+        }
+    }
+    // Per node, the nearest joint ancestor strictly above it, with the
+    // product of the rest matrices from below that joint down to the node
+    // inclusive (`None` when one of them is animated).
+    let mut below: Vec<Option<(usize, Option<DMat4>)>> = vec![None; n];
+    let mut visits = 0u64;
+    for &i in &model.topological_order {
+        visits += 1;
+        let node = &model.nodes[i];
+        let local = (!animated[i]).then_some(node.rest_matrix);
+        below[i] = node.parent.and_then(|p| {
+            if joint_of[p].is_some() {
+                Some((p, local))
+            } else {
+                below[p].map(|(joint, offset)| {
+                    let offset = match (offset, local) {
+                        (Some(o), Some(l)) => Some(o * l),
+                        _ => None,
+                    };
+                    (joint, offset)
+                })
+            }
+        });
+    }
+    crate::work::add(crate::work::Counter::PropNodeVisits, visits);
     let mut props = Vec::new();
-    for (n, node) in model.nodes.iter().enumerate() {
+    for (i, node) in model.nodes.iter().enumerate() {
         let Some(mesh) = node.mesh else { continue };
         let skinned = node.skin.is_some()
             && model.meshes[mesh]
@@ -172,35 +210,17 @@ pub fn find_props(model: &Model, sets: &[BoneSet]) -> Vec<Prop> {
         if skinned {
             continue;
         }
-        // Walk up to the nearest ancestor that is a joint of a bone set's skin.
-        let mut offset = Some(node.rest_matrix);
-        if animated[n] {
-            offset = None;
-        }
-        let mut cursor = node.parent;
-        while let Some(p) = cursor {
-            let found = sets.iter().enumerate().find_map(|(s, set)| {
-                model.skins[set.skin]
-                    .joints
-                    .iter()
-                    .position(|&j| j == p)
-                    .map(|j| (s, j))
-            });
-            if let Some((set, joint)) = found {
-                props.push(Prop {
-                    node: n,
-                    set,
-                    joint,
-                    joint_node: p,
-                    offset,
-                });
-                break;
-            }
-            offset = match offset {
-                Some(m) if !animated[p] => Some(model.nodes[p].rest_matrix * m),
-                _ => None,
+        if let Some((joint_node, offset)) = below[i] {
+            let Some((set, joint)) = joint_of[joint_node] else {
+                continue;
             };
-            cursor = model.nodes[p].parent;
+            props.push(Prop {
+                node: i,
+                set,
+                joint,
+                joint_node,
+                offset,
+            });
         }
     }
     props
