@@ -197,3 +197,21 @@ fn many_clip_names_are_checked_in_n_log_n() {
     );
     assert!(work::take(Counter::ClipNameComparisons) <= bound(N));
 }
+
+#[test]
+fn many_named_anchors_resolve_by_hash() {
+    use rigbake_core::bake::anchors::find_nodes;
+    // 100,000 sockets named explicitly: one pass over the nodes, not one
+    // per name. The first node of a name wins, as with `find_node`.
+    let (mut b, chain) = chain_under_tip(100_000, |k| json!({"name": format!("socket{k}")}));
+    let twin = b.node(json!({"name": "socket7"}));
+    b.add_child(1, twin);
+    let model = import(&b);
+    let names: Vec<String> = (0..100_000).rev().map(|k| format!("socket{k}")).collect();
+    let found = find_nodes(&model, &names).unwrap();
+    let want: Vec<usize> = chain.iter().rev().copied().collect();
+    assert_eq!(found, want);
+    let e = find_nodes(&model, &["socket3", "nope"]).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Invalid);
+    assert!(e.message.contains("no node named `nope`"), "{e}");
+}

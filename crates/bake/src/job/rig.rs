@@ -40,8 +40,7 @@ pub(super) fn plan(
             anchors.push((node, reason));
         }
     };
-    for name in &settings.anchors.nodes {
-        let node = anchors::find_node(model, name)?;
+    for node in anchors::find_nodes(model, &settings.anchors.nodes)? {
         add(node, meta::AnchorReason::Requested);
     }
     if settings.anchors.auto {

@@ -8,6 +8,8 @@
 //! joint as a single-influence skinned mesh so it plays from the bone texture
 //! with the body.
 
+use std::collections::HashMap;
+
 use glam::{DMat3, DMat4, Mat4};
 
 use crate::bake::bones::BoneSet;
@@ -67,6 +69,27 @@ pub fn find_node(model: &Model, name: &str) -> Result<usize> {
             };
             Error::invalid("nodes", format!("no node named `{name}`{hint}"))
         })
+}
+
+/// The nodes named `names`, in order, each as [`find_node`] finds it (the
+/// first node of that name, in glTF order), in one pass over the nodes and
+/// a hash lookup per name; the error for the first name that no node has
+/// is [`find_node`]'s.
+pub fn find_nodes<S: AsRef<str>>(model: &Model, names: &[S]) -> Result<Vec<usize>> {
+    if names.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut by_name: HashMap<&str, usize> = HashMap::with_capacity(model.nodes.len());
+    for (i, n) in model.nodes.iter().enumerate() {
+        by_name.entry(n.name.as_str()).or_insert(i);
+    }
+    names
+        .iter()
+        .map(|name| match by_name.get(name.as_ref()) {
+            Some(&i) => Ok(i),
+            None => find_node(model, name.as_ref()),
+        })
+        .collect()
 }
 
 /// Joints of any skin that some skinned vertex weights (per node).
