@@ -339,7 +339,10 @@ mod tests {
         fs::create_dir_all(out.join("m.rigbake").join("x")).unwrap();
         assert!(s.commit().is_err());
         assert_eq!(fs::read(out.join("bones.exr")).unwrap(), b"texture");
-        assert!(out.join("m.rigbake").is_dir(), "the commit point was not renamed first");
+        assert!(
+            out.join("m.rigbake").is_dir(),
+            "the commit point was not renamed first"
+        );
     }
 
     #[cfg(unix)]
@@ -357,7 +360,11 @@ mod tests {
         s.commit().unwrap();
         assert_eq!(fs::read(&victim).unwrap(), b"precious");
         assert!(fs::symlink_metadata(out.join("a.bin")).unwrap().is_file());
-        assert_eq!(names(&out), ["a.bin"], "the planted temporary link was cleaned up");
+        assert_eq!(
+            names(&out),
+            ["a.bin"],
+            "the planted temporary link was cleaned up"
+        );
     }
 
     #[cfg(unix)]
