@@ -125,7 +125,9 @@ pub fn execute(plan: &BakePlan) -> u8 {
     let report = Report::new(entries, plan.shard, started.elapsed().as_secs_f64());
     if plan.json {
         match serde_json::to_string_pretty(&report) {
-            Ok(s) => println!("{s}"),
+            Ok(s) => {
+                crate::stdout::println(&s);
+            }
             Err(e) => eprintln!("error: cannot write the report: {e}"),
         }
     }
