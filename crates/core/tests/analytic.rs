@@ -316,3 +316,238 @@ fn validation_catches_count_zero_and_joint_not_a_node() {
     assert_eq!(e.kind, ErrorKind::Malformed);
     assert!(e.object.starts_with("skins[0].joints"), "{e}");
 }
+
+// ---------------------------------------------------------------------------
+// Several keys per channel: STEP at and between interior key times, and
+// CUBICSPLINE rotation and scale over segments of different lengths. The
+// expectations come from the glTF 2.0 spec (Appendix C, "Interpolation"):
+//
+// - STEP: the value of key k holds for t_k <= t < t_{k+1}; at an interior
+//   key time the new key's value applies.
+// - CUBICSPLINE: with u = (t - t_k) / dt and dt = t_{k+1} - t_k,
+//   p(u) = h00 v_k + h10 dt b_k + h01 v_{k+1} + h11 dt a_{k+1}, where b_k is
+//   key k's out-tangent and a_{k+1} key k+1's in-tangent, h00 = 2u^3 - 3u^2
+//   + 1, h10 = u^3 - 2u^2 + u, h01 = -2u^3 + 3u^2, h11 = u^3 - u^2;
+//   rotations are normalised afterwards.
+
+/// `two_joint` plus three clips on `tip` (node 1): `step4` (rotation STEP
+/// 0, 30, 60, 90 degrees about +Z at t = 0, 0.5, 0.75, 1), `scale_cubic`
+/// and `turn_cubic` (CUBICSPLINE, keys at t = 0, 1, 1.5: see the tests).
+fn many_keys() -> Model {
+    use rigbake_fixtures::parts::{add_animation, add_channel, axis_angle};
+    let mut b = rigbake_fixtures::models::two_joint();
+    let tip = 1;
+    let keys: Vec<f64> = [0.0, 30.0, 60.0, 90.0]
+        .iter()
+        .flat_map(|&d| axis_angle([0.0, 0.0, 1.0], d))
+        .collect();
+    let a = add_animation(&mut b, "step4");
+    add_channel(
+        &mut b,
+        a,
+        tip,
+        "rotation",
+        "STEP",
+        &[0.0, 0.5, 0.75, 1.0],
+        &keys,
+    );
+    let a = add_animation(&mut b, "scale_cubic");
+    add_channel(
+        &mut b,
+        a,
+        tip,
+        "scale",
+        "CUBICSPLINE",
+        &[0.0, 1.0, 1.5],
+        &SCALE_KEYS,
+    );
+    let a = add_animation(&mut b, "turn_cubic");
+    add_channel(
+        &mut b,
+        a,
+        tip,
+        "rotation",
+        "CUBICSPLINE",
+        &[0.0, 1.0, 1.5],
+        &turn_keys(),
+    );
+    let source = Source {
+        name: "many_keys",
+        dir: None,
+    };
+    import_slice(&b.to_glb(), &source, &ImportOptions::default()).unwrap()
+}
+
+/// `scale_cubic`: (in-tangent, value, out-tangent) per key.
+#[rustfmt::skip]
+const SCALE_KEYS: [f64; 27] = [
+    0.0, 0.0, 0.0,  1.0, 1.0, 1.0,  2.0, 0.0, 0.0,  // t = 0
+    0.0, 4.0, 0.0,  2.0, 1.0, 1.0,  0.0, 0.0, -2.0, // t = 1
+    1.0, 0.0, 0.0,  1.0, 1.0, 3.0,  0.0, 0.0, 0.0,  // t = 1.5
+];
+
+/// `turn_cubic`: values 0, 90, 180 degrees about +Z; key 1's out-tangent
+/// and key 2's in-tangent are not zero.
+fn turn_keys() -> Vec<f64> {
+    let q = axis_angle4;
+    let zero = [0.0; 4];
+    [
+        zero,
+        q(0.0),
+        zero,
+        zero,
+        q(90.0),
+        [0.0, 0.0, 0.5, -0.25],
+        [0.0, 0.0, 0.3, 0.6],
+        q(180.0),
+        zero,
+    ]
+    .concat()
+}
+
+/// Skin matrix of `tip` (bound at (0, 1, 0)) for a local rotation `q` and
+/// scale `s`: T(0,1,0) * R * S * T(0,-1,0).
+fn tip_skin(q: glam::DQuat, s: DVec3) -> Mat4 {
+    let m = DMat4::from_translation(DVec3::Y)
+        * DMat4::from_quat(q)
+        * DMat4::from_scale(s)
+        * DMat4::from_translation(-DVec3::Y);
+    m.as_mat4()
+}
+
+#[test]
+fn step_holds_each_key_until_the_next_key_time() {
+    let model = many_keys();
+    let timeline = Timeline::all_clips(&model, Sampling::default()).unwrap();
+    let clip = &timeline.clips[3];
+    assert_eq!(clip.name, "step4");
+    assert_eq!(clip.frames, 31);
+    let tex = &bake_bone_textures(&model, &timeline, &BoneBakeOptions::default()).unwrap()[0];
+    // 30 fps: frame 15 is t = 0.5 (key 1), frames 22 and 23 straddle
+    // t = 0.75 (key 2), frame 30 is the last key.
+    for (frame, degrees) in [
+        (0, 0.0),
+        (1, 0.0),
+        (14, 0.0),
+        (15, 30.0),
+        (16, 30.0),
+        (22, 30.0),
+        (23, 60.0),
+        (29, 60.0),
+        (30, 90.0),
+    ] {
+        assert_mat(
+            tex.matrix(clip.start_row + frame, 1),
+            pivot_rotation(degrees),
+            &format!("step frame {frame}"),
+        );
+    }
+}
+
+/// Hermite basis at `u` (glTF spec, Appendix C).
+fn hermite(u: f64) -> [f64; 4] {
+    let (u2, u3) = (u * u, u * u * u);
+    [
+        2.0 * u3 - 3.0 * u2 + 1.0,
+        u3 - 2.0 * u2 + u,
+        -2.0 * u3 + 3.0 * u2,
+        u3 - u2,
+    ]
+}
+
+#[test]
+fn cubic_spline_scale_over_two_segments_by_hand() {
+    // Sampled at 4 fps: t = 0, 0.25, ..., 1.5 (7 frames).
+    let model = many_keys();
+    let four = Timeline::all_clips(
+        &model,
+        Sampling {
+            fps: 4.0,
+            ..Sampling::default()
+        },
+    )
+    .unwrap();
+    let clip = &four.clips[4];
+    assert_eq!(clip.name, "scale_cubic");
+    assert_eq!(clip.frames, 7);
+    let tex = &bake_bone_textures(&model, &four, &BoneBakeOptions::default()).unwrap()[0];
+    // Worked by hand from SCALE_KEYS:
+    // t = 0.25 (dt = 1, u = 0.25; h = .84375, .140625, .15625, -.046875):
+    //   x = .84375 + .140625*2 + .15625*2 = 1.4375
+    //   y = .84375 + .15625 - .046875*4 = .8125, z = 1
+    // t = 0.5 (u = 0.5; h = .5, .125, .5, -.125):
+    //   x = .5 + .25 + 1 = 1.75, y = .5 + .5 - .5 = .5, z = 1
+    // t = 1.25 (dt = 0.5, u = 0.5): b1 = (0,0,-2), a2 = (1,0,0):
+    //   x = 1 + 1*.125*.5*0 + .5 - .125*.5*1 = 1.4375
+    //   y = .5 + .5 = 1, z = .5 - .125*.5*2 + 1.5 = 1.875
+    for (frame, s) in [
+        (0, [1.0, 1.0, 1.0]),
+        (1, [1.4375, 0.8125, 1.0]),
+        (2, [1.75, 0.5, 1.0]),
+        (4, [2.0, 1.0, 1.0]),
+        (5, [1.4375, 1.0, 1.875]),
+        (6, [1.0, 1.0, 3.0]),
+    ] {
+        let expected = tip_skin(glam::DQuat::IDENTITY, DVec3::from_array(s));
+        assert_mat(
+            tex.matrix(clip.start_row + frame, 1),
+            expected,
+            &format!("scale frame {frame}"),
+        );
+    }
+    // The basis used above, checked against its definition.
+    assert_eq!(hermite(0.25), [0.84375, 0.140625, 0.15625, -0.046875]);
+    assert_eq!(hermite(0.5), [0.5, 0.125, 0.5, -0.125]);
+}
+
+#[test]
+fn cubic_spline_rotation_over_two_segments_by_hand() {
+    let model = many_keys();
+    let four = Timeline::all_clips(
+        &model,
+        Sampling {
+            fps: 4.0,
+            ..Sampling::default()
+        },
+    )
+    .unwrap();
+    let clip = &four.clips[5];
+    assert_eq!(clip.name, "turn_cubic");
+    let tex = &bake_bone_textures(&model, &four, &BoneBakeOptions::default()).unwrap()[0];
+    // Segment 0 has zero tangents: at u = 0.5 the result is the normalised
+    // average of the 0 and 90 degree quaternions, exactly 45 degrees.
+    assert_mat(
+        tex.matrix(clip.start_row + 2, 1),
+        pivot_rotation(45.0),
+        "turn t=0.5",
+    );
+    // Segment 1 (dt = 0.5) at u = 0.5, by the spec's formula on the raw
+    // key values (x, y, z, w), then normalised.
+    let q90 = axis_angle4(90.0);
+    let q180 = axis_angle4(180.0);
+    let (b1, a2) = ([0.0, 0.0, 0.5, -0.25], [0.0, 0.0, 0.3, 0.6]);
+    let h = hermite(0.5);
+    let dt = 0.5;
+    let raw: Vec<f64> = (0..4)
+        .map(|i| h[0] * q90[i] + h[1] * dt * b1[i] + h[2] * q180[i] + h[3] * dt * a2[i])
+        .collect();
+    // z = .5*.70711 + .125*.5*.5 + .5*1 - .125*.5*.3 = 0.866053...
+    // w = .5*.70711 - .125*.5*.25 + 0 - .125*.5*.6 = 0.300428...
+    let q = glam::DQuat::from_xyzw(raw[0], raw[1], raw[2], raw[3]).normalize();
+    let degrees = 2.0 * q.z.atan2(q.w).to_degrees();
+    assert!((degrees - 141.74).abs() < 0.01, "hand estimate: {degrees}");
+    assert_mat(
+        tex.matrix(clip.start_row + 5, 1),
+        tip_skin(q, DVec3::ONE),
+        "turn t=1.25",
+    );
+    assert_mat(
+        tex.matrix(clip.start_row + 6, 1),
+        pivot_rotation(180.0),
+        "turn t=1.5",
+    );
+}
+
+fn axis_angle4(degrees: f64) -> [f64; 4] {
+    rigbake_fixtures::parts::axis_angle([0.0, 0.0, 1.0], degrees)
+}

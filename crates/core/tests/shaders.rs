@@ -37,18 +37,23 @@ const FUNCTIONS: &[&str] = &[
     "vat_deform",
 ];
 
-#[test]
-fn wgsl_parses_and_validates() {
+/// The WGSL module, parsed and validated by naga.
+fn wgsl_module() -> naga::Module {
     let source = shader("rigbake.wgsl");
     let module = naga::front::wgsl::parse_str(&source)
         .unwrap_or_else(|e| panic!("{}", e.emit_to_string(&source)));
-    let info = naga::valid::Validator::new(
+    naga::valid::Validator::new(
         naga::valid::ValidationFlags::all(),
         naga::valid::Capabilities::default(),
     )
     .validate(&module)
     .unwrap_or_else(|e| panic!("{}", e.emit_to_string(&source)));
-    let _ = info;
+    module
+}
+
+#[test]
+fn wgsl_parses_and_validates() {
+    let module = wgsl_module();
     let names: Vec<&str> = module
         .functions
         .iter()
@@ -57,23 +62,100 @@ fn wgsl_parses_and_validates() {
     for f in FUNCTIONS {
         assert!(names.contains(f), "rigbake.wgsl lacks `{f}`");
     }
-    let entries: Vec<&str> = module
+    // Both entry points are vertex shaders.
+    let entries: Vec<(&str, naga::ShaderStage)> = module
         .entry_points
         .iter()
-        .map(|e| e.name.as_str())
+        .map(|e| (e.name.as_str(), e.stage))
         .collect();
-    assert_eq!(entries, ["bone_vertex", "vat_vertex"]);
+    assert_eq!(
+        entries,
+        [
+            ("bone_vertex", naga::ShaderStage::Vertex),
+            ("vat_vertex", naga::ShaderStage::Vertex)
+        ]
+    );
+    // The resource bindings the integration guide documents (group 0: the
+    // textures; group 1: the per-instance and per-draw uniforms).
+    let mut bindings: Vec<(String, u32, u32, bool)> = module
+        .global_variables
+        .iter()
+        .filter_map(|(_, g)| {
+            let b = g.binding.as_ref()?;
+            let uniform = g.space == naga::AddressSpace::Uniform;
+            Some((g.name.clone()?, b.group, b.binding, uniform))
+        })
+        .collect();
+    bindings.sort_by_key(|(_, g, b, _)| (*g, *b));
+    let expected = [
+        ("bone_texture", 0, 0, false),
+        ("vat_positions", 0, 1, false),
+        ("vat_normals", 0, 2, false),
+        ("instance", 1, 0, true),
+        ("params", 1, 1, true),
+    ];
+    let expected: Vec<(String, u32, u32, bool)> = expected
+        .iter()
+        .map(|(n, g, b, u)| (n.to_string(), *g, *b, *u))
+        .collect();
+    assert_eq!(bindings, expected);
+}
+
+/// The parameter names of the top-level function `f` in a GLSL or HLSL
+/// source (declared as `Type f(Type a, Type b, ...)`, possibly over several
+/// lines), or `None` when it is not defined at top level.
+fn c_like_parameters(source: &str, f: &str) -> Option<Vec<String>> {
+    let lines: Vec<&str> = source.lines().collect();
+    let start = lines.iter().position(|l| {
+        !l.starts_with(' ') && !l.starts_with("//") && l.contains(&format!(" {f}("))
+    })?;
+    let text = lines[start..].join("\n");
+    let open = text.find(&format!(" {f}("))? + f.len() + 2;
+    let close = open + text[open..].find(')')?;
+    let params = text[open..close].trim();
+    if params.is_empty() || params == "void" {
+        return Some(Vec::new());
+    }
+    Some(
+        params
+            .split(',')
+            .map(|p| {
+                // Qualifiers and the type come first, the name last, then
+                // an array size or an HLSL semantic.
+                let p = p.split(':').next().unwrap_or("");
+                let name = p.split_whitespace().last().unwrap_or("");
+                name.split('[').next().unwrap_or("").to_string()
+            })
+            .collect(),
+    )
 }
 
 #[test]
 fn hlsl_and_glsl_define_the_same_functions() {
+    // Not only the names: each shared function takes the same parameters,
+    // in the same order, as the WGSL function that naga parsed (the three
+    // versions are kept line-by-line parallel, so a parameter dropped,
+    // added or swapped in one of them is a divergence). Executing them is
+    // done elsewhere: the WGSL on lavapipe (crates/shader-exec), the GLSL
+    // in Chromium (the browser tests); glslang compiles GLSL and HLSL below.
+    let module = wgsl_module();
     for name in ["rigbake.hlsl", "rigbake.glsl"] {
         let source = shader(name);
         for f in FUNCTIONS {
-            let defined = source
-                .lines()
-                .any(|l| !l.starts_with(' ') && l.contains(&format!(" {f}(")));
-            assert!(defined, "{name} lacks a top-level `{f}`");
+            let wgsl = module
+                .functions
+                .iter()
+                .find(|(_, g)| g.name.as_deref() == Some(*f))
+                .map(|(_, g)| g)
+                .unwrap_or_else(|| panic!("rigbake.wgsl lacks `{f}`"));
+            let expected: Vec<String> = wgsl
+                .arguments
+                .iter()
+                .map(|a| a.name.clone().unwrap_or_default())
+                .collect();
+            let params = c_like_parameters(&source, f)
+                .unwrap_or_else(|| panic!("{name} lacks a top-level `{f}`"));
+            assert_eq!(params, expected, "{name}: parameters of `{f}`");
         }
     }
 }

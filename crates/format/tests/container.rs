@@ -145,18 +145,86 @@ fn a_future_major_version_is_refused_with_both_versions_named() {
     }
 }
 
+/// Lays out a container by hand, as a writer of format
+/// `FORMAT_MAJOR.minor` would: a header of `header_len` bytes (a newer minor
+/// may append header fields; they are zero here), the `sections` (kind code,
+/// payload) each padded to 8 bytes, and the section table.
+fn assemble(minor: u16, header_len: u32, sections: &[(u32, &[u8])]) -> Vec<u8> {
+    let mut body = Vec::new();
+    let mut table = Vec::new();
+    for (code, bytes) in sections {
+        let offset = u64::from(header_len) + body.len() as u64;
+        body.extend_from_slice(bytes);
+        body.resize(body.len().next_multiple_of(8), 0);
+        table.extend_from_slice(&code.to_le_bytes());
+        table.extend_from_slice(&0u32.to_le_bytes());
+        table.extend_from_slice(&offset.to_le_bytes());
+        table.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+        table.extend_from_slice(&crc32fast::hash(bytes).to_le_bytes());
+        table.extend_from_slice(&0u32.to_le_bytes());
+    }
+    let crc = crc32fast::hash(&table);
+    table.extend_from_slice(&crc.to_le_bytes());
+    let table_offset = u64::from(header_len) + body.len() as u64;
+    let file_len = table_offset + table.len() as u64;
+    let mut h = Vec::new();
+    h.extend_from_slice(&rigbake_format::container::MAGIC);
+    h.extend_from_slice(&FORMAT_MAJOR.to_le_bytes());
+    h.extend_from_slice(&minor.to_le_bytes());
+    h.push(1);
+    h.extend_from_slice(&[0u8; 3]);
+    h.extend_from_slice(&header_len.to_le_bytes());
+    h.extend_from_slice(&(sections.len() as u32).to_le_bytes());
+    h.extend_from_slice(&table_offset.to_le_bytes());
+    h.extend_from_slice(&file_len.to_le_bytes());
+    h.resize(header_len as usize - 4, 0);
+    let crc = crc32fast::hash(&h);
+    h.extend_from_slice(&crc.to_le_bytes());
+    h.extend_from_slice(&body);
+    h.extend_from_slice(&table);
+    h
+}
+
 #[test]
 fn a_newer_minor_version_with_appended_metadata_is_read() {
-    // A 1.1 writer may append fields after the last metadata field; a 1.0
-    // reader decodes what it knows and ignores the rest.
-    let (bytes, _, meta) = small_container();
+    // A writer of a newer minor version may append fields after the last
+    // metadata field and after the header's fields; this reader opens the
+    // container, decodes what it knows and ignores the rest.
+    let (reference, payload, meta) = small_container();
     let mut encoded = rigbake_format::codec::encode_metadata(&meta).unwrap();
     encoded.extend_from_slice(&[5, 1, 2, 3]);
+    let newer = FORMAT_MINOR + 1;
+    let metadata_code = SectionKind::Metadata.code();
+    // The layout of `assemble` is the writer's: with nothing appended it
+    // reproduces `small_container` byte for byte.
+    let plain = rigbake_format::codec::encode_metadata(&meta).unwrap();
     assert_eq!(
-        rigbake_format::codec::decode_metadata(&encoded).unwrap(),
-        meta
+        assemble(
+            FORMAT_MINOR,
+            48,
+            &[
+                (SectionKind::Texture.code(), &payload),
+                (SectionKind::Unknown(99).code(), b"from the future"),
+                (metadata_code, &plain)
+            ]
+        ),
+        reference
     );
-    let _ = bytes;
+    for header_len in [48, 64] {
+        let bytes = assemble(
+            newer,
+            header_len,
+            &[
+                (SectionKind::Texture.code(), &payload),
+                (metadata_code, &encoded),
+            ],
+        );
+        let mut c = open(&bytes).unwrap_or_else(|e| panic!("header {header_len}: {e}"));
+        assert_eq!(c.version().to_string(), format!("{FORMAT_MAJOR}.{newer}"));
+        assert_eq!(c.metadata(), &meta, "appended fields are ignored");
+        assert_eq!(c.read_section(0).unwrap(), payload);
+        c.verify().unwrap();
+    }
 }
 
 #[test]
