@@ -172,9 +172,9 @@ impl PrimitiveMode {
     pub fn whole_primitives(self, count: usize) -> bool {
         match self {
             Self::Points => count >= 1,
-            Self::Lines => count >= 2 && count % 2 == 0,
+            Self::Lines => count >= 2 && count.is_multiple_of(2),
             Self::LineLoop | Self::LineStrip => count >= 2,
-            Self::Triangles => count >= 3 && count % 3 == 0,
+            Self::Triangles => count >= 3 && count.is_multiple_of(3),
             Self::TriangleStrip | Self::TriangleFan => count >= 3,
         }
     }
