@@ -142,7 +142,12 @@ fn verify(
         );
     }
     if let Some(outputs) = container.outputs() {
-        files.extend(outputs.files.iter().map(|f| (f.name.clone(), f.bytes, f.crc32)));
+        files.extend(
+            outputs
+                .files
+                .iter()
+                .map(|f| (f.name.clone(), f.bytes, f.crc32)),
+        );
     }
     for (name, bytes, crc32) in files {
         let file = dir.join(&name);

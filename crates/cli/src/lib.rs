@@ -80,8 +80,8 @@ fn merge_reports(args: &args::MergeReportArgs) -> u8 {
         // without blocking).
         let parsed: Result<report::Report, Box<dyn std::error::Error>> =
             rigbake_format::fsread::read_regular(path, 256 << 20)
-            .map_err(Into::into)
-            .and_then(|b| serde_json::from_slice(&b).map_err(Into::into));
+                .map_err(Into::into)
+                .and_then(|b| serde_json::from_slice(&b).map_err(Into::into));
         match parsed {
             Ok(r) => reports.push(r),
             Err(e) => {

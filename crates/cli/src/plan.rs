@@ -421,10 +421,10 @@ impl BakePlan {
     }
 
     fn assemble(found: Found, out: PathBuf, run: &RunArgs) -> Result<Self, UsageError> {
-        if let Some(jobs) = run.jobs {
-            if !(1..=MAX_JOBS).contains(&jobs) {
-                return Err(UsageError::Jobs(jobs));
-            }
+        if let Some(jobs) = run.jobs
+            && !(1..=MAX_JOBS).contains(&jobs)
+        {
+            return Err(UsageError::Jobs(jobs));
         }
         let shard = run.shard.as_deref().map(parse_shard).transpose()?;
         let mut by_dir: BTreeMap<PathBuf, (PathBuf, String)> = BTreeMap::new();

@@ -421,7 +421,12 @@ fn texture_names_that_leave_the_bake_are_refused_by_every_reader() {
     let container = baked_tentacle(&area);
     let original = fs::read(&container).unwrap();
     rename_bone_texture(&container, "/dev/zero");
-    fails_with("texture name /dev/zero", &area.work(), &os(&[&"inspect", &container]), "/dev/zero");
+    fails_with(
+        "texture name /dev/zero",
+        &area.work(),
+        &os(&[&"inspect", &container]),
+        "/dev/zero",
+    );
     for args in read_commands(&container, &area.work()) {
         fails_with("texture name /dev/zero", &area.work(), &args, "/dev/zero");
     }
@@ -472,7 +477,12 @@ fn texture_headers_claiming_huge_sizes_are_refused_before_decoding() {
     patch_exr_size(&container.with_file_name("bones.skin0.exr"), 65535, 65535);
     // `inspect --verify` names the checksum mismatch, verify and preview the
     // header; under the 3 GiB cap, a decode sized from the header would abort.
-    texture_damage("EXR header 65535 x 65535", &container, &area.work(), "bones.skin0.exr");
+    texture_damage(
+        "EXR header 65535 x 65535",
+        &container,
+        &area.work(),
+        "bones.skin0.exr",
+    );
 }
 
 // ---------------------------------------------------------------------------

@@ -220,7 +220,10 @@ mod tests {
             let text = serde_json::to_string(&rule).unwrap();
             assert_eq!(serde_json::from_str::<SampleRule>(&text).unwrap(), rule);
         }
-        for c in [NormalConvention::InverseTranspose, NormalConvention::BlendedMatrix] {
+        for c in [
+            NormalConvention::InverseTranspose,
+            NormalConvention::BlendedMatrix,
+        ] {
             let text = serde_json::to_string(&c).unwrap();
             assert_eq!(serde_json::from_str::<NormalConvention>(&text).unwrap(), c);
         }

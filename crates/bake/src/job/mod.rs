@@ -172,13 +172,13 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
             Part::Done(p) => bones_part = Some(p),
             Part::Skipped(reason) => skipped.push(reason),
         }
-        if let Some(bones) = &bones_part {
-            if settings.outputs.weights {
-                job.observer.stage("bone weights");
-                let w = weights::bake(&model, bones, rig_plan, settings, &mut sink)
-                    .map_err(|e| e.at(Stage::Weights))?;
-                add_record(&mut sink, SectionKind::Weights, codec::encode_weights(&w))?;
-            }
+        if let Some(bones) = &bones_part
+            && settings.outputs.weights
+        {
+            job.observer.stage("bone weights");
+            let w = weights::bake(&model, bones, rig_plan, settings, &mut sink)
+                .map_err(|e| e.at(Stage::Weights))?;
+            add_record(&mut sink, SectionKind::Weights, codec::encode_weights(&w))?;
         }
         rig_record = rig::record(&model, &timeline, rig_plan, &tracks, settings, &mut sink)
             .map_err(|e| e.at(Stage::Rig))?;
@@ -237,7 +237,7 @@ fn check_budget(
             .map(|s| model.skins[s.skin].joints.len())
             .collect(),
     });
-    let vat = settings.outputs.vat.then(|| VatPlan {
+    let vat = settings.outputs.vat.then_some(VatPlan {
         normals: settings.vat.options.normals,
         tangents: settings.vat.options.tangents,
         bytes_per_texel: match settings.vat.encoding {
