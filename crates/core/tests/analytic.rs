@@ -633,3 +633,69 @@ fn loop_detection_tolerance_edges() {
     assert!(flag("small"), "{flags:?}");
     assert!(!flag("large"), "{flags:?}");
 }
+
+#[test]
+fn cubic_spline_morph_weights_over_two_segments_by_hand() {
+    use rigbake_core::eval::sample::{LocalPose, sample_clip};
+    use rigbake_fixtures::parts::{PrimitiveData, add_animation, add_channel, add_mesh, primitive};
+    // One triangle with two morph targets; the node's weights animated with
+    // CUBICSPLINE keys at t = 0, 1, 1.5. Per key, glTF stores the two
+    // in-tangents, the two values, then the two out-tangents.
+    let mut b = rigbake_fixtures::Builder::new();
+    let data = PrimitiveData {
+        positions: vec![[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]],
+        morph_positions: vec![vec![[0.0, 0.0, 1.0]; 3], vec![[1.0, 0.0, 0.0]; 3]],
+        ..PrimitiveData::default()
+    };
+    let prim = primitive(&mut b, &data, rigbake_fixtures::Component::U16);
+    let mesh = add_mesh(&mut b, "morph", vec![prim]);
+    b.get_mut("meshes", mesh)
+        .insert("weights".into(), json!([0.0, 0.0]));
+    let node = b.node(json!({"name": "morphing", "mesh": mesh}));
+    b.scene(&[node]);
+    #[rustfmt::skip]
+    let keys = [
+        0.0, 0.0,   0.0, 1.0,   2.0, -1.0, // t = 0:   a0, v0, b0
+        4.0, 0.0,   1.0, 0.0,   0.0, 2.0,  // t = 1:   a1, v1, b1
+        1.0, -2.0,  0.5, 0.5,   0.0, 0.0,  // t = 1.5: a2, v2, b2
+    ];
+    let a = add_animation(&mut b, "weights_cubic");
+    add_channel(
+        &mut b,
+        a,
+        node,
+        "weights",
+        "CUBICSPLINE",
+        &[0.0, 1.0, 1.5],
+        &keys,
+    );
+    let source = Source {
+        name: "morph_cubic",
+        dir: None,
+    };
+    let model = import_slice(&b.to_glb(), &source, &ImportOptions::default()).unwrap();
+    // By hand (dt = 1 on the first segment, 0.5 on the second):
+    // t = 0.25 (h = .84375, .140625, .15625, -.046875):
+    //   w0 = .140625*2 + .15625*1 - .046875*4 = .25
+    //   w1 = .84375*1 - .140625*1 = .703125
+    // t = 0.5 (h = .5, .125, .5, -.125):
+    //   w0 = .125*2 + .5*1 - .125*4 = .25,  w1 = .5 - .125 = .375
+    // t = 1.25: w0 = .5*1 + .5*.5 - .125*.5*1 = .6875
+    //           w1 = .125*.5*2 + .5*.5 - .125*.5*(-2) = .5
+    let mut pose = LocalPose::rest(&model);
+    for (t, want) in [
+        (0.0, [0.0, 1.0]),
+        (0.25, [0.25, 0.703_125]),
+        (0.5, [0.25, 0.375]),
+        (1.0, [1.0, 0.0]),
+        (1.25, [0.6875, 0.5]),
+        (1.5, [0.5, 0.5]),
+    ] {
+        sample_clip(&model, &model.clips[0], t, &mut pose);
+        let got = pose.node_weights(node);
+        assert_eq!(got.len(), 2);
+        for (g, w) in got.iter().zip(want) {
+            assert!((g - w).abs() < 1e-6, "t = {t}: {got:?}, expected {want:?}");
+        }
+    }
+}
