@@ -142,7 +142,12 @@ fn verify(
         );
     }
     if let Some(outputs) = container.outputs() {
-        files.extend(outputs.files.iter().map(|f| (f.name.clone(), f.bytes, f.crc32)));
+        files.extend(
+            outputs
+                .files
+                .iter()
+                .map(|f| (f.name.clone(), f.bytes, f.crc32)),
+        );
     }
     for (name, bytes, crc32) in files {
         let file = dir.join(&name);
@@ -232,6 +237,39 @@ fn kib(bytes: u64) -> String {
     }
 }
 
+/// The longest name shown in full in the text summary, in characters;
+/// longer ones are cut and end in `…` (the JSON document has them whole).
+pub const SHOWN_NAME_CHARS: usize = 80;
+
+/// A name from the container as the text summary shows it: control
+/// characters (escape sequences, CR, NUL...) escaped as `\u{..}` / `\n`,
+/// and cut to [`SHOWN_NAME_CHARS`] characters plus `…`, so a hostile name
+/// can neither drive the terminal nor blow up column widths.
+pub fn shown(text: &str) -> String {
+    let mut out = String::new();
+    for (count, c) in text.chars().enumerate() {
+        if count == SHOWN_NAME_CHARS {
+            out.push('…');
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_debug());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// [`shown`] for each name, joined with `, `.
+fn shown_list(names: &[String]) -> String {
+    names
+        .iter()
+        .map(|n| shown(n))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The human-readable summary.
 pub fn render(r: &InspectReport) -> String {
     let m = &r.metadata;
@@ -239,13 +277,15 @@ pub fn render(r: &InspectReport) -> String {
     let _ = writeln!(
         s,
         "model     {} ({} bytes, sha256 {})",
-        m.source.file_name, m.source.bytes, m.source.sha256
+        shown(&m.source.file_name),
+        m.source.bytes,
+        m.source.sha256
     );
     let _ = writeln!(
         s,
         "written   by {} {}, container format {} ({})",
-        m.tool.name,
-        m.tool.version,
+        shown(&m.tool.name),
+        shown(&m.tool.version),
         r.container.format_version,
         kib(r.container.bytes)
     );
@@ -266,7 +306,7 @@ pub fn render(r: &InspectReport) -> String {
     let width = m
         .clips
         .iter()
-        .map(|c| c.name.len())
+        .map(|c| shown(&c.name).chars().count())
         .max()
         .unwrap_or(4)
         .max(4);
@@ -280,7 +320,7 @@ pub fn render(r: &InspectReport) -> String {
             s,
             "  {:>3}  {:<width$}  {:>6}  {:>6}  {:>7.3} s  {}",
             i,
-            c.name,
+            shown(&c.name),
             c.start_row,
             c.frames,
             c.duration,
@@ -295,13 +335,17 @@ pub fn render(r: &InspectReport) -> String {
                     source,
                     start,
                     end,
-                } => format!("clip {clip}: {source} from {start} s to {end} s"),
+                } => format!("clip {clip}: {} from {start} s to {end} s", shown(source)),
                 ClipOrigin::Blend {
                     clip,
                     first,
                     second,
                     weight,
-                } => format!("clip {clip}: blend of {first} and {second} at weight {weight}"),
+                } => format!(
+                    "clip {clip}: blend of {} and {} at weight {weight}",
+                    shown(first),
+                    shown(second)
+                ),
             };
             let _ = writeln!(s, "  {text}");
         }
@@ -312,10 +356,10 @@ pub fn render(r: &InspectReport) -> String {
             s,
             "  {:>3}  {}  {} joints  texture {}  meshes: {}",
             i,
-            k.name,
+            shown(&k.name),
             k.joints.len(),
             k.texture,
-            k.mesh_nodes.join(", ")
+            shown_list(&k.mesh_nodes)
         );
     }
     let _ = writeln!(
@@ -334,7 +378,7 @@ pub fn render(r: &InspectReport) -> String {
             "  {:>3}  {}  {}  {} x {}  {} {} {}  {}  {}  max error {}",
             i,
             name(&t.kind),
-            t.name,
+            shown(&t.name),
             t.width,
             t.height,
             name(&t.layout),
@@ -351,19 +395,21 @@ pub fn render(r: &InspectReport) -> String {
                 s,
                 "\nanchors ({}, model space: {}{})",
                 rig.anchors.len(),
-                rig.reference_node.as_deref().unwrap_or("scene root"),
+                rig.reference_node
+                    .as_deref()
+                    .map_or_else(|| "scene root".to_owned(), shown),
                 rig.anchor_texture
                     .as_deref()
-                    .map(|t| format!(", texture {t}"))
+                    .map(|t| format!(", texture {}", shown(t)))
                     .unwrap_or_default()
             );
             for a in &rig.anchors {
                 let mesh = a
                     .mesh
                     .as_deref()
-                    .map(|m| format!("  mesh {m}"))
+                    .map(|m| format!("  mesh {}", shown(m)))
                     .unwrap_or_default();
-                let _ = writeln!(s, "  {}  ({}){mesh}", a.node, name(&a.reason));
+                let _ = writeln!(s, "  {}  ({}){mesh}", shown(&a.node), name(&a.reason));
             }
         }
         if !rig.props.is_empty() {
@@ -372,9 +418,9 @@ pub fn render(r: &InspectReport) -> String {
                 let _ = writeln!(
                     s,
                     "  {} (mesh {}) under {}: {}",
-                    p.node,
-                    p.mesh,
-                    p.joint,
+                    shown(&p.node),
+                    shown(&p.mesh),
+                    shown(&p.joint),
                     name(&p.mode)
                 );
             }
@@ -387,13 +433,15 @@ pub fn render(r: &InspectReport) -> String {
             w.max_influences,
             w.channels,
             w.channels,
-            w.mesh_file.as_deref().unwrap_or("none")
+            w.mesh_file
+                .as_deref()
+                .map_or_else(|| "none".to_owned(), shown)
         );
         for p in &w.primitives {
             let _ = writeln!(
                 s,
                 "  {} p{}  {} vertices  skin {}  dropped weight max {:.4} mean {:.4}  position error {}",
-                p.node,
+                shown(&p.node),
                 p.primitive,
                 p.vertices,
                 p.skin,
@@ -415,18 +463,25 @@ pub fn render(r: &InspectReport) -> String {
                 String::new()
             },
             name(&v.normal_convention),
-            v.reference_node.as_deref().unwrap_or("scene root")
+            v.reference_node
+                .as_deref()
+                .map_or_else(|| "scene root".to_owned(), shown)
         );
         for p in &v.primitives {
-            let streams: Vec<&str> = [Some(p.positions), p.normals, p.tangents]
+            let streams: Vec<String> = [Some(p.positions), p.normals, p.tangents]
                 .into_iter()
                 .flatten()
-                .map(|i| v.textures[i as usize].name.as_str())
+                .map(|i| {
+                    usize::try_from(i)
+                        .ok()
+                        .and_then(|i| v.textures.get(i))
+                        .map_or_else(|| format!("<no texture {i}>"), |t| shown(&t.name))
+                })
                 .collect();
             let _ = writeln!(
                 s,
                 "  {} p{} ({}, {}{} vertices)  {} x {} ({} band{})  {}",
-                p.node,
+                shown(&p.node),
                 p.primitive,
                 name(&p.deformation),
                 if p.morphed { "morphed, " } else { "" },
@@ -458,7 +513,7 @@ pub fn render(r: &InspectReport) -> String {
             let names: Vec<String> = v
                 .static_primitives
                 .iter()
-                .map(|p| format!("{} p{}", p.node, p.primitive))
+                .map(|p| format!("{} p{}", shown(&p.node), p.primitive))
                 .collect();
             let _ = writeln!(s, "  static (not baked): {}", names.join(", "));
         }

@@ -121,9 +121,9 @@ impl<'a> OutputSink<'a> {
         let mut staging = Staging::new(out_dir).map_err(|e| {
             StepError::io(format!("cannot create `{}`", out_dir.display()), out_dir, e)
         })?;
-        let (file, _) = staging.create(container_name).map_err(|e| {
-            StepError::io(format!("cannot write {container_name}"), out_dir, e)
-        })?;
+        let (file, _) = staging
+            .create(container_name)
+            .map_err(|e| StepError::io(format!("cannot write {container_name}"), out_dir, e))?;
         let container = ContainerWriter::new(BufWriter::new(file)).map_err(StepError::bare)?;
         Ok(Self {
             staging,
@@ -197,9 +197,9 @@ impl Sink for OutputSink<'_> {
     }
 
     fn write_file(&mut self, name: &str, bytes: &[u8]) -> Result<(), StepError> {
-        self.staging
-            .add_bytes(name, bytes)
-            .map_err(|e| StepError::io(format!("cannot write {name}"), &self.out_dir.join(name), e))?;
+        self.staging.add_bytes(name, bytes).map_err(|e| {
+            StepError::io(format!("cannot write {name}"), &self.out_dir.join(name), e)
+        })?;
         self.outputs.push(OutputFileMeta {
             name: name.to_owned(),
             bytes: bytes.len() as u64,

@@ -113,6 +113,44 @@ fn kill_after_renames() -> Option<usize> {
     v.strip_prefix("abort-after-renames:")?.parse().ok()
 }
 
+/// Checks, creating nothing, that every existing folder between `root` and
+/// `dir` (below `root`) is a real folder, not a symbolic link or a file; the
+/// missing rest is created later by [`Staging::new`] (which removes it again
+/// when nothing lands), so a failed model leaves no folder behind.
+pub fn check_dir(root: &Path, dir: &Path) -> io::Result<()> {
+    let rel = dir.strip_prefix(root).map_err(|_| {
+        io::Error::other(format!(
+            "`{}` is not inside the output folder `{}`",
+            dir.display(),
+            root.display()
+        ))
+    })?;
+    let mut at = root.to_path_buf();
+    for part in rel.components() {
+        match part {
+            std::path::Component::Normal(name) => at.push(name),
+            _ => {
+                return Err(io::Error::other(format!(
+                    "`{}` leaves the output folder",
+                    dir.display()
+                )));
+            }
+        }
+        match fs::symlink_metadata(&at) {
+            Ok(m) if m.file_type().is_dir() => {}
+            Ok(_) => {
+                return Err(io::Error::other(format!(
+                    "`{}` is a symbolic link or a file, not a folder; rigbake never writes through links in the output tree",
+                    at.display()
+                )));
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
 /// Whether `name` is a temporary a rigbake run leaves behind when killed.
 fn is_stale_temporary(name: &str) -> bool {
     name.starts_with('.') && name.ends_with(".tmp")
@@ -301,7 +339,10 @@ mod tests {
         fs::create_dir_all(out.join("m.rigbake").join("x")).unwrap();
         assert!(s.commit().is_err());
         assert_eq!(fs::read(out.join("bones.exr")).unwrap(), b"texture");
-        assert!(out.join("m.rigbake").is_dir(), "the commit point was not renamed first");
+        assert!(
+            out.join("m.rigbake").is_dir(),
+            "the commit point was not renamed first"
+        );
     }
 
     #[cfg(unix)]
@@ -319,7 +360,11 @@ mod tests {
         s.commit().unwrap();
         assert_eq!(fs::read(&victim).unwrap(), b"precious");
         assert!(fs::symlink_metadata(out.join("a.bin")).unwrap().is_file());
-        assert_eq!(names(&out), ["a.bin"], "the planted temporary link was cleaned up");
+        assert_eq!(
+            names(&out),
+            ["a.bin"],
+            "the planted temporary link was cleaned up"
+        );
     }
 
     #[cfg(unix)]
@@ -333,6 +378,10 @@ mod tests {
         std::os::unix::fs::symlink(&outside, root.join("a/b")).unwrap();
         let e = prepare_dir(&root, &root.join("a/b/c")).unwrap_err();
         assert!(e.to_string().contains("symbolic link"), "{e}");
+        let e = check_dir(&root, &root.join("a/b/c")).unwrap_err();
+        assert!(e.to_string().contains("symbolic link"), "{e}");
+        check_dir(&root, &root.join("a/new/deeper")).unwrap();
+        assert!(!root.join("a/new").exists(), "check_dir creates nothing");
         assert!(Staging::new(&root.join("a/b")).is_err());
         assert!(fs::read_dir(&outside).unwrap().next().is_none());
         prepare_dir(&root, &root.join("a/d/e")).unwrap();

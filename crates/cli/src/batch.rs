@@ -31,7 +31,7 @@ fn run_job(
     let failed = |e: BakeError| Outcome::Failed {
         error: e.in_file(&job.input),
     };
-    if let Err(e) = rigbake::staging::prepare_dir(&plan.out, &job.out_dir) {
+    if let Err(e) = rigbake::staging::check_dir(&plan.out, &job.out_dir) {
         return failed(
             rigbake::error::StepError::io(
                 format!("cannot prepare `{}`", job.out_dir.display()),
@@ -125,7 +125,9 @@ pub fn execute(plan: &BakePlan) -> u8 {
     let report = Report::new(entries, plan.shard, started.elapsed().as_secs_f64());
     if plan.json {
         match serde_json::to_string_pretty(&report) {
-            Ok(s) => println!("{s}"),
+            Ok(s) => {
+                crate::stdout::println(&s);
+            }
             Err(e) => eprintln!("error: cannot write the report: {e}"),
         }
     }

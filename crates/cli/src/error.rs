@@ -4,15 +4,34 @@
 
 use std::path::PathBuf;
 
+/// The largest `--jobs`.
+pub const MAX_JOBS: usize = 1024;
+/// The largest `--max-texture-size` / `max_texture_size` (what the
+/// container reader accepts).
+pub const MAX_TEXTURE_SIZE: u64 = rigbake_format::check::MAX_TEXTURE_SIZE as u64;
+
 /// Why settings cannot be resolved for a model.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SettingsError {
     /// The frame rate is out of range.
     #[error("fps must be between 0 and 1000, got {0}")]
     Fps(f64),
-    /// The largest texture size is zero.
-    #[error("max_texture_size must be positive")]
-    MaxTextureSize,
+    /// The largest texture size is outside 1..=[`MAX_TEXTURE_SIZE`]
+    /// (`key` names the flag or manifest key it came from).
+    #[error("{key} must be 1 to {max}, got {got}", max = MAX_TEXTURE_SIZE)]
+    MaxTextureSize {
+        /// `--max-texture-size` or `max_texture_size`.
+        key: &'static str,
+        /// The value given.
+        got: u64,
+    },
+    /// `outputs` asks for weights or anchors without the bone textures they
+    /// are baked with (the text lists the outputs asked for).
+    #[error(
+        "outputs {0}: `weights` and `anchors` are baked with the bone textures; add `bones` to outputs"
+    )]
+    NeedsBones(String),
+
     /// The bone-weight pairs per vertex are out of range.
     #[error("max_influences must be 1 to {max}, got {got}")]
     MaxInfluences {
@@ -83,20 +102,23 @@ pub enum UsageError {
         /// Why.
         source: walkdir::Error,
     },
+    /// Folder discovery found problems and no model (the text names them).
+    #[error("{0}")]
+    Discovery(String),
     /// A folder holds no model.
     #[error("`{}` holds no .glb or .gltf file", .0.display())]
     NoModels(PathBuf),
     /// A manifest entry's path pattern is not a glob.
-    #[error("{}:{line}: bad path pattern `{pattern}`: {source}", manifest.display())]
+    #[error("{}:{line}: bad path pattern `{pattern}`: {reason}", manifest.display())]
     Pattern {
         /// The manifest.
         manifest: PathBuf,
         /// Line of the entry.
         line: usize,
-        /// The pattern.
+        /// The pattern (cut when very long).
         pattern: String,
         /// Why.
-        source: globset::Error,
+        reason: String,
     },
     /// A manifest entry matches no model.
     #[error("{}:{line}: `{pattern}` matches no .glb or .gltf file under `{}`", manifest.display(), root.display())]
@@ -113,9 +135,9 @@ pub enum UsageError {
     /// No output folder was given.
     #[error("no output folder: give --out DIR{}", if *.0 { " (or `out` in the manifest)" } else { "" })]
     NoOut(bool),
-    /// `--jobs 0`.
-    #[error("--jobs must be at least 1")]
-    Jobs,
+    /// `--jobs` outside 1..=[`MAX_JOBS`].
+    #[error("--jobs must be 1 to {max}, got {0}", max = MAX_JOBS)]
+    Jobs(usize),
     /// `--shard` is not `K/N`.
     #[error("--shard must be K/N with 1 <= K <= N, got `{0}`")]
     Shard(String),
@@ -131,6 +153,30 @@ pub enum UsageError {
         second: String,
         /// The folder.
         dir: PathBuf,
+    },
+    /// A model's output folder would have a name that is empty, `.` or
+    /// `..` (it would write outside `--out`).
+    #[error(
+        "`{id}`: cannot name an output folder `{part}` (it would write outside --out); rename the model file"
+    )]
+    OutputName {
+        /// The model.
+        id: String,
+        /// The offending folder name.
+        part: String,
+    },
+    /// Two different files read as the same id (names that are not valid
+    /// UTF-8 and differ only in their invalid bytes).
+    #[error(
+        "{first:?} and {second:?} are different files that both read as `{id}`; rename one (file names should be valid UTF-8)"
+    )]
+    SameId {
+        /// One file.
+        first: PathBuf,
+        /// The other.
+        second: PathBuf,
+        /// The id both read as.
+        id: String,
     },
     /// Settings given on the command line cannot be used.
     #[error(transparent)]
@@ -164,4 +210,25 @@ pub enum MergeError {
     /// A model is in two reports.
     #[error("`{0}` appears in two reports (overlapping shards?)")]
     Overlap(String),
+    /// A report's shard is not `K/N` with 1 <= K <= N.
+    #[error("report shard `{0}` is not K/N with 1 <= K <= N")]
+    BadShard(String),
+    /// Reports of different shard counts.
+    #[error("reports of shard sets of different sizes (N = {0} and N = {1}) cannot be merged")]
+    MixedShards(usize, usize),
+    /// The same shard twice.
+    #[error("shard {0} is in two reports")]
+    DuplicateShard(String),
+    /// Shards not given.
+    #[error("shard report(s) missing: {0}")]
+    MissingShards(String),
+    /// A whole-run report (no shard) given with shard reports.
+    #[error("a whole-run report (no shard) cannot be merged with shard reports")]
+    WholeAndShards,
+    /// A total does not fit.
+    #[error("the merged totals overflow")]
+    Overflow,
+    /// A report's run time is negative or not finite.
+    #[error("report seconds {0} is negative or not finite")]
+    Seconds(f64),
 }

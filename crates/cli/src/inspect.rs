@@ -21,14 +21,16 @@ pub fn run(args: &InspectArgs) -> u8 {
     }
     if args.json {
         match serde_json::to_string_pretty(&report) {
-            Ok(s) => println!("{s}"),
+            Ok(s) => {
+                crate::stdout::println(&s);
+            }
             Err(e) => {
                 eprintln!("error: {e}");
                 return EXIT_FAILED;
             }
         }
     } else {
-        print!("{}", render(&report));
+        crate::stdout::print(&render(&report));
     }
     if problem.is_some() {
         EXIT_FAILED

@@ -15,6 +15,7 @@ pub mod preview;
 pub mod progress;
 pub mod report;
 pub mod settings;
+pub mod stdout;
 pub mod verify;
 
 pub use exit::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
@@ -51,7 +52,20 @@ where
 
 fn run_plan(plan: Result<plan::BakePlan, error::UsageError>) -> ExitCode {
     match plan {
-        Ok(plan) => ExitCode::from(batch::execute(&plan)),
+        Ok(plan) => {
+            for problem in &plan.problems {
+                eprintln!("error: {problem}");
+            }
+            let code = batch::execute(&plan);
+            if !plan.problems.is_empty() && code == EXIT_OK {
+                eprintln!(
+                    "error: {} path(s) could not be searched or used (see above)",
+                    plan.problems.len()
+                );
+                return ExitCode::from(EXIT_FAILED);
+            }
+            ExitCode::from(code)
+        }
         Err(message) => {
             eprintln!("error: {message}");
             ExitCode::from(EXIT_USAGE)
@@ -66,8 +80,8 @@ fn merge_reports(args: &args::MergeReportArgs) -> u8 {
         // without blocking).
         let parsed: Result<report::Report, Box<dyn std::error::Error>> =
             rigbake_format::fsread::read_regular(path, 256 << 20)
-            .map_err(Into::into)
-            .and_then(|b| serde_json::from_slice(&b).map_err(Into::into));
+                .map_err(Into::into)
+                .and_then(|b| serde_json::from_slice(&b).map_err(Into::into));
         match parsed {
             Ok(r) => reports.push(r),
             Err(e) => {
@@ -85,11 +99,13 @@ fn merge_reports(args: &args::MergeReportArgs) -> u8 {
     };
     if args.json {
         match serde_json::to_string_pretty(&merged) {
-            Ok(s) => println!("{s}"),
+            Ok(s) => {
+                crate::stdout::println(&s);
+            }
             Err(e) => eprintln!("error: {e}"),
         }
     } else {
-        println!("{}", merged.summary());
+        stdout::println(&merged.summary());
     }
     if merged.totals.failed > 0 {
         EXIT_FAILED

@@ -189,15 +189,16 @@ impl Manifest {
     pub fn load(path: &Path) -> Result<Self, UsageError> {
         // A regular file of at most 16 MiB (a FIFO or device is refused
         // without blocking).
-        let bytes = rigbake_format::fsread::read_regular(path, MAX_MANIFEST_BYTES).map_err(|e| {
-            UsageError::ManifestRead {
-                path: path.to_path_buf(),
-                source: match e {
-                    rigbake_format::FormatError::Io(io) => io,
-                    other => std::io::Error::other(other.to_string()),
-                },
-            }
-        })?;
+        let bytes =
+            rigbake_format::fsread::read_regular(path, MAX_MANIFEST_BYTES).map_err(|e| {
+                UsageError::ManifestRead {
+                    path: path.to_path_buf(),
+                    source: match e {
+                        rigbake_format::FormatError::Io(io) => io,
+                        other => std::io::Error::other(other.to_string()),
+                    },
+                }
+            })?;
         let text = String::from_utf8(bytes).map_err(|_| UsageError::ManifestRead {
             path: path.to_path_buf(),
             source: std::io::Error::other("the manifest is not UTF-8 text"),

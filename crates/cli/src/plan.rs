@@ -4,13 +4,13 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use globset::Glob;
+use globset::{Glob, GlobSet, GlobSetBuilder};
 use sha2::{Digest, Sha256};
 
-use crate::args::{BakeArgs, RunArgs, VatArgs};
-use crate::error::UsageError;
+use crate::args::{BakeArgs, RunArgs, SettingFlags, VatArgs};
+use crate::error::{MAX_JOBS, UsageError};
 use crate::manifest::Manifest;
-use crate::settings::Draft;
+use crate::settings::{Draft, check_max_texture_size};
 pub use rigbake::settings::BakeSettings;
 
 /// One model to bake and where its outputs go.
@@ -59,6 +59,9 @@ pub struct BakePlan {
     pub out: PathBuf,
     /// Share identical bone textures across models (in `out/_shared`).
     pub share_bones: bool,
+    /// What folder discovery could not search or use (see
+    /// [`Discovery::problems`]): printed, and the run fails at the end.
+    pub problems: Vec<String>,
 }
 
 fn is_model(p: &Path) -> bool {
@@ -71,37 +74,151 @@ fn is_model(p: &Path) -> bool {
     )
 }
 
-/// Every .glb/.gltf under `dir` (following no links, skipping hidden
-/// folders), as (path, id relative to `dir`), sorted by id.
+/// Every .glb/.gltf under `dir` (skipping hidden folders), as (path, id
+/// relative to `dir`), sorted by id; the first folder that cannot be read
+/// is an error. See [`discover`] for the rules.
 pub fn find_models(dir: &Path) -> Result<Vec<(PathBuf, String)>, UsageError> {
-    let mut out = Vec::new();
+    let found = discover(dir, None)?;
+    match found.problems.into_iter().next() {
+        Some(problem) => Err(UsageError::Discovery(problem)),
+        None => Ok(found.models),
+    }
+}
+
+/// What folder discovery found.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Discovery {
+    /// Models as (path, id relative to the folder searched), sorted by id.
+    pub models: Vec<(PathBuf, String)>,
+    /// What could not be searched or used, one line each naming the path
+    /// (an unreadable folder, a link to nothing). The run goes on with the
+    /// other models and fails at the end.
+    pub problems: Vec<String>,
+}
+
+/// Searches `dir` for .glb/.gltf files.
+///
+/// - Hidden folders are skipped, and so are the output root `skip` (when
+///   it lies inside `dir`; compared by canonical path) and any folder
+///   holding a `.rigbake.lock` (another output root): their GLBs are
+///   outputs, not inputs.
+/// - A symbolic link to a regular model file is followed; linked folders
+///   are not (no loops).
+/// - A folder that cannot be read, or a link to nothing, is a problem
+///   reported in [`Discovery::problems`]; only `dir` itself being
+///   unreadable is an error.
+pub fn discover(dir: &Path, skip: Option<&Path>) -> Result<Discovery, UsageError> {
+    let skip = skip.and_then(|s| s.canonicalize().ok());
+    let mut found = Discovery::default();
     let walker = walkdir::WalkDir::new(dir)
         .follow_links(false)
         .into_iter()
-        .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
+        .filter_entry(|e| {
+            if e.depth() == 0 {
+                return true;
+            }
+            if e.file_name().to_string_lossy().starts_with('.') {
+                return false;
+            }
+            if !e.file_type().is_dir() {
+                return true;
+            }
+            let is_out = skip
+                .as_deref()
+                .is_some_and(|s| e.path().canonicalize().is_ok_and(|c| c == s));
+            let is_lock =
+                std::fs::symlink_metadata(e.path().join(rigbake::staging::LOCK_FILE)).is_ok();
+            !(is_out || is_lock)
+        });
     for entry in walker {
-        let entry = entry.map_err(|source| UsageError::Walk {
-            dir: dir.to_path_buf(),
-            source,
-        })?;
-        if entry.file_type().is_file() && is_model(entry.path()) {
-            let rel = entry.path().strip_prefix(dir).unwrap_or(entry.path());
-            let id = rel
-                .components()
-                .map(|c| c.as_os_str().to_string_lossy())
-                .collect::<Vec<_>>()
-                .join("/");
-            out.push((entry.path().to_path_buf(), id));
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(source) if source.depth() == 0 => {
+                return Err(UsageError::Walk {
+                    dir: dir.to_path_buf(),
+                    source,
+                });
+            }
+            Err(e) => {
+                let path = e.path().unwrap_or(dir);
+                found.problems.push(format!(
+                    "{}: cannot search this folder: {e}",
+                    path.display()
+                ));
+                continue;
+            }
+        };
+        if !is_model(entry.path()) {
+            continue;
         }
+        if entry.file_type().is_symlink() {
+            match std::fs::metadata(entry.path()) {
+                Ok(m) if m.is_file() => {}
+                Ok(m) if m.is_dir() => continue, // linked folders are not followed
+                Ok(_) => {
+                    found.problems.push(format!(
+                        "{}: a link to something that is not a regular file",
+                        entry.path().display()
+                    ));
+                    continue;
+                }
+                Err(e) => {
+                    found.problems.push(format!(
+                        "{}: a link that cannot be followed: {e}",
+                        entry.path().display()
+                    ));
+                    continue;
+                }
+            }
+        } else if !entry.file_type().is_file() {
+            continue;
+        }
+        let rel = entry.path().strip_prefix(dir).unwrap_or(entry.path());
+        let id = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/");
+        found.models.push((entry.path().to_path_buf(), id));
     }
-    out.sort_by(|a, b| a.1.cmp(&b.1));
-    Ok(out)
+    found.models.sort_by(|a, b| a.1.cmp(&b.1));
+    Ok(found)
 }
 
 /// The output folder of a model found as `id` (`a/b/c.glb` -> `out/a/b/c`).
-fn out_dir_for(out: &Path, id: &str) -> PathBuf {
+/// Every folder name must be a plain name: an empty one, `.` or `..` (a
+/// model named `...glb`) would write beside or above `out`, so it is
+/// refused.
+fn out_dir_for(out: &Path, id: &str) -> Result<PathBuf, UsageError> {
     let without_ext = id.rsplit_once('.').map_or(id, |(stem, _)| stem);
-    out.join(without_ext)
+    let mut dir = out.to_path_buf();
+    for part in without_ext.split('/') {
+        dir.push(plain_name(id, part)?);
+    }
+    Ok(dir)
+}
+
+/// `part` if it is a plain folder name (not empty, `.`, `..`, and with no
+/// separator), else the error naming model `id`.
+fn plain_name<'a>(id: &str, part: &'a str) -> Result<&'a str, UsageError> {
+    let mut components = Path::new(part).components();
+    match (components.next(), components.next()) {
+        (Some(std::path::Component::Normal(_)), None) => Ok(part),
+        _ => Err(UsageError::OutputName {
+            id: id.to_owned(),
+            part: part.to_owned(),
+        }),
+    }
+}
+
+/// Whether two input paths name the same file (the same model given
+/// twice), comparing real paths, not the ids made from them.
+fn same_file(a: &Path, b: &Path) -> bool {
+    a == b
+        || matches!(
+            (a.canonicalize(), b.canonicalize()),
+            (Ok(x), Ok(y)) if x == y
+        )
 }
 
 /// Parses `K/N` (1 <= K <= N).
@@ -143,14 +260,25 @@ type Found = Vec<(PathBuf, String, Draft, bool)>;
 
 /// Expands files and folders given on the command line; the bool says
 /// whether the model was found in a folder (its output mirrors the path).
-fn expand_inputs(inputs: &[PathBuf], base: &Draft) -> Result<Found, UsageError> {
+fn expand_inputs(
+    inputs: &[PathBuf],
+    base: &Draft,
+    out: &Path,
+    problems: &mut Vec<String>,
+) -> Result<Found, UsageError> {
     let mut found = Vec::new();
     for input in inputs {
         if input.is_dir() {
-            let models = find_models(input)?;
+            let d = discover(input, Some(out))?;
+            let models = d.models;
             if models.is_empty() {
-                return Err(UsageError::NoModels(input.clone()));
+                return Err(if d.problems.is_empty() {
+                    UsageError::NoModels(input.clone())
+                } else {
+                    UsageError::Discovery(d.problems.join("; "))
+                });
             }
+            problems.extend(d.problems);
             for (path, id) in models {
                 found.push((path, id, base.clone(), true));
             }
@@ -162,29 +290,63 @@ fn expand_inputs(inputs: &[PathBuf], base: &Draft) -> Result<Found, UsageError> 
     Ok(found)
 }
 
+/// The longest manifest path pattern, in bytes.
+pub const MAX_PATTERN_BYTES: usize = 4096;
+
+/// Compiles a manifest path pattern; the error says why in plain words.
+/// Goes through a `GlobSet` because `Glob::compile_matcher` panics when the
+/// pattern is past the regex engine's size or nesting limits.
+fn compile_pattern(pattern: &str) -> Result<GlobSet, String> {
+    if pattern.len() > MAX_PATTERN_BYTES {
+        return Err(format!(
+            "the pattern is {} bytes long; the limit is {MAX_PATTERN_BYTES}",
+            pattern.len()
+        ));
+    }
+    let glob = Glob::new(pattern).map_err(|e| e.kind().to_string())?;
+    GlobSetBuilder::new()
+        .add(glob)
+        .build()
+        .map_err(|e| format!("too large or too deeply nested to match: {e}"))
+}
+
+/// A pattern as an error message shows it (cut when very long).
+fn shown_pattern(pattern: &str) -> String {
+    rigbake::inspect::shown(pattern)
+}
+
 /// Models a manifest selects, each with defaults and every matching entry
 /// applied in file order.
-fn expand_manifest(manifest: &Manifest, base: &Draft) -> Result<Found, UsageError> {
-    let all = find_models(&manifest.root)?;
-    let mut selected: BTreeMap<String, (PathBuf, Draft)> = BTreeMap::new();
+fn expand_manifest(
+    manifest: &Manifest,
+    base: &Draft,
+    out: &Path,
+    problems: &mut Vec<String>,
+) -> Result<Found, UsageError> {
+    let d = discover(&manifest.root, Some(out))?;
+    problems.extend(d.problems);
+    let all = d.models;
+    // Keyed by id and real path: two files whose names read the same after
+    // lossy conversion stay two models (and collide clearly later).
+    let mut selected: BTreeMap<(String, PathBuf), Draft> = BTreeMap::new();
     for entry in &manifest.models {
-        let glob = Glob::new(&entry.pattern)
-            .map_err(|source| UsageError::Pattern {
-                manifest: manifest.path.clone(),
-                line: entry.line,
-                pattern: entry.pattern.clone(),
-                source,
-            })?
-            .compile_matcher();
+        let glob = compile_pattern(&entry.pattern).map_err(|reason| UsageError::Pattern {
+            manifest: manifest.path.clone(),
+            line: entry.line,
+            pattern: shown_pattern(&entry.pattern),
+            reason,
+        })?;
         let mut matched = false;
         for (path, id) in &all {
             if glob.is_match(id) {
                 matched = true;
-                let (_, draft) = selected.entry(id.clone()).or_insert_with(|| {
-                    let mut d = base.clone();
-                    d.apply(&manifest.defaults);
-                    (path.clone(), d)
-                });
+                let draft = selected
+                    .entry((id.clone(), path.clone()))
+                    .or_insert_with(|| {
+                        let mut d = base.clone();
+                        d.apply(&manifest.defaults);
+                        d
+                    });
                 draft.apply(&entry.overrides);
             }
         }
@@ -199,8 +361,17 @@ fn expand_manifest(manifest: &Manifest, base: &Draft) -> Result<Found, UsageErro
     }
     Ok(selected
         .into_iter()
-        .map(|(id, (path, d))| (path, id, d, true))
+        .map(|((id, path), d)| (path, id, d, true))
         .collect())
+}
+
+/// Checks setting flags that are wrong whatever the manifest says, so the
+/// error names the flag.
+fn check_flags(flags: &SettingFlags) -> Result<(), UsageError> {
+    if let Some(m) = flags.max_texture_size {
+        check_max_texture_size("--max-texture-size", m)?;
+    }
+    Ok(())
 }
 
 impl BakePlan {
@@ -212,42 +383,51 @@ impl BakePlan {
             d.apply_bake_flags(args);
             d.add_blends(&args.settings.blends)
         };
-        let mut found = expand_inputs(&args.inputs, &Draft::new())?;
-        if let Some(m) = &manifest {
-            found.extend(expand_manifest(m, &Draft::new())?);
-        }
-        for (_, _, d, _) in &mut found {
-            finish(d)?;
-        }
+        check_flags(&args.settings)?;
         let out = args
             .run
             .out
             .clone()
             .or_else(|| manifest.as_ref().and_then(|m| m.out.clone()))
             .ok_or(UsageError::NoOut(true))?;
+        let mut problems = Vec::new();
+        let mut found = expand_inputs(&args.inputs, &Draft::new(), &out, &mut problems)?;
+        if let Some(m) = &manifest {
+            found.extend(expand_manifest(m, &Draft::new(), &out, &mut problems)?);
+        }
+        for (_, _, d, _) in &mut found {
+            finish(d)?;
+        }
         let mut plan = Self::assemble(found, out, &args.run)?;
         plan.share_bones = args.share_bones;
+        plan.problems = problems;
         Ok(plan)
     }
 
     /// Validates `rigbake vat` arguments; the error is a usage message.
     pub fn from_vat_args(args: &VatArgs) -> Result<Self, UsageError> {
-        let mut found = expand_inputs(&args.inputs, &Draft::new())?;
+        check_flags(&args.settings)?;
+        let out = args.run.out.clone().ok_or(UsageError::NoOut(false))?;
+        let mut problems = Vec::new();
+        let mut found = expand_inputs(&args.inputs, &Draft::new(), &out, &mut problems)?;
         for (_, _, d, _) in &mut found {
             d.apply_flags(&args.settings);
             d.add_blends(&args.settings.blends)?;
             d.vat_only();
         }
-        let out = args.run.out.clone().ok_or(UsageError::NoOut(false))?;
-        Self::assemble(found, out, &args.run)
+        let mut plan = Self::assemble(found, out, &args.run)?;
+        plan.problems = problems;
+        Ok(plan)
     }
 
     fn assemble(found: Found, out: PathBuf, run: &RunArgs) -> Result<Self, UsageError> {
-        if run.jobs == Some(0) {
-            return Err(UsageError::Jobs);
+        if let Some(jobs) = run.jobs
+            && !(1..=MAX_JOBS).contains(&jobs)
+        {
+            return Err(UsageError::Jobs(jobs));
         }
         let shard = run.shard.as_deref().map(parse_shard).transpose()?;
-        let mut by_dir: BTreeMap<PathBuf, String> = BTreeMap::new();
+        let mut by_dir: BTreeMap<PathBuf, (PathBuf, String)> = BTreeMap::new();
         let mut jobs = Vec::with_capacity(found.len());
         for (input, id, draft, mirrored) in found {
             let settings = draft
@@ -257,24 +437,31 @@ impl BakePlan {
                     source,
                 })?;
             let out_dir = if mirrored {
-                out_dir_for(&out, &id)
+                out_dir_for(&out, &id)?
             } else {
-                out.join(
-                    input
-                        .file_stem()
-                        .ok_or_else(|| UsageError::NotAFile(input.clone()))?,
-                )
+                let stem = input
+                    .file_stem()
+                    .ok_or_else(|| UsageError::NotAFile(input.clone()))?;
+                out.join(plain_name(&id, &stem.to_string_lossy())?)
             };
-            if let Some(other) = by_dir.insert(out_dir.clone(), id.clone()) {
-                if other == id {
+            if let Some((other_input, other)) = by_dir.get(&out_dir) {
+                if same_file(other_input, &input) {
                     continue; // the same model given twice
                 }
+                if *other == id {
+                    return Err(UsageError::SameId {
+                        first: other_input.clone(),
+                        second: input,
+                        id,
+                    });
+                }
                 return Err(UsageError::SameOutput {
-                    first: other,
+                    first: other.clone(),
                     second: id,
                     dir: out_dir,
                 });
             }
+            by_dir.insert(out_dir.clone(), (input.clone(), id.clone()));
             jobs.push(BakeJob {
                 input,
                 id,
@@ -297,6 +484,7 @@ impl BakePlan {
             force: run.force,
             out,
             share_bones: false,
+            problems: Vec::new(),
         })
     }
 }
@@ -325,12 +513,17 @@ mod tests {
     #[test]
     fn output_folders_mirror_relative_paths() {
         assert_eq!(
-            out_dir_for(Path::new("out"), "chars/knight.glb"),
+            out_dir_for(Path::new("out"), "chars/knight.glb").unwrap(),
             PathBuf::from("out/chars/knight")
         );
         assert_eq!(
-            out_dir_for(Path::new("out"), "fox.gltf"),
+            out_dir_for(Path::new("out"), "fox.gltf").unwrap(),
             PathBuf::from("out/fox")
         );
+        for bad in [
+            "...glb", "a/...glb", "./x.glb", "a//b.glb", "../x.glb", "..gltf",
+        ] {
+            assert!(out_dir_for(Path::new("out"), bad).is_err(), "{bad}");
+        }
     }
 }

@@ -6,6 +6,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::MergeError;
+
 /// Version of the JSON report layout.
 pub const REPORT_SCHEMA_VERSION: u32 = 1;
 
@@ -153,23 +155,41 @@ impl Report {
         report
     }
 
-    fn count(&mut self) {
+    /// Recounts the totals; `None` when a sum does not fit.
+    fn totals(models: &[ModelReport]) -> Option<Totals> {
         let mut t = Totals::default();
-        for m in &self.models {
-            match m.status.as_str() {
-                "baked" => t.baked += 1,
-                "up_to_date" => t.up_to_date += 1,
-                "skipped" => t.skipped += 1,
-                _ => t.failed += 1,
+        for m in models {
+            let n = match m.status.as_str() {
+                "baked" => &mut t.baked,
+                "up_to_date" => &mut t.up_to_date,
+                "skipped" => &mut t.skipped,
+                _ => &mut t.failed,
+            };
+            *n = n.checked_add(1)?;
+            for o in &m.outputs {
+                t.bytes = t.bytes.checked_add(o.bytes)?;
             }
-            t.bytes += m.outputs.iter().map(|o| o.bytes).sum::<u64>();
         }
-        self.totals = t;
+        Some(t)
+    }
+
+    fn count(&mut self) {
+        self.totals = Self::totals(&self.models).unwrap_or_else(|| {
+            let mut t = Self::totals(&[]).unwrap_or_default();
+            t.bytes = u64::MAX;
+            t
+        });
     }
 
     /// Joins shard reports: every model once (a model in two reports is an
-    /// error), sorted, recounted; seconds are the longest shard's.
-    pub fn merge(reports: Vec<Report>) -> Result<Report, crate::error::MergeError> {
+    /// error), sorted, recounted with checked sums; seconds are the longest
+    /// shard's.
+    ///
+    /// The shards must add up: every report's `K/N` well formed with
+    /// 1 <= K <= N, one N for all, no shard twice, and none of 1..=N
+    /// missing. Reports without shards (whole runs) merge only with each
+    /// other.
+    pub fn merge(reports: Vec<Report>) -> Result<Report, MergeError> {
         let mut merged = Report {
             schema_version: REPORT_SCHEMA_VERSION,
             tool: format!("rigbake {}", env!("CARGO_PKG_VERSION")),
@@ -178,23 +198,52 @@ impl Report {
             models: Vec::new(),
             totals: Totals::default(),
         };
+        let mut whole = 0usize;
+        let mut n_seen: Option<usize> = None;
+        let mut ks: Vec<usize> = Vec::new();
         for r in reports {
             if r.schema_version != REPORT_SCHEMA_VERSION {
-                return Err(crate::error::MergeError::Schema(
-                    r.schema_version,
-                    REPORT_SCHEMA_VERSION,
-                ));
+                return Err(MergeError::Schema(r.schema_version, REPORT_SCHEMA_VERSION));
             }
-            merged.shards.extend(r.shards);
+            if r.shards.is_empty() {
+                whole += 1;
+            }
+            for text in &r.shards {
+                let (k, n) = parse_shard(text).ok_or_else(|| MergeError::BadShard(text.clone()))?;
+                match n_seen {
+                    Some(m) if m != n => return Err(MergeError::MixedShards(m, n)),
+                    _ => n_seen = Some(n),
+                }
+                if ks.contains(&k) {
+                    return Err(MergeError::DuplicateShard(format!("{k}/{n}")));
+                }
+                ks.push(k);
+            }
+            if !(r.seconds.is_finite() && r.seconds >= 0.0) {
+                return Err(MergeError::Seconds(r.seconds));
+            }
             merged.seconds = merged.seconds.max(r.seconds);
             merged.models.extend(r.models);
         }
+        if let Some(n) = n_seen {
+            if whole > 0 {
+                return Err(MergeError::WholeAndShards);
+            }
+            let missing: Vec<String> = (1..=n)
+                .filter(|k| !ks.contains(k))
+                .map(|k| format!("{k}/{n}"))
+                .collect();
+            if !missing.is_empty() {
+                return Err(MergeError::MissingShards(missing.join(", ")));
+            }
+            ks.sort_unstable();
+            merged.shards = ks.iter().map(|k| format!("{k}/{n}")).collect();
+        }
         merged.models.sort_by(|a, b| a.input.cmp(&b.input));
         if let Some(w) = merged.models.windows(2).find(|w| w[0].input == w[1].input) {
-            return Err(crate::error::MergeError::Overlap(w[0].input.clone()));
+            return Err(MergeError::Overlap(w[0].input.clone()));
         }
-        merged.shards.sort();
-        merged.count();
+        merged.totals = Self::totals(&merged.models).ok_or(MergeError::Overflow)?;
         Ok(merged)
     }
 
@@ -224,6 +273,13 @@ impl Report {
         ));
         s
     }
+}
+
+/// Parses a report's `K/N` shard (1 <= K <= N).
+fn parse_shard(text: &str) -> Option<(usize, usize)> {
+    let (k, n) = text.split_once('/')?;
+    let (k, n): (usize, usize) = (k.parse().ok()?, n.parse().ok()?);
+    (k >= 1 && k <= n).then_some((k, n))
 }
 
 /// `123.4 MiB`-style sizes.
@@ -282,5 +338,49 @@ mod tests {
             report(&["a"], (2, 2), false),
         ]);
         assert!(dup.unwrap_err().to_string().contains("two reports"));
+    }
+
+    #[test]
+    fn shard_sets_that_do_not_add_up_are_refused() {
+        let err = |rs: Vec<Report>| Report::merge(rs).unwrap_err().to_string();
+        // Mixed N.
+        let e = err(vec![
+            report(&["a"], (1, 2), false),
+            report(&["b"], (2, 3), false),
+        ]);
+        assert!(e.contains("2") && e.contains("3"), "{e}");
+        // Duplicate shard.
+        let e = err(vec![
+            report(&["a"], (1, 2), false),
+            report(&["b"], (1, 2), false),
+        ]);
+        assert!(e.contains("1/2"), "{e}");
+        // Missing shard.
+        let e = err(vec![
+            report(&["a"], (1, 3), false),
+            report(&["b"], (3, 3), false),
+        ]);
+        assert!(e.contains("2/3"), "{e}");
+        // Impossible K/N.
+        for bad in ["0/2", "3/2", "x/2", "1/0", "", "1/2/3"] {
+            let mut r = report(&["a"], (1, 1), false);
+            r.shards = vec![bad.to_owned()];
+            assert!(err(vec![r]).contains("shard"), "{bad}");
+        }
+        // A whole run with shards.
+        let mut whole = report(&["c"], (1, 1), false);
+        whole.shards.clear();
+        let e = err(vec![report(&["a"], (1, 1), false), whole]);
+        assert!(e.contains("whole"), "{e}");
+        // Byte totals that overflow.
+        let mut a = report(&["a"], (1, 2), false);
+        let mut b = report(&["b"], (2, 2), false);
+        a.models[0].outputs[0].bytes = u64::MAX;
+        b.models[0].outputs[0].bytes = 1;
+        assert!(err(vec![a, b]).contains("overflow"));
+        // Non-finite or negative seconds.
+        let mut a = report(&["a"], (1, 1), false);
+        a.seconds = -1.0;
+        assert!(err(vec![a]).contains("seconds"));
     }
 }

@@ -10,7 +10,7 @@ use rigbake_format::texture::exr::StreamCompression;
 use rigbake_types::{AnchorsMode, Props};
 
 use crate::args::{BakeArgs, SettingFlags};
-use crate::error::SettingsError;
+use crate::error::{MAX_TEXTURE_SIZE, SettingsError};
 use crate::manifest::{BlendEntry, ClipEntry, OutputName, Overrides, VatOverrides};
 
 /// Parses `A,B,W[,W...]` into a blend entry.
@@ -194,8 +194,20 @@ impl Draft {
         if !(fps.is_finite() && fps > 0.0 && fps <= 1000.0) {
             return Err(SettingsError::Fps(fps));
         }
-        if s.max_texture_size == 0 {
-            return Err(SettingsError::MaxTextureSize);
+        check_max_texture_size("max_texture_size", s.max_texture_size)?;
+        let o = s.outputs;
+        if !o.bones && (o.anchors || o.weights) {
+            let mut names = Vec::new();
+            if o.weights {
+                names.push("weights");
+            }
+            if o.anchors {
+                names.push("anchors");
+            }
+            if o.vat {
+                names.push("vat");
+            }
+            return Err(SettingsError::NeedsBones(format!("[{}]", names.join(", "))));
         }
         if !(1..=MAX_INFLUENCES).contains(&s.max_influences) {
             return Err(SettingsError::MaxInfluences {
@@ -236,6 +248,18 @@ impl Draft {
         }
         Ok(s)
     }
+}
+
+/// Checks a largest texture size given as `key` (`--max-texture-size` or
+/// the manifest's `max_texture_size`): 1 to [`MAX_TEXTURE_SIZE`].
+pub fn check_max_texture_size(key: &'static str, got: usize) -> Result<(), SettingsError> {
+    if got == 0 || got as u64 > MAX_TEXTURE_SIZE {
+        return Err(SettingsError::MaxTextureSize {
+            key,
+            got: got as u64,
+        });
+    }
+    Ok(())
 }
 
 fn clip_spec(c: &ClipEntry, fps: f64) -> Result<ClipSpec, SettingsError> {

@@ -20,7 +20,16 @@ fn bake(out: &Path, fps: &str, fault: Option<&str>) -> Output {
         .arg(fixture("tentacle.glb"))
         .arg("--out")
         .arg(out)
-        .args(["--fps", fps, "--vat", "--anchors", "auto", "--anchors-exr", "--json", "--quiet"]);
+        .args([
+            "--fps",
+            fps,
+            "--vat",
+            "--anchors",
+            "auto",
+            "--anchors-exr",
+            "--json",
+            "--quiet",
+        ]);
     if let Some(f) = fault {
         cmd.env("RIGBAKE_FAULT", f);
     }
@@ -82,7 +91,10 @@ fn a_run_killed_at_any_rename_is_never_taken_for_up_to_date() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|n| n.ends_with(".tmp"))
         .collect();
-    assert!(left.is_empty(), "temporaries of killed runs remain: {left:?}");
+    assert!(
+        left.is_empty(),
+        "temporaries of killed runs remain: {left:?}"
+    );
 }
 
 #[test]
@@ -96,13 +108,24 @@ fn concurrent_runs_into_one_folder_take_turns() {
                 .arg(fixture("tentacle.glb"))
                 .arg("--out")
                 .arg(&out)
-                .args(["--fps", fps, "--vat", "--anchors", "auto", "--anchors-exr", "--quiet"])
+                .args([
+                    "--fps",
+                    fps,
+                    "--vat",
+                    "--anchors",
+                    "auto",
+                    "--anchors-exr",
+                    "--quiet",
+                ])
                 .spawn()
                 .unwrap()
         };
         let (mut a, mut b) = (spawn("30"), spawn("24"));
         assert!(a.wait().unwrap().success(), "round {round}");
         assert!(b.wait().unwrap().success(), "round {round}");
-        assert!(consistent(&out), "round {round}: two runs mixed their outputs");
+        assert!(
+            consistent(&out),
+            "round {round}: two runs mixed their outputs"
+        );
     }
 }

@@ -124,7 +124,12 @@ fn run_clean(case: &str, cwd: &Path, args: &[OsString]) -> Run {
 /// Runs a command expected to fail cleanly, naming `needle` in its error.
 fn fails_with(case: &str, cwd: &Path, args: &[OsString], needle: &str) -> Run {
     let r = run_clean(case, cwd, args);
-    assert_ne!(r.code, Some(0), "{case}: `rigbake {args:?}` succeeded\n{}", r.stderr);
+    assert_ne!(
+        r.code,
+        Some(0),
+        "{case}: `rigbake {args:?}` succeeded\n{}",
+        r.stderr
+    );
     let text = format!("{}{}", r.stderr, r.stdout);
     assert!(
         text.contains(needle),
@@ -165,7 +170,12 @@ fn baked_tentacle(area: &Area) -> PathBuf {
 fn read_commands(container: &Path, work: &Path) -> Vec<Vec<OsString>> {
     vec![
         os(&[&"inspect", &container, &"--verify"]),
-        os(&[&"verify", &container, &"--source", &fixtures().join("tentacle.glb")]),
+        os(&[
+            &"verify",
+            &container,
+            &"--source",
+            &fixtures().join("tentacle.glb"),
+        ]),
         os(&[
             &"preview",
             &container,
@@ -202,7 +212,12 @@ fn models_that_are_not_regular_files_fail_cleanly() {
         ("/dev/zero as the model", Path::new("/dev/zero")),
     ] {
         for cmd in ["bake", "vat"] {
-            fails_with(case, &area.work(), &os(&[&cmd, &model, &"--out", &area.out()]), "regular file");
+            fails_with(
+                case,
+                &area.work(),
+                &os(&[&cmd, &model, &"--out", &area.out()]),
+                "regular file",
+            );
         }
         fails_with(
             case,
@@ -337,7 +352,12 @@ fn names_that_collide_after_lossy_conversion_are_not_dropped() {
     // naming the collision; one model must never vanish silently.
     if r.code == Some(0) {
         let report: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
-        assert_eq!(report["models"].as_array().unwrap().len(), 2, "{}", r.stdout);
+        assert_eq!(
+            report["models"].as_array().unwrap().len(),
+            2,
+            "{}",
+            r.stdout
+        );
     } else {
         assert!(r.stderr.contains("m"), "{}", r.stderr);
     }
@@ -356,7 +376,14 @@ fn jobs_and_texture_sizes_are_bounded() {
     fails_with(
         "--max-texture-size 2^32",
         &area.work(),
-        &os(&[&"bake", &model, &"--out", &area.out(), &"--max-texture-size", &"4294967296"]),
+        &os(&[
+            &"bake",
+            &model,
+            &"--out",
+            &area.out(),
+            &"--max-texture-size",
+            &"4294967296",
+        ]),
         "max",
     );
 }
@@ -394,7 +421,12 @@ fn texture_names_that_leave_the_bake_are_refused_by_every_reader() {
     let container = baked_tentacle(&area);
     let original = fs::read(&container).unwrap();
     rename_bone_texture(&container, "/dev/zero");
-    fails_with("texture name /dev/zero", &area.work(), &os(&[&"inspect", &container]), "/dev/zero");
+    fails_with(
+        "texture name /dev/zero",
+        &area.work(),
+        &os(&[&"inspect", &container]),
+        "/dev/zero",
+    );
     for args in read_commands(&container, &area.work()) {
         fails_with("texture name /dev/zero", &area.work(), &args, "/dev/zero");
     }
@@ -445,7 +477,12 @@ fn texture_headers_claiming_huge_sizes_are_refused_before_decoding() {
     patch_exr_size(&container.with_file_name("bones.skin0.exr"), 65535, 65535);
     // `inspect --verify` names the checksum mismatch, verify and preview the
     // header; under the 3 GiB cap, a decode sized from the header would abort.
-    texture_damage("EXR header 65535 x 65535", &container, &area.work(), "bones.skin0.exr");
+    texture_damage(
+        "EXR header 65535 x 65535",
+        &container,
+        &area.work(),
+        "bones.skin0.exr",
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -473,7 +510,15 @@ fn planted_symlinks_in_the_output_tree_are_never_written_through() {
     let r = run_clean(
         "planted symlinks",
         &area.work(),
-        &os(&[&"bake", &model, &"--out", &area.out(), &"--anchors", &"auto", &"--anchors-exr"]),
+        &os(&[
+            &"bake",
+            &model,
+            &"--out",
+            &area.out(),
+            &"--anchors",
+            &"auto",
+            &"--anchors-exr",
+        ]),
     );
     assert_eq!(area.victim_state(), before, "a file outside --out changed");
     if r.code == Some(0) {
@@ -490,7 +535,11 @@ fn planted_symlinks_in_the_output_tree_are_never_written_through() {
         &area.work(),
         &os(&[&"bake", &model, &"--out", &area.out()]),
     );
-    assert_eq!(area.victim_state(), before, "wrote through a symlinked folder");
+    assert_eq!(
+        area.victim_state(),
+        before,
+        "wrote through a symlinked folder"
+    );
 }
 
 #[test]
@@ -502,7 +551,12 @@ fn a_fifo_at_the_containers_name_does_not_hang_the_up_to_date_check() {
     run_clean(
         "a FIFO at the container's name",
         &area.work(),
-        &os(&[&"bake", &fixtures().join("tentacle.glb"), &"--out", &area.out()]),
+        &os(&[
+            &"bake",
+            &fixtures().join("tentacle.glb"),
+            &"--out",
+            &area.out(),
+        ]),
     );
 }
 
@@ -512,11 +566,19 @@ fn stale_temporaries_of_killed_runs_are_cleaned_up() {
     let dir = area.out().join("tentacle");
     fs::create_dir_all(&dir).unwrap();
     let stale = dir.join(".tentacle.rigbake.12345.tmp");
-    fs::File::create(&stale).unwrap().write_all(b"half").unwrap();
+    fs::File::create(&stale)
+        .unwrap()
+        .write_all(b"half")
+        .unwrap();
     let r = run_clean(
         "stale temporaries",
         &area.work(),
-        &os(&[&"bake", &fixtures().join("tentacle.glb"), &"--out", &area.out()]),
+        &os(&[
+            &"bake",
+            &fixtures().join("tentacle.glb"),
+            &"--out",
+            &area.out(),
+        ]),
     );
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     let left: Vec<_> = fs::read_dir(&dir)

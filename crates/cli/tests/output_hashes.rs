@@ -53,7 +53,11 @@ fn hash_lines(label: &str, model: &Path, config: &str, args: &[&str], scratch: &
         run.status.code().unwrap_or(-1)
     );
     if out.is_dir() {
-        for (rel, bytes) in common::tree(&out) {
+        // The run's lock file (empty, `.rigbake.lock`) is not an output.
+        for (rel, bytes) in common::tree(&out)
+            .into_iter()
+            .filter(|(rel, _)| rel.as_os_str() != ".rigbake.lock")
+        {
             let digest = Sha256::digest(&bytes);
             let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
             let _ = writeln!(

@@ -36,6 +36,7 @@ pub mod model;
 pub mod reference;
 pub mod runtime;
 pub mod timeline;
+pub mod work;
 
 pub use error::{Error, ErrorKind, Result};
 pub use model::Model;

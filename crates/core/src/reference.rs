@@ -1,11 +1,11 @@
 //! Direct evaluation: where glTF puts every vertex at an instant, computed
-//! straight from the model in f64 (globals by walking parent chains,
-//! morph targets, then skinning or the node's own matrix), with no texture,
-//! no palette and no cached order. It is the yardstick bakes are verified
-//! against (`rigbake verify`, the test suite); only keyframe interpolation
-//! ([`crate::eval::sample::sample_clip`]) and, for blended clips, the pose blend
-//! that defines them ([`crate::eval::sample::blend_poses`]) are shared with the
-//! bakes.
+//! straight from the model in f64 (globals by following parent links, each
+//! node's once per pose, morph targets, then skinning or the node's own
+//! matrix), with no texture, no palette and no cached order. It is the
+//! yardstick bakes are verified against (`rigbake verify`, the test
+//! suite); only keyframe interpolation ([`crate::eval::sample::sample_clip`])
+//! and, for blended clips, the pose blend that defines them
+//! ([`crate::eval::sample::blend_poses`]) are shared with the bakes.
 //!
 //! What it is good at: checking the runtime path against the bake (every
 //! frame and mid-frame, normals in both conventions, blends and ranges),
@@ -21,22 +21,92 @@ use crate::eval::sample::{LocalPose, blend_poses, sample_clip};
 use crate::model::Model;
 use crate::timeline::ClipSource;
 
+/// The local matrix of node `n` at `pose`.
+fn local(model: &Model, pose: &LocalPose, n: usize) -> DMat4 {
+    if pose.animated[n] {
+        pose.transforms[n].to_matrix()
+    } else {
+        model.nodes[n].rest_matrix
+    }
+}
+
 /// Global matrix of `node`: the product of local matrices up its parent chain.
+/// Walks the whole chain; for many nodes of one pose use [`DirectGlobals`].
 pub fn direct_global(model: &Model, pose: &LocalPose, node: usize) -> DMat4 {
-    let local = |n: usize| {
-        if pose.animated[n] {
-            pose.transforms[n].to_matrix()
-        } else {
-            model.nodes[n].rest_matrix
-        }
-    };
-    let mut m = local(node);
+    let mut m = local(model, pose, node);
+    let mut products = 0u64;
     let mut cursor = model.nodes[node].parent;
     while let Some(p) = cursor {
-        m = local(p) * m;
+        m = local(model, pose, p) * m;
+        products += 1;
         cursor = model.nodes[p].parent;
     }
+    crate::work::add(crate::work::Counter::ReferenceProducts, products);
     m
+}
+
+/// Global matrices of one pose, each node's computed at most once, on
+/// demand: a node's global is its parent's times its local matrix, the
+/// parent's found the same way. Asking for every node of a chain `d` deep
+/// costs `d` products, not `d * d / 2` as [`direct_global`] per node would.
+///
+/// The order comes from following parent links from the nodes asked for,
+/// with an explicit stack (no recursion, however deep), not from the
+/// model's cached topological order, so this stays independent of the
+/// bakes' evaluator.
+#[derive(Debug)]
+pub struct DirectGlobals<'a> {
+    model: &'a Model,
+    pose: &'a LocalPose,
+    known: Vec<Option<DMat4>>,
+    chain: Vec<usize>,
+}
+
+impl<'a> DirectGlobals<'a> {
+    /// Nothing computed yet for `pose`.
+    pub fn new(model: &'a Model, pose: &'a LocalPose) -> Self {
+        Self {
+            model,
+            pose,
+            known: vec![None; model.nodes.len()],
+            chain: Vec::new(),
+        }
+    }
+
+    /// Global matrix of `node` (computed with its uncomputed ancestors).
+    pub fn get(&mut self, node: usize) -> DMat4 {
+        if let Some(m) = self.known[node] {
+            return m;
+        }
+        // Up to the nearest known ancestor (or past the root) ...
+        self.chain.clear();
+        let mut cursor = Some(node);
+        let mut base = None;
+        while let Some(n) = cursor {
+            if let Some(m) = self.known[n] {
+                base = Some(m);
+                break;
+            }
+            self.chain.push(n);
+            cursor = self.model.nodes[n].parent;
+        }
+        // ... then down again, parents first.
+        let mut products = 0u64;
+        for &n in self.chain.iter().rev() {
+            let l = local(self.model, self.pose, n);
+            let m = match base {
+                Some(b) => {
+                    products += 1;
+                    b * l
+                }
+                None => l,
+            };
+            self.known[n] = Some(m);
+            base = Some(m);
+        }
+        crate::work::add(crate::work::Counter::ReferenceProducts, products);
+        base.unwrap_or(DMat4::IDENTITY)
+    }
 }
 
 /// Poses `pose` at `time` seconds into animation `clip` of the model, or at
@@ -102,7 +172,8 @@ pub fn deform(
     reference: Option<usize>,
     convention: NormalConvention,
 ) -> Vec<Deformed> {
-    let inv_ref = reference.map_or(DMat4::IDENTITY, |r| direct_global(model, pose, r).inverse());
+    let mut globals = DirectGlobals::new(model, pose);
+    let inv_ref = reference.map_or(DMat4::IDENTITY, |r| globals.get(r).inverse());
     let n = &model.nodes[node];
     let Some(mesh) = n.mesh.map(|m| &model.meshes[m]) else {
         return Vec::new();
@@ -118,11 +189,11 @@ pub fn deform(
             s.joints
                 .iter()
                 .zip(&s.inverse_binds)
-                .map(|(&j, ibm)| inv_ref * direct_global(model, pose, j) * *ibm)
+                .map(|(&j, ibm)| inv_ref * globals.get(j) * *ibm)
                 .collect()
         })
         .unwrap_or_default();
-    let rigid = inv_ref * direct_global(model, pose, node);
+    let rigid = inv_ref * globals.get(node);
     (0..p.positions.len())
         .map(|v| {
             let mut pos = p.positions[v].as_dvec3();

@@ -247,7 +247,7 @@ fn split_glb(bytes: &[u8]) -> Option<(Vec<u8>, Option<Vec<u8>>)> {
 
 fn pack_glb(json: &[u8], bin: Option<&[u8]>) -> Vec<u8> {
     let mut json = json.to_vec();
-    while json.len() % 4 != 0 {
+    while !json.len().is_multiple_of(4) {
         json.push(b' ');
     }
     let total = 12 + 8 + json.len() + bin.map_or(0, |b| 8 + b.len());

@@ -881,6 +881,72 @@ fn more_joints_than_a_texture_holds_are_refused() {
     );
 }
 
+#[test]
+fn anchor_tracks_count_against_the_texture_limits() {
+    use rigbake_core::bake::anchors::{MAX_AUTO_ANCHORS, auto_anchors};
+    use rigbake_core::bake::frames::bake_frames;
+    // 65,536 socket-like nodes under a joint: the automatic choice is
+    // bounded, and tracking them all explicitly is refused by size before
+    // anything is allocated (65,536 x 4 pixels x 93 rows would be 390 MB
+    // here, 34 GB at 8,100 rows).
+    let mut b = two_joint();
+    let sockets: Vec<usize> = (0..65_536)
+        .map(|k| b.node(json!({"name": format!("socket{k}")})))
+        .collect();
+    for &s in &sockets {
+        b.add_child(1, s);
+    }
+    let model = import(&b).unwrap();
+    let e = expect_error(
+        auto_anchors(&model),
+        ErrorKind::Limit,
+        "nodes",
+        &format!(
+            "65536 nodes qualify as automatic anchors, more than the limit of {MAX_AUTO_ANCHORS}"
+        ),
+    );
+    assert!(e.hint.is_some());
+    let timeline = Timeline::all_clips(&model, Sampling::default()).unwrap();
+    let (result, peak) =
+        peak_during(|| bake_frames(&model, &timeline, &BoneBakeOptions::default(), &sockets));
+    expect_error(
+        result,
+        ErrorKind::Limit,
+        "anchors",
+        "anchor tracks would be 262144 x 93 pixels (65536 anchors, 93 frames, 97517568 floats), over the maximum size 8192",
+    );
+    assert!(peak < 16 << 20, "refused after allocating {peak} bytes");
+    // Within the width, the anchor pixels count with the bone textures'
+    // against the total: 2,000 anchors are 8,000 x 93 = 744,000 pixels, the
+    // bone texture 8 x 93 = 744.
+    let options = BoneBakeOptions {
+        max_total_pixels: 744_000,
+        ..BoneBakeOptions::default()
+    };
+    expect_error(
+        bake_frames(&model, &timeline, &options, &sockets[..2000]),
+        ErrorKind::Limit,
+        "anchors",
+        "anchor tracks of 744000 pixels (2000 anchors, 93 frames, 2976000 floats) and bone textures of 744 pixels are more than 744000 pixels together",
+    );
+    let options = BoneBakeOptions {
+        max_total_pixels: 744_744,
+        ..BoneBakeOptions::default()
+    };
+    let baked = bake_frames(&model, &timeline, &options, &sockets[..2000]).unwrap();
+    assert_eq!(baked.anchors.data.len(), 2000 * 93 * 16);
+    // A model with up to MAX_AUTO_ANCHORS sockets gets them all, in order.
+    let mut b = two_joint();
+    let few: Vec<usize> = (0..MAX_AUTO_ANCHORS)
+        .map(|k| b.node(json!({"name": format!("socket{k}")})))
+        .collect();
+    for &s in &few {
+        b.add_child(1, s);
+    }
+    let model = import(&b).unwrap();
+    assert_eq!(auto_anchors(&model).unwrap(), few);
+}
+
 // ---------------------------------------------------------------------------
 // Clips
 

@@ -12,8 +12,7 @@
 
 use crate::error::{FormatError, Result};
 use crate::meta::{
-    ClipOrigin, MatrixLayout, Metadata, OutputsMetadata, RigMetadata, VatMetadata,
-    WeightsMetadata,
+    ClipOrigin, MatrixLayout, Metadata, OutputsMetadata, RigMetadata, VatMetadata, WeightsMetadata,
 };
 
 /// Largest texture width or height any record may declare (and the largest
@@ -213,10 +212,10 @@ pub fn vat(v: &VatMetadata, rows: u64) -> Result<()> {
             )));
         }
         non_negative(&format!("{what}.max_error"), t.max_error)?;
-        if let Some(bounds) = &t.bounds {
-            if bounds.iter().flatten().any(|b| !b.is_finite()) {
-                return Err(invalid(format!("{what}.bounds are not finite")));
-            }
+        if let Some(bounds) = &t.bounds
+            && bounds.iter().flatten().any(|b| !b.is_finite())
+        {
+            return Err(invalid(format!("{what}.bounds are not finite")));
         }
     }
     for (i, p) in v.primitives.iter().enumerate() {

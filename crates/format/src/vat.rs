@@ -169,7 +169,7 @@ impl VatFileWriter {
     pub fn push_rows(&mut self, values: Vec<f32>) -> Result<()> {
         let (floats, width) = (self.spec.channels(), self.spec.width);
         let row_len = floats * width;
-        if values.len() % row_len != 0 {
+        if !values.len().is_multiple_of(row_len) {
             return Err(FormatError::Invalid("VAT rows are not whole".to_owned()));
         }
         let stream = self.spec.stream;

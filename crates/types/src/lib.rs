@@ -8,6 +8,8 @@
 //! - serialised names are `snake_case` (the `inspect --json` document);
 //! - deserialised names are `kebab-case` (manifest keys such as
 //!   `sampling = "even-spread"`), which for one-word values is the same;
+//!   the `snake_case` names are accepted too, so the JSON document reads
+//!   back into these types;
 //! - with the `clap` feature the enums are clap `ValueEnum`s with the same
 //!   kebab-case names as the manifest.
 
@@ -22,9 +24,11 @@ pub enum SampleRule {
     /// Frame i at min(i / fps, duration): a fixed rate; the last frame may
     /// fall short of the clip end by less than one frame.
     #[default]
+    #[serde(alias = "fixed_rate")]
     FixedRate,
     /// Same frame count, spread evenly so the last frame lands exactly on
     /// the clip end: `t = i * duration / (frames - 1)`.
+    #[serde(alias = "even_spread")]
     EvenSpread,
 }
 
@@ -129,9 +133,11 @@ pub enum DirectionEncoding {
 pub enum NormalConvention {
     /// Exact: the inverse transpose of the blended 3x3.
     #[default]
+    #[serde(alias = "inverse_transpose")]
     InverseTranspose,
     /// The blended matrix itself (what most GPU shaders do); differs from
     /// the exact one where joints carry non-uniform scale.
+    #[serde(alias = "blended_matrix")]
     BlendedMatrix,
 }
 
@@ -166,9 +172,9 @@ impl PrimitiveMode {
     pub fn whole_primitives(self, count: usize) -> bool {
         match self {
             Self::Points => count >= 1,
-            Self::Lines => count >= 2 && count % 2 == 0,
+            Self::Lines => count >= 2 && count.is_multiple_of(2),
             Self::LineLoop | Self::LineStrip => count >= 2,
-            Self::Triangles => count >= 3 && count % 3 == 0,
+            Self::Triangles => count >= 3 && count.is_multiple_of(3),
             Self::TriangleStrip | Self::TriangleFan => count >= 3,
         }
     }
@@ -206,6 +212,21 @@ mod tests {
         convention: NormalConvention,
         format: VatEncoding,
         directions: DirectionEncoding,
+    }
+
+    #[test]
+    fn json_names_read_back() {
+        for rule in [SampleRule::FixedRate, SampleRule::EvenSpread] {
+            let text = serde_json::to_string(&rule).unwrap();
+            assert_eq!(serde_json::from_str::<SampleRule>(&text).unwrap(), rule);
+        }
+        for c in [
+            NormalConvention::InverseTranspose,
+            NormalConvention::BlendedMatrix,
+        ] {
+            let text = serde_json::to_string(&c).unwrap();
+            assert_eq!(serde_json::from_str::<NormalConvention>(&text).unwrap(), c);
+        }
     }
 
     #[test]

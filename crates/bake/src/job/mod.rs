@@ -136,6 +136,20 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
         timeline.clips.len(),
         timeline.rows
     ));
+    // The bone sets and the rig plan (anchors) are known before anything is
+    // baked: the per-model budget is checked against them first, so a model
+    // over budget fails here, before any output is allocated.
+    let sets = if settings.outputs.bones {
+        bone_sets(&model)
+    } else {
+        Vec::new()
+    };
+    let rig_plan = if settings.outputs.bones {
+        Some(rig::plan(&model, &sets, settings).map_err(at(Stage::Rig))?)
+    } else {
+        None
+    };
+    check_budget(&model, &timeline, &sets, rig_plan.as_ref(), settings)?;
 
     let container_name = format!("{}.rigbake", model.name);
     let mut sink = OutputSink::create(
@@ -149,10 +163,8 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
     let mut skipped = Vec::new();
     let mut bones_part = None;
     let mut rig_record = None;
-    if settings.outputs.bones {
+    if let Some(rig_plan) = &rig_plan {
         job.observer.stage("bone textures");
-        let sets = bone_sets(&model);
-        let rig_plan = rig::plan(&model, &sets, settings).map_err(at(Stage::Rig))?;
         let anchor_nodes: Vec<usize> = rig_plan.anchors.iter().map(|(n, _)| *n).collect();
         let (part, tracks) = bones::bake(&model, &timeline, settings, &mut sink, &anchor_nodes)
             .map_err(|e| e.at(Stage::Bones))?;
@@ -160,15 +172,15 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
             Part::Done(p) => bones_part = Some(p),
             Part::Skipped(reason) => skipped.push(reason),
         }
-        if let Some(bones) = &bones_part {
-            if settings.outputs.weights {
-                job.observer.stage("bone weights");
-                let w = weights::bake(&model, bones, &rig_plan, settings, &mut sink)
-                    .map_err(|e| e.at(Stage::Weights))?;
-                add_record(&mut sink, SectionKind::Weights, codec::encode_weights(&w))?;
-            }
+        if let Some(bones) = &bones_part
+            && settings.outputs.weights
+        {
+            job.observer.stage("bone weights");
+            let w = weights::bake(&model, bones, rig_plan, settings, &mut sink)
+                .map_err(|e| e.at(Stage::Weights))?;
+            add_record(&mut sink, SectionKind::Weights, codec::encode_weights(&w))?;
         }
-        rig_record = rig::record(&model, &timeline, &rig_plan, &tracks, settings, &mut sink)
+        rig_record = rig::record(&model, &timeline, rig_plan, &tracks, settings, &mut sink)
             .map_err(|e| e.at(Stage::Rig))?;
     }
     let mut vat_part = None;
@@ -181,6 +193,9 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
     }
     let has_anchors = rig_record.as_ref().is_some_and(|r| !r.anchors.is_empty());
     if bones_part.is_none() && vat_part.is_none() && !has_anchors {
+        if skipped.is_empty() {
+            skipped.push("no outputs were requested (outputs lists neither bones nor vat)".into());
+        }
         return Ok(Baked::Skipped(skipped.join("; ")));
     }
 
@@ -200,6 +215,47 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
     fault("commit", path);
     let files = finished.commit().map_err(|e| e.at(Stage::Commit))?;
     Ok(Baked::Written(files))
+}
+
+/// Refuses a model whose planned bake exceeds the per-model budget
+/// ([`rigbake_core::budget::Budget::default`], documented in
+/// `docs/limits.md`): evaluation work, output bytes and memory estimated
+/// from the timeline rows and the outputs asked for. The error names the
+/// model, the budget and both numbers.
+fn check_budget(
+    model: &Model,
+    timeline: &Timeline,
+    sets: &[rigbake_core::bake::BoneSet],
+    rig_plan: Option<&rig::RigPlan>,
+    settings: &BakeSettings,
+) -> Result<(), BakeError> {
+    use rigbake_core::budget::{BonesPlan, Budget, Plan, VatPlan};
+    let bones = rig_plan.map(|_| BonesPlan {
+        pixels_per_joint: settings.layout.pixels_per_joint(),
+        texture_joints: sets
+            .iter()
+            .map(|s| model.skins[s.skin].joints.len())
+            .collect(),
+    });
+    let vat = settings.outputs.vat.then_some(VatPlan {
+        normals: settings.vat.options.normals,
+        tangents: settings.vat.options.tangents,
+        bytes_per_texel: match settings.vat.encoding {
+            meta::VatEncoding::Exr32 => 16,
+            meta::VatEncoding::Exr16 | meta::VatEncoding::Png16 => 8,
+        },
+    });
+    let plan = Plan {
+        rows: timeline.rows,
+        bones,
+        vat,
+        weights: rig_plan.is_some() && settings.outputs.weights,
+        anchors: rig_plan.map_or(0, |r| r.anchors.len()),
+    };
+    Budget::default()
+        .check_plan(model, &plan)
+        .map(|_| ())
+        .map_err(at(Stage::Timeline))
 }
 
 /// The clips to bake: the requested ones (every animation when none were

@@ -33,17 +33,18 @@ pub(super) fn plan(
     settings: &BakeSettings,
 ) -> rigbake_core::Result<RigPlan> {
     let mut anchors: Vec<(usize, meta::AnchorReason)> = Vec::new();
+    // Each node once, in first-seen order: a flag per node keeps it linear.
+    let mut seen = vec![false; model.nodes.len()];
     let mut add = |node: usize, reason| {
-        if !anchors.iter().any(|(n, _)| *n == node) {
+        if !std::mem::replace(&mut seen[node], true) {
             anchors.push((node, reason));
         }
     };
-    for name in &settings.anchors.nodes {
-        let node = anchors::find_node(model, name)?;
+    for node in anchors::find_nodes(model, &settings.anchors.nodes)? {
         add(node, meta::AnchorReason::Requested);
     }
     if settings.anchors.auto {
-        for node in anchors::auto_anchors(model) {
+        for node in anchors::auto_anchors(model)? {
             add(node, meta::AnchorReason::Auto);
         }
     }

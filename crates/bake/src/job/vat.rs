@@ -10,7 +10,7 @@ use rigbake_format::glb;
 use rigbake_format::meta::{self, VatStream};
 use rigbake_format::vat::{EMPTY_BOUNDS, VatFileSpec, VatFileWriter, bounds_of, stream_floats};
 
-use super::common::{Part, file_safe, node_name};
+use super::common::{Part, bounded_stem, file_safe, node_name};
 use super::mesh;
 use crate::error::StepError;
 use crate::records;
@@ -166,7 +166,8 @@ pub(super) fn bake(
     let mut next_texture = 0u32;
     for index in 0..baker.plan().primitives.len() {
         let p = baker.plan().primitives[index].clone();
-        let mut base = format!("{}.p{}", file_safe(&node_name(model, p.node)), p.primitive);
+        let node_part = bounded_stem(&file_safe(&node_name(model, p.node)));
+        let mut base = format!("{node_part}.p{}", p.primitive);
         if !used_names.insert(base.clone()) {
             base = format!("{base}.n{}", p.node);
             used_names.insert(base.clone());

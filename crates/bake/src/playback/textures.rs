@@ -47,10 +47,14 @@ impl TextureReader<'_> {
                 let path = self.dir.join(name);
                 // Only a regular file, and not much more than recorded (a
                 // slightly damaged texture can still be played and measured).
-                let data = rigbake_format::fsread::read_regular(&path, bytes.saturating_add(1 << 20))
-                    .map_err(|e| {
-                        LoadError::Failed(format!("{}: texture `{name}`: {e}", self.file.display()))
-                    })?;
+                let data =
+                    rigbake_format::fsread::read_regular(&path, bytes.saturating_add(1 << 20))
+                        .map_err(|e| {
+                            LoadError::Failed(format!(
+                                "{}: texture `{name}`: {e}",
+                                self.file.display()
+                            ))
+                        })?;
                 if data.len() as u64 != bytes || crc32fast::hash(&data) != crc32 {
                     self.mismatches.push(format!(
                         "{}: size or checksum differs from the metadata (the texture changed after the bake)",

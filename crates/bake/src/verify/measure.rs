@@ -65,39 +65,88 @@ pub struct Stats {
     pub normals_judged: u64,
     /// Largest `angle - recorded bound` over the judged ones (0 when within).
     pub normal_excess_max: f64,
+    /// Comparisons whose recorded bound was NaN, infinite, negative or
+    /// absurd: judged with no bound, and the check fails.
+    pub bad_bounds: u64,
+}
+
+/// The larger of two values, NaN if either is NaN (`f64::max` would drop
+/// a NaN and let a broken sample pass unseen).
+pub fn max_nan(a: f64, b: f64) -> f64 {
+    if a.is_nan() || b.is_nan() {
+        f64::NAN
+    } else {
+        a.max(b)
+    }
+}
+
+/// A recorded error bound (from the container) as the comparison may use
+/// it: `None` when it is NaN, infinite or negative, which is never added
+/// to the tolerance (the comparison then counts as unusable and fails).
+fn usable_bound(bound: f64) -> Option<f64> {
+    (bound.is_finite() && bound >= 0.0).then_some(bound)
 }
 
 impl Stats {
     fn add_position(&mut self, error: f64, bound: f64) {
         self.vertices += 1;
-        self.position_max = self.position_max.max(error);
+        self.position_max = max_nan(self.position_max, error);
         self.position_sum += error;
-        self.position_excess_max = self.position_excess_max.max(error - bound);
-        self.position_bound_max = self.position_bound_max.max(bound);
+        let bound = usable_bound(bound).unwrap_or_else(|| {
+            self.bad_bounds += 1;
+            0.0
+        });
+        self.position_excess_max = max_nan(self.position_excess_max, error - bound);
+        self.position_bound_max = max_nan(self.position_bound_max, bound);
     }
 
     fn add_normal(&mut self, degrees: f64, bound: Option<f64>) {
         self.normals += 1;
-        self.normal_max = self.normal_max.max(degrees);
+        self.normal_max = max_nan(self.normal_max, degrees);
         self.normal_sum += degrees;
         if let Some(bound) = bound {
+            let bound = usable_bound(bound)
+                .filter(|b| *b <= 180.0)
+                .unwrap_or_else(|| {
+                    self.bad_bounds += 1;
+                    0.0
+                });
             self.normals_judged += 1;
-            self.normal_excess_max = self.normal_excess_max.max(degrees - bound);
+            self.normal_excess_max = max_nan(self.normal_excess_max, degrees - bound);
+        } else if degrees.is_nan() {
+            // Not judged against a bound, but NaN is never a pass.
+            self.normal_excess_max = f64::NAN;
         }
     }
 
     fn merge(&mut self, o: &Stats) {
         self.samples += o.samples;
         self.vertices += o.vertices;
-        self.position_max = self.position_max.max(o.position_max);
+        self.position_max = max_nan(self.position_max, o.position_max);
         self.position_sum += o.position_sum;
-        self.position_excess_max = self.position_excess_max.max(o.position_excess_max);
-        self.position_bound_max = self.position_bound_max.max(o.position_bound_max);
+        self.position_excess_max = max_nan(self.position_excess_max, o.position_excess_max);
+        self.position_bound_max = max_nan(self.position_bound_max, o.position_bound_max);
         self.normals += o.normals;
-        self.normal_max = self.normal_max.max(o.normal_max);
+        self.normal_max = max_nan(self.normal_max, o.normal_max);
         self.normal_sum += o.normal_sum;
         self.normals_judged += o.normals_judged;
-        self.normal_excess_max = self.normal_excess_max.max(o.normal_excess_max);
+        self.normal_excess_max = max_nan(self.normal_excess_max, o.normal_excess_max);
+        self.bad_bounds += o.bad_bounds;
+    }
+
+    /// Whether any measured value is NaN (never a pass).
+    pub fn has_nan(&self) -> bool {
+        [
+            self.position_max,
+            self.position_sum,
+            self.position_excess_max,
+            self.position_bound_max,
+            self.normal_max,
+            self.normal_sum,
+            self.normal_excess_max,
+        ]
+        .iter()
+        .any(|v| v.is_nan())
     }
 
     /// Mean position distance.
@@ -504,5 +553,73 @@ mod tests {
                 "{got:?} vs {want:?}: {a}, expected {degrees}"
             );
         }
+    }
+
+    fn clip(frames: Stats) -> ClipStats {
+        ClipStats {
+            clip: 0,
+            frames,
+            mid: Stats::default(),
+        }
+    }
+
+    fn measured(errors: &[(f64, f64)]) -> Stats {
+        let mut s = Stats {
+            samples: 1,
+            ..Stats::default()
+        };
+        for &(e, b) in errors {
+            s.add_position(e, b);
+        }
+        s
+    }
+
+    fn tolerances() -> crate::verify::Tolerances {
+        crate::verify::Tolerances {
+            relative: 1e-4,
+            normal_degrees: 0.1,
+            mid_relative: None,
+        }
+    }
+
+    #[test]
+    fn verdicts_need_evidence() {
+        let judge = |s: Stats| crate::verify::judge(&clip(s), 2.0, &tolerances());
+        // A clean measurement passes.
+        assert!(judge(measured(&[(0.0, 0.0), (1e-5, 0.0)])).is_empty());
+        // NaN anywhere fails, in any order (f64::max would drop it).
+        for errors in [[(f64::NAN, 0.0), (0.0, 0.0)], [(0.0, 0.0), (f64::NAN, 0.0)]] {
+            let f = judge(measured(&errors));
+            assert!(f.iter().any(|f| f.contains("NaN")), "{f:?}");
+        }
+        let mut merged = measured(&[(0.0, 0.0)]);
+        merged.merge(&measured(&[(f64::NAN, 0.0)]));
+        merged.merge(&measured(&[(0.0, 0.0)]));
+        assert!(!judge(merged).is_empty());
+        // A recorded bound that is NaN, infinite or negative is not added to
+        // the tolerance, and fails.
+        for bound in [f64::NAN, f64::INFINITY, -1.0] {
+            let s = measured(&[(0.5, bound)]);
+            assert_eq!(s.bad_bounds, 1);
+            assert_eq!(s.position_excess_max, 0.5, "{bound}");
+            assert!(!judge(s).is_empty(), "{bound}");
+        }
+        // An absurd bound (larger than the model) fails even if it covers
+        // the error.
+        let f = judge(measured(&[(0.5, 1e9)]));
+        assert!(
+            f.iter().any(|f| f.contains("larger than the model")),
+            "{f:?}"
+        );
+        // Zero samples is not a pass.
+        assert!(!judge(Stats::default()).is_empty());
+        // A NaN normal with a NaN bound fails too.
+        let mut s = measured(&[(0.0, 0.0)]);
+        s.add_normal(f64::NAN, None);
+        assert!(!judge(s).is_empty());
+        s = measured(&[(0.0, 0.0)]);
+        s.add_normal(1.0, Some(f64::NAN));
+        assert_eq!(s.bad_bounds, 1);
+        assert!(!judge(s).is_empty());
     }
 }

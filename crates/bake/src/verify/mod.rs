@@ -5,7 +5,7 @@
 
 mod measure;
 
-pub use measure::{ClipStats, Output, OutputStats, Path, Stats, Subject, measure};
+pub use measure::{ClipStats, Output, OutputStats, Path, Stats, Subject, max_nan, measure};
 use serde::Serialize;
 
 /// The tolerances a run judges by.
@@ -21,9 +21,35 @@ pub struct Tolerances {
     pub mid_relative: Option<f64>,
 }
 
+/// The smallest extent below which a recorded position bound is never
+/// called absurd (degenerate, point-like models).
+pub const ABSURD_BOUND_FLOOR: f64 = 1e-3;
+
 /// Judges one clip: the failures, in words (empty when it passes).
+///
+/// Never a pass without evidence: no sample measured, a NaN anywhere, a
+/// diagonal that is not finite, or a recorded error bound that is NaN,
+/// infinite, negative or larger than the whole model (absurd) fails.
 pub fn judge(c: &ClipStats, diagonal: f64, t: &Tolerances) -> Vec<String> {
     let mut failures = Vec::new();
+    if c.frames.samples == 0 || c.frames.vertices == 0 {
+        failures.push("no sample was measured at frame times (nothing to judge)".to_owned());
+    }
+    if c.frames.has_nan() || c.mid.has_nan() || !diagonal.is_finite() {
+        failures.push("a measured error is NaN or the model extent is not finite".to_owned());
+    }
+    let bad = c.frames.bad_bounds + c.mid.bad_bounds;
+    if bad > 0 {
+        failures.push(format!(
+            "{bad} comparison(s) had a recorded error bound that is NaN, infinite, negative or out of range (not used)"
+        ));
+    }
+    let bound = max_nan(c.frames.position_bound_max, c.mid.position_bound_max);
+    if bound > diagonal.max(ABSURD_BOUND_FLOOR) {
+        failures.push(format!(
+            "the recorded error bound {bound:.3e} is larger than the model itself (diagonal {diagonal:.3e}); the bake's recorded errors are not credible"
+        ));
+    }
     let allowed = t.relative * diagonal;
     if c.frames.position_excess_max > allowed {
         failures.push(format!(

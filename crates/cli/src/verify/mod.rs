@@ -152,14 +152,16 @@ pub fn run(args: &VerifyArgs) -> u8 {
     );
     if args.json {
         match serde_json::to_string_pretty(&report) {
-            Ok(s) => println!("{s}"),
+            Ok(s) => {
+                crate::stdout::println(&s);
+            }
             Err(e) => {
                 eprintln!("error: cannot write JSON: {e}");
                 return EXIT_FAILED;
             }
         }
     } else {
-        print!("{}", report::text(&report));
+        crate::stdout::print(&report::text(&report));
     }
     if report.pass { EXIT_OK } else { EXIT_FAILED }
 }

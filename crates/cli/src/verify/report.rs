@@ -3,8 +3,9 @@
 //! `docs/runtime.md`). Both show the verdicts of
 //! [`rigbake::verify::judge`], so the text and the JSON always agree.
 
+use rigbake::inspect::shown;
 use rigbake::playback::Loaded;
-use rigbake::verify::{OutputStats, Stats, Tolerances, judge};
+use rigbake::verify::{OutputStats, Stats, Tolerances, judge, max_nan};
 use serde::Serialize;
 
 /// Version of the `verify --json` document layout.
@@ -147,7 +148,9 @@ pub fn build(
                 .collect(),
         })
         .collect();
-    let pass = !problems_fail && outputs.iter().all(|o| o.clips.iter().all(|c| c.pass));
+    // Nothing measured is not a pass.
+    let checked = outputs.iter().any(|o| !o.clips.is_empty());
+    let pass = checked && !problems_fail && outputs.iter().all(|o| o.clips.iter().all(|c| c.pass));
     VerifyReport {
         schema_version: VERIFY_SCHEMA_VERSION,
         file: loaded.file.display().to_string(),
@@ -179,7 +182,7 @@ pub fn text(r: &VerifyReport) -> String {
         let width = o
             .clips
             .iter()
-            .map(|c| c.clip.len())
+            .map(|c| shown(&c.clip).chars().count())
             .max()
             .unwrap_or(4)
             .max(4);
@@ -187,7 +190,7 @@ pub fn text(r: &VerifyReport) -> String {
             .clips
             .iter()
             .map(|c| c.frames.position_bound_relative)
-            .fold(0.0, f64::max);
+            .fold(0.0, max_nan);
         out.push_str(&format!(
             "{}: {} primitive(s), diagonal {:.6}; position errors relative to it (recorded bound up to {:.3e}); normals in degrees\n",
             o.output, o.primitives, o.diagonal, bound
@@ -199,7 +202,7 @@ pub fn text(r: &VerifyReport) -> String {
         for c in &o.clips {
             out.push_str(&format!(
                 "  {:<width$}  {:>6}  {:.3e}  {:.3e}  {:>8}  {:>8} | {:.3e}    {:.3e}     {:>8} | {}\n",
-                c.clip,
+                shown(&c.clip),
                 c.frames.samples,
                 c.frames.position_max_relative,
                 c.frames.position_mean_relative,
@@ -222,7 +225,7 @@ pub fn text(r: &VerifyReport) -> String {
             o.clips.iter().flat_map(move |c| {
                 c.failures
                     .iter()
-                    .map(move |f| format!("{}/{}: {f}", o.output, c.clip))
+                    .map(move |f| format!("{}/{}: {f}", o.output, shown(&c.clip)))
             })
         })
         .collect();
@@ -241,7 +244,9 @@ pub fn text(r: &VerifyReport) -> String {
             .iter()
             .map(|o| o.clips.iter().filter(|c| !c.pass).count())
             .sum();
-        if failing > 0 {
+        if checks == 0 {
+            out.push_str("FAIL: nothing was checked (no clip of any output was measured)\n");
+        } else if failing > 0 {
             out.push_str(&format!(
                 "FAIL: {failing} of {checks} clip check(s) failed\n"
             ));

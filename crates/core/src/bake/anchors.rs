@@ -8,6 +8,8 @@
 //! joint as a single-influence skinned mesh so it plays from the bone texture
 //! with the body.
 
+use std::collections::HashMap;
+
 use glam::{DMat3, DMat4, Mat4};
 
 use crate::bake::bones::BoneSet;
@@ -69,6 +71,27 @@ pub fn find_node(model: &Model, name: &str) -> Result<usize> {
         })
 }
 
+/// The nodes named `names`, in order, each as [`find_node`] finds it (the
+/// first node of that name, in glTF order), in one pass over the nodes and
+/// a hash lookup per name; the error for the first name that no node has
+/// is [`find_node`]'s.
+pub fn find_nodes<S: AsRef<str>>(model: &Model, names: &[S]) -> Result<Vec<usize>> {
+    if names.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut by_name: HashMap<&str, usize> = HashMap::with_capacity(model.nodes.len());
+    for (i, n) in model.nodes.iter().enumerate() {
+        by_name.entry(n.name.as_str()).or_insert(i);
+    }
+    names
+        .iter()
+        .map(|name| match by_name.get(name.as_ref()) {
+            Some(&i) => Ok(i),
+            None => find_node(model, name.as_ref()),
+        })
+        .collect()
+}
+
 /// Joints of any skin that some skinned vertex weights (per node).
 fn weighted_joints(model: &Model) -> Vec<bool> {
     let mut weighted = vec![false; model.nodes.len()];
@@ -86,11 +109,21 @@ fn weighted_joints(model: &Model) -> Vec<bool> {
     weighted
 }
 
+/// Most sockets [`auto_anchors`] chooses: a model with more socket-like
+/// nodes is refused, so that a file cannot make the automatic choice track
+/// (and allocate) without bound. Anchors named explicitly are bounded only
+/// by the texture limits ([`crate::bake::frames::bake_frames`]).
+pub const MAX_AUTO_ANCHORS: usize = 1024;
+
 /// Sockets chosen automatically: nodes under a skeleton (descendants of a
 /// skin's joints) that no skinned vertex weights, and that either have a
 /// child which is not a joint (a prop or an empty mount point) or a name
-/// that marks a socket ([`SOCKET_MARKERS`]). In node order.
-pub fn auto_anchors(model: &Model) -> Vec<usize> {
+/// that marks a socket ([`SOCKET_MARKERS`]). In node order, each node once;
+/// linear in the number of nodes.
+///
+/// Fails with a [`crate::ErrorKind::Limit`] error at `nodes` when more than
+/// [`MAX_AUTO_ANCHORS`] nodes qualify.
+pub fn auto_anchors(model: &Model) -> Result<Vec<usize>> {
     let mut is_joint = vec![false; model.nodes.len()];
     for s in &model.skins {
         for &j in &s.joints {
@@ -103,7 +136,7 @@ pub fn auto_anchors(model: &Model) -> Vec<usize> {
     for &n in &model.topological_order {
         under[n] = is_joint[n] || model.nodes[n].parent.is_some_and(|p| under[p]);
     }
-    (0..model.nodes.len())
+    let chosen: Vec<usize> = (0..model.nodes.len())
         .filter(|&n| under[n] && !weighted[n] && model.nodes[n].mesh.is_none())
         .filter(|&n| {
             let node = &model.nodes[n];
@@ -111,7 +144,18 @@ pub fn auto_anchors(model: &Model) -> Vec<usize> {
             node.children.iter().any(|&c| !is_joint[c])
                 || SOCKET_MARKERS.iter().any(|m| lower.contains(m))
         })
-        .collect()
+        .collect();
+    if chosen.len() > MAX_AUTO_ANCHORS {
+        return Err(Error::limit(
+            "nodes",
+            format!(
+                "{} nodes qualify as automatic anchors, more than the limit of {MAX_AUTO_ANCHORS}",
+                chosen.len()
+            ),
+        )
+        .with_hint("name the sockets to track instead of choosing them automatically"));
+    }
+    Ok(chosen)
 }
 
 /// A rigid mesh hanging under a joint.
@@ -133,15 +177,53 @@ pub struct Prop {
 
 /// Every rigid mesh node (a mesh without skinning) whose nearest joint
 /// ancestor belongs to one of `sets`' skins, in node order.
+///
+/// One pass over the nodes, parents first, however deep the hierarchy and
+/// however many props it holds: each node inherits its nearest such joint
+/// and the static transform below it from its parent.
 pub fn find_props(model: &Model, sets: &[BoneSet]) -> Vec<Prop> {
-    let mut animated = vec![false; model.nodes.len()];
+    let n = model.nodes.len();
+    let mut animated = vec![false; n];
     for ch in model.clips.iter().flat_map(|c| &c.channels) {
         if ch.property != Property::MorphWeights {
             animated[ch.node] = true;
         }
     }
+    // The first bone set (and position in its skin) holding each node.
+    let mut joint_of: Vec<Option<(usize, usize)>> = vec![None; n];
+    for (s, set) in sets.iter().enumerate() {
+        for (j, &node) in model.skins[set.skin].joints.iter().enumerate() {
+            if joint_of[node].is_none() {
+                joint_of[node] = Some((s, j));
+            }
+        }
+    }
+    // Per node, the nearest joint ancestor strictly above it, with the
+    // product of the rest matrices from below that joint down to the node
+    // inclusive (`None` when one of them is animated).
+    let mut below: Vec<Option<(usize, Option<DMat4>)>> = vec![None; n];
+    let mut visits = 0u64;
+    for &i in &model.topological_order {
+        visits += 1;
+        let node = &model.nodes[i];
+        let local = (!animated[i]).then_some(node.rest_matrix);
+        below[i] = node.parent.and_then(|p| {
+            if joint_of[p].is_some() {
+                Some((p, local))
+            } else {
+                below[p].map(|(joint, offset)| {
+                    let offset = match (offset, local) {
+                        (Some(o), Some(l)) => Some(o * l),
+                        _ => None,
+                    };
+                    (joint, offset)
+                })
+            }
+        });
+    }
+    crate::work::add(crate::work::Counter::PropNodeVisits, visits);
     let mut props = Vec::new();
-    for (n, node) in model.nodes.iter().enumerate() {
+    for (i, node) in model.nodes.iter().enumerate() {
         let Some(mesh) = node.mesh else { continue };
         let skinned = node.skin.is_some()
             && model.meshes[mesh]
@@ -151,35 +233,17 @@ pub fn find_props(model: &Model, sets: &[BoneSet]) -> Vec<Prop> {
         if skinned {
             continue;
         }
-        // Walk up to the nearest ancestor that is a joint of a bone set's skin.
-        let mut offset = Some(node.rest_matrix);
-        if animated[n] {
-            offset = None;
-        }
-        let mut cursor = node.parent;
-        while let Some(p) = cursor {
-            let found = sets.iter().enumerate().find_map(|(s, set)| {
-                model.skins[set.skin]
-                    .joints
-                    .iter()
-                    .position(|&j| j == p)
-                    .map(|j| (s, j))
-            });
-            if let Some((set, joint)) = found {
-                props.push(Prop {
-                    node: n,
-                    set,
-                    joint,
-                    joint_node: p,
-                    offset,
-                });
-                break;
-            }
-            offset = match offset {
-                Some(m) if !animated[p] => Some(model.nodes[p].rest_matrix * m),
-                _ => None,
+        if let Some((joint_node, offset)) = below[i] {
+            let Some((set, joint)) = joint_of[joint_node] else {
+                continue;
             };
-            cursor = model.nodes[p].parent;
+            props.push(Prop {
+                node: i,
+                set,
+                joint,
+                joint_node,
+                offset,
+            });
         }
     }
     props

@@ -37,6 +37,46 @@ pub fn bake_bone_textures(
     Ok(bake_frames(model, timeline, options, &[])?.textures)
 }
 
+/// Checks the anchor tracks' size against the bone-texture limits before
+/// anything is allocated: the tracks are a texture of `anchors * 4` RGBA
+/// pixels (one `mat4` per socket) by `rows`, the `anchors.exr` layout, so
+/// their width and height are held to `max_texture_size` and their pixels,
+/// added to the bone textures' `bone_pixels`, to `max_total_pixels`.
+fn check_anchor_tracks(
+    anchors: usize,
+    rows: usize,
+    bone_pixels: usize,
+    options: &BoneBakeOptions,
+) -> Result<()> {
+    if anchors == 0 {
+        return Ok(());
+    }
+    let width = anchors.saturating_mul(4);
+    let floats = width.saturating_mul(rows).saturating_mul(4);
+    if width > options.max_texture_size || rows > options.max_texture_size {
+        return Err(Error::limit(
+            "anchors",
+            format!(
+                "anchor tracks would be {width} x {rows} pixels ({anchors} anchors, {rows} frames, {floats} floats), over the maximum size {}",
+                options.max_texture_size
+            ),
+        )
+        .with_hint("track fewer anchors (name them instead of `auto`), lower the fps or bake fewer clips"));
+    }
+    let pixels = width.saturating_mul(rows);
+    if pixels.saturating_add(bone_pixels) > options.max_total_pixels {
+        return Err(Error::limit(
+            "anchors",
+            format!(
+                "anchor tracks of {pixels} pixels ({anchors} anchors, {rows} frames, {floats} floats) and bone textures of {bone_pixels} pixels are more than {} pixels together",
+                options.max_total_pixels
+            ),
+        )
+        .with_hint("track fewer anchors, lower the fps or bake fewer clips"));
+    }
+    Ok(())
+}
+
 /// Everything one pass over the timeline produces.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FrameBake {
@@ -48,6 +88,11 @@ pub struct FrameBake {
 
 /// Bakes bone textures and socket tracks in one loop over the timeline rows,
 /// so both come from the very same evaluated poses.
+///
+/// Every size is checked before anything is allocated: each bone texture and
+/// the anchor tracks (`anchors.len() * 4` pixels wide, one row per timeline
+/// row) against `options.max_texture_size`, and all of them together against
+/// `options.max_total_pixels`; a [`crate::ErrorKind::Limit`] error otherwise.
 pub fn bake_frames(
     model: &Model,
     timeline: &Timeline,
@@ -106,6 +151,7 @@ pub fn bake_frames(
                 .with_hint("use the mat3x4 layout, a lower fps or fewer clips")
             })?;
     }
+    check_anchor_tracks(anchors.len(), rows, total_pixels, options)?;
     let mut textures = Vec::with_capacity(sets.len());
     for set in sets {
         let width = model.skins[set.skin].joints.len() * ppj;

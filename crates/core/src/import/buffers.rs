@@ -154,11 +154,11 @@ pub(crate) fn external_files(
 ) -> Result<Vec<std::path::PathBuf>> {
     let mut files = Vec::new();
     for buffer in doc.buffers() {
-        if let gltf::buffer::Source::Uri(uri) = buffer.source() {
-            if !uri.starts_with("data:") {
-                let path = format!("buffers[{}]", buffer.index());
-                files.push(external_file(uri, &path, source, options)?);
-            }
+        if let gltf::buffer::Source::Uri(uri) = buffer.source()
+            && !uri.starts_with("data:")
+        {
+            let path = format!("buffers[{}]", buffer.index());
+            files.push(external_file(uri, &path, source, options)?);
         }
     }
     Ok(files)

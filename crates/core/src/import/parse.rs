@@ -260,11 +260,11 @@ fn check_before_validation(root: &gltf::json::Root, json: &[u8]) -> Result<()> {
             let position = prim
                 .attributes
                 .get(&Checked::Valid(gltf::json::mesh::Semantic::Positions));
-            if let Some(index) = position {
-                if index.value() >= accessors {
-                    let path = format!("meshes[{m}].primitives[{p}].attributes.POSITION");
-                    return Err(schema_error(&path, V::IndexOutOfBounds, json));
-                }
+            if let Some(index) = position
+                && index.value() >= accessors
+            {
+                let path = format!("meshes[{m}].primitives[{p}].attributes.POSITION");
+                return Err(schema_error(&path, V::IndexOutOfBounds, json));
             }
         }
     }

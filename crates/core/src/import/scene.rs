@@ -120,13 +120,13 @@ pub(super) fn build_nodes(
             reader.charge(meshes[m].default_weights.len(), &format!("{path}.mesh"))?;
         }
         let morph_weights = n.weights().map(<[f32]>::to_vec);
-        if let Some(w) = &morph_weights {
-            if let Some(k) = w.iter().position(|v| !v.is_finite()) {
-                return Err(Error::invalid(
-                    format!("{path}.weights"),
-                    format!("weight {k} is not a finite number ({})", w[k]),
-                ));
-            }
+        if let Some(w) = &morph_weights
+            && let Some(k) = w.iter().position(|v| !v.is_finite())
+        {
+            return Err(Error::invalid(
+                format!("{path}.weights"),
+                format!("weight {k} is not a finite number ({})", w[k]),
+            ));
         }
         if let (Some(w), Some(m)) = (&morph_weights, mesh) {
             let targets = meshes[m].default_weights.len();

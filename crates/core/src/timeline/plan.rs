@@ -6,6 +6,8 @@
 //! or, with [`SampleRule::EvenSpread`], at `i * duration / (frames - 1)` so the
 //! last frame lands exactly on the clip end.
 
+use std::collections::HashMap;
+
 use crate::error::{Error, ErrorKind, Result};
 use crate::eval::evaluate::Evaluator;
 use crate::model::Model;
@@ -133,6 +135,26 @@ impl ClipSpec {
 }
 
 /// Shortest decimal form of a blend weight for clip names (`0.25`, `1`).
+/// The smallest index whose name an earlier clip already has, in
+/// O(n log n) name comparisons: sort the indices by name (stable, so equal
+/// names keep their order), then each run of equal names after its first
+/// holds duplicates.
+fn first_duplicate(sources: &[(String, ClipSource)]) -> Option<usize> {
+    let mut order: Vec<usize> = (0..sources.len()).collect();
+    let mut comparisons = 0u64;
+    order.sort_by(|&a, &b| {
+        comparisons += 1;
+        sources[a].0.cmp(&sources[b].0)
+    });
+    comparisons += order.len().saturating_sub(1) as u64;
+    crate::work::add(crate::work::Counter::ClipNameComparisons, comparisons);
+    order
+        .windows(2)
+        .filter(|w| sources[w[0]].0 == sources[w[1]].0)
+        .map(|w| w[1])
+        .min()
+}
+
 fn weight_text(w: f64) -> String {
     let s = format!("{w}");
     s.strip_suffix(".0").map(str::to_owned).unwrap_or(s)
@@ -236,22 +258,23 @@ impl Timeline {
     /// flags are all `false`, and `specs`' overrides are not applied:
     /// [`Timeline::build`] runs the loop pass and then applies them.
     pub fn plan(model: &Model, sampling: Sampling, specs: &[ClipSpec]) -> Result<Self> {
+        // The first animation of each name, looked up in constant time.
+        let mut by_name: HashMap<&str, usize> = HashMap::with_capacity(model.clips.len());
+        for (i, c) in model.clips.iter().enumerate() {
+            by_name.entry(c.name.as_str()).or_insert(i);
+        }
         let find = |name: &str| -> Result<usize> {
-            model
-                .clips
-                .iter()
-                .position(|c| c.name == name)
-                .ok_or_else(|| {
-                    let known: Vec<&str> = model.clips.iter().map(|c| c.name.as_str()).collect();
-                    Error::new(
-                        ErrorKind::Invalid,
-                        "animations",
-                        format!(
-                            "no clip named `{name}` (the model has: {})",
-                            known.join(", ")
-                        ),
-                    )
-                })
+            by_name.get(name).copied().ok_or_else(|| {
+                let known: Vec<&str> = model.clips.iter().map(|c| c.name.as_str()).collect();
+                Error::new(
+                    ErrorKind::Invalid,
+                    "animations",
+                    format!(
+                        "no clip named `{name}` (the model has: {})",
+                        known.join(", ")
+                    ),
+                )
+            })
         };
         let mut sources = Vec::with_capacity(specs.len());
         for spec in specs {
@@ -314,14 +337,13 @@ impl Timeline {
             };
             sources.push((spec.name.clone().unwrap_or(default_name), source));
         }
-        for (i, (name, _)) in sources.iter().enumerate() {
-            if sources[..i].iter().any(|(n, _)| n == name) {
-                return Err(Error::new(
-                    ErrorKind::Invalid,
-                    "animations",
-                    format!("two baked clips are named `{name}`; rename one"),
-                ));
-            }
+        if let Some(i) = first_duplicate(&sources) {
+            let name = &sources[i].0;
+            return Err(Error::new(
+                ErrorKind::Invalid,
+                "animations",
+                format!("two baked clips are named `{name}`; rename one"),
+            ));
         }
         let durations: Vec<f64> = model.clips.iter().map(|c| c.duration).collect();
         Self::from_sources_with(sampling, sources, &durations)

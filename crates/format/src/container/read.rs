@@ -13,9 +13,7 @@ use super::{
     padding,
 };
 use crate::error::{FormatError, Result};
-use crate::meta::{
-    Metadata, OutputsMetadata, RigMetadata, Storage, VatMetadata, WeightsMetadata,
-};
+use crate::meta::{Metadata, OutputsMetadata, RigMetadata, Storage, VatMetadata, WeightsMetadata};
 use crate::{check, codec};
 
 /// Largest header a reader accepts (future minors may grow it).
@@ -283,22 +281,22 @@ impl<R: Read + Seek> Container<R> {
                 }
             }
         }
-        if let Some(rig) = &self.rig {
-            if let Some(i) = rig.anchor_section {
-                let rows: u64 = self
-                    .metadata
-                    .clips
-                    .iter()
-                    .map(|c| u64::from(c.frames))
-                    .sum();
-                let expected = rows * rig.anchors.len() as u64 * 64;
-                match self.sections.get(i as usize) {
-                    Some(s) if s.kind == SectionKind::TrackData && s.length == expected => {}
-                    _ => {
-                        return Err(invalid(format!(
-                            "the rig record refers to section {i}, which is not track data of {expected} bytes"
-                        )));
-                    }
+        if let Some(rig) = &self.rig
+            && let Some(i) = rig.anchor_section
+        {
+            let rows: u64 = self
+                .metadata
+                .clips
+                .iter()
+                .map(|c| u64::from(c.frames))
+                .sum();
+            let expected = rows * rig.anchors.len() as u64 * 64;
+            match self.sections.get(i as usize) {
+                Some(s) if s.kind == SectionKind::TrackData && s.length == expected => {}
+                _ => {
+                    return Err(invalid(format!(
+                        "the rig record refers to section {i}, which is not track data of {expected} bytes"
+                    )));
                 }
             }
         }

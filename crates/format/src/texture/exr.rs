@@ -112,12 +112,12 @@ fn read_checked<R: Read + Seek + BufRead>(
     reader.seek(std::io::SeekFrom::Start(start))?;
     for header in &meta.headers {
         let (w, h) = (header.layer_size.width(), header.layer_size.height());
-        if let Some((ew, eh)) = expected {
-            if (w, h) != (ew, eh) {
-                return Err(FormatError::Invalid(format!(
-                    "EXR header says {w} x {h} but the metadata says {ew} x {eh}"
-                )));
-            }
+        if let Some((ew, eh)) = expected
+            && (w, h) != (ew, eh)
+        {
+            return Err(FormatError::Invalid(format!(
+                "EXR header says {w} x {h} but the metadata says {ew} x {eh}"
+            )));
         }
         super::check_decoded_size(w, h, 4 * 4)?;
     }
@@ -293,7 +293,7 @@ impl StreamWriter {
             (Rows::F32(_), Precision::F32) | (Rows::F16(_), Precision::F16)
         );
         if !typed
-            || rows.len() % row_len != 0
+            || !rows.len().is_multiple_of(row_len)
             || self.rows_pushed + rows.len() / row_len > self.spec.height
         {
             return Err(FormatError::Invalid(format!(

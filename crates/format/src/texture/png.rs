@@ -58,7 +58,7 @@ impl<W: Write + 'static> Png16Writer<W> {
 
     /// Appends whole rows of samples (`width * channels` per row).
     pub fn push_rows(&mut self, samples: &[u16]) -> Result<()> {
-        if samples.len() % self.row_len != 0 {
+        if !samples.len().is_multiple_of(self.row_len) {
             return Err(FormatError::Invalid(
                 "PNG: samples are not whole rows".to_owned(),
             ));
@@ -72,7 +72,7 @@ impl<W: Write + 'static> Png16Writer<W> {
     /// Appends whole rows already as PNG stores them: big-endian 16-bit
     /// samples, `width * channels * 2` bytes per row.
     pub fn push_be_bytes(&mut self, bytes: &[u8]) -> Result<()> {
-        if bytes.len() % (self.row_len * 2) != 0 {
+        if !bytes.len().is_multiple_of(self.row_len * 2) {
             return Err(FormatError::Invalid(
                 "PNG: bytes are not whole rows".to_owned(),
             ));
@@ -121,7 +121,7 @@ impl Png16Stream {
 
     /// Appends whole rows of big-endian samples.
     pub fn push_rows(&mut self, bytes: Vec<u8>) -> Result<()> {
-        if bytes.len() % self.row_bytes.max(1) != 0 {
+        if !bytes.len().is_multiple_of(self.row_bytes.max(1)) {
             return Err(FormatError::Invalid(
                 "PNG: bytes are not whole rows".to_owned(),
             ));
@@ -183,12 +183,12 @@ fn read_checked<R: BufRead + Seek>(
     decoder.set_ignore_text_chunk(true);
     let header = decoder.read_header_info().map_err(png_error)?;
     let (w, h) = (header.width as usize, header.height as usize);
-    if let Some((ew, eh)) = expected {
-        if (w, h) != (ew, eh) {
-            return Err(FormatError::Invalid(format!(
-                "PNG header says {w} x {h} but the metadata says {ew} x {eh}"
-            )));
-        }
+    if let Some((ew, eh)) = expected
+        && (w, h) != (ew, eh)
+    {
+        return Err(FormatError::Invalid(format!(
+            "PNG header says {w} x {h} but the metadata says {ew} x {eh}"
+        )));
     }
     let sample_bytes = header.color_type.samples() * 2;
     super::check_decoded_size(w, h, sample_bytes)?;
