@@ -699,3 +699,54 @@ fn cubic_spline_morph_weights_over_two_segments_by_hand() {
         }
     }
 }
+
+#[test]
+fn loop_detection_compares_morph_weights_within_their_tolerance() {
+    use rigbake_fixtures::parts::{PrimitiveData, add_animation, add_channel, add_mesh, primitive};
+    // One triangle with two morph targets; LINEAR weight clips whose end
+    // misses the start by 0.5e-4 (loops: the tolerance is 1e-4) or 2e-4
+    // (does not), and one ending exactly where it starts after moving.
+    let mut b = rigbake_fixtures::Builder::new();
+    let data = PrimitiveData {
+        positions: vec![[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]],
+        morph_positions: vec![vec![[0.0, 0.0, 1.0]; 3], vec![[1.0, 0.0, 0.0]; 3]],
+        ..PrimitiveData::default()
+    };
+    let prim = primitive(&mut b, &data, rigbake_fixtures::Component::U16);
+    let mesh = add_mesh(&mut b, "morph", vec![prim]);
+    let node = b.node(json!({"name": "morphing", "mesh": mesh}));
+    b.scene(&[node]);
+    for (name, end) in [
+        ("round_trip", [0.0, 1.0]),
+        ("near", [0.0, 1.0 - 0.5e-4]),
+        ("far", [0.0, 1.0 - 2e-4]),
+    ] {
+        let keys = [0.0, 1.0, 0.7, 0.2, end[0], end[1]];
+        let a = add_animation(&mut b, name);
+        add_channel(
+            &mut b,
+            a,
+            node,
+            "weights",
+            "LINEAR",
+            &[0.0, 0.5, 1.0],
+            &keys,
+        );
+    }
+    let source = Source {
+        name: "morph_loops",
+        dir: None,
+    };
+    let model = import_slice(&b.to_glb(), &source, &ImportOptions::default()).unwrap();
+    let timeline = Timeline::all_clips(&model, Sampling::default()).unwrap();
+    let flags: Vec<(&str, bool)> = timeline
+        .clips
+        .iter()
+        .map(|c| (c.name.as_str(), c.looping))
+        .collect();
+    assert_eq!(
+        flags,
+        [("round_trip", true), ("near", true), ("far", false)],
+        "morph weights decide the loop flag when nothing else moves"
+    );
+}
