@@ -26,6 +26,11 @@ fn json_output_follows_the_documented_schema() {
     for flags in [
         &["--precision", "f16"][..],
         &["--embed-textures", "--layout", "mat3x4"][..],
+        // The VAT part of the document, in each encoding, with and without
+        // normals.
+        &["--vat"][..],
+        &["--vat", "--normals", "--format", "png16"][..],
+        &["--vat", "--normals", "--format", "exr32"][..],
     ] {
         let r = bake(std::slice::from_ref(&model), out.path(), flags);
         assert!(r.status.success());
@@ -58,6 +63,36 @@ fn json_output_follows_the_documented_schema() {
             assert_eq!(doc["metadata"]["clips"][0]["name"], "wave");
             assert_eq!(doc["vat"].is_null(), !flags.contains(&"--vat"));
             assert_eq!(doc["totals"]["frames"], 92);
+            if flags.contains(&"--vat") {
+                // The schema checked the VAT part above; it is really
+                // there, and the schema rejects it with a field missing.
+                let vat = doc["vat"].as_object().expect("a VAT object");
+                let schema = schema();
+                let required = schema["$defs"]["vat"]["required"].as_array().unwrap();
+                assert!(required.len() >= 10);
+                for field in required {
+                    let field = field.as_str().unwrap();
+                    assert!(vat.contains_key(field), "{flags:?}: no `{field}`");
+                }
+                let mut broken = doc.clone();
+                broken["vat"]
+                    .as_object_mut()
+                    .unwrap()
+                    .insert("undocumented".into(), serde_json::json!(1));
+                assert!(
+                    !validator.is_valid(&broken),
+                    "{flags:?}: the schema admits an undocumented VAT field"
+                );
+                let mut broken = doc.clone();
+                broken["vat"]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("reference_node");
+                assert!(
+                    !validator.is_valid(&broken),
+                    "{flags:?}: the schema admits a VAT part without reference_node"
+                );
+            }
         }
     }
     // The schema rejects what it should: a document missing a field.

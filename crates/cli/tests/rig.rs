@@ -141,10 +141,23 @@ fn greenman_sockets_match_direct_evaluation_and_interpolate_between_frames() {
                 );
                 let q = |m: DMat4| m.to_scale_rotation_translation().1.normalize();
                 let (q0, q1, qm) = (q(m0), q(m1), q(mid));
+                // Halfway along the shortest arc between the two frames'
+                // rotations: the normalised sum of q0 and q1 (q1 negated
+                // when it is on the other hemisphere), which is slerp at
+                // u = 0.5 without using any slerp code. Both angles to the
+                // ends are then half the span.
+                let q1_near = if q0.dot(q1) < 0.0 { -q1 } else { q1 };
+                let expected = (q0 + q1_near).normalize();
+                let off = qm.angle_between(expected);
+                assert!(
+                    off < 1e-5,
+                    "clip {c} frame {f}: rotation {off} rad from the slerp midpoint"
+                );
                 let span = q0.angle_between(q1);
                 assert!(
-                    qm.angle_between(q0) <= span + 1e-6 && qm.angle_between(q1) <= span + 1e-6,
-                    "clip {c} frame {f}: rotation"
+                    (qm.angle_between(q0) - span / 2.0).abs() < 1e-5
+                        && (qm.angle_between(q1) - span / 2.0).abs() < 1e-5,
+                    "clip {c} frame {f}: not halfway"
                 );
             }
         }

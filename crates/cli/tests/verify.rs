@@ -414,3 +414,76 @@ fn lossy_bakes_stay_within_their_recorded_errors() {
         }
     }
 }
+
+#[test]
+fn a_damaged_vat_texture_fails_verification() {
+    // A VAT positions texture rewritten as a valid PNG whose x samples are
+    // mirrored within their bounds: it decodes, but every vertex is in the
+    // wrong place. Verification reports the checksum and the error.
+    let model = rigbake_fixtures::fixture("tentacle.glb");
+    let out = tempfile::tempdir().unwrap();
+    let r = bake(
+        std::slice::from_ref(&model),
+        out.path(),
+        &["--vat", "--format", "png16", "--normals"],
+    );
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let file = container(out.path(), &model);
+    let (code, report, stderr) = verify(&file, Some(&model), &[]);
+    assert_eq!(code, 0, "undamaged: {stderr} {report:?}");
+    let vat = rigbake_format::container::Container::open(&file)
+        .unwrap()
+        .vat()
+        .expect("a VAT record")
+        .clone();
+    let positions = vat
+        .textures
+        .iter()
+        .find(|t| t.stream == rigbake_format::meta::VatStream::Positions)
+        .expect("a positions texture");
+    let texture = file.with_file_name(&positions.name);
+    let bytes = std::fs::read(&texture).unwrap();
+    let mut reader = png::Decoder::new(std::io::Cursor::new(bytes))
+        .read_info()
+        .unwrap();
+    let mut buf = vec![0u8; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!(info.bit_depth, png::BitDepth::Sixteen);
+    let channels = info.color_type.samples();
+    let texel = 2 * channels;
+    for t in buf[..info.buffer_size()].chunks_exact_mut(texel) {
+        let x = u16::from_be_bytes([t[0], t[1]]);
+        t[..2].copy_from_slice(&(65535 - x).to_be_bytes());
+    }
+    let mut encoded = Vec::new();
+    {
+        let mut e = png::Encoder::new(&mut encoded, info.width, info.height);
+        e.set_color(info.color_type);
+        e.set_depth(png::BitDepth::Sixteen);
+        let mut w = e.write_header().unwrap();
+        w.write_image_data(&buf[..info.buffer_size()]).unwrap();
+    }
+    std::fs::write(&texture, encoded).unwrap();
+
+    let (code, report, stderr) = verify(&file, Some(&model), &[]);
+    assert_eq!(code, 1, "{stderr}");
+    let report = report.unwrap_or_else(|| panic!("no report: {stderr}"));
+    assert_eq!(report["pass"], false);
+    let problems = report["problems"].to_string();
+    assert!(problems.contains(&positions.name), "{problems}");
+    let vat_output = outputs(&report)
+        .into_iter()
+        .find(|o| o != "bones")
+        .unwrap_or_else(|| panic!("no VAT output in {report:#}"));
+    let vat_clips = clips(&report, &vat_output);
+    assert!(!vat_clips.is_empty());
+    for c in vat_clips {
+        assert_eq!(c["pass"], false, "{c:#}");
+        let rel = c["frames"]["position_max_relative"].as_f64().unwrap();
+        assert!(rel > 1e-2, "mirrored x moves vertices: {rel}");
+    }
+    // The bone texture was not touched: it still passes.
+    for c in clips(&report, "bones") {
+        assert_eq!(c["pass"], true, "{c:#}");
+    }
+}

@@ -551,3 +551,202 @@ fn cubic_spline_rotation_over_two_segments_by_hand() {
 fn axis_angle4(degrees: f64) -> [f64; 4] {
     rigbake_fixtures::parts::axis_angle([0.0, 0.0, 1.0], degrees)
 }
+
+// ---------------------------------------------------------------------------
+// Loop detection edges (SPEC section 2: a clip loops when its poses at the
+// clip start and the clip end match; translations within 1e-4 of the
+// skeleton's extent, the linear part within 1e-3 of its scale).
+
+/// `two_joint` plus `tip` clips of 1 s; returns each clip's loop flag by name.
+fn loop_flags(clips: &[(&str, &str, &[f64], &[f64])]) -> Vec<(String, bool)> {
+    use rigbake_fixtures::parts::{add_animation, add_channel};
+    let mut b = rigbake_fixtures::models::two_joint();
+    for (name, path, times, values) in clips {
+        let a = add_animation(&mut b, name);
+        add_channel(&mut b, a, 1, path, "LINEAR", times, values);
+    }
+    let source = Source {
+        name: "loops",
+        dir: None,
+    };
+    let model = import_slice(&b.to_glb(), &source, &ImportOptions::default()).unwrap();
+    let timeline = Timeline::all_clips(&model, Sampling::default()).unwrap();
+    timeline
+        .clips
+        .iter()
+        .map(|c| (c.name.clone(), c.looping))
+        .collect()
+}
+
+#[test]
+fn loop_detection_treats_q_and_minus_q_as_one_rotation() {
+    // A full turn about +Z in two halves: the last key, 360 degrees, is the
+    // quaternion (0, 0, 0, -1), the negation of the first; both are the
+    // identity rotation, so the poses match and the clip loops. A half turn
+    // does not.
+    let turn: Vec<f64> = [0.0, 180.0, 360.0]
+        .iter()
+        .flat_map(|&d| rigbake_fixtures::parts::axis_angle([0.0, 0.0, 1.0], d))
+        .collect();
+    assert!(turn[11] < -0.999_999, "the last key is -q: {turn:?}");
+    let half: Vec<f64> = [0.0, 90.0, 180.0]
+        .iter()
+        .flat_map(|&d| rigbake_fixtures::parts::axis_angle([0.0, 0.0, 1.0], d))
+        .collect();
+    // The same rest rotation written as -identity at both ends.
+    let negated = [0.0, 0.0, 0.0, -1.0, 0.0, 0.0, 0.0, 1.0];
+    let flags = loop_flags(&[
+        ("full_turn", "rotation", &[0.0, 0.5, 1.0], &turn),
+        ("half_turn", "rotation", &[0.0, 0.5, 1.0], &half),
+        ("minus_q_to_q", "rotation", &[0.0, 1.0], &negated),
+    ]);
+    let flag = |n: &str| flags.iter().find(|(name, _)| name == n).unwrap().1;
+    assert!(!flag("turn_linear"), "0 -> 90 degrees does not loop");
+    assert!(flag("full_turn"), "{flags:?}");
+    assert!(!flag("half_turn"), "{flags:?}");
+    assert!(flag("minus_q_to_q"), "{flags:?}");
+}
+
+#[test]
+fn loop_detection_tolerance_edges() {
+    // Node origins at the clip start: root and mesh at the origin, tip at
+    // (0, 1, 0): the extent (the box's diagonal) is 1, so the translation
+    // tolerance is 1e-4. The tip's end position misses its start by 0.5e-4
+    // (loops) or 2e-4 (does not).
+    let slide = |miss: f64| vec![0.0, 1.0, 0.0, 0.0, 0.3, 0.0, miss, 1.0, 0.0];
+    let (near, far) = (slide(0.5e-4), slide(2e-4));
+    // Rotations: 1e-3 on the matrix entries is about 0.057 degrees; 0.02
+    // degrees loops, 0.2 does not.
+    let q = |d: f64| rigbake_fixtures::parts::axis_angle([0.0, 0.0, 1.0], d);
+    let small: Vec<f64> = [q(0.0), q(45.0), q(0.02)].concat();
+    let large: Vec<f64> = [q(0.0), q(45.0), q(0.2)].concat();
+    let times: &[f64] = &[0.0, 0.5, 1.0];
+    let flags = loop_flags(&[
+        ("near", "translation", times, &near),
+        ("far", "translation", times, &far),
+        ("small", "rotation", times, &small),
+        ("large", "rotation", times, &large),
+    ]);
+    let flag = |n: &str| flags.iter().find(|(name, _)| name == n).unwrap().1;
+    assert!(flag("near"), "{flags:?}");
+    assert!(!flag("far"), "{flags:?}");
+    assert!(flag("small"), "{flags:?}");
+    assert!(!flag("large"), "{flags:?}");
+}
+
+#[test]
+fn cubic_spline_morph_weights_over_two_segments_by_hand() {
+    use rigbake_core::eval::sample::{LocalPose, sample_clip};
+    use rigbake_fixtures::parts::{PrimitiveData, add_animation, add_channel, add_mesh, primitive};
+    // One triangle with two morph targets; the node's weights animated with
+    // CUBICSPLINE keys at t = 0, 1, 1.5. Per key, glTF stores the two
+    // in-tangents, the two values, then the two out-tangents.
+    let mut b = rigbake_fixtures::Builder::new();
+    let data = PrimitiveData {
+        positions: vec![[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]],
+        morph_positions: vec![vec![[0.0, 0.0, 1.0]; 3], vec![[1.0, 0.0, 0.0]; 3]],
+        ..PrimitiveData::default()
+    };
+    let prim = primitive(&mut b, &data, rigbake_fixtures::Component::U16);
+    let mesh = add_mesh(&mut b, "morph", vec![prim]);
+    b.get_mut("meshes", mesh)
+        .insert("weights".into(), json!([0.0, 0.0]));
+    let node = b.node(json!({"name": "morphing", "mesh": mesh}));
+    b.scene(&[node]);
+    #[rustfmt::skip]
+    let keys = [
+        0.0, 0.0,   0.0, 1.0,   2.0, -1.0, // t = 0:   a0, v0, b0
+        4.0, 0.0,   1.0, 0.0,   0.0, 2.0,  // t = 1:   a1, v1, b1
+        1.0, -2.0,  0.5, 0.5,   0.0, 0.0,  // t = 1.5: a2, v2, b2
+    ];
+    let a = add_animation(&mut b, "weights_cubic");
+    add_channel(
+        &mut b,
+        a,
+        node,
+        "weights",
+        "CUBICSPLINE",
+        &[0.0, 1.0, 1.5],
+        &keys,
+    );
+    let source = Source {
+        name: "morph_cubic",
+        dir: None,
+    };
+    let model = import_slice(&b.to_glb(), &source, &ImportOptions::default()).unwrap();
+    // By hand (dt = 1 on the first segment, 0.5 on the second):
+    // t = 0.25 (h = .84375, .140625, .15625, -.046875):
+    //   w0 = .140625*2 + .15625*1 - .046875*4 = .25
+    //   w1 = .84375*1 - .140625*1 = .703125
+    // t = 0.5 (h = .5, .125, .5, -.125):
+    //   w0 = .125*2 + .5*1 - .125*4 = .25,  w1 = .5 - .125 = .375
+    // t = 1.25: w0 = .5*1 + .5*.5 - .125*.5*1 = .6875
+    //           w1 = .125*.5*2 + .5*.5 - .125*.5*(-2) = .5
+    let mut pose = LocalPose::rest(&model);
+    for (t, want) in [
+        (0.0, [0.0, 1.0]),
+        (0.25, [0.25, 0.703_125]),
+        (0.5, [0.25, 0.375]),
+        (1.0, [1.0, 0.0]),
+        (1.25, [0.6875, 0.5]),
+        (1.5, [0.5, 0.5]),
+    ] {
+        sample_clip(&model, &model.clips[0], t, &mut pose);
+        let got = pose.node_weights(node);
+        assert_eq!(got.len(), 2);
+        for (g, w) in got.iter().zip(want) {
+            assert!((g - w).abs() < 1e-6, "t = {t}: {got:?}, expected {want:?}");
+        }
+    }
+}
+
+#[test]
+fn loop_detection_compares_morph_weights_within_their_tolerance() {
+    use rigbake_fixtures::parts::{PrimitiveData, add_animation, add_channel, add_mesh, primitive};
+    // One triangle with two morph targets; LINEAR weight clips whose end
+    // misses the start by 0.5e-4 (loops: the tolerance is 1e-4) or 2e-4
+    // (does not), and one ending exactly where it starts after moving.
+    let mut b = rigbake_fixtures::Builder::new();
+    let data = PrimitiveData {
+        positions: vec![[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]],
+        morph_positions: vec![vec![[0.0, 0.0, 1.0]; 3], vec![[1.0, 0.0, 0.0]; 3]],
+        ..PrimitiveData::default()
+    };
+    let prim = primitive(&mut b, &data, rigbake_fixtures::Component::U16);
+    let mesh = add_mesh(&mut b, "morph", vec![prim]);
+    let node = b.node(json!({"name": "morphing", "mesh": mesh}));
+    b.scene(&[node]);
+    for (name, end) in [
+        ("round_trip", [0.0, 1.0]),
+        ("near", [0.0, 1.0 - 0.5e-4]),
+        ("far", [0.0, 1.0 - 2e-4]),
+    ] {
+        let keys = [0.0, 1.0, 0.7, 0.2, end[0], end[1]];
+        let a = add_animation(&mut b, name);
+        add_channel(
+            &mut b,
+            a,
+            node,
+            "weights",
+            "LINEAR",
+            &[0.0, 0.5, 1.0],
+            &keys,
+        );
+    }
+    let source = Source {
+        name: "morph_loops",
+        dir: None,
+    };
+    let model = import_slice(&b.to_glb(), &source, &ImportOptions::default()).unwrap();
+    let timeline = Timeline::all_clips(&model, Sampling::default()).unwrap();
+    let flags: Vec<(&str, bool)> = timeline
+        .clips
+        .iter()
+        .map(|c| (c.name.as_str(), c.looping))
+        .collect();
+    assert_eq!(
+        flags,
+        [("round_trip", true), ("near", true), ("far", false)],
+        "morph weights decide the loop flag when nothing else moves"
+    );
+}

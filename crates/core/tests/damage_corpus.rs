@@ -25,7 +25,9 @@ use rigbake_core::model::{Interpolation, Model, Property};
 use rigbake_core::timeline::{Sampling, Timeline};
 use serde_json::Value;
 
-use rigbake_fixtures::testkit::corpus::{CountingAllocator, peak_since, report, start_measuring};
+use rigbake_fixtures::testkit::corpus::{
+    CountingAllocator, allocated_total, peak_since, report, start_measuring,
+};
 use rigbake_fixtures::testkit::models::shared_models;
 
 #[global_allocator]
@@ -34,16 +36,28 @@ static ALLOCATOR: CountingAllocator = CountingAllocator;
 // ---------------------------------------------------------------------------
 // Bounds
 
+/// Largest allocation work one case may do: bytes allocated in total, freed
+/// or not. This is the bound on work that does not depend on the machine's
+/// load; a case that decoded, evaluated or baked without its limits would
+/// allocate far more (the corpus limits alone allow 64 MiB of decoded
+/// components per pass). Cases allocate at most about 10 MiB (seed
+/// 0x5EED2B1A4E000001); the summary line reports the largest.
+const CASE_ALLOCATION_LIMIT: usize = 256 << 20;
 /// Largest wall time one case may take. Cases take under a millisecond on
-/// average and about 20 ms at worst; the bound is loose because CI machines
-/// are shared.
-const CASE_TIME_LIMIT: Duration = Duration::from_millis(1000);
+/// average and about 20 ms at worst on an idle machine. This only backs up
+/// [`CASE_ALLOCATION_LIMIT`] for work that does not allocate (a loop), so it
+/// is generous: 10 s is 500 times the worst case, which a loaded 2-core
+/// runner (this binary on a third of a core, descheduled for whole
+/// seconds) does not eat, while a case doing unbounded work still trips it.
+const CASE_TIME_LIMIT: Duration = Duration::from_secs(10);
 /// Largest extra memory one case may hold at its peak: the corpus limits
 /// allow 64 MiB of decoded components and 16 MiB per texture; cases peak
 /// around 10 MiB.
 const CASE_MEMORY_LIMIT: usize = 128 << 20;
-/// A case running this long is a hang: the watchdog aborts the run.
-const HANG_LIMIT: Duration = Duration::from_secs(30);
+/// A case running this long is a hang: the watchdog aborts the run rather
+/// than blocking CI. Six times [`CASE_TIME_LIMIT`], so a slow but finite case
+/// is reported by that bound (with its case number) before this one fires.
+const HANG_LIMIT: Duration = Duration::from_secs(60);
 /// Default number of mutated cases.
 const DEFAULT_CASES: u64 = 20_000;
 /// Default seed.
@@ -1029,6 +1043,7 @@ fn damaged_models_never_panic_hang_or_overallocate() {
     let mut messages: BTreeMap<String, usize> = BTreeMap::new();
     let mut slowest = (Duration::ZERO, 0u64);
     let mut biggest = (0usize, 0u64);
+    let mut most_work = (0usize, 0u64);
     let mut total_bytes = 0usize;
     for index in range.clone() {
         let (b, bytes, log) = make_case(seed, index, &bases, &splits);
@@ -1041,6 +1056,7 @@ fn damaged_models_never_panic_hang_or_overallocate() {
         }
 
         let baseline = start_measuring();
+        let allocated_before = allocated_total();
         case_index.store(index, Ordering::Relaxed);
         case_started_ms.store(started.elapsed().as_millis() as u64, Ordering::Relaxed);
         let t0 = Instant::now();
@@ -1048,6 +1064,10 @@ fn damaged_models_never_panic_hang_or_overallocate() {
         let took = t0.elapsed();
         case_started_ms.store(u64::MAX, Ordering::Relaxed);
         let peak = peak_since(baseline);
+        let allocated = allocated_total() - allocated_before;
+        if allocated > most_work.0 {
+            most_work = (allocated, index);
+        }
 
         if took > slowest.0 {
             slowest = (took, index);
@@ -1086,6 +1106,14 @@ fn damaged_models_never_panic_hang_or_overallocate() {
                 failures.push(format!("{}: PANIC {message}", what()));
             }
         }
+        if allocated > CASE_ALLOCATION_LIMIT {
+            failures.push(format!(
+                "{}: allocated {} MiB in all, over {} MiB",
+                what(),
+                allocated >> 20,
+                CASE_ALLOCATION_LIMIT >> 20
+            ));
+        }
         if took > CASE_TIME_LIMIT {
             failures.push(format!(
                 "{}: took {took:?}, over {CASE_TIME_LIMIT:?}",
@@ -1114,6 +1142,11 @@ fn damaged_models_never_panic_hang_or_overallocate() {
         slowest.0,
         biggest.0 >> 10,
         biggest.1
+    ));
+    report(&format!(
+        "damage corpus: most allocation work {} KiB in all (case {})",
+        most_work.0 >> 10,
+        most_work.1
     ));
     for (outcome, count) in &stats {
         report(&format!("  {count:6}  {outcome}"));

@@ -22,13 +22,24 @@ use rigbake_format::FormatError;
 use rigbake_format::container::{Container, ContainerWriter, SectionKind};
 use rigbake_format::meta::{Metadata, Storage};
 
-use rigbake_fixtures::testkit::corpus::{CountingAllocator, peak_since, report, start_measuring};
+use rigbake_fixtures::testkit::corpus::{
+    CountingAllocator, allocated_total, peak_since, report, start_measuring,
+};
 
 #[global_allocator]
 static ALLOCATOR: CountingAllocator = CountingAllocator;
 
-/// Largest wall time one case may take (cases take microseconds).
-const CASE_TIME_LIMIT: Duration = Duration::from_millis(500);
+/// Largest allocation work one case may do: bytes allocated in total,
+/// freed or not. The bound on work that does not depend on the machine's
+/// load: a reader that decoded past its limits, or allocated per damaged
+/// entry, would exceed it; the summary line reports the largest case.
+const CASE_ALLOCATION_LIMIT: usize = 256 << 20;
+/// Largest wall time one case may take. Cases take microseconds on an idle
+/// machine; this only backs up [`CASE_ALLOCATION_LIMIT`] for work that does
+/// not allocate (a loop), so it is generous: 5 s is thousands of times the
+/// slowest case, which a loaded 2-core runner (this binary on a third of a
+/// core, descheduled for whole seconds) does not eat.
+const CASE_TIME_LIMIT: Duration = Duration::from_secs(5);
 /// Largest extra memory one case may hold: the metadata decoder's own limit
 /// (64 MiB) plus the file.
 const CASE_MEMORY_LIMIT: usize = 80 << 20;
@@ -397,14 +408,25 @@ fn damaged_containers_never_panic_or_overallocate() {
     let mut outcomes: BTreeMap<String, usize> = BTreeMap::new();
     let mut slowest = Duration::ZERO;
     let mut biggest = 0usize;
+    let mut most_work = 0usize;
     for index in range.clone() {
         let (bytes, log) = make_case(seed, index, &bases);
         let what = || format!("case {index} ({})", log.join("; "));
         let baseline = start_measuring();
+        let allocated_before = allocated_total();
         let t0 = Instant::now();
         let result = catch_unwind(AssertUnwindSafe(|| run_case(&bytes)));
         let took = t0.elapsed();
         let peak = peak_since(baseline);
+        let allocated = allocated_total() - allocated_before;
+        most_work = most_work.max(allocated);
+        if allocated > CASE_ALLOCATION_LIMIT {
+            failures.push(format!(
+                "{}: allocated {} MiB in all",
+                what(),
+                allocated >> 20
+            ));
+        }
         slowest = slowest.max(took);
         biggest = biggest.max(peak);
         match result {
@@ -427,11 +449,12 @@ fn damaged_containers_never_panic_or_overallocate() {
     }
     let _ = std::panic::take_hook();
     report(&format!(
-        "container corpus: seed {seed:#x}, {} cases over {} bases in {:.1?}; slowest case {slowest:?}; largest peak {} KiB",
+        "container corpus: seed {seed:#x}, {} cases over {} bases in {:.1?}; slowest case {slowest:?}; largest peak {} KiB; most allocation work {} KiB",
         range.end - range.start,
         bases.len(),
         started.elapsed(),
-        biggest >> 10
+        biggest >> 10,
+        most_work >> 10
     ));
     let mut common: Vec<_> = outcomes.into_iter().collect();
     common.sort_by_key(|(_, n)| std::cmp::Reverse(*n));

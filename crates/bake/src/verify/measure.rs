@@ -532,8 +532,27 @@ mod tests {
         // The wrap midpoint plays the lerp from the last frame to the first.
         let g = state_at(&info, mids[11], PlayMode::Loop);
         assert_eq!((g.rows[0][2], g.rows[1][2]), (102.0, 0.0));
-        assert!(angle_degrees(Vec3::X, DVec3::Y) - 90.0 < 1e-12);
         assert_eq!(angle_degrees(Vec3::ZERO, DVec3::Y), 180.0);
+    }
+
+    #[test]
+    fn angles_between_normals_are_exact_in_both_directions() {
+        // Within 1e-12 degrees either way (an error below the expected angle
+        // must fail too), for unit and non-unit vectors.
+        for (got, want, degrees) in [
+            (Vec3::X, DVec3::Y, 90.0),
+            (Vec3::X, DVec3::X, 0.0),
+            (Vec3::X, -DVec3::X, 180.0),
+            (Vec3::new(1.0, 1.0, 0.0), DVec3::X, 45.0),
+            (Vec3::new(0.0, 3.0, 0.0), DVec3::new(0.0, 0.5, 0.5), 45.0),
+            (Vec3::new(-2.0, 0.0, 0.0), DVec3::new(1.0, 0.0, 1.0), 135.0),
+        ] {
+            let a = angle_degrees(got, want);
+            assert!(
+                (a - degrees).abs() < 1e-12,
+                "{got:?} vs {want:?}: {a}, expected {degrees}"
+            );
+        }
     }
 
     fn clip(frames: Stats) -> ClipStats {
