@@ -13,6 +13,7 @@
 //! - [`preview`] poses and renders preview frames of a loaded bake.
 //! - [`inspect`] reports what a container holds.
 //! - [`records`] maps core values to metadata records and back.
+//! - [`report`] is the batch report: outcomes, JSON, shard merging.
 //!
 //! The `rigbake` command line (crate `rigbake-cli`) is a thin layer over
 //! this crate: arguments, manifests, planning, scheduling and reports.
@@ -25,6 +26,7 @@ pub mod job;
 pub mod playback;
 pub mod preview;
 pub mod records;
+pub mod report;
 pub mod settings;
 pub mod sink;
 pub mod staging;

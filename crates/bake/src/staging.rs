@@ -100,8 +100,9 @@ pub fn prepare_dir(root: &Path, dir: &Path) -> io::Result<()> {
             Err(e) if e.kind() == io::ErrorKind::NotFound => match fs::create_dir(&at) {
                 Ok(()) => {}
                 // Another job made it meanwhile: fine if it is a real folder.
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists
-                    && fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_dir()) => {}
+                Err(e)
+                    if e.kind() == io::ErrorKind::AlreadyExists
+                        && fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_dir()) => {}
                 Err(e) => return Err(e),
             },
             Err(e) => return Err(e),

@@ -200,35 +200,3 @@ pub enum UsageError {
         known: Vec<String>,
     },
 }
-
-/// Why reports cannot be merged.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum MergeError {
-    /// A report has another layout.
-    #[error("report schema version {0} is not {1}")]
-    Schema(u32, u32),
-    /// A model is in two reports.
-    #[error("`{0}` appears in two reports (overlapping shards?)")]
-    Overlap(String),
-    /// A report's shard is not `K/N` with 1 <= K <= N.
-    #[error("report shard `{0}` is not K/N with 1 <= K <= N")]
-    BadShard(String),
-    /// Reports of different shard counts.
-    #[error("reports of shard sets of different sizes (N = {0} and N = {1}) cannot be merged")]
-    MixedShards(usize, usize),
-    /// The same shard twice.
-    #[error("shard {0} is in two reports")]
-    DuplicateShard(String),
-    /// Shards not given.
-    #[error("shard report(s) missing: {0}")]
-    MissingShards(String),
-    /// A whole-run report (no shard) given with shard reports.
-    #[error("a whole-run report (no shard) cannot be merged with shard reports")]
-    WholeAndShards,
-    /// A total does not fit.
-    #[error("the merged totals overflow")]
-    Overflow,
-    /// A report's run time is negative or not finite.
-    #[error("report seconds {0} is negative or not finite")]
-    Seconds(f64),
-}

@@ -13,7 +13,7 @@ pub mod manifest;
 pub mod plan;
 pub mod preview;
 pub mod progress;
-pub mod report;
+pub use rigbake::report;
 pub mod settings;
 pub mod stdout;
 pub mod verify;

@@ -1,15 +1,46 @@
-//! What happened to each model: outcomes, the final summary, the JSON
-//! report (`--json`, schema in docs/batch.md), and merging the reports of
-//! several shards.
+//! What happened to each model of a batch: outcomes, the summary, the JSON
+//! report (`rigbake bake --json`, schema in docs/batch.md), and merging the
+//! reports of several shards (`rigbake merge-report`). In the library so a
+//! CI tool can read, merge and check reports without the binary.
 
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::MergeError;
-
 /// Version of the JSON report layout.
 pub const REPORT_SCHEMA_VERSION: u32 = 1;
+
+/// Why reports cannot be merged.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum MergeError {
+    /// A report has another layout.
+    #[error("report schema version {0} is not {1}")]
+    Schema(u32, u32),
+    /// A model is in two reports.
+    #[error("`{0}` appears in two reports (overlapping shards?)")]
+    Overlap(String),
+    /// A report's shard is not `K/N` with 1 <= K <= N.
+    #[error("report shard `{0}` is not K/N with 1 <= K <= N")]
+    BadShard(String),
+    /// Reports of different shard counts.
+    #[error("reports of shard sets of different sizes (N = {0} and N = {1}) cannot be merged")]
+    MixedShards(usize, usize),
+    /// The same shard twice.
+    #[error("shard {0} is in two reports")]
+    DuplicateShard(String),
+    /// Shards not given.
+    #[error("shard report(s) missing: {0}")]
+    MissingShards(String),
+    /// A whole-run report (no shard) given with shard reports.
+    #[error("a whole-run report (no shard) cannot be merged with shard reports")]
+    WholeAndShards,
+    /// A total does not fit.
+    #[error("the merged totals overflow")]
+    Overflow,
+    /// A report's run time is negative or not finite.
+    #[error("report seconds {0} is negative or not finite")]
+    Seconds(f64),
+}
 
 /// The result of one model's bake.
 #[derive(Debug, Clone, PartialEq)]
