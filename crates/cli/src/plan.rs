@@ -295,7 +295,9 @@ pub const MAX_PATTERN_BYTES: usize = 4096;
 
 /// Compiles a manifest path pattern; the error says why in plain words.
 /// Goes through a `GlobSet` because `Glob::compile_matcher` panics when the
-/// pattern is past the regex engine's size or nesting limits.
+/// pattern is past the regex engine's size or nesting limits. (A plain
+/// `String` error, justified: its only caller wraps it at once in a
+/// `UsageError` that names the manifest, the line and the pattern.)
 fn compile_pattern(pattern: &str) -> Result<GlobSet, String> {
     if pattern.len() > MAX_PATTERN_BYTES {
         return Err(format!(
