@@ -331,7 +331,7 @@ fn one_corrupt_file_fails_alone_and_the_rest_bake() {
 fn outputs_are_identical_across_job_counts_and_runs() {
     let dir = tempfile::tempdir().unwrap();
     let mut runs = Vec::new();
-    for (i, jobs) in ["1", "2", "2"].iter().enumerate() {
+    for (i, jobs) in ["1", "2", "2", "3", "8"].iter().enumerate() {
         let out = dir.path().join(format!("out{i}"));
         let r = rigbake()
             .args([

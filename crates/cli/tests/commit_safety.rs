@@ -12,7 +12,8 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// `rigbake bake tentacle.glb` with bones, weights, VAT and anchors.exr, at
+/// `rigbake bake tentacle.glb` with bones, weights, VAT and anchors.exr (the
+/// `seg7` socket), at
 /// `fps`, into `out`; `fault` sets `RIGBAKE_FAULT`.
 fn bake(out: &Path, fps: &str, fault: Option<&str>) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_rigbake"));
@@ -24,8 +25,8 @@ fn bake(out: &Path, fps: &str, fault: Option<&str>) -> Output {
             "--fps",
             fps,
             "--vat",
-            "--anchors",
-            "auto",
+            "--anchor",
+            "seg7",
             "--anchors-exr",
             "--json",
             "--quiet",
@@ -64,7 +65,7 @@ fn a_run_killed_at_any_rename_is_never_taken_for_up_to_date() {
     // the container, bones, weights mesh, VAT positions and playback mesh,
     // anchors.exr.
     let files = std::fs::read_dir(out.join("tentacle")).unwrap().count();
-    assert!(files >= 5, "{files} files");
+    assert!(files >= 6, "{files} files");
     for k in 0..files {
         // A rebake with other settings, killed after k renames: some new
         // files sit beside the old container.
@@ -128,4 +129,80 @@ fn concurrent_runs_into_one_folder_take_turns() {
             "round {round}: two runs mixed their outputs"
         );
     }
+}
+
+#[test]
+fn every_deleted_or_changed_output_is_rebaked() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    assert_eq!(status(&bake(&out, "30", None)), "baked");
+    assert_eq!(status(&bake(&out, "30", None)), "up_to_date");
+    let model_dir = out.join("tentacle");
+    let mut names: Vec<String> = std::fs::read_dir(&model_dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.ends_with(".rigbake"))
+        .collect();
+    names.sort();
+    // Every output beside the container: bones, weights mesh, VAT texture
+    // and playback mesh, anchors.exr.
+    assert!(names.iter().any(|n| n == "anchors.exr"), "{names:?}");
+    assert!(
+        names.iter().any(|n| n.ends_with(".weights.glb")),
+        "{names:?}"
+    );
+    assert!(names.iter().any(|n| n.ends_with(".vat.glb")), "{names:?}");
+    for name in &names {
+        // Deleted: rebaked, then up to date again.
+        std::fs::remove_file(model_dir.join(name)).unwrap();
+        assert_eq!(status(&bake(&out, "30", None)), "baked", "{name} deleted");
+        assert_eq!(status(&bake(&out, "30", None)), "up_to_date");
+        // Same size, one byte changed: rebaked too.
+        let path = model_dir.join(name);
+        let mut bytes = std::fs::read(&path).unwrap();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 0x5a;
+        std::fs::write(&path, &bytes).unwrap();
+        assert_eq!(status(&bake(&out, "30", None)), "baked", "{name} changed");
+    }
+}
+
+#[test]
+fn a_changed_external_buffer_or_source_is_rebaked() {
+    let dir = tempfile::tempdir().unwrap();
+    let models = dir.path().join("models");
+    std::fs::create_dir_all(&models).unwrap();
+    for f in ["hierarchy.gltf", "hierarchy.bin"] {
+        std::fs::copy(fixture(f), models.join(f)).unwrap();
+    }
+    let out = dir.path().join("out");
+    let run = || {
+        Command::new(env!("CARGO_BIN_EXE_rigbake"))
+            .arg("bake")
+            .arg(models.join("hierarchy.gltf"))
+            .arg("--out")
+            .arg(&out)
+            .args(["--json", "--quiet"])
+            .output()
+            .unwrap()
+    };
+    assert_eq!(status(&run()), "baked");
+    assert_eq!(status(&run()), "up_to_date");
+    // The external buffer changes: the lowest mantissa bit of its first
+    // float (the first inverse bind matrix's m00), so the model stays valid.
+    let bin = models.join("hierarchy.bin");
+    let mut bytes = std::fs::read(&bin).unwrap();
+    bytes[0] ^= 1;
+    std::fs::write(&bin, &bytes).unwrap();
+    assert_eq!(status(&run()), "baked", "external buffer changed");
+    assert_eq!(status(&run()), "up_to_date");
+    // The source changes (a new node name, same structure).
+    let gltf = models.join("hierarchy.gltf");
+    let text = std::fs::read_to_string(&gltf).unwrap();
+    std::fs::write(
+        &gltf,
+        text.replacen("\"asset\"", "\"extras\": {\"x\": 1}, \"asset\"", 1),
+    )
+    .unwrap();
+    assert_eq!(status(&run()), "baked", "source changed");
 }
