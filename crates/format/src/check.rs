@@ -19,6 +19,10 @@ use crate::meta::{
 /// `max_texture_size` a bake may record). GPUs cap textures far lower.
 pub const MAX_TEXTURE_SIZE: u32 = 65_536;
 
+/// Most timeline rows a bake may hold (the baker's own limit,
+/// `rigbake_core::timeline::MAX_ROWS`).
+pub const MAX_ROWS: u64 = 1 << 20;
+
 /// Longest texture, mesh or track file name (bytes), as most file systems.
 pub const MAX_FILE_NAME_BYTES: usize = 255;
 
@@ -132,6 +136,13 @@ fn timeline_rows(m: &Metadata) -> Result<u64> {
     }
     if m.clips.is_empty() {
         return Err(invalid("the bake has no clips".to_owned()));
+    }
+    // Bakes never hold more rows than the timeline allows, so readers can
+    // size per-row work from this number even when no texture bounds it.
+    if rows > MAX_ROWS {
+        return Err(invalid(format!(
+            "the clips cover {rows} rows, more than the limit of {MAX_ROWS}"
+        )));
     }
     Ok(rows)
 }

@@ -231,8 +231,16 @@ fn non_finite_or_negative_numbers_are_refused() {
 #[test]
 fn clip_rows_beyond_the_textures_are_refused() {
     // A clip claiming 2^32-1 frames must not become a frame list.
-    refused("clips need", |m, _, _, _| m.clips[1].frames = u32::MAX - 31);
+    refused("clips need", |m, _, _, _| m.clips[1].frames = 9);
     refused("has no frames", |m, _, _, _| m.clips[0].frames = 0);
+    // Without any texture to bound them, rows are still capped.
+    refused("more than the limit of 1048576", |m, v, _, _| {
+        m.clips[1].frames = u32::MAX - 31;
+        m.textures.clear();
+        m.skins.clear();
+        v.primitives.clear();
+        v.textures.clear();
+    });
     refused("vat.primitives[0] has 33 frames", |m, _, _, _| {
         m.clips[1].frames = 3;
         m.textures[0].height = 34;
