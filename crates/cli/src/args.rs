@@ -85,6 +85,10 @@ pub struct SettingFlags {
     /// Largest texture width or height [default: 8192].
     #[arg(long, alias = "max-size", value_name = "PIXELS")]
     pub max_texture_size: Option<usize>,
+    /// Bake this scene of the file (index) [default: the file's `scene`,
+    /// else scene 0]; nodes outside it are not baked.
+    #[arg(long, value_name = "N")]
+    pub scene: Option<usize>,
     /// Store textures inside the container instead of as files beside it.
     #[arg(long)]
     pub embed_textures: bool,

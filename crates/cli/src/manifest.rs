@@ -101,6 +101,8 @@ pub struct Overrides {
     pub precision: Option<Precision>,
     /// Largest texture size.
     pub max_texture_size: Option<usize>,
+    /// Scene of the file to bake (index; default: the file's `scene`, else 0).
+    pub scene: Option<usize>,
     /// Bone-weight pairs per vertex.
     pub max_influences: Option<usize>,
     /// Embed textures in the container.

@@ -81,6 +81,9 @@ impl Draft {
         if let Some(m) = o.max_influences {
             s.max_influences = m;
         }
+        if let Some(n) = o.scene {
+            s.import.scene = Some(n);
+        }
         if let Some(e) = o.embed_textures {
             s.embed_textures = e;
         }
@@ -122,6 +125,7 @@ impl Draft {
             fps: f.fps,
             sampling: f.sampling,
             max_texture_size: f.max_texture_size,
+            scene: f.scene,
             embed_textures: f.embed_textures.then_some(true),
             vat: Some(vat),
             ..Overrides::default()
