@@ -70,6 +70,14 @@ impl OutputLock {
 /// of the path below `root` that is a symbolic link or not a folder, so a
 /// model's outputs never land outside the output root.
 pub fn prepare_dir(root: &Path, dir: &Path) -> io::Result<()> {
+    fs::create_dir_all(root)?;
+    walk_dir(root, dir, true)
+}
+
+/// Walks the folders from `root` down to `dir`, refusing a part that is a
+/// link or a file; a missing part is created when `create` is set, and ends
+/// the walk (nothing below it exists yet) otherwise.
+fn walk_dir(root: &Path, dir: &Path, create: bool) -> io::Result<()> {
     let rel = dir.strip_prefix(root).map_err(|_| {
         io::Error::other(format!(
             "`{}` is not inside the output folder `{}`",
@@ -78,7 +86,6 @@ pub fn prepare_dir(root: &Path, dir: &Path) -> io::Result<()> {
         ))
     })?;
     let mut at = root.to_path_buf();
-    fs::create_dir_all(&at)?;
     for part in rel.components() {
         match part {
             std::path::Component::Normal(name) => at.push(name),
@@ -97,6 +104,7 @@ pub fn prepare_dir(root: &Path, dir: &Path) -> io::Result<()> {
                     at.display()
                 )));
             }
+            Err(e) if e.kind() == io::ErrorKind::NotFound && !create => return Ok(()),
             Err(e) if e.kind() == io::ErrorKind::NotFound => match fs::create_dir(&at) {
                 Ok(()) => {}
                 // Another job made it meanwhile: fine if it is a real folder.
@@ -125,37 +133,7 @@ fn kill_after_renames() -> Option<usize> {
 /// missing rest is created later by [`Staging::new`] (which removes it again
 /// when nothing lands), so a failed model leaves no folder behind.
 pub fn check_dir(root: &Path, dir: &Path) -> io::Result<()> {
-    let rel = dir.strip_prefix(root).map_err(|_| {
-        io::Error::other(format!(
-            "`{}` is not inside the output folder `{}`",
-            dir.display(),
-            root.display()
-        ))
-    })?;
-    let mut at = root.to_path_buf();
-    for part in rel.components() {
-        match part {
-            std::path::Component::Normal(name) => at.push(name),
-            _ => {
-                return Err(io::Error::other(format!(
-                    "`{}` leaves the output folder",
-                    dir.display()
-                )));
-            }
-        }
-        match fs::symlink_metadata(&at) {
-            Ok(m) if m.file_type().is_dir() => {}
-            Ok(_) => {
-                return Err(io::Error::other(format!(
-                    "`{}` is a symbolic link or a file, not a folder; rigbake never writes through links in the output tree",
-                    at.display()
-                )));
-            }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
+    walk_dir(root, dir, false)
 }
 
 /// Whether `name` is a temporary a rigbake run leaves behind when killed.

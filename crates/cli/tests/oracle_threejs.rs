@@ -73,6 +73,7 @@
 //! `RIGBAKE_REQUIRE_THREEJS` (`.ci/run` sets the latter) make those
 //! failures.
 
+mod common;
 #[path = "oracle_threejs/ours.rs"]
 mod ours;
 #[path = "oracle_threejs/threejs.rs"]

@@ -15,29 +15,8 @@ use rigbake_core::runtime::vat_path::{self, VatAddress, VatDecode, VatSamples, V
 use rigbake_format::container::Container;
 use rigbake_format::meta::{self, ClipMeta, Metadata, SamplingRule, Storage};
 
-/// An RGBA float image read with the exr crate (not our reader).
-struct Rgba {
-    width: usize,
-    height: usize,
-    data: Vec<f32>,
-}
-
-fn read_exr(path: &Path) -> Rgba {
-    let image = exr::prelude::read_first_rgba_layer_from_file(
-        path,
-        |size, _| Rgba {
-            width: size.width(),
-            height: size.height(),
-            data: vec![0.0; size.width() * size.height() * 4],
-        },
-        |img: &mut Rgba, p: exr::prelude::Vec2<usize>, (r, g, b, a): (f32, f32, f32, f32)| {
-            let i = (p.y() * img.width + p.x()) * 4;
-            img.data[i..i + 4].copy_from_slice(&[r, g, b, a]);
-        },
-    )
-    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    image.layer_data.channel_data.pixels
-}
+// The exr crate's own reader (not ours), shared with the other CLI tests.
+use crate::common::read_exr;
 
 /// A texture file beside the container (the tests bake without
 /// `--embed-textures`).
