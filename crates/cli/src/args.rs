@@ -12,9 +12,18 @@ use rigbake_types::{
     VatEncoding,
 };
 
+/// `rigbake --version`: the tool's version and the container format it
+/// writes (checked against the format crate by a test).
+pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (container format 1.5)");
+
+/// The exit codes, listed at the end of `rigbake --help`.
+pub const EXIT_CODES_HELP: &str = "Exit codes: 0 when every model was baked, up to date or skipped with a reason (and for \
+verify: every check passed); 1 when any model or check failed; 2 for usage errors (bad \
+arguments, manifest or paths).";
+
 /// rigbake: bake skeletal animation into GPU textures for crowds.
 #[derive(Debug, Parser)]
-#[command(name = "rigbake", version, about, long_about = None)]
+#[command(name = "rigbake", version = VERSION, about, long_about = None, after_help = EXIT_CODES_HELP)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -203,4 +212,18 @@ pub struct MergeReportArgs {
     /// Print the merged report as JSON on stdout (default: a summary).
     #[arg(long)]
     pub json: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rigbake_format::container::{FORMAT_MAJOR, FORMAT_MINOR};
+
+    #[test]
+    fn the_version_names_the_container_format_written() {
+        assert!(
+            VERSION.ends_with(&format!("(container format {FORMAT_MAJOR}.{FORMAT_MINOR})")),
+            "{VERSION}"
+        );
+    }
 }

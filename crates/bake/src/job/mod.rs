@@ -132,9 +132,9 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
     let model = import::import_bytes(path, bytes, &settings.import).map_err(at(Stage::Import))?;
     let timeline = timeline(&model, settings).map_err(at(Stage::Timeline))?;
     job.observer.info(&format!(
-        "{} clips, {} frames",
-        timeline.clips.len(),
-        timeline.rows
+        "{}, {}",
+        count(timeline.clips.len(), "clip"),
+        count(timeline.rows, "frame")
     ));
     // The bone sets and the rig plan (anchors) are known before anything is
     // baked: the per-model budget is checked against them first, so a model
@@ -309,5 +309,14 @@ fn build_metadata(
         clips: records::clip_table(timeline),
         skins,
         textures,
+    }
+}
+
+/// `1 clip`, `2 clips`: a count with its noun.
+fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
     }
 }
