@@ -376,10 +376,33 @@ fn check_flags(flags: &SettingFlags) -> Result<(), UsageError> {
     Ok(())
 }
 
+/// The first VAT-only flag set in `flags`, by its name on the command line.
+fn vat_only_flag(flags: &SettingFlags) -> Option<&'static str> {
+    [
+        (flags.format.is_some(), "--format"),
+        (flags.normals, "--normals"),
+        (flags.tangents, "--tangents"),
+        (flags.normal_convention.is_some(), "--normal-convention"),
+        (flags.direction_encoding.is_some(), "--direction-encoding"),
+        (flags.power_of_two, "--power-of-two"),
+        (flags.zip, "--zip"),
+    ]
+    .into_iter()
+    .find_map(|(set, name)| set.then_some(name))
+}
+
 impl BakePlan {
     /// Validates `rigbake bake` arguments; the error is a usage message.
     pub fn from_bake_args(args: &BakeArgs) -> Result<Self, UsageError> {
         let manifest = args.manifest.as_deref().map(Manifest::load).transpose()?;
+        // Without --vat and without a manifest (whose models may ask for
+        // VAT), a VAT-only flag would be silently ignored.
+        if !args.vat
+            && manifest.is_none()
+            && let Some(flag) = vat_only_flag(&args.settings)
+        {
+            return Err(UsageError::VatFlagWithoutVat(flag));
+        }
         let finish = |d: &mut Draft| {
             d.apply_flags(&args.settings);
             d.apply_bake_flags(args);

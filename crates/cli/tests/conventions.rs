@@ -45,3 +45,33 @@ fn one_clip_is_not_one_clips() {
     assert!(text.contains("1 clip,"), "{text}");
     assert!(!text.contains("1 clips"), "{text}");
 }
+
+#[test]
+fn vat_only_flags_without_vat_are_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let model =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/tentacle.glb");
+    for flag in [&["--normals"][..], &["--format", "png16"], &["--zip"]] {
+        let r = Command::new(env!("CARGO_BIN_EXE_rigbake"))
+            .arg("bake")
+            .arg(&model)
+            .arg("--out")
+            .arg(dir.path())
+            .args(flag)
+            .output()
+            .unwrap();
+        assert_eq!(r.status.code(), Some(2), "{flag:?}");
+        let text = String::from_utf8_lossy(&r.stderr);
+        assert!(text.contains(flag[0]) && text.contains("--vat"), "{text}");
+    }
+    // With --vat the same flags are used.
+    let r = Command::new(env!("CARGO_BIN_EXE_rigbake"))
+        .arg("bake")
+        .arg(&model)
+        .arg("--out")
+        .arg(dir.path())
+        .args(["--vat", "--normals", "--quiet"])
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+}
