@@ -75,19 +75,3 @@ fn vat_only_flags_without_vat_are_a_usage_error() {
         .unwrap();
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
 }
-
-#[test]
-fn a_missing_model_path_is_a_usage_error() {
-    let dir = tempfile::tempdir().unwrap();
-    let r = Command::new(env!("CARGO_BIN_EXE_rigbake"))
-        .args(["bake", "no_such_model_or_folder", "--out"])
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert_eq!(r.status.code(), Some(2));
-    let text = String::from_utf8_lossy(&r.stderr);
-    assert!(
-        text.contains("no_such_model_or_folder") && text.contains("no such file or folder"),
-        "{text}"
-    );
-}
