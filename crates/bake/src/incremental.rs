@@ -47,8 +47,8 @@ pub fn bake_key(
 /// Whether the file `name` beside the container (in `out_dir`) is a regular
 /// file of exactly `bytes` bytes whose CRC-32 is `crc32`.
 fn intact(out_dir: &Path, name: &str, bytes: u64, crc32: u32) -> bool {
-    rigbake_format::fsread::read_regular(&out_dir.join(name), bytes)
-        .is_ok_and(|data| data.len() as u64 == bytes && crc32fast::hash(&data) == crc32)
+    rigbake_format::fsread::checksum_regular(&out_dir.join(name), bytes)
+        .is_ok_and(|found| found == (bytes, crc32))
 }
 
 /// Whether the container at `container` exists, was made with `key`, and

@@ -151,9 +151,9 @@ fn verify(
     }
     for (name, bytes, crc32) in files {
         let file = dir.join(&name);
-        match rigbake_format::fsread::read_regular(&file, bytes) {
+        match rigbake_format::fsread::checksum_regular(&file, bytes) {
             Err(e) => return Some(e.to_string()),
-            Ok(data) if data.len() as u64 != bytes || crc32fast::hash(&data) != crc32 => {
+            Ok(found) if found != (bytes, crc32) => {
                 return Some(format!(
                     "{}: size or checksum differs from the metadata",
                     file.display()

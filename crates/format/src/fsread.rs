@@ -59,6 +59,32 @@ pub fn read_regular(path: &Path, max_bytes: u64) -> Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// Size and CRC-32 (IEEE) of the regular file at `path` (at most
+/// `max_bytes`), streamed in 1 MiB blocks: checking a large texture costs no
+/// more memory than a small one.
+pub fn checksum_regular(path: &Path, max_bytes: u64) -> Result<(u64, u32)> {
+    let (file, _) = open_regular(path, max_bytes)?;
+    let mut reader = file.take(max_bytes.saturating_add(1));
+    let mut hasher = crc32fast::Hasher::new();
+    let mut block = vec![0u8; 1 << 20];
+    let mut len = 0u64;
+    loop {
+        let n = reader.read(&mut block)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&block[..n]);
+        len += n as u64;
+    }
+    if len > max_bytes {
+        return Err(FormatError::Invalid(format!(
+            "{} grew past the limit of {max_bytes} bytes while it was read",
+            path.display()
+        )));
+    }
+    Ok((len, hasher.finalize()))
+}
+
 /// A word for what a non-regular file is, for messages.
 fn kind_of(meta: &std::fs::Metadata) -> &'static str {
     if meta.is_dir() {
@@ -93,6 +119,17 @@ mod tests {
         assert_eq!(read_regular(&p, 3).unwrap(), vec![1, 2, 3]);
         let e = read_regular(&p, 2).unwrap_err().to_string();
         assert!(e.contains("3 bytes, more than the limit of 2"), "{e}");
+    }
+
+    #[test]
+    fn checksums_stream_and_match_a_whole_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.bin");
+        let data: Vec<u8> = (0..3_000_000u32).map(|i| (i * 31 % 251) as u8).collect();
+        std::fs::write(&p, &data).unwrap();
+        let (len, crc) = checksum_regular(&p, data.len() as u64).unwrap();
+        assert_eq!((len, crc), (data.len() as u64, crc32fast::hash(&data)));
+        assert!(checksum_regular(&p, data.len() as u64 - 1).is_err());
     }
 
     #[test]
