@@ -233,41 +233,39 @@ fn models_that_are_not_regular_files_fail_cleanly() {
 fn external_buffers_that_are_fifos_devices_or_oversized_fail_cleanly() {
     let area = Area::new();
     let text = fs::read_to_string(fixtures().join("hierarchy.gltf")).unwrap();
-    // A FIFO in the buffer's place.
-    let dir = area.work().join("fifo");
-    fs::create_dir_all(&dir).unwrap();
-    fs::write(dir.join("hierarchy.gltf"), &text).unwrap();
-    mkfifo(&dir.join("hierarchy.bin"));
-    fails_with(
+    // `hierarchy.gltf` in a folder of its own, with `plant` putting
+    // something hostile in its buffer's place; the bake must fail naming
+    // `needle`.
+    let case = |folder: &str, name: &str, plant: &dyn Fn(&Path), needle: &str| {
+        let dir = area.work().join(folder);
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join("hierarchy.gltf"), &text).unwrap();
+        plant(&dir.join("hierarchy.bin"));
+        fails_with(
+            name,
+            &area.work(),
+            &os(&[&"bake", &dir.join("hierarchy.gltf"), &"--out", &area.out()]),
+            needle,
+        );
+    };
+    case(
+        "fifo",
         "a FIFO as the external buffer",
-        &area.work(),
-        &os(&[&"bake", &dir.join("hierarchy.gltf"), &"--out", &area.out()]),
+        &|p| mkfifo(p),
         "hierarchy.bin",
     );
-    // A symlink to /dev/zero in the buffer's place.
-    let dir = area.work().join("zero");
-    fs::create_dir_all(&dir).unwrap();
-    fs::write(dir.join("hierarchy.gltf"), &text).unwrap();
-    std::os::unix::fs::symlink("/dev/zero", dir.join("hierarchy.bin")).unwrap();
-    fails_with(
+    case(
+        "zero",
         "/dev/zero as the external buffer",
-        &area.work(),
-        &os(&[&"bake", &dir.join("hierarchy.gltf"), &"--out", &area.out()]),
+        &|p| std::os::unix::fs::symlink("/dev/zero", p).unwrap(),
         "hierarchy.bin",
     );
     // A sparse 3 GiB buffer: over the file limit, and over the memory cap if
     // it were read in full (as the bake key once did).
-    let dir = area.work().join("huge");
-    fs::create_dir_all(&dir).unwrap();
-    fs::write(dir.join("hierarchy.gltf"), &text).unwrap();
-    fs::File::create(dir.join("hierarchy.bin"))
-        .unwrap()
-        .set_len(3 << 30)
-        .unwrap();
-    fails_with(
+    case(
+        "huge",
         "an external buffer over the size limit",
-        &area.work(),
-        &os(&[&"bake", &dir.join("hierarchy.gltf"), &"--out", &area.out()]),
+        &|p| fs::File::create(p).unwrap().set_len(3 << 30).unwrap(),
         "limit",
     );
 }
