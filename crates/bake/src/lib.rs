@@ -11,7 +11,8 @@
 //!   the runtime reference (`rigbake_core::runtime`) reads.
 //! - [`verify`] measures a loaded bake against its source and judges it.
 //! - [`preview`] poses and renders preview frames of a loaded bake.
-//! - [`inspect`] reports what a container holds.
+//! - [`inspect`] reports what a container holds; [`inspect_source`] what a
+//!   source model holds, before baking.
 //! - [`records`] maps core values to metadata records and back.
 //! - [`report`] is the batch report: outcomes, JSON, shard merging.
 //!
@@ -22,6 +23,7 @@
 pub mod error;
 pub mod incremental;
 pub mod inspect;
+pub mod inspect_source;
 pub mod job;
 pub mod playback;
 pub mod preview;

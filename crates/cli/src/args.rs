@@ -192,15 +192,25 @@ pub struct VatArgs {
 /// Arguments of `rigbake inspect`.
 #[derive(Debug, Args)]
 pub struct InspectArgs {
-    /// The .rigbake container to read.
+    /// The .rigbake container to read, or a source model (.glb, .gltf) to
+    /// describe before baking it: scenes, skins, meshes, clips, sockets and
+    /// extensions.
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
-    /// Print one JSON document (schema: formats/inspect.schema.json).
+    /// Print one JSON document (schema: formats/inspect.schema.json for a
+    /// container, formats/inspect-source.schema.json for a model).
     #[arg(long)]
     pub json: bool,
-    /// Also read every payload and texture file and check every checksum.
+    /// Also read every payload and texture file and check every checksum
+    /// (containers only).
     #[arg(long)]
     pub verify: bool,
+    /// Frame rate the clip frame counts use (models only; as `bake --fps`).
+    #[arg(long, value_name = "FPS", default_value_t = 30.0)]
+    pub fps: f64,
+    /// The scene to describe (models only; as `bake --scene`).
+    #[arg(long, value_name = "N")]
+    pub scene: Option<usize>,
 }
 
 /// Arguments of `rigbake merge-report`.

@@ -12,6 +12,7 @@
 mod accessor;
 mod animations;
 mod buffers;
+mod facts;
 mod files;
 mod meshes;
 mod options;
@@ -22,6 +23,7 @@ mod version;
 
 use std::path::Path;
 
+pub use facts::{DocumentFacts, SceneFacts, document_facts};
 pub use meshes::MAX_INFLUENCE_SETS;
 pub use options::{ImportOptions, Limits, Source};
 

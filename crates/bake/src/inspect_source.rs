@@ -1,0 +1,414 @@
+//! What a source model holds, before anything is baked: `rigbake inspect
+//! MODEL.glb|.gltf`. Lists the scenes, skins, meshes and primitives (how
+//! each one deforms, its morph targets and UV sets), the clips with their
+//! duration, frame count at the chosen frame rate and whether they loop,
+//! the socket-like nodes a manifest may name as anchors or prop parents,
+//! and the extensions the file uses and requires. Serialised as the
+//! `inspect --json` document of a source (`formats/inspect-source.schema.json`).
+//!
+//! The model is imported exactly as a bake imports it (same limits, same
+//! scene selection), so what this lists is what a bake would see.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use rigbake_core::import::{self, ImportOptions};
+use rigbake_core::model::Model;
+use rigbake_core::timeline::{Sampling, Timeline};
+use serde::Serialize;
+
+use crate::inspect::shown;
+
+/// Version of the source `inspect --json` document layout.
+pub const SOURCE_SCHEMA_VERSION: u32 = 1;
+
+/// Words that mark a node as a socket (case-insensitive substring match).
+pub const SOCKET_WORDS: &[&str] = &[
+    "socket", "slot", "attach", "mount", "grip", "anchor", "weapon", "prop",
+];
+
+/// The `inspect --json` document of a source model.
+#[derive(Debug, Serialize)]
+pub struct SourceReport {
+    /// Always [`SOURCE_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// Always `"source"` (a container's document has `container` instead).
+    pub kind: &'static str,
+    /// The model file as given.
+    pub file: String,
+    /// The file's scenes.
+    pub scenes: Vec<SceneInfo>,
+    /// Index of the scene a bake would use (`None`: the file has no scenes
+    /// and every node is used).
+    pub baked_scene: Option<usize>,
+    /// Skins (joint sets) of the baked scene.
+    pub skins: Vec<SkinInfo>,
+    /// Mesh instances of the baked scene, in node order.
+    pub meshes: Vec<MeshInfo>,
+    /// Clips at the chosen frame rate.
+    pub clips: Vec<ClipInfo>,
+    /// The frame rate the frame counts use.
+    pub fps: f64,
+    /// Nodes that look like attachment points.
+    pub sockets: Vec<SocketInfo>,
+    /// `extensionsUsed`.
+    pub extensions_used: Vec<String>,
+    /// `extensionsRequired`.
+    pub extensions_required: Vec<String>,
+}
+
+/// One scene of the file.
+#[derive(Debug, Serialize)]
+pub struct SceneInfo {
+    /// Index in the file.
+    pub index: usize,
+    /// Name (`scene<i>` when unnamed).
+    pub name: String,
+    /// Number of root nodes.
+    pub roots: usize,
+    /// Whether it is the file's default scene (`scene`).
+    pub default: bool,
+}
+
+/// One skin.
+#[derive(Debug, Serialize)]
+pub struct SkinInfo {
+    /// Skin name.
+    pub name: String,
+    /// Joint node names, in skin order.
+    pub joints: Vec<String>,
+}
+
+/// One mesh instance (a node with a mesh).
+#[derive(Debug, Serialize)]
+pub struct MeshInfo {
+    /// Node name.
+    pub node: String,
+    /// Mesh name.
+    pub mesh: String,
+    /// Its primitives.
+    pub primitives: Vec<PrimitiveInfo>,
+}
+
+/// How a primitive moves.
+#[derive(Debug, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Deforms {
+    /// Skinned by a skin.
+    Skinned {
+        /// The skin's name.
+        skin: String,
+    },
+    /// Rigid, under a joint (a prop: a sword in a hand).
+    RigidOnJoint {
+        /// The nearest joint above the node.
+        joint: String,
+    },
+    /// Rigid, not under any joint.
+    Rigid,
+}
+
+/// One primitive.
+#[derive(Debug, Serialize)]
+pub struct PrimitiveInfo {
+    /// Index within the mesh.
+    pub index: usize,
+    /// Vertices.
+    pub vertices: usize,
+    /// How it moves.
+    pub deforms: Deforms,
+    /// Morph targets.
+    pub morph_targets: usize,
+    /// TEXCOORD sets.
+    pub uv_sets: usize,
+    /// Material name, if any.
+    pub material: Option<String>,
+}
+
+/// One clip.
+#[derive(Debug, Serialize)]
+pub struct ClipInfo {
+    /// Clip name.
+    pub name: String,
+    /// Duration in seconds.
+    pub duration: f64,
+    /// Frames at [`SourceReport::fps`].
+    pub frames: usize,
+    /// Whether its first and last poses match (loop detection, as a bake
+    /// records it).
+    pub looping: bool,
+}
+
+/// A node that looks like an attachment point.
+#[derive(Debug, Serialize)]
+pub struct SocketInfo {
+    /// Node name.
+    pub node: String,
+    /// The nearest joint at or above it, if any.
+    pub joint: Option<String>,
+    /// Why it was listed: `name` (its name has a socket word) or
+    /// `under_joint` (an empty node hanging from a joint).
+    pub reason: &'static str,
+}
+
+/// Why a source could not be described.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct DescribeError(pub String);
+
+/// Reads and describes the model at `path`, importing it with `options`
+/// (limits and scene) and counting frames at `sampling`.
+pub fn describe_source(
+    path: &Path,
+    options: &ImportOptions,
+    sampling: Sampling,
+) -> Result<SourceReport, DescribeError> {
+    let fail = |e: rigbake_core::Error| DescribeError(e.to_string());
+    let bytes = import::read_file(path, &options.limits).map_err(fail)?;
+    let facts = import::document_facts(&bytes).map_err(|e| fail(e.with_file(path)))?;
+    let model = import::import_bytes(path, &bytes, options).map_err(fail)?;
+    let timeline = Timeline::all_clips(&model, sampling).map_err(|e| fail(e.with_file(path)))?;
+    let baked_scene = options
+        .scene
+        .or(facts.default_scene)
+        .or_else(|| (!facts.scenes.is_empty()).then_some(0));
+    Ok(SourceReport {
+        schema_version: SOURCE_SCHEMA_VERSION,
+        kind: "source",
+        file: path.display().to_string(),
+        scenes: facts
+            .scenes
+            .iter()
+            .enumerate()
+            .map(|(index, s)| SceneInfo {
+                index,
+                name: s.name.clone(),
+                roots: s.roots.len(),
+                default: facts.default_scene == Some(index),
+            })
+            .collect(),
+        baked_scene,
+        skins: model
+            .skins
+            .iter()
+            .map(|s| SkinInfo {
+                name: s.name.clone(),
+                joints: s
+                    .joints
+                    .iter()
+                    .map(|&j| model.nodes[j].name.clone())
+                    .collect(),
+            })
+            .collect(),
+        meshes: meshes(&model),
+        clips: timeline
+            .clips
+            .iter()
+            .map(|c| ClipInfo {
+                name: c.name.clone(),
+                duration: c.duration,
+                frames: c.frames,
+                looping: c.looping,
+            })
+            .collect(),
+        fps: sampling.fps,
+        sockets: sockets(&model),
+        extensions_used: facts.extensions_used,
+        extensions_required: facts.extensions_required,
+    })
+}
+
+/// For each node, whether it is a joint of some skin.
+fn joint_flags(model: &Model) -> Vec<bool> {
+    let mut joint = vec![false; model.nodes.len()];
+    for &j in model.skins.iter().flat_map(|s| &s.joints) {
+        joint[j] = true;
+    }
+    joint
+}
+
+/// The nearest joint at or above `node` (`at_or_above`) or strictly above.
+fn joint_above(model: &Model, joint: &[bool], node: usize, at_or_above: bool) -> Option<usize> {
+    let mut cursor = if at_or_above {
+        Some(node)
+    } else {
+        model.nodes[node].parent
+    };
+    // Parent links form a tree (the importer refuses cycles): this ends.
+    while let Some(n) = cursor {
+        if joint[n] {
+            return Some(n);
+        }
+        cursor = model.nodes[n].parent;
+    }
+    None
+}
+
+fn meshes(model: &Model) -> Vec<MeshInfo> {
+    let joint = joint_flags(model);
+    model
+        .nodes
+        .iter()
+        .enumerate()
+        .filter_map(|(n, node)| {
+            let mesh = &model.meshes[node.mesh?];
+            let deforms = |skinned: bool| match node.skin {
+                Some(s) if skinned => Deforms::Skinned {
+                    skin: model.skins[s].name.clone(),
+                },
+                _ => match joint_above(model, &joint, n, false) {
+                    Some(j) => Deforms::RigidOnJoint {
+                        joint: model.nodes[j].name.clone(),
+                    },
+                    None => Deforms::Rigid,
+                },
+            };
+            Some(MeshInfo {
+                node: node.name.clone(),
+                mesh: mesh.name.clone(),
+                primitives: mesh
+                    .primitives
+                    .iter()
+                    .enumerate()
+                    .map(|(index, p)| PrimitiveInfo {
+                        index,
+                        vertices: p.positions.len(),
+                        deforms: deforms(p.influences.is_some()),
+                        morph_targets: p.morph_targets.len(),
+                        uv_sets: p.tex_coords.len(),
+                        material: p.material.and_then(|m| model.materials.get(m).cloned()),
+                    })
+                    .collect(),
+            })
+        })
+        .collect()
+}
+
+fn sockets(model: &Model) -> Vec<SocketInfo> {
+    let joint = joint_flags(model);
+    model
+        .nodes
+        .iter()
+        .enumerate()
+        .filter_map(|(n, node)| {
+            let lower = node.name.to_lowercase();
+            let reason = if SOCKET_WORDS.iter().any(|w| lower.contains(w)) {
+                "name"
+            } else if node.mesh.is_none() && !joint[n] && node.parent.is_some_and(|p| joint[p]) {
+                "under_joint"
+            } else {
+                return None;
+            };
+            Some(SocketInfo {
+                node: node.name.clone(),
+                joint: joint_above(model, &joint, n, true).map(|j| model.nodes[j].name.clone()),
+                reason,
+            })
+        })
+        .collect()
+}
+
+/// The readable summary of a source report.
+pub fn render_source(r: &SourceReport) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "{}", shown(&r.file));
+    let _ = writeln!(s, "  scenes:");
+    if r.scenes.is_empty() {
+        let _ = writeln!(s, "    none (every node is baked)");
+    }
+    for sc in &r.scenes {
+        let mut marks = Vec::new();
+        if sc.default {
+            marks.push("default");
+        }
+        if r.baked_scene == Some(sc.index) {
+            marks.push("baked");
+        }
+        let marks = if marks.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", marks.join(", "))
+        };
+        let _ = writeln!(
+            s,
+            "    {} {}: {}{marks}",
+            sc.index,
+            shown(&sc.name),
+            plural(sc.roots, "root node")
+        );
+    }
+    let _ = writeln!(s, "  skins:");
+    for sk in &r.skins {
+        let _ = writeln!(
+            s,
+            "    {}: {}",
+            shown(&sk.name),
+            plural(sk.joints.len(), "joint")
+        );
+    }
+    let _ = writeln!(s, "  meshes:");
+    for m in &r.meshes {
+        let _ = writeln!(s, "    {} (mesh {})", shown(&m.node), shown(&m.mesh));
+        for p in &m.primitives {
+            let deforms = match &p.deforms {
+                Deforms::Skinned { skin } => format!("skinned by {}", shown(skin)),
+                Deforms::RigidOnJoint { joint } => format!("rigid under joint {}", shown(joint)),
+                Deforms::Rigid => "rigid".to_owned(),
+            };
+            let mut extra = String::new();
+            if p.morph_targets > 0 {
+                extra.push_str(&format!(", {}", plural(p.morph_targets, "morph target")));
+            }
+            let _ = writeln!(
+                s,
+                "      primitive {}: {}, {}, {}{extra}",
+                p.index,
+                plural(p.vertices, "vertex"),
+                deforms,
+                plural(p.uv_sets, "UV set")
+            );
+        }
+    }
+    let _ = writeln!(s, "  clips at {} fps:", r.fps);
+    for c in &r.clips {
+        let _ = writeln!(
+            s,
+            "    {}: {:.3} s, {}{}",
+            shown(&c.name),
+            c.duration,
+            plural(c.frames, "frame"),
+            if c.looping { ", loops" } else { "" }
+        );
+    }
+    let _ = writeln!(s, "  sockets:");
+    if r.sockets.is_empty() {
+        let _ = writeln!(s, "    none found");
+    }
+    for k in &r.sockets {
+        let joint = k
+            .joint
+            .as_deref()
+            .map(|j| format!(" (joint {})", shown(j)))
+            .unwrap_or_default();
+        let _ = writeln!(s, "    {}{joint}", shown(&k.node));
+    }
+    let list = |v: &[String]| {
+        if v.is_empty() {
+            "none".to_owned()
+        } else {
+            v.iter().map(|e| shown(e)).collect::<Vec<_>>().join(", ")
+        }
+    };
+    let _ = writeln!(s, "  extensions used: {}", list(&r.extensions_used));
+    let _ = writeln!(s, "  extensions required: {}", list(&r.extensions_required));
+    s
+}
+
+/// `1 frame`, `2 frames`, `1 vertex`, `2 vertices`.
+fn plural(n: usize, noun: &str) -> String {
+    match (n, noun) {
+        (1, _) => format!("1 {noun}"),
+        (_, "vertex") => format!("{n} vertices"),
+        _ => format!("{n} {noun}s"),
+    }
+}
