@@ -38,6 +38,10 @@ pub struct InspectReport {
     pub totals: Totals,
     /// Result of `--verify` (`null` when not asked).
     pub verified: Option<bool>,
+    /// The engine-facing sidecar document of this container
+    /// (`formats/sidecar.md`), equal to the `<stem>.rigbake.json` file a
+    /// bake writes beside it.
+    pub sidecar: crate::sidecar::Sidecar,
 }
 
 /// Container-level facts.
@@ -209,6 +213,17 @@ pub fn load_report(
         weights: container.weights().cloned(),
         rig: container.rig().cloned(),
         verified,
+        sidecar: crate::sidecar::Sidecar::build(crate::sidecar::Records {
+            container: &file
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            metadata: container.metadata(),
+            vat: container.vat(),
+            weights: container.weights(),
+            rig: container.rig(),
+            bounds: container.bounds(),
+        }),
     };
     Ok((report, problem))
 }

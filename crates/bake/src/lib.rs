@@ -30,6 +30,7 @@ pub mod preview;
 pub mod records;
 pub mod report;
 pub mod settings;
+pub mod sidecar;
 pub mod sink;
 pub mod staging;
 pub mod verify;

@@ -12,7 +12,8 @@
 
 use crate::error::{FormatError, Result};
 use crate::meta::{
-    ClipOrigin, MatrixLayout, Metadata, OutputsMetadata, RigMetadata, VatMetadata, WeightsMetadata,
+    BoundsMetadata, ClipOrigin, MatrixLayout, Metadata, OutputsMetadata, RigMetadata, VatMetadata,
+    WeightsMetadata,
 };
 
 /// Largest texture width or height any record may declare (and the largest
@@ -343,6 +344,27 @@ pub fn outputs(o: &OutputsMetadata) -> Result<()> {
             return Err(invalid(format!(
                 "outputs.files[{i}]: {:?} is listed twice",
                 shorten(&f.name)
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Checks the bounds record: one box per clip, finite, `min <= max`.
+pub fn bounds(b: &BoundsMetadata, clips: usize) -> Result<()> {
+    if b.clips.len() != clips {
+        return Err(invalid(format!(
+            "bounds: {} boxes for {clips} clips",
+            b.clips.len()
+        )));
+    }
+    for (i, c) in b.clips.iter().enumerate() {
+        let ok =
+            (0..3).all(|k| c.min[k].is_finite() && c.max[k].is_finite() && c.min[k] <= c.max[k]);
+        if !ok {
+            return Err(invalid(format!(
+                "bounds.clips[{i}]: min {:?} and max {:?} are not a finite box",
+                c.min, c.max
             )));
         }
     }

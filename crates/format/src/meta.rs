@@ -461,3 +461,28 @@ pub struct OutputsMetadata {
     /// The files, in the order they were written.
     pub files: Vec<OutputFileMeta>,
 }
+
+// ---------------------------------------------------------------------------
+// Bounds section (container section kind 10, since format 1.6): animated
+// bounds for culling.
+
+/// The box of one clip: every vertex of every mesh at every frame lies in
+/// it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ClipBoundsMeta {
+    /// Smallest `[x, y, z]`.
+    pub min: [f32; 3],
+    /// Largest `[x, y, z]`.
+    pub max: [f32; 3],
+}
+
+/// Animated bounds, one box per clip of the clip table, in clip order, in
+/// the space of `reference_node` (the VAT reference: the first bone set's
+/// mesh node; `None`: the scene root).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BoundsMetadata {
+    /// Node whose space the boxes are in; `None`: the scene root.
+    pub reference_node: Option<String>,
+    /// One box per clip.
+    pub clips: Vec<ClipBoundsMeta>,
+}

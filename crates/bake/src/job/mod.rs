@@ -25,6 +25,7 @@ use sha2::{Digest, Sha256};
 use crate::error::{BakeError, Source, Stage, StepError, at};
 use crate::records;
 use crate::settings::BakeSettings;
+use crate::sidecar::{self, Sidecar};
 use crate::sink::{OutputSink, SharedStore, Sink};
 use common::Part;
 
@@ -161,6 +162,7 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
     .map_err(|e| e.at(Stage::Prepare))?;
 
     let mut skipped = Vec::new();
+    let mut weights_record = None;
     let mut bones_part = None;
     let mut rig_record = None;
     if let Some(rig_plan) = &rig_plan {
@@ -179,6 +181,7 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
             let w = weights::bake(&model, bones, rig_plan, settings, &mut sink)
                 .map_err(|e| e.at(Stage::Weights))?;
             add_record(&mut sink, SectionKind::Weights, codec::encode_weights(&w))?;
+            weights_record = Some(w);
         }
         rig_record = rig::record(&model, &timeline, rig_plan, &tracks, settings, &mut sink)
             .map_err(|e| e.at(Stage::Rig))?;
@@ -211,10 +214,46 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
         add_record(&mut sink, SectionKind::Rig, codec::encode_rig(rig))?;
     }
     add_record(&mut sink, SectionKind::Key, Ok(job.key.as_bytes().to_vec()))?;
+    job.observer.stage("bounds");
+    let bounds = bounds_record(&model, &timeline)?;
+    add_record(
+        &mut sink,
+        SectionKind::Bounds,
+        codec::encode_bounds(&bounds),
+    )?;
+    let sidecar = Sidecar::build(sidecar::Records {
+        container: &container_name,
+        metadata: &metadata,
+        vat: vat_part.as_ref(),
+        weights: weights_record.as_ref(),
+        rig: rig_record.as_ref(),
+        bounds: Some(&bounds),
+    });
+    let sidecar_bytes = sidecar.to_bytes().map_err(|e| {
+        let e = rigbake_format::FormatError::Invalid(format!("cannot encode the sidecar: {e}"));
+        BakeError::new(Stage::Container, Source::Format(e))
+    })?;
+    sink.write_file(&sidecar::sidecar_name(&container_name), &sidecar_bytes)
+        .map_err(|e| e.at(Stage::Container))?;
     let finished = sink.finish(&metadata).map_err(|e| e.at(Stage::Container))?;
     fault("commit", path);
     let files = finished.commit().map_err(|e| e.at(Stage::Commit))?;
     Ok(Baked::Written(files))
+}
+
+/// The animated-bounds record: per clip, the box of every vertex at every
+/// frame ([`rigbake_core::bake::bounds`]).
+fn bounds_record(model: &Model, timeline: &Timeline) -> Result<meta::BoundsMetadata, BakeError> {
+    let boxes =
+        rigbake_core::bake::bounds::clip_bounds(model, timeline).map_err(at(Stage::Container))?;
+    let reference = rigbake_core::bake::bounds::reference_node(model);
+    Ok(meta::BoundsMetadata {
+        reference_node: reference.map(|n| model.nodes[n].name.clone()),
+        clips: boxes
+            .into_iter()
+            .map(|[min, max]| meta::ClipBoundsMeta { min, max })
+            .collect(),
+    })
 }
 
 /// Refuses a model whose planned bake exceeds the per-model budget

@@ -4,6 +4,7 @@
 
 pub mod anchors;
 pub mod bones;
+pub mod bounds;
 pub mod frames;
 pub mod vat;
 pub mod vat_kernel;

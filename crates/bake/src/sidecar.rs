@@ -1,0 +1,451 @@
+//! The JSON sidecar `<stem>.rigbake.json`: the engine-facing description of
+//! a bake, written beside every container (`formats/sidecar.md`, schema
+//! `formats/sidecar.schema.json`). It says, in plain JSON, what an engine
+//! needs to play the bake: clips and their rows, animated bounds, joints,
+//! anchors, every texture with its size, layout, encoding, value bounds,
+//! recorded error and row orientation, and how the meshes address them.
+//!
+//! It is a pure function of the container's records ([`Sidecar::build`]),
+//! so `rigbake inspect --json` shows the same document (its `sidecar`
+//! field) for any container, and a test keeps the file and that field equal.
+
+use rigbake_format::meta::{
+    BoundsMetadata, Metadata, RigMetadata, Storage, VatMetadata, WeightsMetadata,
+};
+use serde::Serialize;
+
+/// Version of the sidecar document layout.
+pub const SIDECAR_SCHEMA_VERSION: u32 = 1;
+
+/// The file name of the sidecar of container `container_name`.
+pub fn sidecar_name(container_name: &str) -> String {
+    format!("{container_name}.json")
+}
+
+/// How texture rows map to file rows and texels to coordinates: the same
+/// for every texture of a bake (`formats/textures.md`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Orientation {
+    /// Always `"row0_first"`: texture row 0 (the first frame of the first
+    /// clip) is EXR scanline 0 (the top line of the data window, written
+    /// first) and the first row of a PNG. A loader that flips images
+    /// vertically on upload (three.js `flipY`, OpenGL-style bottom-up
+    /// uploads) puts row `r` at `height - 1 - r`.
+    pub rows: &'static str,
+    /// Always `"centre"`: texel `(x, y)` is sampled at
+    /// `((x + 0.5) / width, (y + 0.5) / height)`, `y` counted from row 0,
+    /// with nearest filtering.
+    pub texel: &'static str,
+}
+
+/// The orientation every bake uses.
+pub const ORIENTATION: Orientation = Orientation {
+    rows: "row0_first",
+    texel: "centre",
+};
+
+/// The sidecar document.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Sidecar {
+    /// Always [`SIDECAR_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// The container's file name, beside the sidecar.
+    pub container: String,
+    /// The source model's file name and SHA-256.
+    pub source: SourceRef,
+    /// Frames per second of every clip.
+    pub fps: f64,
+    /// Frame time rule (`fixed_rate` or `even_spread`).
+    pub sampling: rigbake_format::meta::SamplingRule,
+    /// Row order and texel centres of every texture.
+    pub orientation: Orientation,
+    /// Node whose space positions, bounds and anchors are in (`null`: the
+    /// scene root).
+    pub reference_node: Option<String>,
+    /// Clips in row order.
+    pub clips: Vec<SidecarClip>,
+    /// Bone sets: joints and their texture.
+    pub skins: Vec<SidecarSkin>,
+    /// Anchor tracks.
+    pub anchors: Vec<SidecarAnchor>,
+    /// The anchor texture file, if written.
+    pub anchor_texture: Option<String>,
+    /// Every texture of the bake.
+    pub textures: Vec<SidecarTexture>,
+    /// The bone-weight path: the weights mesh and its channels.
+    pub weights: Option<SidecarWeights>,
+    /// The VAT path: the playback mesh and each primitive's addressing.
+    pub vat: Option<SidecarVat>,
+}
+
+/// The source a bake came from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SourceRef {
+    /// File name.
+    pub file_name: String,
+    /// SHA-256 of its bytes, lowercase hex.
+    pub sha256: String,
+}
+
+/// One clip.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SidecarClip {
+    /// Name.
+    pub name: String,
+    /// First texture row.
+    pub start_row: u32,
+    /// Frames (rows).
+    pub frames: u32,
+    /// Frames per second.
+    pub fps: f64,
+    /// Duration in seconds.
+    pub duration: f64,
+    /// Whether it loops.
+    pub looping: bool,
+    /// Box holding every vertex at every frame of the clip (`null` for a
+    /// container without the bounds record, format < 1.6).
+    pub bounds: Option<SidecarBox>,
+}
+
+/// An axis-aligned box.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SidecarBox {
+    /// Smallest x, y, z.
+    pub min: [f32; 3],
+    /// Largest x, y, z.
+    pub max: [f32; 3],
+}
+
+/// One bone set.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SidecarSkin {
+    /// Source skin name.
+    pub name: String,
+    /// Joint names: joint `j` is pixel block `j` of the texture.
+    pub joints: Vec<String>,
+    /// Parent of each joint (-1: root).
+    pub parents: Vec<i32>,
+    /// Mesh nodes playing from this set.
+    pub mesh_nodes: Vec<String>,
+    /// Index in [`Sidecar::textures`] of its bone texture.
+    pub texture: usize,
+}
+
+/// One anchor track.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SidecarAnchor {
+    /// The node.
+    pub node: String,
+    /// `requested`, `auto` or `prop`.
+    pub reason: rigbake_format::meta::AnchorReason,
+    /// For props: the mesh drawn with the anchor.
+    pub mesh: Option<String>,
+    /// First pixel of its matrix in a row of the anchor texture (`4a`:
+    /// pixels `4a..4a+4` are the matrix columns).
+    pub pixel: usize,
+}
+
+/// What a texture holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Skin matrices.
+    BoneMatrices,
+    /// VAT positions.
+    VatPositions,
+    /// VAT normals.
+    VatNormals,
+    /// VAT tangents.
+    VatTangents,
+}
+
+/// One texture.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SidecarTexture {
+    /// File name beside the container (or the name of embedded bytes).
+    pub file: String,
+    /// Whether it is a file beside the container (`file`), embedded in the
+    /// container (`embedded`), or in the shared bone store (`shared`, the
+    /// file name is then a relative path).
+    pub storage: &'static str,
+    /// What it holds.
+    pub role: Role,
+    /// Width in texels.
+    pub width: u32,
+    /// Height in texels.
+    pub height: u32,
+    /// Channels stored (4: RGBA, 3: RGB).
+    pub channels: u8,
+    /// Matrix layout (`mat4`, `mat3x4`) of bone textures; `null` for VAT.
+    pub layout: Option<rigbake_format::meta::MatrixLayout>,
+    /// Sample encoding: `exr_f32`, `exr_f16` or `png16`.
+    pub encoding: &'static str,
+    /// Per-channel `[min, max]` for bounds-normalised PNG16 samples
+    /// (`value = min + sample / 65535 * (max - min)`); `null` otherwise.
+    pub bounds: Option<[[f32; 4]; 2]>,
+    /// Largest error the encoding introduced (model units; degrees for VAT
+    /// normals and tangents).
+    pub max_error: f64,
+}
+
+/// The bone-weight path.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SidecarWeights {
+    /// The weights mesh file, if written.
+    pub mesh_file: Option<String>,
+    /// Bone/weight pairs per vertex.
+    pub max_influences: u32,
+    /// RGBA channels per vertex: channel `c` is `(bone 2c, weight 2c, bone
+    /// 2c+1, weight 2c+1)`.
+    pub channels: u32,
+    /// The mesh attribute names of the channels, in channel order.
+    pub attributes: Vec<String>,
+    /// Every skinned primitive instance.
+    pub primitives: Vec<SidecarWeightsPrimitive>,
+}
+
+/// One primitive of the weights mesh.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SidecarWeightsPrimitive {
+    /// Node name in the source.
+    pub node: String,
+    /// Mesh name.
+    pub mesh: String,
+    /// Primitive index in the source mesh.
+    pub primitive: u32,
+    /// Index in [`Sidecar::skins`] whose texture the bone indices address.
+    pub skin: u32,
+    /// Mesh and primitive index in the weights mesh file.
+    pub mesh_index: u32,
+    /// Primitive index within that mesh.
+    pub mesh_primitive: u32,
+    /// For a prop bound to a joint: the joint.
+    pub bound_to: Option<String>,
+    /// Largest position error the influence limit causes (model units).
+    pub position_error: f64,
+}
+
+/// The VAT path.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SidecarVat {
+    /// The playback mesh file, if written.
+    pub mesh_file: Option<String>,
+    /// `inverse_transpose` or `blended_matrix`.
+    pub normal_convention: rigbake_format::meta::NormalConvention,
+    /// Each baked primitive: where its vertices are in its textures.
+    pub primitives: Vec<SidecarVatPrimitive>,
+}
+
+/// One VAT primitive.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SidecarVatPrimitive {
+    /// Node name in the source.
+    pub node: String,
+    /// Mesh name.
+    pub mesh: String,
+    /// Primitive index in the source mesh.
+    pub primitive: u32,
+    /// Vertices.
+    pub vertices: u32,
+    /// Texture width: vertex `v` of timeline row `r` is texel
+    /// `(v mod width, r * bands + v div width)`.
+    pub width: u32,
+    /// Texture rows per frame.
+    pub bands: u32,
+    /// Index in [`Sidecar::textures`] of its positions.
+    pub positions: usize,
+    /// Index of its normals, if baked.
+    pub normals: Option<usize>,
+    /// Index of its tangents, if baked.
+    pub tangents: Option<usize>,
+    /// Mesh index in the playback mesh file.
+    pub playback_mesh: u32,
+}
+
+/// The records of one container.
+#[derive(Debug, Clone, Copy)]
+pub struct Records<'a> {
+    /// The container's file name.
+    pub container: &'a str,
+    /// Bake metadata.
+    pub metadata: &'a Metadata,
+    /// VAT record.
+    pub vat: Option<&'a VatMetadata>,
+    /// Weights record.
+    pub weights: Option<&'a WeightsMetadata>,
+    /// Rig record.
+    pub rig: Option<&'a RigMetadata>,
+    /// Bounds record.
+    pub bounds: Option<&'a BoundsMetadata>,
+}
+
+fn storage_name(storage: Storage, name: &str) -> &'static str {
+    match storage {
+        Storage::Section(_) => "embedded",
+        Storage::File if name.contains('/') => "shared",
+        Storage::File => "file",
+    }
+}
+
+impl Sidecar {
+    /// The sidecar of a container's records.
+    pub fn build(r: Records<'_>) -> Self {
+        use rigbake_format::meta::{VatEncoding, VatStream};
+        use rigbake_format::texture::Precision;
+        let m = r.metadata;
+        let mut textures: Vec<SidecarTexture> = m
+            .textures
+            .iter()
+            .map(|t| SidecarTexture {
+                file: t.name.clone(),
+                storage: storage_name(t.storage, &t.name),
+                role: Role::BoneMatrices,
+                width: t.width,
+                height: t.height,
+                channels: 4,
+                layout: Some(t.layout),
+                encoding: match t.precision {
+                    Precision::F32 => "exr_f32",
+                    Precision::F16 => "exr_f16",
+                },
+                bounds: None,
+                max_error: t.max_error,
+            })
+            .collect();
+        let vat_base = textures.len();
+        if let Some(vat) = r.vat {
+            textures.extend(vat.textures.iter().map(|t| SidecarTexture {
+                file: t.name.clone(),
+                storage: storage_name(t.storage, &t.name),
+                role: match t.stream {
+                    VatStream::Positions => Role::VatPositions,
+                    VatStream::Normals => Role::VatNormals,
+                    VatStream::Tangents => Role::VatTangents,
+                },
+                width: t.width,
+                height: t.height,
+                channels: t.channels,
+                layout: None,
+                encoding: match t.encoding {
+                    VatEncoding::Exr32 => "exr_f32",
+                    VatEncoding::Exr16 => "exr_f16",
+                    VatEncoding::Png16 => "png16",
+                },
+                bounds: t.bounds,
+                max_error: t.max_error,
+            }));
+        }
+        let boxes = r.bounds.map(|b| &b.clips);
+        Self {
+            schema_version: SIDECAR_SCHEMA_VERSION,
+            container: r.container.to_owned(),
+            source: SourceRef {
+                file_name: m.source.file_name.clone(),
+                sha256: m.source.sha256.clone(),
+            },
+            fps: m.options.fps,
+            sampling: m.options.sampling,
+            orientation: ORIENTATION,
+            reference_node: r
+                .bounds
+                .and_then(|b| b.reference_node.clone())
+                .or_else(|| r.vat.and_then(|v| v.reference_node.clone()))
+                .or_else(|| r.rig.and_then(|g| g.reference_node.clone())),
+            clips: m
+                .clips
+                .iter()
+                .enumerate()
+                .map(|(i, c)| SidecarClip {
+                    name: c.name.clone(),
+                    start_row: c.start_row,
+                    frames: c.frames,
+                    fps: c.fps,
+                    duration: c.duration,
+                    looping: c.looping,
+                    bounds: boxes.and_then(|b| b.get(i)).map(|b| SidecarBox {
+                        min: b.min,
+                        max: b.max,
+                    }),
+                })
+                .collect(),
+            skins: m
+                .skins
+                .iter()
+                .map(|s| SidecarSkin {
+                    name: s.name.clone(),
+                    joints: s.joints.clone(),
+                    parents: s.parents.clone(),
+                    mesh_nodes: s.mesh_nodes.clone(),
+                    texture: s.texture as usize,
+                })
+                .collect(),
+            anchors: r
+                .rig
+                .map(|g| {
+                    g.anchors
+                        .iter()
+                        .enumerate()
+                        .map(|(a, x)| SidecarAnchor {
+                            node: x.node.clone(),
+                            reason: x.reason,
+                            mesh: x.mesh.clone(),
+                            pixel: 4 * a,
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+            anchor_texture: r.rig.and_then(|g| g.anchor_texture.clone()),
+            textures,
+            weights: r.weights.map(|w| SidecarWeights {
+                mesh_file: w.mesh_file.clone(),
+                max_influences: w.max_influences,
+                channels: w.channels,
+                attributes: (1..=w.channels)
+                    .map(|c| format!("{}{c}", rigbake_format::meta::WEIGHT_ATTRIBUTE_PREFIX))
+                    .collect(),
+                primitives: w
+                    .primitives
+                    .iter()
+                    .map(|p| SidecarWeightsPrimitive {
+                        node: p.node.clone(),
+                        mesh: p.mesh.clone(),
+                        primitive: p.primitive,
+                        skin: p.skin,
+                        mesh_index: p.mesh_index,
+                        mesh_primitive: p.mesh_primitive,
+                        bound_to: p.bound_to.clone(),
+                        position_error: p.position_error,
+                    })
+                    .collect(),
+            }),
+            vat: r.vat.map(|v| SidecarVat {
+                mesh_file: v.playback_file.clone(),
+                normal_convention: v.normal_convention,
+                primitives: v
+                    .primitives
+                    .iter()
+                    .map(|p| SidecarVatPrimitive {
+                        node: p.node.clone(),
+                        mesh: p.mesh.clone(),
+                        primitive: p.primitive,
+                        vertices: p.vertices,
+                        width: p.width,
+                        bands: p.bands,
+                        positions: vat_base + p.positions as usize,
+                        normals: p.normals.map(|i| vat_base + i as usize),
+                        tangents: p.tangents.map(|i| vat_base + i as usize),
+                        playback_mesh: p.playback_mesh,
+                    })
+                    .collect(),
+            }),
+        }
+    }
+
+    /// The document as pretty-printed JSON with a final newline (the
+    /// sidecar file's bytes: deterministic, field order fixed).
+    pub fn to_bytes(&self) -> serde_json::Result<Vec<u8>> {
+        let mut bytes = serde_json::to_vec_pretty(self)?;
+        bytes.push(b'\n');
+        Ok(bytes)
+    }
+}
