@@ -9,7 +9,8 @@ Prints one JSON object on stdout:
      "sections": [{"kind": 1, "offset": ..., "length": ..., "crc32": ...}],
      "bake_key": "<hex>" | null,
      "metadata": {...}, "vat": {...} | null,
-     "weights": {...} | null, "rig": {...} | null}
+     "weights": {...} | null, "rig": {...} | null,
+     "bounds": {...} | null}
 
 Records are printed in the JSON form of `rigbake inspect --json` (serde
 names: unit enum variants as snake_case strings, `{"section": n}` for
@@ -34,6 +35,7 @@ import zlib
 
 MAGIC = b"\x89RIGBAKE\r\n\x1a\n"
 KIND_METADATA, KIND_VAT, KIND_WEIGHTS, KIND_RIG, KIND_KEY = 1, 3, 4, 6, 8
+KIND_BOUNDS = 12
 
 
 class DecodeError(Exception):
@@ -181,6 +183,11 @@ def bounds(r):
     return [[r.f32() for _ in range(4)] for _ in range(2)]
 
 
+def vec3(r):
+    # [f32; 3]: 3 f32, no length prefix.
+    return [r.f32() for _ in range(3)]
+
+
 def clip_origin(r):
     # ClipOrigin: 0 = Range {clip, source, start, end}, 1 = Blend {clip, first, second, weight}.
     i = r.u32()
@@ -192,6 +199,10 @@ def clip_origin(r):
 
 
 TOOL = [("name", string), ("version", string)]
+BOUNDS = [
+    ("reference_node", option(string)),
+    ("clips", vec(struct_of([("min", vec3), ("max", vec3)]))),
+]
 SOURCE = [("file_name", string), ("sha256", string), ("bytes", u64)]
 OPTIONS = [
     ("fps", f64),
@@ -390,6 +401,7 @@ def decode(data):
         "vat": record(KIND_VAT, VAT),
         "weights": record(KIND_WEIGHTS, WEIGHTS),
         "rig": record(KIND_RIG, RIG),
+        "bounds": record(KIND_BOUNDS, BOUNDS),
     }
 
 

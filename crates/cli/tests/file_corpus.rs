@@ -19,7 +19,7 @@ mod common;
 
 use std::ffi::OsString;
 use std::fs;
-use std::io::Write as _;
+use std::io::{Read as _, Write as _};
 use std::os::unix::ffi::OsStringExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -90,6 +90,19 @@ fn run_clean(case: &str, cwd: &Path, args: &[OsString]) -> Run {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let mut child = cmd.spawn().unwrap();
+    // Drain both pipes while waiting: a child that writes more than a pipe
+    // holds would otherwise block and look like a hang.
+    let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = drain(child.stdout.take().map(|p| Box::new(p) as _));
+    let stderr = drain(child.stderr.take().map(|p| Box::new(p) as _));
     let start = Instant::now();
     let status = loop {
         if let Some(s) = child.try_wait().unwrap() {
@@ -102,11 +115,10 @@ fn run_clean(case: &str, cwd: &Path, args: &[OsString]) -> Run {
         }
         std::thread::sleep(Duration::from_millis(20));
     };
-    let out = child.wait_with_output().unwrap();
     let run = Run {
         code: status.code(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&stderr.join().unwrap()).into_owned(),
+        stdout: String::from_utf8_lossy(&stdout.join().unwrap()).into_owned(),
     };
     assert!(
         matches!(run.code, Some(0..=2)),
@@ -585,4 +597,452 @@ fn stale_temporaries_of_killed_runs_are_cleaned_up() {
         .filter(|n| n.ends_with(".tmp"))
         .collect();
     assert!(left.is_empty(), "temporaries left: {left:?}");
+}
+
+// ---------------------------------------------------------------------------
+// Reliability part 2: one generator per class of defect. Each builds files
+// of its class from a real bake or fixture and runs every command that reads
+// them under the memory cap and time limit.
+
+/// Rewrites `container` with its records edited: the metadata by `meta` and
+/// the VAT record by `vat`; every other section is kept byte for byte.
+fn edit_container(
+    container: &Path,
+    meta: impl FnOnce(&mut rigbake_format::meta::Metadata),
+    vat: impl FnOnce(&mut rigbake_format::meta::VatMetadata),
+) {
+    use rigbake_format::codec;
+    use rigbake_format::container::{Container, ContainerWriter, SectionKind};
+    let mut c = Container::open(container).unwrap();
+    let mut metadata = c.metadata().clone();
+    meta(&mut metadata);
+    let sections: Vec<_> = c.sections().to_vec();
+    let mut payloads = Vec::new();
+    for (i, s) in sections.iter().enumerate() {
+        payloads.push((s.kind, c.read_section(i).unwrap()));
+    }
+    drop(c);
+    let mut vat = Some(vat);
+    let file = fs::File::create(container).unwrap();
+    let mut w = ContainerWriter::new(file).unwrap();
+    for (kind, bytes) in &payloads {
+        match kind {
+            SectionKind::Metadata => {}
+            SectionKind::Vat => {
+                let mut record = codec::decode_vat(bytes).unwrap();
+                if let Some(edit) = vat.take() {
+                    edit(&mut record);
+                }
+                w.add_section(*kind, &codec::encode_vat(&record).unwrap())
+                    .unwrap();
+            }
+            _ => {
+                w.add_section(*kind, bytes).unwrap();
+            }
+        }
+    }
+    w.finish(&metadata).unwrap();
+}
+
+/// Every command that reads a container, VAT path included.
+fn every_reader(container: &Path, work: &Path) -> Vec<Vec<OsString>> {
+    let mut all = vec![
+        os(&[&"inspect", &container]),
+        os(&[&"inspect", &container, &"--json"]),
+    ];
+    all.extend(read_commands(container, work));
+    all.push(os(&[
+        &"preview",
+        &container,
+        &"--source",
+        &fixtures().join("tentacle.glb"),
+        &"--path",
+        &"vat",
+        &"--out",
+        &work.join("preview-vat.png"),
+    ]));
+    all
+}
+
+/// Class 1: counts and sizes read from a container or a texture header are
+/// checked against the data really there before anything is allocated or
+/// looped over. Every lie below is refused by every reader, naming the file.
+#[test]
+fn class1_counts_that_lie_are_refused_before_any_allocation() {
+    type Lie = (
+        &'static str,
+        fn(&mut rigbake_format::meta::Metadata),
+        fn(&mut rigbake_format::meta::VatMetadata),
+    );
+    let lies: [Lie; 5] = [
+        (
+            "clip frames beyond the texture",
+            |m| m.clips[0].frames = 1 << 20,
+            |_| {},
+        ),
+        (
+            "bone texture size claimed huge",
+            |m| {
+                m.textures[0].width = 65_536;
+                m.textures[0].height = 65_536;
+            },
+            |_| {},
+        ),
+        (
+            "VAT primitive frames beyond its texture",
+            |_| {},
+            |v| v.primitives[0].frames = 1 << 20,
+        ),
+        (
+            "VAT texture size claimed huge",
+            |_| {},
+            |v| {
+                v.textures[0].width = 65_536;
+                v.textures[0].height = 65_536;
+            },
+        ),
+        (
+            "VAT bands times frames overflow",
+            |_| {},
+            |v| v.primitives[0].bands = u32::MAX,
+        ),
+    ];
+    for (case, meta, vat) in lies {
+        let area = Area::new();
+        let container = baked_tentacle(&area);
+        edit_container(&container, meta, vat);
+        for args in every_reader(&container, &area.work()) {
+            fails_with(case, &area.work(), &args, "tentacle.rigbake");
+        }
+    }
+
+    // A PNG16 VAT texture whose header claims 2^31-1 x 2^31-1 (the PNG
+    // maximum; the chunk CRC is fixed so only the size lies).
+    let area = Area::new();
+    let r = run_clean(
+        "png16 setup",
+        &area.work(),
+        &os(&[
+            &"bake",
+            &fixtures().join("tentacle.glb"),
+            &"--out",
+            &area.out(),
+            &"--vat",
+            &"--format",
+            &"png16",
+            &"--quiet",
+        ]),
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let dir = area.out().join("tentacle");
+    let png = fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "png"))
+        .expect("a PNG16 texture");
+    let mut bytes = fs::read(&png).unwrap();
+    // IHDR: length(4) "IHDR"(4) width(4) height(4) ... at offset 8.
+    assert_eq!(&bytes[12..16], b"IHDR");
+    bytes[16..20].copy_from_slice(&0x7fff_ffffu32.to_be_bytes());
+    bytes[20..24].copy_from_slice(&0x7fff_ffffu32.to_be_bytes());
+    let crc = crc32fast::hash(&bytes[12..29]);
+    bytes[29..33].copy_from_slice(&crc.to_be_bytes());
+    fs::write(&png, bytes).unwrap();
+    let container = dir.join("tentacle.rigbake");
+    let name = png.file_name().unwrap().to_string_lossy().into_owned();
+    for args in [
+        os(&[&"inspect", &container, &"--verify"]),
+        os(&[
+            &"verify",
+            &container,
+            &"--source",
+            &fixtures().join("tentacle.glb"),
+        ]),
+        os(&[
+            &"preview",
+            &container,
+            &"--source",
+            &fixtures().join("tentacle.glb"),
+            &"--path",
+            &"vat",
+            &"--out",
+            &area.work().join("p.png"),
+        ]),
+    ] {
+        fails_with("PNG16 header 2^31-1 square", &area.work(), &args, &name);
+    }
+}
+
+/// The tentacle fixture's glTF JSON and binary chunk.
+fn tentacle_parts() -> (serde_json::Value, Vec<u8>) {
+    let bytes = fs::read(fixtures().join("tentacle.glb")).unwrap();
+    let len = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
+    let json = serde_json::from_slice(&bytes[20..20 + len]).unwrap();
+    (json, bytes[20 + len + 8..].to_vec())
+}
+
+/// A GLB from JSON and a binary chunk.
+fn glb(json: &serde_json::Value, bin: &[u8]) -> Vec<u8> {
+    let mut text = serde_json::to_vec(json).unwrap();
+    while text.len() % 4 != 0 {
+        text.push(b' ');
+    }
+    let mut bin = bin.to_vec();
+    while bin.len() % 4 != 0 {
+        bin.push(0);
+    }
+    let mut out = Vec::new();
+    out.extend_from_slice(b"glTF");
+    out.extend_from_slice(&2u32.to_le_bytes());
+    out.extend_from_slice(&((12 + 8 + text.len() + 8 + bin.len()) as u32).to_le_bytes());
+    out.extend_from_slice(&(text.len() as u32).to_le_bytes());
+    out.extend_from_slice(b"JSON");
+    out.extend_from_slice(&text);
+    out.extend_from_slice(&(bin.len() as u32).to_le_bytes());
+    out.extend_from_slice(b"BIN\0");
+    out.extend_from_slice(&bin);
+    out
+}
+
+/// Class 2: a small file that multiplies into huge work or output (one
+/// accessor shared by thousands of primitives and instances, a long
+/// timeline) is refused by the per-model budget before baking, naming the
+/// model and the budget; the batch goes on with the next model.
+#[test]
+fn class2_small_files_that_multiply_are_refused_by_the_budget() {
+    let area = Area::new();
+    let (mut json, bin) = tentacle_parts();
+    // Every primitive of the first mesh, 256 times over, in one mesh that
+    // 2,000 skinned nodes instance: a few KB of JSON.
+    let mesh = json["meshes"][0].clone();
+    let prim = mesh["primitives"][0].clone();
+    json["meshes"][0]["primitives"] = serde_json::Value::Array(vec![prim; 256]);
+    let skinned = json["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|n| n.get("mesh").is_some())
+        .unwrap();
+    let node = json["nodes"][skinned].clone();
+    let first_new = json["nodes"].as_array().unwrap().len();
+    for _ in 0..2000 {
+        json["nodes"].as_array_mut().unwrap().push(node.clone());
+    }
+    let roots = json["scenes"][0]["nodes"].as_array_mut().unwrap();
+    roots.extend((first_new..first_new + 2000).map(|n| serde_json::json!(n)));
+    let model = area.work().join("multiplied.glb");
+    fs::write(&model, glb(&json, &bin)).unwrap();
+    fs::copy(
+        fixtures().join("tentacle.glb"),
+        area.work().join("fine.glb"),
+    )
+    .unwrap();
+    let r = fails_with(
+        "shared accessor x instances",
+        &area.work(),
+        &os(&[
+            &"bake",
+            &area.work(),
+            &"--out",
+            &area.out(),
+            &"--vat",
+            &"--normals",
+            &"--fps",
+            &"1000",
+        ]),
+        "multiplied.glb",
+    );
+    assert_eq!(r.code, Some(1));
+    assert!(r.stderr.contains("budget"), "{}", r.stderr);
+    assert!(
+        area.out().join("fine/fine.rigbake").is_file(),
+        "the batch went on past the model over budget"
+    );
+    assert!(
+        !area
+            .out()
+            .join("multiplied")
+            .join("multiplied.rigbake")
+            .exists()
+    );
+}
+
+/// Class 3: verdicts are earned. A container recording NaN, infinite or
+/// negative values is refused by every reader (so `inspect --json` never
+/// prints a document outside its schema), and `verify` never passes it.
+#[test]
+fn class3_non_finite_records_never_pass() {
+    type Lie = (
+        &'static str,
+        fn(&mut rigbake_format::meta::Metadata),
+        fn(&mut rigbake_format::meta::VatMetadata),
+    );
+    let lies: [Lie; 5] = [
+        ("NaN fps", |m| m.clips[0].fps = f64::NAN, |_| {}),
+        (
+            "infinite duration",
+            |m| m.clips[0].duration = f64::INFINITY,
+            |_| {},
+        ),
+        ("negative duration", |m| m.clips[0].duration = -1.0, |_| {}),
+        (
+            "NaN bone error",
+            |m| m.textures[0].max_error = f64::NAN,
+            |_| {},
+        ),
+        (
+            "negative VAT error",
+            |_| {},
+            |v| v.textures[0].max_error = -0.5,
+        ),
+    ];
+    for (case, meta, vat) in lies {
+        let area = Area::new();
+        let container = baked_tentacle(&area);
+        edit_container(&container, meta, vat);
+        for args in every_reader(&container, &area.work()) {
+            let r = run_clean(case, &area.work(), &args);
+            assert_ne!(r.code, Some(0), "{case}: {args:?} passed\n{}", r.stdout);
+        }
+    }
+    // A finite but absurd recorded error reads (the number is well formed)
+    // but never earns a pass: verify fails instead of adding it to its
+    // tolerance.
+    let area = Area::new();
+    let container = baked_tentacle(&area);
+    edit_container(&container, |m| m.textures[0].max_error = 1e300, |_| {});
+    let r = run_clean(
+        "absurd bone error",
+        &area.work(),
+        &os(&[
+            &"verify",
+            &container,
+            &"--source",
+            &fixtures().join("tentacle.glb"),
+        ]),
+    );
+    assert_eq!(
+        r.code,
+        Some(1),
+        "absurd recorded error passed verify\n{}",
+        r.stdout
+    );
+}
+
+/// Class 4: shard reports that do not add up are refused, with checked
+/// totals.
+#[test]
+fn class4_shard_sets_that_do_not_add_up_are_refused() {
+    let area = Area::new();
+    fs::copy(fixtures().join("tentacle.glb"), area.work().join("a.glb")).unwrap();
+    fs::copy(fixtures().join("two_skins.glb"), area.work().join("b.glb")).unwrap();
+    let mut reports = Vec::new();
+    for shard in ["1/2", "2/2"] {
+        let r = run_clean(
+            "shard",
+            &area.work(),
+            &os(&[
+                &"bake",
+                &area.work(),
+                &"--out",
+                &area.out(),
+                &"--shard",
+                &shard,
+                &"--json",
+            ]),
+        );
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        let doc: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        reports.push(doc);
+    }
+    let write = |name: &str, doc: &serde_json::Value| {
+        let p = area.work().join(name);
+        fs::write(&p, serde_json::to_vec(doc).unwrap()).unwrap();
+        p
+    };
+    let one = write("1.json", &reports[0]);
+    let two = write("2.json", &reports[1]);
+    let ok = run_clean("merge", &area.work(), &os(&[&"merge-report", &one, &two]));
+    assert_eq!(ok.code, Some(0), "{}", ok.stderr);
+    let mut mixed = reports[1].clone();
+    mixed["shards"] = serde_json::json!(["2/3"]);
+    let mut impossible = reports[1].clone();
+    impossible["shards"] = serde_json::json!(["3/2"]);
+    // Merged totals are summed from the models' outputs: two outputs of
+    // u64::MAX bytes overflow.
+    let mut overflow = reports[1].clone();
+    overflow["models"][0]["outputs"][0]["bytes"] = serde_json::json!(u64::MAX);
+    let mut overflow_one = reports[0].clone();
+    overflow_one["models"][0]["outputs"][0]["bytes"] = serde_json::json!(u64::MAX);
+    let cases = [
+        ("mixed N", vec![one.clone(), write("m.json", &mixed)], "N ="),
+        (
+            "impossible K/N",
+            vec![one.clone(), write("i.json", &impossible)],
+            "3/2",
+        ),
+        ("duplicate shard", vec![one.clone(), one.clone()], "1/2"),
+        ("missing shard", vec![one.clone()], "missing"),
+        (
+            "totals that overflow",
+            vec![write("o1.json", &overflow_one), write("o2.json", &overflow)],
+            "overflow",
+        ),
+    ];
+    for (case, files, needle) in cases {
+        let mut args = vec![OsString::from("merge-report")];
+        args.extend(files.into_iter().map(OsString::from));
+        fails_with(case, &area.work(), &args, needle);
+    }
+}
+
+/// Class 5: nothing panics on a dependency's limits or on formatting: a
+/// clip name of 65,536 characters bakes, inspects and verifies, printed cut
+/// short; a manifest glob past the glob crate's limits is a clear error.
+#[test]
+fn class5_huge_names_and_patterns_end_cleanly() {
+    let area = Area::new();
+    let (mut json, bin) = tentacle_parts();
+    let long = "x".repeat(65_536);
+    json["animations"][0]["name"] = serde_json::json!(long);
+    let model = area.work().join("long.glb");
+    fs::write(&model, glb(&json, &bin)).unwrap();
+    let r = run_clean(
+        "long clip name",
+        &area.work(),
+        &os(&[&"bake", &model, &"--out", &area.out(), &"--vat"]),
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(
+        r.stderr.len() + r.stdout.len() < 20_000,
+        "the name was printed whole"
+    );
+    let container = area.out().join("long/long.rigbake");
+    for args in [
+        os(&[&"inspect", &container]),
+        os(&[&"inspect", &model]),
+        os(&[&"verify", &container, &"--source", &model]),
+        os(&[&"verify", &container, &"--source", &model, &"--json"]),
+    ] {
+        let r = run_clean("long clip name", &area.work(), &args);
+        assert_eq!(r.code, Some(0), "{args:?}: {}", r.stderr);
+        if !args.iter().any(|a| a == "--json") {
+            assert!(r.stdout.len() < 20_000, "{args:?} printed the name whole");
+        }
+    }
+    let manifest = area.work().join("rigbake.toml");
+    fs::write(
+        &manifest,
+        format!(
+            "models = \".\"\nout = \"out\"\n[[model]]\npath = \"{}\"\n",
+            "{a,".repeat(5000) + &"}".repeat(5000)
+        ),
+    )
+    .unwrap();
+    fails_with(
+        "glob past the limits",
+        &area.work(),
+        &os(&[&"bake", &"--manifest", &manifest]),
+        "rigbake.toml",
+    );
 }

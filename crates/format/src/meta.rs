@@ -463,7 +463,7 @@ pub struct OutputsMetadata {
 }
 
 // ---------------------------------------------------------------------------
-// Bounds section (container section kind 10, since format 1.6): animated
+// Bounds section (container section kind 12, since format 1.6): animated
 // bounds for culling.
 
 /// The box of one clip: every vertex of every mesh at every frame lies in

@@ -14,11 +14,11 @@ use std::process::Command;
 use rigbake_format::codec;
 use rigbake_format::container::{Container, ContainerWriter, SectionKind};
 use rigbake_format::meta::{
-    AnchorMeta, AnchorReason, BakeOptions, ClipMeta, ClipOrigin, Deformation, DirectionEncoding,
-    Encoding, MatrixLayout, Metadata, NormalConvention, PropMeta, PropMode, RigMetadata,
-    SamplingRule, SkinMeta, SourceFile, StaticPrimitiveMeta, Storage, TextureKind, TextureMeta,
-    Tool, VatEncoding, VatMetadata, VatPrimitiveMeta, VatStream, VatTextureMeta, WeightsMetadata,
-    WeightsPrimitiveMeta,
+    AnchorMeta, AnchorReason, BakeOptions, BoundsMetadata, ClipBoundsMeta, ClipMeta, ClipOrigin,
+    Deformation, DirectionEncoding, Encoding, MatrixLayout, Metadata, NormalConvention, PropMeta,
+    PropMode, RigMetadata, SamplingRule, SkinMeta, SourceFile, StaticPrimitiveMeta, Storage,
+    TextureKind, TextureMeta, Tool, VatEncoding, VatMetadata, VatPrimitiveMeta, VatStream,
+    VatTextureMeta, WeightsMetadata, WeightsPrimitiveMeta,
 };
 use rigbake_format::texture::Precision;
 use serde_json::Value;
@@ -99,6 +99,10 @@ fn assert_decoders_agree(path: &Path) {
         c.weights()
     );
     assert_eq!(typed::<RigMetadata>(&json["rig"], "rig").as_ref(), c.rig());
+    assert_eq!(
+        typed::<BoundsMetadata>(&json["bounds"], "bounds").as_ref(),
+        c.bounds()
+    );
 }
 
 #[test]
@@ -343,6 +347,16 @@ fn reference_decoder_reads_every_record_kind() {
         w.add_section(SectionKind::VertexData, &bytes).unwrap();
     }
     let tracks = vec![0u8; rows as usize * rig.anchors.len() * 64];
+    // One box per clip, with values of every sign and magnitude.
+    let bounds = BoundsMetadata {
+        reference_node: Some("hips".to_owned()),
+        clips: (0..metadata.clips.len())
+            .map(|i| ClipBoundsMeta {
+                min: [-1.5e-7 * i as f32, -3.25, f32::MIN_POSITIVE],
+                max: [0.1 + i as f32, 1e30, 2.0],
+            })
+            .collect(),
+    };
     assert_eq!(w.add_section(SectionKind::TrackData, &tracks).unwrap(), 2);
     let records = [
         (SectionKind::Vat, codec::encode_vat(&vat).unwrap()),
@@ -352,6 +366,7 @@ fn reference_decoder_reads_every_record_kind() {
         ),
         (SectionKind::Rig, codec::encode_rig(&rig).unwrap()),
         (SectionKind::Key, "ab01".repeat(16).into_bytes()),
+        (SectionKind::Bounds, codec::encode_bounds(&bounds).unwrap()),
     ];
     for (kind, bytes) in &records {
         w.add_section(*kind, bytes).unwrap();
@@ -362,6 +377,7 @@ fn reference_decoder_reads_every_record_kind() {
     let c = Container::open(&path).unwrap();
     assert_eq!(c.metadata(), &metadata);
     assert_eq!(c.rig(), Some(&rig));
+    assert_eq!(c.bounds(), Some(&bounds));
     assert_decoders_agree(&path);
 }
 

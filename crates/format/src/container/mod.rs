@@ -83,7 +83,7 @@ impl SectionKind {
             Self::TrackData => 7,
             Self::Key => 8,
             Self::Outputs => 9,
-            Self::Bounds => 10,
+            Self::Bounds => 12,
             Self::Unknown(c) => c,
         }
     }
@@ -100,7 +100,7 @@ impl SectionKind {
             7 => Self::TrackData,
             8 => Self::Key,
             9 => Self::Outputs,
-            10 => Self::Bounds,
+            12 => Self::Bounds,
             c => Self::Unknown(c),
         }
     }

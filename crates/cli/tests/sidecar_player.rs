@@ -1,0 +1,142 @@
+//! An engine's view of a bake: `tools/play_sidecar.py`, written from
+//! formats/ alone, reads the JSON sidecar, the EXR textures (OpenEXR's own
+//! Python binding) and the GLB meshes (plain JSON and struct), with no
+//! rigbake code on the read side, and rebuilds the vertices of both paths;
+//! they match direct evaluation (`rigbake_core::reference`, f64, no
+//! texture).
+//!
+//! Tolerance: 2e-6 of the model's size. Both paths store f32 values (skin
+//! matrices, VAT positions) computed in f64: each stored value is within
+//! half an f32 ulp (6e-8 relative) of exact, and a skinned position sums
+//! up to 8 weighted matrix products of such values, so the error stays
+//! below about 1e-6 of the model's extent; 2e-6 leaves room for the
+//! reader's own f64 sums.
+//!
+//! Needs `python3` with the `OpenEXR` module; skipped with a message without
+//! it, unless `RIGBAKE_REQUIRE_OPENEXR` is set (CI), where it fails.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::bake;
+use common::reference::{deform, mesh_node, pose_at};
+use rigbake_core::eval::sample::LocalPose;
+use rigbake_core::import::{ImportOptions, import_file};
+use rigbake_fixtures::testkit::models::shared_models;
+use rigbake_format::meta::ClipMeta;
+use serde_json::Value;
+
+/// The player's positions for `path` at `frame` of `clip`, or `None` when
+/// python3 or OpenEXR is missing and not required.
+fn play(sidecar: &Path, path: &str, clip: &str, frame: usize) -> Option<Value> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tools/play_sidecar.py");
+    let required = std::env::var_os("RIGBAKE_REQUIRE_OPENEXR").is_some();
+    let out = match Command::new("python3")
+        .arg(&script)
+        .arg(sidecar)
+        .arg(path)
+        .arg(clip)
+        .arg(frame.to_string())
+        .output()
+    {
+        Ok(o) => o,
+        Err(e) if !required => {
+            eprintln!("SKIPPED: cannot run python3: {e}");
+            return None;
+        }
+        Err(e) => panic!("cannot run python3: {e}"),
+    };
+    let err = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() && err.contains("No module named") && !required {
+        eprintln!("SKIPPED: python3 has no OpenEXR module (pip install OpenEXR)");
+        return None;
+    }
+    assert!(out.status.success(), "play_sidecar.py failed: {err}");
+    Some(serde_json::from_slice(&out.stdout).expect("JSON from the player"))
+}
+
+/// Bakes `model` (bones, weights, VAT; EXR f32), then checks both paths at
+/// the first, middle and last frame of up to three clips against direct
+/// evaluation. Returns false when the player could not run.
+fn check_model(model: &Path) -> bool {
+    let out = tempfile::tempdir().unwrap();
+    let r = bake(
+        &[model.to_path_buf()],
+        out.path(),
+        &["--vat", "--format", "exr32"],
+    );
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let stem = model.file_stem().unwrap().to_string_lossy().into_owned();
+    let sidecar: PathBuf = out.path().join(&stem).join(format!("{stem}.rigbake.json"));
+    let doc: Value = serde_json::from_slice(&std::fs::read(&sidecar).unwrap()).unwrap();
+    let source = import_file(model, &ImportOptions::default()).unwrap();
+    let reference = doc["reference_node"]
+        .as_str()
+        .map(|n| mesh_node(&source, n));
+    let mut pose = LocalPose::rest(&source);
+    let mut checked = 0;
+    for clip in doc["clips"].as_array().unwrap().iter().take(3) {
+        let meta: ClipMeta = serde_json::from_value(clip.clone()).unwrap();
+        let frames = meta.frames as usize;
+        for frame in [0, frames / 2, frames - 1] {
+            pose_at(&source, &meta, frame, &mut pose);
+            for path in ["bones", "vat"] {
+                let Some(played) = play(&sidecar, path, &meta.name, frame) else {
+                    return false;
+                };
+                for p in played["primitives"].as_array().unwrap() {
+                    let node = mesh_node(&source, p["node"].as_str().unwrap());
+                    let prim = p["primitive"].as_u64().unwrap() as usize;
+                    let exact = deform(&source, &pose, node, prim, reference);
+                    let got = p["positions"].as_array().unwrap();
+                    assert_eq!(got.len(), exact.len(), "{stem} {path}: vertex count");
+                    let (mut lo, mut hi) = ([f64::MAX; 3], [f64::MIN; 3]);
+                    for d in &exact {
+                        for k in 0..3 {
+                            lo[k] = lo[k].min(d.position[k]);
+                            hi[k] = hi[k].max(d.position[k]);
+                        }
+                    }
+                    let size = (0..3).map(|k| hi[k] - lo[k]).fold(0.0, f64::max).max(1e-9);
+                    let mut worst: f64 = 0.0;
+                    for (g, d) in got.iter().zip(&exact) {
+                        for k in 0..3 {
+                            let v = g[k].as_f64().unwrap();
+                            assert!(v.is_finite());
+                            worst = worst.max((v - d.position[k]).abs());
+                        }
+                    }
+                    assert!(
+                        worst <= 2e-6 * size,
+                        "{stem} {path} {} frame {frame} {}#{prim}: off by {worst:e} ({:e} of the size)",
+                        meta.name,
+                        p["node"],
+                        worst / size
+                    );
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > 0, "{stem}: nothing was compared");
+    true
+}
+
+#[test]
+fn a_reader_of_the_sidecar_rebuilds_our_fixture() {
+    check_model(&rigbake_fixtures::fixture("tentacle.glb"));
+}
+
+#[test]
+fn a_reader_of_the_sidecar_rebuilds_real_models() {
+    let Some(models) = shared_models("a_reader_of_the_sidecar_rebuilds_real_models") else {
+        return;
+    };
+    for m in ["khronos/Fox.glb", "khronos/CesiumMan.glb"] {
+        if !check_model(&models.join(m)) {
+            return;
+        }
+    }
+}
