@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 use rigbake_types::{
     AnchorsMode, DirectionEncoding, MatrixLayout, NormalConvention, Precision, Props, SampleRule,
-    VatEncoding,
+    VatEncoding, VatLayoutMode,
 };
 
 /// `rigbake --version`: the tool's version and the container format it
@@ -119,6 +119,10 @@ pub struct SettingFlags {
     /// Pad VAT textures to power-of-two sizes.
     #[arg(long)]
     pub power_of_two: bool,
+    /// How VAT primitives share textures: one atlas per model, or one
+    /// texture set per primitive [default: atlas].
+    #[arg(long, value_enum)]
+    pub vat_layout: Option<VatLayoutMode>,
     /// Compress VAT EXRs with ZIP (smaller, slower to write).
     #[arg(long)]
     pub zip: bool,

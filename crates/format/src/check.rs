@@ -12,7 +12,8 @@
 
 use crate::error::{FormatError, Result};
 use crate::meta::{
-    ClipOrigin, MatrixLayout, Metadata, OutputsMetadata, RigMetadata, VatMetadata, WeightsMetadata,
+    ClipOrigin, LayoutMetadata, MatrixLayout, Metadata, OutputsMetadata, RigMetadata, VatMetadata,
+    WeightsMetadata,
 };
 
 /// Largest texture width or height any record may declare (and the largest
@@ -413,4 +414,44 @@ mod tests {
         assert!(dimension("w", 11, 10).is_err());
         assert!(dimension("w", 10, 10).is_ok());
     }
+}
+
+/// Checks the layout record against the other records: one placement per
+/// VAT primitive, each primitive's vertices inside its set's texels. A VAT
+/// record without a layout record is per-primitive (every `first_vertex` 0).
+pub fn layout(
+    l: Option<&LayoutMetadata>,
+    _m: &Metadata,
+    v: Option<&VatMetadata>,
+    _rig: Option<&RigMetadata>,
+    _rows: u64,
+) -> Result<()> {
+    let Some(l) = l else { return Ok(()) };
+    match (&l.vat, v) {
+        (Some(_), None) => {
+            return Err(invalid(
+                "layout.vat describes a VAT the container does not have".to_owned(),
+            ));
+        }
+        (Some(placement), Some(v)) => {
+            if placement.first_vertex.len() != v.primitives.len() {
+                return Err(invalid(format!(
+                    "layout.vat places {} primitives, but the VAT record has {}",
+                    placement.first_vertex.len(),
+                    v.primitives.len()
+                )));
+            }
+            for (i, (p, &first)) in v.primitives.iter().zip(&placement.first_vertex).enumerate() {
+                let end = u64::from(first) + u64::from(p.vertices);
+                if end > u64::from(p.width) * u64::from(p.bands) {
+                    return Err(invalid(format!(
+                        "vat.primitives[{i}]: vertices {first}..{end} do not fit {} bands of {} texels",
+                        p.bands, p.width
+                    )));
+                }
+            }
+        }
+        _ => {}
+    }
+    Ok(())
 }

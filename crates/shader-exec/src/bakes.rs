@@ -164,6 +164,8 @@ pub struct VatPrimitive {
     pub height: u32,
     /// Vertices.
     pub vertices: u32,
+    /// First vertex in the texture set (0: the bake is per primitive).
+    pub first_vertex: u32,
     /// Positions texture, RGBA (`w` = 0).
     pub positions: Vec<f32>,
     /// Normals texture, RGBA (`w` = 0), when baked.
@@ -218,6 +220,7 @@ pub fn vat_bake(loaded: &Loaded, shape: VatShape) -> Result<Vec<VatPrimitive>, S
         normals: true,
         max_texture_size: shape.max_texture_size,
         power_of_two: shape.power_of_two,
+        layout: vat::VatLayoutMode::PerPrimitive,
         ..VatOptions::default()
     };
     let plan = vat::plan(model, &loaded.timeline, &options).map_err(|e| format!("{name}: {e}"))?;
@@ -245,7 +248,8 @@ pub fn vat_bake(loaded: &Loaded, shape: VatShape) -> Result<Vec<VatPrimitive>, S
             bands: l.bands as u32,
             frames: l.frames as u32,
             height: l.height as u32,
-            vertices: l.vertices as u32,
+            vertices: p.vertices as u32,
+            first_vertex: p.first_vertex as u32,
             positions: planar_to_rgba(&positions, l.width, l.height),
             normals: normals.map(|n| planar_to_rgba(&n, l.width, l.height)),
             rest_positions: rest.positions,

@@ -313,6 +313,7 @@ pub fn vat_path(
             width: p.width,
             bands: p.bands,
             frames: p.frames,
+            first_vertex: p.first_vertex,
         };
         let (cases, gpu_states) = cases(loaded, p.frames);
         stats.coverage = states::coverage(&cases);

@@ -205,6 +205,7 @@ pub fn render_vat(gpu: &Gpu, loaded: &Loaded, case: &Case) -> Result<RenderCheck
         width: p.width,
         bands: p.bands,
         frames: p.frames,
+        first_vertex: p.first_vertex,
     };
     let pos_view = positions.view(p);
     let reference: Vec<Vec3> = (0..p.vertices)

@@ -204,8 +204,17 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
         .map(|b| (b.skins, b.textures))
         .unwrap_or_default();
     let metadata = build_metadata(path, bytes, &timeline, skins, textures, settings);
-    if let Some(vat) = &vat_part {
-        add_record(&mut sink, SectionKind::Vat, codec::encode_vat(vat))?;
+    let mut layout = rigbake_format::meta::LayoutMetadata::default();
+    if let Some((vat, placement)) = vat_part {
+        add_record(&mut sink, SectionKind::Vat, codec::encode_vat(&vat))?;
+        layout.vat = Some(placement);
+    }
+    if layout != rigbake_format::meta::LayoutMetadata::default() {
+        add_record(
+            &mut sink,
+            SectionKind::Layout,
+            codec::encode_layout(&layout),
+        )?;
     }
     if let Some(rig) = &rig_record {
         add_record(&mut sink, SectionKind::Rig, codec::encode_rig(rig))?;

@@ -202,6 +202,7 @@ pub fn load(file: &Path, source: Option<&Path>, paths: Paths) -> Result<Loaded, 
         .cloned()
         .filter(|_| !metadata.textures.is_empty());
     let vat_record = container.vat().cloned();
+    let placement = container.layout().and_then(|l| l.vat.clone());
     let (want_bones, want_vat) = match paths {
         Paths::All => (true, true),
         Paths::Bones => (true, false),
@@ -219,7 +220,7 @@ pub fn load(file: &Path, source: Option<&Path>, paths: Paths) -> Result<Loaded, 
         None => None,
     };
     let vat = match vat_record.filter(|_| want_vat) {
-        Some(v) => Some(load_vat(&mut reader, &v, model)?),
+        Some(v) => Some(load_vat(&mut reader, &v, placement.as_ref(), model)?),
         None => None,
     };
     let mismatches = reader.mismatches;
@@ -459,6 +460,7 @@ fn load_bones(
 fn load_vat(
     reader: &mut textures::TextureReader<'_>,
     vat: &meta::VatMetadata,
+    placement: Option<&meta::VatPlacement>,
     model: &Model,
 ) -> Result<VatPlayback, LoadError> {
     let file = reader.file;
@@ -476,12 +478,24 @@ fn load_vat(
     };
     let mut matcher = Matcher::default();
     let mut primitives = Vec::with_capacity(vat.primitives.len());
-    for p in &vat.primitives {
+    // Decoded once per texture: an atlas is shared by every primitive.
+    let mut decoded: std::collections::BTreeMap<u32, VatTexture> = Default::default();
+    let mut decode = |reader: &mut textures::TextureReader<'_>, i: u32| {
+        if let Some(t) = decoded.get(&i) {
+            return Ok(t.clone());
+        }
+        let t = textures::vat_texture(reader, texture(i)?)?;
+        decoded.insert(i, t.clone());
+        Ok::<_, LoadError>(t)
+    };
+    for (k, p) in vat.primitives.iter().enumerate() {
+        // Checked on open: one placement per primitive.
+        let first_vertex = placement.map_or(0, |l| l.first_vertex[k]);
         let (node, primitive) = matcher.find(file, model, &p.node, &p.mesh, p.primitive)?;
         vertex_count_matches(file, model, node, primitive, p.vertices)?;
-        let positions = textures::vat_texture(reader, texture(p.positions)?)?;
+        let positions = decode(reader, p.positions)?;
         let normals = match p.normals {
-            Some(i) => Some(textures::vat_texture(reader, texture(i)?)?),
+            Some(i) => Some(decode(reader, i)?),
             None => None,
         };
         primitives.push(VatPrimitive {
@@ -491,6 +505,7 @@ fn load_vat(
                 width: p.width,
                 bands: p.bands,
                 frames: p.frames,
+                first_vertex,
             },
             positions,
             normals,

@@ -261,10 +261,13 @@ impl Vat {
         let metadata = container.metadata().clone();
         let vat = container.vat()?.clone();
         assert_eq!(vat.encoding, meta::VatEncoding::Exr32, "{stem}: exr32 VAT");
+        let placement = container.layout().and_then(|l| l.vat.clone());
         let primitives = vat
             .primitives
             .iter()
-            .map(|p| {
+            .enumerate()
+            .map(|(k, p)| {
+                let first_vertex = placement.as_ref().map_or(0, |l| l.first_vertex[k]);
                 let t = &vat.textures[p.positions as usize];
                 let img = read_exr(&texture_file(dir, &t.name, &t.storage));
                 VatPrimitive {
@@ -277,6 +280,7 @@ impl Vat {
                         width: p.width,
                         bands: p.bands,
                         frames: p.frames,
+                        first_vertex,
                     },
                     width: img.width as u32,
                     height: img.height as u32,

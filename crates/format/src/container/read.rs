@@ -13,7 +13,9 @@ use super::{
     padding,
 };
 use crate::error::{FormatError, Result};
-use crate::meta::{Metadata, OutputsMetadata, RigMetadata, Storage, VatMetadata, WeightsMetadata};
+use crate::meta::{
+    LayoutMetadata, Metadata, OutputsMetadata, RigMetadata, Storage, VatMetadata, WeightsMetadata,
+};
 use crate::{check, codec};
 
 /// Largest header a reader accepts (future minors may grow it).
@@ -50,6 +52,7 @@ pub struct Container<R> {
     rig: Option<RigMetadata>,
     key: Option<String>,
     outputs: Option<OutputsMetadata>,
+    layout: Option<LayoutMetadata>,
 }
 
 impl Container<BufReader<File>> {
@@ -212,6 +215,14 @@ impl<R: Read + Seek> Container<R> {
             )?)?),
             None => None,
         };
+        let layout = match single(&sections, SectionKind::Layout)? {
+            Some(i) => Some(codec::decode_layout(&read_checked(
+                &mut reader,
+                &sections,
+                i,
+            )?)?),
+            None => None,
+        };
         let container = Self {
             reader,
             version,
@@ -223,6 +234,7 @@ impl<R: Read + Seek> Container<R> {
             rig,
             key,
             outputs,
+            layout,
         };
         container.check_references()?;
         container.check_records()?;
@@ -244,6 +256,13 @@ impl<R: Read + Seek> Container<R> {
         if let Some(rig) = &self.rig {
             check::rig(rig, self.metadata.clips.len(), self.metadata.skins.len())?;
         }
+        check::layout(
+            self.layout.as_ref(),
+            &self.metadata,
+            self.vat.as_ref(),
+            self.rig.as_ref(),
+            rows,
+        )?;
         Ok(())
     }
 
@@ -312,6 +331,12 @@ impl<R: Read + Seek> Container<R> {
     /// when the bake has one (format 1.5 and later).
     pub fn outputs(&self) -> Option<&OutputsMetadata> {
         self.outputs.as_ref()
+    }
+
+    /// The layout record (VAT atlas placement, folded textures), when the
+    /// bake has one (format 1.6 and later).
+    pub fn layout(&self) -> Option<&LayoutMetadata> {
+        self.layout.as_ref()
     }
 
     /// The rig record (anchors, props, clip origins), when the bake has one.
