@@ -480,7 +480,7 @@ pub struct VatPlacement {
 }
 
 /// Which texture a fold describes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FoldedTexture {
     /// A bone-matrix texture: index into `Metadata::textures`.

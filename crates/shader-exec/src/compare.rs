@@ -205,6 +205,8 @@ pub fn bone_path(
         let view = BoneTextureView {
             width: tex.width as u32,
             height: tex.height as u32,
+            rows: tex.fold.rows_per_block * tex.fold.blocks_per_page,
+            fold: tex.fold,
             layout,
             texels: &cpu_texels,
         };

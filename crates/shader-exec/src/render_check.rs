@@ -136,6 +136,8 @@ pub fn render_bones(gpu: &Gpu, loaded: &Loaded, case: &Case) -> Result<RenderChe
     let view = BoneTextureView {
         width: tex.width as u32,
         height: tex.height as u32,
+        rows: tex.fold.rows_per_block * tex.fold.blocks_per_page,
+        fold: tex.fold,
         layout: MatrixLayout::Mat4,
         texels: &tex.data,
     };

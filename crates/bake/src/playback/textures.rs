@@ -101,6 +101,8 @@ pub(super) fn bone_texture(
     Ok(BoneTexture {
         width: tex.width,
         height: tex.height,
+        rows: tex.height,
+        fold: rigbake_core::fold::Fold::unfolded(tex.width, 1, tex.height),
         layout: tex.layout,
         texels: decoded.data,
         max_error: tex.max_error,

@@ -203,9 +203,12 @@ impl Played for Bones {
     fn vertices(&self, k: usize, row: u32) -> Vec<Vec3> {
         let prim = &self.primitives[k];
         let t = &self.textures[prim.set];
+        // The oracle's bakes fit the maximum size: nothing is folded.
         let view = BoneTextureView {
             width: t.width,
             height: t.height,
+            rows: t.height,
+            fold: rigbake_core::fold::Fold::unfolded(t.width, 1, t.height),
             layout: t.layout,
             texels: &t.texels,
         };

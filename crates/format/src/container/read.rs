@@ -243,7 +243,8 @@ impl<R: Read + Seek> Container<R> {
 
     /// The semantic checks of [`crate::check`], over every record.
     fn check_records(&self) -> Result<()> {
-        let rows = check::metadata(&self.metadata)?;
+        let folds = self.layout.as_ref().map_or(&[][..], |l| &l.folds[..]);
+        let rows = check::metadata_folded(&self.metadata, folds)?;
         if let Some(vat) = &self.vat {
             check::vat(vat, rows)?;
         }
