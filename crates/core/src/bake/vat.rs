@@ -109,7 +109,7 @@ impl VatLayout {
                     "{vertices} vertices over {frames} frames need a {width} x {height} texture, over the maximum size {max}"
                 ),
             )
-            .with_hint("raise the maximum texture size, lower the fps, or bake fewer clips"));
+            .with_hint("VAT rows do not fold into further blocks yet: raise the maximum texture size (up to 65536), lower the fps, bake fewer clips, or bake per primitive (--vat-layout per-primitive)"));
         }
         Ok(Self {
             vertices,
