@@ -35,7 +35,7 @@ pub struct InspectReport {
     /// The rig record (anchors, props, clip origins), or `null`.
     pub rig: Option<RigMetadata>,
     /// The layout record (VAT atlas placement, folded textures), since
-    /// format 1.6; `None`: per-primitive VAT, nothing folded.
+    /// format 1.7; `None`: per-primitive VAT, nothing folded.
     pub texture_layout: Option<rigbake_format::meta::LayoutMetadata>,
     /// Sums over the metadata.
     pub totals: Totals,

@@ -463,7 +463,7 @@ pub struct OutputsMetadata {
 }
 
 // ---------------------------------------------------------------------------
-// Layout section (container section kind 10, since format 1.6): how the VAT
+// Layout section (container section kind 11, since format 1.7): how the VAT
 // primitives share texture sets, and where folded textures continue.
 
 pub use rigbake_types::VatLayoutMode;

@@ -26,7 +26,7 @@ pub const FORMAT_MAJOR: u16 = 1;
 /// Minor version this code writes. Minor versions only add section kinds and
 /// append fields at the end of the metadata record; older readers skip the
 /// former and ignore the latter.
-pub const FORMAT_MINOR: u16 = 6;
+pub const FORMAT_MINOR: u16 = 7;
 
 /// Header size written by this version (readers accept larger headers).
 pub const HEADER_LEN: u32 = 48;
@@ -64,7 +64,7 @@ pub enum SectionKind {
     /// checksums (meshes, `anchors.exr`), since 1.5.
     Outputs,
     /// The layout record (bincode [`crate::meta::LayoutMetadata`]): the
-    /// VAT atlas placement and folded textures' addressing, since 1.6.
+    /// VAT atlas placement and folded textures' addressing, since 1.7.
     Layout,
     /// A kind this version does not know; skipped by readers.
     Unknown(u32),
@@ -83,7 +83,7 @@ impl SectionKind {
             Self::TrackData => 7,
             Self::Key => 8,
             Self::Outputs => 9,
-            Self::Layout => 10,
+            Self::Layout => 11,
             Self::Unknown(c) => c,
         }
     }
@@ -100,7 +100,7 @@ impl SectionKind {
             7 => Self::TrackData,
             8 => Self::Key,
             9 => Self::Outputs,
-            10 => Self::Layout,
+            11 => Self::Layout,
             c => Self::Unknown(c),
         }
     }

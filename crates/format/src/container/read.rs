@@ -335,7 +335,7 @@ impl<R: Read + Seek> Container<R> {
     }
 
     /// The layout record (VAT atlas placement, folded textures), when the
-    /// bake has one (format 1.6 and later).
+    /// bake has one (format 1.7 and later).
     pub fn layout(&self) -> Option<&LayoutMetadata> {
         self.layout.as_ref()
     }
