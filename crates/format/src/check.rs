@@ -400,72 +400,6 @@ pub fn outputs(o: &OutputsMetadata) -> Result<()> {
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn plain_names_stay_in_the_folder() {
-        for ok in [
-            "bones.skin0.exr",
-            "a b.p0.positions.exr",
-            "ünïcode.exr",
-            "..x",
-        ] {
-            assert!(is_plain_file_name(ok), "{ok}");
-        }
-        let long = "a".repeat(256);
-        for bad in [
-            "",
-            ".",
-            "..",
-            "../x.exr",
-            "/dev/zero",
-            "a/b",
-            "a\\b",
-            "a\0b",
-            "a\nb",
-            &long,
-        ] {
-            assert!(!is_plain_file_name(bad), "{bad:?}");
-        }
-    }
-
-    #[test]
-    fn only_the_documented_shared_store_layout_is_accepted() {
-        let hex = "0123456789abcdef".repeat(4);
-        assert!(is_shared_store_name(&format!("../_shared/bones/{hex}.exr")));
-        assert!(is_shared_store_name(&format!(
-            "../../_shared/bones/{hex}.exr"
-        )));
-        assert!(is_shared_store_name(&format!("_shared/bones/{hex}.exr")));
-        for bad in [
-            format!("../_shared/bones/{}.exr", &hex[1..]),
-            format!("../_shared/bones/{hex}.exr/../../x"),
-            format!("../_shared/other/{hex}.exr"),
-            format!("..//_shared/bones/{hex}.exr"),
-            format!("{}_shared/bones/{hex}.exr", "../".repeat(65)),
-            "../../etc/passwd".to_owned(),
-        ] {
-            assert!(!is_shared_store_name(&bad), "{bad}");
-        }
-    }
-
-    #[test]
-    fn numbers_must_be_finite_and_in_range() {
-        assert!(non_negative("x", 0.0).is_ok());
-        for bad in [f64::NAN, f64::INFINITY, -1e-300, f64::NEG_INFINITY] {
-            assert!(non_negative("x", bad).is_err(), "{bad}");
-        }
-        assert!(positive("fps", 0.0).is_err());
-        assert!(positive("fps", f64::NAN).is_err());
-        assert!(positive("fps", 30.0).is_ok());
-        assert!(dimension("w", 0, 10).is_err());
-        assert!(dimension("w", 11, 10).is_err());
-        assert!(dimension("w", 10, 10).is_ok());
-    }
-}
-
 /// Checks the layout record against the other records: one placement per
 /// VAT primitive, each primitive's vertices inside its set's texels. A VAT
 /// record without a layout record is per-primitive (every `first_vertex` 0).
@@ -544,4 +478,70 @@ pub fn layout(
         _ => {}
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_names_stay_in_the_folder() {
+        for ok in [
+            "bones.skin0.exr",
+            "a b.p0.positions.exr",
+            "ünïcode.exr",
+            "..x",
+        ] {
+            assert!(is_plain_file_name(ok), "{ok}");
+        }
+        let long = "a".repeat(256);
+        for bad in [
+            "",
+            ".",
+            "..",
+            "../x.exr",
+            "/dev/zero",
+            "a/b",
+            "a\\b",
+            "a\0b",
+            "a\nb",
+            &long,
+        ] {
+            assert!(!is_plain_file_name(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn only_the_documented_shared_store_layout_is_accepted() {
+        let hex = "0123456789abcdef".repeat(4);
+        assert!(is_shared_store_name(&format!("../_shared/bones/{hex}.exr")));
+        assert!(is_shared_store_name(&format!(
+            "../../_shared/bones/{hex}.exr"
+        )));
+        assert!(is_shared_store_name(&format!("_shared/bones/{hex}.exr")));
+        for bad in [
+            format!("../_shared/bones/{}.exr", &hex[1..]),
+            format!("../_shared/bones/{hex}.exr/../../x"),
+            format!("../_shared/other/{hex}.exr"),
+            format!("..//_shared/bones/{hex}.exr"),
+            format!("{}_shared/bones/{hex}.exr", "../".repeat(65)),
+            "../../etc/passwd".to_owned(),
+        ] {
+            assert!(!is_shared_store_name(&bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn numbers_must_be_finite_and_in_range() {
+        assert!(non_negative("x", 0.0).is_ok());
+        for bad in [f64::NAN, f64::INFINITY, -1e-300, f64::NEG_INFINITY] {
+            assert!(non_negative("x", bad).is_err(), "{bad}");
+        }
+        assert!(positive("fps", 0.0).is_err());
+        assert!(positive("fps", f64::NAN).is_err());
+        assert!(positive("fps", 30.0).is_ok());
+        assert!(dimension("w", 0, 10).is_err());
+        assert!(dimension("w", 11, 10).is_err());
+        assert!(dimension("w", 10, 10).is_ok());
+    }
 }
