@@ -12,8 +12,12 @@
 //   Bone-matrix texture: RGBA 32-bit (or 16-bit) float. Joint j, row r:
 //     mat4   layout: texels (4j + c, r), c = 0..3, hold the matrix COLUMNS;
 //     mat3x4 layout: texels (3j + i, r), i = 0..2, hold the matrix ROWS.
+//     Folded textures (rows over the maximum size): texel (x, r) is at
+//     (b * block_width + x, r mod rows_per_block), b = r div rows_per_block;
+//     unfolded, rows_per_block = rows and block_width = width (b = 0).
 //   VAT textures: float (EXR) or RGBA16 unorm (PNG16, decoded below).
-//     Vertex v at row r is texel (v mod width, r * bands + v div width).
+//     Vertex v (set vertex s = first_vertex + v) at row r is texel
+//     (s mod width, r * bands + s div width).
 #version 450
 
 // ---------------------------------------------------------------- state
@@ -85,32 +89,42 @@ vec4 bone_texel(uint x, uint y) {
     return texelFetch(bone_texture, ivec2(x, y), 0);
 }
 
-Affine bone_matrix(uint joint, uint row, uint matrix_layout) {
+// Texel x of timeline row `row` in its (folded) block; zero past the block.
+vec4 bone_block_texel(uint x, uint row, uint rows_per_block, uint block_width) {
+    if (x >= block_width) {
+        return vec4(0.0);
+    }
+    uint per_block = max(rows_per_block, 1u);
+    uint b = row / per_block;
+    return bone_texel(b * block_width + x, row % per_block);
+}
+
+Affine bone_matrix(uint joint, uint row, uint matrix_layout, uint rows_per_block, uint block_width) {
     if (matrix_layout == LAYOUT_MAT4) {
         uint x = joint * 4u;
-        vec4 c0 = bone_texel(x, row);
-        vec4 c1 = bone_texel(x + 1u, row);
-        vec4 c2 = bone_texel(x + 2u, row);
-        vec4 c3 = bone_texel(x + 3u, row);
+        vec4 c0 = bone_block_texel(x, row, rows_per_block, block_width);
+        vec4 c1 = bone_block_texel(x + 1u, row, rows_per_block, block_width);
+        vec4 c2 = bone_block_texel(x + 2u, row, rows_per_block, block_width);
+        vec4 c3 = bone_block_texel(x + 3u, row, rows_per_block, block_width);
         return Affine(
             vec4(c0.x, c1.x, c2.x, c3.x),
             vec4(c0.y, c1.y, c2.y, c3.y),
             vec4(c0.z, c1.z, c2.z, c3.z));
     }
     uint x = joint * 3u;
-    return Affine(bone_texel(x, row), bone_texel(x + 1u, row), bone_texel(x + 2u, row));
+    return Affine(bone_block_texel(x, row, rows_per_block, block_width), bone_block_texel(x + 1u, row, rows_per_block, block_width), bone_block_texel(x + 2u, row, rows_per_block, block_width));
 }
 
 // Linear blend skinning's matrix from UV1..UV4 = (bone, weight, bone, weight).
-Affine blend_bones(vec4 uv[4], uint channels, uint row, uint matrix_layout) {
+Affine blend_bones(vec4 uv[4], uint channels, uint row, uint matrix_layout, uint rows_per_block, uint block_width) {
     Affine acc = affine_zero();
     for (uint c = 0u; c < channels; c = c + 1u) {
         vec4 pair = uv[c];
         if (pair.y != 0.0) {
-            acc = add_weighted(acc, bone_matrix(uint(pair.x), row, matrix_layout), pair.y);
+            acc = add_weighted(acc, bone_matrix(uint(pair.x), row, matrix_layout, rows_per_block, block_width), pair.y);
         }
         if (pair.w != 0.0) {
-            acc = add_weighted(acc, bone_matrix(uint(pair.z), row, matrix_layout), pair.w);
+            acc = add_weighted(acc, bone_matrix(uint(pair.z), row, matrix_layout, rows_per_block, block_width), pair.w);
         }
     }
     return acc;
@@ -128,7 +142,9 @@ Deformed bone_deform(
     vec3 p,
     vec3 n,
     uint matrix_layout,
-    uint height)
+    uint height,
+    uint rows_per_block,
+    uint block_width)
 {
     if (state.enabled == 0u) {
         return Deformed(p, n);
@@ -144,10 +160,10 @@ Deformed bone_deform(
         float weight = s.x;
         float fraction = s.y;
         uint row = uint(s.z);
-        Affine m0 = blend_bones(uv, channels, row, matrix_layout);
+        Affine m0 = blend_bones(uv, channels, row, matrix_layout, rows_per_block, block_width);
         Deformed d = skin(m0, p, n);
         if (fraction > 0.0) {
-            Affine m1 = blend_bones(uv, channels, min(row + 1u, last_row), matrix_layout);
+            Affine m1 = blend_bones(uv, channels, min(row + 1u, last_row), matrix_layout, rows_per_block, block_width);
             Deformed d1 = skin(m1, p, n);
             d = Deformed(lerp3(d.position, d1.position, fraction), lerp3(d.normal, d1.normal, fraction));
         }
@@ -222,6 +238,7 @@ struct VatLayout {
     uint width;
     uint bands;
     uint frames;
+    uint first_vertex;
 };
 
 // Vertex `vertex` through the state; (p, n) is what the playback mesh holds.
@@ -249,8 +266,8 @@ Deformed vat_deform(
         float fraction = s.y;
         uint row = uint(s.z);
         uint next = min(row + 1u, last_row);
-        uvec2 t0 = vat_texel(vertex, row, vat.width, vat.bands);
-        uvec2 t1 = vat_texel(vertex, next, vat.width, vat.bands);
+        uvec2 t0 = vat_texel(vertex + vat.first_vertex, row, vat.width, vat.bands);
+        uvec2 t1 = vat_texel(vertex + vat.first_vertex, next, vat.width, vat.bands);
         vec3 p_row = vat_position(t0, positions);
         vec3 n_row = vat_normal(t0, normals);
         if (fraction > 0.0) {
@@ -276,6 +293,8 @@ layout(std140, binding = 4) uniform Params {
     uint params_bone_layout;
     uint params_bone_height;
     uint params_channels;
+    uint params_bone_rows_per_block;
+    uint params_bone_block_width;
     VatLayout params_vat;
 };
 
@@ -291,7 +310,7 @@ layout(location = 5) in vec4 in_uv4;
 
 void main() {
     vec4 uv[4] = vec4[4](in_uv1, in_uv2, in_uv3, in_uv4);
-    Deformed d = bone_deform(instance_state, uv, params_channels, in_position, in_normal, params_bone_layout, params_bone_height);
+    Deformed d = bone_deform(instance_state, uv, params_channels, in_position, in_normal, params_bone_layout, params_bone_height, params_bone_rows_per_block, params_bone_block_width);
     gl_Position = world_view_projection * vec4(d.position, 1.0);
     out_normal = d.normal;
 }

@@ -9,8 +9,12 @@
 //   Bone-matrix texture: RGBA 32-bit (or 16-bit) float. Joint j, row r:
 //     mat4   layout: texels (4j + c, r), c = 0..3, hold the matrix COLUMNS;
 //     mat3x4 layout: texels (3j + i, r), i = 0..2, hold the matrix ROWS.
+//     Folded textures (rows over the maximum size): texel (x, r) is at
+//     (b * block_width + x, r mod rows_per_block), b = r div rows_per_block;
+//     unfolded, rows_per_block = rows and block_width = width (b = 0).
 //   VAT textures: float (EXR) or R16G16B16A16_UNORM (PNG16, decoded below).
-//     Vertex v at row r is texel (v mod width, r * bands + v div width).
+//     Vertex v (set vertex s = first_vertex + v) at row r is texel
+//     (s mod width, r * bands + s div width).
 
 // ---------------------------------------------------------------- state
 
@@ -81,34 +85,44 @@ float4 bone_texel(uint x, uint y) {
     return bone_texture.Load(int3(x, y, 0));
 }
 
-Affine bone_matrix(uint joint, uint row, uint matrix_layout) {
+// Texel x of timeline row `row` in its (folded) block; zero past the block.
+float4 bone_block_texel(uint x, uint row, uint rows_per_block, uint block_width) {
+    if (x >= block_width) {
+        return float4(0.0, 0.0, 0.0, 0.0);
+    }
+    uint per_block = max(rows_per_block, 1u);
+    uint b = row / per_block;
+    return bone_texel(b * block_width + x, row % per_block);
+}
+
+Affine bone_matrix(uint joint, uint row, uint matrix_layout, uint rows_per_block, uint block_width) {
     Affine m;
     if (matrix_layout == LAYOUT_MAT4) {
         uint x = joint * 4u;
-        float4 c0 = bone_texel(x, row);
-        float4 c1 = bone_texel(x + 1u, row);
-        float4 c2 = bone_texel(x + 2u, row);
-        float4 c3 = bone_texel(x + 3u, row);
+        float4 c0 = bone_block_texel(x, row, rows_per_block, block_width);
+        float4 c1 = bone_block_texel(x + 1u, row, rows_per_block, block_width);
+        float4 c2 = bone_block_texel(x + 2u, row, rows_per_block, block_width);
+        float4 c3 = bone_block_texel(x + 3u, row, rows_per_block, block_width);
         m.r0 = float4(c0.x, c1.x, c2.x, c3.x);
         m.r1 = float4(c0.y, c1.y, c2.y, c3.y);
         m.r2 = float4(c0.z, c1.z, c2.z, c3.z);
         return m;
     }
     uint x = joint * 3u;
-    m.r0 = bone_texel(x, row); m.r1 = bone_texel(x + 1u, row); m.r2 = bone_texel(x + 2u, row);
+    m.r0 = bone_block_texel(x, row, rows_per_block, block_width); m.r1 = bone_block_texel(x + 1u, row, rows_per_block, block_width); m.r2 = bone_block_texel(x + 2u, row, rows_per_block, block_width);
     return m;
 }
 
 // Linear blend skinning's matrix from UV1..UV4 = (bone, weight, bone, weight).
-Affine blend_bones(float4 uv[4], uint channels, uint row, uint matrix_layout) {
+Affine blend_bones(float4 uv[4], uint channels, uint row, uint matrix_layout, uint rows_per_block, uint block_width) {
     Affine acc = affine_zero();
     for (uint c = 0u; c < channels; c = c + 1u) {
         float4 pair = uv[c];
         if (pair.y != 0.0) {
-            acc = add_weighted(acc, bone_matrix((uint)pair.x, row, matrix_layout), pair.y);
+            acc = add_weighted(acc, bone_matrix((uint)pair.x, row, matrix_layout, rows_per_block, block_width), pair.y);
         }
         if (pair.w != 0.0) {
-            acc = add_weighted(acc, bone_matrix((uint)pair.z, row, matrix_layout), pair.w);
+            acc = add_weighted(acc, bone_matrix((uint)pair.z, row, matrix_layout, rows_per_block, block_width), pair.w);
         }
     }
     return acc;
@@ -126,7 +140,9 @@ Deformed bone_deform(
     float3 p,
     float3 n,
     uint matrix_layout,
-    uint height)
+    uint height,
+    uint rows_per_block,
+    uint block_width)
 {
     Deformed result; result.position = p; result.normal = n;
     if (state.enabled == 0u) {
@@ -143,10 +159,10 @@ Deformed bone_deform(
         float weight = s.x;
         float fraction = s.y;
         uint row = (uint)s.z;
-        Affine m0 = blend_bones(uv, channels, row, matrix_layout);
+        Affine m0 = blend_bones(uv, channels, row, matrix_layout, rows_per_block, block_width);
         Deformed d = skin(m0, p, n);
         if (fraction > 0.0) {
-            Affine m1 = blend_bones(uv, channels, min(row + 1u, last_row), matrix_layout);
+            Affine m1 = blend_bones(uv, channels, min(row + 1u, last_row), matrix_layout, rows_per_block, block_width);
             Deformed d1 = skin(m1, p, n);
             d.position = lerp3(d.position, d1.position, fraction); d.normal = lerp3(d.normal, d1.normal, fraction);
         }
@@ -222,6 +238,7 @@ struct VatLayout {
     uint width;
     uint bands;
     uint frames;
+    uint first_vertex;
 };
 
 // Vertex `vertex` through the state; (p, n) is what the playback mesh holds.
@@ -250,8 +267,8 @@ Deformed vat_deform(
         float fraction = s.y;
         uint row = (uint)s.z;
         uint next = min(row + 1u, last_row);
-        uint2 t0 = vat_texel(vertex, row, vat.width, vat.bands);
-        uint2 t1 = vat_texel(vertex, next, vat.width, vat.bands);
+        uint2 t0 = vat_texel(vertex + vat.first_vertex, row, vat.width, vat.bands);
+        uint2 t1 = vat_texel(vertex + vat.first_vertex, next, vat.width, vat.bands);
         float3 p_row = vat_position(t0, positions);
         float3 n_row = vat_normal(t0, normals);
         if (fraction > 0.0) {
@@ -278,6 +295,8 @@ cbuffer Params : register(b1) {
     uint params_bone_layout;
     uint params_bone_height;
     uint params_channels;
+    uint params_bone_rows_per_block;
+    uint params_bone_block_width;
     VatLayout params_vat;
 };
 
@@ -297,7 +316,7 @@ struct VertexOut {
 
 VertexOut bone_vertex(BoneVertex v) {
     float4 uv[4] = { v.uv1, v.uv2, v.uv3, v.uv4 };
-    Deformed d = bone_deform(instance_state, uv, params_channels, v.position, v.normal, params_bone_layout, params_bone_height);
+    Deformed d = bone_deform(instance_state, uv, params_channels, v.position, v.normal, params_bone_layout, params_bone_height, params_bone_rows_per_block, params_bone_block_width);
     VertexOut o; o.clip = mul(world_view_projection, float4(d.position, 1.0)); o.normal = d.normal; return o;
 }
 

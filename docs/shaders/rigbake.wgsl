@@ -9,8 +9,12 @@
 //   Bone-matrix texture: RGBA 32-bit (or 16-bit) float. Joint j, row r:
 //     mat4   layout: texels (4j + c, r), c = 0..3, hold the matrix COLUMNS;
 //     mat3x4 layout: texels (3j + i, r), i = 0..2, hold the matrix ROWS.
+//     Folded textures (rows over the maximum size): texel (x, r) is at
+//     (b * block_width + x, r mod rows_per_block), b = r div rows_per_block;
+//     unfolded, rows_per_block = rows and block_width = width (b = 0).
 //   VAT textures: float (EXR) or 16-bit unorm (PNG16, decoded below).
-//     Vertex v at row r is texel (v mod width, r * bands + v div width).
+//     Vertex v (set vertex s = first_vertex + v) at row r is texel
+//     (s mod width, r * bands + s div width).
 //
 // The animation state (4 rows of (blend weight, fraction, frame row,
 // reserved) plus an enable flag) comes from the CPU every frame; it never
@@ -86,13 +90,23 @@ fn bone_texel(x: u32, y: u32) -> vec4<f32> {
     return textureLoad(bone_texture, vec2<i32>(i32(x), i32(y)), 0);
 }
 
-fn bone_matrix(joint: u32, row: u32, matrix_layout: u32) -> Affine {
+// Texel x of timeline row `row` in its (folded) block; zero past the block.
+fn bone_block_texel(x: u32, row: u32, rows_per_block: u32, block_width: u32) -> vec4<f32> {
+    if (x >= block_width) {
+        return vec4<f32>(0.0);
+    }
+    let per_block = max(rows_per_block, 1u);
+    let b = row / per_block;
+    return bone_texel(b * block_width + x, row % per_block);
+}
+
+fn bone_matrix(joint: u32, row: u32, matrix_layout: u32, rows_per_block: u32, block_width: u32) -> Affine {
     if (matrix_layout == LAYOUT_MAT4) {
         let x = joint * 4u;
-        let c0 = bone_texel(x, row);
-        let c1 = bone_texel(x + 1u, row);
-        let c2 = bone_texel(x + 2u, row);
-        let c3 = bone_texel(x + 3u, row);
+        let c0 = bone_block_texel(x, row, rows_per_block, block_width);
+        let c1 = bone_block_texel(x + 1u, row, rows_per_block, block_width);
+        let c2 = bone_block_texel(x + 2u, row, rows_per_block, block_width);
+        let c3 = bone_block_texel(x + 3u, row, rows_per_block, block_width);
         return Affine(
             vec4<f32>(c0.x, c1.x, c2.x, c3.x),
             vec4<f32>(c0.y, c1.y, c2.y, c3.y),
@@ -100,20 +114,24 @@ fn bone_matrix(joint: u32, row: u32, matrix_layout: u32) -> Affine {
         );
     }
     let x = joint * 3u;
-    return Affine(bone_texel(x, row), bone_texel(x + 1u, row), bone_texel(x + 2u, row));
+    return Affine(
+        bone_block_texel(x, row, rows_per_block, block_width),
+        bone_block_texel(x + 1u, row, rows_per_block, block_width),
+        bone_block_texel(x + 2u, row, rows_per_block, block_width),
+    );
 }
 
 // Linear blend skinning's matrix from UV1..UV4 = (bone, weight, bone, weight).
-fn blend_bones(uv: array<vec4<f32>, 4>, channels: u32, row: u32, matrix_layout: u32) -> Affine {
+fn blend_bones(uv: array<vec4<f32>, 4>, channels: u32, row: u32, matrix_layout: u32, rows_per_block: u32, block_width: u32) -> Affine {
     var ch = uv;
     var acc = affine_zero();
     for (var c = 0u; c < channels; c = c + 1u) {
         let pair = ch[c];
         if (pair.y != 0.0) {
-            acc = add_weighted(acc, bone_matrix(u32(pair.x), row, matrix_layout), pair.y);
+            acc = add_weighted(acc, bone_matrix(u32(pair.x), row, matrix_layout, rows_per_block, block_width), pair.y);
         }
         if (pair.w != 0.0) {
-            acc = add_weighted(acc, bone_matrix(u32(pair.z), row, matrix_layout), pair.w);
+            acc = add_weighted(acc, bone_matrix(u32(pair.z), row, matrix_layout, rows_per_block, block_width), pair.w);
         }
     }
     return acc;
@@ -132,6 +150,8 @@ fn bone_deform(
     n: vec3<f32>,
     matrix_layout: u32,
     height: u32,
+    rows_per_block: u32,
+    block_width: u32,
 ) -> Deformed {
     if (state.enabled == 0u) {
         return Deformed(p, n);
@@ -148,10 +168,10 @@ fn bone_deform(
         let weight = s.x;
         let fraction = s.y;
         let row = u32(s.z);
-        let m0 = blend_bones(uv, channels, row, matrix_layout);
+        let m0 = blend_bones(uv, channels, row, matrix_layout, rows_per_block, block_width);
         var d = skin(m0, p, n);
         if (fraction > 0.0) {
-            let m1 = blend_bones(uv, channels, min(row + 1u, last_row), matrix_layout);
+            let m1 = blend_bones(uv, channels, min(row + 1u, last_row), matrix_layout, rows_per_block, block_width);
             let d1 = skin(m1, p, n);
             d = Deformed(lerp3(d.position, d1.position, fraction), lerp3(d.normal, d1.normal, fraction));
         }
@@ -226,6 +246,7 @@ struct VatLayout {
     width: u32,
     bands: u32,
     frames: u32,
+    first_vertex: u32,
 }
 
 // Vertex `vertex` through the state; (p, n) is what the playback mesh holds.
@@ -254,8 +275,8 @@ fn vat_deform(
         let fraction = s.y;
         let row = u32(s.z);
         let next = min(row + 1u, last_row);
-        let t0 = vat_texel(vertex, row, vat.width, vat.bands);
-        let t1 = vat_texel(vertex, next, vat.width, vat.bands);
+        let t0 = vat_texel(vertex + vat.first_vertex, row, vat.width, vat.bands);
+        let t1 = vat_texel(vertex + vat.first_vertex, next, vat.width, vat.bands);
         var p_row = vat_position(t0, positions);
         var n_row = vat_normal(t0, normals);
         if (fraction > 0.0) {
@@ -283,6 +304,8 @@ struct Params {
     bone_layout: u32,
     bone_height: u32,
     channels: u32,
+    bone_rows_per_block: u32,
+    bone_block_width: u32,
     @align(16) vat: VatLayout,
 }
 
@@ -306,7 +329,7 @@ struct VertexOut {
 @vertex
 fn bone_vertex(v: BoneVertex) -> VertexOut {
     let uv = array<vec4<f32>, 4>(v.uv1, v.uv2, v.uv3, v.uv4);
-    let d = bone_deform(instance.state, uv, params.channels, v.position, v.normal, params.bone_layout, params.bone_height);
+    let d = bone_deform(instance.state, uv, params.channels, v.position, v.normal, params.bone_layout, params.bone_height, params.bone_rows_per_block, params.bone_block_width);
     return VertexOut(instance.world_view_projection * vec4<f32>(d.position, 1.0), d.normal);
 }
 

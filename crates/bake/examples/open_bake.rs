@@ -16,7 +16,6 @@ use rigbake::playback::{self, Paths};
 use rigbake::{BakeSettings, Baked, ModelJob, bake_key, bake_model, job::Silent};
 use rigbake_core::import;
 use rigbake_core::runtime::PlayMode;
-use rigbake_core::runtime::bone_path::BoneTextureView;
 
 /// Bakes `fixtures/tentacle.glb` (with default settings) into `dir`; returns
 /// the container.
@@ -74,12 +73,7 @@ fn main() -> Result<(), Box<dyn Error>> {
 
     let skin = &loaded.metadata.skins[0];
     let texture = &bones.textures[skin.texture as usize];
-    let view = BoneTextureView {
-        width: texture.width,
-        height: texture.height,
-        layout: texture.layout,
-        texels: &texture.texels,
-    };
+    let view = texture.view();
     for (joint, name) in skin.joints.iter().enumerate().take(4) {
         // What a shader does: fetch both rows and blend by the fraction.
         let a = view.bone_matrix(joint as u32, at.row);

@@ -34,6 +34,9 @@ pub struct InspectReport {
     pub weights: Option<WeightsMetadata>,
     /// The rig record (anchors, props, clip origins), or `null`.
     pub rig: Option<RigMetadata>,
+    /// The layout record (VAT atlas placement, folded textures), since
+    /// format 1.7; `None`: per-primitive VAT, nothing folded.
+    pub texture_layout: Option<rigbake_format::meta::LayoutMetadata>,
     /// Sums over the metadata.
     pub totals: Totals,
     /// Result of `--verify` (`null` when not asked).
@@ -212,6 +215,7 @@ pub fn load_report(
         vat: container.vat().cloned(),
         weights: container.weights().cloned(),
         rig: container.rig().cloned(),
+        texture_layout: container.layout().cloned(),
         verified,
         sidecar: crate::sidecar::Sidecar::build(crate::sidecar::Records {
             container: &file
@@ -482,7 +486,15 @@ pub fn render(r: &InspectReport) -> String {
                 .as_deref()
                 .map_or_else(|| "scene root".to_owned(), shown)
         );
-        for p in &v.primitives {
+        let placement = r.texture_layout.as_ref().and_then(|l| l.vat.as_ref());
+        if let Some(l) = placement {
+            let _ = writeln!(s, "  layout: {}", name(&l.layout));
+        }
+        for (k, p) in v.primitives.iter().enumerate() {
+            let first = placement
+                .and_then(|l| l.first_vertex.get(k))
+                .filter(|&&f| f > 0)
+                .map_or_else(String::new, |f| format!(" from vertex {f}"));
             let streams: Vec<String> = [Some(p.positions), p.normals, p.tangents]
                 .into_iter()
                 .flatten()
@@ -495,12 +507,13 @@ pub fn render(r: &InspectReport) -> String {
                 .collect();
             let _ = writeln!(
                 s,
-                "  {} p{} ({}, {}{} vertices)  {} x {} ({} band{})  {}",
+                "  {} p{} ({}, {}{} vertices{})  {} x {} ({} band{})  {}",
                 shown(&p.node),
                 p.primitive,
                 name(&p.deformation),
                 if p.morphed { "morphed, " } else { "" },
                 p.vertices,
+                first,
                 p.width,
                 p.height,
                 p.bands,

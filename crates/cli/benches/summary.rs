@@ -300,7 +300,7 @@ fn end_to_end() -> Option<(f64, Option<f64>)> {
     let vertex_frames: usize = plan
         .primitives
         .iter()
-        .map(|p| p.layout.vertices * p.layout.frames)
+        .map(|p| p.vertices * p.layout.frames)
         .sum();
     let mut best_time = f64::INFINITY;
     let mut peak: Option<f64> = None;

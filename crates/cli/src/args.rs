@@ -9,12 +9,12 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 use rigbake_types::{
     AnchorsMode, DirectionEncoding, MatrixLayout, NormalConvention, Precision, Props, SampleRule,
-    VatEncoding,
+    VatEncoding, VatLayoutMode,
 };
 
 /// `rigbake --version`: the tool's version and the container format it
 /// writes (checked against the format crate by a test).
-pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (container format 1.6)");
+pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (container format 1.7)");
 
 /// The exit codes, listed at the end of `rigbake --help`.
 pub const EXIT_CODES_HELP: &str = "Exit codes: 0 when every model was baked, up to date or skipped with a reason (and for \
@@ -119,6 +119,10 @@ pub struct SettingFlags {
     /// Pad VAT textures to power-of-two sizes.
     #[arg(long)]
     pub power_of_two: bool,
+    /// How VAT primitives share textures: one atlas per model, or one
+    /// texture set per primitive [default: atlas].
+    #[arg(long, value_enum)]
+    pub vat_layout: Option<VatLayoutMode>,
     /// Compress VAT EXRs with ZIP (smaller, slower to write).
     #[arg(long)]
     pub zip: bool,

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use rigbake_types::{
     DirectionEncoding, MatrixLayout, NormalConvention, Precision, Props, SampleRule, VatEncoding,
+    VatLayoutMode,
 };
 use serde::Deserialize;
 
@@ -44,6 +45,8 @@ pub struct VatOverrides {
     pub direction_encoding: Option<DirectionEncoding>,
     /// Pad to powers of two.
     pub power_of_two: Option<bool>,
+    /// `atlas` (default) or `per-primitive`.
+    pub layout: Option<VatLayoutMode>,
     /// ZIP-compress EXRs.
     pub zip: Option<bool>,
 }

@@ -385,6 +385,7 @@ fn vat_only_flag(flags: &SettingFlags) -> Option<&'static str> {
         (flags.normal_convention.is_some(), "--normal-convention"),
         (flags.direction_encoding.is_some(), "--direction-encoding"),
         (flags.power_of_two, "--power-of-two"),
+        (flags.vat_layout.is_some(), "--vat-layout"),
         (flags.zip, "--zip"),
     ]
     .into_iter()

@@ -119,6 +119,7 @@ impl Draft {
             normal_convention: f.normal_convention,
             direction_encoding: f.direction_encoding,
             power_of_two: f.power_of_two.then_some(true),
+            layout: f.vat_layout,
             zip: f.zip.then_some(true),
         };
         self.apply(&Overrides {
@@ -319,6 +320,9 @@ fn apply_vat(v: &mut VatSettings, o: &VatOverrides) {
     }
     if let Some(p) = o.power_of_two {
         v.options.power_of_two = p;
+    }
+    if let Some(l) = o.layout {
+        v.options.layout = l;
     }
     if let Some(z) = o.zip {
         v.compression = if z {

@@ -240,10 +240,22 @@ fn a_model_named_dots_cannot_write_outside_out() {
 
 #[test]
 fn long_node_names_get_bounded_vat_file_names() {
+    // Node names reach file names in the per-primitive layout (the atlas is
+    // named after the model).
     let dir = tempfile::tempdir().unwrap();
     let model = renamed_two_joint(dir.path(), "long.glb", &"n".repeat(240), "turn");
     let out = dir.path().join("out");
-    let o = bake(&[&model], &out, &["--vat", "--normals", "--tangents"]);
+    let o = bake(
+        &[&model],
+        &out,
+        &[
+            "--vat",
+            "--normals",
+            "--tangents",
+            "--vat-layout",
+            "per-primitive",
+        ],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let mut names = Vec::new();
     for e in std::fs::read_dir(out.join("long")).unwrap() {
@@ -254,7 +266,17 @@ fn long_node_names_get_bounded_vat_file_names() {
     assert!(names.iter().any(|n| n.contains('~')), "{names:?}");
     // Deterministic: a second bake writes the same names.
     let out2 = dir.path().join("out2");
-    let o = bake(&[&model], &out2, &["--vat", "--normals", "--tangents"]);
+    let o = bake(
+        &[&model],
+        &out2,
+        &[
+            "--vat",
+            "--normals",
+            "--tangents",
+            "--vat-layout",
+            "per-primitive",
+        ],
+    );
     assert!(o.status.success());
     let mut again: Vec<String> = std::fs::read_dir(out2.join("long"))
         .unwrap()

@@ -101,7 +101,7 @@ fn openexr_reference_library_reads_streamed_vat_textures() {
         for stream in ["positions", "normals"] {
             let file = out
                 .path()
-                .join(format!("tentacle/tentacle_mesh.p0.{stream}.exr"));
+                .join(format!("tentacle/tentacle.vat.{stream}.exr"));
             let Some(dump) = openexr_dump(&file) else {
                 return;
             };

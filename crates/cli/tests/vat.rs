@@ -34,6 +34,17 @@ fn open(out: &Path, name: &str) -> (Metadata, VatMetadata) {
     (c.metadata().clone(), c.vat().expect("a VAT record").clone())
 }
 
+/// Each VAT primitive's first vertex in its texture set (formats/vat.md,
+/// "Atlas"): the layout record's, or 0 for every primitive without one.
+fn first_vertices(out: &Path, name: &str) -> Vec<usize> {
+    let c = Container::open(&out.join(name).join(format!("{name}.rigbake"))).unwrap();
+    let count = c.vat().expect("a VAT record").primitives.len();
+    match c.layout().and_then(|l| l.vat.as_ref()) {
+        Some(p) => p.first_vertex.iter().map(|&f| f as usize).collect(),
+        None => vec![0; count],
+    }
+}
+
 /// The documented inverse of the octahedral mapping.
 fn octahedral(x: f32, y: f32) -> Vec3 {
     let z = 1.0 - x.abs() - y.abs();
@@ -136,7 +147,9 @@ fn check(model_path: &Path, out: &Path, stride: usize) -> Errors {
         .map(|c| (c.start_row + c.frames) as usize)
         .max()
         .unwrap();
-    for p in &vat.primitives {
+    let firsts = first_vertices(out, &name);
+    for (k, p) in vat.primitives.iter().enumerate() {
+        let first = firsts[k];
         let node = mesh_node(&model, &p.node);
         let positions = decode(&dir, &vat.textures[p.positions as usize]);
         assert_eq!(
@@ -174,9 +187,10 @@ fn check(model_path: &Path, out: &Path, stride: usize) -> Errors {
         .max(1e-9);
         for (row, deformed) in &per_row {
             for (v, d) in deformed.iter().enumerate() {
+                let s = first + v;
                 let (x, y) = (
-                    v % p.width as usize,
-                    row * p.bands as usize + v / p.width as usize,
+                    s % p.width as usize,
+                    row * p.bands as usize + s / p.width as usize,
                 );
                 let at = (y * positions.width + x) * positions.floats;
                 let got = DVec3::new(
@@ -456,11 +470,12 @@ fn knight_sword_keeps_its_offset_from_the_hand() {
     let j = skin.joints.iter().position(|n| n == "handslot.r").unwrap();
     let bones = read_exr(&dir.join(&meta.textures[skin.texture as usize].name));
     let ibm = model.skins[0].inverse_binds[j];
-    let sword = vat
+    let k = vat
         .primitives
         .iter()
-        .find(|p| p.node == "1H_Sword")
+        .position(|p| p.node == "1H_Sword")
         .expect("the sword is baked");
+    let (sword, first_vertex) = (&vat.primitives[k], first_vertices(out.path(), "Knight")[k]);
     assert_eq!(sword.deformation, rigbake_format::meta::Deformation::Rigid);
     let tex = decode(&dir, &vat.textures[sword.positions as usize]);
     let rows: usize = meta.clips.iter().map(|c| c.frames as usize).sum();
@@ -475,9 +490,10 @@ fn knight_sword_keeps_its_offset_from_the_hand() {
         let to_joint = (skin_m * ibm.inverse()).inverse();
         let local: Vec<DVec3> = (0..sword.vertices as usize)
             .map(|v| {
+                let s = first_vertex + v;
                 let (x, y) = (
-                    v % sword.width as usize,
-                    row * sword.bands as usize + v / sword.width as usize,
+                    s % sword.width as usize,
+                    row * sword.bands as usize + s / sword.width as usize,
                 );
                 let at = (y * tex.width + x) * 3;
                 to_joint.transform_point3(Vec3::from_slice(&tex.values[at..at + 3]).as_dvec3())
@@ -591,7 +607,8 @@ fn playback_mesh_is_valid_gltf_and_addresses_the_vat() {
         let source = import_file(m, &ImportOptions::default()).unwrap();
         let (doc, buffers) = gltf_import(&file);
         assert_eq!(doc.meshes().len(), vat.primitives.len());
-        for (p, mesh) in vat.primitives.iter().zip(doc.meshes()) {
+        let firsts = first_vertices(out.path(), &name);
+        for ((p, mesh), first) in vat.primitives.iter().zip(doc.meshes()).zip(firsts) {
             let prim = mesh.primitives().next().unwrap();
             let reader = prim.reader(|b| Some(&buffers[b.index()]));
             let src = &source.meshes[source.nodes[mesh_node(&source, &p.node)].mesh.unwrap()]
@@ -621,9 +638,10 @@ fn playback_mesh_is_valid_gltf_and_addresses_the_vat() {
             for (v, (uv, pos)) in texels.iter().zip(&positions).enumerate() {
                 let x = (uv[0] * tex.width as f32 - 0.5).round() as usize;
                 let y = (uv[1] * tex.height as f32 - 0.5).round() as usize;
+                let s = first + v;
                 assert_eq!(
                     (x, y),
-                    (v % p.width as usize, v / p.width as usize),
+                    (s % p.width as usize, s / p.width as usize),
                     "{name}: vertex {v}"
                 );
                 let at = (y * tex.width + x) * 3;
@@ -644,4 +662,100 @@ fn gltf_import(file: &Path) -> (gltf::Document, Vec<Vec<u8>>) {
     let g = gltf::Gltf::from_slice(&std::fs::read(file).unwrap()).expect("the gltf crate opens it");
     let blob = g.blob.clone().expect("a BIN chunk");
     (g.document, vec![blob])
+}
+
+/// Files with extension `ext` in `dir`.
+fn count_files(dir: &Path, ext: &str) -> usize {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == ext)
+        })
+        .count()
+}
+
+#[test]
+fn per_primitive_layout_stays_available_and_matches_direct_evaluation() {
+    // two_skins.glb has several moving primitives: the atlas packs them
+    // into one texture per stream, the per-primitive layout into one each;
+    // both decode (with the documented addressing) to the direct evaluation.
+    let model = rigbake_fixtures::fixture("two_skins.glb");
+    let base = ["--format", "exr32", "--normals"];
+    let atlas = tempfile::tempdir().unwrap();
+    let r = vat(std::slice::from_ref(&model), atlas.path(), &base);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let per = tempfile::tempdir().unwrap();
+    let mut flags = base.to_vec();
+    flags.extend(["--vat-layout", "per-primitive"]);
+    let r = vat(std::slice::from_ref(&model), per.path(), &flags);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let (_, a) = open(atlas.path(), "two_skins");
+    let (_, p) = open(per.path(), "two_skins");
+    assert!(a.primitives.len() > 1, "the fixture has several primitives");
+    assert_eq!(a.primitives.len(), p.primitives.len());
+    // Atlas: every primitive in the same textures, vertices one after another.
+    assert!(
+        a.primitives
+            .iter()
+            .all(|q| q.positions == a.primitives[0].positions)
+    );
+    let firsts = first_vertices(atlas.path(), "two_skins");
+    let mut next = 0;
+    for (q, first) in a.primitives.iter().zip(&firsts) {
+        assert_eq!(*first, next);
+        next += q.vertices as usize;
+    }
+    // No normals in this fixture: the atlas is one position texture.
+    assert_eq!(a.textures.len(), 1);
+    assert_eq!(count_files(&atlas.path().join("two_skins"), "exr"), 1);
+    // Per primitive: one texture set each, every first vertex 0.
+    assert_eq!(
+        count_files(&per.path().join("two_skins"), "exr"),
+        p.textures.len()
+    );
+    assert_eq!(p.textures.len(), p.primitives.len());
+    assert!(
+        first_vertices(per.path(), "two_skins")
+            .iter()
+            .all(|&f| f == 0)
+    );
+    for out in [atlas.path(), per.path()] {
+        let e = check(&model, out, 1);
+        assert_eq!(e.primitives, a.primitives.len());
+        assert!(e.position <= KERNEL_TOLERANCE, "{e:?}");
+        assert!(e.direction_excess <= KERNEL_DEGREES, "{e:?}");
+    }
+}
+
+#[test]
+fn brainstem_vat_with_normals_is_one_atlas_of_two_exrs() {
+    let Some(shared) = shared_models("brainstem_vat_with_normals_is_one_atlas_of_two_exrs") else {
+        return;
+    };
+    let model = shared.join("khronos/BrainStem.glb");
+    let out = tempfile::tempdir().unwrap();
+    let r = vat(std::slice::from_ref(&model), out.path(), &["--normals"]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let dir = out.path().join("BrainStem");
+    // The issue's acceptance: at most 3 EXR files (position + normal).
+    assert_eq!(count_files(&dir, "exr"), 2);
+    let (_, v) = open(out.path(), "BrainStem");
+    assert_eq!(v.textures.len(), 2);
+    assert!(
+        v.primitives.len() > 50,
+        "BrainStem has 59 moving primitives"
+    );
+    let total: u64 = v.primitives.iter().map(|p| u64::from(p.vertices)).sum();
+    let p0 = &v.primitives[0];
+    assert!(u64::from(p0.width) * u64::from(p0.bands) >= total);
+    // Every 25th row of every primitive against direct evaluation, within
+    // the recorded half-float error (plus the f32 kernel's tolerance).
+    let e = check(&model, out.path(), 25);
+    assert_eq!(e.primitives, v.primitives.len());
+    assert!(e.position_excess <= KERNEL_TOLERANCE, "{e:?}");
+    assert!(e.direction_excess <= KERNEL_DEGREES, "{e:?}");
 }

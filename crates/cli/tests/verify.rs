@@ -487,3 +487,80 @@ fn a_damaged_vat_texture_fails_verification() {
         assert_eq!(c["pass"], true, "{c:#}");
     }
 }
+
+/// The documented fold addressing (formats/bone-matrix-texture.md,
+/// "Folding"), written from the format description: texel `(x, 0)` of
+/// timeline row `r` is at `(b * block_width + x, r mod rows_per_block)` with
+/// `b = r div rows_per_block` (one page).
+fn folded_texel(fold: &rigbake_format::meta::FoldMeta, x: usize, r: usize) -> (usize, usize) {
+    let per_block = fold.rows_per_block as usize;
+    let b = r / per_block;
+    assert_eq!(fold.pages, 1);
+    (b * fold.block_width as usize + x, r % per_block)
+}
+
+#[test]
+fn knight_at_120_fps_folds_and_verifies() {
+    // 11,044 rows at 120 fps: over the default 8192, so the bone texture and
+    // anchors.exr fold into column blocks. Each folded texel must equal the
+    // unfolded bake's (at a maximum size that fits) at the documented
+    // address, and `verify` must play the folded bake back exactly.
+    let Some(dir) = shared_models("knight_at_120_fps_folds_and_verifies") else {
+        return;
+    };
+    let model = dir.join("kaykit/Knight.glb");
+    let flags = ["--fps", "120", "--anchor", "handslot.r", "--anchors-exr"];
+    let folded = tempfile::tempdir().unwrap();
+    let r = bake(std::slice::from_ref(&model), folded.path(), &flags);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let unfolded = tempfile::tempdir().unwrap();
+    let mut big = flags.to_vec();
+    big.extend(["--max-texture-size", "16384"]);
+    let r = bake(std::slice::from_ref(&model), unfolded.path(), &big);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+
+    let file = container(folded.path(), &model);
+    let c = rigbake_format::container::Container::open(&file).unwrap();
+    let rows: usize = c.metadata().clips.iter().map(|c| c.frames as usize).sum();
+    assert!(rows > 8192, "{rows} rows");
+    let layout = c.layout().expect("a layout record").clone();
+    let tex = &c.metadata().textures[0];
+    assert!(tex.height <= 8192 && tex.width <= 8192);
+    let bones_fold = layout
+        .folds
+        .iter()
+        .find(|f| f.texture == rigbake_format::meta::FoldedTexture::Bones(0))
+        .expect("the bone texture is folded");
+    assert_eq!(bones_fold.blocks_per_page, 2);
+    let anchor_fold = layout
+        .folds
+        .iter()
+        .find(|f| f.texture == rigbake_format::meta::FoldedTexture::Anchors)
+        .expect("anchors.exr is folded");
+    let u =
+        rigbake_format::container::Container::open(&container(unfolded.path(), &model)).unwrap();
+    assert!(u.layout().is_none_or(|l| l.folds.is_empty()));
+    for (name, fold) in [
+        (&tex.name, bones_fold),
+        (&"anchors.exr".to_owned(), anchor_fold),
+    ] {
+        let a = read_exr(&folded.path().join("Knight").join(name));
+        let b = read_exr(&unfolded.path().join("Knight").join(name));
+        assert_eq!(b.height, rows);
+        assert_eq!(b.width, fold.block_width as usize);
+        assert_eq!((a.width, a.height), (2 * b.width, rows.div_ceil(2)));
+        for r in 0..rows {
+            for x in 0..b.width {
+                let (fx, fy) = folded_texel(fold, x, r);
+                let (at, bt) = ((fy * a.width + fx) * 4, (r * b.width + x) * 4);
+                assert_eq!(a.data[at..at + 4], b.data[bt..bt + 4], "{name}: row {r}");
+            }
+        }
+    }
+    // Vertices reconstructed from the folded texture the way a shader does
+    // (runtime reference) against direct evaluation: the exact bound.
+    let (code, report, stderr) = verify(&file, Some(&model), &["--stride", "16"]);
+    let report = report.unwrap_or_else(|| panic!("{stderr}"));
+    assert_eq!(code, 0, "{report:#}");
+    assert_exact(&report, "Knight at 120 fps");
+}

@@ -30,6 +30,7 @@ pub mod bake;
 pub mod budget;
 pub mod error;
 pub mod eval;
+pub mod fold;
 pub mod import;
 pub mod layout;
 pub mod model;

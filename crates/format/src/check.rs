@@ -12,8 +12,8 @@
 
 use crate::error::{FormatError, Result};
 use crate::meta::{
-    BoundsMetadata, ClipOrigin, MatrixLayout, Metadata, OutputsMetadata, RigMetadata, VatMetadata,
-    WeightsMetadata,
+    BoundsMetadata, ClipOrigin, FoldMeta, FoldedTexture, LayoutMetadata, MatrixLayout, Metadata,
+    OutputsMetadata, RigMetadata, VatMetadata, WeightsMetadata,
 };
 
 /// Largest texture width or height any record may declare (and the largest
@@ -148,11 +148,53 @@ fn timeline_rows(m: &Metadata) -> Result<u64> {
     Ok(rows)
 }
 
-/// Checks the main metadata record.
+/// Checks one fold of the layout record: positive counts, one page unless
+/// `pages` are allowed, the page exactly `width x height`, room for `rows`
+/// timeline rows. Returns the block width.
+fn fold(what: &str, f: &FoldMeta, width: u32, height: u32, rows: u64, pages: bool) -> Result<u32> {
+    let counts = [
+        f.rows_per_block,
+        f.row_height,
+        f.block_width,
+        f.blocks_per_page,
+        f.pages,
+    ];
+    if counts.contains(&0) || (!pages && f.pages != 1) {
+        return Err(invalid(format!(
+            "{what}: fold {f:?} has a zero count or pages where none are allowed"
+        )));
+    }
+    let page = (
+        u64::from(f.blocks_per_page) * u64::from(f.block_width),
+        u64::from(f.rows_per_block) * u64::from(f.row_height),
+    );
+    if page != (u64::from(width), u64::from(height)) {
+        return Err(invalid(format!(
+            "{what}: its fold makes {} x {} pages, but the texture is {width} x {height}",
+            page.0, page.1
+        )));
+    }
+    let capacity = u64::from(f.rows_per_block) * u64::from(f.blocks_per_page) * u64::from(f.pages);
+    if capacity < rows {
+        return Err(invalid(format!(
+            "{what}: its fold holds {capacity} rows, but the clips need {rows}"
+        )));
+    }
+    Ok(f.block_width)
+}
+
+/// Checks the main metadata record (no texture folded).
 pub fn metadata(m: &Metadata) -> Result<u64> {
+    metadata_folded(m, &[])
+}
+
+/// Checks the main metadata record, bone textures placed by `folds` (the
+/// layout record's; a texture not listed is unfolded).
+pub fn metadata_folded(m: &Metadata, folds: &[FoldMeta]) -> Result<u64> {
     let rows = timeline_rows(m)?;
     let max = m.options.max_texture_size;
     dimension("options.max_texture_size", max, MAX_TEXTURE_SIZE)?;
+    let mut block_widths = Vec::with_capacity(m.textures.len());
     for (i, t) in m.textures.iter().enumerate() {
         let what = format!("textures[{i}]");
         if !(is_plain_file_name(&t.name) || is_shared_store_name(&t.name)) {
@@ -164,11 +206,18 @@ pub fn metadata(m: &Metadata) -> Result<u64> {
         dimension(&format!("{what}.width"), t.width, max)?;
         dimension(&format!("{what}.height"), t.height, max)?;
         non_negative(&format!("{what}.max_error"), t.max_error)?;
-        if u64::from(t.height) < rows {
+        let listed = folds
+            .iter()
+            .find(|f| f.texture == FoldedTexture::Bones(i as u32));
+        if let Some(f) = listed {
+            block_widths.push(fold(&what, f, t.width, t.height, rows, false)?);
+        } else if u64::from(t.height) < rows {
             return Err(invalid(format!(
                 "{what} has {} rows, but the clips need {rows}",
                 t.height
             )));
+        } else {
+            block_widths.push(t.width);
         }
     }
     for (s, skin) in m.skins.iter().enumerate() {
@@ -189,14 +238,15 @@ pub fn metadata(m: &Metadata) -> Result<u64> {
             }
         }
         let tex = &m.textures[skin.texture as usize];
+        let width = block_widths[skin.texture as usize];
         let per_joint = match tex.layout {
             MatrixLayout::Mat4 => 4,
             MatrixLayout::Mat3x4 => 3,
         };
-        if u64::from(tex.width) != skin.joints.len() as u64 * per_joint {
+        if u64::from(width) != skin.joints.len() as u64 * per_joint {
             return Err(invalid(format!(
                 "{what}: its texture is {} pixels wide, but {} joints need {}",
-                tex.width,
+                width,
                 skin.joints.len(),
                 skin.joints.len() as u64 * per_joint
             )));
@@ -367,6 +417,86 @@ pub fn bounds(b: &BoundsMetadata, clips: usize) -> Result<()> {
                 c.min, c.max
             )));
         }
+    }
+    Ok(())
+}
+
+/// Checks the layout record against the other records: one placement per
+/// VAT primitive, each primitive's vertices inside its set's texels. A VAT
+/// record without a layout record is per-primitive (every `first_vertex` 0).
+pub fn layout(
+    l: Option<&LayoutMetadata>,
+    m: &Metadata,
+    v: Option<&VatMetadata>,
+    rig: Option<&RigMetadata>,
+    rows: u64,
+) -> Result<()> {
+    let Some(l) = l else { return Ok(()) };
+    let mut seen = std::collections::HashSet::new();
+    for (i, f) in l.folds.iter().enumerate() {
+        let what = format!("layout.folds[{i}]");
+        if !seen.insert(f.texture) {
+            return Err(invalid(format!("{what}: its texture is folded twice")));
+        }
+        match f.texture {
+            // Checked with the metadata record (metadata_folded).
+            FoldedTexture::Bones(t) => index(&format!("{what}.texture"), t, m.textures.len())?,
+            FoldedTexture::Vat(_) => {
+                return Err(invalid(format!(
+                    "{what}: folded VAT textures are not supported by this reader"
+                )));
+            }
+            FoldedTexture::Anchors => {
+                let anchors = rig
+                    .filter(|r| r.anchor_texture.is_some())
+                    .map(|r| r.anchors.len());
+                let Some(anchors) = anchors else {
+                    return Err(invalid(format!(
+                        "{what}: folds an anchor texture the rig record does not have"
+                    )));
+                };
+                if u64::from(f.block_width) != anchors as u64 * 4
+                    || f.row_height != 1
+                    || f.pages != 1
+                {
+                    return Err(invalid(format!(
+                        "{what}: an anchor texture of {anchors} anchors has blocks of {} pixels, one row and one page",
+                        anchors * 4
+                    )));
+                }
+                let (w, h) = (
+                    f.block_width.saturating_mul(f.blocks_per_page),
+                    f.rows_per_block,
+                );
+                fold(&what, f, w, h, rows, false)?;
+            }
+        }
+    }
+    match (&l.vat, v) {
+        (Some(_), None) => {
+            return Err(invalid(
+                "layout.vat describes a VAT the container does not have".to_owned(),
+            ));
+        }
+        (Some(placement), Some(v)) => {
+            if placement.first_vertex.len() != v.primitives.len() {
+                return Err(invalid(format!(
+                    "layout.vat places {} primitives, but the VAT record has {}",
+                    placement.first_vertex.len(),
+                    v.primitives.len()
+                )));
+            }
+            for (i, (p, &first)) in v.primitives.iter().zip(&placement.first_vertex).enumerate() {
+                let end = u64::from(first) + u64::from(p.vertices);
+                if end > u64::from(p.width) * u64::from(p.bands) {
+                    return Err(invalid(format!(
+                        "vat.primitives[{i}]: vertices {first}..{end} do not fit {} bands of {} texels",
+                        p.bands, p.width
+                    )));
+                }
+            }
+        }
+        _ => {}
     }
     Ok(())
 }

@@ -5,7 +5,8 @@
 
 use crate::error::{FormatError, Result};
 use crate::meta::{
-    BoundsMetadata, Metadata, OutputsMetadata, RigMetadata, VatMetadata, WeightsMetadata,
+    BoundsMetadata, LayoutMetadata, Metadata, OutputsMetadata, RigMetadata, VatMetadata,
+    WeightsMetadata,
 };
 
 /// Largest metadata record a reader accepts.
@@ -92,4 +93,17 @@ pub fn decode_outputs(bytes: &[u8]) -> Result<OutputsMetadata> {
     bincode::serde::decode_from_slice(bytes, config())
         .map(|(m, _)| m)
         .map_err(|e| FormatError::Invalid(format!("the outputs record cannot be decoded: {e}")))
+}
+
+/// Encodes the layout record.
+pub fn encode_layout(l: &LayoutMetadata) -> Result<Vec<u8>> {
+    bincode::serde::encode_to_vec(l, config())
+        .map_err(|e| FormatError::Invalid(format!("cannot encode the layout record: {e}")))
+}
+
+/// Decodes the layout record (trailing bytes ignored).
+pub fn decode_layout(bytes: &[u8]) -> Result<LayoutMetadata> {
+    bincode::serde::decode_from_slice(bytes, config())
+        .map(|(m, _)| m)
+        .map_err(|e| FormatError::Invalid(format!("the layout record cannot be decoded: {e}")))
 }

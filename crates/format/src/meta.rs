@@ -486,3 +486,67 @@ pub struct BoundsMetadata {
     /// One box per clip.
     pub clips: Vec<ClipBoundsMeta>,
 }
+
+// ---------------------------------------------------------------------------
+// Layout section (container section kind 11, since format 1.7): how the VAT
+// primitives share texture sets, and where folded textures continue.
+
+pub use rigbake_types::VatLayoutMode;
+
+/// How the VAT record's primitives sit in their textures.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VatPlacement {
+    /// `atlas` (one texture set for every primitive) or `per_primitive`.
+    pub layout: VatLayoutMode,
+    /// Per VAT primitive (same order as `VatMetadata::primitives`): its
+    /// first vertex in its texture set; vertex `v` is set vertex
+    /// `first_vertex + v`.
+    pub first_vertex: Vec<u32>,
+}
+
+/// Which texture a fold describes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FoldedTexture {
+    /// A bone-matrix texture: index into `Metadata::textures`.
+    Bones(u32),
+    /// A VAT texture: index into `VatMetadata::textures` of its first page;
+    /// page `k` is texture `index + k`.
+    Vat(u32),
+    /// The anchor texture of the rig record.
+    Anchors,
+}
+
+/// How a texture whose rows would exceed the maximum size continues its
+/// frames in further column blocks and pages. Timeline row `r`, texel
+/// `(x, y)` of its unfolded row block (`x < block_width`, `y < row_height`),
+/// is at page `b / blocks_per_page`, texel
+/// `((b mod blocks_per_page) * block_width + x, (r mod rows_per_block) * row_height + y)`
+/// with `b = r div rows_per_block`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FoldMeta {
+    /// The folded texture.
+    pub texture: FoldedTexture,
+    /// Timeline rows per column block.
+    pub rows_per_block: u32,
+    /// Texel rows one timeline row takes (1 for bones and anchors, `bands`
+    /// for VAT).
+    pub row_height: u32,
+    /// Texel columns of one block (the unfolded width).
+    pub block_width: u32,
+    /// Blocks side by side on one page.
+    pub blocks_per_page: u32,
+    /// Pages (one texture each).
+    pub pages: u32,
+}
+
+/// The layout record: what a reader needs besides the older records to
+/// address atlas VATs and folded textures. A container without it has
+/// per-primitive VAT textures and no folds.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct LayoutMetadata {
+    /// VAT placement; `None` when the bake has no VAT.
+    pub vat: Option<VatPlacement>,
+    /// Every folded texture (textures not listed are not folded).
+    pub folds: Vec<FoldMeta>,
+}

@@ -384,3 +384,39 @@ fn golden_version_1_1_container_with_vat_stays_readable() {
     let decode = |c: usize| b[0][c] + f32::from(png.samples[c]) / 65535.0 * (b[1][c] - b[0][c]);
     assert!((decode(0) - 0.3).abs() < 1e-4 && decode(1).abs() < 1e-4 && decode(2).abs() < 1e-4);
 }
+
+#[test]
+fn golden_version_1_5_container_with_per_primitive_vat_stays_readable() {
+    // formats/golden/v1.5/two_skins_vat.rigbake was written by rigbake 0.1.0
+    // (container format 1.5, before atlases and the layout record) with
+    // `rigbake bake fixtures/two_skins.glb --vat --format exr32
+    // --embed-textures`. Never regenerate it: without a layout record, VAT
+    // primitives have a texture set each and every first vertex is 0.
+    use rigbake_format::meta::VatStream;
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../formats/golden/v1.5/two_skins_vat.rigbake");
+    let mut c = Container::open(&path).unwrap();
+    assert_eq!(c.version().to_string(), "1.5");
+    c.verify().unwrap();
+    assert!(c.layout().is_none(), "1.5 has no layout record");
+    let vat = c.vat().expect("the VAT record").clone();
+    assert_eq!(vat.primitives.len(), 2);
+    assert_ne!(vat.primitives[0].positions, vat.primitives[1].positions);
+    for p in &vat.primitives {
+        let t = &vat.textures[p.positions as usize];
+        assert_eq!(t.stream, VatStream::Positions);
+        assert_eq!((p.width, p.bands), (p.vertices, 1));
+        assert_eq!((t.width, t.height), (p.width, p.height));
+        let Storage::Section(s) = t.storage else {
+            panic!("embedded")
+        };
+        let image =
+            rigbake_format::texture::exr::read(Cursor::new(c.read_section(s as usize).unwrap()))
+                .unwrap();
+        assert_eq!(
+            (image.width, image.height),
+            (p.width as usize, p.height as usize)
+        );
+    }
+    assert!(c.metadata().textures.iter().all(|t| t.height >= 31));
+}

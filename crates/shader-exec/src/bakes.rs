@@ -117,9 +117,22 @@ pub fn bone_bake(
     layout: MatrixLayout,
     max_influences: usize,
 ) -> Result<BoneBake, String> {
+    let max = BoneBakeOptions::default().max_texture_size;
+    bone_bake_within(loaded, layout, max_influences, max)
+}
+
+/// [`bone_bake`] within `max_texture_size` texels per side (as
+/// `--max-texture-size`): textures with more rows fold into column blocks.
+pub fn bone_bake_within(
+    loaded: &Loaded,
+    layout: MatrixLayout,
+    max_influences: usize,
+    max_texture_size: usize,
+) -> Result<BoneBake, String> {
     let (model, name) = (&loaded.model, &loaded.name);
     let options = BoneBakeOptions {
         layout,
+        max_texture_size,
         ..BoneBakeOptions::default()
     };
     let textures = bake::bake_bone_textures(model, &loaded.timeline, &options)
@@ -164,6 +177,8 @@ pub struct VatPrimitive {
     pub height: u32,
     /// Vertices.
     pub vertices: u32,
+    /// First vertex in the texture set (0: the bake is per primitive).
+    pub first_vertex: u32,
     /// Positions texture, RGBA (`w` = 0).
     pub positions: Vec<f32>,
     /// Normals texture, RGBA (`w` = 0), when baked.
@@ -197,6 +212,9 @@ pub struct VatShape {
     pub max_texture_size: usize,
     /// Round sizes up to powers of two (padding texels and rows).
     pub power_of_two: bool,
+    /// One texture set for every primitive (`--vat-layout atlas`; each
+    /// primitive then carries a copy of the atlas and its first vertex).
+    pub atlas: bool,
 }
 
 impl VatShape {
@@ -206,6 +224,7 @@ impl VatShape {
         Self {
             max_texture_size: d.max_texture_size,
             power_of_two: d.power_of_two,
+            atlas: false,
         }
     }
 }
@@ -218,16 +237,22 @@ pub fn vat_bake(loaded: &Loaded, shape: VatShape) -> Result<Vec<VatPrimitive>, S
         normals: true,
         max_texture_size: shape.max_texture_size,
         power_of_two: shape.power_of_two,
+        layout: if shape.atlas {
+            vat::VatLayoutMode::Atlas
+        } else {
+            vat::VatLayoutMode::PerPrimitive
+        },
         ..VatOptions::default()
     };
     let plan = vat::plan(model, &loaded.timeline, &options).map_err(|e| format!("{name}: {e}"))?;
     let baker = VatBaker::new(model, &loaded.timeline, plan, options.convention)
         .map_err(|e| format!("{name}: {e}"))?;
-    let mut out = Vec::new();
-    for (index, p) in baker.plan().primitives.iter().enumerate() {
-        let l = p.layout;
+    // Every texture set's textures, filled once.
+    let mut sets = Vec::new();
+    for (index, set) in baker.plan().sets.iter().enumerate() {
+        let l = set.layout;
         let mut positions = vec![0.0; l.width * l.height * 3];
-        let mut normals = p.normals.then(|| vec![0.0; l.width * l.height * 3]);
+        let mut normals = set.normals.then(|| vec![0.0; l.width * l.height * 3]);
         baker.fill(
             index,
             0,
@@ -238,6 +263,15 @@ pub fn vat_bake(loaded: &Loaded, shape: VatShape) -> Result<Vec<VatPrimitive>, S
                 tangents: None,
             },
         );
+        sets.push((
+            planar_to_rgba(&positions, l.width, l.height),
+            normals.map(|n| planar_to_rgba(&n, l.width, l.height)),
+        ));
+    }
+    let mut out = Vec::new();
+    for (index, p) in baker.plan().primitives.iter().enumerate() {
+        let l = p.layout;
+        let (positions, normals) = &sets[p.set];
         let rest = baker.vertices_at(index, 0);
         out.push(VatPrimitive {
             name: format!("{}/{}", model.nodes[p.node].name, p.primitive),
@@ -245,9 +279,10 @@ pub fn vat_bake(loaded: &Loaded, shape: VatShape) -> Result<Vec<VatPrimitive>, S
             bands: l.bands as u32,
             frames: l.frames as u32,
             height: l.height as u32,
-            vertices: l.vertices as u32,
-            positions: planar_to_rgba(&positions, l.width, l.height),
-            normals: normals.map(|n| planar_to_rgba(&n, l.width, l.height)),
+            vertices: p.vertices as u32,
+            first_vertex: p.first_vertex as u32,
+            positions: positions.clone(),
+            normals: normals.clone().filter(|_| p.normals),
             rest_positions: rest.positions,
             rest_normals: rest.normals.filter(|_| p.normals),
         });

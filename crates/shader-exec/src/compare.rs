@@ -88,6 +88,8 @@ pub struct Stats {
     pub coverage: (usize, bool),
     /// Most texture rows per frame of a primitive (VAT path; 0 otherwise).
     pub max_bands: u32,
+    /// Largest first vertex of a VAT primitive in its texture set (atlas).
+    pub max_first_vertex: u32,
 }
 
 impl Stats {
@@ -191,9 +193,38 @@ pub fn bone_path(
     max_influences: usize,
 ) -> Result<Stats, String> {
     let bake = bakes::bone_bake(loaded, layout, max_influences)?;
+    bone_path_of(gpu, kernels, loaded, &bake, precision)
+}
+
+/// [`bone_path`] with textures within `max_texture_size` texels per side,
+/// so that long timelines fold their rows into column blocks.
+pub fn bone_path_within(
+    gpu: &Gpu,
+    kernels: &Kernels,
+    loaded: &Loaded,
+    layout: MatrixLayout,
+    max_influences: usize,
+    max_texture_size: usize,
+) -> Result<(Stats, Vec<rigbake_core::fold::Fold>), String> {
+    let bake = bakes::bone_bake_within(loaded, layout, max_influences, max_texture_size)?;
+    let folds = bake.textures.iter().map(|t| t.fold).collect();
+    Ok((
+        bone_path_of(gpu, kernels, loaded, &bake, BonePrecision::F32)?,
+        folds,
+    ))
+}
+
+fn bone_path_of(
+    gpu: &Gpu,
+    kernels: &Kernels,
+    loaded: &Loaded,
+    bake: &bakes::BoneBake,
+    precision: BonePrecision,
+) -> Result<Stats, String> {
     let mut stats = Stats::default();
     for p in &bake.primitives {
         let tex = &bake.textures[p.texture];
+        let layout = tex.layout;
         let halves: Vec<f16> = match precision {
             BonePrecision::F16 => tex.data.iter().map(|&v| f16::from_f32(v)).collect(),
             BonePrecision::F32 => Vec::new(),
@@ -205,6 +236,8 @@ pub fn bone_path(
         let view = BoneTextureView {
             width: tex.width as u32,
             height: tex.height as u32,
+            rows: loaded.timeline.rows as u32,
+            fold: tex.fold,
             layout,
             texels: &cpu_texels,
         };
@@ -222,9 +255,11 @@ pub fn bone_path(
                 MatrixLayout::Mat4 => 0,
                 MatrixLayout::Mat3x4 => 1,
             },
-            bone_height: view.height,
+            bone_height: view.rows,
             channels: bake.channels as u32,
-            vat: [1, 1, 1],
+            bone_rows_per_block: view.fold.rows_per_block,
+            bone_block_width: view.fold.block_width,
+            vat: [1, 1, 1, 0],
         };
         let textures = Textures {
             bones: Some(TextureData {
@@ -307,12 +342,14 @@ pub fn vat_path(
     let mut stats = Stats::default();
     for p in &primitives {
         stats.max_bands = stats.max_bands.max(p.bands);
+        stats.max_first_vertex = stats.max_first_vertex.max(p.first_vertex);
         let positions = encode(p, &p.positions, encoding, false);
         let normals = p.normals.as_ref().map(|n| encode(p, n, encoding, true));
         let address = VatAddress {
             width: p.width,
             bands: p.bands,
             frames: p.frames,
+            first_vertex: p.first_vertex,
         };
         let (cases, gpu_states) = cases(loaded, p.frames);
         stats.coverage = states::coverage(&cases);
@@ -334,7 +371,9 @@ pub fn vat_path(
             bone_layout: 0,
             bone_height: 1,
             channels: 0,
-            vat: [p.width, p.bands, p.frames],
+            bone_rows_per_block: 1,
+            bone_block_width: 1,
+            vat: [p.width, p.bands, p.frames, p.first_vertex],
         };
         let input = VertexInput {
             positions: &p.rest_positions,

@@ -82,6 +82,7 @@ fn bounds(p: &VatPrimitive, data: &[f32]) -> ([f32; 4], [f32; 4]) {
         width: p.width,
         bands: p.bands,
         frames: p.frames,
+        first_vertex: p.first_vertex,
     };
     let (mut lo, mut hi) = ([f32::INFINITY; 4], [f32::NEG_INFINITY; 4]);
     for row in 0..p.frames {

@@ -136,6 +136,8 @@ pub fn render_bones(gpu: &Gpu, loaded: &Loaded, case: &Case) -> Result<RenderChe
     let view = BoneTextureView {
         width: tex.width as u32,
         height: tex.height as u32,
+        rows: loaded.timeline.rows as u32,
+        fold: tex.fold,
         layout: MatrixLayout::Mat4,
         texels: &tex.data,
     };
@@ -169,9 +171,11 @@ pub fn render_bones(gpu: &Gpu, loaded: &Loaded, case: &Case) -> Result<RenderChe
             vat_positions: StreamDecode::FLOAT,
             vat_normals: StreamDecode::FLOAT,
             bone_layout: 0,
-            bone_height: view.height,
+            bone_height: view.rows,
             channels: ch as u32,
-            vat: [1, 1, 1],
+            bone_rows_per_block: view.fold.rows_per_block,
+            bone_block_width: view.fold.block_width,
+            vat: [1, 1, 1, 0],
         },
         &VertexInput {
             positions: &p.positions,
@@ -205,6 +209,7 @@ pub fn render_vat(gpu: &Gpu, loaded: &Loaded, case: &Case) -> Result<RenderCheck
         width: p.width,
         bands: p.bands,
         frames: p.frames,
+        first_vertex: p.first_vertex,
     };
     let pos_view = positions.view(p);
     let reference: Vec<Vec3> = (0..p.vertices)
@@ -244,7 +249,9 @@ pub fn render_vat(gpu: &Gpu, loaded: &Loaded, case: &Case) -> Result<RenderCheck
             bone_layout: 0,
             bone_height: 1,
             channels: 0,
-            vat: [p.width, p.bands, p.frames],
+            bone_rows_per_block: 1,
+            bone_block_width: 1,
+            vat: [p.width, p.bands, p.frames, p.first_vertex],
         },
         &VertexInput {
             positions: &p.rest_positions,

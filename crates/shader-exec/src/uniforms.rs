@@ -151,12 +151,17 @@ pub struct ParamValues {
     pub vat_normals: StreamDecode,
     /// `bone_layout` (`LAYOUT_MAT4` = 0, `LAYOUT_MAT3X4` = 1).
     pub bone_layout: u32,
-    /// `bone_height`: rows of the bone texture.
+    /// `bone_height`: timeline rows (the bone texture's height unfolded).
     pub bone_height: u32,
     /// `channels`: UV channels per vertex.
     pub channels: u32,
-    /// `vat`: `(width, bands, frames)`.
-    pub vat: [u32; 3],
+    /// `bone_rows_per_block`: timeline rows per column block of the bone
+    /// texture (its height when unfolded).
+    pub bone_rows_per_block: u32,
+    /// `bone_block_width`: texels per block row (its width when unfolded).
+    pub bone_block_width: u32,
+    /// `vat`: `(width, bands, frames, first_vertex)`.
+    pub vat: [u32; 4],
 }
 
 /// The `Params` block.
@@ -173,8 +178,11 @@ pub fn params(layouts: &Layouts, v: &ParamValues) -> Vec<u8> {
     b.u32(&["bone_layout"], v.bone_layout)
         .u32(&["bone_height"], v.bone_height)
         .u32(&["channels"], v.channels)
+        .u32(&["bone_rows_per_block"], v.bone_rows_per_block)
+        .u32(&["bone_block_width"], v.bone_block_width)
         .u32(&["vat", "width"], v.vat[0])
         .u32(&["vat", "bands"], v.vat[1])
-        .u32(&["vat", "frames"], v.vat[2]);
+        .u32(&["vat", "frames"], v.vat[2])
+        .u32(&["vat", "first_vertex"], v.vat[3]);
     b.bytes
 }

@@ -96,6 +96,7 @@ fn both_paths(gpu: &Gpu, kernels: &Kernels, loaded: &Loaded, max_influences: usi
 const NARROW: VatShape = VatShape {
     max_texture_size: 128,
     power_of_two: true,
+    atlas: false,
 };
 
 fn tentacle_wave() -> Loaded {
@@ -127,6 +128,55 @@ fn tentacle_fixture_matches_on_both_paths() {
             &stats,
         );
         assert!(stats.max_bands > 1, "{NARROW:?} gives one band");
+    }
+}
+
+#[test]
+fn folded_bone_textures_match_on_the_gpu() {
+    // The tentacle's 92 rows within 64 texels fold into 2 column blocks of
+    // 46 rows (its 8 joints are 32 texels wide in mat4, 24 in mat3x4): the
+    // shaders' folded addressing against the CPU reference's.
+    let Some((gpu, kernels)) = gpu("folded_bone_textures_match_on_the_gpu") else {
+        return;
+    };
+    let loaded = fixture("tentacle.glb", rigbake_fixtures::models::tentacle(), &[]);
+    assert_eq!(loaded.timeline.rows, 92);
+    for layout in [MatrixLayout::Mat4, MatrixLayout::Mat3x4] {
+        let (stats, folds) = compare::bone_path_within(gpu, kernels, &loaded, layout, 4, 64)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            folds
+                .iter()
+                .all(|f| f.blocks_per_page == 2 && f.rows_per_block == 46),
+            "{layout:?}: {folds:?}"
+        );
+        check(&format!("{} folded bones {layout:?}", loaded.name), &stats);
+        assert_eq!(stats.coverage, (4, true), "{}: state coverage", loaded.name);
+    }
+}
+
+#[test]
+fn atlas_vat_matches_on_the_gpu() {
+    // two_skins' two primitives (4 and 6 vertices) share one atlas: the
+    // second one's vertices start at set vertex 4, which the shaders must
+    // add to the vertex index.
+    let Some((gpu, kernels)) = gpu("atlas_vat_matches_on_the_gpu") else {
+        return;
+    };
+    let loaded = fixture("two_skins.glb", rigbake_fixtures::models::two_skins(), &[]);
+    let shape = VatShape {
+        max_texture_size: 64,
+        power_of_two: false,
+        atlas: true,
+    };
+    for encoding in [VatEncoding::Exr32, VatEncoding::Png16Bounds] {
+        let stats = compare::vat_path(gpu, kernels, &loaded, encoding, shape)
+            .unwrap_or_else(|e| panic!("{e}"));
+        check(&format!("{} atlas vat {encoding:?}", loaded.name), &stats);
+        assert!(
+            stats.max_first_vertex > 0,
+            "a primitive starts after the first"
+        );
     }
 }
 

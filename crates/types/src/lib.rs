@@ -141,6 +141,20 @@ pub enum NormalConvention {
     BlendedMatrix,
 }
 
+/// How a VAT bake groups its primitives into texture sets (`--vat-layout`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all(serialize = "snake_case", deserialize = "kebab-case"))]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum VatLayoutMode {
+    /// One texture set per model: every moving primitive packed into one
+    /// position (normal, tangent) texture, addressed by vertex offset.
+    #[default]
+    Atlas,
+    /// One texture set per primitive (the layout of format 1.5 and before).
+    #[serde(alias = "per_primitive")]
+    PerPrimitive,
+}
+
 /// glTF primitive topology; the discriminants are glTF's `mode` numbers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all(serialize = "snake_case", deserialize = "kebab-case"))]

@@ -22,6 +22,23 @@ pub(super) struct BonesPart {
     pub textures: Vec<meta::TextureMeta>,
     /// The baked textures, in `skins` order (the weights step needs them).
     pub baked: Vec<BoneTexture>,
+    /// The folds of the textures taller than the maximum size.
+    pub folds: Vec<meta::FoldMeta>,
+}
+
+/// The layout record's entry for a folded texture.
+pub(super) fn fold_meta(
+    texture: meta::FoldedTexture,
+    f: &rigbake_core::fold::Fold,
+) -> meta::FoldMeta {
+    meta::FoldMeta {
+        texture,
+        rows_per_block: f.rows_per_block,
+        row_height: f.row_height,
+        block_width: f.block_width,
+        blocks_per_page: f.blocks_per_page,
+        pages: f.pages,
+    }
 }
 
 /// Bakes, encodes and stages the bone-matrix textures of `model`, and bakes
@@ -50,7 +67,11 @@ pub(super) fn bake(
     }
     let mut texture_meta = Vec::with_capacity(textures.len());
     let mut skins = Vec::with_capacity(textures.len());
+    let mut folds = Vec::new();
     for (k, tex) in textures.iter().enumerate() {
+        if tex.fold.is_folded() {
+            folds.push(fold_meta(meta::FoldedTexture::Bones(k as u32), &tex.fold));
+        }
         let (bytes, max_error) = encode(tex, settings)
             .map_err(|e| StepError::during(format!("skins[{}]", tex.set.skin), e))?;
         let (name, storage) = sink.place_texture(&format!("bones.skin{k}.exr"), &bytes)?;
@@ -90,6 +111,7 @@ pub(super) fn bake(
             skins,
             textures: texture_meta,
             baked: textures,
+            folds,
         }),
         tracks,
     ))

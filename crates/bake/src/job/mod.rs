@@ -165,6 +165,7 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
     let mut weights_record = None;
     let mut bones_part = None;
     let mut rig_record = None;
+    let mut anchor_fold = None;
     if let Some(rig_plan) = &rig_plan {
         job.observer.stage("bone textures");
         let anchor_nodes: Vec<usize> = rig_plan.anchors.iter().map(|(n, _)| *n).collect();
@@ -183,8 +184,9 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
             add_record(&mut sink, SectionKind::Weights, codec::encode_weights(&w))?;
             weights_record = Some(w);
         }
-        rig_record = rig::record(&model, &timeline, rig_plan, &tracks, settings, &mut sink)
-            .map_err(|e| e.at(Stage::Rig))?;
+        (rig_record, anchor_fold) =
+            rig::record(&model, &timeline, rig_plan, &tracks, settings, &mut sink)
+                .map_err(|e| e.at(Stage::Rig))?;
     }
     let mut vat_part = None;
     if settings.outputs.vat {
@@ -203,12 +205,24 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
     }
 
     job.observer.stage("writing");
-    let (skins, textures) = bones_part
-        .map(|b| (b.skins, b.textures))
+    let (skins, textures, bone_folds) = bones_part
+        .map(|b| (b.skins, b.textures, b.folds))
         .unwrap_or_default();
     let metadata = build_metadata(path, bytes, &timeline, skins, textures, settings);
-    if let Some(vat) = &vat_part {
-        add_record(&mut sink, SectionKind::Vat, codec::encode_vat(vat))?;
+    let mut layout = rigbake_format::meta::LayoutMetadata {
+        folds: bone_folds.into_iter().chain(anchor_fold).collect(),
+        ..Default::default()
+    };
+    if let Some((vat, placement)) = vat_part {
+        add_record(&mut sink, SectionKind::Vat, codec::encode_vat(&vat))?;
+        layout.vat = Some(placement);
+    }
+    if layout != rigbake_format::meta::LayoutMetadata::default() {
+        add_record(
+            &mut sink,
+            SectionKind::Layout,
+            codec::encode_layout(&layout),
+        )?;
     }
     if let Some(rig) = &rig_record {
         add_record(&mut sink, SectionKind::Rig, codec::encode_rig(rig))?;

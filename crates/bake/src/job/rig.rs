@@ -59,8 +59,10 @@ pub(super) fn plan(
     Ok(RigPlan { anchors, props })
 }
 
-/// Stores the anchor tracks (container section, optional EXR) and returns
-/// the rig record, or `None` when there is nothing to record.
+/// Stores the anchor tracks (container section, optional EXR, folded into
+/// column blocks when taller than the maximum size) and returns the rig
+/// record, or `None` when there is nothing to record, and the EXR's fold
+/// when it is folded.
 pub(super) fn record(
     model: &Model,
     timeline: &Timeline,
@@ -68,12 +70,12 @@ pub(super) fn record(
     tracks: &AnchorTracks,
     settings: &BakeSettings,
     sink: &mut dyn Sink,
-) -> Result<Option<meta::RigMetadata>, StepError> {
+) -> Result<(Option<meta::RigMetadata>, Option<meta::FoldMeta>), StepError> {
     let clip_origins = records::clip_origins(model, timeline);
     if rig.anchors.is_empty() && rig.props.is_empty() && clip_origins.is_empty() {
-        return Ok(None);
+        return Ok((None, None));
     }
-    let (mut anchor_section, mut anchor_texture) = (None, None);
+    let (mut anchor_section, mut anchor_texture, mut anchor_fold) = (None, None, None);
     if !rig.anchors.is_empty() {
         let bytes: Vec<u8> = tracks.data.iter().flat_map(|v| v.to_le_bytes()).collect();
         anchor_section = Some(
@@ -82,10 +84,25 @@ pub(super) fn record(
         );
         if settings.anchors.exr {
             let name = "anchors.exr".to_owned();
+            // Checked (with the same fold) before the tracks were baked.
+            let fold = rigbake_core::bake::frames::anchor_fold(
+                tracks.nodes.len(),
+                tracks.rows,
+                settings.max_texture_size,
+            )
+            .map_err(StepError::bare)?;
+            let folded;
+            let data = if fold.is_folded() {
+                anchor_fold = Some(super::bones::fold_meta(meta::FoldedTexture::Anchors, &fold));
+                folded = fold.arrange(&tracks.data, 4, tracks.rows, 0);
+                &folded
+            } else {
+                &tracks.data
+            };
             let image = RgbaImage {
-                width: tracks.nodes.len() * 4,
-                height: tracks.rows,
-                data: &tracks.data,
+                width: fold.width() as usize,
+                height: fold.height() as usize,
+                data,
             };
             let mut buf = Cursor::new(Vec::new());
             texture::exr::write(&mut buf, &image, Precision::F32)
@@ -95,7 +112,7 @@ pub(super) fn record(
         }
     }
     let mesh_of = |node: usize| model.nodes[node].mesh.map(|m| model.meshes[m].name.clone());
-    Ok(Some(meta::RigMetadata {
+    let record = meta::RigMetadata {
         reference_node: tracks.reference.map(|n| node_name(model, n)),
         anchors: rig
             .anchors
@@ -128,5 +145,6 @@ pub(super) fn record(
             })
             .collect(),
         clip_origins,
-    }))
+    };
+    Ok((Some(record), anchor_fold))
 }

@@ -1,5 +1,6 @@
 //! The VAT output: plan, bake row batches, stream them into one file per
-//! stream and primitive, stage or embed, describe.
+//! stream and texture set (the model's atlas, or each primitive), stage or
+//! embed, describe.
 
 use std::path::PathBuf;
 
@@ -48,7 +49,7 @@ type Pool = Vec<Vec<f32>>;
 /// Buffers kept in a [`Pool`], at most (the rest are freed).
 const POOL_MAX: usize = 12;
 
-/// Calls `each(first_row, rows, batch)` for every row batch of primitive
+/// Calls `each(first_row, rows, batch)` for every row batch of texture set
 /// `index`, in buffers from `pool`. The buffers move into `each` (which may
 /// hand them to writer threads); the buffers it returns go back to the pool.
 fn for_each_batch(
@@ -63,7 +64,7 @@ fn for_each_batch(
         Option<Vec<f32>>,
     ) -> Result<Vec<Vec<f32>>, StepError>,
 ) -> Result<(), StepError> {
-    let p = &baker.plan().primitives[index];
+    let p = &baker.plan().sets[index];
     let (width, height) = (p.layout.width, p.layout.height);
     let step = batch_rows(width);
     let mut first = 0;
@@ -98,14 +99,14 @@ fn for_each_batch(
     Ok(())
 }
 
-/// Bounds of the real (non-padding) texels of each stream of primitive
+/// Bounds of the real (non-padding) texels of each stream of texture set
 /// `index`: a first pass over every batch, for PNG encodings.
 fn bounds(
     baker: &VatBaker<'_>,
     index: usize,
     pool: &mut Pool,
 ) -> Result<[[[f32; 4]; 2]; 3], StepError> {
-    let p = &baker.plan().primitives[index];
+    let p = &baker.plan().sets[index];
     let layout = p.layout;
     let mut acc = [EMPTY_BOUNDS; 3];
     for_each_batch(baker, index, pool, |first, rows, pos, nrm, tan| {
@@ -139,7 +140,7 @@ pub(super) fn bake(
     timeline: &Timeline,
     settings: &BakeSettings,
     sink: &mut dyn Sink,
-) -> Result<Part<meta::VatMetadata>, StepError> {
+) -> Result<Part<(meta::VatMetadata, meta::VatPlacement)>, StepError> {
     let vs = &settings.vat;
     let plan = match vat::plan(model, timeline, &vs.options) {
         Ok(p) => p,
@@ -159,22 +160,30 @@ pub(super) fn bake(
     let baker =
         VatBaker::new(model, timeline, plan, vs.options.convention).map_err(StepError::bare)?;
     let mut textures = Vec::new();
-    let mut primitives = Vec::new();
     let mut used_names = std::collections::BTreeSet::new();
     let mut pool = Pool::new();
     let mut pending: Option<StagedPrimitive> = None;
     let mut next_texture = 0u32;
-    for index in 0..baker.plan().primitives.len() {
-        let p = baker.plan().primitives[index].clone();
-        let node_part = bounded_stem(&file_safe(&node_name(model, p.node)));
-        let mut base = format!("{node_part}.p{}", p.primitive);
-        if !used_names.insert(base.clone()) {
-            base = format!("{base}.n{}", p.node);
-            used_names.insert(base.clone());
-        }
+    // Per set: the texture indices of its positions, normals and tangents.
+    let mut set_textures = Vec::with_capacity(baker.plan().sets.len());
+    for index in 0..baker.plan().sets.len() {
+        let set = &baker.plan().sets[index];
+        let base = match baker.plan().mode {
+            vat::VatLayoutMode::Atlas => format!("{}.vat", bounded_stem(&file_safe(&model.name))),
+            vat::VatLayoutMode::PerPrimitive => {
+                let p = &baker.plan().primitives[set.members[0]];
+                let node_part = bounded_stem(&file_safe(&node_name(model, p.node)));
+                let mut base = format!("{node_part}.p{}", p.primitive);
+                if !used_names.insert(base.clone()) {
+                    base = format!("{base}.n{}", p.node);
+                    used_names.insert(base.clone());
+                }
+                base
+            }
+        };
         let staged = bake_primitive(&baker, index, &base, vs, sink, &mut pool)?;
-        // The previous primitive's writers finished their tails while this
-        // one baked; its textures come first in the table.
+        // The previous set's writers finished their tails while this one
+        // baked; its textures come first in the table.
         if let Some(previous) = pending.replace(staged) {
             textures.extend(finish_primitive(previous, sink, &mut pool)?);
         }
@@ -187,26 +196,45 @@ pub(super) fn bake(
             })
         };
         let positions = take(true).unwrap_or(first);
-        let normals = take(p.normals);
-        let tangents = take(p.tangents);
+        let normals = take(set.normals);
+        let tangents = take(set.tangents);
         next_texture = next;
-        primitives.push(meta::VatPrimitiveMeta {
-            node: node_name(model, p.node),
-            mesh: model.meshes[p.mesh].name.clone(),
-            primitive: p.primitive as u32,
-            deformation: records::deformation(p.deformation),
-            morphed: p.morphed,
-            vertices: p.layout.vertices as u32,
-            frames: p.layout.frames as u32,
-            width: p.layout.width as u32,
-            bands: p.layout.bands as u32,
-            height: p.layout.height as u32,
-            positions,
-            normals,
-            tangents,
-            playback_mesh: index as u32,
-        });
+        set_textures.push((positions, normals, tangents));
     }
+    let primitives = baker
+        .plan()
+        .primitives
+        .iter()
+        .enumerate()
+        .map(|(index, p)| {
+            let (positions, normals, tangents) = set_textures[p.set];
+            meta::VatPrimitiveMeta {
+                node: node_name(model, p.node),
+                mesh: model.meshes[p.mesh].name.clone(),
+                primitive: p.primitive as u32,
+                deformation: records::deformation(p.deformation),
+                morphed: p.morphed,
+                vertices: p.vertices as u32,
+                frames: p.layout.frames as u32,
+                width: p.layout.width as u32,
+                bands: p.layout.bands as u32,
+                height: p.layout.height as u32,
+                positions,
+                normals: normals.filter(|_| p.normals),
+                tangents: tangents.filter(|_| p.tangents),
+                playback_mesh: index as u32,
+            }
+        })
+        .collect();
+    let placement = meta::VatPlacement {
+        layout: baker.plan().mode,
+        first_vertex: baker
+            .plan()
+            .primitives
+            .iter()
+            .map(|p| p.first_vertex as u32)
+            .collect(),
+    };
     let playback_name = format!("{}.vat.glb", model.name);
     let playback = glb::write_glb(&playback_document(model, &baker))
         .map_err(|e| StepError::during("VAT playback mesh", e))?;
@@ -215,25 +243,29 @@ pub(super) fn bake(
     }
     debug_assert_eq!(textures.len(), next_texture as usize);
     sink.write_file(&playback_name, &playback)?;
-    Ok(Part::Done(meta::VatMetadata {
-        reference_node,
-        normal_convention: vs.options.convention,
-        encoding: vs.encoding,
-        direction_encoding: vs.direction_encoding,
-        max_texture_size: vs.options.max_texture_size as u32,
-        power_of_two: vs.options.power_of_two,
-        playback_file: Some(playback_name),
-        primitives,
-        static_primitives,
-        textures,
-    }))
+    Ok(Part::Done((
+        meta::VatMetadata {
+            reference_node,
+            normal_convention: vs.options.convention,
+            encoding: vs.encoding,
+            direction_encoding: vs.direction_encoding,
+            max_texture_size: vs.options.max_texture_size as u32,
+            power_of_two: vs.options.power_of_two,
+            playback_file: Some(playback_name),
+            primitives,
+            static_primitives,
+            textures,
+        },
+        placement,
+    )))
 }
 
 /// The playback mesh: every baked primitive as a mesh of its own (in plan
 /// order, so mesh `i` is `primitives[i]`), at the first frame, in model space,
 /// with the source's vertex order, UVs, indices and materials, plus one more
 /// TEXCOORD set holding each vertex's VAT texel centre at row 0:
-/// `((x + 0.5) / width, (band + 0.5) / height)`.
+/// `((x + 0.5) / width, (band + 0.5) / height)` of its set vertex
+/// `first_vertex + v`.
 fn playback_document(model: &Model, baker: &VatBaker<'_>) -> glb::GlbDocument {
     let meshes = baker
         .plan()
@@ -249,7 +281,7 @@ fn playback_document(model: &Model, baker: &VatBaker<'_>) -> glb::GlbDocument {
             out.normals = first.normals;
             let (w, h) = (p.layout.width as f32, p.layout.height as f32);
             out.tex_coords.push(
-                (0..p.layout.vertices)
+                (p.first_vertex..p.first_vertex + p.vertices)
                     .map(|v| {
                         let (x, band) = (v % p.layout.width, v / p.layout.width);
                         [(x as f32 + 0.5) / w, (band as f32 + 0.5) / h]
@@ -291,7 +323,7 @@ fn bake_primitive(
     sink: &mut dyn Sink,
     pool: &mut Pool,
 ) -> Result<StagedPrimitive, StepError> {
-    let p = &baker.plan().primitives[index];
+    let p = &baker.plan().sets[index];
     let mut streams = vec![VatStream::Positions];
     if p.normals {
         streams.push(VatStream::Normals);

@@ -19,9 +19,11 @@ use rigbake_core::bake::anchors;
 use rigbake_core::bake::bones::bone_sets;
 use rigbake_core::bake::vat::NormalConvention;
 use rigbake_core::bake::vertices::FrameVertices;
+use rigbake_core::fold::Fold;
 use rigbake_core::layout::MatrixLayout;
 use rigbake_core::model::Primitive;
 use rigbake_core::runtime::ClipInfo;
+use rigbake_core::runtime::bone_path::BoneTextureView;
 use rigbake_core::runtime::vat_path::VatAddress;
 use rigbake_core::timeline::ClipSource;
 use rigbake_format::container::Container;
@@ -71,6 +73,10 @@ pub struct BoneTexture {
     pub width: u32,
     /// Height in texels.
     pub height: u32,
+    /// Timeline rows.
+    pub rows: u32,
+    /// Where each timeline row is (the layout record's fold, or unfolded).
+    pub fold: Fold,
     /// Matrix layout.
     pub layout: MatrixLayout,
     /// RGBA floats.
@@ -79,6 +85,37 @@ pub struct BoneTexture {
     pub max_error: f64,
     /// The mesh node whose space the matrices are in.
     pub space_node: usize,
+}
+
+impl BoneTexture {
+    /// The texture as the runtime reference (a shader) sees it.
+    pub fn view(&self) -> BoneTextureView<'_> {
+        BoneTextureView {
+            width: self.width,
+            height: self.height,
+            rows: self.rows,
+            fold: self.fold,
+            layout: self.layout,
+            texels: &self.texels,
+        }
+    }
+}
+
+/// The fold a layout record gives `texture`, or `unfolded` when it lists none.
+pub fn fold_of(
+    layout: Option<&meta::LayoutMetadata>,
+    texture: meta::FoldedTexture,
+    unfolded: Fold,
+) -> Fold {
+    layout
+        .and_then(|l| l.folds.iter().find(|f| f.texture == texture))
+        .map_or(unfolded, |f| Fold {
+            rows_per_block: f.rows_per_block,
+            row_height: f.row_height,
+            block_width: f.block_width,
+            blocks_per_page: f.blocks_per_page,
+            pages: f.pages,
+        })
 }
 
 /// One skinned primitive with its bone-weight channels.
@@ -202,6 +239,8 @@ pub fn load(file: &Path, source: Option<&Path>, paths: Paths) -> Result<Loaded, 
         .cloned()
         .filter(|_| !metadata.textures.is_empty());
     let vat_record = container.vat().cloned();
+    let texture_layout = container.layout().cloned();
+    let placement = texture_layout.as_ref().and_then(|l| l.vat.clone());
     let (want_bones, want_vat) = match paths {
         Paths::All => (true, true),
         Paths::Bones => (true, false),
@@ -215,11 +254,17 @@ pub fn load(file: &Path, source: Option<&Path>, paths: Paths) -> Result<Loaded, 
         mismatches: Vec::new(),
     };
     let bones = match weights.filter(|_| want_bones) {
-        Some(w) => Some(load_bones(&mut reader, &metadata, &w, model)?),
+        Some(w) => Some(load_bones(
+            &mut reader,
+            &metadata,
+            &w,
+            texture_layout.as_ref(),
+            model,
+        )?),
         None => None,
     };
     let vat = match vat_record.filter(|_| want_vat) {
-        Some(v) => Some(load_vat(&mut reader, &v, model)?),
+        Some(v) => Some(load_vat(&mut reader, &v, placement.as_ref(), model)?),
         None => None,
     };
     let mismatches = reader.mismatches;
@@ -368,9 +413,16 @@ fn load_bones(
     reader: &mut textures::TextureReader<'_>,
     metadata: &Metadata,
     weights: &meta::WeightsMetadata,
+    layout: Option<&meta::LayoutMetadata>,
     model: &Model,
 ) -> Result<BonePlayback, LoadError> {
     let file = reader.file;
+    let rows = metadata
+        .clips
+        .iter()
+        .map(|c| c.start_row.saturating_add(c.frames))
+        .max()
+        .unwrap_or(0);
     let mut textures = Vec::with_capacity(metadata.skins.len());
     for skin in &metadata.skins {
         let Some(tex) = metadata.textures.get(skin.texture as usize) else {
@@ -383,7 +435,15 @@ fn load_bones(
         };
         let space = skin.mesh_nodes.first().map(String::as_str).unwrap_or("");
         let space_node = mesh_node(file, model, space)?;
-        textures.push(textures::bone_texture(reader, tex, space_node)?);
+        let mut texture = textures::bone_texture(reader, tex, space_node)?;
+        // Checked on open: the clips' rows fit the texture through its fold.
+        texture.rows = rows;
+        texture.fold = fold_of(
+            layout,
+            meta::FoldedTexture::Bones(skin.texture),
+            Fold::unfolded(tex.width, 1, tex.height),
+        );
+        textures.push(texture);
     }
     let channels = weights.channels as usize;
     let mut matcher = Matcher::default();
@@ -459,6 +519,7 @@ fn load_bones(
 fn load_vat(
     reader: &mut textures::TextureReader<'_>,
     vat: &meta::VatMetadata,
+    placement: Option<&meta::VatPlacement>,
     model: &Model,
 ) -> Result<VatPlayback, LoadError> {
     let file = reader.file;
@@ -476,12 +537,24 @@ fn load_vat(
     };
     let mut matcher = Matcher::default();
     let mut primitives = Vec::with_capacity(vat.primitives.len());
-    for p in &vat.primitives {
+    // Decoded once per texture: an atlas is shared by every primitive.
+    let mut decoded: std::collections::BTreeMap<u32, VatTexture> = Default::default();
+    let mut decode = |reader: &mut textures::TextureReader<'_>, i: u32| {
+        if let Some(t) = decoded.get(&i) {
+            return Ok(t.clone());
+        }
+        let t = textures::vat_texture(reader, texture(i)?)?;
+        decoded.insert(i, t.clone());
+        Ok::<_, LoadError>(t)
+    };
+    for (k, p) in vat.primitives.iter().enumerate() {
+        // Checked on open: one placement per primitive.
+        let first_vertex = placement.map_or(0, |l| l.first_vertex[k]);
         let (node, primitive) = matcher.find(file, model, &p.node, &p.mesh, p.primitive)?;
         vertex_count_matches(file, model, node, primitive, p.vertices)?;
-        let positions = textures::vat_texture(reader, texture(p.positions)?)?;
+        let positions = decode(reader, p.positions)?;
         let normals = match p.normals {
-            Some(i) => Some(textures::vat_texture(reader, texture(i)?)?),
+            Some(i) => Some(decode(reader, i)?),
             None => None,
         };
         primitives.push(VatPrimitive {
@@ -491,6 +564,7 @@ fn load_vat(
                 width: p.width,
                 bands: p.bands,
                 frames: p.frames,
+                first_vertex,
             },
             positions,
             normals,

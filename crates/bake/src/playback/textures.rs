@@ -101,6 +101,8 @@ pub(super) fn bone_texture(
     Ok(BoneTexture {
         width: tex.width,
         height: tex.height,
+        rows: tex.height,
+        fold: rigbake_core::fold::Fold::unfolded(tex.width, 1, tex.height),
         layout: tex.layout,
         texels: decoded.data,
         max_error: tex.max_error,
@@ -108,11 +110,12 @@ pub(super) fn bone_texture(
     })
 }
 
-/// Stored samples of a VAT texture.
+/// Stored samples of a VAT texture, shared (an atlas serves every
+/// primitive of a model; clones share the samples).
 #[derive(Debug, Clone)]
 enum Samples {
-    Float(Vec<f32>),
-    Unorm16(Vec<u16>),
+    Float(std::sync::Arc<[f32]>),
+    Unorm16(std::sync::Arc<[u16]>),
 }
 
 /// A decoded vertex animation texture.
@@ -175,7 +178,7 @@ pub(super) fn vat_texture(
                 width: tex.width,
                 height: tex.height,
                 channels,
-                samples: Samples::Float(data),
+                samples: Samples::Float(data.into()),
                 decode: VatDecode::Float,
                 max_error: tex.max_error,
             })
@@ -213,7 +216,7 @@ pub(super) fn vat_texture(
                 width: tex.width,
                 height: tex.height,
                 channels: u32::from(tex.channels),
-                samples: Samples::Unorm16(d.samples),
+                samples: Samples::Unorm16(d.samples.into()),
                 decode,
                 max_error: tex.max_error,
             })

@@ -228,12 +228,7 @@ fn bake_vertices(
             (PathChoice::Bones, Some(b), _) => {
                 let p = &b.primitives[i];
                 let t = &b.textures[p.set];
-                let view = bone_path::BoneTextureView {
-                    width: t.width,
-                    height: t.height,
-                    layout: t.layout,
-                    texels: &t.texels,
-                };
+                let view = t.view();
                 let k = b.channels;
                 (0..src.vertex_count())
                     .map(|v| {

@@ -11,7 +11,7 @@ use rigbake_core::Model;
 use rigbake_core::bake::vat::NormalConvention;
 use rigbake_core::eval::sample::LocalPose;
 use rigbake_core::reference::{deform, source_pose_at};
-use rigbake_core::runtime::bone_path::{self, BoneTextureView};
+use rigbake_core::runtime::bone_path;
 use rigbake_core::runtime::{
     AnimationState, ClipInfo, GpuState, PlayMode, RuntimeVertex, vat_path,
 };
@@ -315,12 +315,7 @@ fn eval_bones(
     let k = bones.channels;
     for prim in &bones.primitives {
         let tex = &bones.textures[prim.set];
-        let view = BoneTextureView {
-            width: tex.width,
-            height: tex.height,
-            layout: tex.layout,
-            texels: &tex.texels,
-        };
+        let view = tex.view();
         let want = deform(
             model,
             pose,

@@ -203,9 +203,12 @@ impl Played for Bones {
     fn vertices(&self, k: usize, row: u32) -> Vec<Vec3> {
         let prim = &self.primitives[k];
         let t = &self.textures[prim.set];
+        // The oracle's bakes fit the maximum size: nothing is folded.
         let view = BoneTextureView {
             width: t.width,
             height: t.height,
+            rows: t.height,
+            fold: rigbake_core::fold::Fold::unfolded(t.width, 1, t.height),
             layout: t.layout,
             texels: &t.texels,
         };
@@ -261,10 +264,13 @@ impl Vat {
         let metadata = container.metadata().clone();
         let vat = container.vat()?.clone();
         assert_eq!(vat.encoding, meta::VatEncoding::Exr32, "{stem}: exr32 VAT");
+        let placement = container.layout().and_then(|l| l.vat.clone());
         let primitives = vat
             .primitives
             .iter()
-            .map(|p| {
+            .enumerate()
+            .map(|(k, p)| {
+                let first_vertex = placement.as_ref().map_or(0, |l| l.first_vertex[k]);
                 let t = &vat.textures[p.positions as usize];
                 let img = read_exr(&texture_file(dir, &t.name, &t.storage));
                 VatPrimitive {
@@ -277,6 +283,7 @@ impl Vat {
                         width: p.width,
                         bands: p.bands,
                         frames: p.frames,
+                        first_vertex,
                     },
                     width: img.width as u32,
                     height: img.height as u32,

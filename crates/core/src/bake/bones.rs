@@ -5,6 +5,7 @@
 //! a [`MatrixLayout`]. The loop over the timeline that fills the textures is
 //! [`crate::bake::frames`].
 
+use crate::fold::Fold;
 use std::collections::HashMap;
 
 use glam::{DMat4, Mat4};
@@ -117,17 +118,20 @@ impl Default for BoneBakeOptions {
 }
 
 /// A baked bone-matrix texture: RGBA f32 pixels, row-major, one row per
-/// timeline row.
+/// timeline row, folded into column blocks when the rows exceed the
+/// maximum size ([`crate::fold`]; unfolded, row `r` is pixel row `r`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct BoneTexture {
     /// The instances this texture serves.
     pub set: BoneSet,
     /// Pixel layout.
     pub layout: MatrixLayout,
-    /// Width in pixels (`joints * pixels_per_joint`).
+    /// Width in pixels (`joints * pixels_per_joint` per block).
     pub width: usize,
-    /// Height in pixels (timeline rows).
+    /// Height in pixels (timeline rows per block).
     pub height: usize,
+    /// Where each timeline row is (one page: bone textures never page).
+    pub fold: Fold,
     /// `width * height * 4` floats.
     pub data: Vec<f32>,
 }
@@ -136,7 +140,8 @@ impl BoneTexture {
     /// The matrix of `joint` at `row`, decoded as a shader would.
     pub fn matrix(&self, row: usize, joint: usize) -> Mat4 {
         let ppj = self.layout.pixels_per_joint();
-        let start = (row * self.width + joint * ppj) * 4;
+        let (_, x, y) = self.fold.texel((joint * ppj) as u32, 0, row as u32);
+        let start = (y as usize * self.width + x as usize) * 4;
         self.layout.decode(&self.data[start..start + ppj * 4])
     }
 }

@@ -13,6 +13,7 @@ use crate::bake::bones::{BoneBakeOptions, BoneTexture, MAX_BONE_SETS, bone_sets}
 use crate::error::{Error, ErrorKind, Result};
 use crate::eval::evaluate::Evaluator;
 use crate::eval::skin;
+use crate::fold::{Fold, FoldError};
 use crate::layout::MatrixLayout;
 use crate::model::Model;
 use crate::timeline::{self, Timeline};
@@ -37,11 +38,31 @@ pub fn bake_bone_textures(
     Ok(bake_frames(model, timeline, options, &[])?.textures)
 }
 
+/// The fold of the anchor texture (`anchors.exr`): `anchors * 4` RGBA
+/// pixels (one `mat4` per socket) per timeline row, folded into column
+/// blocks like a bone texture when the rows exceed the maximum size.
+pub fn anchor_fold(anchors: usize, rows: usize, max_texture_size: usize) -> Result<Fold> {
+    let width = anchors.saturating_mul(4);
+    Fold::plan(width as u64, 1, rows as u64, max_texture_size as u64, false).map_err(|e| {
+        let why = match e {
+            FoldError::RowTooLarge { .. } => format!(
+                "one row of anchor tracks is {width} pixels ({anchors} anchors), wider than the maximum size {max_texture_size}"
+            ),
+            FoldError::TooManyBlocks { blocks, fit } => format!(
+                "anchor tracks of {anchors} anchors over {rows} frames need {blocks} column blocks of {width} pixels, but only {fit} fit the maximum size {max_texture_size}"
+            ),
+        };
+        Error::limit("anchors", why).with_hint(
+            "track fewer anchors (name them instead of `auto`), raise the maximum texture size, lower the fps or bake fewer clips",
+        )
+    })
+}
+
 /// Checks the anchor tracks' size against the bone-texture limits before
 /// anything is allocated: the tracks are a texture of `anchors * 4` RGBA
-/// pixels (one `mat4` per socket) by `rows`, the `anchors.exr` layout, so
-/// their width and height are held to `max_texture_size` and their pixels,
-/// added to the bone textures' `bone_pixels`, to `max_total_pixels`.
+/// pixels by `rows` (folded when taller than `max_texture_size`), the
+/// `anchors.exr` layout, so one row is held to `max_texture_size` and their
+/// pixels, added to the bone textures' `bone_pixels`, to `max_total_pixels`.
 fn check_anchor_tracks(
     anchors: usize,
     rows: usize,
@@ -53,16 +74,7 @@ fn check_anchor_tracks(
     }
     let width = anchors.saturating_mul(4);
     let floats = width.saturating_mul(rows).saturating_mul(4);
-    if width > options.max_texture_size || rows > options.max_texture_size {
-        return Err(Error::limit(
-            "anchors",
-            format!(
-                "anchor tracks would be {width} x {rows} pixels ({anchors} anchors, {rows} frames, {floats} floats), over the maximum size {}",
-                options.max_texture_size
-            ),
-        )
-        .with_hint("track fewer anchors (name them instead of `auto`), lower the fps or bake fewer clips"));
-    }
+    anchor_fold(anchors, rows, options.max_texture_size)?;
     let pixels = width.saturating_mul(rows);
     if pixels.saturating_add(bone_pixels) > options.max_total_pixels {
         return Err(Error::limit(
@@ -122,21 +134,35 @@ pub fn bake_frames(
     let ppj = options.layout.pixels_per_joint();
     // Sizes first, all of them, before allocating any texture.
     let mut total_pixels = 0usize;
+    let mut folds = Vec::with_capacity(sets.len());
     for set in &sets {
         let joints = model.skins[set.skin].joints.len();
         let width = joints.saturating_mul(ppj);
-        if width > options.max_texture_size || rows > options.max_texture_size {
-            return Err(Error::limit(
-                format!("skins[{}]", set.skin),
-                format!(
-                    "bone texture would be {width} x {rows} pixels ({joints} joints, {rows} frames), over the maximum size {}",
-                    options.max_texture_size
+        let max = options.max_texture_size;
+        let fold = Fold::plan(width as u64, 1, rows as u64, max as u64, false).map_err(|e| {
+            let (why, hint) = match e {
+                FoldError::RowTooLarge { .. } => (
+                    format!(
+                        "one row of the bone texture is {width} pixels ({joints} joints x {ppj}), wider than the maximum size {max}"
+                    ),
+                    if ppj == 4 {
+                        "use the mat3x4 layout (3 pixels per joint) or raise the maximum texture size"
+                    } else {
+                        "raise the maximum texture size; a skin this large cannot be baked as a texture"
+                    },
                 ),
-            )
-            .with_hint("use the mat3x4 layout, a lower fps, fewer clips, or raise the maximum texture size"));
-        }
-        total_pixels = width
-            .checked_mul(rows)
+                FoldError::TooManyBlocks { blocks, fit } => (
+                    format!(
+                        "{rows} frames of {width} pixels need {blocks} column blocks of at most {max} rows, but only {fit} fit side by side within the maximum size {max}"
+                    ),
+                    "lower the fps, bake fewer clips, use the mat3x4 layout, or raise the maximum texture size",
+                ),
+            };
+            Error::limit(format!("skins[{}]", set.skin), why).with_hint(hint)
+        })?;
+        folds.push(fold);
+        total_pixels = (fold.width() as usize)
+            .checked_mul(fold.height() as usize)
             .and_then(|p| p.checked_add(total_pixels))
             .filter(|t| *t <= options.max_total_pixels)
             .ok_or_else(|| {
@@ -153,14 +179,15 @@ pub fn bake_frames(
     }
     check_anchor_tracks(anchors.len(), rows, total_pixels, options)?;
     let mut textures = Vec::with_capacity(sets.len());
-    for set in sets {
-        let width = model.skins[set.skin].joints.len() * ppj;
+    for (set, fold) in sets.into_iter().zip(folds) {
+        let (width, height) = (fold.width() as usize, fold.height() as usize);
         textures.push(BoneTexture {
             set,
             layout: options.layout,
             width,
-            height: rows,
-            data: vec![0.0; width * rows * 4],
+            height,
+            fold,
+            data: vec![0.0; width * height * 4],
         });
     }
     let mut tracks = AnchorTracks {
@@ -180,9 +207,15 @@ pub fn bake_frames(
         .map(|_| Vec::with_capacity(textures.len() + 1))
         .collect();
     for tex in &mut textures {
-        let row_len = tex.width * 4;
-        for (r, chunk) in tex.data.chunks_mut(row_len).enumerate() {
-            per_row[r].push(chunk);
+        // Pixel row y, block b holds timeline row b * rows_per_block + y.
+        let per_block = tex.fold.rows_per_block as usize;
+        let block_len = tex.fold.block_width as usize * 4;
+        for (y, line) in tex.data.chunks_mut(tex.width * 4).enumerate() {
+            for (b, chunk) in line.chunks_mut(block_len).enumerate() {
+                if let Some(slot) = per_row.get_mut(b * per_block + y) {
+                    slot.push(chunk);
+                }
+            }
         }
     }
     if !anchors.is_empty() {

@@ -10,8 +10,11 @@
 //! for skinned vertices (morph targets applied first), `node_global * p` for
 //! rigid ones.
 //!
-//! **Layout.** One texture set per baked primitive; vertex `v` of timeline
-//! row `r` lives at texel `(v mod width, r * bands + v div width)`, where
+//! **Layout.** Primitives are grouped into texture sets: one set for the
+//! whole model (an atlas, the default) or one per primitive. A set's
+//! vertices are its primitives' vertices one after the other (primitive `k`
+//! starts at set vertex `first_vertex_k`); set vertex `v` of timeline row `r`
+//! lives at texel `(v mod width, r * bands + v div width)`, where
 //! `width = min(vertices, max size)` and `bands = ceil(vertices / width)`
 //! (wrapping keeps every texture within the maximum size). Optional
 //! power-of-two padding rounds width and height up; padding texels are zero.
@@ -32,7 +35,7 @@ use crate::eval::evaluate::Evaluator;
 use crate::model::{Model, Property};
 use crate::timeline::Timeline;
 
-pub use rigbake_types::NormalConvention;
+pub use rigbake_types::{NormalConvention, VatLayoutMode};
 
 /// Options of the VAT bake.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,6 +50,8 @@ pub struct VatOptions {
     pub max_texture_size: usize,
     /// Round texture sizes up to powers of two.
     pub power_of_two: bool,
+    /// One texture set per model (atlas) or per primitive.
+    pub layout: VatLayoutMode,
 }
 
 impl Default for VatOptions {
@@ -57,6 +62,7 @@ impl Default for VatOptions {
             convention: NormalConvention::InverseTranspose,
             max_texture_size: 8192,
             power_of_two: false,
+            layout: VatLayoutMode::Atlas,
         }
     }
 }
@@ -64,7 +70,7 @@ impl Default for VatOptions {
 /// Where a texel of a vertex-animation texture lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct VatLayout {
-    /// Vertices of the primitive.
+    /// Vertices of the texture set (all its primitives).
     pub vertices: usize,
     /// Timeline rows (frames of all clips).
     pub frames: usize,
@@ -103,7 +109,7 @@ impl VatLayout {
                     "{vertices} vertices over {frames} frames need a {width} x {height} texture, over the maximum size {max}"
                 ),
             )
-            .with_hint("raise the maximum texture size, lower the fps, or bake fewer clips"));
+            .with_hint("VAT rows do not fold into further blocks yet: raise the maximum texture size (up to 65536), lower the fps, bake fewer clips, or bake per primitive (--vat-layout per-primitive)"));
         }
         Ok(Self {
             vertices,
@@ -157,8 +163,29 @@ pub struct VatPrimitive {
     pub normals: bool,
     /// Whether tangents are baked.
     pub tangents: bool,
-    /// Texel addressing.
+    /// Vertices of the primitive.
+    pub vertices: usize,
+    /// The texture set holding it (index into `VatPlan::sets`).
+    pub set: usize,
+    /// Its first vertex in the set: vertex `v` is set vertex `first_vertex + v`.
+    pub first_vertex: usize,
+    /// Texel addressing of its set.
     pub layout: VatLayout,
+}
+
+/// One texture set: a position texture (and normal and tangent textures when
+/// any member bakes them) holding the vertices of `members`, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VatSet {
+    /// Texel addressing (`layout.vertices`: all members' vertices).
+    pub layout: VatLayout,
+    /// Member primitives (indices into `VatPlan::primitives`), in vertex order.
+    pub members: Vec<usize>,
+    /// Whether the set has a normal texture (some member bakes normals;
+    /// members without normals read zero there).
+    pub normals: bool,
+    /// Whether the set has a tangent texture.
+    pub tangents: bool,
 }
 
 /// Which primitives a VAT bake covers and in what space.
@@ -170,6 +197,10 @@ pub struct VatPlan {
     pub primitives: Vec<VatPrimitive>,
     /// Primitives that never move (node, mesh, primitive): not baked.
     pub static_primitives: Vec<(usize, usize, usize)>,
+    /// Texture sets: one (an atlas) or one per primitive, as asked.
+    pub sets: Vec<VatSet>,
+    /// How primitives were grouped.
+    pub mode: VatLayoutMode,
 }
 
 /// Chooses what to bake: skinned primitives, primitives whose morph weights
@@ -215,8 +246,9 @@ pub fn plan(model: &Model, timeline: &Timeline, options: &VatOptions) -> Result<
                 static_primitives.push((n, m, p));
                 continue;
             }
+            let vertices = prim.vertex_count();
             let layout = VatLayout::new(
-                prim.vertex_count(),
+                vertices,
                 timeline.rows,
                 options.max_texture_size,
                 options.power_of_two,
@@ -233,6 +265,9 @@ pub fn plan(model: &Model, timeline: &Timeline, options: &VatOptions) -> Result<
                 morphed,
                 normals: options.normals && prim.normals.is_some(),
                 tangents: options.tangents && prim.tangents.is_some(),
+                vertices,
+                set: primitives.len(),
+                first_vertex: 0,
                 layout,
             });
         }
@@ -244,10 +279,56 @@ pub fn plan(model: &Model, timeline: &Timeline, options: &VatOptions) -> Result<
             "no animated mesh: nothing for a vertex animation bake",
         ));
     }
+    let sets = match options.layout {
+        VatLayoutMode::PerPrimitive => primitives
+            .iter()
+            .enumerate()
+            .map(|(i, p)| VatSet {
+                layout: p.layout,
+                members: vec![i],
+                normals: p.normals,
+                tangents: p.tangents,
+            })
+            .collect(),
+        VatLayoutMode::Atlas => vec![atlas(&mut primitives, timeline.rows, options)?],
+    };
     Ok(VatPlan {
         reference_node,
         primitives,
         static_primitives,
+        sets,
+        mode: options.layout,
+    })
+}
+
+/// Packs every primitive into one set, vertices in plan order, and points
+/// each primitive at it. Each primitive fits on its own (checked by the
+/// caller), so only the atlas as a whole can be too large.
+fn atlas(primitives: &mut [VatPrimitive], rows: usize, options: &VatOptions) -> Result<VatSet> {
+    let mut total = 0usize;
+    for p in primitives.iter_mut() {
+        p.set = 0;
+        p.first_vertex = total;
+        total = total.saturating_add(p.vertices);
+    }
+    let layout = VatLayout::new(total, rows, options.max_texture_size, options.power_of_two)
+        .map_err(|e| Error {
+            object: "vat atlas".to_owned(),
+            message: format!(
+                "the atlas of {} primitives: {}",
+                primitives.len(),
+                e.message
+            ),
+            ..e
+        })?;
+    for p in primitives.iter_mut() {
+        p.layout = layout;
+    }
+    Ok(VatSet {
+        layout,
+        members: (0..primitives.len()).collect(),
+        normals: primitives.iter().any(|p| p.normals),
+        tangents: primitives.iter().any(|p| p.tangents),
     })
 }
 
@@ -465,11 +546,11 @@ impl<'m> VatBaker<'m> {
         &self.plan
     }
 
-    /// Fills texture rows `first_row..first_row + rows` of primitive `index`
-    /// (an index into `plan().primitives`) into `out`, in parallel over rows.
-    pub fn fill(&self, index: usize, first_row: usize, rows: usize, out: VatBatch<'_>) {
-        let p = &self.plan.primitives[index];
-        let w = p.layout.width;
+    /// Fills texture rows `first_row..first_row + rows` of texture set `set`
+    /// (an index into `plan().sets`) into `out`, in parallel over rows.
+    pub fn fill(&self, set: usize, first_row: usize, rows: usize, out: VatBatch<'_>) {
+        let index = set;
+        let w = self.plan.sets[set].layout.width;
         let VatBatch {
             positions,
             normals,
@@ -509,26 +590,26 @@ impl<'m> VatBaker<'m> {
     pub fn vertices_at(&self, index: usize, row: usize) -> FrameVertices {
         let p = &self.plan.primitives[index];
         let prim = &self.model.meshes[p.mesh].primitives[p.primitive];
-        let (w, v) = (p.layout.width, p.layout.vertices);
-        let (mut pos, mut nrm, mut tan) = (vec![0.0; w * 3], vec![0.0; w * 3], vec![0.0; w * 4]);
+        let v = p.vertices;
+        let (mut pos, mut nrm) = (vec![0.0; v * 3], vec![0.0; v * 3]);
+        let mut tan = vec![0.0; v * 4];
+        self.fill_span(
+            index,
+            row,
+            0..v,
+            v,
+            0,
+            &mut pos,
+            prim.normals.is_some().then_some(&mut nrm[..]),
+            prim.tangents.is_some().then_some(&mut tan[..]),
+        );
         let mut positions = Vec::with_capacity(v * 3);
         let mut normals = Vec::with_capacity(v * 3);
         let mut tangents = Vec::with_capacity(v * 4);
-        for band in 0..p.layout.bands {
-            self.fill_row(
-                index,
-                row * p.layout.bands + band,
-                &mut pos,
-                prim.normals.is_some().then_some(&mut nrm[..]),
-                prim.tangents.is_some().then_some(&mut tan[..]),
-            );
-            // Texel x of band b is vertex b * width + x; planes to triples.
-            let count = w.min(v - band * w);
-            for x in 0..count {
-                positions.extend([pos[x], pos[w + x], pos[2 * w + x]]);
-                normals.extend([nrm[x], nrm[w + x], nrm[2 * w + x]]);
-                tangents.extend([tan[x], tan[w + x], tan[2 * w + x], tan[3 * w + x]]);
-            }
+        for x in 0..v {
+            positions.extend([pos[x], pos[v + x], pos[2 * v + x]]);
+            normals.extend([nrm[x], nrm[v + x], nrm[2 * v + x]]);
+            tangents.extend([tan[x], tan[v + x], tan[2 * v + x], tan[3 * v + x]]);
         }
         FrameVertices::from_flat(
             &positions,
@@ -537,52 +618,85 @@ impl<'m> VatBaker<'m> {
         )
     }
 
-    /// Fills texture row `texture_row` (one band of one frame) of primitive
-    /// `index` into one row's planar buffers (positions and normals 3 planes
-    /// of `width` floats, tangents 4), on the calling thread: positions and
-    /// normals through the vectorised kernel, tangents (rarely asked for)
-    /// through a plain loop. Texels beyond the last vertex are zero.
-    /// [`VatBaker::fill`] runs this over rows in parallel; callers that
-    /// encode each row as soon as it is made (keeping it in cache) call it
-    /// directly.
+    /// Fills texture row `texture_row` (one band of one frame) of texture
+    /// set `set` into one row's planar buffers (positions and normals 3
+    /// planes of `width` floats, tangents 4), on the calling thread: each
+    /// member primitive's vertices on that band through the vectorised
+    /// kernel (tangents, rarely asked for, through a plain loop). Texels
+    /// beyond the last vertex are zero, and so are the normals and tangents
+    /// of members that have none. [`VatBaker::fill`] runs this over rows in
+    /// parallel; callers that encode each row as soon as it is made (keeping
+    /// it in cache) call it directly.
     pub fn fill_row(
         &self,
-        index: usize,
+        set: usize,
         texture_row: usize,
+        pos: &mut [f32],
+        mut nrm: Option<&mut [f32]>,
+        mut tan: Option<&mut [f32]>,
+    ) {
+        let s = &self.plan.sets[set];
+        let layout = s.layout;
+        let w = layout.width;
+        let frame = texture_row / layout.bands;
+        let band = texture_row % layout.bands;
+        pos[..3 * w].fill(0.0);
+        if let Some(n) = nrm.as_deref_mut() {
+            n[..3 * w].fill(0.0);
+        }
+        if let Some(t) = tan.as_deref_mut() {
+            t[..4 * w].fill(0.0);
+        }
+        if frame >= layout.frames {
+            return;
+        }
+        let band_start = band * w;
+        let band_end = (band_start + w).min(layout.vertices);
+        for &index in &s.members {
+            let p = &self.plan.primitives[index];
+            let start = p.first_vertex.max(band_start);
+            let end = (p.first_vertex + p.vertices).min(band_end);
+            if start >= end {
+                continue;
+            }
+            let local = start - p.first_vertex..end - p.first_vertex;
+            self.fill_span(
+                index,
+                frame,
+                local,
+                w,
+                start - band_start,
+                pos,
+                nrm.as_deref_mut().filter(|_| p.normals),
+                tan.as_deref_mut().filter(|_| p.tangents),
+            );
+        }
+    }
+
+    /// Deforms vertices `range` of primitive `index` at timeline row `frame`
+    /// into planar buffers of `w` floats per plane, starting at texel `x0`.
+    #[allow(clippy::too_many_arguments)]
+    fn fill_span(
+        &self,
+        index: usize,
+        frame: usize,
+        range: std::ops::Range<usize>,
+        w: usize,
+        x0: usize,
         pos: &mut [f32],
         nrm: Option<&mut [f32]>,
         tan: Option<&mut [f32]>,
     ) {
         let p = &self.plan.primitives[index];
-        let layout = p.layout;
-        let w = layout.width;
-        let frame = texture_row / layout.bands;
-        let band = texture_row % layout.bands;
-        let first = band * w;
-        let count = if frame < layout.frames {
-            w.min(layout.vertices.saturating_sub(first))
-        } else {
-            0
-        };
+        let (first, count) = (range.start, range.len());
         let (px, rest) = pos[..3 * w].split_at_mut(w);
         let (py, pz) = rest.split_at_mut(w);
-        let mut out_pos = [px, py, pz];
+        let mut out_pos = [&mut px[x0..], &mut py[x0..], &mut pz[x0..]];
         let mut out_nrm = nrm.map(|n| {
             let (nx, rest) = n[..3 * w].split_at_mut(w);
             let (ny, nz) = rest.split_at_mut(w);
-            [nx, ny, nz]
+            [&mut nx[x0..], &mut ny[x0..], &mut nz[x0..]]
         });
-        for plane in out_pos.iter_mut().chain(out_nrm.iter_mut().flatten()) {
-            plane[count..].fill(0.0);
-        }
-        let tan = tan.map(|t| {
-            let t = &mut t[..4 * w];
-            t.fill(0.0);
-            t
-        });
-        if count == 0 {
-            return;
-        }
         let prim = &self.model.meshes[p.mesh].primitives[p.primitive];
         let pal = &self.palettes;
         let row = &pal.affines[frame * pal.affines_per_row..(frame + 1) * pal.affines_per_row];
@@ -597,8 +711,7 @@ impl<'m> VatBaker<'m> {
             }
         };
         let pr = &self.prepared[index];
-        let vertices = layout.vertices;
-        let range = first..first + count;
+        let vertices = p.vertices;
         let slots = pr.slots;
         // Morph targets apply before skinning (SPEC section 3): into scratch.
         let targets = prim.morph_targets.len();
@@ -667,7 +780,7 @@ impl<'m> VatBaker<'m> {
                     )
                     .normalize_or_zero();
                     for (c, value) in [d.x, d.y, d.z, t.w].into_iter().enumerate() {
-                        out[c * w + i] = value;
+                        out[c * w + x0 + i] = value;
                     }
                 }
             }

@@ -8,8 +8,10 @@
 //!
 //! Texture addressing (`formats/bone-matrix-texture.md`): joint `j` at row
 //! `r` is texels `(p * j + i, r)` with `p = 4` (`mat4`: texel `i` is column
-//! `i`) or `p = 3` (`mat3x4`: texel `i` is row `i`). The next row is
-//! `min(r + 1, height - 1)`; the animation state never asks for a fraction
+//! `i`) or `p = 3` (`mat3x4`: texel `i` is row `i`), placed by the texture's
+//! fold ([`crate::fold`]): texel `(b * block_width + p * j + i, r mod
+//! rows_per_block)` with `b = r div rows_per_block` (unfolded: `b = 0`).
+//! The next row is `min(r + 1, rows - 1)`; the animation state never asks for a fraction
 //! across a clip boundary (it splits loop wraps into two rows), and the
 //! clamp keeps the fetch inside the texture. The next row is only fetched
 //! when the fraction is positive (with a fraction of 0 the lerp returns the
@@ -22,6 +24,7 @@ use super::math::{
     Rows3x4, ZERO_ROWS, add_weighted, cofactor_normal, lerp3, safe_normalize, transform_point,
 };
 use super::state::GpuState;
+use crate::fold::Fold;
 use crate::layout::MatrixLayout;
 
 /// A bone-matrix texture as a shader sees it: RGBA `f32` texels, row-major,
@@ -30,8 +33,12 @@ use crate::layout::MatrixLayout;
 pub struct BoneTextureView<'a> {
     /// Width in texels (joints times texels per joint).
     pub width: u32,
-    /// Height in texels (timeline rows).
+    /// Height in texels (timeline rows per block).
     pub height: u32,
+    /// Timeline rows.
+    pub rows: u32,
+    /// Where each timeline row is ([`Fold::unfolded`] for most textures).
+    pub fold: Fold,
     /// How matrices are laid out.
     pub layout: MatrixLayout,
     /// `width * height * 4` floats.
@@ -50,15 +57,27 @@ impl BoneTextureView<'_> {
             .map_or(Vec4::ZERO, Vec4::from_slice)
     }
 
-    /// The skin matrix of `joint` at `row`, as three rows.
+    /// The skin matrix of `joint` at timeline row `row`, as three rows.
     pub fn bone_matrix(&self, joint: u32, row: u32) -> Rows3x4 {
+        let (page, x0, row) = self.fold.texel(0, 0, row);
+        if page > 0 {
+            return ZERO_ROWS; // bone textures have one page
+        }
+        // A joint past the block reads zero, not the next block's rows.
+        let load = |x: u32, y: u32| {
+            if x >= self.fold.block_width {
+                Vec4::ZERO
+            } else {
+                self.load(x0.saturating_add(x), y)
+            }
+        };
         match self.layout {
             MatrixLayout::Mat4 => {
                 let x = joint.saturating_mul(4);
-                let c0 = self.load(x, row);
-                let c1 = self.load(x.saturating_add(1), row);
-                let c2 = self.load(x.saturating_add(2), row);
-                let c3 = self.load(x.saturating_add(3), row);
+                let c0 = load(x, row);
+                let c1 = load(x.saturating_add(1), row);
+                let c2 = load(x.saturating_add(2), row);
+                let c3 = load(x.saturating_add(3), row);
                 [
                     Vec4::new(c0.x, c1.x, c2.x, c3.x),
                     Vec4::new(c0.y, c1.y, c2.y, c3.y),
@@ -68,9 +87,9 @@ impl BoneTextureView<'_> {
             MatrixLayout::Mat3x4 => {
                 let x = joint.saturating_mul(3);
                 [
-                    self.load(x, row),
-                    self.load(x.saturating_add(1), row),
-                    self.load(x.saturating_add(2), row),
+                    load(x, row),
+                    load(x.saturating_add(1), row),
+                    load(x.saturating_add(2), row),
                 ]
             }
         }
@@ -123,7 +142,7 @@ pub fn deform_vertex(
     if !state.enabled {
         return RuntimeVertex { position, normal };
     }
-    let last_row = texture.height.saturating_sub(1);
+    let last_row = texture.rows.saturating_sub(1);
     let mut p = Vec3::ZERO;
     let mut n = Vec3::ZERO;
     for s in state.active_rows() {
@@ -177,6 +196,8 @@ mod tests {
             let tex = BoneTextureView {
                 width: 2 * layout.pixels_per_joint() as u32,
                 height: 3,
+                rows: 3,
+                fold: Fold::unfolded(2 * layout.pixels_per_joint() as u32, 1, 3),
                 layout,
                 texels: &data,
             };
@@ -225,6 +246,8 @@ mod tests {
         let tex = BoneTextureView {
             width: 8,
             height: 3,
+            rows: 3,
+            fold: Fold::unfolded(8, 1, 3),
             layout: MatrixLayout::Mat4,
             texels: &data[..10], // shorter than it claims
         };

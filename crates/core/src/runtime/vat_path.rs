@@ -4,8 +4,9 @@
 //! by the row's fraction, and the rows are summed by blend weight; normals
 //! are normalised once, at the end.
 //!
-//! Addressing: vertex `v` at timeline row `r` is texel
-//! `(v mod width, r * bands + v div width)`. The next row is
+//! Addressing: vertex `v` of a primitive is set vertex
+//! `s = first_vertex + v` of its texture set (0 for per-primitive sets);
+//! at timeline row `r` it is texel `(s mod width, r * bands + s div width)`. The next row is
 //! `min(r + 1, frames - 1)` and is only fetched when the fraction is
 //! positive (see [`super::bone_path`] for why).
 //!
@@ -65,7 +66,7 @@ pub struct VatTextureView<'a> {
 }
 
 /// Where a primitive's vertices live in its textures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct VatAddress {
     /// Texture width: vertex `v` is at `x = v mod width`.
     pub width: u32,
@@ -73,12 +74,15 @@ pub struct VatAddress {
     pub bands: u32,
     /// Timeline rows (frames of all clips).
     pub frames: u32,
+    /// The primitive's first vertex in its texture set (the atlas).
+    pub first_vertex: u32,
 }
 
 impl VatAddress {
-    /// Texel `(x, y)` of `vertex` at timeline row `row`.
+    /// Texel `(x, y)` of `vertex` (of the primitive) at timeline row `row`.
     pub fn texel(&self, vertex: u32, row: u32) -> (u32, u32) {
         let width = self.width.max(1);
+        let vertex = vertex.saturating_add(self.first_vertex);
         (
             vertex % width,
             row.saturating_mul(self.bands)
@@ -214,6 +218,7 @@ mod tests {
             width: 2,
             bands: 3,
             frames: 2,
+            first_vertex: 0,
         };
         assert_eq!(address.texel(4, 1), (0, 5));
         assert_eq!(address.texel(3, 0), (1, 1));

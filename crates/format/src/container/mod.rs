@@ -26,7 +26,7 @@ pub const FORMAT_MAJOR: u16 = 1;
 /// Minor version this code writes. Minor versions only add section kinds and
 /// append fields at the end of the metadata record; older readers skip the
 /// former and ignore the latter.
-pub const FORMAT_MINOR: u16 = 6;
+pub const FORMAT_MINOR: u16 = 7;
 
 /// Header size written by this version (readers accept larger headers).
 pub const HEADER_LEN: u32 = 48;
@@ -66,6 +66,9 @@ pub enum SectionKind {
     /// The animated-bounds record (bincode [`crate::meta::BoundsMetadata`]):
     /// per clip, a box holding every vertex at every frame, since 1.6.
     Bounds,
+    /// The layout record (bincode [`crate::meta::LayoutMetadata`]): the
+    /// VAT atlas placement and folded textures' addressing, since 1.7.
+    Layout,
     /// A kind this version does not know; skipped by readers.
     Unknown(u32),
 }
@@ -84,6 +87,7 @@ impl SectionKind {
             Self::Key => 8,
             Self::Outputs => 9,
             Self::Bounds => 12,
+            Self::Layout => 11,
             Self::Unknown(c) => c,
         }
     }
@@ -101,6 +105,7 @@ impl SectionKind {
             8 => Self::Key,
             9 => Self::Outputs,
             12 => Self::Bounds,
+            11 => Self::Layout,
             c => Self::Unknown(c),
         }
     }
@@ -118,6 +123,7 @@ impl SectionKind {
             Self::Key => "key".to_owned(),
             Self::Outputs => "outputs".to_owned(),
             Self::Bounds => "bounds".to_owned(),
+            Self::Layout => "layout".to_owned(),
             Self::Unknown(c) => format!("unknown({c})"),
         }
     }

@@ -14,7 +14,8 @@ use super::{
 };
 use crate::error::{FormatError, Result};
 use crate::meta::{
-    BoundsMetadata, Metadata, OutputsMetadata, RigMetadata, Storage, VatMetadata, WeightsMetadata,
+    BoundsMetadata, LayoutMetadata, Metadata, OutputsMetadata, RigMetadata, Storage, VatMetadata,
+    WeightsMetadata,
 };
 use crate::{check, codec};
 
@@ -53,6 +54,7 @@ pub struct Container<R> {
     key: Option<String>,
     outputs: Option<OutputsMetadata>,
     bounds: Option<BoundsMetadata>,
+    layout: Option<LayoutMetadata>,
 }
 
 impl Container<BufReader<File>> {
@@ -223,6 +225,14 @@ impl<R: Read + Seek> Container<R> {
             )?)?),
             None => None,
         };
+        let layout = match single(&sections, SectionKind::Layout)? {
+            Some(i) => Some(codec::decode_layout(&read_checked(
+                &mut reader,
+                &sections,
+                i,
+            )?)?),
+            None => None,
+        };
         let container = Self {
             reader,
             version,
@@ -235,6 +245,7 @@ impl<R: Read + Seek> Container<R> {
             key,
             outputs,
             bounds,
+            layout,
         };
         container.check_references()?;
         container.check_records()?;
@@ -243,7 +254,8 @@ impl<R: Read + Seek> Container<R> {
 
     /// The semantic checks of [`crate::check`], over every record.
     fn check_records(&self) -> Result<()> {
-        let rows = check::metadata(&self.metadata)?;
+        let folds = self.layout.as_ref().map_or(&[][..], |l| &l.folds[..]);
+        let rows = check::metadata_folded(&self.metadata, folds)?;
         if let Some(vat) = &self.vat {
             check::vat(vat, rows)?;
         }
@@ -259,6 +271,13 @@ impl<R: Read + Seek> Container<R> {
         if let Some(rig) = &self.rig {
             check::rig(rig, self.metadata.clips.len(), self.metadata.skins.len())?;
         }
+        check::layout(
+            self.layout.as_ref(),
+            &self.metadata,
+            self.vat.as_ref(),
+            self.rig.as_ref(),
+            rows,
+        )?;
         Ok(())
     }
 
@@ -333,6 +352,12 @@ impl<R: Read + Seek> Container<R> {
     /// (format 1.6 and later).
     pub fn bounds(&self) -> Option<&BoundsMetadata> {
         self.bounds.as_ref()
+    }
+
+    /// The layout record (VAT atlas placement, folded textures), when the
+    /// bake has one (format 1.7 and later).
+    pub fn layout(&self) -> Option<&LayoutMetadata> {
+        self.layout.as_ref()
     }
 
     /// The rig record (anchors, props, clip origins), when the bake has one.
