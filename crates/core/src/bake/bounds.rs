@@ -56,17 +56,33 @@ pub fn clip_bounds(model: &Model, timeline: &Timeline) -> Result<Vec<Aabb>> {
             let reference = plan.reference_node;
             let statics = plan.static_primitives.clone();
             let baker = VatBaker::new(model, timeline, plan, options.convention)?;
+            // One band per frame (the layout's width is the vertex count),
+            // so texture row `row` is timeline row `row`: positions only,
+            // through the VAT kernel, into a per-thread planar scratch row.
+            let widest = baker
+                .plan()
+                .primitives
+                .iter()
+                .map(|p| p.layout.width)
+                .max()
+                .unwrap_or(0);
             let rows: Vec<Aabb> = (0..timeline.rows)
                 .into_par_iter()
-                .map(|row| {
-                    let mut b = EMPTY;
-                    for i in 0..baker.plan().primitives.len() {
-                        for p in baker.vertices_at(i, row).positions {
-                            grow(&mut b, p);
+                .map_init(
+                    || vec![0.0f32; widest * 3],
+                    |scratch, row| {
+                        let mut b = EMPTY;
+                        for (i, p) in baker.plan().primitives.iter().enumerate() {
+                            let (w, n) = (p.layout.width, p.layout.vertices);
+                            let pos = &mut scratch[..w * 3];
+                            baker.fill_row(i, row, pos, None, None);
+                            for v in 0..n {
+                                grow(&mut b, [pos[v], pos[w + v], pos[2 * w + v]]);
+                            }
                         }
-                    }
-                    b
-                })
+                        b
+                    },
+                )
                 .collect();
             (Some((rows, statics)), reference)
         }
