@@ -88,12 +88,27 @@ def row_of(sidecar, clip_name, frame):
     raise ValueError("no clip %s" % clip_name)
 
 
-def skin_matrix(image, layout, joint, row):
+def folded(fold, x, y, row):
+    """Texel of (x, y) of timeline row `row`'s unfolded texel rows: `y` is
+    the texel row within the row (0 .. row_height). Without a fold, row r's
+    texel rows start at r * row_height (formats/sidecar.md)."""
+    if fold is None:
+        return x, y
+    block = row // fold["rows_per_block"]
+    if block >= fold["blocks_per_page"]:
+        raise ValueError("paged textures are not read by this player")
+    return (block * fold["block_width"] + x,
+            (row % fold["rows_per_block"]) * fold["row_height"] + (y - row * fold["row_height"]))
+
+
+def skin_matrix(image, tex, joint, row):
     """The 4x4 skin matrix m[r][c] of `joint` at `row`."""
-    if layout == "mat4":
-        cols = [texel(image, 4 * joint + c, row, "RGBA") for c in range(4)]
+    fold = tex.get("fold")
+    at = lambda x: folded(fold, x, row, row)
+    if tex["layout"] == "mat4":
+        cols = [texel(image, *at(4 * joint + c), "RGBA") for c in range(4)]
         return [[cols[c][r] for c in range(4)] for r in range(4)]
-    rows = [texel(image, 3 * joint + r, row, "RGBA") for r in range(3)]
+    rows = [texel(image, *at(3 * joint + r), "RGBA") for r in range(3)]
     return rows + [[0.0, 0.0, 0.0, 1.0]]
 
 
@@ -127,7 +142,7 @@ def play_bones(sidecar, folder, row):
                         continue
                     j = int(round(bone))
                     if j not in cache:
-                        cache[j] = skin_matrix(image, tex["layout"], j, row)
+                        cache[j] = skin_matrix(image, tex, j, row)
                     q = apply(cache[j], pos)
                     acc = [acc[k] + w * q[k] for k in range(3)]
             result.append(acc)
@@ -145,10 +160,11 @@ def play_vat(sidecar, folder, row):
         if tex["file"] not in images:
             images[tex["file"]] = read_exr(os.path.join(folder, tex["file"]))
         image = images[tex["file"]]
-        width, bands = p["width"], p["bands"]
+        width, bands, first = p["width"], p["bands"], p["first_vertex"]
         result = []
         for v in range(p["vertices"]):
-            x, y = v % width, row * bands + v // width
+            a = first + v
+            x, y = folded(tex.get("fold"), a % width, row * bands + a // width, row)
             result.append(texel(image, x, y, "RGB"))
         out.append({"node": p["node"], "mesh": p["mesh"], "primitive": p["primitive"],
                     "positions": result})

@@ -227,6 +227,7 @@ pub fn load_report(
             weights: container.weights(),
             rig: container.rig(),
             bounds: container.bounds(),
+            layout: container.layout(),
         }),
     };
     Ok((report, problem))

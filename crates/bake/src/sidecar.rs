@@ -10,7 +10,8 @@
 //! field) for any container, and a test keeps the file and that field equal.
 
 use rigbake_format::meta::{
-    BoundsMetadata, Metadata, RigMetadata, Storage, VatMetadata, WeightsMetadata,
+    BoundsMetadata, FoldMeta, FoldedTexture, LayoutMetadata, Metadata, RigMetadata, Storage,
+    VatLayoutMode, VatMetadata, WeightsMetadata,
 };
 use serde::Serialize;
 
@@ -68,8 +69,8 @@ pub struct Sidecar {
     pub skins: Vec<SidecarSkin>,
     /// Anchor tracks.
     pub anchors: Vec<SidecarAnchor>,
-    /// The anchor texture file, if written.
-    pub anchor_texture: Option<String>,
+    /// The anchor texture, if written.
+    pub anchor_texture: Option<SidecarAnchorTexture>,
     /// Every texture of the bake.
     pub textures: Vec<SidecarTexture>,
     /// The bone-weight path: the weights mesh and its channels.
@@ -145,6 +146,46 @@ pub struct SidecarAnchor {
     pub pixel: usize,
 }
 
+/// The anchor texture (`--anchors-exr`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SidecarAnchorTexture {
+    /// File name beside the container.
+    pub file: String,
+    /// How its rows fold, when taller than the maximum size.
+    pub fold: Option<SidecarFold>,
+}
+
+/// How a texture taller than the maximum size continues its rows in column
+/// blocks (formats/metadata.md, `FoldMeta`): timeline row `r`, texel
+/// `(x, y)` of its unfolded row is at texel
+/// `((b mod blocks_per_page) * block_width + x, (r mod rows_per_block) * row_height + y)`
+/// with `b = r div rows_per_block`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct SidecarFold {
+    /// Timeline rows per column block.
+    pub rows_per_block: u32,
+    /// Texel rows one timeline row takes.
+    pub row_height: u32,
+    /// Texel columns of one block (the unfolded width).
+    pub block_width: u32,
+    /// Blocks side by side.
+    pub blocks_per_page: u32,
+    /// Pages (one texture each).
+    pub pages: u32,
+}
+
+impl From<&FoldMeta> for SidecarFold {
+    fn from(f: &FoldMeta) -> Self {
+        Self {
+            rows_per_block: f.rows_per_block,
+            row_height: f.row_height,
+            block_width: f.block_width,
+            blocks_per_page: f.blocks_per_page,
+            pages: f.pages,
+        }
+    }
+}
+
 /// What a texture holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -186,6 +227,9 @@ pub struct SidecarTexture {
     /// Largest error the encoding introduced (model units; degrees for VAT
     /// normals and tangents).
     pub max_error: f64,
+    /// How its rows fold, when taller than the maximum size; `null`: row
+    /// `r` is texel row `r` (VAT: `r * bands`).
+    pub fold: Option<SidecarFold>,
 }
 
 /// The bone-weight path.
@@ -232,6 +276,8 @@ pub struct SidecarVat {
     pub mesh_file: Option<String>,
     /// `inverse_transpose` or `blended_matrix`.
     pub normal_convention: rigbake_format::meta::NormalConvention,
+    /// `atlas` (one texture set for every primitive) or `per_primitive`.
+    pub layout: VatLayoutMode,
     /// Each baked primitive: where its vertices are in its textures.
     pub primitives: Vec<SidecarVatPrimitive>,
 }
@@ -247,8 +293,11 @@ pub struct SidecarVatPrimitive {
     pub primitive: u32,
     /// Vertices.
     pub vertices: u32,
-    /// Texture width: vertex `v` of timeline row `r` is texel
-    /// `(v mod width, r * bands + v div width)`.
+    /// Its first vertex in its texture set: vertex `v` is set vertex
+    /// `a = first_vertex + v`, at texel `(a mod width, r * bands + a div
+    /// width)` for timeline row `r`.
+    pub first_vertex: u32,
+    /// Texture width.
     pub width: u32,
     /// Texture rows per frame.
     pub bands: u32,
@@ -277,6 +326,8 @@ pub struct Records<'a> {
     pub rig: Option<&'a RigMetadata>,
     /// Bounds record.
     pub bounds: Option<&'a BoundsMetadata>,
+    /// Layout record (atlas placement, folds).
+    pub layout: Option<&'a LayoutMetadata>,
 }
 
 fn storage_name(storage: Storage, name: &str) -> &'static str {
@@ -293,10 +344,17 @@ impl Sidecar {
         use rigbake_format::meta::{VatEncoding, VatStream};
         use rigbake_format::texture::Precision;
         let m = r.metadata;
+        let fold = |t: FoldedTexture| {
+            r.layout
+                .and_then(|l| l.folds.iter().find(|f| f.texture == t))
+                .map(SidecarFold::from)
+        };
         let mut textures: Vec<SidecarTexture> = m
             .textures
             .iter()
-            .map(|t| SidecarTexture {
+            .enumerate()
+            .map(|(i, t)| SidecarTexture {
+                fold: fold(FoldedTexture::Bones(i as u32)),
                 file: t.name.clone(),
                 storage: storage_name(t.storage, &t.name),
                 role: Role::BoneMatrices,
@@ -314,7 +372,8 @@ impl Sidecar {
             .collect();
         let vat_base = textures.len();
         if let Some(vat) = r.vat {
-            textures.extend(vat.textures.iter().map(|t| SidecarTexture {
+            textures.extend(vat.textures.iter().enumerate().map(|(i, t)| SidecarTexture {
+                fold: fold(FoldedTexture::Vat(i as u32)),
                 file: t.name.clone(),
                 storage: storage_name(t.storage, &t.name),
                 role: match t.stream {
@@ -336,6 +395,7 @@ impl Sidecar {
             }));
         }
         let boxes = r.bounds.map(|b| &b.clips);
+        let placement = r.layout.and_then(|l| l.vat.as_ref());
         Self {
             schema_version: SIDECAR_SCHEMA_VERSION,
             container: r.container.to_owned(),
@@ -394,7 +454,12 @@ impl Sidecar {
                         .collect()
                 })
                 .unwrap_or_default(),
-            anchor_texture: r.rig.and_then(|g| g.anchor_texture.clone()),
+            anchor_texture: r.rig.and_then(|g| g.anchor_texture.clone()).map(|file| {
+                SidecarAnchorTexture {
+                    file,
+                    fold: fold(FoldedTexture::Anchors),
+                }
+            }),
             textures,
             weights: r.weights.map(|w| SidecarWeights {
                 mesh_file: w.mesh_file.clone(),
@@ -421,10 +486,15 @@ impl Sidecar {
             vat: r.vat.map(|v| SidecarVat {
                 mesh_file: v.playback_file.clone(),
                 normal_convention: v.normal_convention,
+                layout: placement.map_or(VatLayoutMode::PerPrimitive, |p| p.layout),
                 primitives: v
                     .primitives
                     .iter()
-                    .map(|p| SidecarVatPrimitive {
+                    .enumerate()
+                    .map(|(i, p)| SidecarVatPrimitive {
+                        first_vertex: placement
+                            .and_then(|pl| pl.first_vertex.get(i).copied())
+                            .unwrap_or(0),
                         node: p.node.clone(),
                         mesh: p.mesh.clone(),
                         primitive: p.primitive,

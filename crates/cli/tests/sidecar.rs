@@ -128,8 +128,10 @@ fn bounds_hold_vat_vertices(dir: &Path, sidecar: &Value) {
                     p["width"].as_u64().unwrap() as usize,
                     p["bands"].as_u64().unwrap() as usize,
                 );
+                let first = p["first_vertex"].as_u64().unwrap() as usize;
                 for v in 0..p["vertices"].as_u64().unwrap() as usize {
-                    let (x, y) = (v % w, row * bands + v / w);
+                    let a = first + v;
+                    let (x, y) = (a % w, row * bands + a / w);
                     let i = (y * img.width + x) * 4;
                     for k in 0..3 {
                         let c = img.data[i + k];

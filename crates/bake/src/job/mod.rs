@@ -213,9 +213,12 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
         folds: bone_folds.into_iter().chain(anchor_fold).collect(),
         ..Default::default()
     };
-    if let Some((vat, placement)) = vat_part {
-        add_record(&mut sink, SectionKind::Vat, codec::encode_vat(&vat))?;
+    let vat_record = vat_part.map(|(vat, placement)| {
         layout.vat = Some(placement);
+        vat
+    });
+    if let Some(vat) = &vat_record {
+        add_record(&mut sink, SectionKind::Vat, codec::encode_vat(vat))?;
     }
     if layout != rigbake_format::meta::LayoutMetadata::default() {
         add_record(
@@ -238,10 +241,11 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
     let sidecar = Sidecar::build(sidecar::Records {
         container: &container_name,
         metadata: &metadata,
-        vat: vat_part.as_ref(),
+        vat: vat_record.as_ref(),
         weights: weights_record.as_ref(),
         rig: rig_record.as_ref(),
         bounds: Some(&bounds),
+        layout: Some(&layout),
     });
     let sidecar_bytes = sidecar.to_bytes().map_err(|e| {
         let e = rigbake_format::FormatError::Invalid(format!("cannot encode the sidecar: {e}"));

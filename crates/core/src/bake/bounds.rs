@@ -50,20 +50,21 @@ pub fn clip_bounds(model: &Model, timeline: &Timeline) -> Result<Vec<Aabb>> {
         // is made, so no size limit applies.
         max_texture_size: usize::MAX >> 8,
         power_of_two: false,
+        layout: vat::VatLayoutMode::Atlas,
     };
     let (moving, reference) = match vat::plan(model, timeline, &options) {
         Ok(plan) => {
             let reference = plan.reference_node;
             let statics = plan.static_primitives.clone();
             let baker = VatBaker::new(model, timeline, plan, options.convention)?;
-            // One band per frame (the layout's width is the vertex count),
+            // One atlas set, one band per frame (its width is the vertex count),
             // so texture row `row` is timeline row `row`: positions only,
             // through the VAT kernel, into a per-thread planar scratch row.
             let widest = baker
                 .plan()
-                .primitives
+                .sets
                 .iter()
-                .map(|p| p.layout.width)
+                .map(|s| s.layout.width)
                 .max()
                 .unwrap_or(0);
             let rows: Vec<Aabb> = (0..timeline.rows)
@@ -72,8 +73,8 @@ pub fn clip_bounds(model: &Model, timeline: &Timeline) -> Result<Vec<Aabb>> {
                     || vec![0.0f32; widest * 3],
                     |scratch, row| {
                         let mut b = EMPTY;
-                        for (i, p) in baker.plan().primitives.iter().enumerate() {
-                            let (w, n) = (p.layout.width, p.layout.vertices);
+                        for (i, set) in baker.plan().sets.iter().enumerate() {
+                            let (w, n) = (set.layout.width, set.layout.vertices);
                             let pos = &mut scratch[..w * 3];
                             baker.fill_row(i, row, pos, None, None);
                             for v in 0..n {
