@@ -24,7 +24,7 @@ import * as S from './shaders.js';
 
 const MAX_INSTANCES = 20000;
 const params = new URLSearchParams(location.search);
-const status = { ready: false, error: null, frames: 0 };
+const status = { ready: false, error: null, frames: 0, stage: 'start' };
 window.rigbakeViewer = status;
 
 const $ = (id) => document.getElementById(id);
@@ -389,6 +389,7 @@ async function main() {
   const gl = canvas.getContext('webgl2', { antialias: !deterministic, preserveDrawingBuffer: deterministic });
   if (!gl) throw new Error('this browser has no WebGL2');
   canvas.addEventListener('webglcontextlost', () => report('the WebGL context was lost (the GPU took too long or ran out of memory): try fewer instances'));
+  status.stage = 'index';
   const index = await (await fetch('/bakes.json')).json();
   const bakes = index.bakes;
   if (!bakes.length) throw new Error('the server lists no bakes');
@@ -412,7 +413,9 @@ async function main() {
     return paths[name];
   };
   let pathName = wantPath ?? (bake.report.weights?.mesh_file ? 'bones' : 'vat');
+  status.stage = `loading ${pathName}`;
   let path = await loadPath(pathName);
+  status.stage = 'building';
   if (!path) throw new Error(`${bake.name}: the bake has no ${pathName === 'bones' ? 'bone-weight mesh' : 'VAT playback mesh'}`);
   const pathSelect = $('path');
   for (const p of ['bones', 'vat']) {
@@ -598,6 +601,7 @@ async function main() {
     }
     requestAnimationFrame(draw);
   };
+  status.stage = 'drawing';
   requestAnimationFrame(draw);
 }
 

@@ -171,6 +171,9 @@ fn send(request: Request, answer: Answer) {
         header("Content-Type", answer.content_type),
         header("Cache-Control", "no-store"),
         header("X-Content-Type-Options", "nosniff"),
+        // One request per connection: with keep-alive, tiny_http 0.12
+        // left some of Chromium's parallel module requests unanswered.
+        header("Connection", "close"),
     ]
     .into_iter()
     .flatten()
@@ -251,6 +254,13 @@ fn answer(request: &Request, catalog: &Catalog, index: &[u8], port: u16) -> Answ
             status: 200,
             content_type: "text/html; charset=utf-8",
             body: Body::Bytes(assets::INDEX_HTML.as_bytes().to_vec()),
+        };
+    }
+    if path == "/favicon.ico" {
+        return Answer {
+            status: 204,
+            content_type: "image/x-icon",
+            body: Body::Bytes(Vec::new()),
         };
     }
     if path == "/bakes.json" {

@@ -27,11 +27,12 @@ try {
       await page.waitForFunction(() => window.rigbakeViewer && (window.rigbakeViewer.ready || window.rigbakeViewer.error), null, { timeout: job.timeout_ms ?? 60000 });
     } catch (e) {
       logs.push(`timed out: ${e.message}`);
+      logs.push(`page: ${(await page.content()).slice(0, 300)}`);
     }
     const state = await page.evaluate(() => window.rigbakeViewer ?? null);
     if (!state || !state.ready || state.error) {
       failed = true;
-      console.error(`FAILED ${job.url}: ${state?.error ?? 'not ready'}\n${logs.join('\n')}`);
+      console.error(`FAILED ${job.url}: ${state?.error ?? `not ready (stage ${state?.stage})`}\n${logs.join('\n')}`);
     } else {
       await page.screenshot({ path: job.out });
       console.log(`shot ${job.url} -> ${job.out}`);
