@@ -14,7 +14,8 @@
 //
 // URL parameters: path (bones | vat), clip, frame (a still frame; else the
 // clip plays), look=mask (white silhouette on black), cam=ortho with az, el,
-// cx, cy, cz, half (the rigbake preview's camera); else a perspective view.
+// cx, cy, cz, half (the rigbake preview's camera); else a perspective view;
+// flip=0 leaves out the row flip, to show what goes wrong without it.
 
 import * as THREE from 'three';
 import { GLTFLoader } from 'three/addons/loaders/GLTFLoader.js';
@@ -30,9 +31,10 @@ precision highp int;
 precision highp sampler2D;
 uniform vec4 state; // (row, next row, fraction, unused)
 uniform int mask;
+uniform int literal; // 1: skip the flip (docs/engines.md's recipe taken literally; wrong)
 out vec3 v_normal;
 // rigbake row r is EXRLoader texture row H - 1 - r.
-int flip(int row, int height) { return height - 1 - row; }
+int flip(int row, int height) { return literal == 1 ? row : height - 1 - row; }
 `;
 
 const BONES_VERTEX = GLSL_COMMON + /* glsl */ `
@@ -134,7 +136,11 @@ const gltf = (url) => new GLTFLoader().loadAsync(url);
 // the rest pose.
 async function restGlobal(model, name) {
   if (!name) return new THREE.Matrix4();
-  const index = model.parser.json.nodes.findIndex((n) => n.name === name);
+  // rigbake names an unnamed node `node<index>` (its glTF index).
+  const nodes = model.parser.json.nodes;
+  let index = nodes.findIndex((n) => n.name === name);
+  const unnamed = /^node(\d+)$/.exec(name);
+  if (index < 0 && unnamed && nodes[Number(unnamed[1])] && !nodes[Number(unnamed[1])].name) index = Number(unnamed[1]);
   if (index < 0) throw new Error(`the source has no node ${name}`);
   const node = await model.parser.getDependency('node', index);
   model.scene.updateMatrixWorld(true);
@@ -159,6 +165,7 @@ async function main() {
   if (!clip) throw new Error(`no clip ${clipName}`);
   const source = await gltf(`/bake/${encodeURIComponent(meta.source.file_name)}`);
   const mask = params.get('look') === 'mask' ? 1 : 0;
+  const literal = params.get('flip') === '0' ? 1 : 0;
   const state = new THREE.Vector4(clip.start_row, clip.start_row, 0, 0);
   const group = new THREE.Group();
 
@@ -173,7 +180,7 @@ async function main() {
       const set = sets[p.skin];
       const material = new THREE.ShaderMaterial({
         glslVersion: THREE.GLSL3, vertexShader: BONES_VERTEX, fragmentShader: FRAGMENT,
-        uniforms: { bones: { value: set.texture }, bones_height: { value: set.height }, layout3x4: { value: set.layout === 'mat3x4' ? 1 : 0 }, state: { value: state }, mask: { value: mask } },
+        uniforms: { bones: { value: set.texture }, bones_height: { value: set.height }, layout3x4: { value: set.layout === 'mat3x4' ? 1 : 0 }, state: { value: state }, mask: { value: mask }, literal: { value: literal } },
       });
       const mesh = new THREE.Mesh(await primitive(file, p.mesh_index, p.mesh_primitive), material);
       mesh.matrixAutoUpdate = false;
@@ -193,7 +200,7 @@ async function main() {
       const normals = p.normals === null ? null : await exr(`/bake/${encodeURIComponent(v.textures[p.normals].name)}`);
       const material = new THREE.ShaderMaterial({
         glslVersion: THREE.GLSL3, vertexShader: VAT_VERTEX, fragmentShader: FRAGMENT,
-        uniforms: { positions: { value: positions }, normals: { value: normals ?? positions }, has_normals: { value: normals ? 1 : 0 }, vat: { value: [p.width, p.bands, p.frames, p.height] }, state: { value: state }, mask: { value: mask } },
+        uniforms: { positions: { value: positions }, normals: { value: normals ?? positions }, has_normals: { value: normals ? 1 : 0 }, vat: { value: [p.width, p.bands, p.frames, p.height] }, state: { value: state }, mask: { value: mask }, literal: { value: literal } },
       });
       const mesh = new THREE.Mesh(geometry, material);
       mesh.matrixAutoUpdate = false;

@@ -11,7 +11,7 @@
 //! A crowd drawn at two moments differs. The server answers only on
 //! 127.0.0.1 and refuses traversal in every spelling.
 //!
-//! Needs Chromium (`/usr/bin/chromium`, or `RIGBAKE_CHROMIUM`) and Node with
+//! Needs Chromium (`chromium` on PATH, or `RIGBAKE_CHROMIUM`) and Node with
 //! tools/node's packages (playwright-core drives the browser). Without them
 //! the browser tests are skipped with a message, unless
 //! `RIGBAKE_REQUIRE_CHROMIUM` is set (`.ci/run` sets it): then they fail.
@@ -51,8 +51,16 @@ fn required() -> bool {
 /// Chromium and the node packages, or `None` with a notice (a panic when
 /// `RIGBAKE_REQUIRE_CHROMIUM` is set).
 fn browser(test: &str) -> Option<(PathBuf, PathBuf)> {
+    let on_path = || {
+        std::env::var_os("PATH").and_then(|p| {
+            std::env::split_paths(&p)
+                .map(|d| d.join("chromium"))
+                .find(|c| c.is_file())
+        })
+    };
     let chromium = std::env::var_os("RIGBAKE_CHROMIUM")
         .map(PathBuf::from)
+        .or_else(on_path)
         .unwrap_or_else(|| PathBuf::from("/usr/bin/chromium"));
     let modules = repo().join("tools/node/node_modules");
     let node_ok = Command::new("node")
@@ -112,6 +120,15 @@ fn serve(mut command: Command) -> (Running, String) {
         .unwrap_or_else(|| panic!("no URL in {line:?}"))
         .to_owned();
     (running, url)
+}
+
+/// The three.js example's server for one bake.
+fn start_three(container: &Path) -> (Running, String) {
+    let mut c = Command::new("node");
+    c.arg(repo().join("examples/three/serve.mjs"))
+        .arg(container)
+        .args(["--port", "0", "--rigbake", env!("CARGO_BIN_EXE_rigbake")]);
+    serve(c)
 }
 
 fn start_view(out: &Path) -> (Running, String) {
@@ -256,12 +273,35 @@ fn view_plays_fox_and_cesium_man_like_the_cpu_preview() {
     let out = tmp.path().join("out");
     let bakes = bake_models(&models, &["Fox", "CesiumMan"], &out);
     let (_server, url) = start_view(&out);
+    let three: Vec<(Running, String)> = bakes.iter().map(|(_, f, _)| start_three(f)).collect();
 
     let mut shots = Vec::new();
     let mut expected = Vec::new();
-    for (name, file, model) in &bakes {
+    // Without the row flip the three.js example must go wrong.
+    let mut literal = Vec::new();
+    for ((name, file, model), (_, three_url)) in bakes.iter().zip(&three) {
         for (path, key) in [(PathChoice::Bones, "bones"), (PathChoice::Vat, "vat")] {
             let r = reference(file, model, path, 1);
+            let query = format!(
+                "path={key}&clip={}&frame={}&look=mask&{}",
+                enc(&r.clip),
+                r.frame,
+                r.camera_query
+            );
+            for (flip, list) in [("1", &mut expected), ("0", &mut literal)] {
+                let shot = tmp.path().join(format!("{name}-{key}-three-flip{flip}.png"));
+                shots.push(Shot {
+                    url: format!("{three_url}?{query}&flip={flip}"),
+                    width: SIZE,
+                    height: SIZE,
+                    out: shot.clone(),
+                });
+                list.push((
+                    format!("three.js {name} {key} {} frame {}", r.clip, r.frame),
+                    shot,
+                    r.covered.clone(),
+                ));
+            }
             let shot = tmp.path().join(format!("{name}-{key}.png"));
             shots.push(Shot {
                 url: format!(
@@ -299,6 +339,14 @@ fn view_plays_fox_and_cesium_man_like_the_cpu_preview() {
         rigbake_fixtures::testkit::notice(&format!("view {what}: IoU {score:.4} over {area} pixels"));
         assert!(area > 500, "{what}: almost nothing drawn ({area} pixels)");
         assert!(score >= MIN_IOU, "{what}: IoU {score:.4} < {MIN_IOU}");
+    }
+    // The literal recipe plays the wrong rows: mirrored frames (Fox: the
+    // 0.30-of-its-size offset of issue 17) and even garbage matrices.
+    for (what, shot, covered) in &literal {
+        let (_, _, mask) = mask_of(shot);
+        let (score, _) = iou(&mask, covered);
+        rigbake_fixtures::testkit::notice(&format!("{what} without the flip: IoU {score:.4}"));
+        assert!(score < 0.9, "{what}: the unflipped rows match too ({score:.4}): the test cannot tell");
     }
     for (name, _, _) in &bakes {
         let a = pixels(&tmp.path().join(format!("{name}-crowd-0.25.png")));

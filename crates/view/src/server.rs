@@ -13,6 +13,7 @@
 //! that is no longer a regular file (404), another method (405), and a
 //! `Host` header naming anything but the loopback address or `localhost`
 //! (403, so that a web page cannot reach the viewer through DNS rebinding).
+//! Every response closes its connection.
 
 use std::fs::File;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -21,7 +22,9 @@ use std::sync::Arc;
 
 use percent_encoding::percent_decode_str;
 use serde_json::{Value, json};
-use tiny_http::{Header, Method, Request, Response};
+use std::io::{Read, Write};
+
+use tiny_http::{Method, Request};
 
 use crate::assets;
 use crate::catalog::{Catalog, plain_name};
@@ -165,36 +168,50 @@ impl Server {
     }
 }
 
+fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        204 => "No Content",
+        400 => "Bad Request",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        _ => "Error",
+    }
+}
+
+/// Writes the answer and ends the connection. The response head is written
+/// here (through tiny_http's raw writer) because tiny_http 0.12 does not let
+/// a response say `Connection: close`, and on reused keep-alive connections
+/// it left some of Chromium's parallel module requests unanswered; one
+/// request per connection avoids that (the loopback server has nothing to
+/// gain from keep-alive).
 fn send(request: Request, answer: Answer) {
-    let header = |k: &str, v: &str| Header::from_bytes(k.as_bytes(), v.as_bytes()).ok();
-    let headers: Vec<Header> = [
-        header("Content-Type", answer.content_type),
-        header("Cache-Control", "no-store"),
-        header("X-Content-Type-Options", "nosniff"),
-        // One request per connection: with keep-alive, tiny_http 0.12
-        // left some of Chromium's parallel module requests unanswered.
-        header("Connection", "close"),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
-    // A client that hung up is not the server's problem.
-    let _ = match answer.body {
-        Body::Bytes(b) => {
-            let mut r = Response::from_data(b).with_status_code(answer.status);
-            for h in headers {
-                r.add_header(h);
-            }
-            request.respond(r)
-        }
-        Body::File(f) => {
-            let mut r = Response::from_file(f).with_status_code(answer.status);
-            for h in headers {
-                r.add_header(h);
-            }
-            request.respond(r)
-        }
+    let head_only = *request.method() == Method::Head;
+    let length = match &answer.body {
+        Body::Bytes(b) => b.len() as u64,
+        Body::File(f) => f.metadata().map(|m| m.len()).unwrap_or(0),
     };
+    let head = format!(
+        "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {length}\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n",
+        answer.status,
+        reason(answer.status),
+        answer.content_type
+    );
+    let mut w = request.into_writer();
+    // A client that hung up is not the server's problem.
+    let _ = (|| -> std::io::Result<()> {
+        w.write_all(head.as_bytes())?;
+        if !head_only {
+            match answer.body {
+                Body::Bytes(b) => w.write_all(&b)?,
+                Body::File(f) => {
+                    std::io::copy(&mut f.take(length), &mut w)?;
+                }
+            }
+        }
+        w.flush()
+    })();
 }
 
 /// Whether a `Host` header names this server on the loopback interface.
