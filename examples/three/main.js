@@ -182,7 +182,15 @@ async function main() {
         glslVersion: THREE.GLSL3, vertexShader: BONES_VERTEX, fragmentShader: FRAGMENT,
         uniforms: { bones: { value: set.texture }, bones_height: { value: set.height }, layout3x4: { value: set.layout === 'mat3x4' ? 1 : 0 }, state: { value: state }, mask: { value: mask }, literal: { value: literal } },
       });
-      const mesh = new THREE.Mesh(await primitive(file, p.mesh_index, p.mesh_primitive), material);
+      const geometry = await primitive(file, p.mesh_index, p.mesh_primitive);
+      // Channels beyond the bake's `channels` are absent; a missing vertex
+      // attribute reads (0, 0, 0, 1) in WebGL, a weight of 1: give them zeros.
+      for (let c = 1; c <= 4; c++) {
+        if (!geometry.getAttribute(`_rigbake_uv${c}`)) {
+          geometry.setAttribute(`_rigbake_uv${c}`, new THREE.BufferAttribute(new Float32Array(geometry.getAttribute('position').count * 4), 4));
+        }
+      }
+      const mesh = new THREE.Mesh(geometry, material);
       mesh.matrixAutoUpdate = false;
       mesh.matrix.copy(await restGlobal(source, set.node));
       mesh.frustumCulled = false;
