@@ -160,7 +160,11 @@ fn shoot(chromium: &Path, modules: &Path, shots: &[Shot], dir: &Path) {
     let file = dir.join("shots.json");
     std::fs::write(&file, serde_json::to_vec(&spec).unwrap()).unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser_shoot.mjs");
-    let out = Command::new("node").arg(script).arg(&file).output().unwrap();
+    let out = Command::new("node")
+        .arg(script)
+        .arg(&file)
+        .output()
+        .unwrap();
     assert!(
         out.status.success(),
         "headless Chromium failed:\n{}\n{}",
@@ -289,7 +293,9 @@ fn view_plays_fox_and_cesium_man_like_the_cpu_preview() {
                 r.camera_query
             );
             for (flip, list) in [("1", &mut expected), ("0", &mut literal)] {
-                let shot = tmp.path().join(format!("{name}-{key}-three-flip{flip}.png"));
+                let shot = tmp
+                    .path()
+                    .join(format!("{name}-{key}-three-flip{flip}.png"));
                 shots.push(Shot {
                     url: format!("{three_url}?{query}&flip={flip}"),
                     width: SIZE,
@@ -315,7 +321,11 @@ fn view_plays_fox_and_cesium_man_like_the_cpu_preview() {
                 height: SIZE,
                 out: shot.clone(),
             });
-            expected.push((format!("{name} {key} {} frame {}", r.clip, r.frame), shot, r.covered));
+            expected.push((
+                format!("{name} {key} {} frame {}", r.clip, r.frame),
+                shot,
+                r.covered,
+            ));
         }
         // The crowd at two moments.
         for t in ["0.25", "0.75"] {
@@ -336,7 +346,9 @@ fn view_plays_fox_and_cesium_man_like_the_cpu_preview() {
         let (w, h, mask) = mask_of(shot);
         assert_eq!((w, h), (SIZE, SIZE), "{what}: screenshot size");
         let (score, area) = iou(&mask, covered);
-        rigbake_fixtures::testkit::notice(&format!("view {what}: IoU {score:.4} over {area} pixels"));
+        rigbake_fixtures::testkit::notice(&format!(
+            "view {what}: IoU {score:.4} over {area} pixels"
+        ));
         assert!(area > 500, "{what}: almost nothing drawn ({area} pixels)");
         assert!(score >= MIN_IOU, "{what}: IoU {score:.4} < {MIN_IOU}");
     }
@@ -346,7 +358,10 @@ fn view_plays_fox_and_cesium_man_like_the_cpu_preview() {
         let (_, _, mask) = mask_of(shot);
         let (score, _) = iou(&mask, covered);
         rigbake_fixtures::testkit::notice(&format!("{what} without the flip: IoU {score:.4}"));
-        assert!(score < 0.9, "{what}: the unflipped rows match too ({score:.4}): the test cannot tell");
+        assert!(
+            score < 0.9,
+            "{what}: the unflipped rows match too ({score:.4}): the test cannot tell"
+        );
     }
     for (name, _, _) in &bakes {
         let a = pixels(&tmp.path().join(format!("{name}-crowd-0.25.png")));
@@ -373,7 +388,10 @@ fn raw_get(addr: &str, request: &str) -> (u16, String) {
         .nth(1)
         .and_then(|c| c.parse().ok())
         .unwrap_or(0);
-    let body = text.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default();
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_owned())
+        .unwrap_or_default();
     (status, body)
 }
 
@@ -477,17 +495,24 @@ fn view_serves_only_the_bake_and_only_on_loopback() {
             (400..500).contains(&status),
             "{path}: status {status}, body {body:?}"
         );
-        assert!(!body.contains("SECRET") && !body.contains("root:"), "{path} leaked {body:?}");
+        assert!(
+            !body.contains("SECRET") && !body.contains("root:"),
+            "{path} leaked {body:?}"
+        );
     }
     // Absolute-form targets and other methods.
     let (status, _) = raw_get(
         &addr,
-        &format!("GET http://{addr}/../outside.txt HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"),
+        &format!(
+            "GET http://{addr}/../outside.txt HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+        ),
     );
     assert!((400..500).contains(&status), "absolute form: {status}");
     let (status, _) = raw_get(
         &addr,
-        &format!("PUT /bake/0/x HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"),
+        &format!(
+            "PUT /bake/0/x HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        ),
     );
     assert_eq!(status, 405);
     // A page on another origin reaching the server by DNS rebinding.

@@ -17,4 +17,4 @@ pub mod catalog;
 pub mod server;
 
 pub use catalog::{Bake, Catalog, CatalogError};
-pub use server::{Server, ServeError};
+pub use server::{ServeError, Server};

@@ -36,7 +36,6 @@ const WORKERS: usize = 4;
 #[derive(Debug)]
 pub struct ServeError(pub String);
 
-
 impl std::fmt::Display for ServeError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.0)
@@ -260,7 +259,10 @@ fn answer(request: &Request, catalog: &Catalog, index: &[u8], port: u16) -> Answ
         .find(|h| h.field.equiv("Host"))
         .map(|h| h.value.as_str().to_owned());
     if host.as_deref().is_some_and(|h| !host_allowed(h, port)) {
-        return text(403, "refused: the Host header does not name 127.0.0.1 or localhost");
+        return text(
+            403,
+            "refused: the Host header does not name 127.0.0.1 or localhost",
+        );
     }
     let path = match decoded_path(request.url()) {
         Ok(p) => p,
@@ -354,7 +356,10 @@ mod tests {
         ] {
             assert!(decoded_path(bad).is_err(), "{bad} was accepted");
         }
-        assert_eq!(decoded_path("/bake/0/a%20b.exr?x=1").unwrap(), "/bake/0/a b.exr");
+        assert_eq!(
+            decoded_path("/bake/0/a%20b.exr?x=1").unwrap(),
+            "/bake/0/a b.exr"
+        );
     }
 
     #[test]
