@@ -549,3 +549,148 @@ fn view_serves_only_the_bake_and_only_on_loopback() {
         assert!(reached.is_err(), "{ip}:{port} answered");
     }
 }
+
+#[test]
+fn view_refuses_unusable_targets_with_usage_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = |args: &[&std::ffi::OsStr]| {
+        Command::new(env!("CARGO_BIN_EXE_rigbake"))
+            .arg("view")
+            .args(args)
+            .args(["--port", "0"])
+            .output()
+            .unwrap()
+    };
+    let missing = tmp.path().join("missing");
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let not_a_bake = tmp.path().join("x.txt");
+    std::fs::write(&not_a_bake, "x").unwrap();
+    for (target, says) in [
+        (&missing, "missing"),
+        (&empty, "no .rigbake containers"),
+        (&not_a_bake, "not a .rigbake container"),
+    ] {
+        let o = run(&[target.as_os_str()]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{}: {err}", target.display());
+        assert!(err.contains(says), "{}: {err}", target.display());
+        assert!(
+            o.stdout.is_empty(),
+            "printed a URL for {}",
+            target.display()
+        );
+    }
+    // A damaged container is a failure (1) naming the file.
+    let bad = tmp.path().join("bad.rigbake");
+    std::fs::write(&bad, b"not a container at all").unwrap();
+    let o = run(&[bad.as_os_str()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("bad.rigbake"), "{err}");
+}
+
+/// The page's animation state (crates/view/assets/state.js) is a port of
+/// `rigbake_core::runtime::state`: the same texture rows and fractions for
+/// loops, holds, even-spread clips and crossfades, run in Node.
+#[test]
+fn the_pages_animation_state_matches_the_runtime_reference() {
+    use rigbake_core::runtime::{AnimationState, ClipInfo, PlayMode};
+    use rigbake_core::timeline::SampleRule;
+    let node_ok = Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !node_ok {
+        if required() {
+            panic!("node is not on PATH, and RIGBAKE_REQUIRE_CHROMIUM is set");
+        }
+        rigbake_fixtures::testkit::notice(
+            "SKIPPED the_pages_animation_state_matches_the_runtime_reference: node is not on PATH",
+        );
+        return;
+    }
+    let clips = [
+        (
+            0u32,
+            38u32,
+            30.0f64,
+            37.0 / 30.0 + 0.02,
+            true,
+            SampleRule::FixedRate,
+        ),
+        (38, 301, 30.0, 10.0, false, SampleRule::FixedRate),
+        (339, 44, 24.0, 1.5, true, SampleRule::EvenSpread),
+        (383, 1, 30.0, 0.0, true, SampleRule::FixedRate),
+    ];
+    let times = [
+        -0.5, 0.0, 0.01, 0.5, 1.0, 1.2333, 1.25, 1.26, 2.9, 10.0, 11.0, 123.456,
+    ];
+    let state = repo().join("crates/view/assets/state.js");
+    let mut script = format!(
+        "import {{ ClipInfo, AnimationState }} from {:?};\nconst out = [];\n",
+        url_of(&state)
+    );
+    let mut expected = Vec::new();
+    let info = |c: &(u32, u32, f64, f64, bool, SampleRule)| ClipInfo {
+        start_row: c.0,
+        frames: c.1,
+        fps: c.2,
+        duration: c.3,
+        looping: c.4,
+        rule: c.5,
+    };
+    for (i, c) in clips.iter().enumerate() {
+        let rule = if c.5 == SampleRule::EvenSpread {
+            "even_spread"
+        } else {
+            "fixed_rate"
+        };
+        script += &format!(
+            "const c{i} = new ClipInfo({{ name: 'c{i}', start_row: {}, frames: {}, fps: {}, duration: {}, looping: {} }}, '{rule}');\n",
+            c.0, c.1, c.2, c.3, c.4
+        );
+        for t in times {
+            for (mode, m) in [("loop", PlayMode::Loop), ("once", PlayMode::Once)] {
+                script += &format!(
+                    "{{ const s = c{i}.sample({t}, '{mode}'); out.push([s.row, s.nextRow, s.fraction]); }}\n"
+                );
+                let s = info(c).sample(t, m);
+                expected.push(vec![
+                    f64::from(s.row),
+                    f64::from(s.next_row),
+                    f64::from(s.fraction),
+                ]);
+            }
+        }
+    }
+    // A crossfade from clip 0 to clip 1 over 0.4 s, sampled as it runs.
+    let mut st = AnimationState::new();
+    st.play(info(&clips[0]), PlayMode::Loop, 1.0);
+    st.update(1.1);
+    st.crossfade(info(&clips[1]), PlayMode::Once, 1.0, 0.4);
+    script += "const st = new AnimationState(); st.play(c0, 'loop', 1); st.update(1.1); st.crossfade(c1, 'once', 1, 0.4);\nconst buf = new Float32Array(16);\n";
+    for _ in 0..6 {
+        let g = st.update(0.1);
+        expected.push(g.rows.iter().flatten().map(|v| f64::from(*v)).collect());
+        script += "st.update(0.1); st.gpuState(buf, 0); out.push(Array.from(buf));\n";
+    }
+    script += "console.log(JSON.stringify(out));\n";
+    let file = tempfile::Builder::new().suffix(".mjs").tempfile().unwrap();
+    std::fs::write(file.path(), script).unwrap();
+    let o = Command::new("node").arg(file.path()).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let got: Vec<Vec<f64>> = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(got.len(), expected.len());
+    for (k, (g, e)) in got.iter().zip(&expected).enumerate() {
+        assert_eq!(g.len(), e.len(), "case {k}");
+        for (a, b) in g.iter().zip(e) {
+            // Rows are exact; fractions and weights are f32 in both.
+            assert!((a - b).abs() <= 1e-6, "case {k}: page {g:?}, runtime {e:?}");
+        }
+    }
+}
+
+fn url_of(path: &Path) -> String {
+    format!("file://{}", path.canonicalize().unwrap().display())
+}
