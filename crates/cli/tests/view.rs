@@ -340,6 +340,40 @@ fn view_plays_fox_and_cesium_man_like_the_cpu_preview() {
             });
         }
     }
+    // 16-bit PNG VAT textures (bounds-normalised positions, octahedral
+    // normals) and half-float ZIP EXRs, decoded by the page too.
+    let mut others = Vec::new();
+    for (dir, flags) in [
+        ("png16", &["--vat", "--normals", "--format", "png16"][..]),
+        ("zip", &["--vat", "--normals", "--zip"][..]),
+    ] {
+        let out = tmp.path().join(dir);
+        let model = models.join("khronos/CesiumMan.glb");
+        let o = bake(std::slice::from_ref(&model), &out, flags);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let file = out.join("CesiumMan/CesiumMan.rigbake");
+        std::fs::copy(&model, out.join("CesiumMan/CesiumMan.glb")).unwrap();
+        let r = reference(&file, &model, PathChoice::Vat, 0);
+        let (server, dir_url) = start_view(&out);
+        others.push(server);
+        let shot = tmp.path().join(format!("CesiumMan-{dir}.png"));
+        shots.push(Shot {
+            url: format!(
+                "{dir_url}?path=vat&clip={}&frame={}&look=mask&hud=0&{}",
+                enc(&r.clip),
+                r.frame,
+                r.camera_query
+            ),
+            width: SIZE,
+            height: SIZE,
+            out: shot.clone(),
+        });
+        expected.push((
+            format!("CesiumMan vat {dir} {} frame {}", r.clip, r.frame),
+            shot,
+            r.covered,
+        ));
+    }
     shoot(&chromium, &modules, &shots, tmp.path());
 
     for (what, shot, covered) in &expected {
