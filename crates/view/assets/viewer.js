@@ -492,7 +492,7 @@ async function main() {
     cam.el = Math.min(89, Math.max(-10, cam.el + (e.clientY - drag[1]) * 0.3));
     drag = [e.clientX, e.clientY];
   };
-  canvas.onwheel = (e) => { e.preventDefault(); cam.dist = defaultDist() * 0 + (cam.dist || defaultDist()) * Math.exp(e.deltaY * 0.001); };
+  canvas.onwheel = (e) => { e.preventDefault(); cam.dist = (cam.dist || defaultDist()) * Math.exp(e.deltaY * 0.001); };
   const defaultDist = () => Math.max(crowd.extent * 1.1, (box.hi[1] - box.lo[1]) * 2.5);
 
   $('play').onclick = () => { playing = !playing; $('play').textContent = playing ? 'pause' : 'play'; };
@@ -509,8 +509,12 @@ async function main() {
     crowd.play(clips, clip, 0);
   };
   pathSelect.onchange = async () => {
-    const next = await loadPath(pathSelect.value);
-    if (next) { path = next; pathName = pathSelect.value; box = bounds(path); }
+    try {
+      const next = await loadPath(pathSelect.value);
+      if (next) { path = next; pathName = pathSelect.value; box = bounds(path); }
+    } catch (e) {
+      report(e.message ?? String(e));
+    }
   };
 
   let last = null, fpsTime = 0, fpsFrames = 0, drawn = null;
