@@ -135,7 +135,7 @@ const gltf = (url) => new GLTFLoader().loadAsync(url);
 // The glTF node called `name` as three.js built it, and its world matrix at
 // the rest pose.
 async function restGlobal(model, name) {
-  if (!name) return new THREE.Matrix4();
+  if (!name || !model) return new THREE.Matrix4();
   // rigbake names an unnamed node `node<index>` (its glTF index).
   const nodes = model.parser.json.nodes;
   let index = nodes.findIndex((n) => n.name === name);
@@ -163,7 +163,11 @@ async function main() {
   const clipName = params.get('clip');
   const clip = clipName === null ? meta.clips[0] : meta.clips.find((c) => c.name === clipName);
   if (!clip) throw new Error(`no clip ${clipName}`);
-  const source = await gltf(`/bake/${encodeURIComponent(meta.source.file_name)}`);
+  // Without the source beside the container, the bake stands at the identity.
+  const source = await gltf(`/bake/${encodeURIComponent(meta.source.file_name)}`).catch(() => {
+    console.warn(`${meta.source.file_name} is not beside the container: placing the bake at the identity`);
+    return null;
+  });
   const mask = params.get('look') === 'mask' ? 1 : 0;
   const literal = params.get('flip') === '0' ? 1 : 0;
   const state = new THREE.Vector4(clip.start_row, clip.start_row, 0, 0);
