@@ -12,6 +12,10 @@ test:
 example:
     cargo run --release -p rigbake-cli -- bake fixtures/tentacle.glb --out out
 
+# Play the bakes under out/ (or DIR) as a crowd in the browser (docs/viewer.md).
+view DIR="out":
+    cargo run --release -p rigbake-cli -- view {{DIR}}
+
 # The library example: open a bake and sample skin matrices at a time
 # (bakes fixtures/tentacle.glb first when no container is given).
 example-lib *ARGS:

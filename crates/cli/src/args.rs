@@ -48,6 +48,9 @@ pub enum Command {
     Verify(crate::verify::VerifyArgs),
     /// Render a bake as a contact sheet (or an animated PNG of one clip).
     Preview(crate::preview::PreviewArgs),
+    /// Play bakes in the browser: a local server (127.0.0.1 only) and a
+    /// WebGL2 page showing a crowd through either playback path.
+    View(crate::view::ViewArgs),
 }
 
 /// Options about the run itself (not the bake's contents).

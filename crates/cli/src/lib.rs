@@ -17,6 +17,7 @@ pub use rigbake::report;
 pub mod settings;
 pub mod stdout;
 pub mod verify;
+pub mod view;
 
 pub use exit::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
 /// Playback of a bake (re-exported from the library for existing callers).
@@ -47,6 +48,7 @@ where
         args::Command::MergeReport(m) => ExitCode::from(merge_reports(&m)),
         args::Command::Verify(verify) => ExitCode::from(verify::run(&verify)),
         args::Command::Preview(preview) => ExitCode::from(preview::run(&preview)),
+        args::Command::View(view) => ExitCode::from(view::run(&view)),
     }
 }
 

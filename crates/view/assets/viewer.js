@@ -1,0 +1,612 @@
+// rigbake view: plays the bakes the server lists as a crowd, through either
+// playback path, the way an engine does (docs/viewer.md):
+//
+// 1. GET /bakes.json: per bake, its `rigbake inspect --json` report (clip
+//    table, textures, weights and VAT records) and the placement of the
+//    node whose space the values are in;
+// 2. fetch the textures and meshes the report names (beside the container,
+//    or embedded in a container section) and decode them (exr.js, png.js,
+//    glb.js) with texture row y = file row y;
+// 3. per instance and frame, the animation state (state.js) gives up to four
+//    (weight, fraction, row) rows; the vertex shaders (shaders.js) skin from
+//    the bone-matrix texture with the mesh's bone-weight channels, or read
+//    the VAT textures.
+//
+// URL parameters make a frame reproducible (see docs/viewer.md): bake, path,
+// clip, frame, time, n, seed, cam (orbit | ortho), az, el, dist, cx, cy, cz,
+// half, look (textured | mask), grid, hud, paused.
+
+import { decodeExr } from './exr.js';
+import { decodePng16 } from './png.js';
+import { parseGlb, readAccessor, readImage, baseColour } from './glb.js';
+import { ClipInfo, AnimationState } from './state.js';
+import * as S from './shaders.js';
+
+const MAX_INSTANCES = 20000;
+const params = new URLSearchParams(location.search);
+const status = { ready: false, error: null, frames: 0, stage: 'start' };
+window.rigbakeViewer = status;
+
+const $ = (id) => document.getElementById(id);
+
+function report(message) {
+  status.error = message;
+  $('error').textContent = message;
+  $('error').hidden = false;
+  document.title = 'rigbake view: error';
+}
+
+function num(name, fallback) {
+  const v = params.get(name);
+  if (v === null || v === '') return fallback;
+  const x = Number(v);
+  if (!Number.isFinite(x)) throw new Error(`URL parameter ${name}=${v} is not a number`);
+  return x;
+}
+
+// ------------------------------------------------------------ small maths
+
+function mul(a, b) {
+  const o = new Float32Array(16);
+  for (let c = 0; c < 4; c++) for (let r = 0; r < 4; r++) {
+    let s = 0;
+    for (let k = 0; k < 4; k++) s += a[k * 4 + r] * b[c * 4 + k];
+    o[c * 4 + r] = s;
+  }
+  return o;
+}
+const sub = (a, b) => [a[0] - b[0], a[1] - b[1], a[2] - b[2]];
+const dot = (a, b) => a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+const cross = (a, b) => [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]];
+const norm = (a) => { const l = Math.hypot(...a) || 1; return a.map((v) => v / l); };
+
+// The preview camera's axes (crates/preview/src/camera.rs): azimuth from
+// the front (+Z) towards +X, elevation above the horizon, +Y up.
+function axes(az, el) {
+  const a = (az * Math.PI) / 180, e = (el * Math.PI) / 180;
+  const toward = [Math.cos(e) * Math.sin(a), Math.sin(e), Math.cos(e) * Math.cos(a)];
+  const forward = toward.map((v) => -v);
+  const right = norm(cross(forward, [0, 1, 0]));
+  const up = cross(right, forward);
+  return { toward, forward, right, up };
+}
+
+// Orthographic view centred on `c` with half extent `h` (the preview's).
+function orthoMatrix(ax, c, h) {
+  const d = 1000 * h;
+  const m = new Float32Array(16);
+  const rows = [ax.right.map((v) => v / h), ax.up.map((v) => v / h), ax.forward.map((v) => v / d)];
+  rows.forEach((r, i) => {
+    m[i] = r[0]; m[4 + i] = r[1]; m[8 + i] = r[2];
+    m[12 + i] = -dot(r, c);
+  });
+  m[15] = 1;
+  return m;
+}
+
+function perspectiveMatrix(ax, target, dist, aspect) {
+  const eye = target.map((v, i) => v + ax.toward[i] * dist);
+  const view = new Float32Array(16);
+  [ax.right, ax.up, ax.forward.map((v) => -v)].forEach((r, i) => {
+    view[i] = r[0]; view[4 + i] = r[1]; view[8 + i] = r[2];
+    view[12 + i] = -dot(r, eye);
+  });
+  view[15] = 1;
+  const near = dist * 0.01, far = dist * 20, f = 1 / Math.tan((45 * Math.PI) / 360);
+  const proj = new Float32Array(16);
+  proj[0] = f / aspect; proj[5] = f;
+  proj[10] = (far + near) / (near - far); proj[11] = -1;
+  proj[14] = (2 * far * near) / (near - far);
+  return mul(proj, view);
+}
+
+// --------------------------------------------------------------- loading
+
+async function fetchBytes(url) {
+  const r = await fetch(url);
+  if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
+  return r.arrayBuffer();
+}
+
+// The encoded bytes of a texture record: its file, or its container section.
+async function textureBytes(bake, t, cache) {
+  if (t.storage === 'file') return fetchBytes(bake.base + encodeURIComponent(t.name));
+  const section = t.storage?.section;
+  const entry = bake.report.container.sections[section];
+  if (entry === undefined) throw new Error(`${bake.name}: texture ${t.name} names section ${section}, which does not exist`);
+  cache.container ??= fetchBytes(bake.base + encodeURIComponent(bake.container));
+  const all = await cache.container;
+  return all.slice(entry.offset, entry.offset + entry.length);
+}
+
+async function decodeTexture(bake, t, cache) {
+  const bytes = await textureBytes(bake, t, cache);
+  const isPng = (t.encoding ?? '').startsWith('png') || t.name.endsWith('.png');
+  const image = isPng ? await decodePng16(t.name, bytes) : await decodeExr(t.name, bytes);
+  if (image.width !== t.width || image.height !== t.height) {
+    throw new Error(`${t.name}: the file is ${image.width} x ${image.height}, the record says ${t.width} x ${t.height}`);
+  }
+  return image;
+}
+
+function floatTexture(gl, image) {
+  const max = gl.getParameter(gl.MAX_TEXTURE_SIZE);
+  if (image.width > max || image.height > max) throw new Error(`a ${image.width} x ${image.height} texture exceeds this GPU's limit of ${max}`);
+  const tex = gl.createTexture();
+  gl.bindTexture(gl.TEXTURE_2D, tex);
+  gl.pixelStorei(gl.UNPACK_FLIP_Y_WEBGL, false);
+  gl.pixelStorei(gl.UNPACK_ALIGNMENT, 1);
+  // Row 0 of the data (the file's first row) is texel row 0 of texelFetch.
+  gl.texImage2D(gl.TEXTURE_2D, 0, gl.RGBA32F, image.width, image.height, 0, gl.RGBA, gl.FLOAT, image.data);
+  for (const [k, v] of [[gl.TEXTURE_MIN_FILTER, gl.NEAREST], [gl.TEXTURE_MAG_FILTER, gl.NEAREST], [gl.TEXTURE_WRAP_S, gl.CLAMP_TO_EDGE], [gl.TEXTURE_WRAP_T, gl.CLAMP_TO_EDGE]]) gl.texParameteri(gl.TEXTURE_2D, k, v);
+  return tex;
+}
+
+function colourTexture(gl, bitmap) {
+  const tex = gl.createTexture();
+  gl.bindTexture(gl.TEXTURE_2D, tex);
+  gl.pixelStorei(gl.UNPACK_FLIP_Y_WEBGL, false);
+  if (bitmap) {
+    gl.texImage2D(gl.TEXTURE_2D, 0, gl.SRGB8_ALPHA8, gl.RGBA, gl.UNSIGNED_BYTE, bitmap);
+    gl.generateMipmap(gl.TEXTURE_2D);
+    gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_MIN_FILTER, gl.LINEAR_MIPMAP_LINEAR);
+  } else {
+    gl.texImage2D(gl.TEXTURE_2D, 0, gl.SRGB8_ALPHA8, 1, 1, 0, gl.RGBA, gl.UNSIGNED_BYTE, new Uint8Array([255, 255, 255, 255]));
+    gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_MIN_FILTER, gl.NEAREST);
+  }
+  return tex;
+}
+
+function compile(gl, vs, fs) {
+  const p = gl.createProgram();
+  for (const [type, src] of [[gl.VERTEX_SHADER, vs], [gl.FRAGMENT_SHADER, fs]]) {
+    const s = gl.createShader(type);
+    gl.shaderSource(s, src);
+    gl.compileShader(s);
+    if (!gl.getShaderParameter(s, gl.COMPILE_STATUS)) throw new Error(`shader: ${gl.getShaderInfoLog(s)}`);
+    gl.attachShader(p, s);
+  }
+  gl.linkProgram(p);
+  if (!gl.getProgramParameter(p, gl.LINK_STATUS)) throw new Error(`program: ${gl.getProgramInfoLog(p)}`);
+  const u = {};
+  const n = gl.getProgramParameter(p, gl.ACTIVE_UNIFORMS);
+  for (let i = 0; i < n; i++) {
+    const name = gl.getActiveUniform(p, i).name;
+    u[name] = gl.getUniformLocation(p, name);
+  }
+  return { program: p, u };
+}
+
+// A placement matrix (column-major, 16 numbers) for `node`, or identity.
+function placement(bake, node) {
+  const m = node ? bake.placements[node] : undefined;
+  return new Float32Array(m ?? [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]);
+}
+
+function determinant3(m) {
+  return m[0] * (m[5] * m[10] - m[9] * m[6]) - m[4] * (m[1] * m[10] - m[9] * m[2]) + m[8] * (m[1] * m[6] - m[5] * m[2]);
+}
+
+// One drawable primitive: vertex arrays, its material, its placement, and
+// the path's per-primitive uniforms.
+async function buildPrimitive(gl, glb, prim, attrs, extra, place, images) {
+  const vao = gl.createVertexArray();
+  gl.bindVertexArray(vao);
+  const a = prim.attributes;
+  if (a.POSITION === undefined) throw new Error(`${glb.name}: a primitive has no POSITION`);
+  const positions = readAccessor(glb, a.POSITION);
+  const count = positions.length / 3;
+  const put = (loc, data, size) => {
+    const b = gl.createBuffer();
+    gl.bindBuffer(gl.ARRAY_BUFFER, b);
+    gl.bufferData(gl.ARRAY_BUFFER, data, gl.STATIC_DRAW);
+    gl.enableVertexAttribArray(loc);
+    gl.vertexAttribPointer(loc, size, gl.FLOAT, false, 0, 0);
+  };
+  put(0, positions, 3);
+  const hasNormals = a.NORMAL !== undefined;
+  if (hasNormals) put(1, readAccessor(glb, a.NORMAL), 3);
+  else gl.vertexAttrib3f(1, 0, 1, 0);
+  const material = baseColour(glb, prim.material);
+  const uvName = `TEXCOORD_${material.texCoord}`;
+  if (a[uvName] !== undefined && material.image !== undefined) put(2, readAccessor(glb, a[uvName]), 2);
+  else gl.vertexAttrib2f(2, 0, 0);
+  for (const [loc, name, size] of attrs) {
+    if (a[name] !== undefined) put(loc, readAccessor(glb, a[name]), size);
+    else gl.vertexAttrib4f(loc, 0, 0, 0, 0);
+  }
+  let indices;
+  if (prim.indices !== undefined) indices = readAccessor(glb, prim.indices, true);
+  else indices = Uint32Array.from({ length: count }, (_, i) => i);
+  const mode = prim.mode ?? 4;
+  if (mode !== 4) throw new Error(`${glb.name}: primitive mode ${mode} is not drawn (triangles only)`);
+  for (const i of indices) if (i >= count) throw new Error(`${glb.name}: index ${i} is out of range (${count} vertices)`);
+  const ib = gl.createBuffer();
+  gl.bindBuffer(gl.ELEMENT_ARRAY_BUFFER, ib);
+  gl.bufferData(gl.ELEMENT_ARRAY_BUFFER, indices, gl.STATIC_DRAW);
+  gl.bindVertexArray(null);
+  if (material.image !== undefined && !images.has(material.image)) images.set(material.image, readImage(glb, material.image).then((b) => colourTexture(gl, b)));
+  const base = material.image !== undefined ? await images.get(material.image) : null;
+  // Bounds of the placed bind pose, for the crowd's spacing and the camera.
+  const lo = [Infinity, Infinity, Infinity], hi = [-Infinity, -Infinity, -Infinity];
+  for (let i = 0; i < count; i++) {
+    const p = [positions[i * 3], positions[i * 3 + 1], positions[i * 3 + 2]];
+    for (let r = 0; r < 3; r++) {
+      const v = place[r] * p[0] + place[4 + r] * p[1] + place[8 + r] * p[2] + place[12 + r];
+      lo[r] = Math.min(lo[r], v); hi[r] = Math.max(hi[r], v);
+    }
+  }
+  return { vao, count: indices.length, hasNormals, material, base, place, mirrored: determinant3(place) < 0, lo, hi, extra, vertices: count };
+}
+
+// The bone-matrix path of `bake`: the weights mesh with its channels, and
+// one float texture per bone set.
+async function loadBones(gl, bake, cache) {
+  const r = bake.report;
+  const w = r.weights;
+  if (!w || !w.mesh_file) return null;
+  const glb = parseGlb(w.mesh_file, await fetchBytes(bake.base + encodeURIComponent(w.mesh_file)));
+  const images = new Map();
+  const textures = [];
+  for (const skin of r.metadata.skins) {
+    const t = r.metadata.textures[skin.texture];
+    if (!t || t.kind !== 'bone_matrices') throw new Error(`${bake.name}: skin ${skin.name} names no bone-matrix texture`);
+    const image = await decodeTexture(bake, t, cache);
+    textures.push({ tex: floatTexture(gl, image), layout: t.layout === 'mat3x4' ? 1 : 0, height: t.height, node: skin.mesh_nodes[0] });
+  }
+  const attrs = [[3, '_RIGBAKE_UV1', 4], [4, '_RIGBAKE_UV2', 4], [5, '_RIGBAKE_UV3', 4], [6, '_RIGBAKE_UV4', 4]];
+  const prims = [];
+  for (const p of w.primitives) {
+    const mesh = glb.json.meshes?.[p.mesh_index];
+    const prim = mesh?.primitives?.[p.mesh_primitive];
+    if (!prim) throw new Error(`${w.mesh_file}: meshes[${p.mesh_index}].primitives[${p.mesh_primitive}] is missing`);
+    const set = textures[p.skin];
+    if (!set) throw new Error(`${bake.name}: weights primitive ${p.node} names bone set ${p.skin}, which does not exist`);
+    prims.push(await buildPrimitive(gl, glb, prim, attrs, { set, channels: w.channels }, placement(bake, set.node), images));
+  }
+  return { kind: 'bones', prims };
+}
+
+const DIRECTION = { float: 0, bounds: 1, octahedral: 2 };
+
+// The VAT path of `bake`: the playback mesh and each primitive's textures.
+async function loadVat(gl, bake, cache) {
+  const v = bake.report.vat;
+  if (!v || !v.playback_file) return null;
+  const glb = parseGlb(v.playback_file, await fetchBytes(bake.base + encodeURIComponent(v.playback_file)));
+  const images = new Map();
+  const place = placement(bake, v.reference_node);
+  const prims = [];
+  for (const p of v.primitives) {
+    const prim = glb.json.meshes?.[p.playback_mesh]?.primitives?.[0];
+    if (!prim) throw new Error(`${v.playback_file}: meshes[${p.playback_mesh}] is missing`);
+    const sets = Object.keys(prim.attributes).filter((k) => k.startsWith('TEXCOORD_')).map((k) => Number(k.slice(9)));
+    if (!sets.length) throw new Error(`${v.playback_file}: meshes[${p.playback_mesh}] has no VAT lookup UV set`);
+    const lookup = `TEXCOORD_${Math.max(...sets)}`;
+    const stream = async (index) => {
+      const t = v.textures[index];
+      if (!t) throw new Error(`${bake.name}: VAT texture ${index} does not exist`);
+      const image = await decodeTexture(bake, t, cache);
+      const enc = t.encoding === 'png16' ? DIRECTION[t.direction_encoding === 'float' ? 'bounds' : t.direction_encoding] : 0;
+      const [lo, hi] = t.bounds ?? [[0, 0, 0, 0], [1, 1, 1, 1]];
+      return { tex: floatTexture(gl, image), enc, lo, hi };
+    };
+    const positions = await stream(p.positions);
+    const normals = p.normals !== null && p.normals !== undefined ? await stream(p.normals) : null;
+    const extra = { positions, normals, vat: [p.width, p.bands, p.frames, p.height] };
+    prims.push(await buildPrimitive(gl, glb, prim, [[3, lookup, 2]], extra, place, images));
+  }
+  return { kind: 'vat', prims };
+}
+
+// ----------------------------------------------------------------- crowd
+
+function rng(seed) {
+  let s = seed >>> 0 || 1;
+  return () => {
+    s ^= s << 13; s >>>= 0; s ^= s >>> 17; s ^= s << 5; s >>>= 0;
+    return s / 4294967296;
+  };
+}
+
+class Crowd {
+  constructor(gl, count, footprint, clips, seed) {
+    this.gl = gl;
+    this.data = new Float32Array(MAX_INSTANCES * 20);
+    this.buffer = gl.createBuffer();
+    this.states = [];
+    this.clipOf = [];
+    this.resize(count, footprint, clips, seed);
+  }
+
+  resize(count, footprint, clips, seed) {
+    this.count = Math.max(1, Math.min(MAX_INSTANCES, Math.floor(count)));
+    const random = rng(seed);
+    const side = Math.ceil(Math.sqrt(this.count));
+    const spacing = footprint * 1.6;
+    this.states = [];
+    this.phases = [];
+    for (let i = 0; i < this.count; i++) {
+      const o = i * 20;
+      if (this.count === 1) {
+        this.data.set([0, 0, 0, 1], o);
+      } else {
+        const gx = (i % side) - (side - 1) / 2, gz = Math.floor(i / side) - (side - 1) / 2;
+        const jitter = () => (random() - 0.5) * spacing * 0.3;
+        this.data.set([gx * spacing + jitter(), gz * spacing + jitter(), random() * Math.PI * 2, 1], o);
+      }
+      this.states.push(new AnimationState());
+      this.clipOf.push(Math.floor(random() * clips.length));
+      this.phases.push(random());
+    }
+    this.extent = this.count === 1 ? footprint : side * spacing;
+  }
+
+  // Every instance plays `clip` (an index; -1: each its own), from its phase.
+  play(clips, clip, time) {
+    this.states.forEach((s, i) => {
+      const c = clips[clip >= 0 ? clip : this.clipOf[i]];
+      s.play(c, c.looping ? 'loop' : 'once');
+      s.seek(time + (this.count === 1 ? 0 : this.phases[i] * c.length()));
+    });
+  }
+
+  crossfade(clips, clip, seconds) {
+    this.states.forEach((s) => {
+      const c = clips[clip];
+      s.crossfade(c, c.looping ? 'loop' : 'once', 1, seconds);
+    });
+  }
+
+  update(dt) {
+    const gl = this.gl;
+    this.states.forEach((s, i) => {
+      if (dt) s.update(dt);
+      s.gpuState(this.data, i * 20 + 4);
+    });
+    gl.bindBuffer(gl.ARRAY_BUFFER, this.buffer);
+    gl.bufferData(gl.ARRAY_BUFFER, this.data.subarray(0, this.count * 20), gl.DYNAMIC_DRAW);
+  }
+
+  bind(vao) {
+    const gl = this.gl;
+    gl.bindVertexArray(vao);
+    gl.bindBuffer(gl.ARRAY_BUFFER, this.buffer);
+    for (let k = 0; k < 5; k++) {
+      gl.enableVertexAttribArray(7 + k);
+      gl.vertexAttribPointer(7 + k, 4, gl.FLOAT, false, 80, k * 16);
+      gl.vertexAttribDivisor(7 + k, 1);
+    }
+  }
+}
+
+// ------------------------------------------------------------------ page
+
+async function main() {
+  const deterministic = params.has('frame') || params.has('time');
+  const mask = params.get('look') === 'mask';
+  const canvas = $('view');
+  const gl = canvas.getContext('webgl2', { antialias: !deterministic, preserveDrawingBuffer: deterministic });
+  if (!gl) throw new Error('this browser has no WebGL2');
+  canvas.addEventListener('webglcontextlost', () => report('the WebGL context was lost (the GPU took too long or ran out of memory): try fewer instances'));
+  status.stage = 'index';
+  const index = await (await fetch('/bakes.json')).json();
+  const bakes = index.bakes;
+  if (!bakes.length) throw new Error('the server lists no bakes');
+  const wanted = params.get('bake');
+  const bake = wanted === null ? bakes[0] : bakes.find((b) => b.name === wanted || String(b.id) === wanted || b.name.split('/').pop() === wanted);
+  if (!bake) throw new Error(`no bake called ${wanted} (have: ${bakes.map((b) => b.name).join(', ')})`);
+  const bakeSelect = $('bake');
+  for (const b of bakes) bakeSelect.add(new Option(b.name, b.name, false, b === bake));
+  bakeSelect.onchange = () => { params.set('bake', bakeSelect.value); location.search = params.toString(); };
+  if (bake.placement_note) $('note').textContent = `placed at the identity: ${bake.placement_note}`;
+
+  const rule = bake.report.metadata.options.sampling;
+  const clips = bake.report.metadata.clips.map((c) => new ClipInfo(c, rule));
+  if (!clips.length) throw new Error(`${bake.name}: the clip table is empty`);
+  const cache = {};
+  const paths = {};
+  const wantPath = params.get('path');
+  if (wantPath && !['bones', 'vat'].includes(wantPath)) throw new Error(`path=${wantPath}: use bones or vat`);
+  const loadPath = async (name) => {
+    paths[name] ??= name === 'bones' ? loadBones(gl, bake, cache) : loadVat(gl, bake, cache);
+    return paths[name];
+  };
+  let pathName = wantPath ?? (bake.report.weights?.mesh_file ? 'bones' : 'vat');
+  status.stage = `loading ${pathName}`;
+  let path = await loadPath(pathName);
+  status.stage = 'building';
+  if (!path) throw new Error(`${bake.name}: the bake has no ${pathName === 'bones' ? 'bone-weight mesh' : 'VAT playback mesh'}`);
+  const pathSelect = $('path');
+  for (const p of ['bones', 'vat']) {
+    const has = p === 'bones' ? bake.report.weights?.mesh_file : bake.report.vat?.playback_file;
+    const option = new Option(p === 'bones' ? 'bone-matrix texture' : 'VAT', p, false, p === pathName);
+    option.disabled = !has;
+    pathSelect.add(option);
+  }
+
+  const programs = {
+    bones: compile(gl, S.BONE_VERTEX, S.MESH_FRAGMENT),
+    vat: compile(gl, S.VAT_VERTEX, S.MESH_FRAGMENT),
+    ground: compile(gl, S.GROUND_VERTEX, S.GROUND_FRAGMENT),
+  };
+  const groundVao = gl.createVertexArray();
+  gl.bindVertexArray(groundVao);
+  const gb = gl.createBuffer();
+  gl.bindBuffer(gl.ARRAY_BUFFER, gb);
+  gl.bufferData(gl.ARRAY_BUFFER, new Float32Array([-1, -1, 1, -1, -1, 1, 1, 1]), gl.STATIC_DRAW);
+  gl.enableVertexAttribArray(0);
+  gl.vertexAttribPointer(0, 2, gl.FLOAT, false, 0, 0);
+  gl.bindVertexArray(null);
+
+  const bounds = (p) => {
+    const lo = [0, 1, 2].map((i) => Math.min(...p.prims.map((q) => q.lo[i])));
+    const hi = [0, 1, 2].map((i) => Math.max(...p.prims.map((q) => q.hi[i])));
+    return { lo, hi };
+  };
+  let box = bounds(path);
+  const footprint = () => Math.max(box.hi[0] - box.lo[0], box.hi[2] - box.lo[2], (box.hi[1] - box.lo[1]) * 0.5, 1e-6);
+
+  // Clip choices.
+  const clipParam = params.get('clip');
+  let clip = clipParam === null ? -1 : clips.findIndex((c) => c.name === clipParam);
+  if (clipParam !== null && clip < 0) throw new Error(`${bake.name}: no clip called ${clipParam} (have: ${clips.map((c) => c.name).join(', ')})`);
+  const clipSelect = $('clip'), fadeSelect = $('fade-to');
+  clipSelect.add(new Option('each its own clip', '-1', false, clip < 0));
+  clips.forEach((c, i) => {
+    clipSelect.add(new Option(`${c.name} (${c.frames} frames${c.looping ? ', loop' : ''})`, String(i), false, i === clip));
+    fadeSelect.add(new Option(c.name, String(i)));
+  });
+
+  const count = num('n', deterministic && params.has('frame') ? 1 : 300);
+  if (!(count >= 1 && count <= MAX_INSTANCES)) throw new Error(`n=${count}: from 1 to ${MAX_INSTANCES} instances`);
+  const seed = num('seed', 1);
+  const crowd = new Crowd(gl, count, footprint(), clips, seed);
+  const frameParam = params.has('frame') ? num('frame', 0) : null;
+  const start = () => {
+    if (frameParam !== null) {
+      // The preview's state: the clip played once, at the frame's sample time.
+      const c = clips[Math.max(clip, 0)];
+      if (!(Number.isInteger(frameParam) && frameParam >= 0 && frameParam < c.frames)) throw new Error(`frame=${frameParam}: ${c.name} has frames 0 to ${c.frames - 1}`);
+      crowd.states.forEach((s) => { s.play(c, 'once'); s.seek(c.frameTime(frameParam)); });
+    } else crowd.play(clips, clip, num('time', 0));
+  };
+  start();
+  $('count').value = String(crowd.count);
+
+  let playing = !deterministic && params.get('paused') !== '1';
+  const az = num('az', 30), el = num('el', 20);
+  const cam = { az, el, dist: num('dist', 0), ortho: params.get('cam') === 'ortho' };
+  const ortho = cam.ortho ? { c: [num('cx', 0), num('cy', 0), num('cz', 0)], half: num('half', 1) } : null;
+  if (ortho && !(ortho.half > 0)) throw new Error('half must be positive');
+  const showGrid = params.get('grid') !== '0' && !mask;
+  if (params.get('hud') === '0') $('hud').hidden = true;
+
+  // Orbit: drag to turn, wheel to zoom.
+  let drag = null;
+  canvas.onpointerdown = (e) => { drag = [e.clientX, e.clientY]; canvas.setPointerCapture(e.pointerId); };
+  canvas.onpointerup = () => { drag = null; };
+  canvas.onpointermove = (e) => {
+    if (!drag || cam.ortho) return;
+    cam.az -= (e.clientX - drag[0]) * 0.3;
+    cam.el = Math.min(89, Math.max(-10, cam.el + (e.clientY - drag[1]) * 0.3));
+    drag = [e.clientX, e.clientY];
+  };
+  canvas.onwheel = (e) => { e.preventDefault(); cam.dist = (cam.dist || defaultDist()) * Math.exp(e.deltaY * 0.001); };
+  const defaultDist = () => Math.max(crowd.extent * 1.1, (box.hi[1] - box.lo[1]) * 2.5);
+
+  $('play').onclick = () => { playing = !playing; $('play').textContent = playing ? 'pause' : 'play'; };
+  $('play').textContent = playing ? 'pause' : 'play';
+  $('step').onclick = () => { playing = false; $('play').textContent = 'play'; pendingStep += 1 / (clips[Math.max(clip, 0)].frameRate() || 30); };
+  let pendingStep = 0;
+  let changes = 0;
+  clipSelect.onchange = () => { clip = Number(clipSelect.value); crowd.play(clips, clip, 0); changes++; };
+  $('fade').onclick = () => { const to = Number(fadeSelect.value); crowd.crossfade(clips, to, Number($('fade-seconds').value) || 0.5); clip = to; clipSelect.value = String(to); changes++; };
+  $('count').onchange = () => {
+    const n = Number($('count').value);
+    if (!(n >= 1 && n <= MAX_INSTANCES)) { $('count').value = String(crowd.count); return; }
+    crowd.resize(n, footprint(), clips, seed);
+    crowd.play(clips, clip, 0);
+  };
+  pathSelect.onchange = async () => {
+    try {
+      const next = await loadPath(pathSelect.value);
+      if (next) { path = next; pathName = pathSelect.value; box = bounds(path); }
+    } catch (e) {
+      report(e.message ?? String(e));
+    }
+  };
+
+  let last = null, fpsTime = 0, fpsFrames = 0, drawn = null;
+  const draw = (now) => {
+    const dt = last === null ? 0 : Math.min((now - last) / 1000, 0.25);
+    last = now;
+    const w = canvas.clientWidth, h = canvas.clientHeight;
+    if (canvas.width !== w || canvas.height !== h) { canvas.width = w; canvas.height = h; }
+    // Paused and unchanged: nothing to draw.
+    const key = [w, h, cam.az, cam.el, cam.dist, crowd.count, pathName, clip, changes].join();
+    if (!playing && pendingStep === 0 && key === drawn) {
+      requestAnimationFrame(draw);
+      return;
+    }
+    drawn = key;
+    crowd.update(playing ? dt : pendingStep);
+    pendingStep = 0;
+    gl.viewport(0, 0, canvas.width, canvas.height);
+    if (mask) gl.clearColor(0, 0, 0, 1);
+    else gl.clearColor(0.149, 0.157, 0.18, 1);
+    gl.clear(gl.COLOR_BUFFER_BIT | gl.DEPTH_BUFFER_BIT);
+    gl.enable(gl.DEPTH_TEST);
+    const ax = axes(cam.az, cam.el);
+    const centre = [0, (box.lo[1] + box.hi[1]) / 2, 0];
+    const vp = ortho ? orthoMatrix(ax, ortho.c, ortho.half) : perspectiveMatrix(ax, centre, cam.dist || defaultDist(), canvas.width / Math.max(canvas.height, 1));
+    if (showGrid) {
+      gl.disable(gl.CULL_FACE);
+      const g = programs.ground;
+      gl.useProgram(g.program);
+      gl.uniformMatrix4fv(g.u.u_view_projection, false, vp);
+      gl.uniform1f(g.u.u_extent, crowd.extent * 0.75 + footprint() * 2);
+      gl.uniform1f(g.u.u_cell, footprint() * 1.6);
+      gl.bindVertexArray(groundVao);
+      gl.drawArrays(gl.TRIANGLE_STRIP, 0, 4);
+    }
+    const prog = programs[path.kind];
+    gl.useProgram(prog.program);
+    gl.enable(gl.CULL_FACE);
+    gl.uniformMatrix4fv(prog.u.u_view_projection, false, vp);
+    gl.uniform1i(prog.u.u_mask, mask ? 1 : 0);
+    for (const p of path.prims) {
+      gl.frontFace(p.mirrored ? gl.CW : gl.CCW);
+      gl.uniformMatrix4fv(prog.u.u_placement, false, p.place);
+      gl.uniform4fv(prog.u.u_base_factor, p.material.factor);
+      gl.uniform1i(prog.u.u_mesh_normals, p.hasNormals || (path.kind === 'vat' && p.extra.normals) ? 1 : 0);
+      gl.activeTexture(gl.TEXTURE0);
+      gl.bindTexture(gl.TEXTURE_2D, p.base ?? (programs.white ??= colourTexture(gl, null)));
+      gl.uniform1i(prog.u.u_base, 0);
+      if (path.kind === 'bones') {
+        gl.activeTexture(gl.TEXTURE1);
+        gl.bindTexture(gl.TEXTURE_2D, p.extra.set.tex);
+        gl.uniform1i(prog.u.u_bones, 1);
+        gl.uniform1i(prog.u.u_layout, p.extra.set.layout);
+        gl.uniform1i(prog.u.u_height, p.extra.set.height);
+        gl.uniform1i(prog.u.u_channels, p.extra.channels);
+      } else {
+        const { positions, normals, vat } = p.extra;
+        gl.activeTexture(gl.TEXTURE1);
+        gl.bindTexture(gl.TEXTURE_2D, positions.tex);
+        gl.uniform1i(prog.u.u_vat_positions, 1);
+        gl.activeTexture(gl.TEXTURE2);
+        gl.bindTexture(gl.TEXTURE_2D, normals ? normals.tex : positions.tex);
+        gl.uniform1i(prog.u.u_vat_normals, 2);
+        gl.uniform1i(prog.u.u_has_normals, normals ? 1 : 0);
+        gl.uniform4iv(prog.u.u_vat, vat);
+        gl.uniform1i(prog.u.u_position_encoding, positions.enc);
+        gl.uniform4fv(prog.u.u_position_min, positions.lo);
+        gl.uniform4fv(prog.u.u_position_max, positions.hi);
+        gl.uniform1i(prog.u.u_normal_encoding, normals ? normals.enc : 0);
+        gl.uniform4fv(prog.u.u_normal_min, normals ? normals.lo : [0, 0, 0, 0]);
+        gl.uniform4fv(prog.u.u_normal_max, normals ? normals.hi : [1, 1, 1, 1]);
+      }
+      crowd.bind(p.vao);
+      gl.drawElementsInstanced(gl.TRIANGLES, p.count, gl.UNSIGNED_INT, 0, crowd.count);
+    }
+    gl.bindVertexArray(null);
+    fpsFrames++;
+    if (now - fpsTime > 500) {
+      $('fps').textContent = `${((fpsFrames * 1000) / (now - fpsTime)).toFixed(0)} fps`;
+      fpsTime = now; fpsFrames = 0;
+    }
+    $('instances').textContent = `${crowd.count} instances, ${path.prims.reduce((s, p) => s + p.vertices, 0)} vertices each, ${pathName === 'bones' ? 'bone-matrix texture' : 'VAT'}`;
+    status.frames++;
+    if (!status.ready) {
+      gl.finish();
+      status.ready = true;
+      document.title = 'rigbake view: ready';
+    }
+    requestAnimationFrame(draw);
+  };
+  status.stage = 'drawing';
+  requestAnimationFrame(draw);
+}
+
+main().catch((e) => report(e.message ?? String(e)));

@@ -1,0 +1,247 @@
+//! The bakes a viewer shows and the files it may serve.
+//!
+//! A target is one `.rigbake` container or a folder searched for them (at
+//! most [`MAX_DEPTH`] levels deep, at most [`MAX_BAKES`] containers, links
+//! not followed). For each container the catalog keeps its `inspect --json`
+//! report and an allow-list of plain file names beside it: the container
+//! itself, every texture stored as a file, the weights mesh and the VAT
+//! playback mesh. Names come from the records and must be one plain path
+//! component, so nothing outside the bake's folder can ever be listed.
+
+use std::collections::BTreeMap;
+use std::path::{Component, Path, PathBuf};
+
+use glam::DMat4;
+use rigbake::inspect::{InspectReport, load_report};
+use rigbake_format::meta::Storage;
+
+/// Deepest folder level searched below a target folder.
+pub const MAX_DEPTH: usize = 8;
+/// Most containers one viewer shows.
+pub const MAX_BAKES: usize = 256;
+
+/// Why a target cannot be shown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CatalogError {
+    /// The target is unusable as given (missing, not a container or
+    /// folder, no bakes in it, too many); the message says why.
+    Usage(String),
+    /// A container or its source model is damaged or unreadable.
+    Failed(String),
+}
+
+impl std::fmt::Display for CatalogError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Usage(m) | Self::Failed(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for CatalogError {}
+
+/// One bake: its container, its report and the files it may serve.
+#[derive(Debug)]
+pub struct Bake {
+    /// Display name: the container's path relative to the target folder.
+    pub name: String,
+    /// The container file.
+    pub file: PathBuf,
+    /// The folder holding the container and its files.
+    pub dir: PathBuf,
+    /// The `inspect --json` report.
+    pub report: InspectReport,
+    /// Plain file names (no folders) the server may hand out, mapped to
+    /// their paths in [`Bake::dir`].
+    pub files: BTreeMap<String, PathBuf>,
+    /// Rest-pose global matrices of the nodes whose space the bake's values
+    /// are in (bone sets' mesh nodes, the VAT reference node), by node
+    /// name, from the source model when it was found.
+    pub placements: BTreeMap<String, DMat4>,
+    /// Why placements are missing, when the source was not found.
+    pub placement_note: Option<String>,
+}
+
+/// Every bake a viewer shows.
+#[derive(Debug)]
+pub struct Catalog {
+    /// The bakes, sorted by name.
+    pub bakes: Vec<Bake>,
+}
+
+fn is_container(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "rigbake")
+}
+
+/// Whether `name` is one plain path component (no folders, no `..`).
+pub fn plain_name(name: &str) -> bool {
+    let mut parts = Path::new(name).components();
+    matches!(parts.next(), Some(Component::Normal(_)))
+        && parts.next().is_none()
+        && !name.contains(['/', '\\', '\0'])
+}
+
+impl Catalog {
+    /// The bakes at `target` (a container or a folder). `source` is the
+    /// model of a single container, used for placements; otherwise each
+    /// container's recorded source file is looked for beside it.
+    pub fn open(target: &Path, source: Option<&Path>) -> Result<Self, CatalogError> {
+        let meta = std::fs::metadata(target)
+            .map_err(|e| CatalogError::Usage(format!("{}: {e}", target.display())))?;
+        let files: Vec<PathBuf> = if meta.is_file() {
+            if !is_container(target) {
+                return Err(CatalogError::Usage(format!(
+                    "{}: not a .rigbake container or a folder",
+                    target.display()
+                )));
+            }
+            vec![target.to_path_buf()]
+        } else if meta.is_dir() {
+            find_containers(target)?
+        } else {
+            return Err(CatalogError::Usage(format!(
+                "{}: not a regular file or a folder",
+                target.display()
+            )));
+        };
+        if files.is_empty() {
+            return Err(CatalogError::Usage(format!(
+                "{}: no .rigbake containers found (searched {MAX_DEPTH} levels deep)",
+                target.display()
+            )));
+        }
+        if source.is_some() && files.len() > 1 {
+            return Err(CatalogError::Usage(format!(
+                "--source names one model, but {} holds {} bakes; put each source beside its container instead",
+                target.display(),
+                files.len()
+            )));
+        }
+        let root = if meta.is_dir() {
+            target
+        } else {
+            target.parent().unwrap_or(Path::new("."))
+        };
+        let mut bakes = files
+            .iter()
+            .map(|f| bake(root, f, source))
+            .collect::<Result<Vec<_>, _>>()?;
+        bakes.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(Self { bakes })
+    }
+}
+
+fn find_containers(dir: &Path) -> Result<Vec<PathBuf>, CatalogError> {
+    let mut out = Vec::new();
+    for entry in walkdir::WalkDir::new(dir)
+        .max_depth(MAX_DEPTH)
+        .follow_links(false)
+        .sort_by_file_name()
+    {
+        let entry = entry.map_err(|e| CatalogError::Failed(format!("{}: {e}", dir.display())))?;
+        if entry.file_type().is_file() && is_container(entry.path()) {
+            if out.len() == MAX_BAKES {
+                return Err(CatalogError::Usage(format!(
+                    "{}: more than {MAX_BAKES} .rigbake containers; point view at a smaller folder",
+                    dir.display()
+                )));
+            }
+            out.push(entry.into_path());
+        }
+    }
+    Ok(out)
+}
+
+/// The allow-list of one bake: names from its records, kept when they are
+/// plain names of regular files (not links) in `dir`.
+fn allowed_files(file: &Path, dir: &Path, report: &InspectReport) -> BTreeMap<String, PathBuf> {
+    let mut names: Vec<&str> = Vec::new();
+    if let Some(n) = file.file_name().and_then(|n| n.to_str()) {
+        names.push(n);
+    }
+    for t in &report.metadata.textures {
+        if t.storage == Storage::File {
+            names.push(&t.name);
+        }
+    }
+    if let Some(v) = &report.vat {
+        names.extend(v.playback_file.as_deref());
+        for t in &v.textures {
+            if t.storage == Storage::File {
+                names.push(&t.name);
+            }
+        }
+    }
+    if let Some(w) = &report.weights {
+        names.extend(w.mesh_file.as_deref());
+    }
+    names
+        .into_iter()
+        .filter(|n| plain_name(n))
+        .filter_map(|n| {
+            let path = dir.join(n);
+            let regular = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_file());
+            regular.then(|| (n.to_owned(), path))
+        })
+        .collect()
+}
+
+fn bake(root: &Path, file: &Path, source: Option<&Path>) -> Result<Bake, CatalogError> {
+    let (report, _) = load_report(file, false).map_err(|e| CatalogError::Failed(e.to_string()))?;
+    let dir = file.parent().unwrap_or(Path::new(".")).to_path_buf();
+    let name = file
+        .strip_prefix(root)
+        .unwrap_or(file)
+        .to_string_lossy()
+        .replace('\\', "/");
+    let files = allowed_files(file, &dir, &report);
+    let (placements, placement_note) = match placements(file, &report, source) {
+        Ok(p) => (p, None),
+        Err(note) if source.is_some() => return Err(CatalogError::Usage(note)),
+        Err(note) => (BTreeMap::new(), Some(note)),
+    };
+    Ok(Bake {
+        name,
+        file: file.to_path_buf(),
+        dir,
+        report,
+        files,
+        placements,
+        placement_note,
+    })
+}
+
+/// Rest-pose globals of the space nodes, from the source model (the same
+/// placement `rigbake preview` uses); an explanation when it is missing.
+fn placements(
+    file: &Path,
+    report: &InspectReport,
+    source: Option<&Path>,
+) -> Result<BTreeMap<String, DMat4>, String> {
+    use rigbake_core::eval::sample::LocalPose;
+    use rigbake_core::import::{self, ImportOptions};
+    use rigbake_core::reference::direct_global;
+
+    let path = rigbake::playback::find_source(file, &report.metadata, source)
+        .map_err(|e| e.to_string())?;
+    let options = ImportOptions::default();
+    let bytes = import::read_file(&path, &options.limits).map_err(|e| e.to_string())?;
+    let model = import::import_bytes(&path, &bytes, &options).map_err(|e| e.to_string())?;
+    let rest = LocalPose::rest(&model);
+    let mut wanted: Vec<&str> = report
+        .metadata
+        .skins
+        .iter()
+        .filter_map(|s| s.mesh_nodes.first().map(String::as_str))
+        .collect();
+    if let Some(v) = &report.vat {
+        wanted.extend(v.reference_node.as_deref());
+    }
+    let mut out = BTreeMap::new();
+    for name in wanted {
+        if let Some(n) = model.nodes.iter().position(|n| n.name == name) {
+            out.insert(name.to_owned(), direct_global(&model, &rest, n));
+        }
+    }
+    Ok(out)
+}
