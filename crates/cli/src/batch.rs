@@ -135,8 +135,11 @@ pub fn execute(plan: &BakePlan) -> u8 {
         let mut summary = report.summary();
         if plan.other_shards > 0 {
             summary.push_str(&format!(
-                "; {} models belong to other shards",
-                plan.other_shards
+                "; {} to other shards",
+                match plan.other_shards {
+                    1 => "1 model belongs".to_owned(),
+                    n => format!("{n} models belong"),
+                }
             ));
         }
         // Failures were printed as they happened; keep only the totals line.

@@ -282,6 +282,10 @@ fn expand_inputs(
             for (path, id) in models {
                 found.push((path, id, base.clone(), true));
             }
+        } else if std::fs::symlink_metadata(input)
+            .is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+        {
+            return Err(UsageError::NoSuchInput(input.clone()));
         } else {
             let id = input.to_string_lossy().replace('\\', "/");
             found.push((input.clone(), id, base.clone(), false));

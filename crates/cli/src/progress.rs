@@ -4,19 +4,21 @@
 //! with `--quiet`. Errors are always printed.
 
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
 use crate::plan::ProgressMode;
-use crate::report::{Outcome, human_bytes};
+use crate::report::{Outcome, count, human_bytes};
 
 /// Progress of a whole batch.
 pub struct Progress {
     mode: ProgressMode,
     total: usize,
-    finished: AtomicUsize,
+    /// Models finished so far. Held while a finished line is numbered and
+    /// printed, so lines appear in counter order (`[1/10]` before `[2/10]`)
+    /// even when two workers finish at once.
+    finished: Mutex<usize>,
     bars: Option<(MultiProgress, ProgressBar)>,
 }
 
@@ -80,7 +82,7 @@ impl Progress {
         Self {
             mode,
             total,
-            finished: AtomicUsize::new(0),
+            finished: Mutex::new(0),
             bars,
         }
     }
@@ -106,15 +108,14 @@ impl Progress {
 
     /// A model is done.
     pub fn finish(&self, model: ModelProgress, outcome: &Outcome, seconds: f64) {
-        let n = self.finished.fetch_add(1, Ordering::SeqCst) + 1;
         let info = model.info.lock().map(|i| i.clone()).unwrap_or_default();
         let line = match outcome {
             Outcome::Baked { files, .. } => {
                 let bytes: u64 = files.iter().map(|(_, b)| b).sum();
                 format!(
-                    "baked      {} ({info}; {} files, {}) in {seconds:.1} s",
+                    "baked      {} ({info}; {}, {}) in {seconds:.1} s",
                     model.id,
-                    files.len(),
+                    count(files.len() as u64, "file", None),
                     human_bytes(bytes)
                 )
             }
@@ -122,7 +123,13 @@ impl Progress {
             Outcome::Skipped { reason } => format!("skipped    {}: {reason}", model.id),
             Outcome::Failed { error } => format!("error: {error}"),
         };
-        let line = format!("[{n}/{}] {line}", self.total);
+        // Counting and printing under one lock keeps the counter in order.
+        let mut finished = self
+            .finished
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *finished += 1;
+        let line = format!("[{}/{}] {line}", *finished, self.total);
         match (&self.bars, self.mode) {
             (Some((multi, overall)), _) => {
                 if let Some(bar) = model.bar {

@@ -75,3 +75,135 @@ fn vat_only_flags_without_vat_are_a_usage_error() {
         .unwrap();
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
 }
+
+#[test]
+fn a_missing_model_path_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = Command::new(env!("CARGO_BIN_EXE_rigbake"))
+        .args(["bake", "no_such_model_or_folder", "--out"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(r.status.code(), Some(2));
+    let text = String::from_utf8_lossy(&r.stderr);
+    assert!(
+        text.contains("no_such_model_or_folder") && text.contains("no such file or folder"),
+        "{text}"
+    );
+}
+
+fn tentacle() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/tentacle.glb")
+}
+
+#[test]
+fn progress_lines_count_up_in_order() {
+    // Eight models on four workers finish in any order; the numbered lines
+    // must still read [1/8], [2/8], ... (issue 19 item 12).
+    let dir = tempfile::tempdir().unwrap();
+    let models = dir.path().join("models");
+    std::fs::create_dir(&models).unwrap();
+    for i in 0..8 {
+        std::fs::copy(tentacle(), models.join(format!("m{i}.glb"))).unwrap();
+    }
+    let r = Command::new(env!("CARGO_BIN_EXE_rigbake"))
+        .arg("bake")
+        .arg(&models)
+        .args(["--jobs", "4", "--out"])
+        .arg(dir.path().join("out"))
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let text = String::from_utf8_lossy(&r.stderr);
+    let counters: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix('[')?.split(']').next())
+        .collect();
+    let expected: Vec<String> = (1..=8).map(|n| format!("{n}/8")).collect();
+    assert_eq!(counters, expected, "{text}");
+}
+
+#[test]
+fn inspect_text_rounds_numbers_and_shows_png16_bounds() {
+    // A range clip ending at frame 17 of 24 fps ends at 0.70833... s; the
+    // text summary shows 0.708, the JSON keeps the full value.
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = dir.path().join("rigbake.toml");
+    std::fs::copy(tentacle(), dir.path().join("tentacle.glb")).unwrap();
+    std::fs::write(
+        &manifest,
+        format!(
+            "[[model]]\npath = \"tentacle.glb\"\nfps = 24\noutputs = [\"bones\", \"vat\"]\nvat = {{ format = \"png16\", normals = true }}\n\
+             [[model.clip]]\nsource = \"wave\"\nname = \"start\"\nframes = [0, 17]\n"
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let r = Command::new(env!("CARGO_BIN_EXE_rigbake"))
+        .args(["bake", "--manifest"])
+        .arg(&manifest)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let container = walk(&out)
+        .into_iter()
+        .find(|p| p.extension().is_some_and(|e| e == "rigbake"))
+        .unwrap();
+    let r = Command::new(env!("CARGO_BIN_EXE_rigbake"))
+        .arg("inspect")
+        .arg(&container)
+        .output()
+        .unwrap();
+    assert!(r.status.success());
+    let text = String::from_utf8_lossy(&r.stdout);
+    let origin = text
+        .lines()
+        .find(|l| l.contains("clip 0: wave from"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(origin.ends_with("from 0 s to 0.708 s"), "{origin}");
+    assert!(text.contains("options   24 fps"), "{text}");
+    // One bounds line per bounds-normalised texture (here the positions;
+    // octahedral normals need none), with the min and max the metadata
+    // records.
+    let json = Command::new(env!("CARGO_BIN_EXE_rigbake"))
+        .arg("inspect")
+        .arg(&container)
+        .arg("--json")
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let textures = doc["vat"]["textures"].as_array().unwrap();
+    let bounded: Vec<_> = textures.iter().filter(|t| !t["bounds"].is_null()).collect();
+    assert!(!bounded.is_empty(), "{textures:?}");
+    for t in bounded {
+        let name = t["name"].as_str().unwrap();
+        let min = t["bounds"][0][0].as_f64().unwrap() as f32;
+        let line = text
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("bounds {name}:")))
+            .unwrap_or_else(|| panic!("no bounds for {name}: {text}"));
+        assert!(line.contains(&format!("min ({min}, ")), "{line} vs {min}");
+    }
+    assert!(
+        !text.contains(" 1 clips") && !text.contains("(1 primitives"),
+        "{text}"
+    );
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                found.push(p);
+            }
+        }
+    }
+    found
+}

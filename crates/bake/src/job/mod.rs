@@ -24,6 +24,7 @@ use sha2::{Digest, Sha256};
 
 use crate::error::{BakeError, Source, Stage, StepError, at};
 use crate::records;
+use crate::report::count;
 use crate::settings::BakeSettings;
 use crate::sink::{OutputSink, SharedStore, Sink};
 use common::Part;
@@ -133,8 +134,8 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
     let timeline = timeline(&model, settings).map_err(at(Stage::Timeline))?;
     job.observer.info(&format!(
         "{}, {}",
-        count(timeline.clips.len(), "clip"),
-        count(timeline.rows, "frame")
+        count(timeline.clips.len() as u64, "clip", None),
+        count(timeline.rows as u64, "frame", None)
     ));
     // The bone sets and the rig plan (anchors) are known before anything is
     // baked: the per-model budget is checked against them first, so a model
@@ -309,14 +310,5 @@ fn build_metadata(
         clips: records::clip_table(timeline),
         skins,
         textures,
-    }
-}
-
-/// `1 clip`, `2 clips`: a count with its noun.
-fn count(n: usize, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
     }
 }
