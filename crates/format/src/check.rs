@@ -17,7 +17,7 @@ use crate::meta::{
 
 /// Largest texture width or height any record may declare (and the largest
 /// `max_texture_size` a bake may record). GPUs cap textures far lower.
-pub const MAX_TEXTURE_SIZE: u32 = 65_536;
+pub const MAX_TEXTURE_SIZE: u32 = rigbake_types::TEXTURE_SIZE_LIMIT;
 
 /// Most timeline rows a bake may hold (the baker's own limit,
 /// `rigbake_core::timeline::MAX_ROWS`).

@@ -37,6 +37,48 @@ pub fn bake_bone_textures(
     Ok(bake_frames(model, timeline, options, &[])?.textures)
 }
 
+/// What helps when a bone texture of `width` x `rows` is over
+/// `max_texture_size`. The height is one row per frame of every clip, so
+/// only fewer frames help there (a lower fps, fewer or shorter clips) or a
+/// larger limit; the 3x4 layout narrows the width only and is suggested
+/// only when the width is over.
+pub fn size_hint(width: usize, rows: usize, options: &BoneBakeOptions) -> String {
+    let max = options.max_texture_size;
+    let mut advice = Vec::new();
+    if rows > max {
+        advice.push(format!(
+            "the texture has one row per frame of every clip ({rows} rows): lower the fps (--fps), bake fewer clips (--clip) or split long takes into shorter range clips (manifest `[[model.clip]]` with `frames` or `time`)"
+        ));
+    }
+    if width > max {
+        if options.layout == MatrixLayout::Mat4 {
+            advice.push(
+                "the width is 4 pixels per joint: the mat3x4 layout (--layout mat3x4) needs 3"
+                    .to_owned(),
+            );
+        } else {
+            advice
+                .push("the width is 3 pixels per joint: bake a skin with fewer joints".to_owned());
+        }
+    }
+    let limit = rigbake_types::TEXTURE_SIZE_LIMIT as usize;
+    if max < limit {
+        advice.push(format!(
+            "or raise --max-texture-size (up to {limit}, if your engine's GPUs take textures that large)"
+        ));
+    }
+    advice.join("; ")
+}
+
+/// What helps when the bone textures hold too many pixels together.
+fn pixels_hint(layout: MatrixLayout) -> String {
+    let mut advice = "lower the fps, bake fewer clips or shorter range clips".to_owned();
+    if layout == MatrixLayout::Mat4 {
+        advice.push_str(", or use the mat3x4 layout (3 pixels per joint instead of 4)");
+    }
+    advice
+}
+
 /// Checks the anchor tracks' size against the bone-texture limits before
 /// anything is allocated: the tracks are a texture of `anchors * 4` RGBA
 /// pixels (one `mat4` per socket) by `rows`, the `anchors.exr` layout, so
@@ -133,7 +175,7 @@ pub fn bake_frames(
                     options.max_texture_size
                 ),
             )
-            .with_hint("use the mat3x4 layout, a lower fps, fewer clips, or raise the maximum texture size"));
+            .with_hint(size_hint(width, rows, options)));
         }
         total_pixels = width
             .checked_mul(rows)
@@ -148,7 +190,7 @@ pub fn bake_frames(
                         options.max_total_pixels
                     ),
                 )
-                .with_hint("use the mat3x4 layout, a lower fps or fewer clips")
+                .with_hint(pixels_hint(options.layout))
             })?;
     }
     check_anchor_tracks(anchors.len(), rows, total_pixels, options)?;
