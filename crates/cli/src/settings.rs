@@ -223,7 +223,12 @@ impl Draft {
             s.anchors.auto = true;
         }
         if !s.outputs.anchors {
-            s.anchors = AnchorSettings::default();
+            // No sockets asked for; `anchors.exr` still applies to the
+            // tracks of props baked as anchors (`--props anchors`).
+            s.anchors = AnchorSettings {
+                exr: s.anchors.exr,
+                ..AnchorSettings::default()
+            };
         }
         s.clips = self
             .clips

@@ -445,3 +445,39 @@ fn automatic_anchors_pick_the_sockets() {
     ]);
     assert!(String::from_utf8_lossy(&r.stdout).contains("handslot.r  (auto)"));
 }
+
+#[test]
+fn props_as_anchors_write_anchors_exr_when_asked() {
+    // Issue 19 item 4: `--props anchors --anchors-exr` with no socket named
+    // still has anchor tracks (the props), so anchors.exr is written.
+    let Some(models) = shared_models("props_as_anchors_write_anchors_exr_when_asked") else {
+        return;
+    };
+    let model_path = models.join("kaykit/Knight.glb");
+    let out = tempfile::tempdir().unwrap();
+    let flags = ["--clip", "Walking_A", "--props", "anchors", "--anchors-exr"];
+    let r = bake(std::slice::from_ref(&model_path), out.path(), &flags);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let mut c = container(out.path(), "Knight");
+    let rig = c.rig().unwrap().clone();
+    assert!(!rig.anchors.is_empty());
+    assert!(rig.anchors.iter().all(|a| a.reason == AnchorReason::Prop));
+    assert_eq!(rig.anchor_texture.as_deref(), Some("anchors.exr"));
+    // The EXR (read with the exr crate) holds the container's tracks.
+    let t = tracks(&mut c);
+    let exr = read_exr(&out.path().join("Knight/anchors.exr"));
+    assert_eq!((exr.width, exr.height), (rig.anchors.len() * 4, t.rows));
+    assert_eq!(exr.data, t.data);
+    // Without the flag there is none.
+    let out = tempfile::tempdir().unwrap();
+    let r = bake(std::slice::from_ref(&model_path), out.path(), &flags[..4]);
+    assert!(r.status.success());
+    assert!(!out.path().join("Knight/anchors.exr").exists());
+    assert_eq!(
+        container(out.path(), "Knight")
+            .rig()
+            .unwrap()
+            .anchor_texture,
+        None
+    );
+}
