@@ -58,3 +58,98 @@ fn a_too_tall_bone_texture_advises_fewer_frames_not_the_3x4_layout() {
     );
     assert!(r.status.success(), "{}", stderr(&r));
 }
+
+/// Bakes `spec_worked_example.glb` (clips Move, Idle, Death) with a
+/// manifest whose `[[model]]` entry ends with `entries`.
+fn bake_worked_example(entries: &str) -> (tempfile::TempDir, std::process::Output) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        rigbake_fixtures::fixture("spec_worked_example.glb"),
+        dir.path().join("m.glb"),
+    )
+    .unwrap();
+    let manifest = dir.path().join("rigbake.toml");
+    std::fs::write(&manifest, format!("[[model]]\npath = \"m.glb\"\n{entries}")).unwrap();
+    let r = std::process::Command::new(env!("CARGO_BIN_EXE_rigbake"))
+        .args(["bake", "--manifest"])
+        .arg(&manifest)
+        .arg("--out")
+        .arg(dir.path().join("out"))
+        .output()
+        .unwrap();
+    (dir, r)
+}
+
+#[test]
+fn blends_name_clips_by_their_baked_names() {
+    let clips = |move_name: &str| {
+        format!(
+            "[[model.clip]]\nsource = \"Move\"\nname = \"{move_name}\"\n[[model.clip]]\nsource = \"Idle\"\n"
+        )
+    };
+    // The blend names the renamed clip `walk`...
+    let (renamed, r) = bake_worked_example(&format!(
+        "{}[[model.blend]]\na = \"walk\"\nb = \"Idle\"\nweights = [0.25]\n",
+        clips("walk")
+    ));
+    assert!(r.status.success(), "{}", stderr(&r));
+    // ...and bakes exactly the rows a blend of its animation `Move` bakes.
+    let (plain, r) = bake_worked_example(&format!(
+        "{}[[model.blend]]\na = \"Move\"\nb = \"Idle\"\nweights = [0.25]\n",
+        clips("Move")
+    ));
+    assert!(r.status.success(), "{}", stderr(&r));
+    let texture =
+        |dir: &tempfile::TempDir| std::fs::read(dir.path().join("out/m/bones.skin0.exr")).unwrap();
+    assert_eq!(texture(&renamed), texture(&plain));
+    let c = rigbake_format::container::Container::open(&renamed.path().join("out/m/m.rigbake"))
+        .unwrap();
+    let names: Vec<&str> = c.metadata().clips.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["walk", "Idle", "walk+Idle@0.25"]);
+}
+
+#[test]
+fn a_blend_with_an_unknown_clip_says_so_and_suggests_names() {
+    let (_dir, r) =
+        bake_worked_example("[[model.blend]]\na = \"Move\"\nb = \"Idel\"\nweights = [0.5]\n");
+    assert_eq!(r.status.code(), Some(1));
+    let text = stderr(&r);
+    assert!(text.contains("blend `Move` + `Idel`"), "{text}");
+    assert!(text.contains("did you mean `Idle`?"), "{text}");
+    assert!(!text.contains("Death"), "only close names: {text}");
+    // A range clip cannot be blended: the error says why and what works.
+    let (_dir, r) = bake_worked_example(
+        "[[model.clip]]\nsource = \"Idle\"\nname = \"calm\"\nframes = [0, 10]\n\
+         [[model.blend]]\na = \"Move\"\nb = \"calm\"\nweights = [0.5]\n",
+    );
+    assert_eq!(r.status.code(), Some(1));
+    let text = stderr(&r);
+    assert!(
+        text.contains("blend `Move` + `calm`") && text.contains("time range of `Idle`"),
+        "{text}"
+    );
+}
+
+#[test]
+fn an_unknown_clip_of_a_model_with_many_suggests_instead_of_listing_all() {
+    let Some(models) = common::shared_models(
+        "an_unknown_clip_of_a_model_with_many_suggests_instead_of_listing_all",
+    ) else {
+        return;
+    };
+    // Knight has 76 animations.
+    let out = tempfile::tempdir().unwrap();
+    let r = bake(
+        &[models.join("kaykit/Knight.glb")],
+        out.path(),
+        &["--clip", "Idle", "--blend", "Idle,Walking_Z,0.5"],
+    );
+    assert_eq!(r.status.code(), Some(1));
+    let text = stderr(&r);
+    assert!(text.contains("blend `Idle` + `Walking_Z`"), "{text}");
+    assert!(
+        text.contains("did you mean `Walking_A`, `Walking_B`, `Walking_C`?"),
+        "{text}"
+    );
+    assert!(!text.contains("Death_A"), "no list of all 76 names: {text}");
+}

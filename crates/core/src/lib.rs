@@ -33,6 +33,7 @@ pub mod eval;
 pub mod import;
 pub mod layout;
 pub mod model;
+pub mod names;
 pub mod reference;
 pub mod runtime;
 pub mod timeline;
