@@ -95,7 +95,7 @@ pub fn execute(plan: &BakePlan) -> u8 {
             return EXIT_FAILED;
         }
     };
-    let progress = Progress::new(plan.progress, plan.jobs.len());
+    let progress = Progress::new(plan.progress, plan.jobs.len(), plan.list_files);
     let shared = plan.share_bones.then(|| SharedStore::new(&plan.out));
     let run_all = || -> Vec<(String, Outcome, f64)> {
         plan.jobs

@@ -139,6 +139,12 @@ pub enum UsageError {
         /// The folder searched.
         root: PathBuf,
     },
+    /// `rigbake bake` with no model, no --manifest, and no `rigbake.toml`
+    /// in the current folder.
+    #[error(
+        "nothing to bake: give models or folders, --manifest FILE, or run in a folder with a rigbake.toml"
+    )]
+    NothingToBake,
     /// No output folder was given.
     #[error("no output folder: give --out DIR{}", if *.0 { " (or `out` in the manifest)" } else { "" })]
     NoOut(bool),

@@ -18,6 +18,7 @@ use rigbake_format::image::{Rgb8, encode_apng, encode_png};
 use rigbake_preview::sheet;
 use scene::{PathChoice, Producer, Topology};
 
+use crate::args::Verbosity;
 use crate::error::UsageError;
 use crate::exit::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
 
@@ -91,9 +92,15 @@ fn delay(clip: &playback::LoadedClip) -> (u16, u16) {
 }
 
 /// Runs `rigbake preview`; returns the exit code.
-pub fn run(args: &PreviewArgs) -> u8 {
+pub fn run(args: &PreviewArgs, verbosity: Verbosity) -> u8 {
     if args.columns == 0 || !(16..=2048).contains(&args.size) {
         return usage("--columns must be at least 1 and --size 16 to 2048");
+    }
+    if !has_png_extension(&args.out) {
+        return usage(&format!(
+            "{}: preview writes PNG (an animated PNG with --animate): name the file *.png",
+            args.out.display()
+        ));
     }
     let loaded = match playback::load(
         &args.file,
@@ -220,14 +227,91 @@ pub fn run(args: &PreviewArgs) -> u8 {
             })
         }
     };
-    let written: Result<(), Box<dyn std::error::Error>> = bytes
-        .map_err(Into::into)
-        .and_then(|b| std::fs::write(&args.out, b).map_err(Into::into));
+    let (width, height) = match animated {
+        Some(_) => (plan.size, plan.size),
+        None => {
+            let rows = (plan.cells.len() as u32).div_ceil(plan.columns).max(1);
+            (
+                plan.columns * (plan.size + sheet::GAP) + sheet::GAP,
+                rows * (plan.size + sheet::GAP) + sheet::GAP,
+            )
+        }
+    };
+    let written: Result<usize, Box<dyn std::error::Error>> =
+        bytes.map_err(Into::into).and_then(|b| {
+            std::fs::write(&args.out, &b)
+                .map(|()| b.len())
+                .map_err(Into::into)
+        });
     match written {
-        Ok(()) => EXIT_OK,
+        Ok(bytes) => {
+            if verbosity != Verbosity::Quiet {
+                eprintln!(
+                    "wrote {} ({width} x {height}, {}, {} path; {})",
+                    args.out.display(),
+                    what_was_drawn(&loaded, &plan, animated),
+                    if path == PathChoice::Bones {
+                        "bone-matrix"
+                    } else {
+                        "VAT"
+                    },
+                    rigbake::report::human_bytes(bytes as u64)
+                );
+            }
+            if verbosity == Verbosity::Verbose {
+                for line in frames_drawn(&loaded, &plan) {
+                    eprintln!("  {line}");
+                }
+            }
+            EXIT_OK
+        }
         Err(e) => {
             eprintln!("error: {}: {e}", args.out.display());
             EXIT_FAILED
         }
     }
+}
+
+/// Whether `path` ends in `.png` (any case): the only format preview
+/// writes, so a `x.jpg` is refused rather than filled with PNG bytes.
+fn has_png_extension(path: &std::path::Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("png"))
+}
+
+/// `3 clips x 8 frames` or `an animated PNG of 92 frames of `wave``.
+fn what_was_drawn(loaded: &Loaded, plan: &Plan, animated: Option<usize>) -> String {
+    use rigbake::report::count;
+    match animated {
+        Some(c) => format!(
+            "an animated PNG of {} of `{}`",
+            count(plan.cells.len() as u64, "frame", None),
+            loaded.clips[c].name
+        ),
+        None => {
+            let mut clips: Vec<usize> = plan.cells.iter().map(|&(c, _)| c).collect();
+            clips.dedup();
+            format!(
+                "{} x {}",
+                count(clips.len() as u64, "clip", None),
+                count(u64::from(plan.columns), "column", None)
+            )
+        }
+    }
+}
+
+/// `-v`: one line per clip with the frames drawn (`wave: frames 0, 13, 26`).
+fn frames_drawn(loaded: &Loaded, plan: &Plan) -> Vec<String> {
+    let mut lines: Vec<(usize, Vec<String>)> = Vec::new();
+    for &(c, f) in &plan.cells {
+        match lines.last_mut() {
+            Some((last, frames)) if *last == c => frames.push(f.to_string()),
+            _ => lines.push((c, vec![f.to_string()])),
+        }
+    }
+    lines
+        .into_iter()
+        .map(|(c, frames)| format!("{}: frames {}", loaded.clips[c].name, frames.join(", ")))
+        .collect()
 }

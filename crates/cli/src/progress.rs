@@ -19,6 +19,8 @@ pub struct Progress {
     /// printed, so lines appear in counter order (`[1/10]` before `[2/10]`)
     /// even when two workers finish at once.
     finished: Mutex<usize>,
+    /// `-v`: list each baked model's files under its line.
+    list_files: bool,
     bars: Option<(MultiProgress, ProgressBar)>,
 }
 
@@ -68,8 +70,9 @@ impl rigbake::Observer for ModelProgress {
 }
 
 impl Progress {
-    /// Progress for `total` models.
-    pub fn new(mode: ProgressMode, total: usize) -> Self {
+    /// Progress for `total` models; `list_files` (`-v`) lists the files
+    /// each baked model wrote.
+    pub fn new(mode: ProgressMode, total: usize, list_files: bool) -> Self {
         let bars = (mode == ProgressMode::Bars).then(|| {
             let multi = MultiProgress::new();
             let overall = multi.add(ProgressBar::new(total as u64));
@@ -83,6 +86,7 @@ impl Progress {
             mode,
             total,
             finished: Mutex::new(0),
+            list_files,
             bars,
         }
     }
@@ -129,7 +133,16 @@ impl Progress {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         *finished += 1;
-        let line = format!("[{}/{}] {line}", *finished, self.total);
+        let mut line = format!("[{}/{}] {line}", *finished, self.total);
+        if let (true, Outcome::Baked { files, .. }) = (self.list_files, outcome) {
+            for (path, bytes) in files {
+                line.push_str(&format!(
+                    "\n           {} ({})",
+                    path.display(),
+                    human_bytes(*bytes)
+                ));
+            }
+        }
         match (&self.bars, self.mode) {
             (Some((multi, overall)), _) => {
                 if let Some(bar) = model.bar {

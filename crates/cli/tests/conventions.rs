@@ -132,10 +132,8 @@ fn inspect_text_rounds_numbers_and_shows_png16_bounds() {
     std::fs::copy(tentacle(), dir.path().join("tentacle.glb")).unwrap();
     std::fs::write(
         &manifest,
-        format!(
-            "[[model]]\npath = \"tentacle.glb\"\nfps = 24\noutputs = [\"bones\", \"vat\"]\nvat = {{ format = \"png16\", normals = true }}\n\
-             [[model.clip]]\nsource = \"wave\"\nname = \"start\"\nframes = [0, 17]\n"
-        ),
+        "[[model]]\npath = \"tentacle.glb\"\nfps = 24\noutputs = [\"bones\", \"vat\"]\nvat = { format = \"png16\", normals = true }\n\
+         [[model.clip]]\nsource = \"wave\"\nname = \"start\"\nframes = [0, 17]\n",
     )
     .unwrap();
     let out = dir.path().join("out");
@@ -206,4 +204,183 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
         }
     }
     found
+}
+
+#[test]
+fn completions_and_man_page_mention_every_subcommand() {
+    let subcommands = [
+        "bake",
+        "vat",
+        "inspect",
+        "merge-report",
+        "verify",
+        "preview",
+    ];
+    for shell in ["bash", "zsh", "fish"] {
+        let r = rigbake(&["completions", shell]);
+        assert!(r.status.success(), "{shell}");
+        let text = String::from_utf8_lossy(&r.stdout);
+        for sub in subcommands {
+            assert!(text.contains(sub), "{shell} completion lacks {sub}");
+        }
+    }
+    let r = rigbake(&["completions", "bash"]);
+    assert!(String::from_utf8_lossy(&r.stdout).contains("complete -F _rigbake"));
+    let r = rigbake(&["man"]);
+    assert!(r.status.success());
+    let text = String::from_utf8_lossy(&r.stdout);
+    assert!(
+        text.starts_with(".ie") || text.contains(".TH rigbake"),
+        "{text}"
+    );
+    for sub in subcommands {
+        // A section per subcommand, with its own options.
+        assert!(
+            text.contains(&format!(".SH \"RIGBAKE {}\"", sub.to_uppercase())),
+            "{sub}"
+        );
+    }
+    assert!(
+        text.contains("max\\-texture\\-size"),
+        "bake's options are in the page"
+    );
+    assert_eq!(rigbake(&["completions", "tcsh"]).status.code(), Some(2));
+}
+
+#[test]
+fn a_bare_bake_uses_rigbake_toml_in_the_current_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(tentacle(), dir.path().join("tentacle.glb")).unwrap();
+    let bare = || {
+        Command::new(env!("CARGO_BIN_EXE_rigbake"))
+            .arg("bake")
+            .current_dir(dir.path())
+            .output()
+            .unwrap()
+    };
+    // No manifest: a usage error that says what to give.
+    let r = bare();
+    assert_eq!(r.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("rigbake.toml"));
+    std::fs::write(
+        dir.path().join("rigbake.toml"),
+        "out = \"baked\"\n[[model]]\npath = \"tentacle.glb\"\n",
+    )
+    .unwrap();
+    let r = bare();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert!(dir.path().join("baked/tentacle/tentacle.rigbake").is_file());
+}
+
+#[test]
+fn verbose_and_quiet_are_global_and_mean_the_same_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let run = |args: &[&std::ffi::OsStr]| {
+        Command::new(env!("CARGO_BIN_EXE_rigbake"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let model = tentacle();
+    // -q before or after the subcommand: nothing but errors.
+    for args in [
+        [
+            "-q".as_ref(),
+            "bake".as_ref(),
+            model.as_os_str(),
+            "--out".as_ref(),
+            out.as_os_str(),
+        ],
+        [
+            "bake".as_ref(),
+            model.as_os_str(),
+            "--out".as_ref(),
+            out.as_os_str(),
+            "--quiet".as_ref(),
+        ],
+    ] {
+        let r = run(&args);
+        assert!(r.status.success());
+        assert!(r.stderr.is_empty() && r.stdout.is_empty(), "{args:?}");
+    }
+    // -v lists the files a baked model wrote.
+    let r = run(&[
+        "bake".as_ref(),
+        model.as_os_str(),
+        "--out".as_ref(),
+        out.as_os_str(),
+        "--force".as_ref(),
+        "-v".as_ref(),
+    ]);
+    let text = String::from_utf8_lossy(&r.stderr);
+    assert!(
+        text.contains("bones.skin0.exr (") && text.contains("tentacle.rigbake ("),
+        "{text}"
+    );
+    // verify: a passing check prints nothing with -q, its table without.
+    let container = out.join("tentacle/tentacle.rigbake");
+    let verify = |flag: &str| {
+        run(&[
+            "verify".as_ref(),
+            container.as_os_str(),
+            "--source".as_ref(),
+            model.as_os_str(),
+            flag.as_ref(),
+        ])
+    };
+    let r = verify("-q");
+    assert!(r.status.success() && r.stdout.is_empty() && r.stderr.is_empty());
+    let r = verify("-v");
+    assert!(String::from_utf8_lossy(&r.stdout).contains("PASS"));
+    // -q and -v together are a usage error.
+    assert_eq!(
+        run(&["-q".as_ref(), "-v".as_ref(), "man".as_ref()])
+            .status
+            .code(),
+        Some(2)
+    );
+}
+
+#[test]
+fn preview_says_what_it_wrote_and_refuses_other_extensions() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let model = tentacle();
+    let r = Command::new(env!("CARGO_BIN_EXE_rigbake"))
+        .arg("bake")
+        .arg(&model)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(r.status.success());
+    let preview = |file: &str, extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_rigbake"))
+            .arg("preview")
+            .arg(out.join("tentacle/tentacle.rigbake"))
+            .arg("--source")
+            .arg(&model)
+            .arg("--out")
+            .arg(dir.path().join(file))
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let r = preview("sheet.jpg", &[]);
+    assert_eq!(r.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("sheet.jpg"));
+    assert!(!dir.path().join("sheet.jpg").exists());
+    let r = preview("sheet.PNG", &["--columns", "4", "--size", "32"]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let text = String::from_utf8_lossy(&r.stderr);
+    // 4 columns of 32 px with 2 px gaps: 4*34+2 = 138 wide, 2 clips: 70 high.
+    assert!(
+        text.starts_with("wrote ") && text.contains("sheet.PNG (138 x 70, 2 clips x 4 columns"),
+        "{text}"
+    );
+    let bytes = std::fs::read(dir.path().join("sheet.PNG")).unwrap();
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    let r = preview("quiet.png", &["-q"]);
+    assert!(r.status.success() && r.stderr.is_empty());
 }

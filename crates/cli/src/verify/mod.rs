@@ -62,7 +62,7 @@ fn usage(message: &str) -> u8 {
 }
 
 /// Runs `rigbake verify`; returns the exit code.
-pub fn run(args: &VerifyArgs) -> u8 {
+pub fn run(args: &VerifyArgs, verbosity: crate::args::Verbosity) -> u8 {
     if args.stride == 0 {
         return usage("--stride must be at least 1");
     }
@@ -160,8 +160,15 @@ pub fn run(args: &VerifyArgs) -> u8 {
                 return EXIT_FAILED;
             }
         }
-    } else {
+    } else if verbosity != crate::args::Verbosity::Quiet {
         crate::stdout::print(&report::text(&report));
+    } else if !report.pass {
+        // -q: only what went wrong.
+        for line in report::text(&report).lines().filter(|l| {
+            l.starts_with("problem:") || l.starts_with("fail:") || l.starts_with("FAIL")
+        }) {
+            crate::stdout::println(line);
+        }
     }
     if report.pass { EXIT_OK } else { EXIT_FAILED }
 }
