@@ -53,6 +53,8 @@ pub struct ContainerInfo {
     pub sections: Vec<SectionInfo>,
     /// The bake key (a digest of inputs and settings), if recorded.
     pub bake_key: Option<String>,
+    /// The source model's path relative to the container (1.6+), or `null`.
+    pub source_location: Option<String>,
 }
 
 /// One section table entry.
@@ -204,6 +206,7 @@ pub fn load_report(
             bytes: container.file_len(),
             sections: container.sections().iter().map(section_info).collect(),
             bake_key: container.bake_key().map(str::to_owned),
+            source_location: container.source_location().map(|s| s.relative_path.clone()),
         },
         totals: totals(container.metadata(), container.vat()),
         metadata: container.metadata().clone(),
@@ -308,6 +311,13 @@ pub fn render(r: &InspectReport) -> String {
         m.source.bytes,
         m.source.sha256
     );
+    if let Some(location) = &r.container.source_location {
+        let _ = writeln!(
+            s,
+            "source at {} (relative to the container)",
+            shown(location)
+        );
+    }
     let _ = writeln!(
         s,
         "written   by {} {}, container format {} ({})",

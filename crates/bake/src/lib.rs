@@ -29,6 +29,7 @@ pub mod records;
 pub mod report;
 pub mod settings;
 pub mod sink;
+pub mod source_path;
 pub mod staging;
 pub mod verify;
 

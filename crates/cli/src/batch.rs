@@ -45,7 +45,14 @@ fn run_job(
         Ok(b) => b,
         Err(e) => return failed(BakeError::new(Stage::Import, e)),
     };
-    let key = match bake_key(&job.input, &bytes, &job.settings, shared.is_some()) {
+    let location = rigbake::source_path::relative_source(&job.input, &job.out_dir);
+    let key = match bake_key(
+        &job.input,
+        &bytes,
+        &job.settings,
+        shared.is_some(),
+        location.as_deref(),
+    ) {
         Ok(k) => k,
         Err(e) => return failed(e),
     };
@@ -66,6 +73,7 @@ fn run_job(
         key: &key,
         shared,
         observer: progress,
+        source_location: location.as_deref(),
     });
     match baked {
         Ok(Baked::Written(files)) => Outcome::Baked { files, key },

@@ -40,8 +40,9 @@ pub struct PreviewArgs {
     /// The PNG to write.
     #[arg(long, short, value_name = "PNG")]
     pub out: PathBuf,
-    /// The model the bake was made from (default: the recorded file name
-    /// beside the container); it provides the triangles.
+    /// The model the bake was made from (default: the path the bake
+    /// recorded relative to the container, if that file is unchanged; else
+    /// the recorded file name beside the container); it provides the triangles.
     #[arg(long, value_name = "MODEL")]
     pub source: Option<PathBuf>,
     /// Which playback path to show (default: bones when the bake has them).

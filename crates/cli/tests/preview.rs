@@ -175,13 +175,18 @@ fn previews_are_deterministic_pngs_and_apngs() {
 #[test]
 fn preview_usage_errors() {
     let model = rigbake_fixtures::fixture("tentacle.glb");
+    // Baked from a copy that is then deleted: the recorded source is gone.
+    let models = tempfile::tempdir().unwrap();
+    let copy = models.path().join("tentacle.glb");
+    std::fs::copy(&model, &copy).unwrap();
     let out = tempfile::tempdir().unwrap();
-    let r = bake(std::slice::from_ref(&model), out.path(), &[]);
+    let r = bake(std::slice::from_ref(&copy), out.path(), &[]);
     assert!(r.status.success());
+    std::fs::remove_file(&copy).unwrap();
     let file = container(out.path(), &model);
     let png = out.path().join("x.png");
     let base: Vec<&OsStr> = vec![file.as_os_str(), "--out".as_ref(), png.as_os_str()];
-    // No source beside the container.
+    // The recorded source is missing and none is beside the container.
     let (code, stderr) = preview(&base, None);
     assert_eq!(code, 2);
     assert!(stderr.contains("--source"), "{stderr}");

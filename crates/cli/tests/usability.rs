@@ -153,3 +153,104 @@ fn an_unknown_clip_of_a_model_with_many_suggests_instead_of_listing_all() {
     );
     assert!(!text.contains("Death_A"), "no list of all 76 names: {text}");
 }
+
+#[test]
+fn verify_and_preview_find_the_source_right_after_bake() {
+    // Issue 19 item 7: models/tentacle.glb baked into out/ (not beside the
+    // container): the container records `../../models/tentacle.glb`.
+    let dir = tempfile::tempdir().unwrap();
+    let models = dir.path().join("models");
+    std::fs::create_dir(&models).unwrap();
+    let model = models.join("tentacle.glb");
+    std::fs::copy(rigbake_fixtures::fixture("tentacle.glb"), &model).unwrap();
+    let out = dir.path().join("out");
+    let r = bake(std::slice::from_ref(&models), &out, &[]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let container = out.join("tentacle/tentacle.rigbake");
+    let c = rigbake_format::container::Container::open(&container).unwrap();
+    assert_eq!(
+        c.source_location().map(|s| s.relative_path.as_str()),
+        Some("../../models/tentacle.glb")
+    );
+    let run = |args: &[&std::ffi::OsStr]| common::rigbake(args);
+    let verify = || run(&["verify".as_ref(), container.as_os_str()]);
+    let r = verify();
+    assert!(r.status.success(), "{}", stderr(&r));
+    assert!(String::from_utf8_lossy(&r.stdout).contains("PASS"));
+    let png = dir.path().join("sheet.png");
+    let r = run(&[
+        "preview".as_ref(),
+        container.as_os_str(),
+        "--out".as_ref(),
+        png.as_os_str(),
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    assert!(png.is_file());
+    // From another working folder too (the path is relative to the
+    // container, not to where the command runs).
+    let r = std::process::Command::new(env!("CARGO_BIN_EXE_rigbake"))
+        .arg("verify")
+        .arg(&container)
+        .current_dir(&out)
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", stderr(&r));
+    // Changed since the bake: not used; the error says so and asks for
+    // --source (a usage error, as when no source is found).
+    let mut bytes = std::fs::read(&model).unwrap();
+    bytes.extend_from_slice(b"    ");
+    std::fs::write(&model, &bytes).unwrap();
+    let r = verify();
+    assert_eq!(r.status.code(), Some(2));
+    let text = stderr(&r);
+    assert!(
+        text.contains("../../models/tentacle.glb")
+            && text.contains("changed")
+            && text.contains("--source"),
+        "{text}"
+    );
+    // Missing: the same, saying it is missing.
+    std::fs::remove_file(&model).unwrap();
+    let r = verify();
+    assert_eq!(r.status.code(), Some(2));
+    let text = stderr(&r);
+    assert!(
+        text.contains("missing") && text.contains("--source"),
+        "{text}"
+    );
+    // --source still wins.
+    let r = run(&[
+        "verify".as_ref(),
+        container.as_os_str(),
+        "--source".as_ref(),
+        rigbake_fixtures::fixture("tentacle.glb").as_os_str(),
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+}
+
+#[test]
+fn moving_the_output_folder_relative_to_the_models_rebakes() {
+    // The recorded path is part of the outputs, so the bake key covers it.
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("tentacle.glb");
+    std::fs::copy(rigbake_fixtures::fixture("tentacle.glb"), &model).unwrap();
+    let out = dir.path().join("out");
+    assert!(
+        bake(std::slice::from_ref(&model), &out, &[])
+            .status
+            .success()
+    );
+    let again = bake(std::slice::from_ref(&model), &out, &[]);
+    assert!(stderr(&again).contains("up to date"), "{}", stderr(&again));
+    let moved = dir.path().join("deeper/out");
+    std::fs::create_dir(dir.path().join("deeper")).unwrap();
+    std::fs::rename(&out, &moved).unwrap();
+    let r = bake(std::slice::from_ref(&model), &moved, &[]);
+    assert!(stderr(&r).contains("baked "), "{}", stderr(&r));
+    let c = rigbake_format::container::Container::open(&moved.join("tentacle/tentacle.rigbake"))
+        .unwrap();
+    assert_eq!(
+        c.source_location().unwrap().relative_path,
+        "../../../tentacle.glb"
+    );
+}

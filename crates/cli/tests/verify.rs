@@ -164,12 +164,19 @@ fn clip_ranges_renames_and_blends_play_back_exactly() {
 
 #[test]
 fn text_report_and_source_beside_the_container() {
-    let model = rigbake_fixtures::fixture("tentacle.glb");
+    // Baked from a copy that is then deleted, so the source the container
+    // records (relative to itself) is gone.
+    let fixture = rigbake_fixtures::fixture("tentacle.glb");
+    let models = tempfile::tempdir().unwrap();
+    let model = models.path().join("tentacle.glb");
+    std::fs::copy(&fixture, &model).unwrap();
     let out = tempfile::tempdir().unwrap();
     let r = bake(std::slice::from_ref(&model), out.path(), &[]);
     assert!(r.status.success());
     let file = container(out.path(), &model);
-    // No --source and no model beside the container: a usage error.
+    std::fs::remove_file(&model).unwrap();
+    // No --source, the recorded source missing and no model beside the
+    // container: a usage error.
     let r = rigbake(&["verify".as_ref(), file.as_os_str()]);
     assert_eq!(r.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&r.stderr);
@@ -178,7 +185,7 @@ fn text_report_and_source_beside_the_container() {
         "{stderr}"
     );
     // The recorded file name beside the container is found.
-    std::fs::copy(&model, file.with_file_name("tentacle.glb")).unwrap();
+    std::fs::copy(&fixture, file.with_file_name("tentacle.glb")).unwrap();
     let r = rigbake(&["verify".as_ref(), file.as_os_str()]);
     let stdout = String::from_utf8_lossy(&r.stdout);
     assert_eq!(r.status.code(), Some(0), "{stdout}");

@@ -461,3 +461,15 @@ pub struct OutputsMetadata {
     /// The files, in the order they were written.
     pub files: Vec<OutputFileMeta>,
 }
+
+/// The source record (section kind 10, since 1.6): where the source model
+/// was when the bake was made, so that `verify` and `preview` find it
+/// without `--source`. A reader uses it only when the file found there has
+/// the SHA-256 the metadata records.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct SourceLocation {
+    /// The model's path relative to the container's folder, `/`-separated
+    /// UTF-8 (`../../models/knight.glb`): `..` and plain names only, no
+    /// root, no `.`, no empty part, at most 4096 bytes.
+    pub relative_path: String,
+}

@@ -63,6 +63,9 @@ pub struct ModelJob<'a> {
     pub shared: Option<&'a SharedStore>,
     /// Who hears about progress.
     pub observer: &'a dyn Observer,
+    /// The model's path relative to `out_dir`, recorded in the container's
+    /// source record when known ([`crate::source_path::relative_source`]).
+    pub source_location: Option<&'a str>,
 }
 
 /// What a successful job did.
@@ -212,6 +215,16 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
         add_record(&mut sink, SectionKind::Rig, codec::encode_rig(rig))?;
     }
     add_record(&mut sink, SectionKind::Key, Ok(job.key.as_bytes().to_vec()))?;
+    if let Some(location) = job.source_location {
+        let record = meta::SourceLocation {
+            relative_path: location.to_owned(),
+        };
+        add_record(
+            &mut sink,
+            SectionKind::Source,
+            codec::encode_source(&record),
+        )?;
+    }
     let finished = sink.finish(&metadata).map_err(|e| e.at(Stage::Container))?;
     fault("commit", path);
     let files = finished.commit().map_err(|e| e.at(Stage::Commit))?;

@@ -25,8 +25,9 @@ pub struct VerifyArgs {
     /// The .rigbake container to check.
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
-    /// The model the bake was made from (default: the recorded file name
-    /// beside the container).
+    /// The model the bake was made from (default: the path the bake
+    /// recorded relative to the container, if that file is unchanged; else
+    /// the recorded file name beside the container).
     #[arg(long, value_name = "MODEL")]
     pub source: Option<PathBuf>,
     /// Largest position error at frame times, beyond the errors the bake

@@ -13,7 +13,9 @@ use super::{
     padding,
 };
 use crate::error::{FormatError, Result};
-use crate::meta::{Metadata, OutputsMetadata, RigMetadata, Storage, VatMetadata, WeightsMetadata};
+use crate::meta::{
+    Metadata, OutputsMetadata, RigMetadata, SourceLocation, Storage, VatMetadata, WeightsMetadata,
+};
 use crate::{check, codec};
 
 /// Largest header a reader accepts (future minors may grow it).
@@ -50,6 +52,7 @@ pub struct Container<R> {
     rig: Option<RigMetadata>,
     key: Option<String>,
     outputs: Option<OutputsMetadata>,
+    source: Option<SourceLocation>,
 }
 
 impl Container<BufReader<File>> {
@@ -212,6 +215,14 @@ impl<R: Read + Seek> Container<R> {
             )?)?),
             None => None,
         };
+        let source = match single(&sections, SectionKind::Source)? {
+            Some(i) => Some(codec::decode_source(&read_checked(
+                &mut reader,
+                &sections,
+                i,
+            )?)?),
+            None => None,
+        };
         let container = Self {
             reader,
             version,
@@ -223,6 +234,7 @@ impl<R: Read + Seek> Container<R> {
             rig,
             key,
             outputs,
+            source,
         };
         container.check_references()?;
         container.check_records()?;
@@ -240,6 +252,9 @@ impl<R: Read + Seek> Container<R> {
         }
         if let Some(outputs) = &self.outputs {
             check::outputs(outputs)?;
+        }
+        if let Some(source) = &self.source {
+            check::source(source)?;
         }
         if let Some(rig) = &self.rig {
             check::rig(rig, self.metadata.clips.len(), self.metadata.skins.len())?;
@@ -312,6 +327,12 @@ impl<R: Read + Seek> Container<R> {
     /// when the bake has one (format 1.5 and later).
     pub fn outputs(&self) -> Option<&OutputsMetadata> {
         self.outputs.as_ref()
+    }
+
+    /// Where the source model was, relative to the container (format 1.6
+    /// and later).
+    pub fn source_location(&self) -> Option<&SourceLocation> {
+        self.source.as_ref()
     }
 
     /// The rig record (anchors, props, clip origins), when the bake has one.
