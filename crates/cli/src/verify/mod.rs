@@ -52,6 +52,12 @@ pub struct VerifyArgs {
     /// (reported as a problem, but not a failure by itself).
     #[arg(long)]
     pub allow_source_mismatch: bool,
+    /// Accept the position loss the bake recorded for dropped bone
+    /// influences (--max-influences below the source's count): judge
+    /// against it instead of against the source. Without it such a bake
+    /// fails when its error against the source exceeds --tolerance.
+    #[arg(long)]
+    pub accept_recorded_loss: bool,
     /// Print one JSON document (see docs/runtime.md).
     #[arg(long)]
     pub json: bool,
@@ -142,6 +148,7 @@ pub fn run(args: &VerifyArgs, verbosity: crate::args::Verbosity) -> u8 {
         relative: args.tolerance,
         normal_degrees: args.normal_tolerance,
         mid_relative: args.mid_tolerance,
+        accept_recorded_loss: args.accept_recorded_loss,
     };
     let report = report::build(
         &loaded,
