@@ -20,6 +20,7 @@
 //! `examples/open_bake.rs` shows a library user's view.
 
 pub mod error;
+pub mod exclude;
 pub mod incremental;
 pub mod inspect;
 pub mod job;

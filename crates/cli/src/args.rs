@@ -150,6 +150,12 @@ pub struct SettingFlags {
     /// else scene 0]; nodes outside it are not baked.
     #[arg(long, value_name = "N")]
     pub scene: Option<usize>,
+    /// Leave this node's or mesh's geometry out of the bake, and that of
+    /// every node below it (repeatable; an exact name or a glob such as
+    /// `*_Shield`; the skeleton is kept). A name that matches nothing is
+    /// an error suggesting close names.
+    #[arg(long = "exclude", value_name = "NAME")]
+    pub exclude: Vec<String>,
     /// Store textures inside the container instead of as files beside it.
     #[arg(long)]
     pub embed_textures: bool,

@@ -99,6 +99,9 @@ impl Draft {
         if let Some(p) = o.props {
             s.bind_props = p == Props::Bind;
         }
+        if let Some(e) = &o.exclude {
+            s.exclude.clone_from(e);
+        }
         if let Some(v) = &o.vat {
             apply_vat(&mut s.vat, v);
         }
@@ -127,6 +130,7 @@ impl Draft {
             max_texture_size: f.max_texture_size,
             scene: f.scene,
             embed_textures: f.embed_textures.then_some(true),
+            exclude: (!f.exclude.is_empty()).then(|| f.exclude.clone()),
             vat: Some(vat),
             ..Overrides::default()
         });

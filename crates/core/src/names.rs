@@ -6,9 +6,11 @@
 pub const MAX_SUGGESTIONS: usize = 3;
 
 /// Up to [`MAX_SUGGESTIONS`] of `candidates` closest to `name`, best first
-/// (normalised Damerau-Levenshtein similarity, case-insensitive, at least
-/// 0.5, or `name` contained in the candidate or the other way round), each
-/// name once; ties keep the candidates' order.
+/// (normalised Damerau-Levenshtein similarity, case-insensitive, against
+/// the whole candidate or, slightly discounted, against one of its words (when that word is within 0.75)
+/// split at `_`, `.`, `-` or spaces (`Shieldd` finds `Round_Shield`); at
+/// least 0.7, or `name` contained in the candidate or the other way
+/// round), each name once; ties keep the candidates' order.
 pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
     let wanted = name.to_lowercase();
     let mut scored: Vec<(f64, usize, &'a str)> = Vec::new();
@@ -18,10 +20,18 @@ pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) ->
         }
         let lower = candidate.to_lowercase();
         let mut score = strsim::normalized_damerau_levenshtein(&wanted, &lower);
+        for word in lower.split(['_', '.', '-', ' ']).filter(|w| !w.is_empty()) {
+            // Only a close word counts: one or two typos, not a shared
+            // ending (`walking` is not `running`).
+            let close = strsim::normalized_damerau_levenshtein(&wanted, word);
+            if close >= 0.75 {
+                score = score.max(0.9 * close);
+            }
+        }
         if !wanted.is_empty() && (lower.contains(&wanted) || wanted.contains(&lower)) {
             score = score.max(0.75);
         }
-        if score >= 0.5 {
+        if score >= 0.7 {
             scored.push((score, order, candidate));
         }
     }
@@ -76,6 +86,16 @@ mod tests {
         assert_eq!(closest("walking_a", names), ["Walking_A", "Walking_B"]);
         assert_eq!(closest("Runing_A", names), ["Running_A"]);
         assert!(closest("Zzz", names).is_empty());
+        let shields = [
+            "Badge_Shield",
+            "Round_Shield",
+            "Knight_Helmet",
+            "handslot.l",
+        ];
+        assert_eq!(
+            closest("Shieldd", shields),
+            ["Badge_Shield", "Round_Shield"]
+        );
     }
 
     #[test]

@@ -133,7 +133,10 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
     let path = job.input;
     let bytes = job.bytes;
     fault("start", path);
-    let model = import::import_bytes(path, bytes, &settings.import).map_err(at(Stage::Import))?;
+    let mut model =
+        import::import_bytes(path, bytes, &settings.import).map_err(at(Stage::Import))?;
+    crate::exclude::apply(&mut model, &settings.exclude).map_err(at(Stage::Import))?;
+    let model = model;
     let timeline = timeline(&model, settings).map_err(at(Stage::Timeline))?;
     job.observer.info(&format!(
         "{}, {}",
