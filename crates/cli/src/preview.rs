@@ -177,13 +177,16 @@ pub fn run(args: &PreviewArgs, verbosity: Verbosity) -> u8 {
     let pixels = match animated {
         Some(_) => plan.cells.len() as u64 * u64::from(plan.size).pow(2),
         None => {
-            let (columns, size, gap) = (
+            // Checked in u64 before any u32 sheet arithmetic: at most
+            // 2048-pixel cells, and the cell count bounds the rows.
+            let (columns, size, gap, label) = (
                 u64::from(plan.columns),
                 u64::from(plan.size),
                 u64::from(sheet::GAP),
+                u64::from(rigbake_preview::label::LABEL_HEIGHT),
             );
             let rows = (plan.cells.len() as u64).div_ceil(columns).max(1);
-            (columns * (size + gap) + gap) * (rows * (size + gap) + gap)
+            (columns * (size + gap) + gap).saturating_mul(rows * (size + label + gap) + gap)
         }
     };
     if pixels > MAX_PIXELS {
@@ -221,6 +224,17 @@ pub fn run(args: &PreviewArgs, verbosity: Verbosity) -> u8 {
                     s.place(first + i, plan.columns, f);
                 }
             }
+            // Each cell's label: the clip's name on its first cell, then
+            // the frame number (clip-table frames, from 0).
+            for (i, &(c, f)) in plan.cells.iter().enumerate() {
+                let first_of_clip = i == 0 || plan.cells[i - 1].0 != c;
+                let text = if first_of_clip {
+                    format!("{} {f}", loaded.clips[c].name)
+                } else {
+                    f.to_string()
+                };
+                s.label(i, plan.columns, plan.size, &text);
+            }
             encode_png(&Rgb8 {
                 width: s.width,
                 height: s.height,
@@ -230,13 +244,7 @@ pub fn run(args: &PreviewArgs, verbosity: Verbosity) -> u8 {
     };
     let (width, height) = match animated {
         Some(_) => (plan.size, plan.size),
-        None => {
-            let rows = (plan.cells.len() as u32).div_ceil(plan.columns).max(1);
-            (
-                plan.columns * (plan.size + sheet::GAP) + sheet::GAP,
-                rows * (plan.size + sheet::GAP) + sheet::GAP,
-            )
-        }
+        None => sheet::Sheet::dimensions(plan.cells.len(), plan.columns, plan.size),
     };
     let written: Result<usize, Box<dyn std::error::Error>> =
         bytes.map_err(Into::into).and_then(|b| {

@@ -374,13 +374,28 @@ fn preview_says_what_it_wrote_and_refuses_other_extensions() {
     let r = preview("sheet.PNG", &["--columns", "4", "--size", "32"]);
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     let text = String::from_utf8_lossy(&r.stderr);
-    // 4 columns of 32 px with 2 px gaps: 4*34+2 = 138 wide, 2 clips: 70 high.
+    // 4 columns of 32 px with 2 px gaps: 4*34+2 = 138 wide; 2 clips, each
+    // row under a 14 px label band: 2*(32+14+2)+2 = 98 high.
     assert!(
-        text.starts_with("wrote ") && text.contains("sheet.PNG (138 x 70, 2 clips x 4 columns"),
+        text.starts_with("wrote ") && text.contains("sheet.PNG (138 x 98, 2 clips x 4 columns"),
         "{text}"
     );
     let bytes = std::fs::read(dir.path().join("sheet.PNG")).unwrap();
     assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    // The label bands hold text: light pixels where the gap colour is
+    // otherwise, in the band above each row of cells.
+    let decoder = png::Decoder::new(std::io::Cursor::new(&bytes));
+    let mut reader = decoder.read_info().unwrap();
+    let mut rgb = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut rgb).unwrap();
+    assert_eq!((info.width, info.height), (138, 98));
+    let light_in_band = |top: usize| {
+        (top..top + 14)
+            .flat_map(|y| (0..138).map(move |x| (y * 138 + x) * 3))
+            .filter(|&i| rgb[i] > 150)
+            .count()
+    };
+    assert!(light_in_band(2) > 20 && light_in_band(2 + 48) > 20);
     let r = preview("quiet.png", &["-q"]);
     assert!(r.status.success() && r.stderr.is_empty());
 }

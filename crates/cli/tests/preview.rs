@@ -133,12 +133,13 @@ fn previews_are_deterministic_pngs_and_apngs() {
     let a = sheet("a.png", None);
     assert_eq!(a, sheet("b.png", Some("1")), "same bytes with one thread");
     assert_eq!(a, sheet("c.png", Some("2")), "same bytes with two threads");
-    // Two clips (wave, curl) of 8 frames of 160 px, with 2 px gaps.
+    // Two clips (wave, curl) of 8 frames of 160 px, with 2 px gaps, each
+    // row under a 14 px label band (clip name and frame numbers).
     let reader = png::Decoder::new(Cursor::new(&a)).read_info().unwrap();
     let info = reader.info();
     assert_eq!(
         (info.width, info.height),
-        (8 * 160 + 9 * 2, 2 * 160 + 3 * 2)
+        (8 * 160 + 9 * 2, 2 * (160 + 14) + 3 * 2)
     );
     assert_eq!(info.color_type, png::ColorType::Rgb);
 
