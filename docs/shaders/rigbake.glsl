@@ -3,8 +3,10 @@
 //
 // Line-by-line parallel to rigbake.wgsl (which the test suite parses and
 // validates with naga) and to the CPU reference in crates/core/src/runtime.
-// No GLSL compiler runs in rigbake's CI: keep this file in step with the
-// WGSL by hand, function for function. As a library of functions it has no
+// CI compiles this file with glslangValidator (both example entry points,
+// crates/core/tests/shaders.rs) and checks that every shared function takes
+// the WGSL's parameters; the bodies are kept in step with the WGSL by hand,
+// function for function. As a library of functions it has no
 // main(); the example entry points at the end show the two vertex stages
 // (compile one of them with -DBONE_PATH or -DVAT_PATH).
 //

@@ -2,8 +2,10 @@
 //
 // Line-by-line parallel to rigbake.wgsl (which the test suite parses and
 // validates with naga) and to the CPU reference in crates/core/src/runtime.
-// No HLSL compiler runs in rigbake's CI: keep this file in step with the
-// WGSL by hand, function for function.
+// CI compiles this file with glslangValidator (both vertex entry points,
+// crates/core/tests/shaders.rs) and checks that every shared function takes
+// the WGSL's parameters; the bodies are kept in step with the WGSL by hand,
+// function for function.
 //
 // Textures are data: Load() with integer texel coordinates, linear, no mips.
 //   Bone-matrix texture: RGBA 32-bit (or 16-bit) float. Joint j, row r:

@@ -23,8 +23,10 @@ fn bake_fixture(dir: &Path) -> Result<PathBuf, Box<dyn Error>> {
     let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/tentacle.glb");
     let settings = BakeSettings::default();
     let bytes = import::read_file(&model, &settings.import.limits)?;
-    let key = bake_key(&model, &bytes, &settings, false)?;
     let out_dir = dir.join("tentacle");
+    // Recorded so that playback finds the model without being told.
+    let location = rigbake::source_path::relative_source(&model, &out_dir);
+    let key = bake_key(&model, &bytes, &settings, false, location.as_deref())?;
     let job = ModelJob {
         input: &model,
         bytes: &bytes,
@@ -33,6 +35,7 @@ fn bake_fixture(dir: &Path) -> Result<PathBuf, Box<dyn Error>> {
         key: &key,
         shared: None,
         observer: &Silent,
+        source_location: location.as_deref(),
     };
     match bake_model(&job).map_err(|e| e.in_file(&model))? {
         Baked::Written(files) => println!("baked {} files into {}", files.len(), out_dir.display()),

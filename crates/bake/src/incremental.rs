@@ -14,13 +14,16 @@ use crate::settings::BakeSettings;
 /// The bake key of a model: SHA-256 over the tool and format versions, the
 /// resolved settings, whether bone textures go to the shared store
 /// (`shared`), and every input byte (`bytes`, the model file at `input`, and
-/// its external buffers, each read within the import limits). Same key,
+/// its external buffers, each read within the import limits), and the
+/// source's location relative to the container when one is recorded
+/// (`source_location`, [`crate::source_path::relative_source`]). Same key,
 /// same outputs.
 pub fn bake_key(
     input: &Path,
     bytes: &[u8],
     settings: &BakeSettings,
     shared: bool,
+    source_location: Option<&str>,
 ) -> Result<String, BakeError> {
     let mut h = Sha256::new();
     h.update(format!(
@@ -30,6 +33,9 @@ pub fn bake_key(
     h.update(format!("{settings:?}\n"));
     if shared {
         h.update("shared bone textures\n");
+    }
+    if let Some(location) = source_location {
+        h.update(format!("source at {location:?}\n"));
     }
     h.update((bytes.len() as u64).to_le_bytes());
     h.update(bytes);

@@ -12,6 +12,8 @@ use rigbake_format::meta::{
 };
 use serde::Serialize;
 
+use crate::report::count;
+
 use rigbake_format::FormatError;
 
 /// Version of the `inspect --json` document layout.
@@ -58,6 +60,8 @@ pub struct ContainerInfo {
     pub sections: Vec<SectionInfo>,
     /// The bake key (a digest of inputs and settings), if recorded.
     pub bake_key: Option<String>,
+    /// The source model's path relative to the container (1.6+), or `null`.
+    pub source_location: Option<String>,
 }
 
 /// One section table entry.
@@ -209,6 +213,7 @@ pub fn load_report(
             bytes: container.file_len(),
             sections: container.sections().iter().map(section_info).collect(),
             bake_key: container.bake_key().map(str::to_owned),
+            source_location: container.source_location().map(|s| s.relative_path.clone()),
         },
         totals: totals(container.metadata(), container.vat()),
         metadata: container.metadata().clone(),
@@ -247,6 +252,31 @@ fn error_text(e: f64) -> String {
     } else {
         format!("{e:.3e}")
     }
+}
+
+/// A number for reading: at most three decimals, trailing zeros dropped
+/// (`0.7083333134651184` -> `0.708`, `0.25` -> `0.25`, `30.0` -> `30`).
+/// The JSON document keeps full precision.
+fn short(x: f64) -> String {
+    let text = format!("{x:.3}");
+    let text = if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        &text
+    };
+    if text == "-0" {
+        "0".to_owned()
+    } else {
+        text.to_owned()
+    }
+}
+
+/// `(1.25, -0.5, 3)`: a vector of stored f32 values, each in the shortest
+/// text that reads back to the same f32 (bounds decode samples, so they are
+/// shown exactly).
+fn vector(values: &[f32]) -> String {
+    let parts: Vec<String> = values.iter().map(|x| x.to_string()).collect();
+    format!("({})", parts.join(", "))
 }
 
 fn kib(bytes: u64) -> String {
@@ -301,6 +331,13 @@ pub fn render(r: &InspectReport) -> String {
         m.source.bytes,
         m.source.sha256
     );
+    if let Some(location) = &r.container.source_location {
+        let _ = writeln!(
+            s,
+            "source at {} (relative to the container)",
+            shown(location)
+        );
+    }
     let _ = writeln!(
         s,
         "written   by {} {}, container format {} ({})",
@@ -312,7 +349,7 @@ pub fn render(r: &InspectReport) -> String {
     let _ = writeln!(
         s,
         "options   {} fps {}, layout {}, precision {}, max texture {}",
-        m.options.fps,
+        short(m.options.fps),
         name(&m.options.sampling),
         name(&m.options.layout),
         name(&m.options.precision),
@@ -355,16 +392,22 @@ pub fn render(r: &InspectReport) -> String {
                     source,
                     start,
                     end,
-                } => format!("clip {clip}: {} from {start} s to {end} s", shown(source)),
+                } => format!(
+                    "clip {clip}: {} from {} s to {} s",
+                    shown(source),
+                    short(*start),
+                    short(*end)
+                ),
                 ClipOrigin::Blend {
                     clip,
                     first,
                     second,
                     weight,
                 } => format!(
-                    "clip {clip}: blend of {} and {} at weight {weight}",
+                    "clip {clip}: blend of {} and {} at weight {}",
                     shown(first),
-                    shown(second)
+                    shown(second),
+                    short(*weight)
                 ),
             };
             let _ = writeln!(s, "  {text}");
@@ -374,10 +417,10 @@ pub fn render(r: &InspectReport) -> String {
     for (i, k) in m.skins.iter().enumerate() {
         let _ = writeln!(
             s,
-            "  {:>3}  {}  {} joints  texture {}  meshes: {}",
+            "  {:>3}  {}  {}  texture {}  meshes: {}",
             i,
             shown(&k.name),
-            k.joints.len(),
+            count(k.joints.len() as u64, "joint", None),
             k.texture,
             shown_list(&k.mesh_nodes)
         );
@@ -449,9 +492,9 @@ pub fn render(r: &InspectReport) -> String {
     if let Some(w) = &r.weights {
         let _ = writeln!(
             s,
-            "\nbone weights ({} pairs per vertex in {} channels UV1..UV{}; mesh {})",
-            w.max_influences,
-            w.channels,
+            "\nbone weights ({} per vertex in {} UV1..UV{}; mesh {})",
+            count(u64::from(w.max_influences), "pair", None),
+            count(u64::from(w.channels), "channel", None),
             w.channels,
             w.mesh_file
                 .as_deref()
@@ -460,10 +503,10 @@ pub fn render(r: &InspectReport) -> String {
         for p in &w.primitives {
             let _ = writeln!(
                 s,
-                "  {} p{}  {} vertices  skin {}  dropped weight max {:.4} mean {:.4}  position error {}",
+                "  {} p{}  {}  skin {}  dropped weight max {:.4} mean {:.4}  position error {}",
                 shown(&p.node),
                 p.primitive,
-                p.vertices,
+                count(u64::from(p.vertices), "vertex", Some("vertices")),
                 p.skin,
                 p.dropped_max,
                 p.dropped_mean,
@@ -474,8 +517,8 @@ pub fn render(r: &InspectReport) -> String {
     if let Some(v) = &r.vat {
         let _ = writeln!(
             s,
-            "\nvertex animation ({} primitives, {}{}, normals {}, model space: {})",
-            v.primitives.len(),
+            "\nvertex animation ({}, {}{}, normals {}, model space: {})",
+            count(v.primitives.len() as u64, "primitive", None),
             name(&v.encoding),
             if v.encoding == rigbake_format::meta::VatEncoding::Png16 {
                 format!(" with {} directions", name(&v.direction_encoding))
@@ -508,12 +551,12 @@ pub fn render(r: &InspectReport) -> String {
                 .collect();
             let _ = writeln!(
                 s,
-                "  {} p{} ({}, {}{} vertices{})  {} x {} ({} band{})  {}",
+                "  {} p{} ({}, {}{}{})  {} x {} ({} band{})  {}",
                 shown(&p.node),
                 p.primitive,
                 name(&p.deformation),
                 if p.morphed { "morphed, " } else { "" },
-                p.vertices,
+                count(u64::from(p.vertices), "vertex", Some("vertices")),
                 first,
                 p.width,
                 p.height,
@@ -521,6 +564,19 @@ pub fn render(r: &InspectReport) -> String {
                 if p.bands == 1 { "" } else { "s" },
                 streams.join(", ")
             );
+        }
+        // PNG16 textures store samples normalised to per-channel bounds;
+        // an engine needs them to decode (docs/engines.md).
+        for t in &v.textures {
+            if let Some([min, max]) = &t.bounds {
+                let _ = writeln!(
+                    s,
+                    "  bounds {}: min {}  max {}",
+                    shown(&t.name),
+                    vector(&min[..usize::from(t.channels).min(4)]),
+                    vector(&max[..usize::from(t.channels).min(4)])
+                );
+            }
         }
         let worst = |stream: rigbake_format::meta::VatStream| {
             v.textures
@@ -549,12 +605,12 @@ pub fn render(r: &InspectReport) -> String {
     }
     let _ = writeln!(
         s,
-        "\ntotals    {} bone textures, {} ({} embedded), largest encoding error {}; {} VAT textures, {}",
-        r.totals.textures,
+        "\ntotals    {}, {} ({} embedded), largest encoding error {}; {}, {}",
+        count(r.totals.textures as u64, "bone texture", None),
         kib(r.totals.texture_bytes),
         kib(r.totals.embedded_texture_bytes),
         error_text(r.totals.max_error),
-        r.totals.vat_textures,
+        count(r.totals.vat_textures as u64, "VAT texture", None),
         kib(r.totals.vat_texture_bytes)
     );
     if let Some(v) = r.verified {

@@ -21,6 +21,7 @@
 //! `examples/open_bake.rs` shows a library user's view.
 
 pub mod error;
+pub mod exclude;
 pub mod incremental;
 pub mod inspect;
 pub mod inspect_source;
@@ -32,6 +33,7 @@ pub mod report;
 pub mod settings;
 pub mod sidecar;
 pub mod sink;
+pub mod source_path;
 pub mod staging;
 pub mod verify;
 

@@ -313,6 +313,17 @@ fn parse_shard(text: &str) -> Option<(usize, usize)> {
     (k >= 1 && k <= n).then_some((k, n))
 }
 
+/// `1 clip`, `2 clips`: a count with its noun in good English. `many` is
+/// the plural (`vertices`); `None` adds an `s`.
+pub fn count(n: impl Into<u64>, one: &str, many: Option<&str>) -> String {
+    let n = n.into();
+    match (n, many) {
+        (1, _) => format!("1 {one}"),
+        (_, Some(many)) => format!("{n} {many}"),
+        (_, None) => format!("{n} {one}s"),
+    }
+}
+
 /// `123.4 MiB`-style sizes.
 pub fn human_bytes(b: u64) -> String {
     let b = b as f64;

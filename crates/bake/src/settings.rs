@@ -77,6 +77,9 @@ pub struct BakeSettings {
     pub vat: VatSettings,
     /// Import options (limits, file access).
     pub import: ImportOptions,
+    /// Nodes or meshes left out of the bake (exact names or globs; see
+    /// [`crate::exclude`]).
+    pub exclude: Vec<String>,
 }
 
 impl Default for BakeSettings {
@@ -105,6 +108,7 @@ impl Default for BakeSettings {
                 options: VatOptions::default(),
             },
             import: ImportOptions::default(),
+            exclude: Vec::new(),
         }
     }
 }

@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{ArgAction, Args, Parser, Subcommand};
 use rigbake_types::{
     AnchorsMode, DirectionEncoding, MatrixLayout, NormalConvention, Precision, Props, SampleRule,
     VatEncoding, VatLayoutMode,
@@ -28,6 +28,48 @@ pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+    /// How much every command prints.
+    #[command(flatten)]
+    pub output: OutputFlags,
+}
+
+/// `-v` and `-q`: global, so they go before or after the subcommand, and
+/// mean the same for every command (see README, "Output").
+#[derive(Debug, Args, Clone, Copy, Default)]
+pub struct OutputFlags {
+    /// Print more: the files each baked model wrote (bake, vat), the
+    /// frames drawn per clip (preview).
+    #[arg(long, short, global = true, action = ArgAction::Count, conflicts_with = "quiet")]
+    pub verbose: u8,
+    /// Print nothing but errors: no progress, summary or `wrote` line;
+    /// verify prints only its problems and failures. Documents asked for
+    /// (inspect's report, --json, completions, man) are still printed.
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
+}
+
+/// How much to print, from [`OutputFlags`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Verbosity {
+    /// `-q`: errors only.
+    Quiet,
+    /// The default: progress, summaries, what was written.
+    Normal,
+    /// `-v`: details too.
+    Verbose,
+}
+
+impl OutputFlags {
+    /// The level the flags ask for.
+    pub fn verbosity(self) -> Verbosity {
+        if self.quiet {
+            Verbosity::Quiet
+        } else if self.verbose > 0 {
+            Verbosity::Verbose
+        } else {
+            Verbosity::Normal
+        }
+    }
 }
 
 /// The subcommands.
@@ -51,6 +93,19 @@ pub enum Command {
     /// Play bakes in the browser: a local server (127.0.0.1 only) and a
     /// WebGL2 page showing a crowd through either playback path.
     View(crate::view::ViewArgs),
+    /// Print a shell completion script (e.g. `rigbake completions bash >
+    /// /etc/bash_completion.d/rigbake`).
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff; `rigbake man | man -l -`).
+    Man,
+}
+
+/// Arguments of `rigbake completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 /// Options about the run itself (not the bake's contents).
@@ -63,9 +118,6 @@ pub struct RunArgs {
     /// Worker threads (default: all cores). Outputs do not depend on it.
     #[arg(long, short, value_name = "N")]
     pub jobs: Option<usize>,
-    /// Print nothing but errors.
-    #[arg(long, short)]
-    pub quiet: bool,
     /// Print the report as one JSON document on stdout.
     #[arg(long)]
     pub json: bool,
@@ -101,6 +153,12 @@ pub struct SettingFlags {
     /// else scene 0]; nodes outside it are not baked.
     #[arg(long, value_name = "N")]
     pub scene: Option<usize>,
+    /// Leave this node's or mesh's geometry out of the bake, and that of
+    /// every node below it (repeatable; an exact name or a glob such as
+    /// `*_Shield`; the skeleton is kept). A name that matches nothing is
+    /// an error suggesting close names.
+    #[arg(long = "exclude", value_name = "NAME")]
+    pub exclude: Vec<String>,
     /// Store textures inside the container instead of as files beside it.
     #[arg(long)]
     pub embed_textures: bool,
@@ -135,8 +193,9 @@ pub struct SettingFlags {
 #[derive(Debug, Args)]
 pub struct BakeArgs {
     /// glTF (.gltf) or binary glTF (.glb) files, or folders to search for
-    /// them (recursively).
-    #[arg(value_name = "MODEL|DIR", required_unless_present = "manifest")]
+    /// them (recursively). With none and no --manifest, `rigbake.toml` in
+    /// the current folder is the manifest.
+    #[arg(value_name = "MODEL|DIR")]
     pub inputs: Vec<PathBuf>,
     /// A TOML manifest listing models and their settings (see
     /// docs/manifest.md).

@@ -45,7 +45,14 @@ fn run_job(
         Ok(b) => b,
         Err(e) => return failed(BakeError::new(Stage::Import, e)),
     };
-    let key = match bake_key(&job.input, &bytes, &job.settings, shared.is_some()) {
+    let location = rigbake::source_path::relative_source(&job.input, &job.out_dir);
+    let key = match bake_key(
+        &job.input,
+        &bytes,
+        &job.settings,
+        shared.is_some(),
+        location.as_deref(),
+    ) {
         Ok(k) => k,
         Err(e) => return failed(e),
     };
@@ -66,6 +73,7 @@ fn run_job(
         key: &key,
         shared,
         observer: progress,
+        source_location: location.as_deref(),
     });
     match baked {
         Ok(Baked::Written(files)) => Outcome::Baked { files, key },
@@ -95,7 +103,7 @@ pub fn execute(plan: &BakePlan) -> u8 {
             return EXIT_FAILED;
         }
     };
-    let progress = Progress::new(plan.progress, plan.jobs.len());
+    let progress = Progress::new(plan.progress, plan.jobs.len(), plan.list_files);
     let shared = plan.share_bones.then(|| SharedStore::new(&plan.out));
     let run_all = || -> Vec<(String, Outcome, f64)> {
         plan.jobs
@@ -135,8 +143,11 @@ pub fn execute(plan: &BakePlan) -> u8 {
         let mut summary = report.summary();
         if plan.other_shards > 0 {
             summary.push_str(&format!(
-                "; {} models belong to other shards",
-                plan.other_shards
+                "; {} to other shards",
+                match plan.other_shards {
+                    1 => "1 model belongs".to_owned(),
+                    n => format!("{n} models belong"),
+                }
             ));
         }
         // Failures were printed as they happened; keep only the totals line.

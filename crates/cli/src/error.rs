@@ -75,6 +75,9 @@ pub enum SettingsError {
 /// A usage error: what the user gave cannot be run (exit code 2).
 #[derive(Debug, thiserror::Error)]
 pub enum UsageError {
+    /// A model path given on the command line does not exist.
+    #[error("`{}`: no such file or folder", .0.display())]
+    NoSuchInput(PathBuf),
     /// A VAT-only setting given to `bake` without `--vat` (and without a
     /// manifest that could ask for VAT): it would be ignored.
     #[error("{0} only applies to vertex animation textures: add --vat (or use `rigbake vat`)")]
@@ -136,6 +139,12 @@ pub enum UsageError {
         /// The folder searched.
         root: PathBuf,
     },
+    /// `rigbake bake` with no model, no --manifest, and no `rigbake.toml`
+    /// in the current folder.
+    #[error(
+        "nothing to bake: give models or folders, --manifest FILE, or run in a folder with a rigbake.toml"
+    )]
+    NothingToBake,
     /// No output folder was given.
     #[error("no output folder: give --out DIR{}", if *.0 { " (or `out` in the manifest)" } else { "" })]
     NoOut(bool),

@@ -6,6 +6,7 @@
 
 pub mod args;
 pub mod batch;
+pub mod docs;
 pub mod error;
 pub mod exit;
 pub mod inspect;
@@ -41,14 +42,17 @@ where
             return ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { EXIT_OK });
         }
     };
+    let verbosity = cli.output.verbosity();
     match cli.command {
-        args::Command::Bake(bake) => run_plan(plan::BakePlan::from_bake_args(&bake)),
-        args::Command::Vat(vat) => run_plan(plan::BakePlan::from_vat_args(&vat)),
+        args::Command::Bake(bake) => run_plan(plan::BakePlan::from_bake_args(&bake, verbosity)),
+        args::Command::Vat(vat) => run_plan(plan::BakePlan::from_vat_args(&vat, verbosity)),
         args::Command::Inspect(inspect) => ExitCode::from(inspect::run(&inspect)),
-        args::Command::MergeReport(m) => ExitCode::from(merge_reports(&m)),
-        args::Command::Verify(verify) => ExitCode::from(verify::run(&verify)),
-        args::Command::Preview(preview) => ExitCode::from(preview::run(&preview)),
+        args::Command::MergeReport(m) => ExitCode::from(merge_reports(&m, verbosity)),
+        args::Command::Verify(verify) => ExitCode::from(verify::run(&verify, verbosity)),
+        args::Command::Preview(preview) => ExitCode::from(preview::run(&preview, verbosity)),
         args::Command::View(view) => ExitCode::from(view::run(&view)),
+        args::Command::Completions(c) => ExitCode::from(docs::completions(c.shell)),
+        args::Command::Man => ExitCode::from(docs::man()),
     }
 }
 
@@ -75,7 +79,7 @@ fn run_plan(plan: Result<plan::BakePlan, error::UsageError>) -> ExitCode {
     }
 }
 
-fn merge_reports(args: &args::MergeReportArgs) -> u8 {
+fn merge_reports(args: &args::MergeReportArgs, verbosity: args::Verbosity) -> u8 {
     let mut reports = Vec::new();
     for path in &args.reports {
         // A regular file of at most 256 MiB (a FIFO or device is refused
@@ -106,7 +110,7 @@ fn merge_reports(args: &args::MergeReportArgs) -> u8 {
             }
             Err(e) => eprintln!("error: {e}"),
         }
-    } else {
+    } else if verbosity != args::Verbosity::Quiet || merged.totals.failed > 0 {
         stdout::println(&merged.summary());
     }
     if merged.totals.failed > 0 {

@@ -118,6 +118,8 @@ pub struct Overrides {
     pub anchors_exr: Option<bool>,
     /// `bind` or `anchors`.
     pub props: Option<Props>,
+    /// Nodes or meshes to leave out (exact names or globs).
+    pub exclude: Option<Vec<String>>,
     /// VAT options.
     pub vat: Option<VatOverrides>,
     /// Clips to bake (a subset, ranges, renames, loop flags).

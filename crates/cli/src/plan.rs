@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use sha2::{Digest, Sha256};
 
-use crate::args::{BakeArgs, RunArgs, SettingFlags, VatArgs};
+use crate::args::{BakeArgs, RunArgs, SettingFlags, VatArgs, Verbosity};
 use crate::error::{MAX_JOBS, UsageError};
 use crate::manifest::Manifest;
 use crate::settings::{Draft, check_max_texture_size};
@@ -26,6 +26,9 @@ pub struct BakeJob {
     /// Its settings.
     pub settings: BakeSettings,
 }
+
+/// The manifest a bare `rigbake bake` uses, in the current folder.
+pub const DEFAULT_MANIFEST: &str = "rigbake.toml";
 
 /// How progress is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,6 +54,8 @@ pub struct BakePlan {
     pub threads: Option<usize>,
     /// How to show progress.
     pub progress: ProgressMode,
+    /// `-v`: list the files each baked model wrote.
+    pub list_files: bool,
     /// Print the report as JSON on stdout.
     pub json: bool,
     /// Rebake up-to-date models.
@@ -244,9 +249,9 @@ pub fn shard_of(id: &str, n: usize) -> usize {
     (u64::from_le_bytes(first) % n as u64) as usize + 1
 }
 
-fn progress_mode(run: &RunArgs) -> ProgressMode {
+fn progress_mode(verbosity: Verbosity) -> ProgressMode {
     use std::io::IsTerminal as _;
-    if run.quiet {
+    if verbosity == Verbosity::Quiet {
         ProgressMode::Quiet
     } else if std::io::stderr().is_terminal() {
         ProgressMode::Bars
@@ -282,6 +287,10 @@ fn expand_inputs(
             for (path, id) in models {
                 found.push((path, id, base.clone(), true));
             }
+        } else if std::fs::symlink_metadata(input)
+            .is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+        {
+            return Err(UsageError::NoSuchInput(input.clone()));
         } else {
             let id = input.to_string_lossy().replace('\\', "/");
             found.push((input.clone(), id, base.clone(), false));
@@ -394,8 +403,22 @@ fn vat_only_flag(flags: &SettingFlags) -> Option<&'static str> {
 
 impl BakePlan {
     /// Validates `rigbake bake` arguments; the error is a usage message.
-    pub fn from_bake_args(args: &BakeArgs) -> Result<Self, UsageError> {
-        let manifest = args.manifest.as_deref().map(Manifest::load).transpose()?;
+    /// With no model and no `--manifest`, `rigbake.toml` in the current
+    /// folder is the manifest (a usage error when there is none).
+    pub fn from_bake_args(args: &BakeArgs, verbosity: Verbosity) -> Result<Self, UsageError> {
+        let default_manifest = (args.inputs.is_empty() && args.manifest.is_none())
+            .then(|| PathBuf::from(DEFAULT_MANIFEST));
+        if let Some(path) = &default_manifest
+            && !path.is_file()
+        {
+            return Err(UsageError::NothingToBake);
+        }
+        let manifest = args
+            .manifest
+            .as_deref()
+            .or(default_manifest.as_deref())
+            .map(Manifest::load)
+            .transpose()?;
         // Without --vat and without a manifest (whose models may ask for
         // VAT), a VAT-only flag would be silently ignored.
         if !args.vat
@@ -424,14 +447,14 @@ impl BakePlan {
         for (_, _, d, _) in &mut found {
             finish(d)?;
         }
-        let mut plan = Self::assemble(found, out, &args.run)?;
+        let mut plan = Self::assemble(found, out, &args.run, verbosity)?;
         plan.share_bones = args.share_bones;
         plan.problems = problems;
         Ok(plan)
     }
 
     /// Validates `rigbake vat` arguments; the error is a usage message.
-    pub fn from_vat_args(args: &VatArgs) -> Result<Self, UsageError> {
+    pub fn from_vat_args(args: &VatArgs, verbosity: Verbosity) -> Result<Self, UsageError> {
         check_flags(&args.settings)?;
         let out = args.run.out.clone().ok_or(UsageError::NoOut(false))?;
         let mut problems = Vec::new();
@@ -441,12 +464,17 @@ impl BakePlan {
             d.add_blends(&args.settings.blends)?;
             d.vat_only();
         }
-        let mut plan = Self::assemble(found, out, &args.run)?;
+        let mut plan = Self::assemble(found, out, &args.run, verbosity)?;
         plan.problems = problems;
         Ok(plan)
     }
 
-    fn assemble(found: Found, out: PathBuf, run: &RunArgs) -> Result<Self, UsageError> {
+    fn assemble(
+        found: Found,
+        out: PathBuf,
+        run: &RunArgs,
+        verbosity: Verbosity,
+    ) -> Result<Self, UsageError> {
         if let Some(jobs) = run.jobs
             && !(1..=MAX_JOBS).contains(&jobs)
         {
@@ -505,7 +533,8 @@ impl BakePlan {
             jobs,
             shard,
             threads: run.jobs,
-            progress: progress_mode(run),
+            progress: progress_mode(verbosity),
+            list_files: verbosity == Verbosity::Verbose,
             json: run.json,
             force: run.force,
             out,

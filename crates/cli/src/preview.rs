@@ -18,6 +18,7 @@ use rigbake_format::image::{Rgb8, encode_apng, encode_png};
 use rigbake_preview::sheet;
 use scene::{PathChoice, Producer, Topology};
 
+use crate::args::Verbosity;
 use crate::error::UsageError;
 use crate::exit::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
 
@@ -39,8 +40,9 @@ pub struct PreviewArgs {
     /// The PNG to write.
     #[arg(long, short, value_name = "PNG")]
     pub out: PathBuf,
-    /// The model the bake was made from (default: the recorded file name
-    /// beside the container); it provides the triangles.
+    /// The model the bake was made from (default: the path the bake
+    /// recorded relative to the container, if that file is unchanged; else
+    /// the recorded file name beside the container); it provides the triangles.
     #[arg(long, value_name = "MODEL")]
     pub source: Option<PathBuf>,
     /// Which playback path to show (default: bones when the bake has them).
@@ -91,9 +93,15 @@ fn delay(clip: &playback::LoadedClip) -> (u16, u16) {
 }
 
 /// Runs `rigbake preview`; returns the exit code.
-pub fn run(args: &PreviewArgs) -> u8 {
+pub fn run(args: &PreviewArgs, verbosity: Verbosity) -> u8 {
     if args.columns == 0 || !(16..=2048).contains(&args.size) {
         return usage("--columns must be at least 1 and --size 16 to 2048");
+    }
+    if !has_png_extension(&args.out) {
+        return usage(&format!(
+            "{}: preview writes PNG (an animated PNG with --animate): name the file *.png",
+            args.out.display()
+        ));
     }
     let loaded = match playback::load(
         &args.file,
@@ -169,13 +177,16 @@ pub fn run(args: &PreviewArgs) -> u8 {
     let pixels = match animated {
         Some(_) => plan.cells.len() as u64 * u64::from(plan.size).pow(2),
         None => {
-            let (columns, size, gap) = (
+            // Checked in u64 before any u32 sheet arithmetic: at most
+            // 2048-pixel cells, and the cell count bounds the rows.
+            let (columns, size, gap, label) = (
                 u64::from(plan.columns),
                 u64::from(plan.size),
                 u64::from(sheet::GAP),
+                u64::from(rigbake_preview::label::LABEL_HEIGHT),
             );
             let rows = (plan.cells.len() as u64).div_ceil(columns).max(1);
-            (columns * (size + gap) + gap) * (rows * (size + gap) + gap)
+            (columns * (size + gap) + gap).saturating_mul(rows * (size + label + gap) + gap)
         }
     };
     if pixels > MAX_PIXELS {
@@ -213,6 +224,17 @@ pub fn run(args: &PreviewArgs) -> u8 {
                     s.place(first + i, plan.columns, f);
                 }
             }
+            // Each cell's label: the clip's name on its first cell, then
+            // the frame number (clip-table frames, from 0).
+            for (i, &(c, f)) in plan.cells.iter().enumerate() {
+                let first_of_clip = i == 0 || plan.cells[i - 1].0 != c;
+                let text = if first_of_clip {
+                    format!("{} {f}", loaded.clips[c].name)
+                } else {
+                    f.to_string()
+                };
+                s.label(i, plan.columns, plan.size, &text);
+            }
             encode_png(&Rgb8 {
                 width: s.width,
                 height: s.height,
@@ -220,14 +242,85 @@ pub fn run(args: &PreviewArgs) -> u8 {
             })
         }
     };
-    let written: Result<(), Box<dyn std::error::Error>> = bytes
-        .map_err(Into::into)
-        .and_then(|b| std::fs::write(&args.out, b).map_err(Into::into));
+    let (width, height) = match animated {
+        Some(_) => (plan.size, plan.size),
+        None => sheet::Sheet::dimensions(plan.cells.len(), plan.columns, plan.size),
+    };
+    let written: Result<usize, Box<dyn std::error::Error>> =
+        bytes.map_err(Into::into).and_then(|b| {
+            std::fs::write(&args.out, &b)
+                .map(|()| b.len())
+                .map_err(Into::into)
+        });
     match written {
-        Ok(()) => EXIT_OK,
+        Ok(bytes) => {
+            if verbosity != Verbosity::Quiet {
+                eprintln!(
+                    "wrote {} ({width} x {height}, {}, {} path; {})",
+                    args.out.display(),
+                    what_was_drawn(&loaded, &plan, animated),
+                    if path == PathChoice::Bones {
+                        "bone-matrix"
+                    } else {
+                        "VAT"
+                    },
+                    rigbake::report::human_bytes(bytes as u64)
+                );
+            }
+            if verbosity == Verbosity::Verbose {
+                for line in frames_drawn(&loaded, &plan) {
+                    eprintln!("  {line}");
+                }
+            }
+            EXIT_OK
+        }
         Err(e) => {
             eprintln!("error: {}: {e}", args.out.display());
             EXIT_FAILED
         }
     }
+}
+
+/// Whether `path` ends in `.png` (any case): the only format preview
+/// writes, so a `x.jpg` is refused rather than filled with PNG bytes.
+fn has_png_extension(path: &std::path::Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("png"))
+}
+
+/// `3 clips x 8 frames` or `an animated PNG of 92 frames of `wave``.
+fn what_was_drawn(loaded: &Loaded, plan: &Plan, animated: Option<usize>) -> String {
+    use rigbake::report::count;
+    match animated {
+        Some(c) => format!(
+            "an animated PNG of {} of `{}`",
+            count(plan.cells.len() as u64, "frame", None),
+            loaded.clips[c].name
+        ),
+        None => {
+            let mut clips: Vec<usize> = plan.cells.iter().map(|&(c, _)| c).collect();
+            clips.dedup();
+            format!(
+                "{} x {}",
+                count(clips.len() as u64, "clip", None),
+                count(u64::from(plan.columns), "column", None)
+            )
+        }
+    }
+}
+
+/// `-v`: one line per clip with the frames drawn (`wave: frames 0, 13, 26`).
+fn frames_drawn(loaded: &Loaded, plan: &Plan) -> Vec<String> {
+    let mut lines: Vec<(usize, Vec<String>)> = Vec::new();
+    for &(c, f) in &plan.cells {
+        match lines.last_mut() {
+            Some((last, frames)) if *last == c => frames.push(f.to_string()),
+            _ => lines.push((c, vec![f.to_string()])),
+        }
+    }
+    lines
+        .into_iter()
+        .map(|(c, frames)| format!("{}: frames {}", loaded.clips[c].name, frames.join(", ")))
+        .collect()
 }

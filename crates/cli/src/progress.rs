@@ -4,19 +4,23 @@
 //! with `--quiet`. Errors are always printed.
 
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
 use crate::plan::ProgressMode;
-use crate::report::{Outcome, human_bytes};
+use crate::report::{Outcome, count, human_bytes};
 
 /// Progress of a whole batch.
 pub struct Progress {
     mode: ProgressMode,
     total: usize,
-    finished: AtomicUsize,
+    /// Models finished so far. Held while a finished line is numbered and
+    /// printed, so lines appear in counter order (`[1/10]` before `[2/10]`)
+    /// even when two workers finish at once.
+    finished: Mutex<usize>,
+    /// `-v`: list each baked model's files under its line.
+    list_files: bool,
     bars: Option<(MultiProgress, ProgressBar)>,
 }
 
@@ -66,8 +70,9 @@ impl rigbake::Observer for ModelProgress {
 }
 
 impl Progress {
-    /// Progress for `total` models.
-    pub fn new(mode: ProgressMode, total: usize) -> Self {
+    /// Progress for `total` models; `list_files` (`-v`) lists the files
+    /// each baked model wrote.
+    pub fn new(mode: ProgressMode, total: usize, list_files: bool) -> Self {
         let bars = (mode == ProgressMode::Bars).then(|| {
             let multi = MultiProgress::new();
             let overall = multi.add(ProgressBar::new(total as u64));
@@ -80,7 +85,8 @@ impl Progress {
         Self {
             mode,
             total,
-            finished: AtomicUsize::new(0),
+            finished: Mutex::new(0),
+            list_files,
             bars,
         }
     }
@@ -106,15 +112,14 @@ impl Progress {
 
     /// A model is done.
     pub fn finish(&self, model: ModelProgress, outcome: &Outcome, seconds: f64) {
-        let n = self.finished.fetch_add(1, Ordering::SeqCst) + 1;
         let info = model.info.lock().map(|i| i.clone()).unwrap_or_default();
         let line = match outcome {
             Outcome::Baked { files, .. } => {
                 let bytes: u64 = files.iter().map(|(_, b)| b).sum();
                 format!(
-                    "baked      {} ({info}; {} files, {}) in {seconds:.1} s",
+                    "baked      {} ({info}; {}, {}) in {seconds:.1} s",
                     model.id,
-                    files.len(),
+                    count(files.len() as u64, "file", None),
                     human_bytes(bytes)
                 )
             }
@@ -122,7 +127,22 @@ impl Progress {
             Outcome::Skipped { reason } => format!("skipped    {}: {reason}", model.id),
             Outcome::Failed { error } => format!("error: {error}"),
         };
-        let line = format!("[{n}/{}] {line}", self.total);
+        // Counting and printing under one lock keeps the counter in order.
+        let mut finished = self
+            .finished
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *finished += 1;
+        let mut line = format!("[{}/{}] {line}", *finished, self.total);
+        if let (true, Outcome::Baked { files, .. }) = (self.list_files, outcome) {
+            for (path, bytes) in files {
+                line.push_str(&format!(
+                    "\n           {} ({})",
+                    path.display(),
+                    human_bytes(*bytes)
+                ));
+            }
+        }
         match (&self.bars, self.mode) {
             (Some((multi, overall)), _) => {
                 if let Some(bar) = model.bar {

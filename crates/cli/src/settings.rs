@@ -99,6 +99,9 @@ impl Draft {
         if let Some(p) = o.props {
             s.bind_props = p == Props::Bind;
         }
+        if let Some(e) = &o.exclude {
+            s.exclude.clone_from(e);
+        }
         if let Some(v) = &o.vat {
             apply_vat(&mut s.vat, v);
         }
@@ -128,6 +131,7 @@ impl Draft {
             max_texture_size: f.max_texture_size,
             scene: f.scene,
             embed_textures: f.embed_textures.then_some(true),
+            exclude: (!f.exclude.is_empty()).then(|| f.exclude.clone()),
             vat: Some(vat),
             ..Overrides::default()
         });
@@ -224,7 +228,12 @@ impl Draft {
             s.anchors.auto = true;
         }
         if !s.outputs.anchors {
-            s.anchors = AnchorSettings::default();
+            // No sockets asked for; `anchors.exr` still applies to the
+            // tracks of props baked as anchors (`--props anchors`).
+            s.anchors = AnchorSettings {
+                exr: s.anchors.exr,
+                ..AnchorSettings::default()
+            };
         }
         s.clips = self
             .clips

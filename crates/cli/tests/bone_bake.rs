@@ -288,8 +288,13 @@ fn exit_codes_follow_the_contract() {
     assert_eq!(r.status.code(), Some(2));
     let r = common::rigbake(&["bake".as_ref(), good.as_os_str()]);
     assert_eq!(r.status.code(), Some(2), "missing --out");
-    // A missing file is an input failure, not a usage error.
+    // A model path that does not exist is a usage error (exit 2) naming it
+    // (issue 19 item 12): nothing was baked.
     let r = bake(&[PathBuf::from("does/not/exist.glb")], out.path(), &[]);
-    assert_eq!(r.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&r.stderr).contains("exist.glb: cannot read the file"));
+    assert_eq!(r.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert!(
+        stderr.contains("exist.glb") && stderr.contains("no such file or folder"),
+        "{stderr}"
+    );
 }

@@ -93,7 +93,26 @@ fn every_output_byte_matches_the_recorded_hashes() {
             models.push((format!("shared/{rel}"), p));
         }
     }
+    // The container records the source's path relative to itself (format
+    // 1.6), so models are baked from a copy at a fixed place beside the
+    // outputs: the recorded paths, and so the bytes, do not depend on where
+    // the checkout or the shared models are.
     let scratch = tempfile::tempdir().unwrap();
+    let inputs = scratch.path().join("in");
+    copy_tree(
+        fixture_models()[0].parent().unwrap(),
+        &inputs.join("fixtures"),
+    );
+    if let Some(dir) = &shared {
+        copy_tree(dir, &inputs.join("shared"));
+    }
+    let models: Vec<(String, PathBuf)> = models
+        .into_iter()
+        .map(|(label, _)| {
+            let copy = inputs.join(&label);
+            (label, copy)
+        })
+        .collect();
     let mut actual = String::new();
     for (label, model) in &models {
         for (config, args) in CONFIGS {
@@ -139,4 +158,18 @@ fn every_output_byte_matches_the_recorded_hashes() {
             .collect::<Vec<_>>()
             .join("\n"),
     );
+}
+
+/// Copies the folder `from` to `to`, files and folders (links followed).
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let target = to.join(path.file_name().unwrap());
+        if path.is_dir() {
+            copy_tree(&path, &target);
+        } else if path.is_file() {
+            std::fs::copy(&path, &target).unwrap();
+        }
+    }
 }

@@ -133,12 +133,13 @@ fn previews_are_deterministic_pngs_and_apngs() {
     let a = sheet("a.png", None);
     assert_eq!(a, sheet("b.png", Some("1")), "same bytes with one thread");
     assert_eq!(a, sheet("c.png", Some("2")), "same bytes with two threads");
-    // Two clips (wave, curl) of 8 frames of 160 px, with 2 px gaps.
+    // Two clips (wave, curl) of 8 frames of 160 px, with 2 px gaps, each
+    // row under a 14 px label band (clip name and frame numbers).
     let reader = png::Decoder::new(Cursor::new(&a)).read_info().unwrap();
     let info = reader.info();
     assert_eq!(
         (info.width, info.height),
-        (8 * 160 + 9 * 2, 2 * 160 + 3 * 2)
+        (8 * 160 + 9 * 2, 2 * (160 + 14) + 3 * 2)
     );
     assert_eq!(info.color_type, png::ColorType::Rgb);
 
@@ -175,13 +176,18 @@ fn previews_are_deterministic_pngs_and_apngs() {
 #[test]
 fn preview_usage_errors() {
     let model = rigbake_fixtures::fixture("tentacle.glb");
+    // Baked from a copy that is then deleted: the recorded source is gone.
+    let models = tempfile::tempdir().unwrap();
+    let copy = models.path().join("tentacle.glb");
+    std::fs::copy(&model, &copy).unwrap();
     let out = tempfile::tempdir().unwrap();
-    let r = bake(std::slice::from_ref(&model), out.path(), &[]);
+    let r = bake(std::slice::from_ref(&copy), out.path(), &[]);
     assert!(r.status.success());
+    std::fs::remove_file(&copy).unwrap();
     let file = container(out.path(), &model);
     let png = out.path().join("x.png");
     let base: Vec<&OsStr> = vec![file.as_os_str(), "--out".as_ref(), png.as_os_str()];
-    // No source beside the container.
+    // The recorded source is missing and none is beside the container.
     let (code, stderr) = preview(&base, None);
     assert_eq!(code, 2);
     assert!(stderr.contains("--source"), "{stderr}");

@@ -445,3 +445,113 @@ fn automatic_anchors_pick_the_sockets() {
     ]);
     assert!(String::from_utf8_lossy(&r.stdout).contains("handslot.r  (auto)"));
 }
+
+#[test]
+fn props_as_anchors_write_anchors_exr_when_asked() {
+    // Issue 19 item 4: `--props anchors --anchors-exr` with no socket named
+    // still has anchor tracks (the props), so anchors.exr is written.
+    let Some(models) = shared_models("props_as_anchors_write_anchors_exr_when_asked") else {
+        return;
+    };
+    let model_path = models.join("kaykit/Knight.glb");
+    let out = tempfile::tempdir().unwrap();
+    let flags = ["--clip", "Walking_A", "--props", "anchors", "--anchors-exr"];
+    let r = bake(std::slice::from_ref(&model_path), out.path(), &flags);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let mut c = container(out.path(), "Knight");
+    let rig = c.rig().unwrap().clone();
+    assert!(!rig.anchors.is_empty());
+    assert!(rig.anchors.iter().all(|a| a.reason == AnchorReason::Prop));
+    assert_eq!(rig.anchor_texture.as_deref(), Some("anchors.exr"));
+    // The EXR (read with the exr crate) holds the container's tracks.
+    let t = tracks(&mut c);
+    let exr = read_exr(&out.path().join("Knight/anchors.exr"));
+    assert_eq!((exr.width, exr.height), (rig.anchors.len() * 4, t.rows));
+    assert_eq!(exr.data, t.data);
+    // Without the flag there is none.
+    let out = tempfile::tempdir().unwrap();
+    let r = bake(std::slice::from_ref(&model_path), out.path(), &flags[..4]);
+    assert!(r.status.success());
+    assert!(!out.path().join("Knight/anchors.exr").exists());
+    assert_eq!(
+        container(out.path(), "Knight")
+            .rig()
+            .unwrap()
+            .anchor_texture,
+        None
+    );
+}
+
+#[test]
+fn excluded_props_are_not_baked() {
+    // Issue 19 item 11: Knight holds five shields on one hand; the manifest
+    // key and the flag leave them out (globs or exact names).
+    let Some(models) = shared_models("excluded_props_are_not_baked") else {
+        return;
+    };
+    let model_path = models.join("kaykit/Knight.glb");
+    let shields = |out: &Path| -> Vec<String> {
+        let c = container(out, "Knight");
+        c.rig()
+            .into_iter()
+            .flat_map(|rig| rig.props.iter().map(|p| p.node.clone()))
+            .chain(
+                c.weights()
+                    .into_iter()
+                    .flat_map(|w| w.primitives.iter().map(|p| p.node.clone())),
+            )
+            .filter(|n| n.contains("Shield"))
+            .collect()
+    };
+    let out = tempfile::tempdir().unwrap();
+    let clip = ["--clip", "Walking_A"];
+    let r = bake(std::slice::from_ref(&model_path), out.path(), &clip);
+    assert!(r.status.success());
+    assert!(
+        !shields(out.path()).is_empty(),
+        "the shields are baked by default"
+    );
+    let r = bake(
+        std::slice::from_ref(&model_path),
+        out.path(),
+        &[
+            "--clip",
+            "Walking_A",
+            "--exclude",
+            "*_Shield",
+            "--exclude",
+            "Spike_Shield",
+        ],
+    );
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert_eq!(shields(out.path()), Vec::<String>::new());
+    // The manifest key does the same.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(&model_path, dir.path().join("Knight.glb")).unwrap();
+    std::fs::write(
+        dir.path().join("rigbake.toml"),
+        "out = \"out\"\n[[model]]\npath = \"Knight.glb\"\nexclude = [\"*Shield*\"]\n[[model.clip]]\nsource = \"Walking_A\"\n",
+    )
+    .unwrap();
+    let r = common::rigbake(&[
+        "bake".as_ref(),
+        "--manifest".as_ref(),
+        dir.path().join("rigbake.toml").as_os_str(),
+    ]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert_eq!(shields(&dir.path().join("out")), Vec::<String>::new());
+    // An unknown name fails the model, naming it and close names.
+    let r = bake(
+        std::slice::from_ref(&model_path),
+        out.path(),
+        &["--clip", "Walking_A", "--exclude", "Round_Sheild"],
+    );
+    assert_eq!(r.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&r.stderr);
+    assert!(
+        text.contains("Knight.glb")
+            && text.contains("`Round_Sheild` matches no node or mesh")
+            && text.contains("did you mean `Round_Shield`"),
+        "{text}"
+    );
+}

@@ -164,12 +164,19 @@ fn clip_ranges_renames_and_blends_play_back_exactly() {
 
 #[test]
 fn text_report_and_source_beside_the_container() {
-    let model = rigbake_fixtures::fixture("tentacle.glb");
+    // Baked from a copy that is then deleted, so the source the container
+    // records (relative to itself) is gone.
+    let fixture = rigbake_fixtures::fixture("tentacle.glb");
+    let models = tempfile::tempdir().unwrap();
+    let model = models.path().join("tentacle.glb");
+    std::fs::copy(&fixture, &model).unwrap();
     let out = tempfile::tempdir().unwrap();
     let r = bake(std::slice::from_ref(&model), out.path(), &[]);
     assert!(r.status.success());
     let file = container(out.path(), &model);
-    // No --source and no model beside the container: a usage error.
+    std::fs::remove_file(&model).unwrap();
+    // No --source, the recorded source missing and no model beside the
+    // container: a usage error.
     let r = rigbake(&["verify".as_ref(), file.as_os_str()]);
     assert_eq!(r.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&r.stderr);
@@ -178,7 +185,7 @@ fn text_report_and_source_beside_the_container() {
         "{stderr}"
     );
     // The recorded file name beside the container is found.
-    std::fs::copy(&model, file.with_file_name("tentacle.glb")).unwrap();
+    std::fs::copy(&fixture, file.with_file_name("tentacle.glb")).unwrap();
     let r = rigbake(&["verify".as_ref(), file.as_os_str()]);
     let stdout = String::from_utf8_lossy(&r.stdout);
     assert_eq!(r.status.code(), Some(0), "{stdout}");
@@ -397,18 +404,30 @@ fn lossy_bakes_stay_within_their_recorded_errors() {
         let r = bake(&models, out.path(), &flags);
         assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
         for m in &models {
-            let (code, report, stderr) =
-                verify(&container(out.path(), m), Some(m), &["--stride", "4"]);
+            // The influences these bakes drop are a recorded loss, accepted
+            // here (dropped_influences_fail_unless_the_recorded_loss_is_accepted
+            // checks that it fails otherwise).
+            let (code, report, stderr) = verify(
+                &container(out.path(), m),
+                Some(m),
+                &["--stride", "4", "--accept-recorded-loss"],
+            );
             let report = report.unwrap_or_else(|| panic!("{}: {stderr}", m.display()));
             assert_eq!(code, 0, "{} {flags:?}: {report:#}", m.display());
             for output in outputs(&report) {
                 for c in clips(&report, &output) {
                     let f = &c["frames"];
-                    // Within the recorded bound plus 1e-5 of the diagonal...
-                    assert!(f["position_excess_relative"].as_f64().unwrap() <= 1e-5);
-                    // ...and the bound is real: these encodings lose something.
+                    // Within the recorded bounds plus 1e-5 of the diagonal...
                     let bound = f["position_bound_relative"].as_f64().unwrap();
-                    assert!(bound > 0.0, "{} {output}: {c:#}", m.display());
+                    let loss = f["position_loss_relative"].as_f64().unwrap();
+                    let error = f["position_max_relative"].as_f64().unwrap();
+                    assert!(
+                        error <= bound + loss + 1e-5,
+                        "{} {output}: {c:#}",
+                        m.display()
+                    );
+                    // ...and the bounds are real: these bakes lose something.
+                    assert!(bound + loss > 0.0, "{} {output}: {c:#}", m.display());
                 }
             }
         }
@@ -563,4 +582,53 @@ fn knight_at_120_fps_folds_and_verifies() {
     let report = report.unwrap_or_else(|| panic!("{stderr}"));
     assert_eq!(code, 0, "{report:#}");
     assert_exact(&report, "Knight at 120 fps");
+}
+
+#[test]
+fn dropped_influences_fail_unless_the_recorded_loss_is_accepted() {
+    // Issue 19 item 5: eight influences baked with one kept. The bake
+    // records its loss; verify reports it beside the error against the
+    // source and fails unless the user accepts it.
+    let model = rigbake_fixtures::fixture("eight_influences.gltf");
+    let out = tempfile::tempdir().unwrap();
+    let r = bake(
+        std::slice::from_ref(&model),
+        out.path(),
+        &["--max-influences", "1"],
+    );
+    assert!(r.status.success());
+    let file = container(out.path(), &model);
+    let (code, report, stderr) = verify(&file, Some(&model), &[]);
+    let report = report.unwrap_or_else(|| panic!("{stderr}"));
+    assert_eq!(code, 1, "{report:#}");
+    let bones = clips(&report, "bones");
+    let frames = &bones[0]["frames"];
+    let (error, loss) = (
+        frames["position_max_relative"].as_f64().unwrap(),
+        frames["position_loss_relative"].as_f64().unwrap(),
+    );
+    // One influence of eight is far from the source, and the recorded loss
+    // covers the error (it is its bound).
+    assert!(
+        error > 0.01 && loss >= error * (1.0 - 1e-6),
+        "{error} {loss}"
+    );
+    let failure = bones[0]["failures"][0].as_str().unwrap();
+    assert!(failure.contains("--accept-recorded-loss"), "{failure}");
+    let (code, report, _) = verify(&file, Some(&model), &["--accept-recorded-loss"]);
+    assert_eq!(code, 0, "{:#}", report.unwrap());
+    // A bake that keeps every influence records no loss and passes plainly.
+    let r = bake(
+        std::slice::from_ref(&model),
+        out.path(),
+        &["--max-influences", "8", "--force"],
+    );
+    assert!(r.status.success());
+    let (code, report, _) = verify(&file, Some(&model), &[]);
+    let report = report.unwrap();
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(
+        clips(&report, "bones")[0]["frames"]["position_loss_relative"],
+        0.0
+    );
 }

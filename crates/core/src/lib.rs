@@ -34,6 +34,7 @@ pub mod fold;
 pub mod import;
 pub mod layout;
 pub mod model;
+pub mod names;
 pub mod reference;
 pub mod runtime;
 pub mod timeline;

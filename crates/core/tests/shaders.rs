@@ -180,6 +180,18 @@ fn glslang(args: &[&str]) -> Option<std::process::Output> {
 }
 
 #[test]
+fn shader_headers_say_what_ci_checks() {
+    // glslang runs in CI (`.ci/run`); a header claiming otherwise misleads
+    // whoever edits the shaders.
+    for name in ["rigbake.glsl", "rigbake.hlsl"] {
+        let source = shader(name);
+        let header: String = source.lines().take_while(|l| l.starts_with("//")).collect();
+        assert!(!header.contains("compiler runs"), "{name}: {header}");
+        assert!(header.contains("glslangValidator"), "{name}: {header}");
+    }
+}
+
+#[test]
 fn glsl_and_hlsl_compile_with_glslang() {
     let dir = tempfile::tempdir().unwrap();
     let shaders = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/shaders");

@@ -13,12 +13,12 @@
 use crate::error::{FormatError, Result};
 use crate::meta::{
     BoundsMetadata, ClipOrigin, FoldMeta, FoldedTexture, LayoutMetadata, MatrixLayout, Metadata,
-    OutputsMetadata, RigMetadata, VatMetadata, WeightsMetadata,
+    OutputsMetadata, RigMetadata, SourceLocation, VatMetadata, WeightsMetadata,
 };
 
 /// Largest texture width or height any record may declare (and the largest
 /// `max_texture_size` a bake may record). GPUs cap textures far lower.
-pub const MAX_TEXTURE_SIZE: u32 = 65_536;
+pub const MAX_TEXTURE_SIZE: u32 = rigbake_types::TEXTURE_SIZE_LIMIT;
 
 /// Most timeline rows a bake may hold (the baker's own limit,
 /// `rigbake_core::timeline::MAX_ROWS`).
@@ -385,6 +385,31 @@ pub fn rig(r: &RigMetadata, clips: usize, skins: usize) -> Result<()> {
     Ok(())
 }
 
+/// Longest recorded source path, in bytes.
+pub const MAX_SOURCE_PATH: usize = 4096;
+
+/// Checks the source record: a relative `/`-separated path of `..` and
+/// plain names (no root, `.`, empty part, `\`, NUL or control character),
+/// at most [`MAX_SOURCE_PATH`] bytes, ending in a name.
+pub fn source(s: &SourceLocation) -> Result<()> {
+    let path = &s.relative_path;
+    let bad = |why: &str| invalid(format!("source.relative_path {path:?}: {why}"));
+    if path.is_empty() || path.len() > MAX_SOURCE_PATH {
+        return Err(bad("empty or longer than 4096 bytes"));
+    }
+    if path.chars().any(|c| c == '\\' || c.is_control()) {
+        return Err(bad("contains `\\` or a control character"));
+    }
+    let parts: Vec<&str> = path.split('/').collect();
+    if parts.iter().any(|p| p.is_empty() || *p == ".") {
+        return Err(bad("has an empty or `.` part (or is absolute)"));
+    }
+    if parts.last().is_some_and(|p| *p == "..") {
+        return Err(bad("does not end in a file name"));
+    }
+    Ok(())
+}
+
 /// Checks the outputs record: plain, distinct file names.
 pub fn outputs(o: &OutputsMetadata) -> Result<()> {
     let mut seen = std::collections::HashSet::new();
@@ -504,6 +529,40 @@ pub fn layout(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn source_paths_are_relative_slash_separated_and_end_in_a_name() {
+        let ok = |p: &str| {
+            source(&SourceLocation {
+                relative_path: p.to_owned(),
+            })
+            .is_ok()
+        };
+        for good in [
+            "m.glb",
+            "../m.glb",
+            "../../models/chars/knight.glb",
+            "a b/ü.gltf",
+        ] {
+            assert!(ok(good), "{good}");
+        }
+        let long = "a/".repeat(2100) + "m.glb";
+        for bad in [
+            "",
+            "/abs/m.glb",
+            "./m.glb",
+            "a//m.glb",
+            "a/./m.glb",
+            "..",
+            "a/..",
+            "a\\m.glb",
+            "a/m\n.glb",
+            "m.glb/",
+            &long,
+        ] {
+            assert!(!ok(bad), "{bad:?}");
+        }
+    }
 
     #[test]
     fn plain_names_stay_in_the_folder() {

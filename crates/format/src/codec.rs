@@ -5,8 +5,8 @@
 
 use crate::error::{FormatError, Result};
 use crate::meta::{
-    BoundsMetadata, LayoutMetadata, Metadata, OutputsMetadata, RigMetadata, VatMetadata,
-    WeightsMetadata,
+    BoundsMetadata, LayoutMetadata, Metadata, OutputsMetadata, RigMetadata, SourceLocation,
+    VatMetadata, WeightsMetadata,
 };
 
 /// Largest metadata record a reader accepts.
@@ -67,6 +67,19 @@ pub fn decode_rig(bytes: &[u8]) -> Result<RigMetadata> {
     bincode::serde::decode_from_slice(bytes, config())
         .map(|(m, _)| m)
         .map_err(|e| FormatError::Invalid(format!("rig metadata cannot be decoded: {e}")))
+}
+
+/// Encodes the source record.
+pub fn encode_source(s: &SourceLocation) -> Result<Vec<u8>> {
+    bincode::serde::encode_to_vec(s, config())
+        .map_err(|e| FormatError::Invalid(format!("cannot encode the source record: {e}")))
+}
+
+/// Decodes the source record (trailing bytes ignored).
+pub fn decode_source(bytes: &[u8]) -> Result<SourceLocation> {
+    bincode::serde::decode_from_slice(bytes, config())
+        .map(|(m, _)| m)
+        .map_err(|e| FormatError::Invalid(format!("the source record cannot be decoded: {e}")))
 }
 
 /// Encodes the outputs record.

@@ -550,3 +550,16 @@ pub struct LayoutMetadata {
     /// Every folded texture (textures not listed are not folded).
     pub folds: Vec<FoldMeta>,
 }
+
+// ---------------------------------------------------------------------------
+/// The source record (section kind 13, since 1.7): where the source model
+/// was when the bake was made, so that `verify` and `preview` find it
+/// without `--source`. A reader uses it only when the file found there has
+/// the SHA-256 the metadata records.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct SourceLocation {
+    /// The model's path relative to the container's folder, `/`-separated
+    /// UTF-8 (`../../models/knight.glb`): `..` and plain names only, no
+    /// root, no `.`, no empty part, at most 4096 bytes.
+    pub relative_path: String,
+}

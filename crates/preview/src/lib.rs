@@ -12,6 +12,7 @@
 //! positions, normals and triangles.
 
 pub mod camera;
+pub mod label;
 pub mod raster;
 pub mod sheet;
 

@@ -16,6 +16,10 @@
 use glam::{DMat4, Mat4, Vec4};
 use serde::{Deserialize, Serialize};
 
+/// Largest texture width or height any bake may use or record (and the
+/// largest `--max-texture-size`). GPUs cap textures far lower.
+pub const TEXTURE_SIZE_LIMIT: u32 = 65_536;
+
 /// How frame times are spread over a clip (SPEC section 2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all(serialize = "snake_case", deserialize = "kebab-case"))]

@@ -24,6 +24,7 @@ use sha2::{Digest, Sha256};
 
 use crate::error::{BakeError, Source, Stage, StepError, at};
 use crate::records;
+use crate::report::count;
 use crate::settings::BakeSettings;
 use crate::sidecar::{self, Sidecar};
 use crate::sink::{OutputSink, SharedStore, Sink};
@@ -63,6 +64,9 @@ pub struct ModelJob<'a> {
     pub shared: Option<&'a SharedStore>,
     /// Who hears about progress.
     pub observer: &'a dyn Observer,
+    /// The model's path relative to `out_dir`, recorded in the container's
+    /// source record when known ([`crate::source_path::relative_source`]).
+    pub source_location: Option<&'a str>,
 }
 
 /// What a successful job did.
@@ -130,12 +134,15 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
     let path = job.input;
     let bytes = job.bytes;
     fault("start", path);
-    let model = import::import_bytes(path, bytes, &settings.import).map_err(at(Stage::Import))?;
+    let mut model =
+        import::import_bytes(path, bytes, &settings.import).map_err(at(Stage::Import))?;
+    crate::exclude::apply(&mut model, &settings.exclude).map_err(at(Stage::Import))?;
+    let model = model;
     let timeline = timeline(&model, settings).map_err(at(Stage::Timeline))?;
     job.observer.info(&format!(
         "{}, {}",
-        count(timeline.clips.len(), "clip"),
-        count(timeline.rows, "frame")
+        count(timeline.clips.len() as u64, "clip", None),
+        count(timeline.rows as u64, "frame", None)
     ));
     // The bone sets and the rig plan (anchors) are known before anything is
     // baked: the per-model budget is checked against them first, so a model
@@ -231,6 +238,16 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
         add_record(&mut sink, SectionKind::Rig, codec::encode_rig(rig))?;
     }
     add_record(&mut sink, SectionKind::Key, Ok(job.key.as_bytes().to_vec()))?;
+    if let Some(location) = job.source_location {
+        let record = meta::SourceLocation {
+            relative_path: location.to_owned(),
+        };
+        add_record(
+            &mut sink,
+            SectionKind::Source,
+            codec::encode_source(&record),
+        )?;
+    }
     job.observer.stage("bounds");
     let bounds = bounds_record(&model, &timeline)?;
     add_record(
@@ -366,14 +383,5 @@ fn build_metadata(
         clips: records::clip_table(timeline),
         skins,
         textures,
-    }
-}
-
-/// `1 clip`, `2 clips`: a count with its noun.
-fn count(n: usize, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
     }
 }

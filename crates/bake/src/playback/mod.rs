@@ -230,7 +230,8 @@ pub fn load(file: &Path, source: Option<&Path>, paths: Paths) -> Result<Loaded, 
         |e: rigbake_format::FormatError| LoadError::Failed(format!("{}: {e}", file.display()));
     let mut container = Container::open(file).map_err(fail)?;
     let metadata = container.metadata().clone();
-    let source = source::load_source(file, &metadata, source)?;
+    let location = container.source_location().cloned();
+    let source = source::load_source(file, &metadata, location.as_ref(), source)?;
     let model = &source.model;
     let clips = load_clips(file, &metadata, container.rig(), model)?;
     let dir = file.parent().unwrap_or(Path::new("."));

@@ -1,15 +1,16 @@
 //! Finding, checking and importing the model a bake was made from.
 //!
-//! The source is `--source MODEL` when given, else the file the metadata
-//! names (`source.file_name`) beside the container; when neither exists the
-//! error says to pass `--source`. Its SHA-256 is compared with the recorded
+//! The source is `--source MODEL` when given, else the file at the path the
+//! bake recorded relative to the container (when its SHA-256 still
+//! matches), else the file the metadata names (`source.file_name`) beside
+//! the container; when none applies the error says to pass `--source`. Its SHA-256 is compared with the recorded
 //! one; the caller decides what a mismatch means.
 
 use std::path::{Path, PathBuf};
 
 use rigbake_core::Model;
 use rigbake_core::import::{self, ImportOptions};
-use rigbake_format::meta::Metadata;
+use rigbake_format::meta::{Metadata, SourceLocation};
 use sha2::{Digest, Sha256};
 
 use super::LoadError;
@@ -27,48 +28,88 @@ pub struct SourceModel {
     pub model: Model,
 }
 
-/// The source model's path: `explicit`, or the recorded file name beside
-/// `file`; a usage error naming both places when it does not exist.
+/// The source model's path when given explicitly (`--source`), checked to
+/// be a regular file; a usage error otherwise.
+fn explicit_source(path: &Path) -> Result<PathBuf, LoadError> {
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() => Ok(path.to_path_buf()),
+        Ok(_) => Err(LoadError::Usage(format!(
+            "--source {}: not a regular file (a folder, FIFO or device)",
+            path.display()
+        ))),
+        Err(e) => Err(LoadError::Usage(format!(
+            "--source {}: {e}",
+            path.display()
+        ))),
+    }
+}
+
+/// The source model's path: `explicit`, else the location the bake
+/// recorded relative to the container (`location`, format 1.6) when the
+/// file there still has the recorded SHA-256, else the recorded file name
+/// beside `file`. A usage error saying what was tried and asking for
+/// `--source` when none applies.
 pub fn find_source(
     file: &Path,
     metadata: &Metadata,
+    location: Option<&SourceLocation>,
     explicit: Option<&Path>,
 ) -> Result<PathBuf, LoadError> {
     if let Some(path) = explicit {
-        return match std::fs::metadata(path) {
-            Ok(m) if m.is_file() => Ok(path.to_path_buf()),
-            Ok(_) => Err(LoadError::Usage(format!(
-                "--source {}: not a regular file (a folder, FIFO or device)",
-                path.display()
-            ))),
-            Err(e) => Err(LoadError::Usage(format!(
-                "--source {}: {e}",
-                path.display()
-            ))),
-        };
+        return explicit_source(path);
+    }
+    let options = ImportOptions::default();
+    let matches = |path: &Path| {
+        import::read_file(path, &options.limits)
+            .is_ok_and(|bytes| format!("{:x}", Sha256::digest(&bytes)) == metadata.source.sha256)
+    };
+    let mut tried = String::new();
+    if let Some(location) = location {
+        let recorded = &location.relative_path;
+        match crate::source_path::follow(file, recorded) {
+            Some(path) if path.is_file() && matches(&path) => return Ok(path),
+            Some(path) if path.is_file() => {
+                tried = format!(
+                    "the source recorded at `{recorded}` (from the container: {}) has changed since the bake (its SHA-256 differs)",
+                    path.display()
+                );
+            }
+            _ => {
+                tried = format!(
+                    "the source recorded at `{recorded}` (relative to the container) is missing"
+                )
+            }
+        }
     }
     let name = Path::new(&metadata.source.file_name);
     let beside = file.parent().unwrap_or(Path::new(".")).join(name);
-    // The recorded name has no folders; refuse one that does.
+    // The recorded name has no folders; refuse one that does. With a
+    // recorded location, a file beside the container is used only when it
+    // is the very file baked.
     let plain = name.components().count() == 1 && !metadata.source.file_name.is_empty();
-    if plain && beside.is_file() {
-        Ok(beside)
-    } else {
-        Err(LoadError::Usage(format!(
-            "{}: the source model `{}` is not beside the container; pass --source MODEL",
-            file.display(),
-            metadata.source.file_name
-        )))
+    if plain && beside.is_file() && (location.is_none() || matches(&beside)) {
+        return Ok(beside);
     }
+    if tried.is_empty() {
+        tried = format!(
+            "the source model `{}` is not beside the container",
+            metadata.source.file_name
+        );
+    }
+    Err(LoadError::Usage(format!(
+        "{}: {tried}; pass --source MODEL",
+        file.display()
+    )))
 }
 
 /// Finds, hashes and imports the source of the bake at `file`.
 pub(super) fn load_source(
     file: &Path,
     metadata: &Metadata,
+    location: Option<&SourceLocation>,
     explicit: Option<&Path>,
 ) -> Result<SourceModel, LoadError> {
-    let path = find_source(file, metadata, explicit)?;
+    let path = find_source(file, metadata, location, explicit)?;
     let options = ImportOptions::default();
     let failed = |e: rigbake_core::Error| LoadError::Failed(e.to_string());
     let bytes = import::read_file(&path, &options.limits).map_err(failed)?;

@@ -52,9 +52,15 @@ pub struct Stats {
     pub position_sum: f64,
     /// Largest `distance - recorded bound` (0 when all are within).
     pub position_excess_max: f64,
-    /// Largest recorded bound a vertex was judged by (encoding and
-    /// truncation errors the bake recorded; 0 for exact bakes).
+    /// Largest recorded encoding bound a vertex was judged by (f16 and
+    /// PNG16/EXR16 errors the bake recorded; 0 for exact bakes).
     pub position_bound_max: f64,
+    /// Largest loss the bake recorded for dropped bone influences
+    /// (`--max-influences` below the source's count; 0 when none).
+    pub position_loss_max: f64,
+    /// Largest `distance - (encoding bound + recorded loss)`: the excess
+    /// when the recorded loss is accepted.
+    pub position_excess_after_loss_max: f64,
     /// Normal comparisons.
     pub normals: u64,
     /// Largest normal angle (degrees).
@@ -88,8 +94,13 @@ fn usable_bound(bound: f64) -> Option<f64> {
 }
 
 impl Stats {
-    fn add_position(&mut self, error: f64, bound: f64) {
+    fn add_position(&mut self, error: f64, bound: f64, loss: f64) {
         self.vertices += 1;
+        let loss = usable_bound(loss).unwrap_or_else(|| {
+            self.bad_bounds += 1;
+            0.0
+        });
+        self.position_loss_max = max_nan(self.position_loss_max, loss);
         self.position_max = max_nan(self.position_max, error);
         self.position_sum += error;
         let bound = usable_bound(bound).unwrap_or_else(|| {
@@ -97,6 +108,8 @@ impl Stats {
             0.0
         });
         self.position_excess_max = max_nan(self.position_excess_max, error - bound);
+        self.position_excess_after_loss_max =
+            max_nan(self.position_excess_after_loss_max, error - bound - loss);
         self.position_bound_max = max_nan(self.position_bound_max, bound);
     }
 
@@ -126,6 +139,11 @@ impl Stats {
         self.position_sum += o.position_sum;
         self.position_excess_max = max_nan(self.position_excess_max, o.position_excess_max);
         self.position_bound_max = max_nan(self.position_bound_max, o.position_bound_max);
+        self.position_loss_max = max_nan(self.position_loss_max, o.position_loss_max);
+        self.position_excess_after_loss_max = max_nan(
+            self.position_excess_after_loss_max,
+            o.position_excess_after_loss_max,
+        );
         self.normals += o.normals;
         self.normal_max = max_nan(self.normal_max, o.normal_max);
         self.normal_sum += o.normal_sum;
@@ -141,6 +159,8 @@ impl Stats {
             self.position_sum,
             self.position_excess_max,
             self.position_bound_max,
+            self.position_loss_max,
+            self.position_excess_after_loss_max,
             self.normal_max,
             self.normal_sum,
             self.normal_excess_max,
@@ -274,6 +294,17 @@ struct SampleResult {
     hi: DVec3,
 }
 
+/// What the bake recorded about one vertex's errors.
+#[derive(Debug, Clone, Copy)]
+struct Bounds {
+    /// Encoding bound on the position (model units).
+    position: f64,
+    /// Position loss from dropped influences (model units).
+    loss: f64,
+    /// Bound on the normal angle (degrees), when normals are judged.
+    normal: Option<f64>,
+}
+
 /// Compares one reconstructed vertex with its direct evaluation.
 fn compare(
     stats: &mut Stats,
@@ -281,17 +312,17 @@ fn compare(
     hi: &mut DVec3,
     got: &RuntimeVertex,
     want: &rigbake_core::reference::Deformed,
-    position_bound: f64,
-    normal_bound: Option<f64>,
+    bounds: Bounds,
 ) {
     stats.add_position(
         got.position.as_dvec3().distance(want.position),
-        position_bound,
+        bounds.position,
+        bounds.loss,
     );
     *lo = lo.min(want.position);
     *hi = hi.max(want.position);
     if let (Some(n), false) = (got.normal, want.normal == DVec3::ZERO) {
-        stats.add_normal(angle_degrees(n, want.normal), normal_bound);
+        stats.add_normal(angle_degrees(n, want.normal), bounds.normal);
     }
 }
 
@@ -335,18 +366,20 @@ fn eval_bones(
             let (p, normal) = prim.vertex(src, v);
             let got = bone_path::deform_vertex(&view, gpu, channels, p, normal);
             // f16 entries are off by at most max_error each: a point moves by
-            // at most max_error * (|x| + |y| + |z| + 1); truncated weights
-            // add their recorded error.
-            let bound =
-                tex.max_error * f64::from(p.abs().element_sum() + 1.0) + prim.position_error;
+            // at most max_error * (|x| + |y| + |z| + 1). Dropped influences
+            // are a separate, recorded loss: judged only when accepted.
+            let bound = tex.max_error * f64::from(p.abs().element_sum() + 1.0);
             compare(
                 &mut out.stats,
                 &mut out.lo,
                 &mut out.hi,
                 &got,
                 want,
-                bound,
-                judged,
+                Bounds {
+                    position: bound,
+                    loss: prim.position_error,
+                    normal: judged,
+                },
             );
         }
     }
@@ -387,8 +420,11 @@ fn eval_vat(
                 &mut out.hi,
                 &got,
                 want,
-                prim.positions.max_error,
-                normal_bound,
+                Bounds {
+                    position: prim.positions.max_error,
+                    loss: 0.0,
+                    normal: normal_bound,
+                },
             );
         }
     }
@@ -564,7 +600,7 @@ mod tests {
             ..Stats::default()
         };
         for &(e, b) in errors {
-            s.add_position(e, b);
+            s.add_position(e, b, 0.0);
         }
         s
     }
@@ -574,6 +610,7 @@ mod tests {
             relative: 1e-4,
             normal_degrees: 0.1,
             mid_relative: None,
+            accept_recorded_loss: false,
         }
     }
 
@@ -616,5 +653,33 @@ mod tests {
         s.add_normal(1.0, Some(f64::NAN));
         assert_eq!(s.bad_bounds, 1);
         assert!(!judge(s).is_empty());
+    }
+
+    #[test]
+    fn dropped_influences_fail_unless_their_recorded_loss_is_accepted() {
+        // The error against the source (0.5 of a 2.0 diagonal) is within
+        // the loss the bake recorded (0.6) but far over the tolerance.
+        let mut s = Stats {
+            samples: 1,
+            ..Stats::default()
+        };
+        s.add_position(0.5, 0.0, 0.6);
+        assert_eq!(s.position_loss_max, 0.6);
+        assert_eq!(s.position_excess_max, 0.5);
+        let f = crate::verify::judge(&clip(s), 2.0, &tolerances());
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(
+            f[0].contains("5.000e-1") && f[0].contains("--accept-recorded-loss"),
+            "{f:?}"
+        );
+        let accepting = crate::verify::Tolerances {
+            accept_recorded_loss: true,
+            ..tolerances()
+        };
+        assert!(crate::verify::judge(&clip(s), 2.0, &accepting).is_empty());
+        // Accepting the loss does not hide an error beyond it.
+        s.add_position(0.7, 0.0, 0.6);
+        let f = crate::verify::judge(&clip(s), 2.0, &accepting);
+        assert!(f.iter().any(|f| f.contains("influence-loss")), "{f:?}");
     }
 }

@@ -19,6 +19,12 @@ pub struct Tolerances {
     /// Position error at mid-frame times (beyond recorded errors), relative
     /// to the diagonal; `None`: mid-frame errors are reported, not judged.
     pub mid_relative: Option<f64>,
+    /// Accept the loss the bake recorded for dropped bone influences
+    /// (`--accept-recorded-loss`): judge positions against the encoding
+    /// bound plus that loss. Without it, against the encoding bound only,
+    /// so a bake that dropped influences fails when its error against the
+    /// source exceeds the tolerance.
+    pub accept_recorded_loss: bool,
 }
 
 /// The smallest extent below which a recorded position bound is never
@@ -51,13 +57,33 @@ pub fn judge(c: &ClipStats, diagonal: f64, t: &Tolerances) -> Vec<String> {
         ));
     }
     let allowed = t.relative * diagonal;
-    if c.frames.position_excess_max > allowed {
-        failures.push(format!(
-            "position error at frame times exceeds the recorded bound by {:.3e} ({:.3e} of the diagonal; tolerance {:.1e})",
-            c.frames.position_excess_max,
-            c.frames.position_excess_max / diagonal.max(f64::MIN_POSITIVE),
+    let excess = if t.accept_recorded_loss {
+        c.frames.position_excess_after_loss_max
+    } else {
+        c.frames.position_excess_max
+    };
+    if excess > allowed {
+        let rel = |v: f64| v / diagonal.max(f64::MIN_POSITIVE);
+        let loss = c.frames.position_loss_max;
+        let mut text = format!(
+            "position error at frame times against the source is {:.3e} ({:.3e} of the diagonal), {:.3e} beyond the recorded {}bound (tolerance {:.1e})",
+            c.frames.position_max,
+            rel(c.frames.position_max),
+            excess,
+            if t.accept_recorded_loss {
+                "encoding and influence-loss "
+            } else {
+                "encoding "
+            },
             t.relative
-        ));
+        );
+        if loss > 0.0 && !t.accept_recorded_loss {
+            text.push_str(&format!(
+                "; the bake dropped bone influences (--max-influences) and recorded a loss of up to {loss:.3e} ({:.3e} of the diagonal): pass --accept-recorded-loss to accept it",
+                rel(loss)
+            ));
+        }
+        failures.push(text);
     }
     if c.frames.normals_judged > 0 && c.frames.normal_excess_max > t.normal_degrees {
         failures.push(format!(

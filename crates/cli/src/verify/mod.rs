@@ -25,8 +25,9 @@ pub struct VerifyArgs {
     /// The .rigbake container to check.
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
-    /// The model the bake was made from (default: the recorded file name
-    /// beside the container).
+    /// The model the bake was made from (default: the path the bake
+    /// recorded relative to the container, if that file is unchanged; else
+    /// the recorded file name beside the container).
     #[arg(long, value_name = "MODEL")]
     pub source: Option<PathBuf>,
     /// Largest position error at frame times, beyond the errors the bake
@@ -51,6 +52,12 @@ pub struct VerifyArgs {
     /// (reported as a problem, but not a failure by itself).
     #[arg(long)]
     pub allow_source_mismatch: bool,
+    /// Accept the position loss the bake recorded for dropped bone
+    /// influences (--max-influences below the source's count): judge
+    /// against it instead of against the source. Without it such a bake
+    /// fails when its error against the source exceeds --tolerance.
+    #[arg(long)]
+    pub accept_recorded_loss: bool,
     /// Print one JSON document (see docs/runtime.md).
     #[arg(long)]
     pub json: bool,
@@ -62,7 +69,7 @@ fn usage(message: &str) -> u8 {
 }
 
 /// Runs `rigbake verify`; returns the exit code.
-pub fn run(args: &VerifyArgs) -> u8 {
+pub fn run(args: &VerifyArgs, verbosity: crate::args::Verbosity) -> u8 {
     if args.stride == 0 {
         return usage("--stride must be at least 1");
     }
@@ -141,6 +148,7 @@ pub fn run(args: &VerifyArgs) -> u8 {
         relative: args.tolerance,
         normal_degrees: args.normal_tolerance,
         mid_relative: args.mid_tolerance,
+        accept_recorded_loss: args.accept_recorded_loss,
     };
     let report = report::build(
         &loaded,
@@ -160,8 +168,15 @@ pub fn run(args: &VerifyArgs) -> u8 {
                 return EXIT_FAILED;
             }
         }
-    } else {
+    } else if verbosity != crate::args::Verbosity::Quiet {
         crate::stdout::print(&report::text(&report));
+    } else if !report.pass {
+        // -q: only what went wrong.
+        for line in report::text(&report).lines().filter(|l| {
+            l.starts_with("problem:") || l.starts_with("fail:") || l.starts_with("FAIL")
+        }) {
+            crate::stdout::println(line);
+        }
     }
     if report.pass { EXIT_OK } else { EXIT_FAILED }
 }

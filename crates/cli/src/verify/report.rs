@@ -28,8 +28,11 @@ pub struct StatsJson {
     pub position_mean_relative: f64,
     /// Largest position error beyond the recorded bound, relative.
     pub position_excess_relative: f64,
-    /// Largest recorded bound (encoding and truncation errors), relative.
+    /// Largest recorded encoding bound (f16, PNG16, EXR16), relative.
     pub position_bound_relative: f64,
+    /// Largest loss the bake recorded for dropped bone influences,
+    /// relative (0 when none were dropped).
+    pub position_loss_relative: f64,
     /// Largest normal error, degrees (`null`: no normals compared).
     pub normal_max_degrees: Option<f64>,
     /// Mean normal error, degrees.
@@ -51,6 +54,7 @@ fn stats_json(s: &Stats, diagonal: f64) -> StatsJson {
         position_mean_relative: rel(s.position_mean()),
         position_excess_relative: rel(s.position_excess_max),
         position_bound_relative: rel(s.position_bound_max),
+        position_loss_relative: rel(s.position_loss_max),
         normal_max_degrees: normals.then_some(s.normal_max),
         normal_mean_degrees: normals.then_some(s.normal_mean()),
         normal_excess_degrees: (s.normals_judged > 0).then_some(s.normal_excess_max),
@@ -191,9 +195,25 @@ pub fn text(r: &VerifyReport) -> String {
             .iter()
             .map(|c| c.frames.position_bound_relative)
             .fold(0.0, max_nan);
+        let loss = o
+            .clips
+            .iter()
+            .map(|c| c.frames.position_loss_relative)
+            .fold(0.0, max_nan);
         out.push_str(&format!(
-            "{}: {} primitive(s), diagonal {:.6}; position errors relative to it (recorded bound up to {:.3e}); normals in degrees\n",
-            o.output, o.primitives, o.diagonal, bound
+            "{}: {} primitive(s), diagonal {:.6}; position errors against the source relative to it (recorded encoding bound up to {:.3e}{}); normals in degrees\n",
+            o.output,
+            o.primitives,
+            o.diagonal,
+            bound,
+            if loss > 0.0 {
+                format!(
+                    "; recorded loss from dropped influences up to {loss:.3e}, {}",
+                    if r.tolerance.accept_recorded_loss { "accepted" } else { "not accepted" }
+                )
+            } else {
+                String::new()
+            }
         ));
         out.push_str(&format!(
             "  {:<width$}  frames  pos max    pos mean   nrm max   nrm mean | mid pos max  mid pos mean  mid nrm max | result\n",

@@ -58,6 +58,15 @@ pub fn anchor_fold(anchors: usize, rows: usize, max_texture_size: usize) -> Resu
     })
 }
 
+/// What helps when the bone textures hold too many pixels together.
+fn pixels_hint(layout: MatrixLayout) -> String {
+    let mut advice = "lower the fps, bake fewer clips or shorter range clips".to_owned();
+    if layout == MatrixLayout::Mat4 {
+        advice.push_str(", or use the mat3x4 layout (3 pixels per joint instead of 4)");
+    }
+    advice
+}
+
 /// Checks the anchor tracks' size against the bone-texture limits before
 /// anything is allocated: the tracks are a texture of `anchors * 4` RGBA
 /// pixels by `rows` (folded when taller than `max_texture_size`), the
@@ -174,7 +183,7 @@ pub fn bake_frames(
                         options.max_total_pixels
                     ),
                 )
-                .with_hint("use the mat3x4 layout, a lower fps or fewer clips")
+                .with_hint(pixels_hint(options.layout))
             })?;
     }
     check_anchor_tracks(anchors.len(), rows, total_pixels, options)?;

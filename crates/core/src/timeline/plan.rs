@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use crate::error::{Error, ErrorKind, Result};
 use crate::eval::evaluate::Evaluator;
 use crate::model::Model;
+use crate::names;
 
 pub use rigbake_types::SampleRule;
 
@@ -263,18 +264,52 @@ impl Timeline {
         for (i, c) in model.clips.iter().enumerate() {
             by_name.entry(c.name.as_str()).or_insert(i);
         }
+        let animation_names = || model.clips.iter().map(|c| c.name.as_str());
         let find = |name: &str| -> Result<usize> {
             by_name.get(name).copied().ok_or_else(|| {
-                let known: Vec<&str> = model.clips.iter().map(|c| c.name.as_str()).collect();
                 Error::new(
                     ErrorKind::Invalid,
                     "animations",
                     format!(
-                        "no clip named `{name}` (the model has: {})",
-                        known.join(", ")
+                        "no clip named `{name}`; {}",
+                        names::suggestion(name, "clips", animation_names())
                     ),
                 )
             })
+        };
+        // A blend may also name a clip by its baked name (a renamed whole
+        // animation, `name = "walk"` in the manifest).
+        let renamed: Vec<(&str, &ClipRequest)> = specs
+            .iter()
+            .filter(|s| !matches!(s.request, ClipRequest::Blend { .. }))
+            .filter_map(|s| Some((s.name.as_deref()?, &s.request)))
+            .collect();
+        let find_for_blend = |name: &str, a: &str, b: &str| -> Result<usize> {
+            let context = format!("blend `{a}` + `{b}`");
+            let renamed_as = renamed.iter().find(|(n, _)| *n == name);
+            if let Some((_, ClipRequest::Whole { source })) = renamed_as {
+                return find(source).map_err(|mut e| {
+                    e.object = context;
+                    e
+                });
+            }
+            if let Some(i) = by_name.get(name) {
+                return Ok(*i);
+            }
+            let message = match renamed_as {
+                Some((_, ClipRequest::Range { source, .. })) => format!(
+                    "`{name}` is a time range of `{source}`; a blend mixes whole animations: name `{source}` (or rename a whole-animation clip)"
+                ),
+                _ => format!(
+                    "no clip named `{name}` (neither an animation nor a baked clip name); {}",
+                    names::suggestion(
+                        name,
+                        "clips",
+                        renamed.iter().map(|(n, _)| *n).chain(animation_names())
+                    )
+                ),
+            };
+            Err(Error::new(ErrorKind::Invalid, context, message))
         };
         let mut sources = Vec::with_capacity(specs.len());
         for spec in specs {
@@ -328,8 +363,8 @@ impl Timeline {
                     (
                         format!("{a}+{b}@{}", weight_text(*weight)),
                         ClipSource::Blend {
-                            a: find(a)?,
-                            b: find(b)?,
+                            a: find_for_blend(a, a, b)?,
+                            b: find_for_blend(b, a, b)?,
                             weight: *weight,
                         },
                     )

@@ -69,6 +69,9 @@ pub enum SectionKind {
     /// The layout record (bincode [`crate::meta::LayoutMetadata`]): the
     /// VAT atlas placement and folded textures' addressing, since 1.7.
     Layout,
+    /// The source record (bincode [`crate::meta::SourceLocation`]): where
+    /// the source model was, relative to the container, since 1.6.
+    Source,
     /// A kind this version does not know; skipped by readers.
     Unknown(u32),
 }
@@ -88,6 +91,7 @@ impl SectionKind {
             Self::Outputs => 9,
             Self::Bounds => 12,
             Self::Layout => 11,
+            Self::Source => 13,
             Self::Unknown(c) => c,
         }
     }
@@ -106,6 +110,7 @@ impl SectionKind {
             9 => Self::Outputs,
             12 => Self::Bounds,
             11 => Self::Layout,
+            13 => Self::Source,
             c => Self::Unknown(c),
         }
     }
@@ -124,6 +129,7 @@ impl SectionKind {
             Self::Outputs => "outputs".to_owned(),
             Self::Bounds => "bounds".to_owned(),
             Self::Layout => "layout".to_owned(),
+            Self::Source => "source".to_owned(),
             Self::Unknown(c) => format!("unknown({c})"),
         }
     }

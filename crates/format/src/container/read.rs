@@ -14,8 +14,8 @@ use super::{
 };
 use crate::error::{FormatError, Result};
 use crate::meta::{
-    BoundsMetadata, LayoutMetadata, Metadata, OutputsMetadata, RigMetadata, Storage, VatMetadata,
-    WeightsMetadata,
+    BoundsMetadata, LayoutMetadata, Metadata, OutputsMetadata, RigMetadata, SourceLocation,
+    Storage, VatMetadata, WeightsMetadata,
 };
 use crate::{check, codec};
 
@@ -55,6 +55,7 @@ pub struct Container<R> {
     outputs: Option<OutputsMetadata>,
     bounds: Option<BoundsMetadata>,
     layout: Option<LayoutMetadata>,
+    source: Option<SourceLocation>,
 }
 
 impl Container<BufReader<File>> {
@@ -233,6 +234,14 @@ impl<R: Read + Seek> Container<R> {
             )?)?),
             None => None,
         };
+        let source = match single(&sections, SectionKind::Source)? {
+            Some(i) => Some(codec::decode_source(&read_checked(
+                &mut reader,
+                &sections,
+                i,
+            )?)?),
+            None => None,
+        };
         let container = Self {
             reader,
             version,
@@ -246,6 +255,7 @@ impl<R: Read + Seek> Container<R> {
             outputs,
             bounds,
             layout,
+            source,
         };
         container.check_references()?;
         container.check_records()?;
@@ -267,6 +277,9 @@ impl<R: Read + Seek> Container<R> {
         }
         if let Some(bounds) = &self.bounds {
             check::bounds(bounds, self.metadata.clips.len())?;
+        }
+        if let Some(source) = &self.source {
+            check::source(source)?;
         }
         if let Some(rig) = &self.rig {
             check::rig(rig, self.metadata.clips.len(), self.metadata.skins.len())?;
@@ -358,6 +371,12 @@ impl<R: Read + Seek> Container<R> {
     /// bake has one (format 1.7 and later).
     pub fn layout(&self) -> Option<&LayoutMetadata> {
         self.layout.as_ref()
+    }
+
+    /// Where the source model was, relative to the container (format 1.7
+    /// and later).
+    pub fn source_location(&self) -> Option<&SourceLocation> {
+        self.source.as_ref()
     }
 
     /// The rig record (anchors, props, clip origins), when the bake has one.

@@ -1,0 +1,66 @@
+//! `rigbake completions SHELL` and `rigbake man`: shell completion scripts
+//! and the manual page, generated from the clap definition of the command
+//! line (clap_complete, clap_mangen), so they never fall behind it.
+
+use clap::CommandFactory as _;
+
+use crate::args::Cli;
+use crate::exit::{EXIT_FAILED, EXIT_OK};
+
+/// Prints the completion script for `shell` on stdout.
+pub fn completions(shell: clap_complete::Shell) -> u8 {
+    let mut command = Cli::command();
+    let mut bytes = Vec::new();
+    clap_complete::generate(shell, &mut command, "rigbake", &mut bytes);
+    write_stdout(&bytes)
+}
+
+/// Prints the manual page (roff, section 1) on stdout: the command, then
+/// one section per subcommand with its options.
+pub fn man() -> u8 {
+    match man_page() {
+        Ok(bytes) => write_stdout(&bytes),
+        Err(e) => {
+            eprintln!("error: cannot render the manual page: {e}");
+            EXIT_FAILED
+        }
+    }
+}
+
+/// The manual page as roff bytes.
+pub fn man_page() -> std::io::Result<Vec<u8>> {
+    let command = Cli::command();
+    let mut bytes = Vec::new();
+    let man = clap_mangen::Man::new(command.clone());
+    man.render_title(&mut bytes)?;
+    man.render_name_section(&mut bytes)?;
+    man.render_synopsis_section(&mut bytes)?;
+    man.render_description_section(&mut bytes)?;
+    man.render_options_section(&mut bytes)?;
+    man.render_subcommands_section(&mut bytes)?;
+    // Each subcommand's own options, as a section of its own.
+    for sub in command.get_subcommands() {
+        let name = format!("rigbake {}", sub.get_name());
+        bytes.extend_from_slice(format!(".SH \"{}\"\n", name.to_uppercase()).as_bytes());
+        let page = clap_mangen::Man::new(sub.clone().bin_name(name));
+        page.render_synopsis_section(&mut bytes)?;
+        page.render_description_section(&mut bytes)?;
+        page.render_options_section(&mut bytes)?;
+    }
+    man.render_version_section(&mut bytes)?;
+    man.render_extra_section(&mut bytes)?;
+    Ok(bytes)
+}
+
+fn write_stdout(bytes: &[u8]) -> u8 {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => {
+            crate::stdout::print(text);
+            EXIT_OK
+        }
+        Err(_) => {
+            eprintln!("error: the generated text is not UTF-8");
+            EXIT_FAILED
+        }
+    }
+}

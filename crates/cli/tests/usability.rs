@@ -1,0 +1,256 @@
+//! Issue 19 (trial findings), usability items: error advice, anchors.exr
+//! with props as anchors, blends naming baked clips.
+
+mod common;
+
+use common::bake;
+
+fn stderr(r: &std::process::Output) -> String {
+    String::from_utf8_lossy(&r.stderr).into_owned()
+}
+
+#[test]
+fn a_too_tall_bone_texture_advises_fewer_frames_not_the_3x4_layout() {
+    // tentacle: 8 joints (32 pixels wide in mat4), 92 frames at 30 fps.
+    let out = tempfile::tempdir().unwrap();
+    let model = rigbake_fixtures::fixture("tentacle.glb");
+    let r = bake(
+        std::slice::from_ref(&model),
+        out.path(),
+        &["--max-texture-size", "64"],
+    );
+    assert_eq!(r.status.code(), Some(1));
+    let text = stderr(&r);
+    assert!(text.contains("32 x 92 pixels"), "{text}");
+    assert!(!text.contains("mat3x4"), "the layout only narrows: {text}");
+    for advice in [
+        "--fps",
+        "fewer clips",
+        "split",
+        "--max-texture-size (up to 65536",
+    ] {
+        assert!(text.contains(advice), "{advice}: {text}");
+    }
+    // Too wide (32 > 24 at 5 fps: 17 rows): now the 3x4 layout helps...
+    let r = bake(
+        std::slice::from_ref(&model),
+        out.path(),
+        &["--max-texture-size", "24", "--fps", "5"],
+    );
+    let text = stderr(&r);
+    assert!(text.contains("32 x 17 pixels"), "{text}");
+    assert!(
+        text.contains("--layout mat3x4") && !text.contains("--fps"),
+        "{text}"
+    );
+    // ...and it does: 24 pixels wide.
+    let r = bake(
+        std::slice::from_ref(&model),
+        out.path(),
+        &[
+            "--max-texture-size",
+            "24",
+            "--fps",
+            "5",
+            "--layout",
+            "mat3x4",
+        ],
+    );
+    assert!(r.status.success(), "{}", stderr(&r));
+}
+
+/// Bakes `spec_worked_example.glb` (clips Move, Idle, Death) with a
+/// manifest whose `[[model]]` entry ends with `entries`.
+fn bake_worked_example(entries: &str) -> (tempfile::TempDir, std::process::Output) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        rigbake_fixtures::fixture("spec_worked_example.glb"),
+        dir.path().join("m.glb"),
+    )
+    .unwrap();
+    let manifest = dir.path().join("rigbake.toml");
+    std::fs::write(&manifest, format!("[[model]]\npath = \"m.glb\"\n{entries}")).unwrap();
+    let r = std::process::Command::new(env!("CARGO_BIN_EXE_rigbake"))
+        .args(["bake", "--manifest"])
+        .arg(&manifest)
+        .arg("--out")
+        .arg(dir.path().join("out"))
+        .output()
+        .unwrap();
+    (dir, r)
+}
+
+#[test]
+fn blends_name_clips_by_their_baked_names() {
+    let clips = |move_name: &str| {
+        format!(
+            "[[model.clip]]\nsource = \"Move\"\nname = \"{move_name}\"\n[[model.clip]]\nsource = \"Idle\"\n"
+        )
+    };
+    // The blend names the renamed clip `walk`...
+    let (renamed, r) = bake_worked_example(&format!(
+        "{}[[model.blend]]\na = \"walk\"\nb = \"Idle\"\nweights = [0.25]\n",
+        clips("walk")
+    ));
+    assert!(r.status.success(), "{}", stderr(&r));
+    // ...and bakes exactly the rows a blend of its animation `Move` bakes.
+    let (plain, r) = bake_worked_example(&format!(
+        "{}[[model.blend]]\na = \"Move\"\nb = \"Idle\"\nweights = [0.25]\n",
+        clips("Move")
+    ));
+    assert!(r.status.success(), "{}", stderr(&r));
+    let texture =
+        |dir: &tempfile::TempDir| std::fs::read(dir.path().join("out/m/bones.skin0.exr")).unwrap();
+    assert_eq!(texture(&renamed), texture(&plain));
+    let c = rigbake_format::container::Container::open(&renamed.path().join("out/m/m.rigbake"))
+        .unwrap();
+    let names: Vec<&str> = c.metadata().clips.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["walk", "Idle", "walk+Idle@0.25"]);
+}
+
+#[test]
+fn a_blend_with_an_unknown_clip_says_so_and_suggests_names() {
+    let (_dir, r) =
+        bake_worked_example("[[model.blend]]\na = \"Move\"\nb = \"Idel\"\nweights = [0.5]\n");
+    assert_eq!(r.status.code(), Some(1));
+    let text = stderr(&r);
+    assert!(text.contains("blend `Move` + `Idel`"), "{text}");
+    assert!(text.contains("did you mean `Idle`?"), "{text}");
+    assert!(!text.contains("Death"), "only close names: {text}");
+    // A range clip cannot be blended: the error says why and what works.
+    let (_dir, r) = bake_worked_example(
+        "[[model.clip]]\nsource = \"Idle\"\nname = \"calm\"\nframes = [0, 10]\n\
+         [[model.blend]]\na = \"Move\"\nb = \"calm\"\nweights = [0.5]\n",
+    );
+    assert_eq!(r.status.code(), Some(1));
+    let text = stderr(&r);
+    assert!(
+        text.contains("blend `Move` + `calm`") && text.contains("time range of `Idle`"),
+        "{text}"
+    );
+}
+
+#[test]
+fn an_unknown_clip_of_a_model_with_many_suggests_instead_of_listing_all() {
+    let Some(models) = common::shared_models(
+        "an_unknown_clip_of_a_model_with_many_suggests_instead_of_listing_all",
+    ) else {
+        return;
+    };
+    // Knight has 76 animations.
+    let out = tempfile::tempdir().unwrap();
+    let r = bake(
+        &[models.join("kaykit/Knight.glb")],
+        out.path(),
+        &["--clip", "Idle", "--blend", "Idle,Walking_Z,0.5"],
+    );
+    assert_eq!(r.status.code(), Some(1));
+    let text = stderr(&r);
+    assert!(text.contains("blend `Idle` + `Walking_Z`"), "{text}");
+    assert!(
+        text.contains("did you mean `Walking_A`, `Walking_B`, `Walking_C`?"),
+        "{text}"
+    );
+    assert!(!text.contains("Death_A"), "no list of all 76 names: {text}");
+}
+
+#[test]
+fn verify_and_preview_find_the_source_right_after_bake() {
+    // Issue 19 item 7: models/tentacle.glb baked into out/ (not beside the
+    // container): the container records `../../models/tentacle.glb`.
+    let dir = tempfile::tempdir().unwrap();
+    let models = dir.path().join("models");
+    std::fs::create_dir(&models).unwrap();
+    let model = models.join("tentacle.glb");
+    std::fs::copy(rigbake_fixtures::fixture("tentacle.glb"), &model).unwrap();
+    let out = dir.path().join("out");
+    let r = bake(std::slice::from_ref(&models), &out, &[]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let container = out.join("tentacle/tentacle.rigbake");
+    let c = rigbake_format::container::Container::open(&container).unwrap();
+    assert_eq!(
+        c.source_location().map(|s| s.relative_path.as_str()),
+        Some("../../models/tentacle.glb")
+    );
+    let run = |args: &[&std::ffi::OsStr]| common::rigbake(args);
+    let verify = || run(&["verify".as_ref(), container.as_os_str()]);
+    let r = verify();
+    assert!(r.status.success(), "{}", stderr(&r));
+    assert!(String::from_utf8_lossy(&r.stdout).contains("PASS"));
+    let png = dir.path().join("sheet.png");
+    let r = run(&[
+        "preview".as_ref(),
+        container.as_os_str(),
+        "--out".as_ref(),
+        png.as_os_str(),
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    assert!(png.is_file());
+    // From another working folder too (the path is relative to the
+    // container, not to where the command runs).
+    let r = std::process::Command::new(env!("CARGO_BIN_EXE_rigbake"))
+        .arg("verify")
+        .arg(&container)
+        .current_dir(&out)
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", stderr(&r));
+    // Changed since the bake: not used; the error says so and asks for
+    // --source (a usage error, as when no source is found).
+    let mut bytes = std::fs::read(&model).unwrap();
+    bytes.extend_from_slice(b"    ");
+    std::fs::write(&model, &bytes).unwrap();
+    let r = verify();
+    assert_eq!(r.status.code(), Some(2));
+    let text = stderr(&r);
+    assert!(
+        text.contains("../../models/tentacle.glb")
+            && text.contains("changed")
+            && text.contains("--source"),
+        "{text}"
+    );
+    // Missing: the same, saying it is missing.
+    std::fs::remove_file(&model).unwrap();
+    let r = verify();
+    assert_eq!(r.status.code(), Some(2));
+    let text = stderr(&r);
+    assert!(
+        text.contains("missing") && text.contains("--source"),
+        "{text}"
+    );
+    // --source still wins.
+    let r = run(&[
+        "verify".as_ref(),
+        container.as_os_str(),
+        "--source".as_ref(),
+        rigbake_fixtures::fixture("tentacle.glb").as_os_str(),
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+}
+
+#[test]
+fn moving_the_output_folder_relative_to_the_models_rebakes() {
+    // The recorded path is part of the outputs, so the bake key covers it.
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("tentacle.glb");
+    std::fs::copy(rigbake_fixtures::fixture("tentacle.glb"), &model).unwrap();
+    let out = dir.path().join("out");
+    assert!(
+        bake(std::slice::from_ref(&model), &out, &[])
+            .status
+            .success()
+    );
+    let again = bake(std::slice::from_ref(&model), &out, &[]);
+    assert!(stderr(&again).contains("up to date"), "{}", stderr(&again));
+    let moved = dir.path().join("deeper/out");
+    std::fs::create_dir(dir.path().join("deeper")).unwrap();
+    std::fs::rename(&out, &moved).unwrap();
+    let r = bake(std::slice::from_ref(&model), &moved, &[]);
+    assert!(stderr(&r).contains("baked "), "{}", stderr(&r));
+    let c = rigbake_format::container::Container::open(&moved.join("tentacle/tentacle.rigbake"))
+        .unwrap();
+    assert_eq!(
+        c.source_location().unwrap().relative_path,
+        "../../../tentacle.glb"
+    );
+}
