@@ -259,10 +259,10 @@ fn degenerate_fixtures_are_reported_with_the_object_and_reason() {
             "joint 7",
         ),
         (
-            "requires_draco",
+            "requires_unknown_extension",
             ErrorKind::Unsupported,
             "extensionsRequired[0]",
-            "unsupported extension KHR_draco_mesh_compression",
+            "unsupported extension KHR_animation_pointer",
         ),
     ];
     for (name, kind, object, reason) in cases {

@@ -279,7 +279,11 @@ fn check_before_validation(root: &gltf::json::Root, json: &[u8]) -> Result<()> {
 /// Runs the gltf crate's schema validation (index ranges, enum values,
 /// required fields), ignoring its complaints about required extensions, which
 /// the importer judges itself.
-fn validate_schema(root: &gltf::json::Root, json: &[u8], decoded_elsewhere: &[usize]) -> Result<()> {
+fn validate_schema(
+    root: &gltf::json::Root,
+    json: &[u8],
+    decoded_elsewhere: &[usize],
+) -> Result<()> {
     let mut first: Option<(String, gltf::json::validation::Error)> = None;
     let exempt: Vec<String> = decoded_elsewhere
         .iter()
