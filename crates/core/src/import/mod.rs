@@ -237,7 +237,7 @@ fn decode_meshopt(
 /// What to run to remove a required extension rigbake does not implement.
 fn removal_hint(ext: &str) -> String {
     format!(
-        "rigbake does not implement {ext}; write the model without it, e.g. `npx @gltf-transform/cli copy IN.glb OUT.glb` (or re-export it from the authoring tool with {ext} turned off)"
+        "rigbake does not implement {ext}; write the model without it: re-export it with {ext} turned off, or rewrite it with `npx @gltf-transform/cli copy IN.glb OUT.glb` (gltf-transform drops the extensions it does not implement)"
     )
 }
 
@@ -270,5 +270,21 @@ mod tests {
         assert!(accepted_required("KHR_draco_mesh_compression"));
         assert!(accepted_required("EXT_meshopt_compression"));
         assert!(!accepted_required("KHR_animation_pointer"));
+    }
+
+    #[test]
+    fn unsupported_required_extensions_are_named_with_the_way_out() {
+        let root: gltf::json::Root = serde_json::from_str(
+            r#"{"asset":{"version":"2.0"},"extensionsUsed":["EXT_x"],"extensionsRequired":["KHR_draco_mesh_compression","EXT_x"]}"#,
+        )
+        .unwrap();
+        let e = check_extensions(&root).unwrap_err();
+        assert_eq!(e.object, "extensionsRequired[1]");
+        assert!(e.message.contains("unsupported extension EXT_x"), "{e}");
+        let hint = e.hint.unwrap();
+        assert!(
+            hint.contains("EXT_x") && hint.contains("gltf-transform"),
+            "{hint}"
+        );
     }
 }

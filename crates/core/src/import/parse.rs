@@ -645,7 +645,7 @@ mod tests {
     fn schema_errors_quote_the_missing_target() {
         let json = br#"{"asset":{"version":"2.0"},"nodes":[{"children":[7]}]}"#;
         let (root, text, _) = parse(json).unwrap();
-        let e = validate(&root, text).unwrap_err();
+        let e = validate(&root, text, &[]).unwrap_err();
         assert_eq!(e.object, "nodes[0].children[0]");
         assert_eq!(
             e.message,
