@@ -8,21 +8,28 @@
 //! diagonal of the box around its meshes and nodes at rest,
 //! [`model_size`]):
 //!
-//! - the **jump** is the largest distance any node's origin moves between
-//!   the pose at the clip end and the pose at the clip start (morph weights:
-//!   the largest change of any weight);
+//! - the **jump** between two poses is the largest of, over every node: the
+//!   distance its origin moves, over the model's size; and how far its
+//!   rotation and scale move a point one model size away from it, over the
+//!   model's size (the largest change of a column of its global 3x3 matrix,
+//!   over that column's length: about the angle, in radians, for a
+//!   rotation). Morph weights count by the largest change of any weight;
 //! - the clip loops when the jump is at most [`LoopOptions::tolerance`]
 //!   (1% of the model's size by default), **or** at most
 //!   [`LoopOptions::step_factor`] (1.5) times the largest step between two
 //!   neighbouring frames at the seam (the last two frames, the first two):
-//!   a wrap no bigger than the clip's own motion there looks continuous.
+//!   a wrap no bigger than the clip's own motion there looks continuous,
+//!   provided the clip is moving towards its start pose there (the frame
+//!   before the last is farther from the start than the end is; a clip that
+//!   snaps away at its last frame does not loop).
 //!   Clips authored without a duplicate end frame (Mixamo's run and walk,
 //!   whose end pose is one step before the start pose) loop by the second
 //!   test; a death or sit-down clip, whose end pose is far from its start
 //!   while the motion at the seam is slow, does not.
 //!
-//! Node origins carry rotations too: a joint that turns moves every child
-//! joint (and end joint) below it.
+//! Measuring a node's rotation at one model size from it is conservative for
+//! small bones (a finger that turns 0.6 degrees counts like a hip), which
+//! keeps a visible twist of a leaf bone from passing as a loop.
 
 use glam::{DMat4, DVec3};
 
@@ -88,7 +95,10 @@ pub fn detect_loops_with(timeline: &mut Timeline, model: &Model, options: &LoopO
             let step = first
                 .distance(&at_second, size)
                 .max(at_before_last.distance(&at_last, size));
-            jump <= options.step_factor * step
+            // Moving towards the start at the seam: the frame before the
+            // last is farther from the start than the end is.
+            let approaching = jump < at_before_last.distance(&first, size);
+            approaching && jump <= options.step_factor * step
         } else {
             false
         };
@@ -99,13 +109,14 @@ pub fn detect_loops_with(timeline: &mut Timeline, model: &Model, options: &LoopO
 /// What the loop test compares of one pose.
 struct Pose {
     origins: Vec<DVec3>,
+    /// Each node's global 3x3 columns, each over its length.
+    axes: Vec<[DVec3; 3]>,
     weights: Vec<f64>,
 }
 
 impl Pose {
-    /// The jump between two poses, relative to `size`: the largest origin
-    /// distance over `size`, or the largest morph weight change, whichever
-    /// is larger.
+    /// The jump between two poses, relative to `size` (see the module
+    /// documentation).
     fn distance(&self, other: &Pose, size: f64) -> f64 {
         let origins = self
             .origins
@@ -114,13 +125,19 @@ impl Pose {
             .map(|(a, b)| a.distance(*b))
             .fold(0.0, f64::max)
             / size;
+        let axes = self
+            .axes
+            .iter()
+            .zip(&other.axes)
+            .flat_map(|(a, b)| a.iter().zip(b).map(|(u, v)| u.distance(*v)))
+            .fold(0.0, f64::max);
         let weights = self
             .weights
             .iter()
             .zip(&other.weights)
             .map(|(a, b)| (a - b).abs())
             .fold(0.0, f64::max);
-        origins.max(weights)
+        origins.max(axes).max(weights)
     }
 }
 
@@ -141,6 +158,30 @@ fn snapshot(
             .globals
             .iter()
             .map(|m| m.w_axis.truncate() - anchor)
+            .collect(),
+        axes: ev
+            .globals
+            .iter()
+            .map(|m| {
+                // A column's length is the node's scale on that axis: the
+                // change is measured against it (a zero column stays zero).
+                let length = m
+                    .x_axis
+                    .truncate()
+                    .length()
+                    .max(m.y_axis.truncate().length())
+                    .max(m.z_axis.truncate().length());
+                let k = if length > 0.0 && length.is_finite() {
+                    1.0 / length
+                } else {
+                    0.0
+                };
+                [
+                    m.x_axis.truncate() * k,
+                    m.y_axis.truncate() * k,
+                    m.z_axis.truncate() * k,
+                ]
+            })
             .collect(),
         weights: ev.local.weights.clone(),
     }
@@ -186,6 +227,7 @@ mod tests {
     fn pose(origins: &[[f64; 3]]) -> Pose {
         Pose {
             origins: origins.iter().map(|o| DVec3::from(*o)).collect(),
+            axes: vec![[DVec3::X, DVec3::Y, DVec3::Z]; origins.len()],
             weights: vec![0.0],
         }
     }
@@ -201,5 +243,12 @@ mod tests {
         let mut c = pose(&[[0.0, 0.0, 0.0], [0.0, 2.0, 0.0]]);
         c.weights = vec![0.25];
         assert_eq!(a.distance(&c, 2.0), 0.25);
+        // A rotation of 0.01 rad moves the axes by about 0.01, whatever the
+        // size.
+        let mut d = pose(&[[0.0, 0.0, 0.0], [0.0, 2.0, 0.0]]);
+        let r = glam::DQuat::from_rotation_z(0.01);
+        d.axes[1] = [r * DVec3::X, r * DVec3::Y, r * DVec3::Z];
+        assert!((a.distance(&d, 2.0) - 0.01).abs() < 1e-6);
+        assert!((a.distance(&d, 200.0) - 0.01).abs() < 1e-6);
     }
 }
