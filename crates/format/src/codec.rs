@@ -4,7 +4,9 @@
 //! bumping the container's major version.
 
 use crate::error::{FormatError, Result};
-use crate::meta::{Metadata, OutputsMetadata, RigMetadata, VatMetadata, WeightsMetadata};
+use crate::meta::{
+    Metadata, MorphsMetadata, OutputsMetadata, RigMetadata, VatMetadata, WeightsMetadata,
+};
 
 /// Largest metadata record a reader accepts.
 pub const METADATA_LIMIT: usize = 64 << 20;
@@ -77,4 +79,17 @@ pub fn decode_outputs(bytes: &[u8]) -> Result<OutputsMetadata> {
     bincode::serde::decode_from_slice(bytes, config())
         .map(|(m, _)| m)
         .map_err(|e| FormatError::Invalid(format!("the outputs record cannot be decoded: {e}")))
+}
+
+/// Encodes the morphs record.
+pub fn encode_morphs(m: &MorphsMetadata) -> Result<Vec<u8>> {
+    bincode::serde::encode_to_vec(m, config())
+        .map_err(|e| FormatError::Invalid(format!("cannot encode the morphs record: {e}")))
+}
+
+/// Decodes the morphs record (trailing bytes ignored).
+pub fn decode_morphs(bytes: &[u8]) -> Result<MorphsMetadata> {
+    bincode::serde::decode_from_slice(bytes, config())
+        .map(|(m, _)| m)
+        .map_err(|e| FormatError::Invalid(format!("the morphs record cannot be decoded: {e}")))
 }

@@ -13,7 +13,9 @@ use super::{
     padding,
 };
 use crate::error::{FormatError, Result};
-use crate::meta::{Metadata, OutputsMetadata, RigMetadata, Storage, VatMetadata, WeightsMetadata};
+use crate::meta::{
+    Metadata, MorphsMetadata, OutputsMetadata, RigMetadata, Storage, VatMetadata, WeightsMetadata,
+};
 use crate::{check, codec};
 
 /// Largest header a reader accepts (future minors may grow it).
@@ -50,6 +52,7 @@ pub struct Container<R> {
     rig: Option<RigMetadata>,
     key: Option<String>,
     outputs: Option<OutputsMetadata>,
+    morphs: Option<MorphsMetadata>,
 }
 
 impl Container<BufReader<File>> {
@@ -212,6 +215,14 @@ impl<R: Read + Seek> Container<R> {
             )?)?),
             None => None,
         };
+        let morphs = match single(&sections, SectionKind::Morphs)? {
+            Some(i) => Some(codec::decode_morphs(&read_checked(
+                &mut reader,
+                &sections,
+                i,
+            )?)?),
+            None => None,
+        };
         let container = Self {
             reader,
             version,
@@ -223,6 +234,7 @@ impl<R: Read + Seek> Container<R> {
             rig,
             key,
             outputs,
+            morphs,
         };
         container.check_references()?;
         container.check_records()?;
@@ -312,6 +324,12 @@ impl<R: Read + Seek> Container<R> {
     /// when the bake has one (format 1.5 and later).
     pub fn outputs(&self) -> Option<&OutputsMetadata> {
         self.outputs.as_ref()
+    }
+
+    /// The morphs record (the morph targets the bone-matrix bake dropped),
+    /// when the bake dropped any (format 1.6 and later).
+    pub fn morphs(&self) -> Option<&MorphsMetadata> {
+        self.morphs.as_ref()
     }
 
     /// The rig record (anchors, props, clip origins), when the bake has one.
