@@ -87,7 +87,7 @@ fn with_json(b: &Builder, edit: impl FnOnce(&mut serde_json::Map<String, Value>)
     b.to_glb()
 }
 
-fn ext<'a>(root: &'a mut serde_json::Map<String, Value>, view: usize) -> &'a mut Value {
+fn ext(root: &mut serde_json::Map<String, Value>, view: usize) -> &mut Value {
     &mut root.get_mut("bufferViews").unwrap()[view]["extensions"][MESHOPT]
 }
 

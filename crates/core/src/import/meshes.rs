@@ -191,7 +191,7 @@ fn decode_draco<'d>(
         Some(i) => i.count().div_ceil(3) as u64,
         None => 0,
     };
-    for (name, _) in &ext.attributes {
+    for name in ext.attributes.keys() {
         if !prim.attributes().any(|(s, _)| s.to_string() == *name) {
             return Err(Error::invalid(
                 format!("{epath}.attributes.{name}"),

@@ -69,7 +69,7 @@ pub(crate) fn decode_view(
     };
     let stride = view.byte_stride;
     let stride_ok = match mode {
-        Mode::Attributes => stride > 0 && stride <= MAX_VERTEX_STRIDE && stride % 4 == 0,
+        Mode::Attributes => stride > 0 && stride <= MAX_VERTEX_STRIDE && stride.is_multiple_of(4),
         Mode::Triangles | Mode::Indices => stride == 2 || stride == 4,
     };
     if !stride_ok {
@@ -103,7 +103,7 @@ pub(crate) fn decode_view(
     if view.count == 0 {
         return Err(Error::invalid(format!("{path}.count"), "count is 0"));
     }
-    if mode == Mode::Triangles && view.count % 3 != 0 {
+    if mode == Mode::Triangles && !view.count.is_multiple_of(3) {
         return Err(Error::invalid(
             format!("{path}.count"),
             format!(
