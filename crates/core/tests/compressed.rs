@@ -244,3 +244,15 @@ fn damaged_draco_streams_are_clear_errors() {
     let e = import(&glb(&missing, &bin), &options).expect_err("missing attribute");
     assert_eq!(e.object, "meshes[0].primitives[0].attributes.NORMAL", "{e}");
 }
+
+#[test]
+fn a_draco_attribute_the_extension_does_not_name_is_an_error() {
+    let Some((mut json, bin)) = draco_file() else {
+        return;
+    };
+    let ext = &mut json["meshes"][0]["primitives"][0]["extensions"]["KHR_draco_mesh_compression"];
+    ext["attributes"].as_object_mut().unwrap().remove("NORMAL");
+    let e = import(&glb(&json, &bin), &ImportOptions::default()).expect_err("NORMAL has no data");
+    assert_eq!(e.object, "meshes[0].primitives[0].attributes.NORMAL", "{e}");
+    assert!(e.message.contains("does not name NORMAL"), "{e}");
+}

@@ -289,6 +289,16 @@ fn build_primitive(
             }
             continue;
         }
+        if draco.is_some() && acc.view().is_none() && acc.sparse().is_none() {
+            // Exempt from the schema's bufferView rule only because it is a
+            // Draco primitive's: the stream must fill it.
+            return Err(Error::invalid(
+                &apath,
+                format!(
+                    "the accessor has no bufferView and the Draco extension does not name {name}"
+                ),
+            ));
+        }
         match semantic {
             Semantic::Positions => positions = Some(vec3s(&reader.floats(&acc, &apath, rule)?)),
             Semantic::Normals => normals = Some(vec3s(&reader.floats(&acc, &apath, rule)?)),
