@@ -67,6 +67,14 @@ impl rigbake::Observer for ModelProgress {
     fn stage(&self, stage: &str) {
         ModelProgress::stage(self, stage);
     }
+
+    fn warning(&self, message: &str) {
+        let line = format!("warning: {}: {message}", self.id);
+        match &self.bar {
+            Some(bar) => bar.suspend(|| eprintln!("{line}")),
+            None => eprintln!("{line}"),
+        }
+    }
 }
 
 impl Progress {

@@ -50,25 +50,21 @@ fn every_shared_model_bakes_or_is_refused_cleanly() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(
         result.status.code(),
-        Some(1),
-        "the Draco file fails the run:\n{stderr}"
+        Some(0),
+        "every model bakes or is skipped (the Draco file is decoded):\n{stderr}"
     );
     for file in &files {
         let name = stem(file);
         let shown = file.display().to_string();
+        // Warnings (morph targets the bone textures drop) come before the
+        // report line.
         let line = stderr
             .lines()
-            .find(|l| l.contains(&shown))
+            .find(|l| l.contains(&shown) && !l.starts_with("warning: "))
             .unwrap_or_else(|| panic!("no report line for {shown}:\n{stderr}"));
         // Lines read `[n/N] baked ...`, `[n/N] skipped ...`, `[n/N] error: ...`.
         let line = line.split_once("] ").map_or(line, |(_, rest)| rest);
-        if name == "BrainStem_draco" {
-            assert!(line.starts_with("error: "), "{line}");
-            assert!(
-                line.contains("unsupported extension KHR_draco_mesh_compression"),
-                "{line}"
-            );
-        } else if UNSKINNED.contains(&name.as_str()) {
+        if UNSKINNED.contains(&name.as_str()) {
             assert!(line.starts_with("skipped "), "{line}");
             assert!(line.contains("no skinned mesh"), "{line}");
         } else {
@@ -179,7 +175,7 @@ fn bone_textures_reproduce_direct_evaluation_on_every_skinned_model() {
     };
     let skinned: Vec<PathBuf> = model_files(&models)
         .into_iter()
-        .filter(|p| !UNSKINNED.contains(&stem(p).as_str()) && stem(p) != "BrainStem_draco")
+        .filter(|p| !UNSKINNED.contains(&stem(p).as_str()))
         .collect();
     for layout in ["mat4", "mat3x4"] {
         let out = tempfile::tempdir().unwrap();
@@ -242,7 +238,7 @@ fn outputs_are_identical_with_one_and_two_threads() {
         inputs.extend(
             model_files(&models)
                 .into_iter()
-                .filter(|p| !UNSKINNED.contains(&stem(p).as_str()) && stem(p) != "BrainStem_draco"),
+                .filter(|p| !UNSKINNED.contains(&stem(p).as_str())),
         );
     }
     let one = tempfile::tempdir().unwrap();

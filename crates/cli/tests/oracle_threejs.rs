@@ -559,8 +559,9 @@ fn every_shared_model_matches_threejs_on_both_paths() {
         );
         return;
     };
-    // `unsupported/` holds files rigbake refuses (Draco), which three.js
-    // cannot decode without its Draco decoder either.
+    // `unsupported/` holds the Draco file, which three.js cannot decode
+    // without its Draco decoder (rigbake decodes it: tests/compressed.rs
+    // compares its bake with BrainStem's).
     let models: Vec<PathBuf> = model_files(&dir, true)
         .into_iter()
         .filter(|m| !m.components().any(|c| c.as_os_str() == "unsupported"))

@@ -321,6 +321,7 @@ fn every_shared_model_at_png16_is_within_its_recorded_error_below_a_thousandth()
     };
     let files: Vec<PathBuf> = model_files(&models)
         .into_iter()
+        // BrainStem's Draco copy is compared with BrainStem in compressed.rs.
         .filter(|p| !stem(p).contains("draco"))
         .collect();
     let out = tempfile::tempdir().unwrap();

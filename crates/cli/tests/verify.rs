@@ -298,7 +298,7 @@ fn source_hash_and_mid_frame_tolerance() {
     assert_eq!(code, 0);
 }
 
-/// Shared models that bake (skipping the Draco-compressed one).
+/// Shared models (skipping BrainStem's Draco copy, verified in compressed.rs).
 fn shared(test: &str) -> Option<Vec<PathBuf>> {
     let dir = shared_models(test)?;
     Some(

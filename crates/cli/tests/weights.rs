@@ -264,6 +264,7 @@ fn shader_skinning_reproduces_direct_evaluation_on_every_skinned_model() {
     };
     let mut files: Vec<PathBuf> = model_files(&models)
         .into_iter()
+        // BrainStem's Draco copy is compared with BrainStem in compressed.rs.
         .filter(|p| !stem(p).contains("draco"))
         .collect();
     files.push(rigbake_fixtures::fixture("eight_influences.gltf"));

@@ -8,6 +8,7 @@ use glam::{DMat4, DVec3, Mat4, Vec4};
 use rigbake_core::bake::{BoneBakeOptions, bake_bone_textures};
 use rigbake_core::import::{ImportOptions, Source, import_file, import_slice};
 use rigbake_core::layout::MatrixLayout;
+use rigbake_core::timeline::loops::{LoopOptions, detect_loops_with, model_size};
 use rigbake_core::timeline::{Sampling, Timeline};
 use rigbake_core::{ErrorKind, Model};
 use rigbake_fixtures::fixture;
@@ -259,10 +260,10 @@ fn degenerate_fixtures_are_reported_with_the_object_and_reason() {
             "joint 7",
         ),
         (
-            "requires_draco",
+            "requires_unknown_extension",
             ErrorKind::Unsupported,
             "extensionsRequired[0]",
-            "unsupported extension KHR_draco_mesh_compression",
+            "unsupported extension KHR_animation_pointer",
         ),
     ];
     for (name, kind, object, reason) in cases {
@@ -557,8 +558,17 @@ fn axis_angle4(degrees: f64) -> [f64; 4] {
 // clip start and the clip end match; translations within 1e-4 of the
 // skeleton's extent, the linear part within 1e-3 of its scale).
 
-/// `two_joint` plus `tip` clips of 1 s; returns each clip's loop flag by name.
+/// `two_joint` plus `tip` clips of 1 s; returns each clip's loop flag by
+/// name, with the default loop options.
 fn loop_flags(clips: &[(&str, &str, &[f64], &[f64])]) -> Vec<(String, bool)> {
+    loop_flags_with(clips, &LoopOptions::default()).0
+}
+
+/// [`loop_flags`] with `options`; also returns the model's size.
+fn loop_flags_with(
+    clips: &[(&str, &str, &[f64], &[f64])],
+    options: &LoopOptions,
+) -> (Vec<(String, bool)>, f64) {
     use rigbake_fixtures::parts::{add_animation, add_channel};
     let mut b = rigbake_fixtures::models::two_joint();
     for (name, path, times, values) in clips {
@@ -570,12 +580,14 @@ fn loop_flags(clips: &[(&str, &str, &[f64], &[f64])]) -> Vec<(String, bool)> {
         dir: None,
     };
     let model = import_slice(&b.to_glb(), &source, &ImportOptions::default()).unwrap();
-    let timeline = Timeline::all_clips(&model, Sampling::default()).unwrap();
-    timeline
+    let mut timeline = Timeline::plan_all(&model, Sampling::default()).unwrap();
+    detect_loops_with(&mut timeline, &model, options);
+    let flags = timeline
         .clips
         .iter()
         .map(|c| (c.name.clone(), c.looping))
-        .collect()
+        .collect();
+    (flags, model_size(&model))
 }
 
 #[test]
@@ -609,29 +621,57 @@ fn loop_detection_treats_q_and_minus_q_as_one_rotation() {
 
 #[test]
 fn loop_detection_tolerance_edges() {
-    // Node origins at the clip start: root and mesh at the origin, tip at
-    // (0, 1, 0): the extent (the box's diagonal) is 1, so the translation
-    // tolerance is 1e-4. The tip's end position misses its start by 0.5e-4
-    // (loops) or 2e-4 (does not).
-    let slide = |miss: f64| vec![0.0, 1.0, 0.0, 0.0, 0.3, 0.0, miss, 1.0, 0.0];
-    let (near, far) = (slide(0.5e-4), slide(2e-4));
-    // Rotations: 1e-3 on the matrix entries is about 0.057 degrees; 0.02
-    // degrees loops, 0.2 does not.
+    // The tolerance alone (the continuity test off): 1% of the model's size
+    // for node origins, about 0.01 rad for rotations. The tip's end position
+    // misses its start by 0.5% of the size (loops) or 2% (does not); its end
+    // rotation by 0.3 degrees (0.005 rad, loops) or 1.2 degrees (0.02 rad,
+    // does not).
+    let size = loop_flags_with(&[], &LoopOptions::default()).1;
+    let slide = |miss: f64| vec![0.0, 1.0, 0.0, 0.0, 0.3, 0.0, miss * size, 1.0, 0.0];
+    let (near, far) = (slide(0.005), slide(0.02));
     let q = |d: f64| rigbake_fixtures::parts::axis_angle([0.0, 0.0, 1.0], d);
-    let small: Vec<f64> = [q(0.0), q(45.0), q(0.02)].concat();
-    let large: Vec<f64> = [q(0.0), q(45.0), q(0.2)].concat();
+    let small: Vec<f64> = [q(0.0), q(45.0), q(0.3)].concat();
+    let large: Vec<f64> = [q(0.0), q(45.0), q(1.2)].concat();
     let times: &[f64] = &[0.0, 0.5, 1.0];
-    let flags = loop_flags(&[
+    let tolerance_only = LoopOptions {
+        step_factor: 0.0,
+        ..LoopOptions::default()
+    };
+    let clips: &[(&str, &str, &[f64], &[f64])] = &[
         ("near", "translation", times, &near),
         ("far", "translation", times, &far),
         ("small", "rotation", times, &small),
         ("large", "rotation", times, &large),
-    ]);
+    ];
+    let (flags, _) = loop_flags_with(clips, &tolerance_only);
     let flag = |n: &str| flags.iter().find(|(name, _)| name == n).unwrap().1;
     assert!(flag("near"), "{flags:?}");
     assert!(!flag("far"), "{flags:?}");
     assert!(flag("small"), "{flags:?}");
     assert!(!flag("large"), "{flags:?}");
+}
+
+#[test]
+fn loop_detection_accepts_a_wrap_no_larger_than_a_frame_step() {
+    // The tip turns steadily about +Z at 90 degrees per second (3 degrees
+    // per frame at 30 fps) for 1 s and its end misses the start pose by one
+    // frame's turn (a cycle without a duplicate end frame: loops), by four
+    // frames' turn (does not), or turns away at the end (does not).
+    let q = |d: f64| rigbake_fixtures::parts::axis_angle([0.0, 0.0, 1.0], d);
+    let cycle = |end: f64| -> Vec<f64> { [q(0.0), q(-45.0), q(-90.0), q(-45.0), q(end)].concat() };
+    let (one, four) = (cycle(-3.0), cycle(-12.0));
+    let away: Vec<f64> = [q(0.0), q(-45.0), q(-90.0), q(-45.0), q(-6.0), q(-9.0)].concat();
+    let times: &[f64] = &[0.0, 0.25, 0.5, 0.75, 0.95, 1.0];
+    let clips: &[(&str, &str, &[f64], &[f64])] = &[
+        ("one_step", "rotation", &times[..5], &one),
+        ("four_steps", "rotation", &times[..5], &four),
+        ("turns_away", "rotation", times, &away),
+    ];
+    let (flags, _) = loop_flags_with(clips, &LoopOptions::default());
+    let flag = |n: &str| flags.iter().find(|(name, _)| name == n).unwrap().1;
+    assert!(flag("one_step"), "{flags:?}");
+    assert!(!flag("four_steps"), "{flags:?}");
+    assert!(!flag("turns_away"), "{flags:?}");
 }
 
 #[test]
@@ -704,8 +744,9 @@ fn cubic_spline_morph_weights_over_two_segments_by_hand() {
 fn loop_detection_compares_morph_weights_within_their_tolerance() {
     use rigbake_fixtures::parts::{PrimitiveData, add_animation, add_channel, add_mesh, primitive};
     // One triangle with two morph targets; LINEAR weight clips whose end
-    // misses the start by 0.5e-4 (loops: the tolerance is 1e-4) or 2e-4
-    // (does not), and one ending exactly where it starts after moving.
+    // misses the start by 0.005 (loops: the tolerance is 0.01) or 0.02
+    // (does not; the continuity test is off), and one ending exactly where
+    // it starts after moving.
     let mut b = rigbake_fixtures::Builder::new();
     let data = PrimitiveData {
         positions: vec![[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]],
@@ -718,8 +759,8 @@ fn loop_detection_compares_morph_weights_within_their_tolerance() {
     b.scene(&[node]);
     for (name, end) in [
         ("round_trip", [0.0, 1.0]),
-        ("near", [0.0, 1.0 - 0.5e-4]),
-        ("far", [0.0, 1.0 - 2e-4]),
+        ("near", [0.0, 1.0 - 0.005]),
+        ("far", [0.0, 1.0 - 0.02]),
     ] {
         let keys = [0.0, 1.0, 0.7, 0.2, end[0], end[1]];
         let a = add_animation(&mut b, name);
@@ -738,7 +779,12 @@ fn loop_detection_compares_morph_weights_within_their_tolerance() {
         dir: None,
     };
     let model = import_slice(&b.to_glb(), &source, &ImportOptions::default()).unwrap();
-    let timeline = Timeline::all_clips(&model, Sampling::default()).unwrap();
+    let mut timeline = Timeline::plan_all(&model, Sampling::default()).unwrap();
+    let tolerance_only = LoopOptions {
+        step_factor: 0.0,
+        ..LoopOptions::default()
+    };
+    detect_loops_with(&mut timeline, &model, &tolerance_only);
     let flags: Vec<(&str, bool)> = timeline
         .clips
         .iter()

@@ -5,8 +5,8 @@
 
 use crate::error::{FormatError, Result};
 use crate::meta::{
-    BoundsMetadata, LayoutMetadata, Metadata, OutputsMetadata, RigMetadata, SourceLocation,
-    VatMetadata, WeightsMetadata,
+    BoundsMetadata, LayoutMetadata, Metadata, MorphsMetadata, OutputsMetadata, RigMetadata,
+    SourceLocation, VatMetadata, WeightsMetadata,
 };
 
 /// Largest metadata record a reader accepts.
@@ -119,4 +119,17 @@ pub fn decode_layout(bytes: &[u8]) -> Result<LayoutMetadata> {
     bincode::serde::decode_from_slice(bytes, config())
         .map(|(m, _)| m)
         .map_err(|e| FormatError::Invalid(format!("the layout record cannot be decoded: {e}")))
+}
+
+/// Encodes the morphs record.
+pub fn encode_morphs(m: &MorphsMetadata) -> Result<Vec<u8>> {
+    bincode::serde::encode_to_vec(m, config())
+        .map_err(|e| FormatError::Invalid(format!("cannot encode the morphs record: {e}")))
+}
+
+/// Decodes the morphs record (trailing bytes ignored).
+pub fn decode_morphs(bytes: &[u8]) -> Result<MorphsMetadata> {
+    bincode::serde::decode_from_slice(bytes, config())
+        .map(|(m, _)| m)
+        .map_err(|e| FormatError::Invalid(format!("the morphs record cannot be decoded: {e}")))
 }

@@ -563,3 +563,32 @@ pub struct SourceLocation {
     /// root, no `.`, no empty part, at most 4096 bytes.
     pub relative_path: String,
 }
+
+// ---------------------------------------------------------------------------
+// Morphs section (container section kind 14, since format 1.7): the morph
+// targets a bone-matrix bake leaves out.
+
+/// A mesh instance whose morph targets the bone-matrix bake does not carry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DroppedMorphMeta {
+    /// Name of the node that instances the mesh.
+    pub node: String,
+    /// glTF mesh index.
+    pub mesh: u32,
+    /// Its primitives that have morph targets (glTF primitive indices).
+    pub primitives: Vec<u32>,
+    /// Number of morph targets.
+    pub targets: u32,
+    /// Whether a baked clip animates the instance's morph weights (otherwise
+    /// only its non-zero default weights are lost).
+    pub animated: bool,
+}
+
+/// rigbake's choice for morph targets on the bone-matrix path: they are
+/// dropped (the textures hold skin matrices only) and reported; a VAT bake
+/// (`--vat`) carries them. Written only when the bake drops any.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct MorphsMetadata {
+    /// The mesh instances whose morph targets are dropped, in node order.
+    pub dropped: Vec<DroppedMorphMeta>,
+}

@@ -36,6 +36,9 @@ pub trait Observer {
     fn info(&self, message: &str);
     /// The bake moved on to `stage`, e.g. "bone textures".
     fn stage(&self, stage: &str);
+    /// Something the user should know about a bake that still succeeds
+    /// (morph targets the bone textures cannot carry). Ignored by default.
+    fn warning(&self, _message: &str) {}
 }
 
 /// An [`Observer`] that ignores everything.
@@ -173,6 +176,7 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
     let mut bones_part = None;
     let mut rig_record = None;
     let mut anchor_fold = None;
+    let mut morphs_record = None;
     if let Some(rig_plan) = &rig_plan {
         job.observer.stage("bone textures");
         let anchor_nodes: Vec<usize> = rig_plan.anchors.iter().map(|(n, _)| *n).collect();
@@ -194,6 +198,9 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
         (rig_record, anchor_fold) =
             rig::record(&model, &timeline, rig_plan, &tracks, settings, &mut sink)
                 .map_err(|e| e.at(Stage::Rig))?;
+        if bones_part.is_some() {
+            morphs_record = dropped_morphs(&model, &timeline, settings, job.observer);
+        }
     }
     let mut vat_part = None;
     if settings.outputs.vat {
@@ -236,6 +243,9 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
     }
     if let Some(rig) = &rig_record {
         add_record(&mut sink, SectionKind::Rig, codec::encode_rig(rig))?;
+    }
+    if let Some(morphs) = &morphs_record {
+        add_record(&mut sink, SectionKind::Morphs, codec::encode_morphs(morphs))?;
     }
     add_record(&mut sink, SectionKind::Key, Ok(job.key.as_bytes().to_vec()))?;
     if let Some(location) = job.source_location {
@@ -289,6 +299,50 @@ fn bounds_record(model: &Model, timeline: &Timeline) -> Result<meta::BoundsMetad
             .map(|[min, max]| meta::ClipBoundsMeta { min, max })
             .collect(),
     })
+}
+
+/// The morph targets the bone textures drop (rigbake's choice for the
+/// bone-matrix path, see `rigbake_core::bake::morphs`): a warning per mesh
+/// instance naming it and suggesting `--vat` (unless this bake also makes
+/// a VAT, which keeps them), and the record for the container; `None` when
+/// nothing is dropped.
+fn dropped_morphs(
+    model: &Model,
+    timeline: &Timeline,
+    settings: &BakeSettings,
+    observer: &dyn Observer,
+) -> Option<meta::MorphsMetadata> {
+    let instances = rigbake_core::bake::morphs::morphed_instances(model, timeline);
+    if instances.is_empty() {
+        return None;
+    }
+    let mut dropped = Vec::new();
+    for inst in &instances {
+        let node = &model.nodes[inst.node].name;
+        let mesh = &model.meshes[inst.mesh].name;
+        let prims: Vec<String> = inst.primitives.iter().map(usize::to_string).collect();
+        if !settings.outputs.vat {
+            observer.warning(&format!(
+                "node `{node}` (mesh `{mesh}`, meshes[{}].primitives[{}]) has {} morph targets{}; bone textures hold skin matrices only, so this bake drops them (recorded in the container); bake with --vat to keep them",
+                inst.mesh,
+                prims.join(", "),
+                inst.targets,
+                if inst.animated {
+                    " animated by the baked clips"
+                } else {
+                    " with non-zero default weights"
+                },
+            ));
+        }
+        dropped.push(meta::DroppedMorphMeta {
+            node: node.clone(),
+            mesh: inst.mesh as u32,
+            primitives: inst.primitives.iter().map(|p| *p as u32).collect(),
+            targets: inst.targets as u32,
+            animated: inst.animated,
+        });
+    }
+    Some(meta::MorphsMetadata { dropped })
 }
 
 /// Refuses a model whose planned bake exceeds the per-model budget

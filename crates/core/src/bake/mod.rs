@@ -6,6 +6,7 @@ pub mod anchors;
 pub mod bones;
 pub mod bounds;
 pub mod frames;
+pub mod morphs;
 pub mod vat;
 pub mod vat_kernel;
 pub mod vertices;

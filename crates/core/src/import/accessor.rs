@@ -9,6 +9,7 @@
 
 use std::borrow::Cow;
 use std::cell::Cell;
+use std::collections::BTreeMap;
 
 use gltf::accessor::{Accessor, DataType, Dimensions};
 
@@ -29,6 +30,9 @@ pub(crate) struct Allowed {
 /// [`Limits::max_decoded_bytes`], before allocating it.
 pub(crate) struct AccessorReader<'a> {
     buffers: &'a [Cow<'a, [u8]>],
+    /// Decoded bytes of meshopt-compressed buffer views, by view index:
+    /// they replace the view's own bytes.
+    decoded_views: &'a BTreeMap<usize, Vec<u8>>,
     limits: &'a Limits,
     /// Components still allowed before the model exceeds its total limit.
     budget: Cell<usize>,
@@ -71,10 +75,16 @@ struct Span<'b> {
 }
 
 impl<'a> AccessorReader<'a> {
-    /// A reader over `buffers` with a fresh budget.
-    pub fn new(buffers: &'a [Cow<'a, [u8]>], limits: &'a Limits) -> Self {
+    /// A reader over `buffers` (and the decoded views that replace some
+    /// buffer views) with a fresh budget.
+    pub fn new(
+        buffers: &'a [Cow<'a, [u8]>],
+        decoded_views: &'a BTreeMap<usize, Vec<u8>>,
+        limits: &'a Limits,
+    ) -> Self {
         Self {
             buffers,
+            decoded_views,
             limits,
             budget: Cell::new(limits.max_total_components),
             bytes_left: Cell::new(limits.max_decoded_bytes),
@@ -160,6 +170,133 @@ impl<'a> AccessorReader<'a> {
         Ok(values)
     }
 
+    /// Checks floats decoded elsewhere (a Draco stream) for `acc` as
+    /// [`Self::floats`] checks its own: the accessor's type, then integer
+    /// values normalised when the accessor says so, then finiteness. The
+    /// values were charged with [`Self::charge_accessor`].
+    pub fn floats_decoded(
+        &self,
+        acc: &Accessor<'_>,
+        path: &str,
+        allowed: Allowed,
+        mut values: Vec<f32>,
+        integer: bool,
+    ) -> Result<Vec<f32>> {
+        let ty = self.check_types(acc, path, allowed)?;
+        if integer && acc.normalized() {
+            let (scale, min) = match ty {
+                DataType::I8 => (127.0, -1.0),
+                DataType::U8 => (255.0, 0.0),
+                DataType::I16 => (32767.0, -1.0),
+                DataType::U16 => (65535.0, 0.0),
+                _ => (1.0, f32::NEG_INFINITY),
+            };
+            for v in &mut values {
+                *v = (*v / scale).max(min);
+            }
+        }
+        if let Some(k) = values.iter().position(|v| !v.is_finite()) {
+            let n = acc.dimensions().multiplicity();
+            return Err(Error::invalid(
+                path,
+                format!("element {} holds a non-finite value ({})", k / n, values[k]),
+            ));
+        }
+        Ok(values)
+    }
+
+    /// Checks unsigned integers decoded elsewhere (Draco joint indices,
+    /// given as floats) for `acc`: whole numbers from 0 to 2^32 - 1.
+    pub fn uints_decoded(
+        &self,
+        acc: &Accessor<'_>,
+        path: &str,
+        allowed: Allowed,
+        values: &[f32],
+    ) -> Result<Vec<u32>> {
+        self.check_types(acc, path, allowed)?;
+        values
+            .iter()
+            .enumerate()
+            .map(|(k, &v)| {
+                if v >= 0.0 && v.fract() == 0.0 && v <= u32::MAX as f32 {
+                    Ok(v as u32)
+                } else {
+                    Err(Error::invalid(
+                        path,
+                        format!(
+                            "element {} holds {v}, not an unsigned integer",
+                            k / acc.dimensions().multiplicity()
+                        ),
+                    ))
+                }
+            })
+            .collect()
+    }
+
+    /// Bytes left in the import's memory budget.
+    pub fn bytes_left(&self) -> u64 {
+        self.bytes_left.get()
+    }
+
+    /// The bytes of buffer view `view` (its decoded bytes when it was
+    /// meshopt-compressed), checked to lie within its buffer.
+    pub fn view_bytes(&self, view: &gltf::buffer::View<'_>) -> Result<&'a [u8]> {
+        if let Some(d) = self.decoded_views.get(&view.index()) {
+            return Ok(d);
+        }
+        let buffer_index = view.buffer().index();
+        let bytes = self.buffers.get(buffer_index).ok_or_else(|| {
+            Error::invalid(
+                format!("bufferViews[{}]", view.index()),
+                "buffer not loaded",
+            )
+        })?;
+        let view_path = format!("bufferViews[{}]", view.index());
+        let view_end = view
+            .offset()
+            .checked_add(view.length())
+            .filter(|end| *end <= bytes.len())
+            .ok_or_else(|| {
+                Error::invalid(
+                    &view_path,
+                    format!(
+                        "byteOffset {} + byteLength {} runs past the end of buffers[{}] ({} bytes)",
+                        view.offset(),
+                        view.length(),
+                        buffer_index,
+                        bytes.len()
+                    ),
+                )
+            })?;
+        Ok(&bytes[view.offset()..view_end])
+    }
+
+    /// Checks `acc`'s declared size against
+    /// [`Limits::max_accessor_components`] and charges it to the budgets, as
+    /// decoding it would; returns its component count.
+    pub fn charge_accessor(&self, acc: &Accessor<'_>, path: &str) -> Result<usize> {
+        let count = acc.count();
+        if count == 0 {
+            return Err(Error::invalid(path, "accessor count is 0"));
+        }
+        let ncomp = acc.dimensions().multiplicity();
+        let total = count
+            .checked_mul(ncomp)
+            .filter(|t| *t <= self.limits.max_accessor_components)
+            .ok_or_else(|| {
+                Error::limit(
+                    path,
+                    format!(
+                        "accessor declares {count} elements of {ncomp} components, more than the limit of {} components",
+                        self.limits.max_accessor_components
+                    ),
+                )
+            })?;
+        self.charge(total, path)?;
+        Ok(total)
+    }
+
     /// Decodes an accessor of unsigned integers (indices, joint indices).
     pub fn uints(&self, acc: &Accessor<'_>, path: &str, allowed: Allowed) -> Result<Vec<u32>> {
         let ty = self.check_types(acc, path, allowed)?;
@@ -220,38 +357,16 @@ impl<'a> AccessorReader<'a> {
         stride: usize,
         path: &str,
     ) -> Result<Span<'a>> {
-        let buffer_index = view.buffer().index();
-        let bytes = self.buffers.get(buffer_index).ok_or_else(|| {
-            Error::invalid(
-                format!("bufferViews[{}]", view.index()),
-                "buffer not loaded",
-            )
-        })?;
+        let bytes = self.view_bytes(view)?;
         let view_path = format!("bufferViews[{}]", view.index());
-        let view_end = view
-            .offset()
-            .checked_add(view.length())
-            .filter(|end| *end <= bytes.len())
-            .ok_or_else(|| {
-                Error::invalid(
-                    &view_path,
-                    format!(
-                        "byteOffset {} + byteLength {} runs past the end of buffers[{}] ({} bytes)",
-                        view.offset(),
-                        view.length(),
-                        buffer_index,
-                        bytes.len()
-                    ),
-                )
-            })?;
         let needed = count
             .checked_sub(1)
             .and_then(|c| c.checked_mul(stride))
             .and_then(|b| b.checked_add(elem))
             .and_then(|b| b.checked_add(offset));
         match needed {
-            Some(n) if n <= view.length() => Ok(Span {
-                bytes: &bytes[view.offset()..view_end],
+            Some(n) if n <= bytes.len() => Ok(Span {
+                bytes,
                 start: offset,
                 stride,
             }),
@@ -259,7 +374,7 @@ impl<'a> AccessorReader<'a> {
                 path,
                 format!(
                     "{count} elements of {elem} bytes (stride {stride}) at byteOffset {offset} run past the end of {view_path} ({} bytes)",
-                    view.length()
+                    bytes.len()
                 ),
             )),
         }
@@ -274,25 +389,10 @@ impl<'a> AccessorReader<'a> {
         convert: impl Fn(&[u8]) -> T,
     ) -> Result<Vec<T>> {
         let count = acc.count();
-        if count == 0 {
-            return Err(Error::invalid(path, "accessor count is 0"));
-        }
         let ncomp = acc.dimensions().multiplicity();
         let csize = ty.size();
         let elem = ncomp * csize;
-        let total = count
-            .checked_mul(ncomp)
-            .filter(|t| *t <= self.limits.max_accessor_components)
-            .ok_or_else(|| {
-                Error::limit(
-                    path,
-                    format!(
-                        "accessor declares {count} elements of {ncomp} components, more than the limit of {} components",
-                        self.limits.max_accessor_components
-                    ),
-                )
-            })?;
-        self.charge(total, path)?;
+        let total = self.charge_accessor(acc, path)?;
 
         let mut out = Vec::new();
         match acc.view() {

@@ -17,16 +17,23 @@ use super::options::{ImportOptions, Source};
 use crate::error::{Error, ErrorKind, Result};
 
 /// Loads every buffer of `doc`, in glTF order (the GLB binary chunk is
-/// borrowed, not copied).
+/// borrowed, not copied). Meshopt fallback buffers (indices in `fallback`)
+/// are not read: every view into them is decoded from compressed data, so
+/// they load as empty.
 pub(crate) fn load<'b>(
     doc: &gltf::Document,
     blob: Option<&'b [u8]>,
     source: &Source<'_>,
     options: &ImportOptions,
+    fallback: &[usize],
 ) -> Result<Vec<Cow<'b, [u8]>>> {
     let mut blob = blob;
     let mut out = Vec::with_capacity(doc.buffers().len());
     for buffer in doc.buffers() {
+        if fallback.contains(&buffer.index()) {
+            out.push(Cow::Borrowed(&[][..]));
+            continue;
+        }
         let path = format!("buffers[{}]", buffer.index());
         let data = match buffer.source() {
             gltf::buffer::Source::Bin => Cow::Borrowed(blob.take().ok_or_else(|| {
@@ -151,9 +158,13 @@ pub(crate) fn external_files(
     doc: &gltf::Document,
     source: &Source<'_>,
     options: &ImportOptions,
+    fallback: &[usize],
 ) -> Result<Vec<std::path::PathBuf>> {
     let mut files = Vec::new();
     for buffer in doc.buffers() {
+        if fallback.contains(&buffer.index()) {
+            continue;
+        }
         if let gltf::buffer::Source::Uri(uri) = buffer.source()
             && !uri.starts_with("data:")
         {

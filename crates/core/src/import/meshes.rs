@@ -4,7 +4,11 @@ use glam::{Vec2, Vec3, Vec4};
 use gltf::accessor::{DataType, Dimensions};
 use gltf::mesh::Semantic;
 
+use std::collections::BTreeMap;
+
 use super::accessor::{AccessorReader, Allowed};
+use super::compression::{DRACO, DracoRef};
+use super::draco::{self, DracoMesh};
 use crate::error::{Error, Result};
 use crate::model::{Influences, Mesh, MorphTarget, Primitive, PrimitiveMode};
 
@@ -88,11 +92,13 @@ fn vec4s(v: &[f32]) -> Vec<Vec4> {
     v.chunks_exact(4).map(Vec4::from_slice).collect()
 }
 
-/// Builds every mesh of the document.
+/// Builds every mesh of the document; `draco` holds the primitives
+/// compressed with `KHR_draco_mesh_compression`, by (mesh, primitive).
 pub(super) fn build(
     doc: &gltf::Document,
     reader: &AccessorReader<'_>,
     quantized: bool,
+    draco: &BTreeMap<(usize, usize), DracoRef>,
 ) -> Result<Vec<Mesh>> {
     let mut meshes = Vec::new();
     for mesh in doc.meshes() {
@@ -100,7 +106,17 @@ pub(super) fn build(
         let mut primitives = Vec::new();
         for prim in mesh.primitives() {
             let path = format!("meshes[{m}].primitives[{}]", prim.index());
-            primitives.push(build_primitive(&prim, &path, reader, quantized)?);
+            let compressed = match draco.get(&(m, prim.index())) {
+                Some(d) => Some(decode_draco(doc, &prim, d, &path, reader)?),
+                None => None,
+            };
+            primitives.push(build_primitive(
+                &prim,
+                &path,
+                reader,
+                quantized,
+                compressed.as_ref(),
+            )?);
         }
         let targets = primitives.first().map_or(0, |p| p.morph_targets.len());
         if let Some(p) = primitives
@@ -141,11 +157,95 @@ pub(super) fn build(
     Ok(meshes)
 }
 
+/// A primitive's decoded Draco stream and its attribute ids.
+struct Compressed<'d> {
+    mesh: DracoMesh,
+    ext: &'d DracoRef,
+}
+
+/// Decodes a Draco primitive's stream, bounded by what its accessors
+/// declare (and charged for them, as reading them would be).
+fn decode_draco<'d>(
+    doc: &gltf::Document,
+    prim: &gltf::Primitive<'_>,
+    ext: &'d DracoRef,
+    path: &str,
+    reader: &AccessorReader<'_>,
+) -> Result<Compressed<'d>> {
+    let epath = format!("{path}.extensions.{DRACO}");
+    let view = doc.views().nth(ext.buffer_view).ok_or_else(|| {
+        Error::invalid(
+            format!("{epath}.bufferView"),
+            format!(
+                "bufferViews[{}] does not exist ({} buffer views)",
+                ext.buffer_view,
+                doc.views().len()
+            ),
+        )
+    })?;
+    let stream = reader.view_bytes(&view)?;
+    let points = prim
+        .get(&Semantic::Positions)
+        .map_or(0, |a| a.count() as u64);
+    let faces = match prim.indices() {
+        Some(i) => i.count().div_ceil(3) as u64,
+        None => 0,
+    };
+    for name in ext.attributes.keys() {
+        if !prim.attributes().any(|(s, _)| s.to_string() == *name) {
+            return Err(Error::invalid(
+                format!("{epath}.attributes.{name}"),
+                format!("the primitive has no {name} accessor to decode it into"),
+            ));
+        }
+    }
+    let mesh = draco::decode(stream, points, faces, reader.bytes_left(), &epath)?;
+    Ok(Compressed { mesh, ext })
+}
+
+impl Compressed<'_> {
+    /// The decoded values of attribute `name` for accessor `acc`, checked
+    /// and charged; `None` when the stream does not hold that attribute.
+    fn floats(
+        &self,
+        name: &str,
+        acc: &gltf::Accessor<'_>,
+        apath: &str,
+        reader: &AccessorReader<'_>,
+    ) -> Result<Option<(Vec<f32>, bool)>> {
+        let Some(&id) = self.ext.attributes.get(name) else {
+            return Ok(None);
+        };
+        reader.charge_accessor(acc, apath)?;
+        let components = acc.dimensions().multiplicity();
+        if self.mesh.points() != acc.count() {
+            return Err(Error::invalid(
+                apath,
+                format!(
+                    "the Draco stream decodes {} points, but the accessor declares {}",
+                    self.mesh.points(),
+                    acc.count()
+                ),
+            ));
+        }
+        let decoded = self.mesh.attribute(id, components).ok_or_else(|| {
+            Error::invalid(
+                apath,
+                format!(
+                    "the Draco stream has no attribute {id} of {components} components for {name}"
+                ),
+            )
+        })?;
+        Ok(Some((decoded.values, decoded.integer)))
+    }
+}
+
 fn build_primitive(
     prim: &gltf::Primitive<'_>,
     path: &str,
     reader: &AccessorReader<'_>,
     quantized: bool,
+    draco: Option<&Compressed<'_>>,
 ) -> Result<Primitive> {
     let mode = match prim.mode() {
         gltf::mesh::Mode::Points => PrimitiveMode::Points,
@@ -166,6 +266,39 @@ fn build_primitive(
         let name = semantic.to_string();
         let apath = format!("{path}.attributes.{name}");
         let rule = allowed(&semantic, quantized);
+        if let Some(c) = draco
+            && let Some((values, integer)) = c.floats(&name, &acc, &apath, reader)?
+        {
+            match semantic {
+                Semantic::Joints(set) => {
+                    joint_sets.push((set, reader.uints_decoded(&acc, &apath, rule, &values)?));
+                }
+                _ => {
+                    let v = reader.floats_decoded(&acc, &apath, rule, values, integer)?;
+                    match semantic {
+                        Semantic::Positions => positions = Some(vec3s(&v)),
+                        Semantic::Normals => normals = Some(vec3s(&v)),
+                        Semantic::Tangents => tangents = Some(vec4s(&v)),
+                        Semantic::TexCoords(set) => {
+                            tex_sets.push((set, v.chunks_exact(2).map(Vec2::from_slice).collect()));
+                        }
+                        Semantic::Weights(set) => weight_sets.push((set, v)),
+                        _ => {}
+                    }
+                }
+            }
+            continue;
+        }
+        if draco.is_some() && acc.view().is_none() && acc.sparse().is_none() {
+            // Exempt from the schema's bufferView rule only because it is a
+            // Draco primitive's: the stream must fill it.
+            return Err(Error::invalid(
+                &apath,
+                format!(
+                    "the accessor has no bufferView and the Draco extension does not name {name}"
+                ),
+            ));
+        }
         match semantic {
             Semantic::Positions => positions = Some(vec3s(&reader.floats(&acc, &apath, rule)?)),
             Semantic::Normals => normals = Some(vec3s(&reader.floats(&acc, &apath, rule)?)),
@@ -219,7 +352,23 @@ fn build_primitive(
                 types: &[U8, U16, U32],
                 dims: SCALAR,
             };
-            let idx = reader.uints(&acc, &ipath, rule)?;
+            let idx = match draco {
+                Some(c) => {
+                    reader.charge_accessor(&acc, &ipath)?;
+                    if c.mesh.faces() * 3 != acc.count() {
+                        return Err(Error::invalid(
+                            &ipath,
+                            format!(
+                                "the Draco stream decodes {} triangles, but the accessor declares {} indices",
+                                c.mesh.faces(),
+                                acc.count()
+                            ),
+                        ));
+                    }
+                    c.mesh.indices()
+                }
+                None => reader.uints(&acc, &ipath, rule)?,
+            };
             if let Some(k) = idx.iter().position(|&i| i as usize >= count) {
                 return Err(Error::invalid(
                     &ipath,

@@ -12,9 +12,12 @@
 mod accessor;
 mod animations;
 mod buffers;
+mod compression;
+mod draco;
 mod facts;
 mod files;
 mod meshes;
+mod meshopt;
 mod options;
 mod parse;
 mod scene;
@@ -30,18 +33,23 @@ pub use options::{ImportOptions, Limits, Source};
 use crate::error::{Error, ErrorKind, Result};
 use crate::model::Model;
 
-/// Extensions whose data rigbake cannot decode: files that require them are
-/// refused with [`ErrorKind::Unsupported`].
-pub const UNDECODABLE_EXTENSIONS: &[&str] = &[
+/// Mesh compression extensions rigbake decodes (see `docs/limits.md`,
+/// "Compressed models"): Draco primitives and meshopt buffer views.
+pub const COMPRESSION_EXTENSIONS: &[&str] = &[
     "KHR_draco_mesh_compression",
     "EXT_meshopt_compression",
     "KHR_meshopt_compression",
 ];
 
-/// Required extensions rigbake accepts: `KHR_mesh_quantization` (decoded), and
-/// extensions that only concern materials, textures, lights or cameras, which
-/// no bake reads.
-pub const ACCEPTED_REQUIRED_EXTENSIONS: &[&str] = &["KHR_mesh_quantization"];
+/// Required extensions rigbake accepts: `KHR_mesh_quantization` and the
+/// compression extensions (decoded), and extensions that only concern
+/// materials, textures, lights or cameras, which no bake reads.
+pub const ACCEPTED_REQUIRED_EXTENSIONS: &[&str] = &[
+    "KHR_mesh_quantization",
+    "KHR_draco_mesh_compression",
+    "EXT_meshopt_compression",
+    "KHR_meshopt_compression",
+];
 
 fn accepted_required(ext: &str) -> bool {
     ACCEPTED_REQUIRED_EXTENSIONS.contains(&ext)
@@ -120,13 +128,16 @@ pub fn external_files(
     bytes: &[u8],
     options: &ImportOptions,
 ) -> Result<Vec<std::path::PathBuf>> {
-    let (root, _, _) = parse::parse(bytes).map_err(|e| e.with_file(path))?;
+    let (root, json, _) = parse::parse(bytes).map_err(|e| e.with_file(path))?;
+    let fallback = compression::read(json)
+        .map_err(|e| e.with_file(path))?
+        .fallback_buffers;
     let doc = gltf::Document::from_json_without_validation(root);
     let source = Source {
         name: "",
         dir: Some(path.parent().unwrap_or(Path::new("."))),
     };
-    buffers::external_files(&doc, &source, options).map_err(|e| e.with_file(path))
+    buffers::external_files(&doc, &source, options, &fallback).map_err(|e| e.with_file(path))
 }
 
 /// Imports a glTF or GLB held in memory.
@@ -135,7 +146,8 @@ pub fn import_slice(bytes: &[u8], source: &Source<'_>, options: &ImportOptions) 
     version::check(&root.asset)?;
     select::check_index(&root, options.scene)?;
     check_extensions(&root)?;
-    parse::validate(&root, json)?;
+    let compressed = compression::read(json)?;
+    parse::validate(&root, json, &draco_accessors(&root, &compressed))?;
     if root.nodes.len() > options.limits.max_nodes {
         return Err(Error::limit(
             "nodes",
@@ -147,11 +159,13 @@ pub fn import_slice(bytes: &[u8], source: &Source<'_>, options: &ImportOptions) 
         ));
     }
     let doc = gltf::Document::from_json_without_validation(root);
-    let buffers = buffers::load(&doc, blob, source, options)?;
-    let reader = accessor::AccessorReader::new(&buffers, &options.limits);
+    let buffers = buffers::load(&doc, blob, source, options, &compressed.fallback_buffers)?;
+    let (decoded_views, decoded_bytes) = decode_meshopt(&compressed, &buffers, &options.limits)?;
+    let reader = accessor::AccessorReader::new(&buffers, &decoded_views, &options.limits);
+    reader.charge_bytes(decoded_bytes, "bufferViews")?;
     let quantized = doc.extensions_used().any(|e| e == "KHR_mesh_quantization");
 
-    let meshes = meshes::build(&doc, &reader, quantized)?;
+    let meshes = meshes::build(&doc, &reader, quantized, &compressed.draco)?;
     let (nodes, topological_order) = scene::build_nodes(&doc, &meshes, &reader)?;
     let skins = scene::build_skins(&doc, &reader)?;
     scene::check_skinned_instances(&nodes, &skins, &meshes)?;
@@ -175,17 +189,63 @@ pub fn import_slice(bytes: &[u8], source: &Source<'_>, options: &ImportOptions) 
     select::scene(model, &doc, options.scene)
 }
 
+/// The accessors that Draco streams fill (attributes and indices of
+/// compressed primitives): they have no `bufferView` of their own.
+fn draco_accessors(root: &gltf::json::Root, compressed: &compression::Compression) -> Vec<usize> {
+    let mut out = Vec::new();
+    for &(m, p) in compressed.draco.keys() {
+        if let Some(prim) = root.meshes.get(m).and_then(|mesh| mesh.primitives.get(p)) {
+            out.extend(prim.attributes.values().map(|a| a.value()));
+            out.extend(prim.indices.map(|i| i.value()));
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Decodes every meshopt-compressed buffer view, in view order, each
+/// checked against what is left of the memory budget before it is
+/// allocated. Returns the decoded views and their total size.
+fn decode_meshopt(
+    compressed: &compression::Compression,
+    buffers: &[std::borrow::Cow<'_, [u8]>],
+    limits: &Limits,
+) -> Result<(std::collections::BTreeMap<usize, Vec<u8>>, u64)> {
+    let mut views = std::collections::BTreeMap::new();
+    let mut used = 0u64;
+    for (v, ext, view) in &compressed.meshopt {
+        let path = format!("bufferViews[{v}].extensions.{ext}");
+        let source = buffers
+            .get(view.buffer)
+            .filter(|_| !compressed.fallback_buffers.contains(&view.buffer))
+            .ok_or_else(|| {
+                Error::invalid(
+                    format!("{path}.buffer"),
+                    format!(
+                        "buffers[{}] does not exist or is a fallback buffer without data",
+                        view.buffer
+                    ),
+                )
+            })?;
+        let budget = limits.max_decoded_bytes.saturating_sub(used);
+        let bytes = meshopt::decode_view(view, ext, source, budget, &path)?;
+        used += bytes.len() as u64;
+        views.insert(*v, bytes);
+    }
+    Ok((views, used))
+}
+
+/// What to run to remove a required extension rigbake does not implement.
+fn removal_hint(ext: &str) -> String {
+    format!(
+        "rigbake does not implement {ext}; write the model without it: re-export it with {ext} turned off, or rewrite it with `npx @gltf-transform/cli copy IN.glb OUT.glb` (gltf-transform drops the extensions it does not implement)"
+    )
+}
+
 fn check_extensions(root: &gltf::json::Root) -> Result<()> {
     for (i, ext) in root.extensions_required.iter().enumerate() {
         let ext = ext.as_str();
-        if UNDECODABLE_EXTENSIONS.contains(&ext) {
-            return Err(Error::new(
-                ErrorKind::Unsupported,
-                format!("extensionsRequired[{i}]"),
-                format!("unsupported extension {ext}: rigbake cannot decode its data"),
-            )
-            .with_hint("re-export the model without mesh compression"));
-        }
         if !accepted_required(ext) {
             return Err(Error::new(
                 ErrorKind::Unsupported,
@@ -193,7 +253,8 @@ fn check_extensions(root: &gltf::json::Root) -> Result<()> {
                 format!(
                     "unsupported extension {ext}: the file requires it and rigbake does not implement it"
                 ),
-            ));
+            )
+            .with_hint(removal_hint(ext)));
         }
     }
     Ok(())
@@ -204,11 +265,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn material_extensions_are_accepted_and_compression_is_not() {
+    fn material_and_compression_extensions_are_accepted() {
         assert!(accepted_required("KHR_materials_unlit"));
         assert!(accepted_required("KHR_texture_transform"));
         assert!(accepted_required("KHR_mesh_quantization"));
-        assert!(!accepted_required("KHR_draco_mesh_compression"));
+        assert!(accepted_required("KHR_draco_mesh_compression"));
+        assert!(accepted_required("EXT_meshopt_compression"));
         assert!(!accepted_required("KHR_animation_pointer"));
+    }
+
+    #[test]
+    fn unsupported_required_extensions_are_named_with_the_way_out() {
+        let root: gltf::json::Root = serde_json::from_str(
+            r#"{"asset":{"version":"2.0"},"extensionsUsed":["EXT_x"],"extensionsRequired":["KHR_draco_mesh_compression","EXT_x"]}"#,
+        )
+        .unwrap();
+        let e = check_extensions(&root).unwrap_err();
+        assert_eq!(e.object, "extensionsRequired[1]");
+        assert!(e.message.contains("unsupported extension EXT_x"), "{e}");
+        let hint = e.hint.unwrap();
+        assert!(
+            hint.contains("EXT_x") && hint.contains("gltf-transform"),
+            "{hint}"
+        );
     }
 }

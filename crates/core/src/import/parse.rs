@@ -133,10 +133,15 @@ pub(super) fn parse(bytes: &[u8]) -> Result<Parsed<'_>> {
 }
 
 /// Schema-validates a deserialised document (`json` is its text, quoted in
-/// error messages).
-pub(super) fn validate(root: &gltf::json::Root, json: &[u8]) -> Result<()> {
+/// error messages). The accessors in `decoded_elsewhere` (those a Draco
+/// stream fills) may lack a `bufferView`.
+pub(super) fn validate(
+    root: &gltf::json::Root,
+    json: &[u8],
+    decoded_elsewhere: &[usize],
+) -> Result<()> {
     check_before_validation(root, json)?;
-    validate_schema(root, json)
+    validate_schema(root, json, decoded_elsewhere)
 }
 
 /// Deserialises the glTF JSON. On failure, deserialises again while tracking
@@ -274,12 +279,20 @@ fn check_before_validation(root: &gltf::json::Root, json: &[u8]) -> Result<()> {
 /// Runs the gltf crate's schema validation (index ranges, enum values,
 /// required fields), ignoring its complaints about required extensions, which
 /// the importer judges itself.
-fn validate_schema(root: &gltf::json::Root, json: &[u8]) -> Result<()> {
+fn validate_schema(
+    root: &gltf::json::Root,
+    json: &[u8],
+    decoded_elsewhere: &[usize],
+) -> Result<()> {
     let mut first: Option<(String, gltf::json::validation::Error)> = None;
+    let exempt: Vec<String> = decoded_elsewhere
+        .iter()
+        .map(|a| format!("accessors[{a}].bufferView"))
+        .collect();
     root.validate(root, gltf::json::Path::new, &mut |path, error| {
         if first.is_none() {
             let path = path().to_string();
-            if !path.starts_with("extensionsRequired") {
+            if !path.starts_with("extensionsRequired") && !exempt.contains(&path) {
                 first = Some((path, error));
             }
         }
@@ -632,7 +645,7 @@ mod tests {
     fn schema_errors_quote_the_missing_target() {
         let json = br#"{"asset":{"version":"2.0"},"nodes":[{"children":[7]}]}"#;
         let (root, text, _) = parse(json).unwrap();
-        let e = validate(&root, text).unwrap_err();
+        let e = validate(&root, text, &[]).unwrap_err();
         assert_eq!(e.object, "nodes[0].children[0]");
         assert_eq!(
             e.message,

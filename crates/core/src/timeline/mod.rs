@@ -25,8 +25,10 @@ impl Timeline {
     /// `rest` clip when the model has none. Loop flags are detected.
     pub fn all_clips(model: &Model, sampling: Sampling) -> Result<Self> {
         let mut timeline = Self::plan_all(model, sampling)?;
-        // Loop detection evaluates two poses per clip, and there are no more
-        // clips than rows.
+        // Loop detection evaluates at most five poses per clip of two or
+        // more rows and two for a clip of one row: at most 2.5 poses per
+        // row, within a small multiple of the bake's own work that this
+        // limit bounds.
         check_evaluations(timeline.rows, model)?;
         loops::detect_loops(&mut timeline, model);
         Ok(timeline)

@@ -72,6 +72,9 @@ pub enum SectionKind {
     /// The source record (bincode [`crate::meta::SourceLocation`]): where
     /// the source model was, relative to the container, since 1.6.
     Source,
+    /// The morphs record (bincode [`crate::meta::MorphsMetadata`]): the
+    /// morph targets a bone-matrix bake drops, since 1.7.
+    Morphs,
     /// A kind this version does not know; skipped by readers.
     Unknown(u32),
 }
@@ -92,6 +95,7 @@ impl SectionKind {
             Self::Bounds => 12,
             Self::Layout => 11,
             Self::Source => 13,
+            Self::Morphs => 14,
             Self::Unknown(c) => c,
         }
     }
@@ -111,6 +115,7 @@ impl SectionKind {
             12 => Self::Bounds,
             11 => Self::Layout,
             13 => Self::Source,
+            14 => Self::Morphs,
             c => Self::Unknown(c),
         }
     }
@@ -130,6 +135,7 @@ impl SectionKind {
             Self::Bounds => "bounds".to_owned(),
             Self::Layout => "layout".to_owned(),
             Self::Source => "source".to_owned(),
+            Self::Morphs => "morphs".to_owned(),
             Self::Unknown(c) => format!("unknown({c})"),
         }
     }

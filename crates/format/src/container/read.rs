@@ -14,8 +14,8 @@ use super::{
 };
 use crate::error::{FormatError, Result};
 use crate::meta::{
-    BoundsMetadata, LayoutMetadata, Metadata, OutputsMetadata, RigMetadata, SourceLocation,
-    Storage, VatMetadata, WeightsMetadata,
+    BoundsMetadata, LayoutMetadata, Metadata, MorphsMetadata, OutputsMetadata, RigMetadata,
+    SourceLocation, Storage, VatMetadata, WeightsMetadata,
 };
 use crate::{check, codec};
 
@@ -56,6 +56,7 @@ pub struct Container<R> {
     bounds: Option<BoundsMetadata>,
     layout: Option<LayoutMetadata>,
     source: Option<SourceLocation>,
+    morphs: Option<MorphsMetadata>,
 }
 
 impl Container<BufReader<File>> {
@@ -242,6 +243,14 @@ impl<R: Read + Seek> Container<R> {
             )?)?),
             None => None,
         };
+        let morphs = match single(&sections, SectionKind::Morphs)? {
+            Some(i) => Some(codec::decode_morphs(&read_checked(
+                &mut reader,
+                &sections,
+                i,
+            )?)?),
+            None => None,
+        };
         let container = Self {
             reader,
             version,
@@ -256,6 +265,7 @@ impl<R: Read + Seek> Container<R> {
             bounds,
             layout,
             source,
+            morphs,
         };
         container.check_references()?;
         container.check_records()?;
@@ -377,6 +387,12 @@ impl<R: Read + Seek> Container<R> {
     /// and later).
     pub fn source_location(&self) -> Option<&SourceLocation> {
         self.source.as_ref()
+    }
+
+    /// The morphs record (the morph targets the bone-matrix bake dropped),
+    /// when the bake dropped any (format 1.7 and later).
+    pub fn morphs(&self) -> Option<&MorphsMetadata> {
+        self.morphs.as_ref()
     }
 
     /// The rig record (anchors, props, clip origins), when the bake has one.
