@@ -31,6 +31,11 @@ pub enum SettingsError {
         "outputs {0}: `weights` and `anchors` are baked with the bone textures; add `bones` to outputs"
     )]
     NeedsBones(String),
+    /// An EXR compression was asked for PNG VAT textures.
+    #[error(
+        "VAT compression {0:?} applies to EXR formats only: png16 is always deflate (drop --compression / --zip, or use exr16 or exr32)"
+    )]
+    PngCompression(rigbake_types::TextureCompression),
 
     /// The bone-weight pairs per vertex are out of range.
     #[error("max_influences must be 1 to {max}, got {got}")]

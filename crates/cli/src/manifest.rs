@@ -7,7 +7,8 @@
 use std::path::{Path, PathBuf};
 
 use rigbake_types::{
-    DirectionEncoding, MatrixLayout, NormalConvention, Precision, Props, SampleRule, VatEncoding,
+    DirectionEncoding, MatrixLayout, NormalConvention, Precision, Props, SampleRule,
+    TextureCompression, VatEncoding,
 };
 use serde::Deserialize;
 
@@ -44,8 +45,10 @@ pub struct VatOverrides {
     pub direction_encoding: Option<DirectionEncoding>,
     /// Pad to powers of two.
     pub power_of_two: Option<bool>,
-    /// ZIP-compress EXRs.
+    /// ZIP-compress EXRs (the same as `compression = "zip"`).
     pub zip: Option<bool>,
+    /// EXR compression: `none`, `zip`, `piz` or `pxr24`.
+    pub compression: Option<TextureCompression>,
 }
 
 /// One clip of a manifest entry: a whole animation or a range of it, under a

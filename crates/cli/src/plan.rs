@@ -386,6 +386,7 @@ fn vat_only_flag(flags: &SettingFlags) -> Option<&'static str> {
         (flags.direction_encoding.is_some(), "--direction-encoding"),
         (flags.power_of_two, "--power-of-two"),
         (flags.zip, "--zip"),
+        (flags.compression.is_some(), "--compression"),
     ]
     .into_iter()
     .find_map(|(set, name)| set.then_some(name))

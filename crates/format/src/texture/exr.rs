@@ -210,14 +210,32 @@ mod tests {
     }
 }
 
-/// EXR compression for streamed textures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum StreamCompression {
-    /// No compression: fastest to write and read, largest files.
-    None,
-    /// ZIP (16 scanlines per block): lossless, smaller, slower to write.
-    Zip,
+pub use rigbake_types::TextureCompression;
+
+/// The `exr` crate's compression for `compression` (refused: `Deflate`,
+/// which is PNG's).
+fn exr_compression(compression: TextureCompression) -> Result<Compression> {
+    Ok(match compression {
+        TextureCompression::None => Compression::Uncompressed,
+        TextureCompression::Zip => Compression::ZIP16,
+        TextureCompression::Piz => Compression::PIZ,
+        TextureCompression::Pxr24 => Compression::PXR24,
+        TextureCompression::Deflate => {
+            return Err(FormatError::Invalid(
+                "deflate is PNG's compression, not an EXR one".to_owned(),
+            ));
+        }
+    })
 }
+
+/// Scanlines per EXR block under `compression` (1 uncompressed, 16 for ZIP
+/// and PXR24, 32 for PIZ).
+pub fn lines_per_block(compression: TextureCompression) -> usize {
+    exr_compression(compression).map_or(1, Compression::scan_lines_per_block)
+}
+
+/// Compressed blocks encoded together (in parallel), at most.
+const BLOCKS_PER_ROUND: usize = 64;
 
 /// Shape and sample format of a streamed EXR.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -231,7 +249,7 @@ pub struct StreamSpec {
     /// Sample precision.
     pub precision: Precision,
     /// Compression.
-    pub compression: StreamCompression,
+    pub compression: TextureCompression,
 }
 
 /// Row samples handed to the writer thread: planar rows (per row, one plane
@@ -274,6 +292,7 @@ impl StreamWriter {
                 spec.width, spec.height, spec.channels
             )));
         }
+        exr_compression(spec.compression)?;
         let feed = Feed::spawn("rigbake-exr-writer", "EXR writer", move |rows, spares| {
             write_stream(out, spec, rows, spares)
         })?;
@@ -329,6 +348,7 @@ fn write_stream<W: Write + Seek>(
     use exr::block::{UncompressedBlock, writer::ChunksWriter as _};
     use exr::meta::attribute::{ChannelDescription, SampleType, Text};
     use exr::meta::header::Header;
+    use rayon::prelude::*;
 
     let (sample_type, sample_bytes) = match spec.precision {
         Precision::F32 => (SampleType::F32, 4),
@@ -346,10 +366,7 @@ fn write_stream<W: Write + Seek>(
         .iter()
         .map(|(n, _)| ChannelDescription::new(Text::from(*n), sample_type, true))
         .collect();
-    let compression = match spec.compression {
-        StreamCompression::None => Compression::Uncompressed,
-        StreamCompression::Zip => Compression::ZIP16,
-    };
+    let compression = exr_compression(spec.compression)?;
     let mut header = Header::new(Text::from("vat"), (spec.width, spec.height), channels)
         .with_encoding(
             compression,
@@ -362,52 +379,88 @@ fn write_stream<W: Write + Seek>(
     // Received batches not yet fully written, and the next line of the first.
     let mut queue = std::collections::VecDeque::<Rows>::new();
     let (mut next_line, mut available) = (0usize, 0usize);
+    // Uncompressed blocks go out one at a time (encoding them is a copy);
+    // compressed ones in rounds encoded in parallel, written in order, so
+    // the bytes never depend on the thread count.
+    let round = if compression == Compression::Uncompressed {
+        1
+    } else {
+        BLOCKS_PER_ROUND
+    };
     exr::block::write(out, smallvec_of(header), true, |meta, writer| {
-        for (index_in_header, block) in
-            exr::block::enumerate_ordered_header_block_indices(&meta.headers)
-        {
-            let lines = block.pixel_size.y();
-            while available < lines {
-                let batch = receiver.recv().map_err(|_| {
-                    exr::error::Error::Invalid(
-                        "fewer rows than the texture height were written".into(),
-                    )
-                })?;
-                available += batch.len() / row_samples;
-                if batch.len() == 0 {
-                    let _ = spares.try_send(batch);
-                } else {
-                    queue.push_back(batch);
-                }
-            }
-            // One copy: planar rows into the block's channel order.
-            let mut data = Vec::with_capacity(lines * row);
-            for _ in 0..lines {
-                let Some(front) = queue.front() else {
-                    return Err(exr::error::Error::Invalid("row queue ran dry".into()));
-                };
-                let at = next_line * row_samples;
-                for &(_, p) in names {
-                    let range = at + p * spec.width..at + (p + 1) * spec.width;
-                    match front {
-                        Rows::F32(v) => data.extend_from_slice(bytemuck::cast_slice(&v[range])),
-                        Rows::F16(v) => data.extend_from_slice(bytemuck::cast_slice(&v[range])),
+        let blocks: Vec<_> =
+            exr::block::enumerate_ordered_header_block_indices(&meta.headers).collect();
+        let mut blocks = blocks.into_iter().peekable();
+        let mut ready = Vec::with_capacity(round);
+        while blocks.peek().is_some() {
+            // Wait for the next block's lines, then take every block whose
+            // lines are all here (up to a round).
+            ready.clear();
+            while let Some((index_in_header, block)) = blocks.peek().copied() {
+                let lines = block.pixel_size.y();
+                while ready.is_empty() && available < lines {
+                    let batch = receiver.recv().map_err(|_| {
+                        exr::error::Error::Invalid(
+                            "fewer rows than the texture height were written".into(),
+                        )
+                    })?;
+                    available += batch.len() / row_samples;
+                    if batch.len() == 0 {
+                        let _ = spares.try_send(batch);
+                    } else {
+                        queue.push_back(batch);
                     }
                 }
-                next_line += 1;
-                available -= 1;
-                if next_line * row_samples == front.len() {
-                    next_line = 0;
-                    // Handed back for reuse; when the spares are full or
-                    // abandoned, simply freed.
-                    if let Some(done) = queue.pop_front() {
-                        let _ = spares.try_send(done);
+                if available < lines || ready.len() == round {
+                    break;
+                }
+                blocks.next();
+                // One copy: planar rows into the block's channel order.
+                let mut data = Vec::with_capacity(lines * row);
+                for _ in 0..lines {
+                    let Some(front) = queue.front() else {
+                        return Err(exr::error::Error::Invalid("row queue ran dry".into()));
+                    };
+                    let at = next_line * row_samples;
+                    for &(_, p) in names {
+                        let range = at + p * spec.width..at + (p + 1) * spec.width;
+                        match front {
+                            Rows::F32(v) => {
+                                data.extend_from_slice(bytemuck::cast_slice(&v[range]));
+                            }
+                            Rows::F16(v) => {
+                                data.extend_from_slice(bytemuck::cast_slice(&v[range]));
+                            }
+                        }
+                    }
+                    next_line += 1;
+                    available -= 1;
+                    if next_line * row_samples == front.len() {
+                        next_line = 0;
+                        // Handed back for reuse; when the spares are full or
+                        // abandoned, simply freed.
+                        if let Some(done) = queue.pop_front() {
+                            let _ = spares.try_send(done);
+                        }
                     }
                 }
+                ready.push((index_in_header, UncompressedBlock { index: block, data }));
             }
-            let chunk =
-                UncompressedBlock { index: block, data }.compress_to_chunk(&meta.headers)?;
-            writer.write_chunk(index_in_header, chunk)?;
+            let chunks: Vec<exr::error::Result<_>> = if ready.len() == 1 {
+                ready
+                    .drain(..)
+                    .map(|(i, b)| Ok((i, b.compress_to_chunk(&meta.headers)?)))
+                    .collect()
+            } else {
+                ready
+                    .par_drain(..)
+                    .map(|(i, b)| Ok((i, b.compress_to_chunk(&meta.headers)?)))
+                    .collect()
+            };
+            for chunk in chunks {
+                let (index_in_header, chunk) = chunk?;
+                writer.write_chunk(index_in_header, chunk)?;
+            }
         }
         Ok(())
     })?;
@@ -445,7 +498,12 @@ mod stream_tests {
 
     #[test]
     fn streamed_rows_read_back_exactly() {
-        for (channels, compression) in [(3, StreamCompression::None), (4, StreamCompression::Zip)] {
+        for (channels, compression) in [
+            (3, TextureCompression::None),
+            (4, TextureCompression::Zip),
+            (3, TextureCompression::Piz),
+            (4, TextureCompression::Piz),
+        ] {
             let (w, h) = (7, 37);
             // Planar rows: row y, plane c, texel x.
             let data: Vec<f32> = (0..h)
@@ -497,7 +555,7 @@ mod stream_tests {
             height: 3,
             channels: 3,
             precision: Precision::F16,
-            compression: StreamCompression::None,
+            compression: TextureCompression::None,
         };
         let mut writer = StreamWriter::new(Shared::default(), spec).unwrap();
         let halves = |n| Rows::F16(vec![f16::ZERO; n]);
@@ -510,5 +568,81 @@ mod stream_tests {
             writer.push_rows(Rows::F32(vec![0.0; 6])).is_err(),
             "f32 rows for an f16 texture"
         );
+    }
+
+    /// Writes `data` (planar rows of `w` x `h`, 3 channels) as one streamed
+    /// EXR in batches of `batch` rows; returns the file's bytes.
+    fn streamed(
+        data: &[f32],
+        (w, h): (usize, usize),
+        batch: usize,
+        compression: TextureCompression,
+    ) -> Vec<u8> {
+        let out = Shared::default();
+        let spec = StreamSpec {
+            width: w,
+            height: h,
+            channels: 3,
+            precision: Precision::F32,
+            compression,
+        };
+        let mut writer = StreamWriter::new(out.clone(), spec).unwrap();
+        for rows in data.chunks(batch * w * 3) {
+            writer.push_rows(Rows::F32(rows.to_vec())).unwrap();
+        }
+        writer.finish().unwrap();
+        out.0.lock().unwrap().get_ref().clone()
+    }
+
+    #[test]
+    fn pxr24_keeps_24_bits_of_f32_as_documented() {
+        let (w, h) = (19, 70);
+        let data: Vec<f32> = (0..w * h * 3)
+            .map(|i| ((i as f32) * 0.731).sin() * 37.0 + (i % 7) as f32 * 1e-3)
+            .collect();
+        let bytes = streamed(&data, (w, h), 23, TextureCompression::Pxr24);
+        let back = read(Cursor::new(bytes)).unwrap();
+        for (i, px) in back.data.chunks_exact(4).enumerate() {
+            let (y, x) = (i / w, i % w);
+            for c in 0..3 {
+                let original = data[(y * 3 + c) * w + x];
+                let decoded = px[c];
+                // Our model of the loss matches the decoder bit for bit, and
+                // 15 kept significand bits mean a relative error <= 2^-16.
+                assert_eq!(
+                    decoded.to_bits(),
+                    crate::vat::pxr24_round(original).to_bits(),
+                    "{original}"
+                );
+                assert!((decoded - original).abs() <= original.abs() * 2f32.powi(-16));
+            }
+        }
+    }
+
+    #[test]
+    fn compressed_bytes_do_not_depend_on_batches() {
+        let (w, h) = (33, 200);
+        let data: Vec<f32> = (0..w * h * 3).map(|i| (i as f32 * 0.01).cos()).collect();
+        for compression in [TextureCompression::Zip, TextureCompression::Piz] {
+            // (Thread counts: the CLI's determinism tests run the binary
+            // with RAYON_NUM_THREADS=1 and 2.)
+            let a = streamed(&data, (w, h), 7, compression);
+            let b = streamed(&data, (w, h), 64, compression);
+            assert_eq!(a, b, "{compression:?}");
+            let plain = streamed(&data, (w, h), 64, TextureCompression::None);
+            assert!(a.len() < plain.len(), "{compression:?} compresses");
+        }
+    }
+
+    #[test]
+    fn deflate_is_not_an_exr_compression() {
+        let spec = StreamSpec {
+            width: 2,
+            height: 2,
+            channels: 3,
+            precision: Precision::F32,
+            compression: TextureCompression::Deflate,
+        };
+        assert!(StreamWriter::new(Shared::default(), spec).is_err());
     }
 }
