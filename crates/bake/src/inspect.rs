@@ -8,7 +8,8 @@ use std::path::Path;
 
 use rigbake_format::container::{Container, Section};
 use rigbake_format::meta::{
-    ClipOrigin, Metadata, RigMetadata, Storage, VatMetadata, WeightsMetadata,
+    ClipOrigin, Metadata, RigMetadata, Storage, VatCompressionMetadata, VatMetadata,
+    WeightsMetadata,
 };
 use serde::Serialize;
 
@@ -34,6 +35,9 @@ pub struct InspectReport {
     pub weights: Option<WeightsMetadata>,
     /// The rig record (anchors, props, clip origins), or `null`.
     pub rig: Option<RigMetadata>,
+    /// The VAT compression record (each VAT texture's compression), or
+    /// `null` (no VAT, or a container older than format 1.6).
+    pub vat_compression: Option<VatCompressionMetadata>,
     /// Sums over the metadata.
     pub totals: Totals,
     /// Result of `--verify` (`null` when not asked).
@@ -208,6 +212,7 @@ pub fn load_report(
         vat: container.vat().cloned(),
         weights: container.weights().cloned(),
         rig: container.rig().cloned(),
+        vat_compression: container.vat_compression().cloned(),
         verified,
     };
     Ok((report, problem))

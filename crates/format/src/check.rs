@@ -12,7 +12,8 @@
 
 use crate::error::{FormatError, Result};
 use crate::meta::{
-    ClipOrigin, MatrixLayout, Metadata, OutputsMetadata, RigMetadata, VatMetadata, WeightsMetadata,
+    ClipOrigin, MatrixLayout, Metadata, OutputsMetadata, RigMetadata, TextureCompression,
+    VatCompressionMetadata, VatEncoding, VatMetadata, WeightsMetadata,
 };
 
 /// Largest texture width or height any record may declare (and the largest
@@ -329,6 +330,39 @@ pub fn rig(r: &RigMetadata, clips: usize, skins: usize) -> Result<()> {
                     return Err(invalid(format!("{what}.weight is {weight}, not finite")));
                 }
             }
+        }
+    }
+    Ok(())
+}
+
+/// Checks the VAT compression record against the VAT record: one entry per
+/// VAT texture, `deflate` exactly for PNG textures, and only EXR modes
+/// asked for.
+pub fn vat_compression(c: &VatCompressionMetadata, vat: Option<&VatMetadata>) -> Result<()> {
+    let Some(vat) = vat else {
+        return Err(invalid(
+            "a VAT compression record without a VAT record".to_owned(),
+        ));
+    };
+    if c.requested == TextureCompression::Deflate {
+        return Err(invalid(
+            "vat_compression.requested is deflate, not an EXR mode".to_owned(),
+        ));
+    }
+    if c.textures.len() != vat.textures.len() {
+        return Err(invalid(format!(
+            "vat_compression lists {} textures but the VAT record has {}",
+            c.textures.len(),
+            vat.textures.len()
+        )));
+    }
+    for (i, (mode, t)) in c.textures.iter().zip(&vat.textures).enumerate() {
+        let png = t.encoding == VatEncoding::Png16;
+        if png != (*mode == TextureCompression::Deflate) {
+            return Err(invalid(format!(
+                "vat_compression.textures[{i}] is {mode:?} for a {:?} texture",
+                t.encoding
+            )));
         }
     }
     Ok(())

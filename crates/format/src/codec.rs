@@ -4,7 +4,9 @@
 //! bumping the container's major version.
 
 use crate::error::{FormatError, Result};
-use crate::meta::{Metadata, OutputsMetadata, RigMetadata, VatMetadata, WeightsMetadata};
+use crate::meta::{
+    Metadata, OutputsMetadata, RigMetadata, VatCompressionMetadata, VatMetadata, WeightsMetadata,
+};
 
 /// Largest metadata record a reader accepts.
 pub const METADATA_LIMIT: usize = 64 << 20;
@@ -77,4 +79,19 @@ pub fn decode_outputs(bytes: &[u8]) -> Result<OutputsMetadata> {
     bincode::serde::decode_from_slice(bytes, config())
         .map(|(m, _)| m)
         .map_err(|e| FormatError::Invalid(format!("the outputs record cannot be decoded: {e}")))
+}
+
+/// Encodes the VAT compression record.
+pub fn encode_vat_compression(c: &VatCompressionMetadata) -> Result<Vec<u8>> {
+    bincode::serde::encode_to_vec(c, config())
+        .map_err(|e| FormatError::Invalid(format!("cannot encode the VAT compression record: {e}")))
+}
+
+/// Decodes the VAT compression record (trailing bytes ignored).
+pub fn decode_vat_compression(bytes: &[u8]) -> Result<VatCompressionMetadata> {
+    bincode::serde::decode_from_slice(bytes, config())
+        .map(|(m, _)| m)
+        .map_err(|e| {
+            FormatError::Invalid(format!("the VAT compression record cannot be decoded: {e}"))
+        })
 }

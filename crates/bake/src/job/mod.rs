@@ -206,6 +206,11 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
     let metadata = build_metadata(path, bytes, &timeline, skins, textures, settings);
     if let Some(vat) = &vat_part {
         add_record(&mut sink, SectionKind::Vat, codec::encode_vat(vat))?;
+        add_record(
+            &mut sink,
+            SectionKind::VatCompression,
+            codec::encode_vat_compression(&vat::compression_record(vat, &settings.vat)),
+        )?;
     }
     if let Some(rig) = &rig_record {
         add_record(&mut sink, SectionKind::Rig, codec::encode_rig(rig))?;

@@ -229,6 +229,26 @@ pub(super) fn bake(
     }))
 }
 
+/// The VAT compression record of `vat`: the compression asked for, and per
+/// texture the one its file has (`deflate` for PNG, the asked EXR mode
+/// otherwise, as [`VatFileSpec::effective_compression`] applies it).
+pub(super) fn compression_record(
+    vat: &meta::VatMetadata,
+    settings: &VatSettings,
+) -> meta::VatCompressionMetadata {
+    meta::VatCompressionMetadata {
+        requested: settings.compression,
+        textures: vat
+            .textures
+            .iter()
+            .map(|t| match t.encoding {
+                meta::VatEncoding::Png16 => meta::TextureCompression::Deflate,
+                _ => settings.compression,
+            })
+            .collect(),
+    }
+}
+
 /// The playback mesh: every baked primitive as a mesh of its own (in plan
 /// order, so mesh `i` is `primitives[i]`), at the first frame, in model space,
 /// with the source's vertex order, UVs, indices and materials, plus one more

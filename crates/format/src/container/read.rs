@@ -13,7 +13,10 @@ use super::{
     padding,
 };
 use crate::error::{FormatError, Result};
-use crate::meta::{Metadata, OutputsMetadata, RigMetadata, Storage, VatMetadata, WeightsMetadata};
+use crate::meta::{
+    Metadata, OutputsMetadata, RigMetadata, Storage, VatCompressionMetadata, VatMetadata,
+    WeightsMetadata,
+};
 use crate::{check, codec};
 
 /// Largest header a reader accepts (future minors may grow it).
@@ -50,6 +53,7 @@ pub struct Container<R> {
     rig: Option<RigMetadata>,
     key: Option<String>,
     outputs: Option<OutputsMetadata>,
+    vat_compression: Option<VatCompressionMetadata>,
 }
 
 impl Container<BufReader<File>> {
@@ -212,6 +216,14 @@ impl<R: Read + Seek> Container<R> {
             )?)?),
             None => None,
         };
+        let vat_compression = match single(&sections, SectionKind::VatCompression)? {
+            Some(i) => Some(codec::decode_vat_compression(&read_checked(
+                &mut reader,
+                &sections,
+                i,
+            )?)?),
+            None => None,
+        };
         let container = Self {
             reader,
             version,
@@ -223,6 +235,7 @@ impl<R: Read + Seek> Container<R> {
             rig,
             key,
             outputs,
+            vat_compression,
         };
         container.check_references()?;
         container.check_records()?;
@@ -240,6 +253,9 @@ impl<R: Read + Seek> Container<R> {
         }
         if let Some(outputs) = &self.outputs {
             check::outputs(outputs)?;
+        }
+        if let Some(c) = &self.vat_compression {
+            check::vat_compression(c, self.vat.as_ref())?;
         }
         if let Some(rig) = &self.rig {
             check::rig(rig, self.metadata.clips.len(), self.metadata.skins.len())?;
@@ -312,6 +328,13 @@ impl<R: Read + Seek> Container<R> {
     /// when the bake has one (format 1.5 and later).
     pub fn outputs(&self) -> Option<&OutputsMetadata> {
         self.outputs.as_ref()
+    }
+
+    /// How each VAT texture is compressed, when recorded (format 1.6 and
+    /// later; older VAT bakes wrote uncompressed EXRs unless `--zip`, and
+    /// PNG).
+    pub fn vat_compression(&self) -> Option<&VatCompressionMetadata> {
+        self.vat_compression.as_ref()
     }
 
     /// The rig record (anchors, props, clip origins), when the bake has one.
