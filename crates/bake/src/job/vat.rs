@@ -49,12 +49,15 @@ type Pool = Vec<Vec<f32>>;
 const POOL_MAX: usize = 12;
 
 /// Calls `each(first_row, rows, batch)` for every row batch of primitive
-/// `index`, in buffers from `pool`. The buffers move into `each` (which may
-/// hand them to writer threads); the buffers it returns go back to the pool.
+/// `index`, in buffers from `pool`, with positions and the other streams
+/// `wanted` (normals, tangents) of those the primitive bakes. The buffers
+/// move into `each` (which may hand them to writer threads); the buffers it
+/// returns go back to the pool.
 fn for_each_batch(
     baker: &VatBaker<'_>,
     index: usize,
     pool: &mut Pool,
+    wanted: (bool, bool),
     mut each: impl FnMut(
         usize,
         usize,
@@ -79,8 +82,8 @@ fn for_each_batch(
             v
         };
         let mut positions = buffer(3);
-        let mut normals = p.normals.then(|| buffer(3));
-        let mut tangents = p.tangents.then(|| buffer(4));
+        let mut normals = (p.normals && wanted.0).then(|| buffer(3));
+        let mut tangents = (p.tangents && wanted.1).then(|| buffer(4));
         baker.fill(
             index,
             first,
@@ -98,17 +101,20 @@ fn for_each_batch(
     Ok(())
 }
 
-/// Bounds of the real (non-padding) texels of each stream of primitive
-/// `index`: a first pass over every batch, for PNG encodings.
+/// Bounds of the real (non-padding) texels of positions and of the other
+/// streams `wanted` (normals, tangents) of primitive `index`: a first pass
+/// over every batch, for PNG encodings. Streams not wanted (octahedral
+/// directions need no bounds) are not computed in this pass.
 fn bounds(
     baker: &VatBaker<'_>,
     index: usize,
     pool: &mut Pool,
+    wanted: (bool, bool),
 ) -> Result<[[[f32; 4]; 2]; 3], StepError> {
     let p = &baker.plan().primitives[index];
     let layout = p.layout;
     let mut acc = [EMPTY_BOUNDS; 3];
-    for_each_batch(baker, index, pool, |first, rows, pos, nrm, tan| {
+    for_each_batch(baker, index, pool, wanted, |first, rows, pos, nrm, tan| {
         for r in 0..rows {
             let y = first + r;
             let (frame, band) = (y / layout.bands, y % layout.bands);
@@ -330,7 +336,13 @@ fn bake_primitive(
     };
     let mut specs: Vec<VatFileSpec> = streams.iter().map(|s| spec_of(*s)).collect();
     if specs.iter().any(VatFileSpec::needs_bounds) {
-        let all = bounds(baker, index, pool)?;
+        let wanted = |stream| specs.iter().any(|s| s.stream == stream && s.needs_bounds());
+        let all = bounds(
+            baker,
+            index,
+            pool,
+            (wanted(VatStream::Normals), wanted(VatStream::Tangents)),
+        )?;
         for spec in &mut specs {
             if spec.needs_bounds() {
                 let slot = match spec.stream {
@@ -356,17 +368,23 @@ fn bake_primitive(
         writers.push(VatFileWriter::create(&file, *spec).map_err(fail)?);
         files.push((name, file));
     }
-    for_each_batch(baker, index, pool, |_, _, positions, normals, tangents| {
-        let mut batches = [Some(positions), normals, tangents].into_iter().flatten();
-        for w in &mut writers {
-            let batch = batches.next().unwrap_or_default();
-            w.push_rows(batch).map_err(fail)?;
-        }
-        Ok(writers
-            .iter_mut()
-            .filter_map(VatFileWriter::take_spare)
-            .collect())
-    })?;
+    for_each_batch(
+        baker,
+        index,
+        pool,
+        (true, true),
+        |_, _, positions, normals, tangents| {
+            let mut batches = [Some(positions), normals, tangents].into_iter().flatten();
+            for w in &mut writers {
+                let batch = batches.next().unwrap_or_default();
+                w.push_rows(batch).map_err(fail)?;
+            }
+            Ok(writers
+                .iter_mut()
+                .filter_map(VatFileWriter::take_spare)
+                .collect())
+        },
+    )?;
     Ok(StagedPrimitive {
         base: base.to_owned(),
         specs,
