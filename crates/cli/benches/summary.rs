@@ -503,14 +503,26 @@ fn corpus_rows() {
         );
         return;
     };
-    // Every model folder but `unsupported/` (files rigbake refuses on
-    // purpose, such as Draco).
+    // Every folder holding models but `unsupported/` (files rigbake
+    // refuses on purpose, such as Draco).
+    let holds_models = |dir: &Path| {
+        std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| {
+                matches!(
+                    e.path().extension().and_then(|x| x.to_str()),
+                    Some("glb" | "gltf")
+                )
+            })
+    };
     let mut folders: Vec<PathBuf> = std::fs::read_dir(&dir)
         .into_iter()
         .flatten()
         .flatten()
         .map(|e| e.path())
-        .filter(|p| p.is_dir() && !p.ends_with("unsupported"))
+        .filter(|p| p.is_dir() && !p.ends_with("unsupported") && holds_models(p))
         .collect();
     folders.sort();
     let mut args: Vec<&std::ffi::OsStr> = vec!["bake".as_ref()];
