@@ -413,11 +413,13 @@ fn finish_primitive(
         let done = writer.finish(pool).map_err(fail)?;
         pool.truncate(POOL_MAX);
         let (max_error, bytes, crc32) = (done.max_error, done.bytes, done.crc32);
-        let storage = sink.place_stream(&file).map_err(|e| match e.source {
-            // Embedding failed while writing the container section.
-            crate::error::Source::Format(f) if e.context.is_none() => fail(f),
-            _ => e,
-        })?;
+        let storage = sink
+            .place_stream(&file, bytes, crc32)
+            .map_err(|e| match e.source {
+                // Embedding failed while writing the container section.
+                crate::error::Source::Format(f) if e.context.is_none() => fail(f),
+                _ => e,
+            })?;
         out.push(meta::VatTextureMeta {
             stream: spec.stream,
             name,
