@@ -347,6 +347,8 @@ fn golden_version_1_1_container_with_vat_stays_readable() {
         .map(|c| (c.name.clone(), c.frames))
         .collect();
     assert_eq!(clips, [("curl".to_owned(), 31)]);
+    // Before format 1.6 there is no VAT compression record.
+    assert!(c.vat_compression().is_none());
     let vat = c.vat().expect("the VAT record").clone();
     assert_eq!(vat.reference_node.as_deref(), Some("tentacle_mesh"));
     assert_eq!(
