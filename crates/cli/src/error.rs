@@ -31,11 +31,6 @@ pub enum SettingsError {
         "outputs {0}: `weights` and `anchors` are baked with the bone textures; add `bones` to outputs"
     )]
     NeedsBones(String),
-    /// An EXR compression was asked for PNG VAT textures.
-    #[error(
-        "VAT compression {0:?} applies to EXR formats only: png16 is always deflate (drop --compression / --zip, or use exr16 or exr32)"
-    )]
-    PngCompression(rigbake_types::TextureCompression),
 
     /// The bone-weight pairs per vertex are out of range.
     #[error("max_influences must be 1 to {max}, got {got}")]
@@ -84,6 +79,13 @@ pub enum UsageError {
     /// manifest that could ask for VAT): it would be ignored.
     #[error("{0} only applies to vertex animation textures: add --vat (or use `rigbake vat`)")]
     VatFlagWithoutVat(&'static str),
+    /// `--compression` (or `--zip`) with `--format png16` on the command
+    /// line: PNG is always deflate. (A manifest's compression simply does
+    /// not apply to its PNG models.)
+    #[error(
+        "{0} applies to EXR formats only: png16 is always deflate (drop it, or use --format exr16 or exr32)"
+    )]
+    PngCompression(&'static str),
     /// The manifest cannot be read.
     #[error("{}: cannot read the manifest: {source}", path.display())]
     ManifestRead {

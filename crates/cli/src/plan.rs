@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
+use rigbake_types::{TextureCompression, VatEncoding};
 use sha2::{Digest, Sha256};
 
 use crate::args::{BakeArgs, RunArgs, SettingFlags, VatArgs};
@@ -372,6 +373,17 @@ fn expand_manifest(
 fn check_flags(flags: &SettingFlags) -> Result<(), UsageError> {
     if let Some(m) = flags.max_texture_size {
         check_max_texture_size("--max-texture-size", m)?;
+    }
+    if flags.format == Some(VatEncoding::Png16) {
+        if flags.zip {
+            return Err(UsageError::PngCompression("--zip"));
+        }
+        if flags
+            .compression
+            .is_some_and(|c| c != TextureCompression::None)
+        {
+            return Err(UsageError::PngCompression("--compression"));
+        }
     }
     Ok(())
 }

@@ -219,11 +219,6 @@ impl Draft {
                 got: s.max_influences,
             });
         }
-        if s.vat.encoding == rigbake_types::VatEncoding::Png16
-            && s.vat.compression != TextureCompression::None
-        {
-            return Err(SettingsError::PngCompression(s.vat.compression));
-        }
         if s.outputs.anchors && s.anchors.nodes.is_empty() {
             s.anchors.auto = true;
         }
