@@ -240,13 +240,10 @@ impl VatFileWriter {
                 // decodes, as for half floats.
                 let errors: Vec<WorstError> = values
                     .par_chunks(row_len)
-                    .map(|row| {
-                        let mut worst = WorstError::new(stream);
-                        for x in 0..width {
-                            let texel = texel_of(row, width, floats, x);
-                            worst.add(&texel, &texel.map(pxr24_round));
-                        }
-                        worst
+                    .map_init(Vec::new, |decoded: &mut Vec<f32>, row| {
+                        decoded.clear();
+                        decoded.extend(row.iter().map(|v| pxr24_round(*v)));
+                        WorstError::of_planar_row(stream, row, decoded, width, floats)
                     })
                     .collect();
                 for e in errors {
