@@ -34,6 +34,7 @@ import zlib
 
 MAGIC = b"\x89RIGBAKE\r\n\x1a\n"
 KIND_METADATA, KIND_VAT, KIND_WEIGHTS, KIND_RIG, KIND_KEY = 1, 3, 4, 6, 8
+KIND_VAT_COMPRESSION = 10
 
 
 class DecodeError(Exception):
@@ -125,6 +126,7 @@ VAT_ENCODING = ["exr32", "exr16", "png16"]
 DIRECTION_ENCODING = ["float", "bounds", "octahedral"]
 NORMAL_CONVENTION = ["inverse_transpose", "blended_matrix"]
 VAT_STREAM = ["positions", "normals", "tangents"]
+TEXTURE_COMPRESSION = ["none", "zip", "piz", "pxr24", "deflate"]
 DEFORMATION = ["skinned", "rigid"]
 ANCHOR_REASON = ["requested", "auto", "prop"]
 PROP_MODE = ["bound", "anchor"]
@@ -281,6 +283,11 @@ VAT = [
     ("textures", vec(struct_of(VAT_TEXTURE))),
 ]
 
+VAT_COMPRESSION = [
+    ("requested", enum(TEXTURE_COMPRESSION)),
+    ("textures", vec(enum(TEXTURE_COMPRESSION))),
+]
+
 WEIGHTS_PRIMITIVE = [
     ("node", string),
     ("mesh", string),
@@ -390,6 +397,7 @@ def decode(data):
         "vat": record(KIND_VAT, VAT),
         "weights": record(KIND_WEIGHTS, WEIGHTS),
         "rig": record(KIND_RIG, RIG),
+        "vat_compression": record(KIND_VAT_COMPRESSION, VAT_COMPRESSION),
     }
 
 
