@@ -228,12 +228,6 @@ fn exr_compression(compression: TextureCompression) -> Result<Compression> {
     })
 }
 
-/// Scanlines per EXR block under `compression` (1 uncompressed, 16 for ZIP
-/// and PXR24, 32 for PIZ).
-pub fn lines_per_block(compression: TextureCompression) -> usize {
-    exr_compression(compression).map_or(1, Compression::scan_lines_per_block)
-}
-
 /// Compressed blocks encoded together (in parallel), at most.
 const BLOCKS_PER_ROUND: usize = 64;
 
