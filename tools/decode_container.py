@@ -36,6 +36,7 @@ import zlib
 MAGIC = b"\x89RIGBAKE\r\n\x1a\n"
 KIND_METADATA, KIND_VAT, KIND_WEIGHTS, KIND_RIG, KIND_KEY = 1, 3, 4, 6, 8
 KIND_BOUNDS = 12
+KIND_VAT_COMPRESSION = 10
 
 
 class DecodeError(Exception):
@@ -127,6 +128,7 @@ VAT_ENCODING = ["exr32", "exr16", "png16"]
 DIRECTION_ENCODING = ["float", "bounds", "octahedral"]
 NORMAL_CONVENTION = ["inverse_transpose", "blended_matrix"]
 VAT_STREAM = ["positions", "normals", "tangents"]
+TEXTURE_COMPRESSION = ["none", "zip", "piz", "pxr24", "deflate"]
 DEFORMATION = ["skinned", "rigid"]
 ANCHOR_REASON = ["requested", "auto", "prop"]
 PROP_MODE = ["bound", "anchor"]
@@ -292,6 +294,11 @@ VAT = [
     ("textures", vec(struct_of(VAT_TEXTURE))),
 ]
 
+VAT_COMPRESSION = [
+    ("requested", enum(TEXTURE_COMPRESSION)),
+    ("textures", vec(enum(TEXTURE_COMPRESSION))),
+]
+
 WEIGHTS_PRIMITIVE = [
     ("node", string),
     ("mesh", string),
@@ -402,6 +409,7 @@ def decode(data):
         "weights": record(KIND_WEIGHTS, WEIGHTS),
         "rig": record(KIND_RIG, RIG),
         "bounds": record(KIND_BOUNDS, BOUNDS),
+        "vat_compression": record(KIND_VAT_COMPRESSION, VAT_COMPRESSION),
     }
 
 

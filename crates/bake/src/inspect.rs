@@ -8,7 +8,8 @@ use std::path::Path;
 
 use rigbake_format::container::{Container, Section};
 use rigbake_format::meta::{
-    ClipOrigin, Metadata, RigMetadata, Storage, VatMetadata, WeightsMetadata,
+    ClipOrigin, Metadata, RigMetadata, Storage, VatCompressionMetadata, VatMetadata,
+    WeightsMetadata,
 };
 use serde::Serialize;
 
@@ -39,6 +40,9 @@ pub struct InspectReport {
     /// The layout record (VAT atlas placement, folded textures), since
     /// format 1.7; `None`: per-primitive VAT, nothing folded.
     pub texture_layout: Option<rigbake_format::meta::LayoutMetadata>,
+    /// The VAT compression record (each VAT texture's compression), or
+    /// `null` (no VAT, or a container older than format 1.6).
+    pub vat_compression: Option<VatCompressionMetadata>,
     /// Sums over the metadata.
     pub totals: Totals,
     /// Result of `--verify` (`null` when not asked).
@@ -221,6 +225,7 @@ pub fn load_report(
         weights: container.weights().cloned(),
         rig: container.rig().cloned(),
         texture_layout: container.layout().cloned(),
+        vat_compression: container.vat_compression().cloned(),
         verified,
         sidecar: crate::sidecar::Sidecar::build(crate::sidecar::Records {
             container: &file

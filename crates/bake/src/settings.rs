@@ -8,7 +8,7 @@ use rigbake_core::layout::MatrixLayout;
 use rigbake_core::timeline::{ClipSpec, Sampling};
 use rigbake_format::meta;
 use rigbake_format::texture::Precision;
-use rigbake_format::texture::exr::StreamCompression;
+use rigbake_format::texture::exr::TextureCompression;
 
 /// Which outputs a bake writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -31,8 +31,8 @@ pub struct VatSettings {
     pub encoding: meta::VatEncoding,
     /// PNG direction encoding.
     pub direction_encoding: meta::DirectionEncoding,
-    /// EXR compression.
-    pub compression: StreamCompression,
+    /// EXR compression (PNG is always deflate).
+    pub compression: TextureCompression,
     /// What the core bakes (normals, tangents, convention, sizes).
     pub options: VatOptions,
 }
@@ -104,7 +104,7 @@ impl Default for BakeSettings {
             vat: VatSettings {
                 encoding: meta::VatEncoding::Exr16,
                 direction_encoding: meta::DirectionEncoding::Octahedral,
-                compression: StreamCompression::None,
+                compression: TextureCompression::None,
                 options: VatOptions::default(),
             },
             import: ImportOptions::default(),

@@ -37,8 +37,9 @@ pub trait Sink {
     fn stream_target(&mut self, name: &str) -> Result<PathBuf, StepError>;
 
     /// Places a streamed texture once its writer has finished with `path`
-    /// (the path [`Sink::stream_target`] gave).
-    fn place_stream(&mut self, path: &Path) -> Result<Storage, StepError>;
+    /// (the path [`Sink::stream_target`] gave), whose size and CRC-32 the
+    /// writer measured as it wrote.
+    fn place_stream(&mut self, path: &Path, bytes: u64, crc32: u32) -> Result<Storage, StepError>;
 }
 
 /// Where identical bone textures of different models are written once.
@@ -223,14 +224,16 @@ impl Sink for OutputSink<'_> {
         target.map_err(|e| StepError::io(format!("cannot write {name}"), &self.out_dir, e))
     }
 
-    fn place_stream(&mut self, path: &Path) -> Result<Storage, StepError> {
+    fn place_stream(&mut self, path: &Path, bytes: u64, crc32: u32) -> Result<Storage, StepError> {
         if !self.embed {
             return Ok(Storage::File);
         }
+        // Copied file to file without passing through this process (the
+        // writer's digest stands for the bytes: it saw every one written).
         let mut reader = File::open(path).map_err(|e| StepError::io_bare(path, e))?;
         let section = self
             .container
-            .add_section_from(SectionKind::Texture, &mut reader)
+            .add_section_known(SectionKind::Texture, &mut reader, bytes, crc32)
             .map_err(StepError::bare)?;
         Ok(Storage::Section(section as u32))
     }
@@ -278,7 +281,7 @@ mod tests {
         sink.write_file("m.weights.glb", b"glb").unwrap();
         let streamed = sink.stream_target("a.positions.exr").unwrap();
         std::fs::write(&streamed, b"rows").unwrap();
-        assert_eq!(sink.place_stream(&streamed).unwrap(), Storage::File);
+        assert_eq!(sink.place_stream(&streamed, 4, 0).unwrap(), Storage::File);
         drop(sink);
         assert!(
             !out.exists(),

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use clap::{ArgAction, Args, Parser, Subcommand};
 use rigbake_types::{
     AnchorsMode, DirectionEncoding, MatrixLayout, NormalConvention, Precision, Props, SampleRule,
-    VatEncoding, VatLayoutMode,
+    TextureCompression, VatEncoding, VatLayoutMode,
 };
 
 /// `rigbake --version`: the tool's version and the container format it
@@ -184,9 +184,15 @@ pub struct SettingFlags {
     /// texture set per primitive [default: atlas].
     #[arg(long, value_enum)]
     pub vat_layout: Option<VatLayoutMode>,
-    /// Compress VAT EXRs with ZIP (smaller, slower to write).
-    #[arg(long)]
+    /// Compress VAT EXRs with ZIP (the same as `--compression zip`).
+    #[arg(long, conflicts_with = "compression")]
     pub zip: bool,
+    /// VAT EXR compression [default: none]: zip and piz are lossless, pxr24
+    /// is lossless for exr16 and keeps 24 of 32 bits for exr32 (the loss is
+    /// recorded as the texture's max_error). Blocks are compressed in
+    /// parallel with the bake.
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub compression: Option<TextureCompression>,
 }
 
 /// Arguments of `rigbake bake`.

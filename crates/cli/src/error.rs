@@ -82,6 +82,13 @@ pub enum UsageError {
     /// manifest that could ask for VAT): it would be ignored.
     #[error("{0} only applies to vertex animation textures: add --vat (or use `rigbake vat`)")]
     VatFlagWithoutVat(&'static str),
+    /// `--compression` (or `--zip`) with `--format png16` on the command
+    /// line: PNG is always deflate. (A manifest's compression simply does
+    /// not apply to its PNG models.)
+    #[error(
+        "{0} applies to EXR formats only: png16 is always deflate (drop it, or use --format exr16 or exr32)"
+    )]
+    PngCompression(&'static str),
     /// The manifest cannot be read.
     #[error("{}: cannot read the manifest: {source}", path.display())]
     ManifestRead {

@@ -7,8 +7,8 @@
 use std::path::{Path, PathBuf};
 
 use rigbake_types::{
-    DirectionEncoding, MatrixLayout, NormalConvention, Precision, Props, SampleRule, VatEncoding,
-    VatLayoutMode,
+    DirectionEncoding, MatrixLayout, NormalConvention, Precision, Props, SampleRule,
+    TextureCompression, VatEncoding, VatLayoutMode,
 };
 use serde::Deserialize;
 
@@ -47,8 +47,10 @@ pub struct VatOverrides {
     pub power_of_two: Option<bool>,
     /// `atlas` (default) or `per-primitive`.
     pub layout: Option<VatLayoutMode>,
-    /// ZIP-compress EXRs.
+    /// ZIP-compress EXRs (the same as `compression = "zip"`).
     pub zip: Option<bool>,
+    /// EXR compression: `none`, `zip`, `piz` or `pxr24`.
+    pub compression: Option<TextureCompression>,
 }
 
 /// One clip of a manifest entry: a whole animation or a range of it, under a

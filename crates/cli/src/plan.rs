@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
+use rigbake_types::{TextureCompression, VatEncoding};
 use sha2::{Digest, Sha256};
 
 use crate::args::{BakeArgs, RunArgs, SettingFlags, VatArgs, Verbosity};
@@ -382,6 +383,17 @@ fn check_flags(flags: &SettingFlags) -> Result<(), UsageError> {
     if let Some(m) = flags.max_texture_size {
         check_max_texture_size("--max-texture-size", m)?;
     }
+    if flags.format == Some(VatEncoding::Png16) {
+        if flags.zip {
+            return Err(UsageError::PngCompression("--zip"));
+        }
+        if flags
+            .compression
+            .is_some_and(|c| c != TextureCompression::None)
+        {
+            return Err(UsageError::PngCompression("--compression"));
+        }
+    }
     Ok(())
 }
 
@@ -396,6 +408,7 @@ fn vat_only_flag(flags: &SettingFlags) -> Option<&'static str> {
         (flags.power_of_two, "--power-of-two"),
         (flags.vat_layout.is_some(), "--vat-layout"),
         (flags.zip, "--zip"),
+        (flags.compression.is_some(), "--compression"),
     ]
     .into_iter()
     .find_map(|(set, name)| set.then_some(name))

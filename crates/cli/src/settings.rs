@@ -6,8 +6,7 @@
 use rigbake::settings::{AnchorSettings, BakeSettings, Outputs, VatSettings};
 use rigbake_core::bake::weights::MAX_INFLUENCES;
 use rigbake_core::timeline::{ClipRequest, ClipSpec};
-use rigbake_format::texture::exr::StreamCompression;
-use rigbake_types::{AnchorsMode, Props};
+use rigbake_types::{AnchorsMode, Props, TextureCompression};
 
 use crate::args::{BakeArgs, SettingFlags};
 use crate::error::{MAX_TEXTURE_SIZE, SettingsError};
@@ -124,6 +123,7 @@ impl Draft {
             power_of_two: f.power_of_two.then_some(true),
             layout: f.vat_layout,
             zip: f.zip.then_some(true),
+            compression: f.compression,
         };
         self.apply(&Overrides {
             fps: f.fps,
@@ -335,10 +335,14 @@ fn apply_vat(v: &mut VatSettings, o: &VatOverrides) {
     }
     if let Some(z) = o.zip {
         v.compression = if z {
-            StreamCompression::Zip
+            TextureCompression::Zip
         } else {
-            StreamCompression::None
+            TextureCompression::None
         };
+    }
+    // Named compression wins over the older `zip` switch at the same level.
+    if let Some(c) = o.compression {
+        v.compression = c;
     }
 }
 

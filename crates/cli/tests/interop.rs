@@ -87,6 +87,31 @@ fn openexr_reference_library_reads_streamed_vat_textures() {
             "ZIP_COMPRESSION",
             "FLOAT",
         ),
+        (
+            &["--format", "exr16", "--compression", "zip"][..],
+            "ZIP_COMPRESSION",
+            "HALF",
+        ),
+        (
+            &["--format", "exr16", "--compression", "piz"][..],
+            "PIZ_COMPRESSION",
+            "HALF",
+        ),
+        (
+            &["--format", "exr16", "--compression", "pxr24"][..],
+            "PXR24_COMPRESSION",
+            "HALF",
+        ),
+        (
+            &["--format", "exr32", "--compression", "pxr24", "--tangents"][..],
+            "PXR24_COMPRESSION",
+            "FLOAT",
+        ),
+        (
+            &["--format", "exr32", "--compression", "piz"][..],
+            "PIZ_COMPRESSION",
+            "FLOAT",
+        ),
     ] {
         let mut args: Vec<&std::ffi::OsStr> = vec![
             "vat".as_ref(),

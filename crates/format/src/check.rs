@@ -13,7 +13,8 @@
 use crate::error::{FormatError, Result};
 use crate::meta::{
     BoundsMetadata, ClipOrigin, FoldMeta, FoldedTexture, LayoutMetadata, MatrixLayout, Metadata,
-    OutputsMetadata, RigMetadata, SourceLocation, VatMetadata, WeightsMetadata,
+    OutputsMetadata, RigMetadata, SourceLocation, TextureCompression, VatCompressionMetadata,
+    VatEncoding, VatMetadata, WeightsMetadata,
 };
 
 /// Largest texture width or height any record may declare (and the largest
@@ -406,6 +407,39 @@ pub fn source(s: &SourceLocation) -> Result<()> {
     }
     if parts.last().is_some_and(|p| *p == "..") {
         return Err(bad("does not end in a file name"));
+    }
+    Ok(())
+}
+
+/// Checks the VAT compression record against the VAT record: one entry per
+/// VAT texture, `deflate` exactly for PNG textures, and only EXR modes
+/// asked for.
+pub fn vat_compression(c: &VatCompressionMetadata, vat: Option<&VatMetadata>) -> Result<()> {
+    let Some(vat) = vat else {
+        return Err(invalid(
+            "a VAT compression record without a VAT record".to_owned(),
+        ));
+    };
+    if c.requested == TextureCompression::Deflate {
+        return Err(invalid(
+            "vat_compression.requested is deflate, not an EXR mode".to_owned(),
+        ));
+    }
+    if c.textures.len() != vat.textures.len() {
+        return Err(invalid(format!(
+            "vat_compression lists {} textures but the VAT record has {}",
+            c.textures.len(),
+            vat.textures.len()
+        )));
+    }
+    for (i, (mode, t)) in c.textures.iter().zip(&vat.textures).enumerate() {
+        let png = t.encoding == VatEncoding::Png16;
+        if png != (*mode == TextureCompression::Deflate) {
+            return Err(invalid(format!(
+                "vat_compression.textures[{i}] is {mode:?} for a {:?} texture",
+                t.encoding
+            )));
+        }
     }
     Ok(())
 }

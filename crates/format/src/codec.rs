@@ -6,7 +6,7 @@
 use crate::error::{FormatError, Result};
 use crate::meta::{
     BoundsMetadata, LayoutMetadata, Metadata, MorphsMetadata, OutputsMetadata, RigMetadata,
-    SourceLocation, VatMetadata, WeightsMetadata,
+    SourceLocation, VatCompressionMetadata, VatMetadata, WeightsMetadata,
 };
 
 /// Largest metadata record a reader accepts.
@@ -132,4 +132,19 @@ pub fn decode_morphs(bytes: &[u8]) -> Result<MorphsMetadata> {
     bincode::serde::decode_from_slice(bytes, config())
         .map(|(m, _)| m)
         .map_err(|e| FormatError::Invalid(format!("the morphs record cannot be decoded: {e}")))
+}
+
+/// Encodes the VAT compression record.
+pub fn encode_vat_compression(c: &VatCompressionMetadata) -> Result<Vec<u8>> {
+    bincode::serde::encode_to_vec(c, config())
+        .map_err(|e| FormatError::Invalid(format!("cannot encode the VAT compression record: {e}")))
+}
+
+/// Decodes the VAT compression record (trailing bytes ignored).
+pub fn decode_vat_compression(bytes: &[u8]) -> Result<VatCompressionMetadata> {
+    bincode::serde::decode_from_slice(bytes, config())
+        .map(|(m, _)| m)
+        .map_err(|e| {
+            FormatError::Invalid(format!("the VAT compression record cannot be decoded: {e}"))
+        })
 }

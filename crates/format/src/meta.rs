@@ -592,3 +592,20 @@ pub struct MorphsMetadata {
     /// The mesh instances whose morph targets are dropped, in node order.
     pub dropped: Vec<DroppedMorphMeta>,
 }
+
+// ---------------------------------------------------------------------------
+// VAT compression section (container section kind 10, since format 1.6):
+// how each VAT texture's bytes are compressed (the VAT record is frozen).
+
+pub use rigbake_types::TextureCompression;
+
+/// How the VAT textures of a bake are compressed.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct VatCompressionMetadata {
+    /// The EXR compression asked for (`--compression`), recorded as asked
+    /// even for PNG bakes.
+    pub requested: TextureCompression,
+    /// Per texture of [`VatMetadata::textures`], in the same order: the
+    /// compression its file has (`deflate` for PNG).
+    pub textures: Vec<TextureCompression>,
+}

@@ -14,7 +14,7 @@ use crate::digest::{Digest, DigestFile};
 use crate::error::{FormatError, Result};
 use crate::meta::{DirectionEncoding, VatEncoding, VatStream};
 use crate::texture::Precision;
-use crate::texture::exr::{Rows, StreamCompression, StreamSpec, StreamWriter};
+use crate::texture::exr::{Rows, StreamSpec, StreamWriter, TextureCompression};
 use crate::texture::png::Png16Stream;
 use crate::texture::quantize::{
     cosine, degrees_of_cosine, from_unorm16, octahedral_decode, octahedral_encode, to_unorm16,
@@ -42,8 +42,8 @@ pub struct VatFileSpec {
     pub encoding: VatEncoding,
     /// Direction encoding for PNG normals and tangents.
     pub direction_encoding: DirectionEncoding,
-    /// EXR compression.
-    pub compression: StreamCompression,
+    /// EXR compression (ignored for PNG, which is always deflate).
+    pub compression: TextureCompression,
     /// Per-channel `[min, max]` for bounds-normalised PNG channels (required
     /// for PNG positions and for PNG directions with `Bounds`).
     pub bounds: Option<[[f32; 4]; 2]>,
@@ -60,6 +60,15 @@ impl VatFileSpec {
         self.encoding == VatEncoding::Png16
             && (self.stream == VatStream::Positions
                 || self.direction_encoding == DirectionEncoding::Bounds)
+    }
+
+    /// The compression the file actually gets: the spec's for EXR,
+    /// `Deflate` for PNG.
+    pub fn effective_compression(&self) -> TextureCompression {
+        match self.encoding {
+            VatEncoding::Png16 => TextureCompression::Deflate,
+            _ => self.compression,
+        }
     }
 
     /// The direction encoding actually used (always `Float` for EXR).
@@ -112,11 +121,26 @@ impl std::fmt::Debug for VatFileWriter {
 /// Widens `acc` (per-channel `[min, max]`) to the first `count` texels of a
 /// planar row of `floats` planes of `width`.
 pub fn bounds_of(row: &[f32], width: usize, floats: usize, count: usize, acc: &mut [[f32; 4]; 2]) {
+    // Eight independent lanes (plain comparisons, which vectorise; the
+    // values are finite, so the result is the same as `f32::min`/`max` in
+    // any order).
+    const LANES: usize = 8;
     for c in 0..floats {
-        for v in &row[c * width..c * width + count] {
-            acc[0][c] = acc[0][c].min(*v);
-            acc[1][c] = acc[1][c].max(*v);
+        let values = &row[c * width..c * width + count];
+        let (mut lo, mut hi) = ([acc[0][c]; LANES], [acc[1][c]; LANES]);
+        let mut chunks = values.chunks_exact(LANES);
+        for chunk in &mut chunks {
+            for i in 0..LANES {
+                lo[i] = if chunk[i] < lo[i] { chunk[i] } else { lo[i] };
+                hi[i] = if chunk[i] > hi[i] { chunk[i] } else { hi[i] };
+            }
         }
+        for &v in chunks.remainder() {
+            lo[0] = lo[0].min(v);
+            hi[0] = hi[0].max(v);
+        }
+        acc[0][c] = lo.into_iter().fold(f32::INFINITY, f32::min);
+        acc[1][c] = hi.into_iter().fold(f32::NEG_INFINITY, f32::max);
     }
 }
 
@@ -211,6 +235,22 @@ impl VatFileWriter {
                 self.spare.push(values);
                 writer.push_rows(Rows::F16(halves))
             }
+            Sink::Exr(writer) if self.spec.compression.lossy_for_f32() => {
+                // PXR24 keeps 24 of a float's 32 bits: measure what a reader
+                // decodes, as for half floats.
+                let errors: Vec<WorstError> = values
+                    .par_chunks(row_len)
+                    .map_init(Vec::new, |decoded: &mut Vec<f32>, row| {
+                        decoded.clear();
+                        decoded.extend(row.iter().map(|v| pxr24_round(*v)));
+                        WorstError::of_planar_row(stream, row, decoded, width, floats)
+                    })
+                    .collect();
+                for e in errors {
+                    self.max_error = self.max_error.max(e.value());
+                }
+                writer.push_rows(Rows::F32(values))
+            }
             Sink::Exr(writer) => writer.push_rows(Rows::F32(values)),
             Sink::Png(writer) => {
                 let bounds = self.spec.bounds.unwrap_or(EMPTY_BOUNDS);
@@ -223,17 +263,22 @@ impl VatFileWriter {
                 let errors: Vec<WorstError> = bytes
                     .par_chunks_mut(row_len * 2)
                     .zip(values.par_chunks(row_len))
-                    .map(|(out, row)| {
-                        let mut worst = WorstError::new(stream);
+                    .map_init(Vec::new, |decoded: &mut Vec<f32>, (out, row)| {
+                        // Quantise texel by texel into the file's bytes and
+                        // planar decoded values, then measure the row in one
+                        // loop over planes (which vectorises).
+                        decoded.resize(row.len(), 0.0);
                         for (x, texel_out) in out.chunks_exact_mut(floats * 2).enumerate() {
                             let texel = texel_of(row, width, floats, x);
-                            let (q, decoded) = quantize(stream, direction, &bounds, &texel, floats);
+                            let (q, back) = quantize(stream, direction, &bounds, &texel, floats);
                             for (sample, q) in texel_out.chunks_exact_mut(2).zip(q) {
                                 sample.copy_from_slice(&q.to_be_bytes());
                             }
-                            worst.add(&texel, &decoded);
+                            for (c, v) in back.iter().enumerate().take(floats) {
+                                decoded[c * width + x] = *v;
+                            }
                         }
-                        worst
+                        WorstError::of_planar_row(stream, row, decoded, width, floats)
                     })
                     .collect();
                 for e in errors {
@@ -279,6 +324,28 @@ impl VatFileWriter {
             crc32,
         })
     }
+}
+
+/// What a reader decodes from `value` stored as a 32-bit float under EXR's
+/// PXR24 compression: the significand rounded to 15 bits (OpenEXR's
+/// `floatToFloat24`, ties away from zero; truncated where rounding would
+/// overflow to infinity), the low 8 bits zero.
+pub fn pxr24_round(value: f32) -> f32 {
+    let bits = value.to_bits();
+    let (sign, exponent, mantissa) = (bits & 0x8000_0000, bits & 0x7f80_0000, bits & 0x007f_ffff);
+    let f24 = if exponent == 0x7f80_0000 {
+        // Infinity, or NaN (keeping at least one significand bit).
+        let m = mantissa >> 8;
+        (exponent >> 8) | m | u32::from(mantissa != 0 && m == 0)
+    } else {
+        let rounded = ((exponent | mantissa) + (mantissa & 0x80)) >> 8;
+        if rounded >= 0x7f_8000 {
+            (exponent | mantissa) >> 8
+        } else {
+            rounded
+        }
+    };
+    f32::from_bits(((sign >> 8) | f24) << 8)
 }
 
 /// Texel `x` of a planar row (`floats` planes of `width`).
@@ -365,6 +432,53 @@ impl WorstError {
                 }
             }
         }
+    }
+
+    /// The worst error of one planar row (`floats` planes of `width`):
+    /// the same result as [`Self::add`] texel by texel, computed plane-wise
+    /// with the same operations in the same order.
+    fn of_planar_row(
+        stream: VatStream,
+        original: &[f32],
+        decoded: &[f32],
+        width: usize,
+        floats: usize,
+    ) -> Self {
+        let mut worst = Self::new(stream);
+        let plane = |v: &'_ [f32], c: usize| -> Vec<f64> {
+            v[c * width..(c + 1) * width]
+                .iter()
+                .map(|x| f64::from(*x))
+                .collect()
+        };
+        let (a, b): (Vec<_>, Vec<_>) = (0..3.min(floats))
+            .map(|c| (plane(original, c), plane(decoded, c)))
+            .unzip();
+        match stream {
+            VatStream::Positions => {
+                let d2 = (0..width).map(|x| {
+                    let d = |c: usize| (a[c][x] - b[c][x]).powi(2);
+                    0.0 + d(0) + d(1) + d(2) + 0.0
+                });
+                worst.distance2 = d2.fold(worst.distance2, f64::max);
+            }
+            VatStream::Normals | VatStream::Tangents => {
+                // A zero vector (padding) counts as cosine 1, which never
+                // lowers the minimum.
+                let cosines = (0..width).map(|x| {
+                    let dot = a[0][x] * b[0][x] + a[1][x] * b[1][x] + a[2][x] * b[2][x];
+                    let la = (a[0][x] * a[0][x] + a[1][x] * a[1][x] + a[2][x] * a[2][x]).sqrt();
+                    let lb = (b[0][x] * b[0][x] + b[1][x] * b[1][x] + b[2][x] * b[2][x]).sqrt();
+                    if la == 0.0 || lb == 0.0 {
+                        1.0
+                    } else {
+                        (dot / (la * lb)).clamp(-1.0, 1.0)
+                    }
+                });
+                worst.cosine = cosines.fold(worst.cosine, f64::min);
+            }
+        }
+        worst
     }
 
     /// The largest error: model units for positions, degrees for directions.

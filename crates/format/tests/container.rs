@@ -347,6 +347,8 @@ fn golden_version_1_1_container_with_vat_stays_readable() {
         .map(|c| (c.name.clone(), c.frames))
         .collect();
     assert_eq!(clips, [("curl".to_owned(), 31)]);
+    // Before format 1.6 there is no VAT compression record.
+    assert!(c.vat_compression().is_none());
     let vat = c.vat().expect("the VAT record").clone();
     assert_eq!(vat.reference_node.as_deref(), Some("tentacle_mesh"));
     assert_eq!(
@@ -419,4 +421,40 @@ fn golden_version_1_5_container_with_per_primitive_vat_stays_readable() {
         );
     }
     assert!(c.metadata().textures.iter().all(|t| t.height >= 31));
+}
+
+#[test]
+fn golden_version_1_6_container_with_compressed_vat_stays_readable() {
+    // formats/golden/v1.6/tentacle_vat_zip.rigbake was written by rigbake
+    // 0.1.0 with `rigbake vat fixtures/tentacle.glb --normals --compression
+    // zip --embed-textures`. Never regenerate it.
+    use rigbake_format::meta::{Storage, TextureCompression, VatEncoding};
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../formats/golden/v1.6/tentacle_vat_zip.rigbake");
+    let mut c = Container::open(&path).unwrap();
+    assert_eq!(c.version().to_string(), "1.6");
+    c.verify().unwrap();
+    let compression = c.vat_compression().expect("the compression record").clone();
+    assert_eq!(compression.requested, TextureCompression::Zip);
+    assert_eq!(compression.textures, [TextureCompression::Zip; 2]);
+    let vat = c.vat().expect("the VAT record").clone();
+    assert_eq!(vat.encoding, VatEncoding::Exr16);
+    for t in &vat.textures {
+        let Storage::Section(i) = t.storage else {
+            panic!("{} is embedded", t.name);
+        };
+        let bytes = c.read_section(i as usize).unwrap();
+        let image = rigbake_format::texture::exr::read_expecting(
+            std::io::Cursor::new(bytes),
+            t.width as usize,
+            t.height as usize,
+        )
+        .unwrap();
+        assert!(image.data.iter().all(|v| v.is_finite()));
+        assert!(
+            image.data.iter().any(|v| *v != 0.0),
+            "{} holds data",
+            t.name
+        );
+    }
 }

@@ -318,3 +318,71 @@ fn the_shared_bone_store_stays_addressable() {
     m.textures[0].name = format!("../_shared/bones/{}.exr", "0f".repeat(32));
     open(&m, &vat(), &weights(), &rig()).unwrap();
 }
+
+/// The consistent records plus a VAT compression record (`None`: the
+/// compression record alone, without the VAT record), opened.
+fn open_with_compression(
+    vat_record: Option<&VatMetadata>,
+    c: &rigbake_format::meta::VatCompressionMetadata,
+) -> Result<(), String> {
+    let mut out = ContainerWriter::new(Cursor::new(Vec::new())).unwrap();
+    if let Some(v) = vat_record {
+        out.add_section(SectionKind::Vat, &codec::encode_vat(v).unwrap())
+            .unwrap();
+    }
+    out.add_section(
+        SectionKind::VatCompression,
+        &codec::encode_vat_compression(c).unwrap(),
+    )
+    .unwrap();
+    let (cursor, _) = out.finish(&metadata()).unwrap();
+    let bytes = cursor.into_inner();
+    Container::from_reader(Cursor::new(&bytes[..]))
+        .map(|c| {
+            assert!(c.vat_compression().is_some());
+        })
+        .map_err(|e| e.to_string())
+}
+
+#[test]
+fn compression_records_that_disagree_with_the_vat_record_are_refused() {
+    use rigbake_format::meta::{TextureCompression as C, VatCompressionMetadata};
+    let record = |requested, textures: Vec<C>| VatCompressionMetadata {
+        requested,
+        textures,
+    };
+    let v = vat();
+    open_with_compression(Some(&v), &record(C::Piz, vec![C::Piz])).unwrap();
+    let cases = [
+        (Some(&v), record(C::Zip, vec![]), "lists 0 textures"),
+        (
+            Some(&v),
+            record(C::Zip, vec![C::Zip, C::Zip]),
+            "lists 2 textures",
+        ),
+        (
+            Some(&v),
+            record(C::Deflate, vec![C::Zip]),
+            "requested is deflate",
+        ),
+        (
+            Some(&v),
+            record(C::None, vec![C::Deflate]),
+            "is Deflate for a Exr32",
+        ),
+        (None, record(C::None, vec![C::None]), "without a VAT record"),
+    ];
+    for (vat_record, c, needle) in cases {
+        let e = open_with_compression(vat_record, &c).unwrap_err();
+        assert!(e.contains(needle), "expected `{needle}` in: {e}");
+    }
+    // A PNG texture must say deflate.
+    let mut png = vat();
+    png.encoding = VatEncoding::Png16;
+    png.textures[0].encoding = VatEncoding::Png16;
+    png.textures[0].bounds = Some([[0.0; 4], [1.0; 4]]);
+    png.textures[0].direction_encoding = DirectionEncoding::Float;
+    open_with_compression(Some(&png), &record(C::None, vec![C::Deflate])).unwrap();
+    let e = open_with_compression(Some(&png), &record(C::None, vec![C::None])).unwrap_err();
+    assert!(e.contains("is None for a Png16"), "{e}");
+}

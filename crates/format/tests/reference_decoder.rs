@@ -103,11 +103,23 @@ fn assert_decoders_agree(path: &Path) {
         typed::<BoundsMetadata>(&json["bounds"], "bounds").as_ref(),
         c.bounds()
     );
+    assert_eq!(
+        typed::<rigbake_format::meta::VatCompressionMetadata>(
+            &json["vat_compression"],
+            "vat_compression"
+        )
+        .as_ref(),
+        c.vat_compression()
+    );
 }
 
 #[test]
 fn reference_decoder_reads_the_golden_containers() {
-    for golden in ["v1.0/tentacle.rigbake", "v1.1/tentacle_vat.rigbake"] {
+    for golden in [
+        "v1.0/tentacle.rigbake",
+        "v1.1/tentacle_vat.rigbake",
+        "v1.6/tentacle_vat_zip.rigbake",
+    ] {
         assert_decoders_agree(&repo().join("formats/golden").join(golden));
     }
 }
@@ -335,6 +347,17 @@ fn full_records(rows: u32) -> (Metadata, VatMetadata, WeightsMetadata, RigMetada
 fn reference_decoder_reads_every_record_kind() {
     let rows = 310;
     let (metadata, vat, weights, rig) = full_records(rows);
+    let compression = rigbake_format::meta::VatCompressionMetadata {
+        requested: rigbake_format::meta::TextureCompression::Pxr24,
+        textures: vat
+            .textures
+            .iter()
+            .map(|t| match t.encoding {
+                VatEncoding::Png16 => rigbake_format::meta::TextureCompression::Deflate,
+                _ => rigbake_format::meta::TextureCompression::Pxr24,
+            })
+            .collect(),
+    };
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("model.rigbake");
     let file = std::fs::File::create(&path).unwrap();
@@ -367,6 +390,10 @@ fn reference_decoder_reads_every_record_kind() {
         (SectionKind::Rig, codec::encode_rig(&rig).unwrap()),
         (SectionKind::Key, "ab01".repeat(16).into_bytes()),
         (SectionKind::Bounds, codec::encode_bounds(&bounds).unwrap()),
+        (
+            SectionKind::VatCompression,
+            codec::encode_vat_compression(&compression).unwrap(),
+        ),
     ];
     for (kind, bytes) in &records {
         w.add_section(*kind, bytes).unwrap();
@@ -378,6 +405,7 @@ fn reference_decoder_reads_every_record_kind() {
     assert_eq!(c.metadata(), &metadata);
     assert_eq!(c.rig(), Some(&rig));
     assert_eq!(c.bounds(), Some(&bounds));
+    assert_eq!(c.vat_compression(), Some(&compression));
     assert_decoders_agree(&path);
 }
 

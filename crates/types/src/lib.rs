@@ -114,6 +114,35 @@ pub enum VatEncoding {
     Png16,
 }
 
+/// How the bytes of a texture file are compressed (`--compression` for VAT
+/// EXRs; PNG files are always zlib/deflate).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all(serialize = "snake_case", deserialize = "kebab-case"))]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum TextureCompression {
+    /// EXR, no compression: fastest to write and read, largest (default).
+    #[default]
+    None,
+    /// EXR ZIP, 16 scanlines per block: lossless.
+    Zip,
+    /// EXR PIZ (wavelet and Huffman), 32 scanlines per block: lossless.
+    Piz,
+    /// EXR PXR24, 16 scanlines per block: lossless for half floats, rounds
+    /// 32-bit floats to 24 bits (the loss is recorded as the error).
+    Pxr24,
+    /// PNG's zlib stream (deflate); not a choice for EXR.
+    #[cfg_attr(feature = "clap", value(skip))]
+    Deflate,
+}
+
+impl TextureCompression {
+    /// Whether it may change 32-bit float samples (PXR24 only; every mode
+    /// is lossless for half floats).
+    pub fn lossy_for_f32(self) -> bool {
+        self == Self::Pxr24
+    }
+}
+
 /// How directions (normals, tangent xyz) are stored in PNG.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all(serialize = "snake_case", deserialize = "kebab-case"))]

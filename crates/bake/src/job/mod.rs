@@ -233,6 +233,11 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
     });
     if let Some(vat) = &vat_record {
         add_record(&mut sink, SectionKind::Vat, codec::encode_vat(vat))?;
+        add_record(
+            &mut sink,
+            SectionKind::VatCompression,
+            codec::encode_vat_compression(&vat::compression_record(vat, &settings.vat)),
+        )?;
     }
     if layout != rigbake_format::meta::LayoutMetadata::default() {
         add_record(

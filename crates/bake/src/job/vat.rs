@@ -50,12 +50,15 @@ type Pool = Vec<Vec<f32>>;
 const POOL_MAX: usize = 12;
 
 /// Calls `each(first_row, rows, batch)` for every row batch of texture set
-/// `index`, in buffers from `pool`. The buffers move into `each` (which may
-/// hand them to writer threads); the buffers it returns go back to the pool.
+/// `index`, in buffers from `pool`, with positions and the other streams
+/// `wanted` (normals, tangents) of those the set bakes. The buffers
+/// move into `each` (which may hand them to writer threads); the buffers it
+/// returns go back to the pool.
 fn for_each_batch(
     baker: &VatBaker<'_>,
     index: usize,
     pool: &mut Pool,
+    wanted: (bool, bool),
     mut each: impl FnMut(
         usize,
         usize,
@@ -80,8 +83,8 @@ fn for_each_batch(
             v
         };
         let mut positions = buffer(3);
-        let mut normals = p.normals.then(|| buffer(3));
-        let mut tangents = p.tangents.then(|| buffer(4));
+        let mut normals = (p.normals && wanted.0).then(|| buffer(3));
+        let mut tangents = (p.tangents && wanted.1).then(|| buffer(4));
         baker.fill(
             index,
             first,
@@ -99,17 +102,20 @@ fn for_each_batch(
     Ok(())
 }
 
-/// Bounds of the real (non-padding) texels of each stream of texture set
-/// `index`: a first pass over every batch, for PNG encodings.
+/// Bounds of the real (non-padding) texels of positions and of the other
+/// streams `wanted` (normals, tangents) of texture set `index`: a first pass
+/// over every batch, for PNG encodings. Streams not wanted (octahedral
+/// directions need no bounds) are not computed in this pass.
 fn bounds(
     baker: &VatBaker<'_>,
     index: usize,
     pool: &mut Pool,
+    wanted: (bool, bool),
 ) -> Result<[[[f32; 4]; 2]; 3], StepError> {
     let p = &baker.plan().sets[index];
     let layout = p.layout;
     let mut acc = [EMPTY_BOUNDS; 3];
-    for_each_batch(baker, index, pool, |first, rows, pos, nrm, tan| {
+    for_each_batch(baker, index, pool, wanted, |first, rows, pos, nrm, tan| {
         for r in 0..rows {
             let y = first + r;
             let (frame, band) = (y / layout.bands, y % layout.bands);
@@ -260,6 +266,26 @@ pub(super) fn bake(
     )))
 }
 
+/// The VAT compression record of `vat`: the compression asked for, and per
+/// texture the one its file has (`deflate` for PNG, the asked EXR mode
+/// otherwise, as [`VatFileSpec::effective_compression`] applies it).
+pub(super) fn compression_record(
+    vat: &meta::VatMetadata,
+    settings: &VatSettings,
+) -> meta::VatCompressionMetadata {
+    meta::VatCompressionMetadata {
+        requested: settings.compression,
+        textures: vat
+            .textures
+            .iter()
+            .map(|t| match t.encoding {
+                meta::VatEncoding::Png16 => meta::TextureCompression::Deflate,
+                _ => settings.compression,
+            })
+            .collect(),
+    }
+}
+
 /// The playback mesh: every baked primitive as a mesh of its own (in plan
 /// order, so mesh `i` is `primitives[i]`), at the first frame, in model space,
 /// with the source's vertex order, UVs, indices and materials, plus one more
@@ -342,7 +368,13 @@ fn bake_primitive(
     };
     let mut specs: Vec<VatFileSpec> = streams.iter().map(|s| spec_of(*s)).collect();
     if specs.iter().any(VatFileSpec::needs_bounds) {
-        let all = bounds(baker, index, pool)?;
+        let wanted = |stream| specs.iter().any(|s| s.stream == stream && s.needs_bounds());
+        let all = bounds(
+            baker,
+            index,
+            pool,
+            (wanted(VatStream::Normals), wanted(VatStream::Tangents)),
+        )?;
         for spec in &mut specs {
             if spec.needs_bounds() {
                 let slot = match spec.stream {
@@ -368,17 +400,23 @@ fn bake_primitive(
         writers.push(VatFileWriter::create(&file, *spec).map_err(fail)?);
         files.push((name, file));
     }
-    for_each_batch(baker, index, pool, |_, _, positions, normals, tangents| {
-        let mut batches = [Some(positions), normals, tangents].into_iter().flatten();
-        for w in &mut writers {
-            let batch = batches.next().unwrap_or_default();
-            w.push_rows(batch).map_err(fail)?;
-        }
-        Ok(writers
-            .iter_mut()
-            .filter_map(VatFileWriter::take_spare)
-            .collect())
-    })?;
+    for_each_batch(
+        baker,
+        index,
+        pool,
+        (true, true),
+        |_, _, positions, normals, tangents| {
+            let mut batches = [Some(positions), normals, tangents].into_iter().flatten();
+            for w in &mut writers {
+                let batch = batches.next().unwrap_or_default();
+                w.push_rows(batch).map_err(fail)?;
+            }
+            Ok(writers
+                .iter_mut()
+                .filter_map(VatFileWriter::take_spare)
+                .collect())
+        },
+    )?;
     Ok(StagedPrimitive {
         base: base.to_owned(),
         specs,
@@ -407,11 +445,13 @@ fn finish_primitive(
         let done = writer.finish(pool).map_err(fail)?;
         pool.truncate(POOL_MAX);
         let (max_error, bytes, crc32) = (done.max_error, done.bytes, done.crc32);
-        let storage = sink.place_stream(&file).map_err(|e| match e.source {
-            // Embedding failed while writing the container section.
-            crate::error::Source::Format(f) if e.context.is_none() => fail(f),
-            _ => e,
-        })?;
+        let storage = sink
+            .place_stream(&file, bytes, crc32)
+            .map_err(|e| match e.source {
+                // Embedding failed while writing the container section.
+                crate::error::Source::Format(f) if e.context.is_none() => fail(f),
+                _ => e,
+            })?;
         out.push(meta::VatTextureMeta {
             stream: spec.stream,
             name,

@@ -63,6 +63,10 @@ pub enum SectionKind {
     /// and CRC-32 of every file beside the container that no other record
     /// checksums (meshes, `anchors.exr`), since 1.5.
     Outputs,
+    /// The VAT compression record (bincode
+    /// [`crate::meta::VatCompressionMetadata`]): each VAT texture's
+    /// compression, since 1.6.
+    VatCompression,
     /// The animated-bounds record (bincode [`crate::meta::BoundsMetadata`]):
     /// per clip, a box holding every vertex at every frame, since 1.6.
     Bounds,
@@ -92,6 +96,7 @@ impl SectionKind {
             Self::TrackData => 7,
             Self::Key => 8,
             Self::Outputs => 9,
+            Self::VatCompression => 10,
             Self::Bounds => 12,
             Self::Layout => 11,
             Self::Source => 13,
@@ -112,6 +117,7 @@ impl SectionKind {
             7 => Self::TrackData,
             8 => Self::Key,
             9 => Self::Outputs,
+            10 => Self::VatCompression,
             12 => Self::Bounds,
             11 => Self::Layout,
             13 => Self::Source,
@@ -132,6 +138,7 @@ impl SectionKind {
             Self::TrackData => "track_data".to_owned(),
             Self::Key => "key".to_owned(),
             Self::Outputs => "outputs".to_owned(),
+            Self::VatCompression => "vat_compression".to_owned(),
             Self::Bounds => "bounds".to_owned(),
             Self::Layout => "layout".to_owned(),
             Self::Source => "source".to_owned(),

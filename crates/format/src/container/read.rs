@@ -15,7 +15,7 @@ use super::{
 use crate::error::{FormatError, Result};
 use crate::meta::{
     BoundsMetadata, LayoutMetadata, Metadata, MorphsMetadata, OutputsMetadata, RigMetadata,
-    SourceLocation, Storage, VatMetadata, WeightsMetadata,
+    SourceLocation, Storage, VatCompressionMetadata, VatMetadata, WeightsMetadata,
 };
 use crate::{check, codec};
 
@@ -57,6 +57,7 @@ pub struct Container<R> {
     layout: Option<LayoutMetadata>,
     source: Option<SourceLocation>,
     morphs: Option<MorphsMetadata>,
+    vat_compression: Option<VatCompressionMetadata>,
 }
 
 impl Container<BufReader<File>> {
@@ -251,6 +252,14 @@ impl<R: Read + Seek> Container<R> {
             )?)?),
             None => None,
         };
+        let vat_compression = match single(&sections, SectionKind::VatCompression)? {
+            Some(i) => Some(codec::decode_vat_compression(&read_checked(
+                &mut reader,
+                &sections,
+                i,
+            )?)?),
+            None => None,
+        };
         let container = Self {
             reader,
             version,
@@ -266,6 +275,7 @@ impl<R: Read + Seek> Container<R> {
             layout,
             source,
             morphs,
+            vat_compression,
         };
         container.check_references()?;
         container.check_records()?;
@@ -290,6 +300,9 @@ impl<R: Read + Seek> Container<R> {
         }
         if let Some(source) = &self.source {
             check::source(source)?;
+        }
+        if let Some(c) = &self.vat_compression {
+            check::vat_compression(c, self.vat.as_ref())?;
         }
         if let Some(rig) = &self.rig {
             check::rig(rig, self.metadata.clips.len(), self.metadata.skins.len())?;
@@ -393,6 +406,13 @@ impl<R: Read + Seek> Container<R> {
     /// when the bake dropped any (format 1.7 and later).
     pub fn morphs(&self) -> Option<&MorphsMetadata> {
         self.morphs.as_ref()
+    }
+
+    /// How each VAT texture is compressed, when recorded (format 1.6 and
+    /// later; older VAT bakes wrote uncompressed EXRs unless `--zip`, and
+    /// PNG).
+    pub fn vat_compression(&self) -> Option<&VatCompressionMetadata> {
+        self.vat_compression.as_ref()
     }
 
     /// The rig record (anchors, props, clip origins), when the bake has one.

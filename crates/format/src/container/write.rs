@@ -71,6 +71,40 @@ impl<W: Write + Seek> ContainerWriter<W> {
         Ok(self.sections.len() - 1)
     }
 
+    /// Appends a section of exactly `length` bytes read from `reader`,
+    /// whose CRC-32 the caller knows already (computed while the bytes were
+    /// written, see [`crate::digest`]); returns its index. The bytes are not
+    /// hashed again, and between two files (a `File` reader, a `File` or
+    /// `BufWriter<File>` container) the standard library's copy stays in
+    /// the kernel (`copy_file_range` on Linux). Fails, naming both counts,
+    /// when the reader holds fewer bytes.
+    pub fn add_section_known(
+        &mut self,
+        kind: SectionKind,
+        reader: &mut impl Read,
+        length: u64,
+        crc32: u32,
+    ) -> Result<usize> {
+        let offset = self.position;
+        let copied = std::io::copy(&mut reader.take(length), &mut self.out)?;
+        if copied != length {
+            return Err(crate::error::FormatError::Invalid(format!(
+                "a {} section ended after {copied} of its {length} bytes",
+                kind.name()
+            )));
+        }
+        let pad = padding(length);
+        self.out.write_all(&[0u8; 8][..pad as usize])?;
+        self.position += length + pad;
+        self.sections.push(Section {
+            kind,
+            offset,
+            length,
+            crc32,
+        });
+        Ok(self.sections.len() - 1)
+    }
+
     /// Writes the metadata section, the table and the header; returns the
     /// writer and the total length of the container.
     pub fn finish(mut self, metadata: &Metadata) -> Result<(W, u64)> {

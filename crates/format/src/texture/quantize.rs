@@ -1,13 +1,24 @@
 //! Mapping floats to 16-bit integers for PNG: per-axis bounds normalisation
 //! and octahedral unit vectors, and the inverse mappings a shader applies.
 
-/// `v` in `[lo, hi]` to `0..=65535` (rounded); `lo == hi` maps to 0.
+/// `v` in `[lo, hi]` to `0..=65535` (rounded, halves away from zero);
+/// `lo == hi` maps to 0.
+#[inline]
 pub fn to_unorm16(v: f32, lo: f32, hi: f32) -> u16 {
     if hi > lo {
-        (((v - lo) / (hi - lo)).clamp(0.0, 1.0) * 65535.0).round() as u16
+        round_unorm(((v - lo) / (hi - lo)).clamp(0.0, 1.0) * 65535.0)
     } else {
         0
     }
+}
+
+/// `x.round() as u16` for `x` in `[0, 65535]` (NaN: 0), without the libm
+/// call: below 2^24 the fraction `x - trunc(x)` is exact, so comparing it
+/// with one half rounds exactly as `f32::round` does.
+#[inline]
+fn round_unorm(x: f32) -> u16 {
+    let t = x as u16;
+    t + u16::from(x - f32::from(t) >= 0.5)
 }
 
 /// The shader's inverse of [`to_unorm16`]: `lo + q / 65535 * (hi - lo)`.
@@ -75,6 +86,29 @@ pub fn degrees_of_cosine(c: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fast_rounding_equals_f32_round_at_every_boundary() {
+        let up = |x: f32| f32::from_bits(x.to_bits() + 1);
+        let down = |x: f32| {
+            if x > 0.0 {
+                f32::from_bits(x.to_bits() - 1)
+            } else {
+                x
+            }
+        };
+        for i in 0..=65535u32 {
+            let t = i as f32;
+            let half = t + 0.5;
+            for x in [t, up(t), down(t), half, up(half), down(half)] {
+                if x <= 65535.0 {
+                    assert_eq!(round_unorm(x), x.round() as u16, "{x}");
+                }
+            }
+        }
+        assert_eq!(round_unorm(0.49999997), 0);
+        assert_eq!(round_unorm(f32::NAN), 0);
+    }
 
     #[test]
     fn unorm16_round_trips_within_half_a_step() {
