@@ -104,7 +104,10 @@ impl Default for BakeSettings {
                 compression: StreamCompression::None,
                 options: VatOptions::default(),
             },
-            import: ImportOptions::default(),
+            import: ImportOptions {
+                images: true,
+                ..ImportOptions::default()
+            },
         }
     }
 }

@@ -24,6 +24,8 @@ pub struct Progress {
 pub struct ModelProgress {
     bar: Option<ProgressBar>,
     id: String,
+    /// Print warnings (not with `--quiet`).
+    warnings: bool,
     info: Mutex<String>,
 }
 
@@ -33,6 +35,7 @@ impl ModelProgress {
         Self {
             bar: None,
             id: id.to_owned(),
+            warnings: false,
             info: Mutex::new(String::new()),
         }
     }
@@ -62,6 +65,17 @@ impl rigbake::Observer for ModelProgress {
 
     fn stage(&self, stage: &str) {
         ModelProgress::stage(self, stage);
+    }
+
+    fn warning(&self, message: &str) {
+        if !self.warnings {
+            return;
+        }
+        let line = format!("warning: {}: {message}", self.id);
+        match &self.bar {
+            Some(bar) => bar.println(line),
+            None => eprintln!("{line}"),
+        }
     }
 }
 
@@ -100,6 +114,7 @@ impl Progress {
         ModelProgress {
             bar,
             id: id.to_owned(),
+            warnings: self.mode != ProgressMode::Quiet,
             info: Mutex::new(String::new()),
         }
     }

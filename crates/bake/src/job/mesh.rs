@@ -1,23 +1,54 @@
 //! Turning model primitives into GLB primitives for the meshes rigbake
 //! writes (VAT playback, bone-weight meshes): topology, UVs, indices and
-//! materials by reference are kept; vertex order never changes.
+//! materials are kept; vertex order never changes. The documents carry the
+//! source's look (materials with their textures, samplers and embedded
+//! images), so the meshes render as the source did.
 
 use rigbake_core::Model;
 use rigbake_core::model::Primitive;
-use rigbake_format::glb::{GlbMaterial, GlbPrimitive};
+use rigbake_format::glb::{GlbDocument, GlbImage, GlbMaterial, GlbMesh, GlbPrimitive};
 
-/// Every material of the model by reference: its name, and its index in the
-/// source file under `extras.source_material`.
-pub(super) fn materials(model: &Model) -> Vec<GlbMaterial> {
-    model
-        .materials
-        .iter()
-        .enumerate()
-        .map(|(i, name)| GlbMaterial {
-            name: name.clone(),
-            extras: Some(serde_json::json!({ "source_material": i })),
-        })
-        .collect()
+/// A GLB document of `meshes` with every material of the model: the
+/// source's material properties, textures, samplers and images where the
+/// look was loaded, and the material's index in the source under
+/// `extras.source_material` (merged into the source's own extras).
+pub(super) fn document(model: &Model, meshes: Vec<GlbMesh>) -> GlbDocument {
+    let looks = &model.looks;
+    GlbDocument {
+        meshes,
+        materials: model
+            .materials
+            .iter()
+            .enumerate()
+            .map(|(i, name)| {
+                let mut properties = looks.materials.get(i).cloned().unwrap_or_default();
+                properties.remove("name");
+                let mut extras = match properties.remove("extras") {
+                    Some(serde_json::Value::Object(o)) => o,
+                    _ => serde_json::Map::new(),
+                };
+                extras.insert("source_material".into(), i.into());
+                GlbMaterial {
+                    name: name.clone(),
+                    extras: Some(serde_json::Value::Object(extras)),
+                    properties,
+                }
+            })
+            .collect(),
+        textures: looks.textures.clone(),
+        samplers: looks.samplers.clone(),
+        images: looks
+            .images
+            .iter()
+            .map(|image| GlbImage {
+                name: image.name.clone(),
+                mime_type: image.mime_type.clone(),
+                bytes: image.bytes.clone(),
+            })
+            .collect(),
+        extensions_required: looks.extensions_required.clone(),
+        generator: format!("rigbake {}", env!("CARGO_PKG_VERSION")),
+    }
 }
 
 /// A GLB primitive with the source's topology, UV sets, indices and material;

@@ -34,6 +34,12 @@ pub trait Observer {
     fn info(&self, message: &str);
     /// The bake moved on to `stage`, e.g. "bone textures".
     fn stage(&self, stage: &str);
+    /// Something the user should know that does not stop the bake (an
+    /// image left out of the meshes, a UV set some engines drop). Ignored
+    /// unless implemented.
+    fn warning(&self, message: &str) {
+        let _ = message;
+    }
 }
 
 /// An [`Observer`] that ignores everything.
@@ -130,6 +136,9 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
     let bytes = job.bytes;
     fault("start", path);
     let model = import::import_bytes(path, bytes, &settings.import).map_err(at(Stage::Import))?;
+    for warning in &model.looks.warnings {
+        job.observer.warning(warning);
+    }
     let timeline = timeline(&model, settings).map_err(at(Stage::Timeline))?;
     job.observer.info(&format!(
         "{}, {}",

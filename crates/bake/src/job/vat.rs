@@ -262,11 +262,7 @@ fn playback_document(model: &Model, baker: &VatBaker<'_>) -> glb::GlbDocument {
             }
         })
         .collect();
-    glb::GlbDocument {
-        meshes,
-        materials: mesh::materials(model),
-        generator: format!("rigbake {}", env!("CARGO_PKG_VERSION")),
-    }
+    mesh::document(model, meshes)
 }
 
 /// The textures of one primitive, every row pushed to their writers, which

@@ -113,11 +113,7 @@ pub(super) fn bake(
         }
     }
     let mesh_file = format!("{}.weights.glb", model.name);
-    let doc = glb::GlbDocument {
-        meshes,
-        materials: mesh::materials(model),
-        generator: format!("rigbake {}", env!("CARGO_PKG_VERSION")),
-    };
+    let doc = mesh::document(model, meshes);
     let bytes = glb::write_glb(&doc).map_err(|e| StepError::during("weights mesh", e))?;
     sink.write_file(&mesh_file, &bytes)?;
     Ok(meta::WeightsMetadata {

@@ -13,6 +13,7 @@ mod accessor;
 mod animations;
 mod buffers;
 mod files;
+mod looks;
 mod meshes;
 mod options;
 mod parse;
@@ -22,6 +23,7 @@ mod version;
 
 use std::path::Path;
 
+pub use looks::sniff as sniff_image;
 pub use meshes::MAX_INFLUENCE_SETS;
 pub use options::{ImportOptions, Limits, Source};
 
@@ -118,13 +120,18 @@ pub fn external_files(
     bytes: &[u8],
     options: &ImportOptions,
 ) -> Result<Vec<std::path::PathBuf>> {
-    let (root, _, _) = parse::parse(bytes).map_err(|e| e.with_file(path))?;
+    let (root, json, _) = parse::parse(bytes).map_err(|e| e.with_file(path))?;
     let doc = gltf::Document::from_json_without_validation(root);
     let source = Source {
         name: "",
         dir: Some(path.parent().unwrap_or(Path::new("."))),
     };
-    buffers::external_files(&doc, &source, options).map_err(|e| e.with_file(path))
+    let mut files =
+        buffers::external_files(&doc, &source, options).map_err(|e| e.with_file(path))?;
+    if options.images {
+        files.extend(looks::image_files(json, &source, options));
+    }
+    Ok(files)
 }
 
 /// Imports a glTF or GLB held in memory.
@@ -146,6 +153,11 @@ pub fn import_slice(bytes: &[u8], source: &Source<'_>, options: &ImportOptions) 
     }
     let doc = gltf::Document::from_json_without_validation(root);
     let buffers = buffers::load(&doc, blob, source, options)?;
+    let looks = if options.images {
+        looks::load(json, &doc, &buffers, source, options)?
+    } else {
+        crate::model::Looks::default()
+    };
     let reader = accessor::AccessorReader::new(&buffers, &options.limits);
     let quantized = doc.extensions_used().any(|e| e == "KHR_mesh_quantization");
 
@@ -168,6 +180,7 @@ pub fn import_slice(bytes: &[u8], source: &Source<'_>, options: &ImportOptions) 
                     .map_or_else(|| format!("material{i}"), str::to_owned)
             })
             .collect(),
+        looks,
         topological_order,
     };
     select::scene(model, &doc, options.scene)
