@@ -77,6 +77,15 @@ pub struct BakeSettings {
     pub vat: VatSettings,
     /// Import options (limits, file access).
     pub import: ImportOptions,
+    /// Also write the OpenVAT-compatible export (`--compat openvat`, see
+    /// `docs/openvat.md`).
+    pub openvat: bool,
+    /// The TEXCOORD set of the VAT playback mesh that holds the lookup UV;
+    /// `None`: each primitive's lowest free set (`--lookup-uv-set`).
+    pub lookup_uv_set: Option<usize>,
+    /// Also write the bone-weight channels into the weights mesh as
+    /// TEXCOORD sets after the source's own (`--weights-as-uv`).
+    pub weights_as_uv: bool,
 }
 
 impl Default for BakeSettings {
@@ -108,6 +117,9 @@ impl Default for BakeSettings {
                 images: true,
                 ..ImportOptions::default()
             },
+            openvat: false,
+            lookup_uv_set: None,
+            weights_as_uv: false,
         }
     }
 }

@@ -386,6 +386,7 @@ fn vat_only_flag(flags: &SettingFlags) -> Option<&'static str> {
         (flags.direction_encoding.is_some(), "--direction-encoding"),
         (flags.power_of_two, "--power-of-two"),
         (flags.zip, "--zip"),
+        (flags.lookup_uv_set.is_some(), "--lookup-uv-set"),
     ]
     .into_iter()
     .find_map(|(set, name)| set.then_some(name))
@@ -439,6 +440,9 @@ impl BakePlan {
             d.apply_flags(&args.settings);
             d.add_blends(&args.settings.blends)?;
             d.vat_only();
+            if args.compat == Some(crate::args::Compat::Openvat) {
+                d.openvat();
+            }
         }
         let mut plan = Self::assemble(found, out, &args.run)?;
         plan.problems = problems;

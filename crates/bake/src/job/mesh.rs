@@ -66,3 +66,54 @@ pub(super) fn base(prim: &Primitive) -> GlbPrimitive {
         ..GlbPrimitive::default()
     }
 }
+
+/// Renumbers the UV sets the materials of `doc` read after a set was
+/// inserted at `at` (the sets from `at` on moved up by one): every texture
+/// reference's `texCoord` (default 0), and the `texCoord` override of
+/// `KHR_texture_transform`, that is `at` or above grows by one.
+pub(super) fn shift_material_uv_sets(doc: &mut GlbDocument, at: usize) {
+    fn walk(object: &mut serde_json::Map<String, serde_json::Value>, at: usize, info: bool) {
+        if info {
+            let t = object
+                .get("texCoord")
+                .and_then(serde_json::Value::as_u64)
+                .unwrap_or(0) as usize;
+            if t >= at {
+                object.insert("texCoord".into(), (t + 1).into());
+            }
+        }
+        for (key, value) in object.iter_mut() {
+            let is_info = key.ends_with("Texture") && value.get("index").is_some();
+            let is_transform = key == "KHR_texture_transform";
+            match value {
+                serde_json::Value::Object(o) if is_transform => {
+                    if let Some(t) = o.get("texCoord").and_then(serde_json::Value::as_u64)
+                        && t as usize >= at
+                    {
+                        o.insert("texCoord".into(), (t + 1).into());
+                    }
+                }
+                serde_json::Value::Object(o) => walk(o, at, is_info),
+                serde_json::Value::Array(a) => {
+                    for v in a.iter_mut().filter_map(serde_json::Value::as_object_mut) {
+                        walk(v, at, false);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    for m in &mut doc.materials {
+        walk(&mut m.properties, at, false);
+    }
+}
+
+/// Puts `values` in UV set `set` of `prim`, moving the sets from `set` on up
+/// by one; when the primitive has fewer sets, the gap is filled with copies
+/// of `values` (glTF wants sets numbered from 0 without gaps).
+pub(super) fn insert_uv_set(prim: &mut GlbPrimitive, set: usize, values: Vec<[f32; 2]>) {
+    while prim.tex_coords.len() < set {
+        prim.tex_coords.push(values.clone());
+    }
+    prim.tex_coords.insert(set, values);
+}

@@ -7,6 +7,7 @@
 mod bones;
 mod common;
 mod mesh;
+mod openvat;
 mod rig;
 mod vat;
 mod weights;
@@ -198,6 +199,14 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
         match vat::bake(&model, &timeline, settings, &mut sink).map_err(|e| e.at(Stage::Vat))? {
             Part::Done(p) => vat_part = Some(p),
             Part::Skipped(reason) => skipped.push(reason),
+        }
+    }
+    if settings.openvat {
+        job.observer.stage("OpenVAT export");
+        if let Part::Skipped(reason) =
+            openvat::export(&model, &timeline, settings, &mut sink).map_err(|e| e.at(Stage::Vat))?
+        {
+            skipped.push(reason);
         }
     }
     let has_anchors = rig_record.as_ref().is_some_and(|r| !r.anchors.is_empty());
