@@ -334,6 +334,31 @@ pub fn rig(r: &RigMetadata, clips: usize, skins: usize) -> Result<()> {
     Ok(())
 }
 
+/// Largest TEXCOORD set index the UV-set record may name.
+pub const MAX_UV_SET: u32 = 255;
+
+/// Checks the UV-set record: plain file names, set indices at most
+/// [`MAX_UV_SET`], two weight sets per channel (an even count, none without
+/// a first set).
+pub fn uv_sets(u: &crate::meta::UvSetsMetadata) -> Result<()> {
+    for (i, p) in u.primitives.iter().enumerate() {
+        let at = format!("uv_sets.primitives[{i}]");
+        plain_name(&format!("{at}.file"), &p.file)?;
+        let sets = [Some(p.source_sets), p.lookup, p.weights_first];
+        if sets.into_iter().flatten().any(|s| s > MAX_UV_SET) || p.weights_sets > MAX_UV_SET {
+            return Err(FormatError::Invalid(format!(
+                "{at}: a UV set index or count is above {MAX_UV_SET}"
+            )));
+        }
+        if p.weights_sets % 2 != 0 || (p.weights_sets > 0) != p.weights_first.is_some() {
+            return Err(FormatError::Invalid(format!(
+                "{at}: weights_sets must be an even count, with weights_first exactly when it is not 0"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Checks the outputs record: plain, distinct file names.
 pub fn outputs(o: &OutputsMetadata) -> Result<()> {
     let mut seen = std::collections::HashSet::new();

@@ -4,7 +4,9 @@
 //! bumping the container's major version.
 
 use crate::error::{FormatError, Result};
-use crate::meta::{Metadata, OutputsMetadata, RigMetadata, VatMetadata, WeightsMetadata};
+use crate::meta::{
+    Metadata, OutputsMetadata, RigMetadata, UvSetsMetadata, VatMetadata, WeightsMetadata,
+};
 
 /// Largest metadata record a reader accepts.
 pub const METADATA_LIMIT: usize = 64 << 20;
@@ -70,6 +72,19 @@ pub fn decode_rig(bytes: &[u8]) -> Result<RigMetadata> {
 pub fn encode_outputs(o: &OutputsMetadata) -> Result<Vec<u8>> {
     bincode::serde::encode_to_vec(o, config())
         .map_err(|e| FormatError::Invalid(format!("cannot encode the outputs record: {e}")))
+}
+
+/// Encodes the UV-set record.
+pub fn encode_uv_sets(u: &UvSetsMetadata) -> Result<Vec<u8>> {
+    bincode::serde::encode_to_vec(u, config())
+        .map_err(|e| FormatError::Invalid(format!("cannot encode the UV-set record: {e}")))
+}
+
+/// Decodes the UV-set record (trailing bytes ignored).
+pub fn decode_uv_sets(bytes: &[u8]) -> Result<UvSetsMetadata> {
+    bincode::serde::decode_from_slice(bytes, config())
+        .map(|(m, _)| m)
+        .map_err(|e| FormatError::Invalid(format!("the UV-set record cannot be decoded: {e}")))
 }
 
 /// Decodes the outputs record (trailing bytes ignored).

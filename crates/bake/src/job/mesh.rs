@@ -67,6 +67,16 @@ pub(super) fn base(prim: &Primitive) -> GlbPrimitive {
     }
 }
 
+/// The TEXCOORD set a primitive with `source_sets` UV sets gets for the VAT
+/// lookup UV: `chosen` (`--lookup-uv-set`), else the lowest free set.
+pub(super) fn lookup_set(source_sets: usize, chosen: Option<usize>) -> usize {
+    chosen.unwrap_or(source_sets)
+}
+
+/// The highest TEXCOORD set three.js reads (`uv3`); sets above it are
+/// dropped by its importer.
+pub(super) const THREEJS_LAST_UV_SET: u32 = 3;
+
 /// Renumbers the UV sets the materials of `doc` read after a set was
 /// inserted at `at` (the sets from `at` on moved up by one): every texture
 /// reference's `texCoord` (default 0), and the `texCoord` override of

@@ -171,6 +171,7 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
     .map_err(|e| e.at(Stage::Prepare))?;
 
     let mut skipped = Vec::new();
+    let mut uv_sets = Vec::new();
     let mut bones_part = None;
     let mut rig_record = None;
     if let Some(rig_plan) = &rig_plan {
@@ -186,7 +187,7 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
             && settings.outputs.weights
         {
             job.observer.stage("bone weights");
-            let w = weights::bake(&model, bones, rig_plan, settings, &mut sink)
+            let w = weights::bake(&model, bones, rig_plan, settings, &mut sink, &mut uv_sets)
                 .map_err(|e| e.at(Stage::Weights))?;
             add_record(&mut sink, SectionKind::Weights, codec::encode_weights(&w))?;
         }
@@ -196,7 +197,9 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
     let mut vat_part = None;
     if settings.outputs.vat {
         job.observer.stage("vertex animation");
-        match vat::bake(&model, &timeline, settings, &mut sink).map_err(|e| e.at(Stage::Vat))? {
+        match vat::bake(&model, &timeline, settings, &mut sink, &mut uv_sets)
+            .map_err(|e| e.at(Stage::Vat))?
+        {
             Part::Done(p) => vat_part = Some(p),
             Part::Skipped(reason) => skipped.push(reason),
         }
@@ -204,7 +207,8 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
     if settings.openvat {
         job.observer.stage("OpenVAT export");
         if let Part::Skipped(reason) =
-            openvat::export(&model, &timeline, settings, &mut sink).map_err(|e| e.at(Stage::Vat))?
+            openvat::export(&model, &timeline, settings, &mut sink, &mut uv_sets)
+                .map_err(|e| e.at(Stage::Vat))?
         {
             skipped.push(reason);
         }
@@ -227,6 +231,17 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
     }
     if let Some(rig) = &rig_record {
         add_record(&mut sink, SectionKind::Rig, codec::encode_rig(rig))?;
+    }
+    warn_about_uv_sets(&uv_sets, job.observer);
+    if !uv_sets.is_empty() {
+        let record = meta::UvSetsMetadata {
+            primitives: uv_sets,
+        };
+        add_record(
+            &mut sink,
+            SectionKind::UvSets,
+            codec::encode_uv_sets(&record),
+        )?;
     }
     add_record(&mut sink, SectionKind::Key, Ok(job.key.as_bytes().to_vec()))?;
     let finished = sink.finish(&metadata).map_err(|e| e.at(Stage::Container))?;
@@ -327,6 +342,22 @@ fn build_metadata(
         clips: records::clip_table(timeline),
         skins,
         textures,
+    }
+}
+
+/// Warns, once per mesh file and set, when the VAT lookup UV sits in a
+/// TEXCOORD set that three.js's importer drops (above `TEXCOORD_3`).
+fn warn_about_uv_sets(uv_sets: &[meta::PrimitiveUvSets], observer: &dyn Observer) {
+    let mut told = std::collections::BTreeSet::new();
+    for p in uv_sets {
+        if let Some(set) = p.lookup.filter(|&s| s > mesh::THREEJS_LAST_UV_SET)
+            && told.insert((p.file.as_str(), set))
+        {
+            observer.warning(&format!(
+                "{}: the VAT lookup UV is in TEXCOORD_{set} (the source has {} UV sets); three.js reads only TEXCOORD_0..3 and some importers drop high sets; choose a set with --lookup-uv-set N (see docs/engines.md)",
+                p.file, p.source_sets
+            ));
+        }
     }
 }
 

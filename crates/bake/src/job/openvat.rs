@@ -49,6 +49,7 @@ pub(super) fn export(
     timeline: &Timeline,
     settings: &BakeSettings,
     sink: &mut dyn Sink,
+    uv_sets: &mut Vec<rigbake_format::meta::PrimitiveUvSets>,
 ) -> Result<Part<OpenVatDone>, StepError> {
     let options = VatOptions {
         normals: true,
@@ -162,6 +163,15 @@ pub(super) fn export(
             })
             .collect();
         mesh::insert_uv_set(&mut out, LOOKUP_UV_SET, lookup);
+        uv_sets.push(rigbake_format::meta::PrimitiveUvSets {
+            file: format!("{}.glb", model.name),
+            mesh: 0,
+            primitive: primitives.len() as u32,
+            source_sets: src.tex_coords.len() as u32,
+            lookup: Some(LOOKUP_UV_SET as u32),
+            weights_first: None,
+            weights_sets: 0,
+        });
         primitives.push(out);
         g += n;
     }

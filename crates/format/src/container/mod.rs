@@ -26,7 +26,7 @@ pub const FORMAT_MAJOR: u16 = 1;
 /// Minor version this code writes. Minor versions only add section kinds and
 /// append fields at the end of the metadata record; older readers skip the
 /// former and ignore the latter.
-pub const FORMAT_MINOR: u16 = 5;
+pub const FORMAT_MINOR: u16 = 6;
 
 /// Header size written by this version (readers accept larger headers).
 pub const HEADER_LEN: u32 = 48;
@@ -63,6 +63,10 @@ pub enum SectionKind {
     /// and CRC-32 of every file beside the container that no other record
     /// checksums (meshes, `anchors.exr`), since 1.5.
     Outputs,
+    /// The UV-set record (bincode [`crate::meta::UvSetsMetadata`]): which
+    /// TEXCOORD sets of the mesh files hold the VAT lookup UV and the
+    /// weight pairs, since 1.6.
+    UvSets,
     /// A kind this version does not know; skipped by readers.
     Unknown(u32),
 }
@@ -80,6 +84,7 @@ impl SectionKind {
             Self::TrackData => 7,
             Self::Key => 8,
             Self::Outputs => 9,
+            Self::UvSets => 10,
             Self::Unknown(c) => c,
         }
     }
@@ -96,6 +101,7 @@ impl SectionKind {
             7 => Self::TrackData,
             8 => Self::Key,
             9 => Self::Outputs,
+            10 => Self::UvSets,
             c => Self::Unknown(c),
         }
     }
@@ -112,6 +118,7 @@ impl SectionKind {
             Self::TrackData => "track_data".to_owned(),
             Self::Key => "key".to_owned(),
             Self::Outputs => "outputs".to_owned(),
+            Self::UvSets => "uv_sets".to_owned(),
             Self::Unknown(c) => format!("unknown({c})"),
         }
     }

@@ -50,6 +50,7 @@ pub struct Container<R> {
     rig: Option<RigMetadata>,
     key: Option<String>,
     outputs: Option<OutputsMetadata>,
+    uv_sets: Option<crate::meta::UvSetsMetadata>,
 }
 
 impl Container<BufReader<File>> {
@@ -212,6 +213,14 @@ impl<R: Read + Seek> Container<R> {
             )?)?),
             None => None,
         };
+        let uv_sets = match single(&sections, SectionKind::UvSets)? {
+            Some(i) => Some(codec::decode_uv_sets(&read_checked(
+                &mut reader,
+                &sections,
+                i,
+            )?)?),
+            None => None,
+        };
         let container = Self {
             reader,
             version,
@@ -223,6 +232,7 @@ impl<R: Read + Seek> Container<R> {
             rig,
             key,
             outputs,
+            uv_sets,
         };
         container.check_references()?;
         container.check_records()?;
@@ -240,6 +250,9 @@ impl<R: Read + Seek> Container<R> {
         }
         if let Some(outputs) = &self.outputs {
             check::outputs(outputs)?;
+        }
+        if let Some(uv_sets) = &self.uv_sets {
+            check::uv_sets(uv_sets)?;
         }
         if let Some(rig) = &self.rig {
             check::rig(rig, self.metadata.clips.len(), self.metadata.skins.len())?;
@@ -312,6 +325,13 @@ impl<R: Read + Seek> Container<R> {
     /// when the bake has one (format 1.5 and later).
     pub fn outputs(&self) -> Option<&OutputsMetadata> {
         self.outputs.as_ref()
+    }
+
+    /// The UV-set record (which TEXCOORD sets of the mesh files hold the
+    /// lookup UV and weight pairs), when the bake has one (format 1.6 and
+    /// later).
+    pub fn uv_sets(&self) -> Option<&crate::meta::UvSetsMetadata> {
+        self.uv_sets.as_ref()
     }
 
     /// The rig record (anchors, props, clip origins), when the bake has one.
