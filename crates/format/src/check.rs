@@ -438,4 +438,42 @@ mod tests {
         assert!(dimension("w", 11, 10).is_err());
         assert!(dimension("w", 10, 10).is_ok());
     }
+
+    #[test]
+    fn uv_set_records_are_checked() {
+        use crate::meta::{PrimitiveUvSets, UvSetsMetadata};
+        let good = PrimitiveUvSets {
+            file: "m.weights.glb".into(),
+            mesh: 0,
+            primitive: 0,
+            source_sets: 2,
+            lookup: None,
+            weights_first: Some(2),
+            weights_sets: 6,
+        };
+        let record = |p: PrimitiveUvSets| UvSetsMetadata {
+            primitives: vec![p],
+        };
+        assert!(uv_sets(&record(good.clone())).is_ok());
+        for bad in [
+            PrimitiveUvSets {
+                weights_sets: 5,
+                ..good.clone()
+            },
+            PrimitiveUvSets {
+                weights_first: None,
+                ..good.clone()
+            },
+            PrimitiveUvSets {
+                lookup: Some(256),
+                ..good.clone()
+            },
+            PrimitiveUvSets {
+                file: "../x.glb".into(),
+                ..good.clone()
+            },
+        ] {
+            assert!(uv_sets(&record(bad.clone())).is_err(), "{bad:?}");
+        }
+    }
 }
