@@ -181,11 +181,12 @@ fn weights_as_uv_adds_two_sets_per_channel_after_the_sources() {
             .chunks_exact(4)
             .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
             .collect();
-        for v in 0..10 {
-            for ch in 0..channels {
+        for ch in 0..channels {
+            let (first, second) = (&sets[5 + 2 * ch], &sets[6 + 2 * ch]);
+            for (v, (a, b)) in first.iter().zip(second).enumerate() {
                 let at = (v * channels + ch) * 4;
-                assert_eq!(sets[5 + 2 * ch][v], [values[at], values[at + 1]]);
-                assert_eq!(sets[6 + 2 * ch][v], [values[at + 2], values[at + 3]]);
+                assert_eq!(*a, [values[at], values[at + 1]]);
+                assert_eq!(*b, [values[at + 2], values[at + 3]]);
             }
         }
         // two_joint's hand-stated weights: vertices 4 and 5 are half root

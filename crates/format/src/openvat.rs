@@ -36,9 +36,9 @@ impl Remap {
             max: first,
         };
         for v in values {
-            for c in 0..3 {
-                r.min[c] = r.min[c].min(v[c]);
-                r.max[c] = r.max[c].max(v[c]);
+            for (c, &x) in v.iter().enumerate() {
+                r.min[c] = r.min[c].min(x);
+                r.max[c] = r.max[c].max(x);
             }
         }
         Some(r)

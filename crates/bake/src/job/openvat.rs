@@ -55,7 +55,7 @@ pub(super) fn export(
         normals: true,
         tangents: false,
         power_of_two: false,
-        ..settings.vat.options.clone()
+        ..settings.vat.options
     };
     let plan = match vat::plan(model, timeline, &options) {
         Ok(p) => p,
@@ -87,9 +87,9 @@ pub(super) fn export(
     let mut normals = vec![[0.5f32, 0.5, 1.0]; vertices * frames];
     for row in 0..frames {
         let mut g = 0;
-        for i in 0..prims.len() {
+        for (i, at_first) in first.iter().enumerate() {
             let now = if row == 0 {
-                first[i].clone()
+                at_first.clone()
             } else {
                 baker.vertices_at(i, row)
             };
