@@ -114,7 +114,10 @@ pub fn import_bytes(path: &Path, bytes: &[u8], options: &ImportOptions) -> Resul
 /// the model's folder, only regular files, none over
 /// `options.limits.max_file_bytes`). Used to key incremental bakes on every
 /// input byte: read each with [`read_file`], which stays within the limit
-/// even if the file changes in between.
+/// even if the file changes in between. With `options.images`, the image
+/// files beside the model that pass the same checks follow the buffers
+/// (those that do not are left out of the look with a warning, so they are
+/// not inputs).
 pub fn external_files(
     path: &Path,
     bytes: &[u8],
