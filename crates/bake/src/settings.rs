@@ -80,6 +80,15 @@ pub struct BakeSettings {
     /// Nodes or meshes left out of the bake (exact names or globs; see
     /// [`crate::exclude`]).
     pub exclude: Vec<String>,
+    /// Also write the OpenVAT-compatible export (`--compat openvat`, see
+    /// `docs/openvat.md`).
+    pub openvat: bool,
+    /// The TEXCOORD set of the VAT playback mesh that holds the lookup UV;
+    /// `None`: each primitive's lowest free set (`--lookup-uv-set`).
+    pub lookup_uv_set: Option<usize>,
+    /// Also write the bone-weight channels into the weights mesh as
+    /// TEXCOORD sets after the source's own (`--weights-as-uv`).
+    pub weights_as_uv: bool,
 }
 
 impl Default for BakeSettings {
@@ -107,8 +116,14 @@ impl Default for BakeSettings {
                 compression: TextureCompression::None,
                 options: VatOptions::default(),
             },
-            import: ImportOptions::default(),
+            import: ImportOptions {
+                images: true,
+                ..ImportOptions::default()
+            },
             exclude: Vec::new(),
+            openvat: false,
+            lookup_uv_set: None,
+            weights_as_uv: false,
         }
     }
 }

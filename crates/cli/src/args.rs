@@ -193,6 +193,11 @@ pub struct SettingFlags {
     /// parallel with the bake.
     #[arg(long, value_enum, value_name = "MODE")]
     pub compression: Option<TextureCompression>,
+    /// Put the VAT lookup UV in TEXCOORD set N of the playback mesh
+    /// [default: the lowest free set]; the source's sets from N on move up
+    /// by one (see docs/engines.md).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(0..32))]
+    pub lookup_uv_set: Option<u16>,
 }
 
 /// Arguments of `rigbake bake`.
@@ -225,6 +230,11 @@ pub struct BakeArgs {
     /// Do not write bone-weight channels and the weights mesh.
     #[arg(long)]
     pub no_weights: bool,
+    /// Also write the bone-weight channels into the weights mesh as
+    /// TEXCOORD sets after the source's own (two per channel), which every
+    /// importer keeps.
+    #[arg(long)]
+    pub weights_as_uv: bool,
     /// Bake the model-space track of this node (a socket; repeatable).
     #[arg(long = "anchor", value_name = "NODE")]
     pub anchors: Vec<String>,
@@ -259,6 +269,18 @@ pub struct VatArgs {
     /// Bake settings.
     #[command(flatten)]
     pub settings: SettingFlags,
+    /// Also write the files another tool's players read: `openvat` writes
+    /// OpenVAT's `<model>_vat.exr`, `<model>_vnrm.exr`, `<model>.glb`,
+    /// `<model>-remap_info.json` (see docs/openvat.md).
+    #[arg(long, value_enum, value_name = "TOOL")]
+    pub compat: Option<Compat>,
+}
+
+/// Other tools' VAT conventions `rigbake vat --compat` can write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Compat {
+    /// OpenVAT (Blender add-on; players for three.js, Godot, Unity).
+    Openvat,
 }
 
 /// Arguments of `rigbake inspect`.

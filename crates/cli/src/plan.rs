@@ -409,6 +409,7 @@ fn vat_only_flag(flags: &SettingFlags) -> Option<&'static str> {
         (flags.vat_layout.is_some(), "--vat-layout"),
         (flags.zip, "--zip"),
         (flags.compression.is_some(), "--compression"),
+        (flags.lookup_uv_set.is_some(), "--lookup-uv-set"),
     ]
     .into_iter()
     .find_map(|(set, name)| set.then_some(name))
@@ -476,6 +477,9 @@ impl BakePlan {
             d.apply_flags(&args.settings);
             d.add_blends(&args.settings.blends)?;
             d.vat_only();
+            if args.compat == Some(crate::args::Compat::Openvat) {
+                d.openvat();
+            }
         }
         let mut plan = Self::assemble(found, out, &args.run, verbosity)?;
         plan.problems = problems;

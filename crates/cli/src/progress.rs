@@ -28,6 +28,8 @@ pub struct Progress {
 pub struct ModelProgress {
     bar: Option<ProgressBar>,
     id: String,
+    /// Print warnings (not with `--quiet`).
+    warnings: bool,
     info: Mutex<String>,
 }
 
@@ -37,6 +39,7 @@ impl ModelProgress {
         Self {
             bar: None,
             id: id.to_owned(),
+            warnings: false,
             info: Mutex::new(String::new()),
         }
     }
@@ -69,6 +72,9 @@ impl rigbake::Observer for ModelProgress {
     }
 
     fn warning(&self, message: &str) {
+        if !self.warnings {
+            return;
+        }
         let line = format!("warning: {}: {message}", self.id);
         match &self.bar {
             Some(bar) => bar.suspend(|| eprintln!("{line}")),
@@ -114,6 +120,7 @@ impl Progress {
         ModelProgress {
             bar,
             id: id.to_owned(),
+            warnings: self.mode != ProgressMode::Quiet,
             info: Mutex::new(String::new()),
         }
     }

@@ -135,6 +135,9 @@ impl Draft {
             vat: Some(vat),
             ..Overrides::default()
         });
+        if let Some(set) = f.lookup_uv_set {
+            self.settings.lookup_uv_set = Some(usize::from(set));
+        }
         if !f.clips.is_empty() {
             self.clips = f
                 .clips
@@ -167,6 +170,9 @@ impl Draft {
         if a.no_weights {
             s.outputs.weights = false;
         }
+        if a.weights_as_uv {
+            s.weights_as_uv = true;
+        }
         if !a.anchors.is_empty() {
             s.anchors.nodes.clone_from(&a.anchors);
             s.outputs.anchors = true;
@@ -183,6 +189,11 @@ impl Draft {
             self.blends.push(parse_blend(b)?);
         }
         Ok(())
+    }
+
+    /// Adds the OpenVAT-compatible export (`rigbake vat --compat openvat`).
+    pub fn openvat(&mut self) {
+        self.settings.openvat = true;
     }
 
     /// Restricts the outputs to VAT (the `vat` command).

@@ -303,6 +303,7 @@ mod tests {
             }],
             clips: Vec::new(),
             materials: Vec::new(),
+            looks: Default::default(),
             topological_order: (0..instances).collect(),
         }
     }

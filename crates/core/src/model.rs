@@ -29,6 +29,10 @@ pub struct Model {
     /// Material names in glTF order (`material<index>` when unnamed), so
     /// outputs can refer to materials by name and index.
     pub materials: Vec<String>,
+    /// The source's materials, textures, samplers and images as glTF JSON
+    /// and bytes, kept for the meshes rigbake writes (empty unless
+    /// [`crate::import::ImportOptions::images`] was set).
+    pub looks: Looks,
     /// Node indices ordered so that a parent always comes before its children.
     pub topological_order: Vec<usize>,
 }
@@ -305,4 +309,42 @@ impl Model {
         }
         false
     }
+}
+
+/// The look of a model: its glTF materials, textures, samplers and images,
+/// kept so that the meshes rigbake writes render as the source did.
+///
+/// Materials, textures and samplers are the source's JSON objects, in
+/// source order, so the indices between them stay valid; texture indices
+/// inside materials and image indices inside textures refer to these lists.
+/// Images are loaded into memory whatever their source (GLB buffer view,
+/// data URI, file beside the model).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Looks {
+    /// `materials[i]` of the source, as JSON objects.
+    pub materials: Vec<serde_json::Map<String, serde_json::Value>>,
+    /// `textures[i]` of the source, as JSON objects.
+    pub textures: Vec<serde_json::Map<String, serde_json::Value>>,
+    /// `samplers[i]` of the source, as JSON objects.
+    pub samplers: Vec<serde_json::Map<String, serde_json::Value>>,
+    /// `images[i]` of the source, loaded.
+    pub images: Vec<LookImage>,
+    /// Entries of the source's `extensionsRequired` (the writer keeps those
+    /// that the kept objects still use).
+    pub extensions_required: Vec<String>,
+    /// What could not be kept, in plain words (an unreadable image and the
+    /// textures that used it), for the bake to report.
+    pub warnings: Vec<String>,
+}
+
+/// One image of the source, loaded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LookImage {
+    /// The image's `name`, if any.
+    pub name: Option<String>,
+    /// MIME type, sniffed from the bytes where recognised (PNG, JPEG, WebP,
+    /// KTX2), else the source's `mimeType`.
+    pub mime_type: String,
+    /// The encoded image file.
+    pub bytes: Vec<u8>,
 }

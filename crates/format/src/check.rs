@@ -444,6 +444,31 @@ pub fn vat_compression(c: &VatCompressionMetadata, vat: Option<&VatMetadata>) ->
     Ok(())
 }
 
+/// Largest TEXCOORD set index the UV-set record may name.
+pub const MAX_UV_SET: u32 = 255;
+
+/// Checks the UV-set record: plain file names, set indices at most
+/// [`MAX_UV_SET`], two weight sets per channel (an even count, none without
+/// a first set).
+pub fn uv_sets(u: &crate::meta::UvSetsMetadata) -> Result<()> {
+    for (i, p) in u.primitives.iter().enumerate() {
+        let at = format!("uv_sets.primitives[{i}]");
+        plain_name(&format!("{at}.file"), &p.file)?;
+        let sets = [Some(p.source_sets), p.lookup, p.weights_first];
+        if sets.into_iter().flatten().any(|s| s > MAX_UV_SET) || p.weights_sets > MAX_UV_SET {
+            return Err(FormatError::Invalid(format!(
+                "{at}: a UV set index or count is above {MAX_UV_SET}"
+            )));
+        }
+        if p.weights_sets % 2 != 0 || (p.weights_sets > 0) != p.weights_first.is_some() {
+            return Err(FormatError::Invalid(format!(
+                "{at}: weights_sets must be an even count, with weights_first exactly when it is not 0"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Checks the outputs record: plain, distinct file names.
 pub fn outputs(o: &OutputsMetadata) -> Result<()> {
     let mut seen = std::collections::HashSet::new();
@@ -657,5 +682,43 @@ mod tests {
         assert!(dimension("w", 0, 10).is_err());
         assert!(dimension("w", 11, 10).is_err());
         assert!(dimension("w", 10, 10).is_ok());
+    }
+
+    #[test]
+    fn uv_set_records_are_checked() {
+        use crate::meta::{PrimitiveUvSets, UvSetsMetadata};
+        let good = PrimitiveUvSets {
+            file: "m.weights.glb".into(),
+            mesh: 0,
+            primitive: 0,
+            source_sets: 2,
+            lookup: None,
+            weights_first: Some(2),
+            weights_sets: 6,
+        };
+        let record = |p: PrimitiveUvSets| UvSetsMetadata {
+            primitives: vec![p],
+        };
+        assert!(uv_sets(&record(good.clone())).is_ok());
+        for bad in [
+            PrimitiveUvSets {
+                weights_sets: 5,
+                ..good.clone()
+            },
+            PrimitiveUvSets {
+                weights_first: None,
+                ..good.clone()
+            },
+            PrimitiveUvSets {
+                lookup: Some(256),
+                ..good.clone()
+            },
+            PrimitiveUvSets {
+                file: "../x.glb".into(),
+                ..good.clone()
+            },
+        ] {
+            assert!(uv_sets(&record(bad.clone())).is_err(), "{bad:?}");
+        }
     }
 }

@@ -6,7 +6,7 @@
 use crate::error::{FormatError, Result};
 use crate::meta::{
     BoundsMetadata, LayoutMetadata, Metadata, MorphsMetadata, OutputsMetadata, RigMetadata,
-    SourceLocation, VatCompressionMetadata, VatMetadata, WeightsMetadata,
+    SourceLocation, UvSetsMetadata, VatCompressionMetadata, VatMetadata, WeightsMetadata,
 };
 
 /// Largest metadata record a reader accepts.
@@ -99,6 +99,19 @@ pub fn decode_bounds(bytes: &[u8]) -> Result<BoundsMetadata> {
     bincode::serde::decode_from_slice(bytes, config())
         .map(|(m, _)| m)
         .map_err(|e| FormatError::Invalid(format!("the bounds record cannot be decoded: {e}")))
+}
+
+/// Encodes the UV-set record.
+pub fn encode_uv_sets(u: &UvSetsMetadata) -> Result<Vec<u8>> {
+    bincode::serde::encode_to_vec(u, config())
+        .map_err(|e| FormatError::Invalid(format!("cannot encode the UV-set record: {e}")))
+}
+
+/// Decodes the UV-set record (trailing bytes ignored).
+pub fn decode_uv_sets(bytes: &[u8]) -> Result<UvSetsMetadata> {
+    bincode::serde::decode_from_slice(bytes, config())
+        .map(|(m, _)| m)
+        .map_err(|e| FormatError::Invalid(format!("the UV-set record cannot be decoded: {e}")))
 }
 
 /// Decodes the outputs record (trailing bytes ignored).

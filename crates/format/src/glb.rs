@@ -11,8 +11,12 @@
 //!   `POSITION`; indices as `UNSIGNED_SHORT` when the primitive has at most
 //!   65535 vertices (so no index can be the restart value 65535), else
 //!   `UNSIGNED_INT`;
-//! - materials "by reference": a name and optional extras on the default
-//!   PBR material (no textures, no factors).
+//! - materials, textures, samplers and images as the caller gives them:
+//!   materials and textures are glTF JSON objects whose texture and image
+//!   indices refer to the document's lists; every image is embedded as a
+//!   buffer view (after the mesh data) with its `mimeType`;
+//!   `extensionsUsed` lists every extension that appears in them, and
+//!   `extensionsRequired` those of the caller's required list still used.
 //!
 //! Application-specific attributes (names starting with `_`) are written as
 //! float `VEC4` accessors. The output depends only on the input: the same
@@ -47,18 +51,44 @@ pub struct GlbDocument {
     pub meshes: Vec<GlbMesh>,
     /// Materials, referenced by index from primitives.
     pub materials: Vec<GlbMaterial>,
+    /// glTF texture objects; `sampler` indexes [`Self::samplers`], `source`
+    /// (also inside extensions) indexes [`Self::images`].
+    pub textures: Vec<Map<String, Value>>,
+    /// glTF sampler objects.
+    pub samplers: Vec<Map<String, Value>>,
+    /// Images, embedded in the binary chunk.
+    pub images: Vec<GlbImage>,
+    /// Extensions the source required; written to `extensionsRequired` when
+    /// the written objects still use them.
+    pub extensions_required: Vec<String>,
     /// Written as `asset.generator`.
     pub generator: String,
 }
 
-/// A placeholder material: the glTF default PBR material with a name and
-/// optional extras that say which source material it stands for.
+/// A material: a name, optional extras, and any other glTF material
+/// properties (`pbrMetallicRoughness`, `normalTexture`, `alphaMode`,
+/// `extensions`, ...; empty gives the glTF default material). Texture
+/// references (an object under a key ending in `Texture`, with `index`)
+/// index [`GlbDocument::textures`].
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct GlbMaterial {
     /// Material name.
     pub name: String,
     /// Extras, e.g. `{"source_material": 3}`; must be a JSON object.
     pub extras: Option<Value>,
+    /// The other material properties, as glTF JSON (no `name`, no `extras`).
+    pub properties: Map<String, Value>,
+}
+
+/// An encoded image (PNG, JPEG, ...), embedded as a buffer view.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct GlbImage {
+    /// Image name, if any.
+    pub name: Option<String>,
+    /// MIME type, e.g. `image/png`.
+    pub mime_type: String,
+    /// The encoded file's bytes (not empty).
+    pub bytes: Vec<u8>,
 }
 
 /// A named mesh: one or more primitives.
@@ -109,7 +139,9 @@ pub struct GlbPrimitive {
 /// without normals; a custom attribute name not starting with `_` (or just
 /// `_`), or used twice; an empty index list or an index out of range; an
 /// index or vertex count that does not suit the mode; a material index out of
-/// range; material extras that are not a JSON object. A file over 4 GiB is
+/// range; material extras that are not a JSON object; material properties
+/// holding `name` or `extras`; a texture reference, sampler or image index
+/// out of range; an image without bytes or MIME type. A file over 4 GiB is
 /// [`FormatError::Unrepresentable`].
 pub fn write_glb(doc: &GlbDocument) -> Result<Vec<u8>> {
     let mut out = Vec::new();
@@ -155,6 +187,50 @@ fn validate(doc: &GlbDocument) -> Result<()> {
                 mat.name
             )));
         }
+        if mat.properties.contains_key("name") || mat.properties.contains_key("extras") {
+            return Err(invalid(format!(
+                "material {m} ({:?}): properties must not hold name or extras",
+                mat.name
+            )));
+        }
+        let mut refs = Vec::new();
+        texture_refs(&mat.properties, &mut refs);
+        if let Some(bad) = refs.iter().find(|&&t| t >= doc.textures.len()) {
+            return Err(invalid(format!(
+                "material {m} ({:?}) refers to texture {bad}, out of range ({} textures)",
+                mat.name,
+                doc.textures.len()
+            )));
+        }
+    }
+    for (t, texture) in doc.textures.iter().enumerate() {
+        if let Some(s) = texture.get("sampler")
+            && s.as_u64().is_none_or(|s| s as usize >= doc.samplers.len())
+        {
+            return Err(invalid(format!(
+                "texture {t}: sampler {s} is out of range ({} samplers)",
+                doc.samplers.len()
+            )));
+        }
+        for source in image_sources(texture) {
+            if source
+                .as_u64()
+                .is_none_or(|i| i as usize >= doc.images.len())
+            {
+                return Err(invalid(format!(
+                    "texture {t}: image {source} is out of range ({} images)",
+                    doc.images.len()
+                )));
+            }
+        }
+    }
+    for (i, image) in doc.images.iter().enumerate() {
+        if image.bytes.is_empty() || image.mime_type.is_empty() {
+            return Err(invalid(format!(
+                "image {i} ({:?}) has no bytes or no MIME type",
+                image.name
+            )));
+        }
     }
     for (m, mesh) in doc.meshes.iter().enumerate() {
         if mesh.primitives.is_empty() {
@@ -170,6 +246,55 @@ fn validate(doc: &GlbDocument) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Texture indices of the texture references in a material: every object
+/// under a key ending in `Texture` that holds an `index`, at any depth.
+fn texture_refs(object: &Map<String, Value>, out: &mut Vec<usize>) {
+    for (key, value) in object {
+        match value.get("index").filter(|_| key.ends_with("Texture")) {
+            Some(index) => out.push(index.as_u64().map_or(usize::MAX, |i| i as usize)),
+            None => walk_objects(value, &mut |o| texture_refs(o, out)),
+        }
+    }
+}
+
+/// Calls `f` on every object directly inside `value` (itself or the
+/// elements of an array).
+fn walk_objects(value: &Value, f: &mut dyn FnMut(&Map<String, Value>)) {
+    match value {
+        Value::Object(o) => f(o),
+        Value::Array(a) => a.iter().for_each(|v| walk_objects(v, f)),
+        _ => {}
+    }
+}
+
+/// A texture's image references: `source` and `source` in its extensions.
+fn image_sources(texture: &Map<String, Value>) -> Vec<&Value> {
+    let mut out: Vec<&Value> = texture.get("source").into_iter().collect();
+    if let Some(exts) = texture.get("extensions").and_then(Value::as_object) {
+        out.extend(exts.values().filter_map(|e| e.get("source")));
+    }
+    out
+}
+
+/// Adds the names of every `extensions` object found in `value`, at any
+/// depth, to `out`.
+fn extension_names(value: &Value, out: &mut std::collections::BTreeSet<String>) {
+    match value {
+        Value::Object(o) => {
+            for (key, v) in o {
+                if key == "extensions"
+                    && let Some(exts) = v.as_object()
+                {
+                    out.extend(exts.keys().cloned());
+                }
+                extension_names(v, out);
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|v| extension_names(v, out)),
+        _ => {}
+    }
 }
 
 fn check_values<const N: usize>(
@@ -275,12 +400,20 @@ struct Buffers {
 impl Buffers {
     /// Appends `bytes` as a new 4-byte aligned view; returns its index.
     fn view(&mut self, bytes: impl IntoIterator<Item = u8>, target: u32) -> usize {
+        let view = self.plain_view(bytes);
+        self.views[view]["target"] = target.into();
+        view
+    }
+
+    /// Appends `bytes` as a new 4-byte aligned view without a target (for
+    /// images); returns its index.
+    fn plain_view(&mut self, bytes: impl IntoIterator<Item = u8>) -> usize {
         let offset = self.bin.len();
         self.bin.extend(bytes);
         let length = self.bin.len() - offset;
         self.bin.resize(self.bin.len().next_multiple_of(4), 0);
         self.views.push(json!({
-            "buffer": 0, "byteOffset": offset, "byteLength": length, "target": target,
+            "buffer": 0, "byteOffset": offset, "byteLength": length,
         }));
         self.views.len() - 1
     }
@@ -349,6 +482,18 @@ fn build(doc: &GlbDocument) -> (Value, Vec<u8>) {
         .enumerate()
         .map(|(i, mesh)| json!({ "name": mesh.name, "mesh": i }))
         .collect();
+    let images: Vec<Value> = doc
+        .images
+        .iter()
+        .map(|image| {
+            let view = buf.plain_view(image.bytes.iter().copied());
+            let mut i = json!({ "bufferView": view, "mimeType": image.mime_type });
+            if let Some(name) = &image.name {
+                i["name"] = name.clone().into();
+            }
+            i
+        })
+        .collect();
     let mut root = json!({
         "asset": { "version": "2.0", "generator": doc.generator },
         "scene": 0,
@@ -364,7 +509,8 @@ fn build(doc: &GlbDocument) -> (Value, Vec<u8>) {
             .materials
             .iter()
             .map(|mat| {
-                let mut m = json!({ "name": mat.name });
+                let mut m = Value::Object(mat.properties.clone());
+                m["name"] = mat.name.clone().into();
                 if let Some(extras) = &mat.extras {
                     m["extras"] = extras.clone();
                 }
@@ -372,6 +518,35 @@ fn build(doc: &GlbDocument) -> (Value, Vec<u8>) {
             })
             .collect();
         root["materials"] = Value::Array(materials);
+    }
+    let objects = |list: &[Map<String, Value>]| {
+        Value::Array(list.iter().cloned().map(Value::Object).collect())
+    };
+    if !doc.textures.is_empty() {
+        root["textures"] = objects(&doc.textures);
+    }
+    if !doc.samplers.is_empty() {
+        root["samplers"] = objects(&doc.samplers);
+    }
+    if !images.is_empty() {
+        root["images"] = Value::Array(images);
+    }
+    let mut used = std::collections::BTreeSet::new();
+    for key in ["materials", "textures", "samplers", "images"] {
+        if let Some(v) = root.get(key) {
+            extension_names(v, &mut used);
+        }
+    }
+    if !used.is_empty() {
+        let required: std::collections::BTreeSet<&String> = doc
+            .extensions_required
+            .iter()
+            .filter(|e| used.contains(*e))
+            .collect();
+        if !required.is_empty() {
+            root["extensionsRequired"] = json!(required);
+        }
+        root["extensionsUsed"] = json!(used);
     }
     (root, buf.bin)
 }

@@ -26,6 +26,7 @@ pub mod fsread;
 pub mod glb;
 pub mod image;
 pub mod meta;
+pub mod openvat;
 pub mod texture;
 pub mod vat;
 

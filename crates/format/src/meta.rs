@@ -452,6 +452,38 @@ pub struct OutputFileMeta {
     pub crc32: u32,
 }
 
+/// Which TEXCOORD sets of one primitive of a mesh file hold what.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PrimitiveUvSets {
+    /// The mesh file beside the container (`<model>.vat.glb`,
+    /// `<model>.weights.glb`, `<model>.glb` of the OpenVAT export).
+    pub file: String,
+    /// Mesh index in that file.
+    pub mesh: u32,
+    /// Primitive index in that mesh.
+    pub primitive: u32,
+    /// UV sets of the source primitive (in the file, in order, except that
+    /// those from `lookup` on sit one set higher).
+    pub source_sets: u32,
+    /// The set holding the VAT lookup UV, if the mesh has one.
+    pub lookup: Option<u32>,
+    /// The first set holding bone-weight pairs (`--weights-as-uv`): set
+    /// `weights_first + 2c` holds `(bone, weight)` of channel `c`'s first
+    /// pair, the next set its second pair.
+    pub weights_first: Option<u32>,
+    /// How many sets hold weight pairs (two per channel; 0 without).
+    pub weights_sets: u32,
+}
+
+/// The UV-set record (container section kind 10, since format 1.6): for
+/// every primitive of every mesh file, which TEXCOORD sets hold the VAT
+/// lookup UV and the bone-weight pairs.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct UvSetsMetadata {
+    /// Primitives, file by file, in mesh and primitive order.
+    pub primitives: Vec<PrimitiveUvSets>,
+}
+
 /// Every file of the bake beside the container that no other record
 /// checksums: the weights and playback meshes and `anchors.exr`. With the
 /// texture records, it lets a reader (and the up-to-date check) prove that

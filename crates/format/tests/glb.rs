@@ -76,13 +76,16 @@ fn vat_doc() -> GlbDocument {
             GlbMaterial {
                 name: "skin".into(),
                 extras: Some(json!({ "source_material": 3 })),
+                ..Default::default()
             },
             GlbMaterial {
                 name: "cloth".into(),
                 extras: None,
+                ..Default::default()
             },
         ],
         generator: "rigbake test".into(),
+        ..Default::default()
     }
 }
 
@@ -110,6 +113,7 @@ fn bone_weight_doc() -> GlbDocument {
         }],
         materials: vec![],
         generator: "rigbake test".into(),
+        ..Default::default()
     }
 }
 
@@ -128,6 +132,7 @@ fn points_doc(n: usize) -> GlbDocument {
         }],
         materials: vec![],
         generator: String::new(),
+        ..Default::default()
     }
 }
 
@@ -532,4 +537,93 @@ fn reframe(json: &serde_json::Value, glb: &[u8]) -> Vec<u8> {
     out.extend_from_slice(&json);
     out.extend_from_slice(bin_chunk);
     out
+}
+
+/// A document with a textured material: texture 0 (sampler 0, image 0)
+/// through `KHR_texture_transform`, texture 1 (image 1) as emission.
+fn textured_doc() -> GlbDocument {
+    let mut doc = vat_doc();
+    let props = json!({
+        "pbrMetallicRoughness": {"baseColorTexture": {"index": 0,
+            "extensions": {"KHR_texture_transform": {"scale": [2.0, 2.0]}}}},
+        "emissiveTexture": {"index": 1},
+        "emissiveFactor": [1.0, 1.0, 1.0]
+    });
+    doc.materials[0].properties = props.as_object().unwrap().clone();
+    doc.textures = vec![
+        json!({"sampler": 0, "source": 0})
+            .as_object()
+            .unwrap()
+            .clone(),
+        json!({"source": 1}).as_object().unwrap().clone(),
+    ];
+    doc.samplers = vec![json!({"magFilter": 9728}).as_object().unwrap().clone()];
+    // Smallest valid PNG and JPEG-like payloads are not needed: the writer
+    // never decodes images, it embeds bytes under their MIME type.
+    doc.images = vec![
+        rigbake_format::glb::GlbImage {
+            name: Some("a".into()),
+            mime_type: "image/png".into(),
+            bytes: vec![1, 2, 3, 4, 5],
+        },
+        rigbake_format::glb::GlbImage {
+            name: None,
+            mime_type: "image/jpeg".into(),
+            bytes: vec![9; 7],
+        },
+    ];
+    doc.extensions_required = vec!["KHR_texture_transform".into(), "KHR_unused".into()];
+    doc
+}
+
+#[test]
+fn looks_are_embedded_as_buffer_views_with_their_extensions() {
+    let bytes = write_glb(&textured_doc()).unwrap();
+    // Split by hand: the gltf crate refuses files that require extensions.
+    let n = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
+    let json: serde_json::Value = serde_json::from_slice(&bytes[20..20 + n]).unwrap();
+    let blob = &bytes[20 + n + 8..];
+    for (i, want) in [vec![1u8, 2, 3, 4, 5], vec![9; 7]].iter().enumerate() {
+        let image = &json["images"][i];
+        assert!(image.get("uri").is_none());
+        let view = &json["bufferViews"][image["bufferView"].as_u64().unwrap() as usize];
+        assert!(view.get("target").is_none(), "{view}");
+        let start = view["byteOffset"].as_u64().unwrap() as usize;
+        assert_eq!(&blob[start..start + want.len()], &want[..]);
+    }
+    assert_eq!(json["images"][0]["mimeType"], "image/png");
+    assert_eq!(json["images"][0]["name"], "a");
+    assert_eq!(json["extensionsUsed"], json!(["KHR_texture_transform"]));
+    assert_eq!(json["extensionsRequired"], json!(["KHR_texture_transform"]));
+    assert_eq!(json["materials"][0]["emissiveTexture"], json!({"index": 1}));
+    assert_eq!(json["materials"][0]["name"], "skin");
+    assert_eq!(json["textures"][0], json!({"sampler": 0, "source": 0}));
+}
+
+#[test]
+fn looks_with_dangling_indices_are_refused() {
+    let mut doc = textured_doc();
+    doc.materials[1].properties = json!({"occlusionTexture": {"index": 2}})
+        .as_object()
+        .unwrap()
+        .clone();
+    let e = write_glb(&doc).unwrap_err().to_string();
+    assert!(e.contains("texture 2") && e.contains("cloth"), "{e}");
+    let mut doc = textured_doc();
+    doc.textures[1].insert("source".into(), json!(5));
+    let e = write_glb(&doc).unwrap_err().to_string();
+    assert!(e.contains("texture 1") && e.contains("image 5"), "{e}");
+    let mut doc = textured_doc();
+    doc.textures[0].insert("sampler".into(), json!(1));
+    let e = write_glb(&doc).unwrap_err().to_string();
+    assert!(e.contains("sampler 1"), "{e}");
+    let mut doc = textured_doc();
+    doc.images[1].bytes.clear();
+    let e = write_glb(&doc).unwrap_err().to_string();
+    assert!(e.contains("image 1"), "{e}");
+    let mut doc = textured_doc();
+    doc.materials[0]
+        .properties
+        .insert("name".into(), json!("x"));
+    assert!(write_glb(&doc).is_err());
 }

@@ -7,6 +7,7 @@
 mod bones;
 mod common;
 mod mesh;
+mod openvat;
 mod rig;
 mod vat;
 mod weights;
@@ -140,6 +141,9 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
     let mut model =
         import::import_bytes(path, bytes, &settings.import).map_err(at(Stage::Import))?;
     crate::exclude::apply(&mut model, &settings.exclude).map_err(at(Stage::Import))?;
+    for warning in &model.looks.warnings {
+        job.observer.warning(warning);
+    }
     let model = model;
     let timeline = timeline(&model, settings).map_err(at(Stage::Timeline))?;
     job.observer.info(&format!(
@@ -173,6 +177,7 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
 
     let mut skipped = Vec::new();
     let mut weights_record = None;
+    let mut uv_sets = Vec::new();
     let mut bones_part = None;
     let mut rig_record = None;
     let mut anchor_fold = None;
@@ -190,7 +195,7 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
             && settings.outputs.weights
         {
             job.observer.stage("bone weights");
-            let w = weights::bake(&model, bones, rig_plan, settings, &mut sink)
+            let w = weights::bake(&model, bones, rig_plan, settings, &mut sink, &mut uv_sets)
                 .map_err(|e| e.at(Stage::Weights))?;
             add_record(&mut sink, SectionKind::Weights, codec::encode_weights(&w))?;
             weights_record = Some(w);
@@ -205,9 +210,20 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
     let mut vat_part = None;
     if settings.outputs.vat {
         job.observer.stage("vertex animation");
-        match vat::bake(&model, &timeline, settings, &mut sink).map_err(|e| e.at(Stage::Vat))? {
+        match vat::bake(&model, &timeline, settings, &mut sink, &mut uv_sets)
+            .map_err(|e| e.at(Stage::Vat))?
+        {
             Part::Done(p) => vat_part = Some(p),
             Part::Skipped(reason) => skipped.push(reason),
+        }
+    }
+    if settings.openvat {
+        job.observer.stage("OpenVAT export");
+        if let Part::Skipped(reason) =
+            openvat::export(&model, &timeline, settings, &mut sink, &mut uv_sets)
+                .map_err(|e| e.at(Stage::Vat))?
+        {
+            skipped.push(reason);
         }
     }
     let has_anchors = rig_record.as_ref().is_some_and(|r| !r.anchors.is_empty());
@@ -251,6 +267,17 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
     }
     if let Some(morphs) = &morphs_record {
         add_record(&mut sink, SectionKind::Morphs, codec::encode_morphs(morphs))?;
+    }
+    warn_about_uv_sets(&uv_sets, job.observer);
+    if !uv_sets.is_empty() {
+        let record = meta::UvSetsMetadata {
+            primitives: uv_sets,
+        };
+        add_record(
+            &mut sink,
+            SectionKind::UvSets,
+            codec::encode_uv_sets(&record),
+        )?;
     }
     add_record(&mut sink, SectionKind::Key, Ok(job.key.as_bytes().to_vec()))?;
     if let Some(location) = job.source_location {
@@ -442,5 +469,30 @@ fn build_metadata(
         clips: records::clip_table(timeline),
         skins,
         textures,
+    }
+}
+
+/// Warns, once per mesh file and set, when the VAT lookup UV sits in a
+/// TEXCOORD set that three.js's importer drops (above `TEXCOORD_3`).
+fn warn_about_uv_sets(uv_sets: &[meta::PrimitiveUvSets], observer: &dyn Observer) {
+    let mut told = std::collections::BTreeSet::new();
+    for p in uv_sets {
+        if let Some(set) = p.lookup.filter(|&s| s > mesh::THREEJS_LAST_UV_SET)
+            && told.insert((p.file.as_str(), set))
+        {
+            observer.warning(&format!(
+                "{}: the VAT lookup UV is in TEXCOORD_{set} (the source has {} UV sets); three.js reads only TEXCOORD_0..3 and some importers drop high sets; choose a set with --lookup-uv-set N (see docs/engines.md)",
+                p.file, p.source_sets
+            ));
+        }
+    }
+}
+
+/// `1 clip`, `2 clips`: a count with its noun.
+fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
     }
 }

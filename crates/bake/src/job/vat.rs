@@ -146,6 +146,7 @@ pub(super) fn bake(
     timeline: &Timeline,
     settings: &BakeSettings,
     sink: &mut dyn Sink,
+    uv_sets: &mut Vec<meta::PrimitiveUvSets>,
 ) -> Result<Part<(meta::VatMetadata, meta::VatPlacement)>, StepError> {
     let vs = &settings.vat;
     let plan = match vat::plan(model, timeline, &vs.options) {
@@ -242,8 +243,23 @@ pub(super) fn bake(
             .collect(),
     };
     let playback_name = format!("{}.vat.glb", model.name);
-    let playback = glb::write_glb(&playback_document(model, &baker))
-        .map_err(|e| StepError::during("VAT playback mesh", e))?;
+    let (document, lookups) = playback_document(model, &baker, settings.lookup_uv_set);
+    uv_sets.extend(
+        lookups
+            .into_iter()
+            .enumerate()
+            .map(|(i, (source_sets, lookup))| meta::PrimitiveUvSets {
+                file: playback_name.clone(),
+                mesh: i as u32,
+                primitive: 0,
+                source_sets: source_sets as u32,
+                lookup: Some(lookup as u32),
+                weights_first: None,
+                weights_sets: 0,
+            }),
+    );
+    let playback =
+        glb::write_glb(&document).map_err(|e| StepError::during("VAT playback mesh", e))?;
     if let Some(last) = pending.take() {
         textures.extend(finish_primitive(last, sink, &mut pool)?);
     }
@@ -291,8 +307,15 @@ pub(super) fn compression_record(
 /// with the source's vertex order, UVs, indices and materials, plus one more
 /// TEXCOORD set holding each vertex's VAT texel centre at row 0:
 /// `((x + 0.5) / width, (band + 0.5) / height)` of its set vertex
-/// `first_vertex + v`.
-fn playback_document(model: &Model, baker: &VatBaker<'_>) -> glb::GlbDocument {
+/// `first_vertex + v`, in set `lookup_set` or
+/// the lowest free one ([`mesh::lookup_set`]). Also returns, per mesh, the
+/// source's UV set count and the lookup's set.
+fn playback_document(
+    model: &Model,
+    baker: &VatBaker<'_>,
+    lookup_set: Option<usize>,
+) -> (glb::GlbDocument, Vec<(usize, usize)>) {
+    let mut sets = Vec::new();
     let meshes = baker
         .plan()
         .primitives
@@ -306,7 +329,11 @@ fn playback_document(model: &Model, baker: &VatBaker<'_>) -> glb::GlbDocument {
             out.tangents = first.tangents.filter(|_| first.normals.is_some());
             out.normals = first.normals;
             let (w, h) = (p.layout.width as f32, p.layout.height as f32);
-            out.tex_coords.push(
+            let set = mesh::lookup_set(prim.tex_coords.len(), lookup_set);
+            sets.push((prim.tex_coords.len(), set));
+            mesh::insert_uv_set(
+                &mut out,
+                set,
                 (p.first_vertex..p.first_vertex + p.vertices)
                     .map(|v| {
                         let (x, band) = (v % p.layout.width, v / p.layout.width);
@@ -320,11 +347,11 @@ fn playback_document(model: &Model, baker: &VatBaker<'_>) -> glb::GlbDocument {
             }
         })
         .collect();
-    glb::GlbDocument {
-        meshes,
-        materials: mesh::materials(model),
-        generator: format!("rigbake {}", env!("CARGO_PKG_VERSION")),
+    let mut doc = mesh::document(model, meshes);
+    if let Some(at) = lookup_set {
+        mesh::shift_material_uv_sets(&mut doc, at);
     }
+    (doc, sets)
 }
 
 /// The textures of one primitive, every row pushed to their writers, which

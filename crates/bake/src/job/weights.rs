@@ -26,7 +26,10 @@ pub(super) fn bake(
     rig: &RigPlan,
     settings: &BakeSettings,
     sink: &mut dyn Sink,
+    uv_sets: &mut Vec<meta::PrimitiveUvSets>,
 ) -> Result<meta::WeightsMetadata, StepError> {
+    let mesh_file = format!("{}.weights.glb", model.name);
+    let as_uv = settings.weights_as_uv;
     let max = settings.max_influences;
     let channels = channel_count(max);
     let mut primitives = Vec::new();
@@ -56,8 +59,16 @@ pub(super) fn bake(
             }
         };
         let src = &model.meshes[reduced.mesh].primitives[p];
-        let out = weights_primitive(src, FrameVertices::bind_pose(src), &values, channels);
+        let out = weights_primitive(src, FrameVertices::bind_pose(src), &values, channels, as_uv);
         meshes[mesh_index].primitives.push(out);
+        uv_sets.push(weight_sets(
+            &mesh_file,
+            mesh_index,
+            meshes[mesh_index].primitives.len() - 1,
+            src,
+            channels,
+            as_uv,
+        ));
 
         primitives.push(meta::WeightsPrimitiveMeta {
             node: node_name(model, node),
@@ -94,8 +105,9 @@ pub(super) fn bake(
                 .collect();
             let section = store_channels(sink, &values)?;
             let src = &model.meshes[mesh].primitives[p];
-            let out = weights_primitive(src, vertices, &values, channels);
+            let out = weights_primitive(src, vertices, &values, channels, as_uv);
             meshes[mesh_index].primitives.push(out);
+            uv_sets.push(weight_sets(&mesh_file, mesh_index, p, src, channels, as_uv));
             primitives.push(meta::WeightsPrimitiveMeta {
                 node: node_name(model, prop.node),
                 mesh: model.meshes[mesh].name.clone(),
@@ -112,12 +124,7 @@ pub(super) fn bake(
             });
         }
     }
-    let mesh_file = format!("{}.weights.glb", model.name);
-    let doc = glb::GlbDocument {
-        meshes,
-        materials: mesh::materials(model),
-        generator: format!("rigbake {}", env!("CARGO_PKG_VERSION")),
-    };
+    let doc = mesh::document(model, meshes);
     let bytes = glb::write_glb(&doc).map_err(|e| StepError::during("weights mesh", e))?;
     sink.write_file(&mesh_file, &bytes)?;
     Ok(meta::WeightsMetadata {
@@ -139,14 +146,38 @@ fn store_channels(sink: &mut dyn Sink, values: &[[f32; 4]]) -> Result<usize, Ste
     sink.add_section(SectionKind::VertexData, &bytes)
 }
 
+/// The UV-set record of one primitive of the weights mesh: the source's
+/// sets, then (with `as_uv`) two sets per channel.
+fn weight_sets(
+    file: &str,
+    mesh: usize,
+    primitive: usize,
+    src: &Primitive,
+    channels: usize,
+    as_uv: bool,
+) -> meta::PrimitiveUvSets {
+    meta::PrimitiveUvSets {
+        file: file.to_owned(),
+        mesh: mesh as u32,
+        primitive: primitive as u32,
+        source_sets: src.tex_coords.len() as u32,
+        lookup: None,
+        weights_first: as_uv.then_some(src.tex_coords.len() as u32),
+        weights_sets: if as_uv { 2 * channels as u32 } else { 0 },
+    }
+}
+
 /// A primitive of the weights mesh: `src`'s indices, UVs and material,
 /// `vertices` as its geometry (tangents only with normals), and the channel
-/// values as the custom attributes `_RIGBAKE_UV1..` ([`WEIGHT_ATTRIBUTE_PREFIX`]).
+/// values as the custom attributes `_RIGBAKE_UV1..` ([`WEIGHT_ATTRIBUTE_PREFIX`])
+/// and, with `as_uv`, as TEXCOORD sets after the source's: channel `c`'s
+/// `(bone, weight)` pairs in sets `n + 2c` and `n + 2c + 1`.
 fn weights_primitive(
     src: &Primitive,
     vertices: FrameVertices,
     values: &[[f32; 4]],
     channels: usize,
+    as_uv: bool,
 ) -> glb::GlbPrimitive {
     let mut out = mesh::base(src);
     out.positions = vertices.positions;
@@ -161,5 +192,13 @@ fn weights_primitive(
             )
         })
         .collect();
+    if as_uv {
+        for c in 0..channels {
+            let channel = values.iter().skip(c).step_by(channels);
+            out.tex_coords
+                .push(channel.clone().map(|v| [v[0], v[1]]).collect());
+            out.tex_coords.push(channel.map(|v| [v[2], v[3]]).collect());
+        }
+    }
     out
 }

@@ -65,7 +65,7 @@ pub(crate) fn load<'b>(
 /// refuses URLs, paths leaving the model's folder (also through symbolic
 /// links), anything that is not a regular file and files over the size limit
 /// (checked from the metadata, without opening the file).
-fn external_file(
+pub(super) fn external_file(
     uri: &str,
     path: &str,
     source: &Source<'_>,
@@ -175,7 +175,7 @@ pub(crate) fn external_files(
     Ok(files)
 }
 
-fn load_uri(
+pub(super) fn load_uri(
     uri: &str,
     path: &str,
     source: &Source<'_>,

@@ -16,6 +16,7 @@ mod compression;
 mod draco;
 mod facts;
 mod files;
+mod looks;
 mod meshes;
 mod meshopt;
 mod options;
@@ -27,6 +28,7 @@ mod version;
 use std::path::Path;
 
 pub use facts::{DocumentFacts, SceneFacts, document_facts};
+pub use looks::sniff as sniff_image;
 pub use meshes::MAX_INFLUENCE_SETS;
 pub use options::{ImportOptions, Limits, Source};
 
@@ -122,7 +124,10 @@ pub fn import_bytes(path: &Path, bytes: &[u8], options: &ImportOptions) -> Resul
 /// the model's folder, only regular files, none over
 /// `options.limits.max_file_bytes`). Used to key incremental bakes on every
 /// input byte: read each with [`read_file`], which stays within the limit
-/// even if the file changes in between.
+/// even if the file changes in between. With `options.images`, the image
+/// files beside the model that pass the same checks follow the buffers
+/// (those that do not are left out of the look with a warning, so they are
+/// not inputs).
 pub fn external_files(
     path: &Path,
     bytes: &[u8],
@@ -137,7 +142,12 @@ pub fn external_files(
         name: "",
         dir: Some(path.parent().unwrap_or(Path::new("."))),
     };
-    buffers::external_files(&doc, &source, options, &fallback).map_err(|e| e.with_file(path))
+    let mut files = buffers::external_files(&doc, &source, options, &fallback)
+        .map_err(|e| e.with_file(path))?;
+    if options.images {
+        files.extend(looks::image_files(json, &source, options));
+    }
+    Ok(files)
 }
 
 /// Imports a glTF or GLB held in memory.
@@ -160,6 +170,11 @@ pub fn import_slice(bytes: &[u8], source: &Source<'_>, options: &ImportOptions) 
     }
     let doc = gltf::Document::from_json_without_validation(root);
     let buffers = buffers::load(&doc, blob, source, options, &compressed.fallback_buffers)?;
+    let looks = if options.images {
+        looks::load(json, &doc, &buffers, source, options)?
+    } else {
+        crate::model::Looks::default()
+    };
     let (decoded_views, decoded_bytes) = decode_meshopt(&compressed, &buffers, &options.limits)?;
     let reader = accessor::AccessorReader::new(&buffers, &decoded_views, &options.limits);
     reader.charge_bytes(decoded_bytes, "bufferViews")?;
@@ -184,6 +199,7 @@ pub fn import_slice(bytes: &[u8], source: &Source<'_>, options: &ImportOptions) 
                     .map_or_else(|| format!("material{i}"), str::to_owned)
             })
             .collect(),
+        looks,
         topological_order,
     };
     select::scene(model, &doc, options.scene)

@@ -48,6 +48,11 @@ pub struct ImportOptions {
     /// scenes). Nodes outside the scene are not imported; see the scenes
     /// section of `docs/limits.md`.
     pub scene: Option<usize>,
+    /// Also load the look (materials, textures, samplers, images) into
+    /// [`crate::model::Model::looks`], for outputs that keep it (off by
+    /// default: evaluation never needs it). Image files then count as
+    /// inputs in [`super::external_files`].
+    pub images: bool,
 }
 
 /// Where the bytes of a model came from, for resolving relative buffer URIs.

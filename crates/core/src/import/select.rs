@@ -177,6 +177,7 @@ fn subset(model: Model, in_scene: &[bool], keep: &[bool]) -> Model {
         meshes: model.meshes,
         clips,
         materials: model.materials,
+        looks: model.looks,
         topological_order,
     }
 }

@@ -79,6 +79,10 @@ pub enum SectionKind {
     /// The morphs record (bincode [`crate::meta::MorphsMetadata`]): the
     /// morph targets a bone-matrix bake drops, since 1.7.
     Morphs,
+    /// The UV-set record (bincode [`crate::meta::UvSetsMetadata`]): which
+    /// TEXCOORD sets of the mesh files hold the VAT lookup UV and the
+    /// weight pairs, since 1.7.
+    UvSets,
     /// A kind this version does not know; skipped by readers.
     Unknown(u32),
 }
@@ -101,6 +105,7 @@ impl SectionKind {
             Self::Layout => 11,
             Self::Source => 13,
             Self::Morphs => 14,
+            Self::UvSets => 15,
             Self::Unknown(c) => c,
         }
     }
@@ -122,6 +127,7 @@ impl SectionKind {
             11 => Self::Layout,
             13 => Self::Source,
             14 => Self::Morphs,
+            15 => Self::UvSets,
             c => Self::Unknown(c),
         }
     }
@@ -143,6 +149,7 @@ impl SectionKind {
             Self::Layout => "layout".to_owned(),
             Self::Source => "source".to_owned(),
             Self::Morphs => "morphs".to_owned(),
+            Self::UvSets => "uv_sets".to_owned(),
             Self::Unknown(c) => format!("unknown({c})"),
         }
     }

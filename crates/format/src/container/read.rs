@@ -58,6 +58,7 @@ pub struct Container<R> {
     source: Option<SourceLocation>,
     morphs: Option<MorphsMetadata>,
     vat_compression: Option<VatCompressionMetadata>,
+    uv_sets: Option<crate::meta::UvSetsMetadata>,
 }
 
 impl Container<BufReader<File>> {
@@ -260,6 +261,14 @@ impl<R: Read + Seek> Container<R> {
             )?)?),
             None => None,
         };
+        let uv_sets = match single(&sections, SectionKind::UvSets)? {
+            Some(i) => Some(codec::decode_uv_sets(&read_checked(
+                &mut reader,
+                &sections,
+                i,
+            )?)?),
+            None => None,
+        };
         let container = Self {
             reader,
             version,
@@ -276,6 +285,7 @@ impl<R: Read + Seek> Container<R> {
             source,
             morphs,
             vat_compression,
+            uv_sets,
         };
         container.check_references()?;
         container.check_records()?;
@@ -303,6 +313,9 @@ impl<R: Read + Seek> Container<R> {
         }
         if let Some(c) = &self.vat_compression {
             check::vat_compression(c, self.vat.as_ref())?;
+        }
+        if let Some(uv_sets) = &self.uv_sets {
+            check::uv_sets(uv_sets)?;
         }
         if let Some(rig) = &self.rig {
             check::rig(rig, self.metadata.clips.len(), self.metadata.skins.len())?;
@@ -413,6 +426,13 @@ impl<R: Read + Seek> Container<R> {
     /// PNG).
     pub fn vat_compression(&self) -> Option<&VatCompressionMetadata> {
         self.vat_compression.as_ref()
+    }
+
+    /// The UV-set record (which TEXCOORD sets of the mesh files hold the
+    /// lookup UV and weight pairs), when the bake has one (format 1.7 and
+    /// later).
+    pub fn uv_sets(&self) -> Option<&crate::meta::UvSetsMetadata> {
+        self.uv_sets.as_ref()
     }
 
     /// The rig record (anchors, props, clip origins), when the bake has one.

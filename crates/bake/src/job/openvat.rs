@@ -1,0 +1,228 @@
+//! The OpenVAT-compatible export (`rigbake vat --compat openvat`): the
+//! files OpenVAT's published players (its three.js viewer, the Godot
+//! add-on, the Unity package) read, fed by evaluated vertices (not by the
+//! VAT texture layout). See `docs/openvat.md`.
+//!
+//! - `<name>_vat.exr`: RGBA f32; texel `(g % width, band * frames + row)`
+//!   (`band = g / width`) holds vertex `g`'s offset from the playback mesh
+//!   at timeline row `row`, in Blender axes, remapped into 0..1 by
+//!   `os-remap`; alpha 1.
+//! - `<name>_vnrm.exr`: the same texels, the unit normal in Blender axes
+//!   packed as `n * 0.5 + 0.5`.
+//! - `<name>.glb`: one mesh, one primitive per baked primitive (vertices
+//!   numbered `g` across them in order), at timeline row 0, with the
+//!   source's look; TEXCOORD_1 holds each vertex's texel centre at row 0.
+//! - `<name>-remap_info.json` and the sidecar `<name>.rigbake.json`.
+
+use std::io::Cursor;
+
+use rigbake_core::Model;
+use rigbake_core::bake::vat::{self, VatBaker, VatOptions};
+use rigbake_core::error::ErrorKind;
+use rigbake_core::timeline::Timeline;
+use rigbake_format::glb;
+use rigbake_format::openvat::{OpenVatClip, Remap, pack_normal, remap_info, to_blender};
+use rigbake_format::texture::{Precision, RgbaImage, exr};
+use serde_json::json;
+
+use super::common::Part;
+use super::mesh;
+use crate::error::StepError;
+use crate::records;
+use crate::settings::BakeSettings;
+use crate::sink::Sink;
+
+/// The UV set OpenVAT's players read the lookup UV from (three.js `uv1`,
+/// Godot `UV2`, Unity `uv2` / TEXCOORD1).
+pub const LOOKUP_UV_SET: usize = 1;
+
+/// Largest texture the export writes, in bytes of RGBA f32 (1 GiB): both
+/// textures are built whole in memory.
+const MAX_TEXTURE_BYTES: u64 = 1 << 30;
+
+/// What the export wrote, for the report.
+pub(super) struct OpenVatDone;
+
+/// Writes the OpenVAT files of `model`.
+pub(super) fn export(
+    model: &Model,
+    timeline: &Timeline,
+    settings: &BakeSettings,
+    sink: &mut dyn Sink,
+    uv_sets: &mut Vec<rigbake_format::meta::PrimitiveUvSets>,
+) -> Result<Part<OpenVatDone>, StepError> {
+    let options = VatOptions {
+        normals: true,
+        tangents: false,
+        power_of_two: false,
+        ..settings.vat.options
+    };
+    let plan = match vat::plan(model, timeline, &options) {
+        Ok(p) => p,
+        Err(e) if e.kind == ErrorKind::NothingToBake => return Ok(Part::Skipped(e.message)),
+        Err(e) => return Err(StepError::bare(e)),
+    };
+    let baker =
+        VatBaker::new(model, timeline, plan, options.convention).map_err(StepError::bare)?;
+    let prims = &baker.plan().primitives;
+    let vertices: usize = prims.iter().map(|p| p.layout.vertices).sum();
+    let frames = timeline.rows;
+    let max = options.max_texture_size;
+    let width = vertices.min(max);
+    let bands = vertices.div_ceil(width);
+    let height = bands * frames;
+    let texels = (width as u64) * (height as u64);
+    if height > max || texels * 16 > MAX_TEXTURE_BYTES {
+        return Err(StepError::bare(rigbake_core::Error::limit(
+            "",
+            format!(
+                "the OpenVAT texture would be {width} x {height} ({vertices} vertices, {frames} frames), over the size limit ({max} pixels a side, {MAX_TEXTURE_BYTES} bytes); bake fewer clips or a lower --fps"
+            ),
+        )));
+    }
+    // Row 0 is the playback mesh (OpenVAT's "start frame" proxy).
+    let first: Vec<_> = (0..prims.len()).map(|i| baker.vertices_at(i, 0)).collect();
+    let rest: Vec<[f32; 3]> = first.iter().flat_map(|f| f.positions.clone()).collect();
+    let mut offsets = vec![[0.0f32; 3]; vertices * frames];
+    let mut normals = vec![[0.5f32, 0.5, 1.0]; vertices * frames];
+    for row in 0..frames {
+        let mut g = 0;
+        for (i, at_first) in first.iter().enumerate() {
+            let now = if row == 0 {
+                at_first.clone()
+            } else {
+                baker.vertices_at(i, row)
+            };
+            for (k, p) in now.positions.iter().enumerate() {
+                let r = rest[g + k];
+                let at = row * vertices + g + k;
+                offsets[at] = to_blender([p[0] - r[0], p[1] - r[1], p[2] - r[2]]);
+                if let Some(n) = &now.normals {
+                    normals[at] = pack_normal(to_blender(n[k]));
+                }
+            }
+            g += now.positions.len();
+        }
+    }
+    let remap = Remap::of(&offsets).unwrap_or(Remap {
+        min: [0.0; 3],
+        max: [0.0; 3],
+    });
+    let texel = |g: usize, row: usize| ((g / width) * frames + row) * width + g % width;
+    let image = |values: &dyn Fn(usize) -> [f32; 3]| {
+        let mut data = vec![0.0f32; width * height * 4];
+        for row in 0..frames {
+            for g in 0..vertices {
+                let v = values(row * vertices + g);
+                let t = texel(g, row) * 4;
+                data[t..t + 4].copy_from_slice(&[v[0], v[1], v[2], 1.0]);
+            }
+        }
+        data
+    };
+    let encode = |data: &[f32], what: &str| -> Result<Vec<u8>, StepError> {
+        let mut out = Cursor::new(Vec::new());
+        exr::write(
+            &mut out,
+            &RgbaImage {
+                width,
+                height,
+                data,
+            },
+            Precision::F32,
+        )
+        .map_err(|e| StepError::during(format!("OpenVAT {what}"), e))?;
+        Ok(out.into_inner())
+    };
+    let name = &model.name;
+    let vat_file = format!("{name}_vat.exr");
+    let vnrm_file = format!("{name}_vnrm.exr");
+    let positions = encode(&image(&|i| remap.encode(offsets[i])), "positions")?;
+    sink.write_file(&vat_file, &positions)?;
+    drop(positions);
+    let packed = encode(&image(&|i| normals[i]), "normals")?;
+    sink.write_file(&vnrm_file, &packed)?;
+
+    // The mesh: one mesh, the primitives in plan order, vertices numbered on.
+    let mut primitives = Vec::with_capacity(prims.len());
+    let mut g = 0;
+    for (p, f) in prims.iter().zip(first) {
+        let src = &model.meshes[p.mesh].primitives[p.primitive];
+        let mut out = mesh::base(src);
+        let n = f.positions.len();
+        out.positions = f.positions;
+        out.tangents = f.tangents.filter(|_| f.normals.is_some());
+        out.normals = f.normals;
+        let lookup = (g..g + n)
+            .map(|v| {
+                let (x, band) = (v % width, v / width);
+                [
+                    (x as f32 + 0.5) / width as f32,
+                    ((band * frames) as f32 + 0.5) / height as f32,
+                ]
+            })
+            .collect();
+        mesh::insert_uv_set(&mut out, LOOKUP_UV_SET, lookup);
+        uv_sets.push(rigbake_format::meta::PrimitiveUvSets {
+            file: format!("{}.glb", model.name),
+            mesh: 0,
+            primitive: primitives.len() as u32,
+            source_sets: src.tex_coords.len() as u32,
+            lookup: Some(LOOKUP_UV_SET as u32),
+            weights_first: None,
+            weights_sets: 0,
+        });
+        primitives.push(out);
+        g += n;
+    }
+    let mut doc = mesh::document(
+        model,
+        vec![glb::GlbMesh {
+            name: name.clone(),
+            primitives,
+        }],
+    );
+    mesh::shift_material_uv_sets(&mut doc, LOOKUP_UV_SET);
+    let mesh_file = format!("{name}.glb");
+    let bytes = glb::write_glb(&doc).map_err(|e| StepError::during("OpenVAT mesh", e))?;
+    sink.write_file(&mesh_file, &bytes)?;
+
+    let clips: Vec<OpenVatClip> = records::clip_table(timeline)
+        .into_iter()
+        .map(|c| OpenVatClip {
+            name: c.name,
+            start_row: c.start_row,
+            frames: c.frames,
+            fps: c.fps,
+            looping: c.looping,
+        })
+        .collect();
+    let info = remap_info(&remap, frames as u32, &clips);
+    sink.write_file(&format!("{name}-remap_info.json"), info.as_bytes())?;
+    let sidecar = json!({
+        "format": "rigbake-openvat",
+        "version": 1,
+        "model": name,
+        "axes": "blender-z-up",
+        "remap": {"min": remap.min, "max": remap.max, "frames": frames},
+        "clips": clips.iter().map(|c| json!({
+            "name": c.name,
+            "start_row": c.start_row,
+            "frames": c.frames,
+            "fps": c.fps,
+            "looping": c.looping,
+        })).collect::<Vec<_>>(),
+        "textures": {
+            "positions": {"file": vat_file, "width": width, "height": height, "encoding": "exr32", "content": "offset-remapped"},
+            "normals": {"file": vnrm_file, "width": width, "height": height, "encoding": "exr32", "content": "normal-packed"},
+        },
+        "mesh": {"file": mesh_file, "lookup_uv_set": LOOKUP_UV_SET, "vertices": vertices, "bands": bands},
+    });
+    let text = serde_json::to_string_pretty(&sidecar).map_err(|e| {
+        StepError::bare(rigbake_format::error::FormatError::Invalid(format!(
+            "OpenVAT sidecar: {e}"
+        )))
+    })? + "\n";
+    sink.write_file(&format!("{name}.rigbake.json"), text.as_bytes())?;
+    Ok(Part::Done(OpenVatDone))
+}

@@ -1,0 +1,213 @@
+//! The OpenVAT-compatible export (`rigbake vat --compat openvat`), decoded
+//! with OpenVAT's players' math by `tools/openvat/decode.py` (Python and the
+//! OpenEXR reference library, no rigbake code) and compared with direct
+//! evaluation (`rigbake_core::reference`).
+//!
+//! Tolerance: the positions texture stores `t = (offset - Min) / (Max -
+//! Min)` as 32-bit floats in 0..1, whose spacing is at most 2^-24; decoding
+//! `Min + t * (Max - Min)` is then off by at most `(Max - Min) * 2^-24` per
+//! component, plus the rounding of computing `t` and the offset in f32 (a
+//! few ulps of the offsets' span). Allowed: `8 * 2^-24 * span` plus the
+//! VAT evaluator's own f32 error against the f64 reference, 2e-6 of the
+//! model's size (the VAT tests' bound).
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::reference::{clip_of_row, deform, diagonal, mesh_node, pose_at};
+use common::{rigbake, shared_models};
+use glam::DVec3;
+use rigbake_core::eval::sample::LocalPose;
+use rigbake_core::import::{ImportOptions, import_file};
+use rigbake_format::container::Container;
+
+/// Runs the player-math decoder on an export; `None` (skipped) when python3
+/// or its OpenEXR module is missing and `RIGBAKE_REQUIRE_OPENEXR` is unset.
+fn decode(folder: &Path, name: &str, stride: usize) -> Option<serde_json::Value> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tools/openvat/decode.py");
+    let out = Command::new("python3")
+        .arg(script)
+        .arg(folder)
+        .arg(name)
+        .arg(stride.to_string())
+        .output();
+    let required = std::env::var_os("RIGBAKE_REQUIRE_OPENEXR").is_some();
+    match out {
+        Ok(o) if o.status.success() => Some(serde_json::from_slice(&o.stdout).unwrap()),
+        Ok(o) if o.status.code() == Some(3) && !required => {
+            eprintln!("SKIPPED: python3 has no OpenEXR module (pip install OpenEXR)");
+            None
+        }
+        Ok(o) => panic!("decode.py failed: {}", String::from_utf8_lossy(&o.stderr)),
+        Err(e) if !required => {
+            eprintln!("SKIPPED: cannot run python3: {e}");
+            None
+        }
+        Err(e) => panic!("cannot run python3: {e}"),
+    }
+}
+
+fn export(model: &Path, out: &Path) {
+    let r = rigbake(&[
+        "vat".as_ref(),
+        model.as_os_str(),
+        "--compat".as_ref(),
+        "openvat".as_ref(),
+        "--out".as_ref(),
+        out.as_os_str(),
+    ]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+}
+
+/// Decodes the export of `model` and compares every decoded vertex with
+/// direct evaluation; returns (largest error, tolerance).
+fn check(model: &Path, name: &str, stride: usize) -> Option<(f64, f64)> {
+    let out = tempfile::tempdir().unwrap();
+    export(model, out.path());
+    let dir = out.path().join(name);
+    let decoded = decode(&dir, name, stride)?;
+    let info: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(dir.join(format!("{name}-remap_info.json"))).unwrap(),
+    )
+    .unwrap();
+    let lo = &info["os-remap"]["Min"];
+    let hi = &info["os-remap"]["Max"];
+    let span = (0..3)
+        .map(|c| hi[c].as_f64().unwrap() - lo[c].as_f64().unwrap())
+        .fold(0.0f64, f64::max);
+    let c = Container::open(&dir.join(format!("{name}.rigbake"))).unwrap();
+    let meta = c.metadata().clone();
+    let vat = c.vat().unwrap().clone();
+    let source = import_file(model, &ImportOptions::default()).unwrap();
+    let reference = vat.reference_node.as_ref().map(|n| mesh_node(&source, n));
+    let mut pose = LocalPose::rest(&source);
+    let mut worst = 0.0f64;
+    let mut all = Vec::new();
+    for clip in decoded["clips"].as_array().unwrap() {
+        let meta_clip = meta.clips.iter().find(|c| c.name == clip["name"]).unwrap();
+        for f in clip["frames"].as_array().unwrap() {
+            let frame = f["frame"].as_u64().unwrap() as usize;
+            let (same, at) = clip_of_row(&meta.clips, meta_clip.start_row as usize + frame);
+            assert_eq!((same.name.as_str(), at), (meta_clip.name.as_str(), frame));
+            pose_at(&source, meta_clip, frame, &mut pose);
+            let want: Vec<DVec3> = vat
+                .primitives
+                .iter()
+                .flat_map(|p| {
+                    let node = mesh_node(&source, &p.node);
+                    deform(&source, &pose, node, p.primitive as usize, reference)
+                        .into_iter()
+                        .map(|d| d.position)
+                })
+                .collect();
+            let got = f["positions"].as_array().unwrap();
+            assert_eq!(got.len(), want.len());
+            for (g, w) in got.iter().zip(&want) {
+                let g = DVec3::new(
+                    g[0].as_f64().unwrap(),
+                    g[1].as_f64().unwrap(),
+                    g[2].as_f64().unwrap(),
+                );
+                worst = worst.max((g - *w).abs().max_element());
+            }
+            all.extend(want);
+        }
+    }
+    let tolerance = 8.0 * span * 2f64.powi(-24) + 2e-6 * diagonal(all.into_iter());
+    eprintln!("{name}: largest error {worst:e}, tolerance {tolerance:e}");
+    Some((worst, tolerance))
+}
+
+#[test]
+fn fox_export_names_its_clips_and_decodes_to_direct_evaluation() {
+    let Some(shared) = shared_models("fox_export_names_its_clips_and_decodes_to_direct_evaluation")
+    else {
+        return;
+    };
+    let model = shared.join("khronos/Fox.glb");
+    let out = tempfile::tempdir().unwrap();
+    export(&model, out.path());
+    let dir = out.path().join("Fox");
+    let text = std::fs::read_to_string(dir.join("Fox-remap_info.json")).unwrap();
+    let info: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let names: Vec<&String> = info["animations"].as_object().unwrap().keys().collect();
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert_eq!(sorted, ["Run", "Survey", "Walk"]);
+    // The players keep the JSON order: clip order as in the source.
+    let at = |n: &str| text.find(&format!("\"{n}\"")).unwrap();
+    assert!(
+        at("Survey") < at("Walk") && at("Walk") < at("Run"),
+        "{text}"
+    );
+    let frames = info["os-remap"]["Frames"].as_u64().unwrap();
+    assert_eq!(info["animations"]["Survey"]["startFrame"], 1);
+    assert_eq!(info["animations"]["Run"]["endFrame"], frames);
+    for f in ["Fox_vat.exr", "Fox_vnrm.exr", "Fox.glb", "Fox.rigbake.json"] {
+        assert!(dir.join(f).is_file(), "{f}");
+    }
+    if let Some(issues) = common::gltf_validator(&dir.join("Fox.glb")) {
+        assert_eq!(issues["numErrors"], 0, "{issues}");
+        assert_eq!(issues["numWarnings"], 0, "{issues}");
+    }
+    let sidecar: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("Fox.rigbake.json")).unwrap()).unwrap();
+    assert_eq!(sidecar["clips"].as_array().unwrap().len(), 3);
+    assert_eq!(sidecar["mesh"]["lookup_uv_set"], 1);
+    assert_eq!(sidecar["remap"]["min"], info["os-remap"]["Min"]);
+
+    let Some((worst, tolerance)) = check(&model, "Fox", 5) else {
+        return;
+    };
+    assert!(
+        worst <= tolerance,
+        "largest error {worst}, tolerance {tolerance}"
+    );
+}
+
+#[test]
+fn textured_fixture_export_keeps_its_look_with_the_lookup_in_uv_set_1() {
+    let model = rigbake_fixtures::fixture("textured.gltf");
+    let out = tempfile::tempdir().unwrap();
+    export(&model, out.path());
+    let file = out.path().join("textured/textured.glb");
+    if let Some(issues) = common::gltf_validator(&file) {
+        assert_eq!(issues["numErrors"], 0, "{issues}");
+        assert_eq!(issues["numWarnings"], 0, "{issues}");
+    }
+    let g = gltf::Gltf::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let prim = g
+        .document
+        .meshes()
+        .next()
+        .unwrap()
+        .primitives()
+        .next()
+        .unwrap();
+    // Five source sets plus the lookup: set 0 stays, the lookup is set 1,
+    // source sets 1..4 move to 2..5 and the emission texture follows (2 -> 3).
+    assert_eq!(
+        prim.attributes()
+            .filter(|(s, _)| matches!(s, gltf::Semantic::TexCoords(_)))
+            .count(),
+        6
+    );
+    let m = prim.material();
+    assert_eq!(m.emissive_texture().unwrap().tex_coord(), 3);
+    assert_eq!(
+        m.pbr_metallic_roughness()
+            .base_color_texture()
+            .unwrap()
+            .tex_coord(),
+        0
+    );
+    let Some((worst, tolerance)) = check(&model, "textured", 1) else {
+        return;
+    };
+    assert!(
+        worst <= tolerance,
+        "largest error {worst}, tolerance {tolerance}"
+    );
+}
