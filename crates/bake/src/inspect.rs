@@ -238,6 +238,7 @@ pub fn load_report(
             rig: container.rig(),
             bounds: container.bounds(),
             layout: container.layout(),
+            uv_sets: container.uv_sets(),
         }),
     };
     Ok((report, problem))

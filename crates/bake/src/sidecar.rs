@@ -10,8 +10,8 @@
 //! field) for any container, and a test keeps the file and that field equal.
 
 use rigbake_format::meta::{
-    BoundsMetadata, FoldMeta, FoldedTexture, LayoutMetadata, Metadata, RigMetadata, Storage,
-    VatLayoutMode, VatMetadata, WeightsMetadata,
+    BoundsMetadata, FoldMeta, FoldedTexture, LayoutMetadata, Metadata, PrimitiveUvSets,
+    RigMetadata, Storage, UvSetsMetadata, VatLayoutMode, VatMetadata, WeightsMetadata,
 };
 use serde::Serialize;
 
@@ -265,6 +265,9 @@ pub struct SidecarWeightsPrimitive {
     pub mesh_primitive: u32,
     /// For a prop bound to a joint: the joint.
     pub bound_to: Option<String>,
+    /// With `--weights-as-uv`: the first TEXCOORD set holding the weight
+    /// pairs (two sets per channel: bones, then weights); `null` otherwise.
+    pub weights_uv_first: Option<u32>,
     /// Largest position error the influence limit causes (model units).
     pub position_error: f64,
 }
@@ -309,6 +312,9 @@ pub struct SidecarVatPrimitive {
     pub tangents: Option<usize>,
     /// Mesh index in the playback mesh file.
     pub playback_mesh: u32,
+    /// The TEXCOORD set of its playback mesh holding the lookup UV (`null`
+    /// for a container older than 1.7: the last set).
+    pub lookup_uv_set: Option<u32>,
 }
 
 /// The records of one container.
@@ -328,6 +334,8 @@ pub struct Records<'a> {
     pub bounds: Option<&'a BoundsMetadata>,
     /// Layout record (atlas placement, folds).
     pub layout: Option<&'a LayoutMetadata>,
+    /// UV-set record (which TEXCOORD sets hold the lookup UV and weights).
+    pub uv_sets: Option<&'a UvSetsMetadata>,
 }
 
 fn storage_name(storage: Storage, name: &str) -> &'static str {
@@ -396,6 +404,13 @@ impl Sidecar {
         }
         let boxes = r.bounds.map(|b| &b.clips);
         let placement = r.layout.and_then(|l| l.vat.as_ref());
+        let uv = |file: Option<&String>, mesh: u32, primitive: u32| -> Option<&PrimitiveUvSets> {
+            let file = file?;
+            r.uv_sets?
+                .primitives
+                .iter()
+                .find(|u| &u.file == file && u.mesh == mesh && u.primitive == primitive)
+        };
         Self {
             schema_version: SIDECAR_SCHEMA_VERSION,
             container: r.container.to_owned(),
@@ -479,6 +494,8 @@ impl Sidecar {
                         mesh_index: p.mesh_index,
                         mesh_primitive: p.mesh_primitive,
                         bound_to: p.bound_to.clone(),
+                        weights_uv_first: uv(w.mesh_file.as_ref(), p.mesh_index, p.mesh_primitive)
+                            .and_then(|u| u.weights_first),
                         position_error: p.position_error,
                     })
                     .collect(),
@@ -505,6 +522,8 @@ impl Sidecar {
                         normals: p.normals.map(|i| vat_base + i as usize),
                         tangents: p.tangents.map(|i| vat_base + i as usize),
                         playback_mesh: p.playback_mesh,
+                        lookup_uv_set: uv(v.playback_file.as_ref(), p.playback_mesh, 0)
+                            .and_then(|u| u.lookup),
                     })
                     .collect(),
             }),

@@ -269,14 +269,14 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
         add_record(&mut sink, SectionKind::Morphs, codec::encode_morphs(morphs))?;
     }
     warn_about_uv_sets(&uv_sets, job.observer);
-    if !uv_sets.is_empty() {
-        let record = meta::UvSetsMetadata {
-            primitives: uv_sets,
-        };
+    let uv_record = (!uv_sets.is_empty()).then_some(meta::UvSetsMetadata {
+        primitives: uv_sets,
+    });
+    if let Some(record) = &uv_record {
         add_record(
             &mut sink,
             SectionKind::UvSets,
-            codec::encode_uv_sets(&record),
+            codec::encode_uv_sets(record),
         )?;
     }
     add_record(&mut sink, SectionKind::Key, Ok(job.key.as_bytes().to_vec()))?;
@@ -305,6 +305,7 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
         rig: rig_record.as_ref(),
         bounds: Some(&bounds),
         layout: Some(&layout),
+        uv_sets: uv_record.as_ref(),
     });
     let sidecar_bytes = sidecar.to_bytes().map_err(|e| {
         let e = rigbake_format::FormatError::Invalid(format!("cannot encode the sidecar: {e}"));
@@ -488,11 +489,3 @@ fn warn_about_uv_sets(uv_sets: &[meta::PrimitiveUvSets], observer: &dyn Observer
     }
 }
 
-/// `1 clip`, `2 clips`: a count with its noun.
-fn count(n: usize, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
-    }
-}
