@@ -380,27 +380,32 @@ impl Sidecar {
             .collect();
         let vat_base = textures.len();
         if let Some(vat) = r.vat {
-            textures.extend(vat.textures.iter().enumerate().map(|(i, t)| SidecarTexture {
-                fold: fold(FoldedTexture::Vat(i as u32)),
-                file: t.name.clone(),
-                storage: storage_name(t.storage, &t.name),
-                role: match t.stream {
-                    VatStream::Positions => Role::VatPositions,
-                    VatStream::Normals => Role::VatNormals,
-                    VatStream::Tangents => Role::VatTangents,
-                },
-                width: t.width,
-                height: t.height,
-                channels: t.channels,
-                layout: None,
-                encoding: match t.encoding {
-                    VatEncoding::Exr32 => "exr_f32",
-                    VatEncoding::Exr16 => "exr_f16",
-                    VatEncoding::Png16 => "png16",
-                },
-                bounds: t.bounds,
-                max_error: t.max_error,
-            }));
+            textures.extend(
+                vat.textures
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| SidecarTexture {
+                        fold: fold(FoldedTexture::Vat(i as u32)),
+                        file: t.name.clone(),
+                        storage: storage_name(t.storage, &t.name),
+                        role: match t.stream {
+                            VatStream::Positions => Role::VatPositions,
+                            VatStream::Normals => Role::VatNormals,
+                            VatStream::Tangents => Role::VatTangents,
+                        },
+                        width: t.width,
+                        height: t.height,
+                        channels: t.channels,
+                        layout: None,
+                        encoding: match t.encoding {
+                            VatEncoding::Exr32 => "exr_f32",
+                            VatEncoding::Exr16 => "exr_f16",
+                            VatEncoding::Png16 => "png16",
+                        },
+                        bounds: t.bounds,
+                        max_error: t.max_error,
+                    }),
+            );
         }
         let boxes = r.bounds.map(|b| &b.clips);
         let placement = r.layout.and_then(|l| l.vat.as_ref());

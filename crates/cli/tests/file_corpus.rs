@@ -969,11 +969,20 @@ fn class4_shard_sets_that_do_not_add_up_are_refused() {
     let mut impossible = reports[1].clone();
     impossible["shards"] = serde_json::json!(["3/2"]);
     // Merged totals are summed from the models' outputs: two outputs of
-    // u64::MAX bytes overflow.
-    let mut overflow = reports[1].clone();
-    overflow["models"][0]["outputs"][0]["bytes"] = serde_json::json!(u64::MAX);
-    let mut overflow_one = reports[0].clone();
-    overflow_one["models"][0]["outputs"][0]["bytes"] = serde_json::json!(u64::MAX);
+    // u64::MAX bytes in a model of either shard overflow.
+    let huge = serde_json::json!([
+        { "path": "x", "bytes": u64::MAX },
+        { "path": "y", "bytes": u64::MAX },
+    ]);
+    let with_models = usize::from(reports[0]["models"].as_array().unwrap().is_empty());
+    let mut overflow = reports[with_models].clone();
+    overflow["models"][0]["outputs"] = huge;
+    let overflow_one = reports[1 - with_models].clone();
+    let (overflow, overflow_one) = if with_models == 0 {
+        (overflow_one, overflow)
+    } else {
+        (overflow, overflow_one)
+    };
     let cases = [
         ("mixed N", vec![one.clone(), write("m.json", &mixed)], "N ="),
         (

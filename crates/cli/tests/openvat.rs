@@ -145,7 +145,12 @@ fn fox_export_names_its_clips_and_decodes_to_direct_evaluation() {
     let frames = info["os-remap"]["Frames"].as_u64().unwrap();
     assert_eq!(info["animations"]["Survey"]["startFrame"], 1);
     assert_eq!(info["animations"]["Run"]["endFrame"], frames);
-    for f in ["Fox_vat.exr", "Fox_vnrm.exr", "Fox.glb", "Fox.rigbake.json"] {
+    for f in [
+        "Fox_vat.exr",
+        "Fox_vnrm.exr",
+        "Fox.glb",
+        "Fox-openvat.rigbake.json",
+    ] {
         assert!(dir.join(f).is_file(), "{f}");
     }
     if let Some(issues) = common::gltf_validator(&dir.join("Fox.glb")) {
@@ -153,7 +158,8 @@ fn fox_export_names_its_clips_and_decodes_to_direct_evaluation() {
         assert_eq!(issues["numWarnings"], 0, "{issues}");
     }
     let sidecar: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.join("Fox.rigbake.json")).unwrap()).unwrap();
+        serde_json::from_slice(&std::fs::read(dir.join("Fox-openvat.rigbake.json")).unwrap())
+            .unwrap();
     assert_eq!(sidecar["clips"].as_array().unwrap().len(), 3);
     assert_eq!(sidecar["mesh"]["lookup_uv_set"], 1);
     assert_eq!(sidecar["remap"]["min"], info["os-remap"]["Min"]);

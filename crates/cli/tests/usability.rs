@@ -10,8 +10,10 @@ fn stderr(r: &std::process::Output) -> String {
 }
 
 #[test]
-fn a_too_tall_bone_texture_advises_fewer_frames_not_the_3x4_layout() {
+fn a_too_tall_bone_texture_folds_and_a_too_wide_one_advises_the_3x4_layout() {
     // tentacle: 8 joints (32 pixels wide in mat4), 92 frames at 30 fps.
+    // Too tall for 64: the rows fold into two column blocks (issue 16 item
+    // 3), recorded in the layout record, instead of failing.
     let out = tempfile::tempdir().unwrap();
     let model = rigbake_fixtures::fixture("tentacle.glb");
     let r = bake(
@@ -19,30 +21,33 @@ fn a_too_tall_bone_texture_advises_fewer_frames_not_the_3x4_layout() {
         out.path(),
         &["--max-texture-size", "64"],
     );
-    assert_eq!(r.status.code(), Some(1));
-    let text = stderr(&r);
-    assert!(text.contains("32 x 92 pixels"), "{text}");
-    assert!(!text.contains("mat3x4"), "the layout only narrows: {text}");
-    for advice in [
-        "--fps",
-        "fewer clips",
-        "split",
-        "--max-texture-size (up to 65536",
-    ] {
-        assert!(text.contains(advice), "{advice}: {text}");
-    }
-    // Too wide (32 > 24 at 5 fps: 17 rows): now the 3x4 layout helps...
+    assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
+    let container = out.path().join("tentacle/tentacle.rigbake");
+    let c = rigbake_format::container::Container::open(&container).unwrap();
+    let folds = &c.layout().expect("a layout record").folds;
+    assert_eq!(folds.len(), 1);
+    let f = folds[0];
+    assert_eq!(f.block_width, 32, "a block is the unfolded width");
+    assert!(f.rows_per_block <= 64, "a block fits the maximum height");
+    assert!(
+        u64::from(f.rows_per_block) * u64::from(f.blocks_per_page) >= 92,
+        "the blocks hold every row: {f:?}"
+    );
+    assert!(f.block_width * f.blocks_per_page <= 64, "the blocks fit side by side");
+    // Too wide (32 > 24): folding cannot help; the 3x4 layout does, and the
+    // advice says so without suggesting fewer frames.
     let r = bake(
         std::slice::from_ref(&model),
         out.path(),
         &["--max-texture-size", "24", "--fps", "5"],
     );
+    assert_eq!(r.status.code(), Some(1));
     let text = stderr(&r);
-    assert!(text.contains("32 x 17 pixels"), "{text}");
     assert!(
-        text.contains("--layout mat3x4") && !text.contains("--fps"),
+        text.contains("32 pixels") && text.contains("wider"),
         "{text}"
     );
+    assert!(text.contains("mat3x4") && !text.contains("fps"), "{text}");
     // ...and it does: 24 pixels wide.
     let r = bake(
         std::slice::from_ref(&model),

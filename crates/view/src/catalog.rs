@@ -222,11 +222,14 @@ fn placements(
     use rigbake_core::import::{self, ImportOptions};
     use rigbake_core::reference::direct_global;
 
-    let location = report.container.source_location.as_ref().map(|p| {
-        rigbake_format::meta::SourceLocation {
-            relative_path: p.clone(),
-        }
-    });
+    let location =
+        report
+            .container
+            .source_location
+            .as_ref()
+            .map(|p| rigbake_format::meta::SourceLocation {
+                relative_path: p.clone(),
+            });
     let path = rigbake::playback::find_source(file, &report.metadata, location.as_ref(), source)
         .map_err(|e| e.to_string())?;
     let options = ImportOptions::default();

@@ -488,4 +488,3 @@ fn warn_about_uv_sets(uv_sets: &[meta::PrimitiveUvSets], observer: &dyn Observer
         }
     }
 }
-

@@ -12,7 +12,8 @@
 //! - `<name>.glb`: one mesh, one primitive per baked primitive (vertices
 //!   numbered `g` across them in order), at timeline row 0, with the
 //!   source's look; TEXCOORD_1 holds each vertex's texel centre at row 0.
-//! - `<name>-remap_info.json` and the sidecar `<name>.rigbake.json`.
+//! - `<name>-remap_info.json` and the sidecar `<name>-openvat.rigbake.json`
+//!   (the container's own sidecar is `<name>.rigbake.json`).
 
 use std::io::Cursor;
 
@@ -223,6 +224,6 @@ pub(super) fn export(
             "OpenVAT sidecar: {e}"
         )))
     })? + "\n";
-    sink.write_file(&format!("{name}.rigbake.json"), text.as_bytes())?;
+    sink.write_file(&format!("{name}-openvat.rigbake.json"), text.as_bytes())?;
     Ok(Part::Done(OpenVatDone))
 }
