@@ -33,7 +33,10 @@ fn a_too_tall_bone_texture_folds_and_a_too_wide_one_advises_the_3x4_layout() {
         u64::from(f.rows_per_block) * u64::from(f.blocks_per_page) >= 92,
         "the blocks hold every row: {f:?}"
     );
-    assert!(f.block_width * f.blocks_per_page <= 64, "the blocks fit side by side");
+    assert!(
+        f.block_width * f.blocks_per_page <= 64,
+        "the blocks fit side by side"
+    );
     // Too wide (32 > 24): folding cannot help; the 3x4 layout does, and the
     // advice says so without suggesting fewer frames.
     let r = bake(
