@@ -784,11 +784,11 @@ fn tentacle_parts() -> (serde_json::Value, Vec<u8>) {
 /// A GLB from JSON and a binary chunk.
 fn glb(json: &serde_json::Value, bin: &[u8]) -> Vec<u8> {
     let mut text = serde_json::to_vec(json).unwrap();
-    while text.len() % 4 != 0 {
+    while !text.len().is_multiple_of(4) {
         text.push(b' ');
     }
     let mut bin = bin.to_vec();
-    while bin.len() % 4 != 0 {
+    while !bin.len().is_multiple_of(4) {
         bin.push(0);
     }
     let mut out = Vec::new();

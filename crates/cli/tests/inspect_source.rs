@@ -195,7 +195,7 @@ fn extensions_and_scenes_come_from_the_file() {
     json["scenes"] = Value::Array(vec![scenes[0].clone(), second]);
     json["scene"] = 0.into();
     let mut text = serde_json::to_vec(&json).unwrap();
-    while text.len() % 4 != 0 {
+    while !text.len().is_multiple_of(4) {
         text.push(b' ');
     }
     let mut glb = Vec::new();
