@@ -6,7 +6,7 @@
 //! place only when the whole model is done.
 
 use std::fs::File;
-use std::io::BufWriter;
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use rigbake_format::codec;
@@ -27,6 +27,16 @@ pub trait Sink {
     /// Writes a file that always lives beside the container (meshes,
     /// `anchors.exr`).
     fn write_file(&mut self, name: &str, bytes: &[u8]) -> Result<(), StepError>;
+
+    /// Writes a file that always lives beside the container by streaming
+    /// it: `write` gets a buffered writer, and the size and CRC-32 are
+    /// measured as the bytes pass, so the file is never held whole in
+    /// memory (the meshes).
+    fn write_file_streamed(
+        &mut self,
+        name: &str,
+        write: &mut dyn FnMut(&mut dyn Write) -> Result<(), StepError>,
+    ) -> Result<(), StepError>;
 
     /// Adds a section to the container; returns its index.
     fn add_section(&mut self, kind: SectionKind, bytes: &[u8]) -> Result<usize, StepError>;
@@ -209,6 +219,33 @@ impl Sink for OutputSink<'_> {
         Ok(())
     }
 
+    fn write_file_streamed(
+        &mut self,
+        name: &str,
+        write: &mut dyn FnMut(&mut dyn Write) -> Result<(), StepError>,
+    ) -> Result<(), StepError> {
+        let path = self.out_dir.join(name);
+        let (file, _) = self
+            .staging
+            .create(name)
+            .map_err(|e| StepError::io(format!("cannot write {name}"), &path, e))?;
+        let mut out = Measured {
+            inner: BufWriter::new(file),
+            bytes: 0,
+            crc: crc32fast::Hasher::new(),
+        };
+        write(&mut out)?;
+        out.inner
+            .flush()
+            .map_err(|e| StepError::io(format!("cannot write {name}"), &path, e))?;
+        self.outputs.push(OutputFileMeta {
+            name: name.to_owned(),
+            bytes: out.bytes,
+            crc32: out.crc.finalize(),
+        });
+        Ok(())
+    }
+
     fn add_section(&mut self, kind: SectionKind, bytes: &[u8]) -> Result<usize, StepError> {
         self.container
             .add_section(kind, bytes)
@@ -295,5 +332,25 @@ mod tests {
             container_path(Path::new("in/knight.glb"), Path::new("out/knight")),
             Path::new("out/knight/knight.rigbake")
         );
+    }
+}
+
+/// A writer that counts and checksums the bytes it passes on.
+struct Measured<W> {
+    inner: W,
+    bytes: u64,
+    crc: crc32fast::Hasher,
+}
+
+impl<W: Write> Write for Measured<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.crc.update(&buf[..n]);
+        self.bytes += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
     }
 }

@@ -153,12 +153,12 @@ pub fn write_glb(doc: &GlbDocument) -> Result<Vec<u8>> {
 /// refused.
 pub fn write_glb_to<W: Write>(doc: &GlbDocument, mut out: W) -> Result<()> {
     validate(doc)?;
-    let (root, mut bin) = build(doc);
+    // First pass: the layout (JSON, BIN length) without any view's bytes.
+    let (root, bin_len, _) = build(doc, None);
     let mut json = serde_json::to_vec(&root)
         .map_err(|e| FormatError::Invalid(format!("GLB: cannot encode JSON: {e}")))?;
     json.resize(json.len().next_multiple_of(4), b' ');
-    bin.resize(bin.len().next_multiple_of(4), 0);
-    let total = u32::try_from(12 + 8 + json.len() + 8 + bin.len())
+    let total = u32::try_from(12 + 8 + json.len() + 8 + bin_len)
         .map_err(|_| FormatError::Unrepresentable("GLB: the file would exceed 4 GiB".into()))?;
     let mut header = Vec::with_capacity(20);
     for word in [GLB_MAGIC, 2, total, json.len() as u32, CHUNK_JSON] {
@@ -166,9 +166,14 @@ pub fn write_glb_to<W: Write>(doc: &GlbDocument, mut out: W) -> Result<()> {
     }
     out.write_all(&header)?;
     out.write_all(&json)?;
-    out.write_all(&(bin.len() as u32).to_le_bytes())?;
+    out.write_all(&(bin_len as u32).to_le_bytes())?;
     out.write_all(&CHUNK_BIN.to_le_bytes())?;
-    out.write_all(&bin)?;
+    // Second pass: the same traversal streams each view's bytes.
+    let (_, written, error) = build(doc, Some(&mut out));
+    if let Some(e) = error {
+        return Err(e.into());
+    }
+    debug_assert_eq!(written, bin_len, "both passes lay out the same views");
     Ok(())
 }
 
@@ -389,15 +394,26 @@ fn validate_primitive(prim: &GlbPrimitive, materials: usize) -> Result<(), Strin
     Ok(())
 }
 
-/// The binary buffer, its views and accessors, built up in order.
+/// The binary buffer's layout (views and accessors), built up in order.
+/// The same traversal runs twice: first without `out`, to lay out the JSON
+/// (offsets and lengths only), then with `out`, to stream the bytes of each
+/// view straight to the file, so the BIN chunk is never held whole in
+/// memory.
 #[derive(Default)]
-struct Buffers {
-    bin: Vec<u8>,
+struct Buffers<'w> {
+    /// Bytes of the BIN chunk so far (padding included).
+    len: usize,
     views: Vec<Value>,
     accessors: Vec<Value>,
+    /// Where the second pass writes; `None` in the first.
+    out: Option<&'w mut dyn Write>,
+    /// The first write error of the second pass.
+    error: Option<std::io::Error>,
+    /// One view's bytes, reused from view to view.
+    scratch: Vec<u8>,
 }
 
-impl Buffers {
+impl Buffers<'_> {
     /// Appends `bytes` as a new 4-byte aligned view; returns its index.
     fn view(&mut self, bytes: impl IntoIterator<Item = u8>, target: u32) -> usize {
         let view = self.plain_view(bytes);
@@ -408,10 +424,23 @@ impl Buffers {
     /// Appends `bytes` as a new 4-byte aligned view without a target (for
     /// images); returns its index.
     fn plain_view(&mut self, bytes: impl IntoIterator<Item = u8>) -> usize {
-        let offset = self.bin.len();
-        self.bin.extend(bytes);
-        let length = self.bin.len() - offset;
-        self.bin.resize(self.bin.len().next_multiple_of(4), 0);
+        let offset = self.len;
+        let length = match self.out.as_mut() {
+            Some(out) => {
+                self.scratch.clear();
+                self.scratch.extend(bytes);
+                let length = self.scratch.len();
+                self.scratch.resize(length.next_multiple_of(4), 0);
+                if self.error.is_none()
+                    && let Err(e) = out.write_all(&self.scratch)
+                {
+                    self.error = Some(e);
+                }
+                length
+            }
+            None => bytes.into_iter().count(),
+        };
+        self.len += length.next_multiple_of(4);
         self.views.push(json!({
             "buffer": 0, "byteOffset": offset, "byteLength": length,
         }));
@@ -462,8 +491,11 @@ impl Buffers {
 }
 
 /// Lays out a validated document: the glTF JSON and the unpadded BIN data.
-fn build(doc: &GlbDocument) -> (Value, Vec<u8>) {
-    let mut buf = Buffers::default();
+fn build(doc: &GlbDocument, out: Option<&mut dyn Write>) -> (Value, usize, Option<std::io::Error>) {
+    let mut buf = Buffers {
+        out,
+        ..Buffers::default()
+    };
     let meshes: Vec<Value> = doc
         .meshes
         .iter()
@@ -502,7 +534,7 @@ fn build(doc: &GlbDocument) -> (Value, Vec<u8>) {
         "meshes": meshes,
         "accessors": buf.accessors,
         "bufferViews": buf.views,
-        "buffers": [{ "byteLength": buf.bin.len() }],
+        "buffers": [{ "byteLength": buf.len }],
     });
     if !doc.materials.is_empty() {
         let materials: Vec<Value> = doc
@@ -548,10 +580,10 @@ fn build(doc: &GlbDocument) -> (Value, Vec<u8>) {
         }
         root["extensionsUsed"] = json!(used);
     }
-    (root, buf.bin)
+    (root, buf.len, buf.error)
 }
 
-fn primitive_json(prim: &GlbPrimitive, buf: &mut Buffers) -> Value {
+fn primitive_json(prim: &GlbPrimitive, buf: &mut Buffers<'_>) -> Value {
     let mut attributes = Map::new();
     attributes.insert("POSITION".into(), buf.floats(&prim.positions, true).into());
     if let Some(normals) = &prim.normals {

@@ -627,3 +627,61 @@ fn looks_with_dangling_indices_are_refused() {
         .insert("name".into(), json!("x"));
     assert!(write_glb(&doc).is_err());
 }
+
+/// A writer that records the size of every write and can fail after a
+/// number of bytes.
+struct Recorder {
+    writes: Vec<usize>,
+    bytes: Vec<u8>,
+    fail_after: Option<usize>,
+}
+
+impl std::io::Write for Recorder {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self
+            .fail_after
+            .is_some_and(|n| self.bytes.len() + buf.len() > n)
+        {
+            return Err(std::io::Error::other("disk full"));
+        }
+        self.writes.push(buf.len());
+        self.bytes.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn the_bin_chunk_is_streamed_view_by_view_not_held_whole() {
+    // Several views (positions, normals, tangents, UVs, indices): the BIN
+    // chunk reaches the writer one view at a time, never as one buffer, and
+    // the bytes are those of `write_glb`.
+    let doc = vat_doc();
+    let whole = write_glb(&doc).unwrap();
+    let json_len = u32::from_le_bytes(whole[12..16].try_into().unwrap()) as usize;
+    let bin_len = whole.len() - 20 - json_len - 8;
+    let mut rec = Recorder {
+        writes: Vec::new(),
+        bytes: Vec::new(),
+        fail_after: None,
+    };
+    write_glb_to(&doc, &mut rec).unwrap();
+    assert_eq!(rec.bytes, whole);
+    // Header, JSON chunk, BIN length, BIN type, then the views.
+    assert_eq!(rec.writes[..4], [20, json_len, 4, 4]);
+    let views = &rec.writes[4..];
+    assert_eq!(views.iter().sum::<usize>(), bin_len);
+    assert!(
+        views.len() > 1 && views.iter().all(|&n| n < bin_len),
+        "the BIN chunk ({bin_len} bytes) was written whole: {views:?}"
+    );
+    // A writer that fails part-way through the BIN chunk: an error, no panic.
+    let mut failing = Recorder {
+        writes: Vec::new(),
+        bytes: Vec::new(),
+        fail_after: Some(whole.len() - bin_len / 2),
+    };
+    assert!(write_glb_to(&doc, &mut failing).is_err());
+}

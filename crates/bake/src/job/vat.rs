@@ -258,13 +258,13 @@ pub(super) fn bake(
                 weights_sets: 0,
             }),
     );
-    let playback =
-        glb::write_glb(&document).map_err(|e| StepError::during("VAT playback mesh", e))?;
     if let Some(last) = pending.take() {
         textures.extend(finish_primitive(last, sink, &mut pool)?);
     }
     debug_assert_eq!(textures.len(), next_texture as usize);
-    sink.write_file(&playback_name, &playback)?;
+    sink.write_file_streamed(&playback_name, &mut |out| {
+        glb::write_glb_to(&document, out).map_err(|e| StepError::during("VAT playback mesh", e))
+    })?;
     Ok(Part::Done((
         meta::VatMetadata {
             reference_node,

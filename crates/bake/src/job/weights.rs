@@ -125,8 +125,9 @@ pub(super) fn bake(
         }
     }
     let doc = mesh::document(model, meshes);
-    let bytes = glb::write_glb(&doc).map_err(|e| StepError::during("weights mesh", e))?;
-    sink.write_file(&mesh_file, &bytes)?;
+    sink.write_file_streamed(&mesh_file, &mut |out| {
+        glb::write_glb_to(&doc, out).map_err(|e| StepError::during("weights mesh", e))
+    })?;
     Ok(meta::WeightsMetadata {
         max_influences: max as u32,
         channels: channels as u32,
