@@ -276,6 +276,26 @@ impl Sink for OutputSink<'_> {
     }
 }
 
+/// A writer that counts and checksums the bytes it passes on.
+struct Measured<W> {
+    inner: W,
+    bytes: u64,
+    crc: crc32fast::Hasher,
+}
+
+impl<W: Write> Write for Measured<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.crc.update(&buf[..n]);
+        self.bytes += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -332,25 +352,5 @@ mod tests {
             container_path(Path::new("in/knight.glb"), Path::new("out/knight")),
             Path::new("out/knight/knight.rigbake")
         );
-    }
-}
-
-/// A writer that counts and checksums the bytes it passes on.
-struct Measured<W> {
-    inner: W,
-    bytes: u64,
-    crc: crc32fast::Hasher,
-}
-
-impl<W: Write> Write for Measured<W> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        self.crc.update(&buf[..n]);
-        self.bytes += n as u64;
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.inner.flush()
     }
 }
