@@ -277,12 +277,15 @@ async function loadVat(gl, bake, cache) {
   const images = new Map();
   const place = placement(bake, v.reference_node);
   const prims = [];
-  for (const p of v.primitives) {
+  for (const [index, p] of v.primitives.entries()) {
     const prim = glb.json.meshes?.[p.playback_mesh]?.primitives?.[0];
     if (!prim) throw new Error(`${v.playback_file}: meshes[${p.playback_mesh}] is missing`);
     const sets = Object.keys(prim.attributes).filter((k) => k.startsWith('TEXCOORD_')).map((k) => Number(k.slice(9)));
     if (!sets.length) throw new Error(`${v.playback_file}: meshes[${p.playback_mesh}] has no VAT lookup UV set`);
-    const lookup = `TEXCOORD_${Math.max(...sets)}`;
+    // The set the bake recorded (sidecar, container 1.7+), else the last one.
+    const recorded = bake.report.sidecar?.vat?.primitives?.[index]?.lookup_uv_set;
+    const lookup = `TEXCOORD_${recorded ?? Math.max(...sets)}`;
+    if (!(lookup in prim.attributes)) throw new Error(`${v.playback_file}: meshes[${p.playback_mesh}] has no ${lookup}`);
     const stream = async (index) => {
       const t = v.textures[index];
       if (!t) throw new Error(`${bake.name}: VAT texture ${index} does not exist`);
