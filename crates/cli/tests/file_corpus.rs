@@ -773,35 +773,11 @@ fn class1_counts_that_lie_are_refused_before_any_allocation() {
     }
 }
 
-/// The tentacle fixture's glTF JSON and binary chunk.
-fn tentacle_parts() -> (serde_json::Value, Vec<u8>) {
-    let bytes = fs::read(fixtures().join("tentacle.glb")).unwrap();
-    let len = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
-    let json = serde_json::from_slice(&bytes[20..20 + len]).unwrap();
-    (json, bytes[20 + len + 8..].to_vec())
-}
-
-/// A GLB from JSON and a binary chunk.
-fn glb(json: &serde_json::Value, bin: &[u8]) -> Vec<u8> {
-    let mut text = serde_json::to_vec(json).unwrap();
-    while !text.len().is_multiple_of(4) {
-        text.push(b' ');
-    }
-    let mut bin = bin.to_vec();
-    while !bin.len().is_multiple_of(4) {
-        bin.push(0);
-    }
-    let mut out = Vec::new();
-    out.extend_from_slice(b"glTF");
-    out.extend_from_slice(&2u32.to_le_bytes());
-    out.extend_from_slice(&((12 + 8 + text.len() + 8 + bin.len()) as u32).to_le_bytes());
-    out.extend_from_slice(&(text.len() as u32).to_le_bytes());
-    out.extend_from_slice(b"JSON");
-    out.extend_from_slice(&text);
-    out.extend_from_slice(&(bin.len() as u32).to_le_bytes());
-    out.extend_from_slice(b"BIN\0");
-    out.extend_from_slice(&bin);
-    out
+/// The tentacle fixture, to edit.
+fn tentacle() -> rigbake_fixtures::builder::Builder {
+    rigbake_fixtures::builder::Builder::from_glb(
+        &fs::read(fixtures().join("tentacle.glb")).unwrap(),
+    )
 }
 
 /// Class 2: a small file that multiplies into huge work or output (one
@@ -811,7 +787,8 @@ fn glb(json: &serde_json::Value, bin: &[u8]) -> Vec<u8> {
 #[test]
 fn class2_small_files_that_multiply_are_refused_by_the_budget() {
     let area = Area::new();
-    let (mut json, bin) = tentacle_parts();
+    let mut b = tentacle();
+    let json = &mut b.root;
     // Every primitive of the first mesh, 256 times over, in one mesh that
     // 2,000 skinned nodes instance: a few KB of JSON.
     let mesh = json["meshes"][0].clone();
@@ -831,7 +808,7 @@ fn class2_small_files_that_multiply_are_refused_by_the_budget() {
     let roots = json["scenes"][0]["nodes"].as_array_mut().unwrap();
     roots.extend((first_new..first_new + 2000).map(|n| serde_json::json!(n)));
     let model = area.work().join("multiplied.glb");
-    fs::write(&model, glb(&json, &bin)).unwrap();
+    fs::write(&model, b.to_glb()).unwrap();
     fs::copy(
         fixtures().join("tentacle.glb"),
         area.work().join("fine.glb"),
@@ -1011,11 +988,11 @@ fn class4_shard_sets_that_do_not_add_up_are_refused() {
 #[test]
 fn class5_huge_names_and_patterns_end_cleanly() {
     let area = Area::new();
-    let (mut json, bin) = tentacle_parts();
-    let long = "x".repeat(65_536);
-    json["animations"][0]["name"] = serde_json::json!(long);
+    let mut b = tentacle();
+    b.get_mut("animations", 0)
+        .insert("name".into(), serde_json::json!("x".repeat(65_536)));
     let model = area.work().join("long.glb");
-    fs::write(&model, glb(&json, &bin)).unwrap();
+    fs::write(&model, b.to_glb()).unwrap();
     let r = run_clean(
         "long clip name",
         &area.work(),

@@ -182,30 +182,26 @@ fn extensions_and_scenes_come_from_the_file() {
     // edited here from tentacle.glb's JSON.
     let dir = tempfile::tempdir().unwrap();
     let src = rigbake_fixtures::fixture("tentacle.glb");
-    let mut json = glb_json(&src);
-    let bytes = std::fs::read(&src).unwrap();
-    let len = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
-    let bin = &bytes[20 + len..];
-    json["extensionsUsed"] = serde_json::json!(["KHR_materials_unlit", "KHR_texture_transform"]);
-    json["extensionsRequired"] = serde_json::json!(["KHR_materials_unlit"]);
+    let mut b = rigbake_fixtures::builder::Builder::from_glb(&std::fs::read(&src).unwrap());
+    let json = &mut b.root;
+    json.insert(
+        "extensionsUsed".into(),
+        serde_json::json!(["KHR_materials_unlit", "KHR_texture_transform"]),
+    );
+    json.insert(
+        "extensionsRequired".into(),
+        serde_json::json!(["KHR_materials_unlit"]),
+    );
     let scenes = json["scenes"].as_array().unwrap().clone();
     let mut second = scenes[0].clone();
     second["name"] = "empty".into();
     second["nodes"] = serde_json::json!([]);
-    json["scenes"] = Value::Array(vec![scenes[0].clone(), second]);
-    json["scene"] = 0.into();
-    let mut text = serde_json::to_vec(&json).unwrap();
-    while !text.len().is_multiple_of(4) {
-        text.push(b' ');
-    }
-    let mut glb = Vec::new();
-    glb.extend_from_slice(b"glTF");
-    glb.extend_from_slice(&2u32.to_le_bytes());
-    glb.extend_from_slice(&((12 + 8 + text.len() + bin.len()) as u32).to_le_bytes());
-    glb.extend_from_slice(&(text.len() as u32).to_le_bytes());
-    glb.extend_from_slice(b"JSON");
-    glb.extend_from_slice(&text);
-    glb.extend_from_slice(bin);
+    json.insert(
+        "scenes".into(),
+        Value::Array(vec![scenes[0].clone(), second]),
+    );
+    json.insert("scene".into(), 0.into());
+    let glb = b.to_glb();
     let file = dir.path().join("two_scenes.glb");
     std::fs::write(&file, &glb).unwrap();
 
