@@ -239,6 +239,7 @@ pub fn load_report(
             bounds: container.bounds(),
             layout: container.layout(),
             uv_sets: container.uv_sets(),
+            root_motion: container.root_motion(),
         }),
     };
     Ok((report, problem))

@@ -7,6 +7,7 @@
 use rigbake_core::Model;
 use rigbake_core::bake::vat::Deformation;
 use rigbake_core::runtime::ClipInfo;
+use rigbake_core::timeline::root_motion::RootMotionSample;
 use rigbake_core::timeline::{ClipSource, Timeline};
 use rigbake_format::meta;
 
@@ -34,6 +35,44 @@ pub fn clip_table(timeline: &Timeline) -> Vec<meta::ClipMeta> {
             looping: c.looping,
         })
         .collect()
+}
+
+/// The root-motion record of a timeline, when any clip is baked in place:
+/// per clip its mode, total travel and turn, and the per-frame track
+/// ([`rigbake_core::timeline::root_motion`]).
+pub fn root_motion(model: &Model, timeline: &Timeline) -> Option<meta::RootMotionMetadata> {
+    let plan = timeline.root_motion.as_ref()?;
+    let tracks = timeline.root_motion_track(model)?;
+    let entry = |s: &RootMotionSample| [s.translation.x, s.translation.y, s.translation.z, s.yaw];
+    let clips = tracks
+        .iter()
+        .zip(&plan.clips)
+        .map(|(track, extraction)| {
+            if !extraction.mode.extracts() {
+                return meta::ClipRootMotionMeta {
+                    mode: extraction.mode,
+                    displacement: [0.0; 3],
+                    rotation: 0.0,
+                    end: [0.0; 4],
+                    track: Vec::new(),
+                };
+            }
+            // The root's position at the end is M(end) * start.
+            let start = extraction.start.position;
+            let end = track.end.matrix().transform_point3(start);
+            meta::ClipRootMotionMeta {
+                mode: extraction.mode,
+                displacement: (end - start).to_array(),
+                rotation: track.end.yaw,
+                end: entry(&track.end),
+                track: track.frames.iter().map(entry).collect(),
+            }
+        })
+        .collect();
+    Some(meta::RootMotionMetadata {
+        node: model.nodes[plan.node].name.clone(),
+        clips,
+    })
 }
 
 /// The runtime's view of a clip table entry of a bake made with `rule`.
@@ -146,6 +185,7 @@ mod tests {
                 },
                 name: Some("part".into()),
                 looping: None,
+                root_motion: None,
             },
             ClipSpec {
                 request: ClipRequest::Blend {
@@ -155,6 +195,7 @@ mod tests {
                 },
                 name: None,
                 looping: None,
+                root_motion: None,
             },
         ];
         let timeline = Timeline::build(&model, Sampling::default(), &specs).unwrap();

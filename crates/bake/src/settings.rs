@@ -5,6 +5,7 @@
 use rigbake_core::bake::vat::VatOptions;
 use rigbake_core::import::ImportOptions;
 use rigbake_core::layout::MatrixLayout;
+use rigbake_core::timeline::root_motion::RootMotionRequest;
 use rigbake_core::timeline::{ClipSpec, Sampling};
 use rigbake_format::meta;
 use rigbake_format::texture::Precision;
@@ -89,6 +90,9 @@ pub struct BakeSettings {
     /// Also write the bone-weight channels into the weights mesh as
     /// TEXCOORD sets after the source's own (`--weights-as-uv`).
     pub weights_as_uv: bool,
+    /// Root motion: the mode of clips that set none, and the motion root
+    /// (`--root-motion`, `--root-node`; see `docs/root-motion.md`).
+    pub root_motion: RootMotionRequest,
 }
 
 impl Default for BakeSettings {
@@ -124,6 +128,7 @@ impl Default for BakeSettings {
             openvat: false,
             lookup_uv_set: None,
             weights_as_uv: false,
+            root_motion: RootMotionRequest::default(),
         }
     }
 }

@@ -11,7 +11,8 @@
 
 use rigbake_format::meta::{
     BoundsMetadata, FoldMeta, FoldedTexture, LayoutMetadata, Metadata, PrimitiveUvSets,
-    RigMetadata, Storage, UvSetsMetadata, VatLayoutMode, VatMetadata, WeightsMetadata,
+    RigMetadata, RootMotionMetadata, Storage, UvSetsMetadata, VatLayoutMode, VatMetadata,
+    WeightsMetadata,
 };
 use serde::Serialize;
 
@@ -77,6 +78,11 @@ pub struct Sidecar {
     pub weights: Option<SidecarWeights>,
     /// The VAT path: the playback mesh and each primitive's addressing.
     pub vat: Option<SidecarVat>,
+    /// Root motion of clips baked in place (`null` when every clip keeps
+    /// its motion): the motion root, and per clip (in clip order) its mode,
+    /// total travel and turn, and per-frame track (see
+    /// `docs/root-motion.md`). The same fields as the container's record.
+    pub root_motion: Option<RootMotionMetadata>,
 }
 
 /// The source a bake came from.
@@ -336,6 +342,8 @@ pub struct Records<'a> {
     pub layout: Option<&'a LayoutMetadata>,
     /// UV-set record (which TEXCOORD sets hold the lookup UV and weights).
     pub uv_sets: Option<&'a UvSetsMetadata>,
+    /// Root-motion record.
+    pub root_motion: Option<&'a RootMotionMetadata>,
 }
 
 fn storage_name(storage: Storage, name: &str) -> &'static str {
@@ -532,6 +540,7 @@ impl Sidecar {
                     })
                     .collect(),
             }),
+            root_motion: r.root_motion.cloned(),
         }
     }
 

@@ -8,8 +8,8 @@ use std::path::PathBuf;
 
 use clap::{ArgAction, Args, Parser, Subcommand};
 use rigbake_types::{
-    AnchorsMode, DirectionEncoding, MatrixLayout, NormalConvention, Precision, Props, SampleRule,
-    TextureCompression, VatEncoding, VatLayoutMode,
+    AnchorsMode, DirectionEncoding, MatrixLayout, NormalConvention, Precision, Props,
+    RootMotionMode, SampleRule, TextureCompression, VatEncoding, VatLayoutMode,
 };
 
 /// `rigbake --version`: the tool's version and the container format it
@@ -198,6 +198,15 @@ pub struct SettingFlags {
     /// by one (see docs/engines.md).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(0..32))]
     pub lookup_uv_set: Option<u16>,
+    /// Root motion [default: keep]: `extract` bakes every clip in place
+    /// (the root's horizontal travel removed and recorded as a track),
+    /// `extract-yaw` also removes its turning (see docs/root-motion.md).
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub root_motion: Option<RootMotionMode>,
+    /// The node whose motion `--root-motion` extracts [default: the
+    /// skeleton's root joint].
+    #[arg(long, value_name = "NODE")]
+    pub root_node: Option<String>,
 }
 
 /// Arguments of `rigbake bake`.

@@ -7,8 +7,8 @@
 use std::path::{Path, PathBuf};
 
 use rigbake_types::{
-    DirectionEncoding, MatrixLayout, NormalConvention, Precision, Props, SampleRule,
-    TextureCompression, VatEncoding, VatLayoutMode,
+    DirectionEncoding, MatrixLayout, NormalConvention, Precision, Props, RootMotionMode,
+    SampleRule, TextureCompression, VatEncoding, VatLayoutMode,
 };
 use serde::Deserialize;
 
@@ -69,6 +69,8 @@ pub struct ClipEntry {
     /// Loop flag override.
     #[serde(rename = "loop")]
     pub looping: Option<bool>,
+    /// Root-motion mode of this clip (`keep`, `extract`, `extract-yaw`).
+    pub root_motion: Option<RootMotionMode>,
 }
 
 /// Blends of two animations at fixed weights, baked as clips of their own.
@@ -84,6 +86,8 @@ pub struct BlendEntry {
     /// Loop flag override for every blended clip.
     #[serde(rename = "loop")]
     pub looping: Option<bool>,
+    /// Root-motion mode of every blended clip.
+    pub root_motion: Option<RootMotionMode>,
 }
 
 /// Settings as a manifest writes them: every field optional, applied over
@@ -124,6 +128,10 @@ pub struct Overrides {
     pub exclude: Option<Vec<String>>,
     /// VAT options.
     pub vat: Option<VatOverrides>,
+    /// Root motion of clips that set none: `keep`, `extract`, `extract-yaw`.
+    pub root_motion: Option<RootMotionMode>,
+    /// The motion root's node name (default: the skeleton's root joint).
+    pub root_node: Option<String>,
     /// Clips to bake (a subset, ranges, renames, loop flags).
     #[serde(default)]
     pub clip: Vec<ClipEntry>,

@@ -32,6 +32,7 @@ pub fn parse_blend(text: &str) -> Result<BlendEntry, SettingsError> {
         b: parts[1].to_owned(),
         weights,
         looping: None,
+        root_motion: None,
     })
 }
 
@@ -104,6 +105,12 @@ impl Draft {
         if let Some(v) = &o.vat {
             apply_vat(&mut s.vat, v);
         }
+        if let Some(m) = o.root_motion {
+            s.root_motion.mode = m;
+        }
+        if let Some(n) = &o.root_node {
+            s.root_motion.node = Some(n.clone());
+        }
         if !o.clip.is_empty() {
             self.clips.clone_from(&o.clip);
         }
@@ -133,6 +140,8 @@ impl Draft {
             embed_textures: f.embed_textures.then_some(true),
             exclude: (!f.exclude.is_empty()).then(|| f.exclude.clone()),
             vat: Some(vat),
+            root_motion: f.root_motion,
+            root_node: f.root_node.clone(),
             ..Overrides::default()
         });
         if let Some(set) = f.lookup_uv_set {
@@ -148,6 +157,7 @@ impl Draft {
                     frames: None,
                     time: None,
                     looping: None,
+                    root_motion: None,
                 })
                 .collect();
         }
@@ -268,6 +278,7 @@ impl Draft {
                     },
                     name: None,
                     looping: b.looping,
+                    root_motion: b.root_motion,
                 });
             }
         }
@@ -319,6 +330,7 @@ fn clip_spec(c: &ClipEntry, fps: f64) -> Result<ClipSpec, SettingsError> {
         request,
         name: c.name.clone(),
         looping: c.looping,
+        root_motion: c.root_motion,
     })
 }
 
@@ -377,6 +389,7 @@ mod tests {
                 frames: Some([6, 18]),
                 time: None,
                 looping: Some(true),
+                root_motion: None,
             }],
             ..Overrides::default()
         });

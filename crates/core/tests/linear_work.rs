@@ -161,6 +161,7 @@ fn blends(n: usize) -> Vec<ClipSpec> {
             },
             name: Some(format!("blend{k}")),
             looping: None,
+            root_motion: None,
         })
         .collect()
 }

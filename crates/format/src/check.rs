@@ -13,8 +13,8 @@
 use crate::error::{FormatError, Result};
 use crate::meta::{
     BoundsMetadata, ClipOrigin, FoldMeta, FoldedTexture, LayoutMetadata, MatrixLayout, Metadata,
-    OutputsMetadata, RigMetadata, SourceLocation, TextureCompression, VatCompressionMetadata,
-    VatEncoding, VatMetadata, WeightsMetadata,
+    OutputsMetadata, RigMetadata, RootMotionMetadata, RootMotionMode, SourceLocation,
+    TextureCompression, VatCompressionMetadata, VatEncoding, VatMetadata, WeightsMetadata,
 };
 
 /// Largest texture width or height any record may declare (and the largest
@@ -500,6 +500,74 @@ pub fn bounds(b: &BoundsMetadata, clips: usize) -> Result<()> {
                 "bounds.clips[{i}]: min {:?} and max {:?} are not a finite box",
                 c.min, c.max
             )));
+        }
+    }
+    Ok(())
+}
+
+/// Largest total travel or turn a root-motion record may claim: far beyond
+/// any real clip, small enough that every derived number stays finite.
+pub const MAX_ROOT_MOTION: f64 = 1e9;
+
+/// Checks the root-motion record: one entry per clip; a `keep` clip has no
+/// track and no motion; an extracting clip has one finite track entry per
+/// frame, starting at the identity, with `y` 0 and no yaw unless the mode
+/// removes yaw.
+pub fn root_motion(r: &RootMotionMetadata, m: &Metadata) -> Result<()> {
+    if r.clips.len() != m.clips.len() {
+        return Err(invalid(format!(
+            "root_motion: {} entries for {} clips",
+            r.clips.len(),
+            m.clips.len()
+        )));
+    }
+    let sane = |v: f64| v.is_finite() && v.abs() <= MAX_ROOT_MOTION;
+    for (i, (c, clip)) in r.clips.iter().zip(&m.clips).enumerate() {
+        let what = format!("root_motion.clips[{i}] (clip `{}`)", shorten(&clip.name));
+        if !c.displacement.iter().all(|v| sane(*v))
+            || !sane(c.rotation)
+            || !c.end.iter().all(|v| sane(*v))
+            || c.end[1] != 0.0
+            || c.end[3] != c.rotation
+        {
+            return Err(invalid(format!(
+                "{what}: displacement {:?} or rotation {} is not finite or absurdly large",
+                c.displacement, c.rotation
+            )));
+        }
+        let expected = if c.mode.extracts() {
+            clip.frames as usize
+        } else {
+            0
+        };
+        if c.track.len() != expected {
+            return Err(invalid(format!(
+                "{what}: {} track entries, expected {expected} ({:?})",
+                c.track.len(),
+                c.mode
+            )));
+        }
+        let turns = c.mode == RootMotionMode::ExtractYaw;
+        if !c.mode.extracts() && (c.displacement != [0.0; 3] || c.end != [0.0; 4]) {
+            return Err(invalid(format!(
+                "{what}: a clip that keeps its motion records a displacement"
+            )));
+        }
+        if !turns && c.rotation != 0.0 {
+            return Err(invalid(format!(
+                "{what}: a rotation without yaw extraction"
+            )));
+        }
+        for (f, e) in c.track.iter().enumerate() {
+            let bad = !e.iter().all(|v| sane(*v))
+                || e[1] != 0.0
+                || (!turns && e[3] != 0.0)
+                || (f == 0 && *e != [0.0; 4]);
+            if bad {
+                return Err(invalid(format!(
+                    "{what}: track entry {f} {e:?} is not a finite horizontal motion of this mode"
+                )));
+            }
         }
     }
     Ok(())

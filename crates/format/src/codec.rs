@@ -6,7 +6,8 @@
 use crate::error::{FormatError, Result};
 use crate::meta::{
     BoundsMetadata, LayoutMetadata, Metadata, MorphsMetadata, OutputsMetadata, RigMetadata,
-    SourceLocation, UvSetsMetadata, VatCompressionMetadata, VatMetadata, WeightsMetadata,
+    RootMotionMetadata, SourceLocation, UvSetsMetadata, VatCompressionMetadata, VatMetadata,
+    WeightsMetadata,
 };
 
 /// Largest metadata record a reader accepts.
@@ -99,6 +100,19 @@ pub fn decode_bounds(bytes: &[u8]) -> Result<BoundsMetadata> {
     bincode::serde::decode_from_slice(bytes, config())
         .map(|(m, _)| m)
         .map_err(|e| FormatError::Invalid(format!("the bounds record cannot be decoded: {e}")))
+}
+
+/// Encodes the root-motion record.
+pub fn encode_root_motion(r: &RootMotionMetadata) -> Result<Vec<u8>> {
+    bincode::serde::encode_to_vec(r, config())
+        .map_err(|e| FormatError::Invalid(format!("cannot encode the root-motion record: {e}")))
+}
+
+/// Decodes the root-motion record (trailing bytes ignored).
+pub fn decode_root_motion(bytes: &[u8]) -> Result<RootMotionMetadata> {
+    bincode::serde::decode_from_slice(bytes, config())
+        .map(|(m, _)| m)
+        .map_err(|e| FormatError::Invalid(format!("the root-motion record cannot be decoded: {e}")))
 }
 
 /// Encodes the UV-set record.

@@ -520,6 +520,44 @@ pub struct BoundsMetadata {
 }
 
 // ---------------------------------------------------------------------------
+// Root-motion section (container section kind 16, since format 1.8): the
+// motion removed from clips baked in place, as a track an engine applies.
+
+pub use rigbake_types::RootMotionMode;
+
+/// Root motion of one clip.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClipRootMotionMeta {
+    /// What the bake did with the clip's root motion.
+    pub mode: RootMotionMode,
+    /// How far the root travels over the clip: its horizontal position at
+    /// the clip's end (its duration) minus at its first frame, in the scene
+    /// root's space (`y` is 0); zero for `keep`.
+    pub displacement: [f64; 3],
+    /// The yaw removed at the clip's end, radians, unwrapped (0 unless the
+    /// mode is `extract_yaw`).
+    pub rotation: f64,
+    /// The motion at the clip's end, `[x, y, z, yaw]` like a track entry:
+    /// what one full play moves the instance by (a loop accumulates it
+    /// once per cycle), and where the track heads across a loop's wrap
+    /// after the last frame; zero for `keep`.
+    pub end: [f64; 4],
+    /// Per frame of the clip (empty for `keep`): the motion `M = T(x, y, z)
+    /// * Ry(yaw)` taken out of that frame, as `[x, y, z, yaw]`, in the scene
+    /// root's space; frame 0 is the identity.
+    pub track: Vec<[f64; 4]>,
+}
+
+/// The root-motion record: written when any clip is baked in place.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RootMotionMetadata {
+    /// The motion root's node name.
+    pub node: String,
+    /// One entry per clip of the clip table, in order.
+    pub clips: Vec<ClipRootMotionMeta>,
+}
+
+// ---------------------------------------------------------------------------
 // Layout section (container section kind 11, since format 1.7): how the VAT
 // primitives share texture sets, and where folded textures continue.
 

@@ -188,6 +188,31 @@ pub enum VatLayoutMode {
     PerPrimitive,
 }
 
+/// What a bake does with the motion of the character's root
+/// (`--root-motion`; per model and per clip in manifests).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all(serialize = "snake_case", deserialize = "kebab-case"))]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum RootMotionMode {
+    /// Bake the motion as it is: the character travels in the textures.
+    #[default]
+    Keep,
+    /// Bake in place: remove the root's horizontal (XZ) translation since
+    /// the clip's first frame, and record it as a root-motion track.
+    Extract,
+    /// As `extract`, and also remove the root's yaw (rotation about +Y)
+    /// since the clip's first frame, recorded in the track.
+    #[serde(alias = "extract_yaw")]
+    ExtractYaw,
+}
+
+impl RootMotionMode {
+    /// Whether the mode removes anything from the baked frames.
+    pub fn extracts(self) -> bool {
+        self != Self::Keep
+    }
+}
+
 /// glTF primitive topology; the discriminants are glTF's `mode` numbers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all(serialize = "snake_case", deserialize = "kebab-case"))]

@@ -265,6 +265,14 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
     if let Some(rig) = &rig_record {
         add_record(&mut sink, SectionKind::Rig, codec::encode_rig(rig))?;
     }
+    let root_motion_record = records::root_motion(&model, &timeline);
+    if let Some(record) = &root_motion_record {
+        add_record(
+            &mut sink,
+            SectionKind::RootMotion,
+            codec::encode_root_motion(record),
+        )?;
+    }
     if let Some(morphs) = &morphs_record {
         add_record(&mut sink, SectionKind::Morphs, codec::encode_morphs(morphs))?;
     }
@@ -306,6 +314,7 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
         bounds: Some(&bounds),
         layout: Some(&layout),
         uv_sets: uv_record.as_ref(),
+        root_motion: root_motion_record.as_ref(),
     });
     let sidecar_bytes = sidecar.to_bytes().map_err(|e| {
         let e = rigbake_format::FormatError::Invalid(format!("cannot encode the sidecar: {e}"));
@@ -423,7 +432,7 @@ fn check_budget(
 /// named), then the blends.
 fn timeline(model: &Model, settings: &BakeSettings) -> rigbake_core::Result<Timeline> {
     if settings.clips.is_empty() && settings.blends.is_empty() {
-        return Timeline::all_clips(model, settings.sampling);
+        return Timeline::all_clips_with(model, settings.sampling, &settings.root_motion);
     }
     let mut specs = if settings.clips.is_empty() {
         model
@@ -435,7 +444,7 @@ fn timeline(model: &Model, settings: &BakeSettings) -> rigbake_core::Result<Time
         settings.clips.clone()
     };
     specs.extend(settings.blends.iter().cloned());
-    Timeline::build(model, settings.sampling, &specs)
+    Timeline::build_with(model, settings.sampling, &specs, &settings.root_motion)
 }
 
 fn build_metadata(

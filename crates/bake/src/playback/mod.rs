@@ -64,6 +64,29 @@ pub struct LoadedClip {
     /// What it samples: a (range of an) animation of the source, two
     /// animations blended, or the rest pose.
     pub source: ClipSource,
+    /// The root motion taken out of the clip when it was baked in place
+    /// (`None`: the clip keeps its motion).
+    pub root_motion: Option<LoadedRootMotion>,
+}
+
+/// A clip's recorded root-motion track (see
+/// [`rigbake_core::runtime::root_motion`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadedRootMotion {
+    /// Per frame, `[x, y, z, yaw]`.
+    pub frames: Vec<[f64; 4]>,
+    /// The motion at the clip's end.
+    pub end: [f64; 4],
+}
+
+impl LoadedRootMotion {
+    /// The track as the runtime reads it.
+    pub fn track(&self) -> rigbake_core::runtime::root_motion::RootMotionTrack<'_> {
+        rigbake_core::runtime::root_motion::RootMotionTrack {
+            frames: &self.frames,
+            end: self.end,
+        }
+    }
 }
 
 /// One bone-matrix texture (one bone set).
@@ -233,7 +256,15 @@ pub fn load(file: &Path, source: Option<&Path>, paths: Paths) -> Result<Loaded, 
     let location = container.source_location().cloned();
     let source = source::load_source(file, &metadata, location.as_ref(), source)?;
     let model = &source.model;
-    let clips = load_clips(file, &metadata, container.rig(), model)?;
+    let mut clips = load_clips(file, &metadata, container.rig(), model)?;
+    if let Some(record) = container.root_motion() {
+        for (clip, motion) in clips.iter_mut().zip(&record.clips) {
+            clip.root_motion = motion.mode.extracts().then(|| LoadedRootMotion {
+                frames: motion.track.clone(),
+                end: motion.end,
+            });
+        }
+    }
     let dir = file.parent().unwrap_or(Path::new("."));
     let weights = container
         .weights()
@@ -325,6 +356,7 @@ fn load_clips(
                 name: c.name.clone(),
                 info: records::clip_info(c, metadata.options.sampling),
                 source,
+                root_motion: None,
             })
         })
         .collect()

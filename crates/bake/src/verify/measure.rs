@@ -5,13 +5,14 @@
 //! Samples are evaluated in parallel and folded in a fixed order, so the
 //! numbers do not depend on the thread count.
 
-use glam::{DVec3, Vec3};
+use glam::{DMat4, DVec3, Vec3};
 use rayon::prelude::*;
 use rigbake_core::Model;
 use rigbake_core::bake::vat::NormalConvention;
 use rigbake_core::eval::sample::LocalPose;
-use rigbake_core::reference::{deform, source_pose_at};
+use rigbake_core::reference::{DirectGlobals, deform, source_pose_at};
 use rigbake_core::runtime::bone_path;
+use rigbake_core::runtime::root_motion::motion_matrix;
 use rigbake_core::runtime::{
     AnimationState, ClipInfo, GpuState, PlayMode, RuntimeVertex, vat_path,
 };
@@ -335,11 +336,43 @@ pub struct Subject<'a> {
     pub clips: &'a [LoadedClip],
 }
 
+/// The root motion an in-place bake must be moved by to match the source,
+/// carried into the space of `space` (the scene root when `None`):
+/// `G^-1 * M * G`, with `G` the space node's global at `pose`. `None` when
+/// the clip keeps its motion.
+fn motion_in_space(
+    model: &Model,
+    pose: &LocalPose,
+    motion: Option<&DMat4>,
+    space: Option<usize>,
+) -> Option<DMat4> {
+    let m = motion?;
+    let Some(space) = space else {
+        return Some(*m);
+    };
+    let g = DirectGlobals::new(model, pose).get(space);
+    Some(g.inverse() * *m * g)
+}
+
+/// A reconstructed vertex moved by the clip's root motion (in its space).
+fn moved(got: RuntimeVertex, motion: Option<&DMat4>) -> RuntimeVertex {
+    let Some(m) = motion else { return got };
+    RuntimeVertex {
+        position: m.transform_point3(got.position.as_dvec3()).as_vec3(),
+        normal: got.normal.map(|n| {
+            m.transform_vector3(n.as_dvec3())
+                .normalize_or_zero()
+                .as_vec3()
+        }),
+    }
+}
+
 fn eval_bones(
     subject: &Subject<'_>,
     bones: &BonePlayback,
     gpu: &GpuState,
     pose: &LocalPose,
+    motion: Option<&DMat4>,
     out: &mut SampleResult,
 ) {
     let model = subject.model;
@@ -355,6 +388,7 @@ fn eval_bones(
             Some(tex.space_node),
             NormalConvention::InverseTranspose,
         );
+        let motion = motion_in_space(model, pose, motion, Some(tex.space_node));
         let mesh = model.nodes[prim.node].mesh.unwrap_or_default();
         let src = &model.meshes[mesh].primitives[prim.primitive];
         // Normal errors have a bound only when the bake is exact.
@@ -364,7 +398,10 @@ fn eval_bones(
                 break;
             };
             let (p, normal) = prim.vertex(src, v);
-            let got = bone_path::deform_vertex(&view, gpu, channels, p, normal);
+            let got = moved(
+                bone_path::deform_vertex(&view, gpu, channels, p, normal),
+                motion.as_ref(),
+            );
             // f16 entries are off by at most max_error each: a point moves by
             // at most max_error * (|x| + |y| + |z| + 1). Dropped influences
             // are a separate, recorded loss: judged only when accepted.
@@ -390,8 +427,10 @@ fn eval_vat(
     vat: &VatPlayback,
     gpu: &GpuState,
     pose: &LocalPose,
+    motion: Option<&DMat4>,
     out: &mut SampleResult,
 ) {
+    let motion = motion_in_space(subject.model, pose, motion, vat.reference_node);
     for prim in &vat.primitives {
         let positions = prim.positions.view();
         let normals = prim.normals.as_ref().map(|n| n.view());
@@ -405,14 +444,17 @@ fn eval_vat(
         );
         let normal_bound = prim.normals.as_ref().map(|n| n.max_error);
         for (v, want) in want.iter().enumerate() {
-            let got = vat_path::deform_vertex(
-                &prim.address,
-                &positions,
-                normals.as_ref(),
-                gpu,
-                v as u32,
-                Vec3::ZERO,
-                None,
+            let got = moved(
+                vat_path::deform_vertex(
+                    &prim.address,
+                    &positions,
+                    normals.as_ref(),
+                    gpu,
+                    v as u32,
+                    Vec3::ZERO,
+                    None,
+                ),
+                motion.as_ref(),
             );
             compare(
                 &mut out.stats,
@@ -471,6 +513,11 @@ pub fn measure(
                     scratch,
                 );
                 let gpu = state_at(&clip.info, s.time, s.mode);
+                // A clip baked in place moves by its recorded track.
+                let motion = clip.root_motion.as_ref().map(|r| {
+                    let sample = clip.info.sample(s.time, s.mode);
+                    motion_matrix(r.track().at(&clip.info, &sample))
+                });
                 let mut out = SampleResult {
                     stats: Stats {
                         samples: 1,
@@ -480,8 +527,8 @@ pub fn measure(
                     hi: DVec3::splat(f64::NEG_INFINITY),
                 };
                 match path {
-                    Path::Bones(b) => eval_bones(subject, b, &gpu, pose, &mut out),
-                    Path::Vat(v) => eval_vat(subject, v, &gpu, pose, &mut out),
+                    Path::Bones(b) => eval_bones(subject, b, &gpu, pose, motion.as_ref(), &mut out),
+                    Path::Vat(v) => eval_vat(subject, v, &gpu, pose, motion.as_ref(), &mut out),
                 }
                 (*s, out)
             },

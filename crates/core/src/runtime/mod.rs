@@ -10,6 +10,8 @@
 //! - [`anchor_path`]: props on sockets: the anchor tracks sampled between
 //!   two rows with the state's time mapping (translation and scale lerp,
 //!   rotation slerp).
+//! - [`root_motion`]: where an instance of a clip baked in place stands:
+//!   its root-motion track sampled with the state's time mapping.
 //! - [`math`]: the small f32 helpers both paths share (3x4 matrices, the
 //!   cofactor normal matrix, lerp), written as the shaders write them.
 //!
@@ -21,6 +23,7 @@
 pub mod anchor_path;
 pub mod bone_path;
 pub mod math;
+pub mod root_motion;
 pub mod state;
 pub mod vat_path;
 

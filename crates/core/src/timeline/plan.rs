@@ -12,6 +12,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::eval::evaluate::Evaluator;
 use crate::model::Model;
 use crate::names;
+use crate::timeline::root_motion::{RootMotionMode, RootMotionPlan};
 
 pub use rigbake_types::SampleRule;
 
@@ -120,6 +121,8 @@ pub struct ClipSpec {
     pub name: Option<String>,
     /// Loop flag override (default: detected).
     pub looping: Option<bool>,
+    /// Root-motion mode of this clip (default: the bake's).
+    pub root_motion: Option<RootMotionMode>,
 }
 
 impl ClipSpec {
@@ -131,6 +134,7 @@ impl ClipSpec {
             },
             name: None,
             looping: None,
+            root_motion: None,
         }
     }
 }
@@ -195,6 +199,9 @@ pub struct Timeline {
     pub clips: Vec<TimelineClip>,
     /// Total rows (sum of frames).
     pub rows: usize,
+    /// Root-motion extraction, when any clip bakes in place
+    /// ([`crate::timeline::root_motion`]); applied by every evaluation.
+    pub root_motion: Option<RootMotionPlan>,
 }
 
 /// Largest number of rows a timeline may have.
@@ -457,6 +464,7 @@ impl Timeline {
             sampling,
             clips,
             rows,
+            root_motion: None,
         })
     }
 
@@ -498,8 +506,18 @@ impl Timeline {
         self.evaluate_time(ev, c, t);
     }
 
-    /// Samples timeline clip `c` at `t` seconds from its start into `ev`.
+    /// Samples timeline clip `c` at `t` seconds from its start into `ev`,
+    /// in place when the clip's root motion is extracted.
     pub fn evaluate_time(&self, ev: &mut Evaluator<'_>, c: usize, t: f64) {
+        self.evaluate_source_time(ev, c, t);
+        if let Some(plan) = &self.root_motion {
+            plan.apply(c, &mut ev.globals);
+        }
+    }
+
+    /// Samples timeline clip `c` at `t` seconds as the source has it: with
+    /// its root motion, extracted or not.
+    pub fn evaluate_source_time(&self, ev: &mut Evaluator<'_>, c: usize, t: f64) {
         match self.clips[c].source {
             ClipSource::Animation { clip, start, .. } => ev.evaluate_clip(clip, start + t),
             ClipSource::Blend { a, b, weight } => {

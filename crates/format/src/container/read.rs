@@ -15,7 +15,8 @@ use super::{
 use crate::error::{FormatError, Result};
 use crate::meta::{
     BoundsMetadata, LayoutMetadata, Metadata, MorphsMetadata, OutputsMetadata, RigMetadata,
-    SourceLocation, Storage, VatCompressionMetadata, VatMetadata, WeightsMetadata,
+    RootMotionMetadata, SourceLocation, Storage, VatCompressionMetadata, VatMetadata,
+    WeightsMetadata,
 };
 use crate::{check, codec};
 
@@ -54,6 +55,7 @@ pub struct Container<R> {
     key: Option<String>,
     outputs: Option<OutputsMetadata>,
     bounds: Option<BoundsMetadata>,
+    root_motion: Option<RootMotionMetadata>,
     layout: Option<LayoutMetadata>,
     source: Option<SourceLocation>,
     morphs: Option<MorphsMetadata>,
@@ -269,6 +271,14 @@ impl<R: Read + Seek> Container<R> {
             )?)?),
             None => None,
         };
+        let root_motion = match single(&sections, SectionKind::RootMotion)? {
+            Some(i) => Some(codec::decode_root_motion(&read_checked(
+                &mut reader,
+                &sections,
+                i,
+            )?)?),
+            None => None,
+        };
         let container = Self {
             reader,
             version,
@@ -286,6 +296,7 @@ impl<R: Read + Seek> Container<R> {
             morphs,
             vat_compression,
             uv_sets,
+            root_motion,
         };
         container.check_references()?;
         container.check_records()?;
@@ -316,6 +327,9 @@ impl<R: Read + Seek> Container<R> {
         }
         if let Some(uv_sets) = &self.uv_sets {
             check::uv_sets(uv_sets)?;
+        }
+        if let Some(root_motion) = &self.root_motion {
+            check::root_motion(root_motion, &self.metadata)?;
         }
         if let Some(rig) = &self.rig {
             check::rig(rig, self.metadata.clips.len(), self.metadata.skins.len())?;
@@ -401,6 +415,12 @@ impl<R: Read + Seek> Container<R> {
     /// (format 1.6 and later).
     pub fn bounds(&self) -> Option<&BoundsMetadata> {
         self.bounds.as_ref()
+    }
+
+    /// The root-motion record (the track of clips baked in place), when the
+    /// bake has one (format 1.8 and later).
+    pub fn root_motion(&self) -> Option<&RootMotionMetadata> {
+        self.root_motion.as_ref()
     }
 
     /// The layout record (VAT atlas placement, folded textures), when the
