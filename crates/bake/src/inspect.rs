@@ -420,6 +420,34 @@ pub fn render(r: &InspectReport) -> String {
             let _ = writeln!(s, "  {text}");
         }
     }
+    if let Some(motion) = &r.sidecar.root_motion {
+        let _ = writeln!(
+            s,
+            "\nroot motion (root {}, scene-root space; per clip: travel x, z and turn over the clip)",
+            shown(&motion.node)
+        );
+        for (i, (c, clip)) in motion.clips.iter().zip(&m.clips).enumerate() {
+            let _ = writeln!(
+                s,
+                "  {:>3}  {:<width$}  {}",
+                i,
+                shown(&clip.name),
+                if c.mode.extracts() {
+                    let [x, _, z] = c.displacement;
+                    format!(
+                        "{}: travels ({}, {}), {} units; turns {} degrees",
+                        name(&c.mode),
+                        short(x),
+                        short(z),
+                        short(x.hypot(z)),
+                        short(c.rotation.to_degrees())
+                    )
+                } else {
+                    "keep: baked as it moves".to_owned()
+                }
+            );
+        }
+    }
     let _ = writeln!(s, "\nskins ({})", m.skins.len());
     for (i, k) in m.skins.iter().enumerate() {
         let _ = writeln!(
