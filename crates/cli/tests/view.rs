@@ -728,3 +728,165 @@ fn the_pages_animation_state_matches_the_runtime_reference() {
 fn url_of(path: &Path) -> String {
     format!("file://{}", path.canonicalize().unwrap().display())
 }
+
+/// The page's root-motion port (`ClipInfo.motionAt` in state.js) gives the
+/// same motion as `rigbake_core::runtime::root_motion::RootMotionTrack::at`
+/// inside a clip, across a loop's wrap and held after a clip played once;
+/// its `MotionTracker` adds a loop's `end` motion once per completed cycle.
+#[test]
+fn the_pages_root_motion_matches_the_runtime_reference() {
+    use rigbake_core::runtime::root_motion::RootMotionTrack;
+    use rigbake_core::runtime::{ClipInfo, PlayMode};
+    use rigbake_core::timeline::SampleRule;
+    let node_ok = Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !node_ok {
+        if required() {
+            panic!("node is not on PATH, and RIGBAKE_REQUIRE_CHROMIUM is set");
+        }
+        rigbake_fixtures::testkit::notice(
+            "SKIPPED the_pages_root_motion_matches_the_runtime_reference: node is not on PATH",
+        );
+        return;
+    }
+    // 4 frames at 2 fps over 1.8 s (a 0.3 s wrap), turning as it goes.
+    let frames: Vec<[f64; 4]> = (0..4)
+        .map(|i| {
+            let i = f64::from(i);
+            [0.3 * i, 0.0, 0.5 * i, 0.2 * i]
+        })
+        .collect();
+    let end = [0.54, 0.0, 0.9, 0.36];
+    let info = ClipInfo {
+        start_row: 7,
+        frames: 4,
+        fps: 2.0,
+        duration: 1.8,
+        looping: true,
+        rule: SampleRule::FixedRate,
+    };
+    let track = RootMotionTrack {
+        frames: &frames,
+        end,
+    };
+    let times = [0.0, 0.25, 0.5, 1.2, 1.5, 1.65, 1.79, 1.9, 2.5];
+    let state = repo().join("crates/view/assets/state.js");
+    let mut script = format!(
+        "import {{ ClipInfo, AnimationState, MotionTracker }} from {:?};\nconst out = [];\n\
+         const c = new ClipInfo({{ name: 'c', start_row: 7, frames: 4, fps: 2, duration: 1.8, looping: true }}, 'fixed_rate', \
+         {{ mode: 'extract_yaw', track: {}, end: {} }});\n",
+        url_of(&state),
+        serde_json::to_string(&frames).unwrap(),
+        serde_json::to_string(&end).unwrap()
+    );
+    let mut expected: Vec<Vec<f64>> = Vec::new();
+    for t in times {
+        for (mode, m) in [("loop", PlayMode::Loop), ("once", PlayMode::Once)] {
+            script += &format!("out.push(c.motionAt({t}, '{mode}'));\n");
+            expected.push(track.at(&info, &info.sample(t, m)).to_vec());
+        }
+    }
+    // Played in a loop for 2.0 s in 0.5 s steps: one wrap (at 1.8 s), so
+    // at 2.0 s (0.2 s into the second cycle) the instance is at end ∘ M(0.2).
+    script += "const st = new AnimationState(); st.play(c, 'loop', 1); const tr = new MotionTracker();\n\
+               for (let k = 0; k < 4; k++) { st.update(0.5); tr.at(st); }\n\
+               out.push(tr.at(st));\n";
+    let inner = track.at(&info, &info.sample(0.2, PlayMode::Loop));
+    let (c, s) = (end[3].cos(), end[3].sin());
+    expected.push(vec![
+        end[0] + c * inner[0] + s * inner[2],
+        end[2] - s * inner[0] + c * inner[2],
+        end[3] + inner[3],
+    ]);
+    script += "console.log(JSON.stringify(out));\n";
+    let file = tempfile::Builder::new().suffix(".mjs").tempfile().unwrap();
+    std::fs::write(file.path(), script).unwrap();
+    let o = Command::new("node").arg(file.path()).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let got: Vec<Vec<f64>> = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(got.len(), expected.len());
+    for (k, (g, e)) in got.iter().zip(&expected).enumerate() {
+        assert_eq!(g.len(), e.len(), "case {k}");
+        for (a, b) in g.iter().zip(e) {
+            // Fractions are f32 in both; the motions are f64.
+            assert!((a - b).abs() <= 1e-6, "case {k}: page {g:?}, runtime {e:?}");
+        }
+    }
+}
+
+/// The horizontal centre of a mask's covered pixels, in pixels.
+fn centre_x(mask: &[bool], width: u32) -> f64 {
+    let (mut sum, mut n) = (0.0, 0usize);
+    for (i, _) in mask.iter().enumerate().filter(|(_, c)| **c) {
+        sum += (i % width as usize) as f64;
+        n += 1;
+    }
+    assert!(n > 0, "nothing drawn");
+    sum / n as f64
+}
+
+/// `rigbake view` moves an instance of a clip baked in place by its root
+/// motion: Knight's `Dodge_Left` baked with `--root-motion extract`, seen
+/// from the front with an orthographic camera, is drawn shifted along +X by
+/// the recorded track at that time (and not at all with `motion=0`).
+#[test]
+fn view_moves_instances_by_their_root_motion() {
+    let test = "view_moves_instances_by_their_root_motion";
+    let Some((chromium, modules)) = browser(test) else {
+        return;
+    };
+    let Some(models) = shared_models(test) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let knight = models.join("kaykit/Knight.glb");
+    let o = bake(
+        &[knight],
+        &out,
+        &["--vat", "--clip", "Dodge_Left", "--root-motion", "extract"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let sidecar: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("Knight/Knight.rigbake.json")).unwrap())
+            .unwrap();
+    // Frame 9 of 30 fps sits at 0.3 s exactly.
+    let moved = sidecar["root_motion"]["clips"][0]["track"][9][0]
+        .as_f64()
+        .unwrap();
+    assert!(moved > 0.2, "Dodge_Left has travelled {moved} by 0.3 s");
+    let (_server, url) = start_view(&out);
+    let half = 1.5;
+    let size = 256u32;
+    let mut shots = Vec::new();
+    for (path, motion) in [("bones", "1"), ("bones", "0"), ("vat", "1")] {
+        shots.push(Shot {
+            url: format!(
+                "{url}?path={path}&clip=Dodge_Left&time=0.3&n=1&look=mask&grid=0&hud=0&motion={motion}&cam=ortho&az=0&el=0&cx=0&cy=0.9&cz=0&half={half}"
+            ),
+            width: size,
+            height: size,
+            out: tmp.path().join(format!("{path}-motion{motion}.png")),
+        });
+    }
+    shoot(&chromium, &modules, &shots, tmp.path());
+    let x: Vec<f64> = shots
+        .iter()
+        .map(|s| {
+            let (w, _, mask) = mask_of(&s.out);
+            centre_x(&mask, w)
+        })
+        .collect();
+    // One model unit is size / (2 half) pixels; screen right is +X.
+    let want = moved * f64::from(size) / (2.0 * half);
+    for (k, got) in [x[0] - x[1], x[2] - x[1]].into_iter().enumerate() {
+        // The silhouette's centre moves with the model to within a pixel or
+        // two of rasterisation.
+        assert!(
+            (got - want).abs() < 2.0,
+            "shot {k}: the instance moved {got:.2} px, the track says {want:.2} px"
+        );
+    }
+}

@@ -6,9 +6,12 @@
 export const FRAME_SNAP = 1e-4;
 const BELOW_ONE = 1 - 2 ** -24;
 
-// A clip of the clip table plus the bake's sampling rule.
+// A clip of the clip table plus the bake's sampling rule, and its
+// root-motion track when it was baked in place (the sidecar's
+// root_motion.clips[i]: { mode, track, end, ... }; docs/root-motion.md).
 export class ClipInfo {
-  constructor(meta, rule) {
+  constructor(meta, rule, motion = null) {
+    this.motion = motion && motion.mode !== 'keep' && motion.track?.length ? { track: motion.track, end: motion.end } : null;
     this.name = meta.name;
     this.startRow = meta.start_row;
     this.frames = Math.max(meta.frames, 1);
@@ -71,6 +74,20 @@ export class ClipInfo {
     }
     const fraction = Math.min(Math.fround(x - floor), BELOW_ONE);
     return fraction > 0 ? { row: start + floor, nextRow: start + floor + 1, fraction } : hold(floor);
+  }
+
+  // The root motion [x, y, z, yaw] taken out of the clip at clip time
+  // `time` (rigbake_core::runtime::root_motion::RootMotionTrack::at): the
+  // track lerped with the textures' frame fraction; across a loop's wrap
+  // it heads for `end`, not back to frame 0. Zero without a track.
+  motionAt(time, mode) {
+    if (!this.motion) return [0, 0, 0, 0];
+    const s = this.sample(time, mode);
+    const entry = (row) => this.motion.track[row - this.startRow] ?? [0, 0, 0, 0];
+    const from = entry(s.row);
+    if (!(s.fraction > 0) || s.nextRow === s.row) return from;
+    const to = s.nextRow === this.startRow && s.row !== this.startRow ? this.motion.end : entry(s.nextRow);
+    return from.map((v, k) => v + (to[k] - v) * s.fraction);
   }
 
   settle(time, mode) {
@@ -149,5 +166,45 @@ export class AnimationState {
         push(weight * s.fraction, 0, s.nextRow);
       } else push(weight, s.fraction, s.row);
     }
+  }
+}
+
+// Motions [x, z, yaw] (scene space, +Y up) composed: `a` then `b` in a's
+// frame, i.e. T(a) Ry(a) T(b) Ry(b).
+export function composeMotion(a, b) {
+  const c = Math.cos(a[2]), s = Math.sin(a[2]);
+  return [a[0] + c * b[0] + s * b[1], a[1] - s * b[0] + c * b[1], a[2] + b[2]];
+}
+
+// Where one instance's root motion has taken it: whole loops gone by (and
+// clips faded out of) accumulate into `base`; `at(state)` adds the current
+// clip's motion. Works on [x, z, yaw] (the track's y is always 0).
+export class MotionTracker {
+  constructor() {
+    this.reset();
+  }
+
+  reset() {
+    this.base = [0, 0, 0];
+    this.clip = null;
+    this.time = 0;
+  }
+
+  // The current motion of `state`'s playing clip, after `state.update`:
+  // a loop that wrapped since the last call adds its `end` to the base; a
+  // new clip keeps what the old one had reached.
+  at(state) {
+    const layer = state.current;
+    if (!layer) return this.base;
+    const m3 = (m) => [m[0], m[2], m[3]];
+    if (layer.clip !== this.clip) {
+      if (this.clip) this.base = composeMotion(this.base, m3(this.clip.motionAt(this.time, this.mode)));
+      this.clip = layer.clip;
+    } else if (layer.mode === 'loop' && layer.clip.motion && layer.time < this.time) {
+      this.base = composeMotion(this.base, m3(layer.clip.motion.end));
+    }
+    this.time = layer.time;
+    this.mode = layer.mode;
+    return composeMotion(this.base, m3(layer.clip.motionAt(layer.time, layer.mode)));
   }
 }

@@ -14,12 +14,12 @@
 //
 // URL parameters make a frame reproducible (see docs/viewer.md): bake, path,
 // clip, frame, time, n, seed, cam (orbit | ortho), az, el, dist, cx, cy, cz,
-// half, look (textured | mask), grid, hud, paused.
+// half, look (textured | mask), grid, hud, paused, motion.
 
 import { decodeExr } from './exr.js';
 import { decodePng16 } from './png.js';
 import { parseGlb, readAccessor, readImage, baseColour } from './glb.js';
-import { ClipInfo, AnimationState } from './state.js';
+import { ClipInfo, AnimationState, MotionTracker, composeMotion } from './state.js';
 import * as S from './shaders.js';
 
 const MAX_INSTANCES = 20000;
@@ -313,8 +313,11 @@ function rng(seed) {
 }
 
 class Crowd {
-  constructor(gl, count, footprint, clips, seed) {
+  constructor(gl, count, footprint, clips, seed, motion) {
     this.gl = gl;
+    // Root motion (docs/root-motion.md): instances of clips baked in place
+    // move by their tracks; `false` plays them in place.
+    this.motion = motion;
     this.data = new Float32Array(MAX_INSTANCES * 20);
     this.buffer = gl.createBuffer();
     this.states = [];
@@ -329,24 +332,31 @@ class Crowd {
     const spacing = footprint * 1.6;
     this.states = [];
     this.phases = [];
+    this.homes = [];
+    this.trackers = [];
     for (let i = 0; i < this.count; i++) {
       const o = i * 20;
       if (this.count === 1) {
-        this.data.set([0, 0, 0, 1], o);
+        this.homes.push([0, 0, 0, 1]);
       } else {
         const gx = (i % side) - (side - 1) / 2, gz = Math.floor(i / side) - (side - 1) / 2;
         const jitter = () => (random() - 0.5) * spacing * 0.3;
-        this.data.set([gx * spacing + jitter(), gz * spacing + jitter(), random() * Math.PI * 2, 1], o);
+        this.homes.push([gx * spacing + jitter(), gz * spacing + jitter(), random() * Math.PI * 2, 1]);
       }
+      this.data.set(this.homes[i], o);
+      this.trackers.push(new MotionTracker());
       this.states.push(new AnimationState());
       this.clipOf.push(Math.floor(random() * clips.length));
       this.phases.push(random());
     }
     this.extent = this.count === 1 ? footprint : side * spacing;
+    // Instances whose loops have carried them this far from home go back.
+    this.wander = Math.max(this.extent, footprint * 4) / 2;
   }
 
   // Every instance plays `clip` (an index; -1: each its own), from its phase.
   play(clips, clip, time) {
+    this.trackers.forEach((t) => t.reset());
     this.states.forEach((s, i) => {
       const c = clips[clip >= 0 ? clip : this.clipOf[i]];
       s.play(c, c.looping ? 'loop' : 'once');
@@ -366,6 +376,14 @@ class Crowd {
     this.states.forEach((s, i) => {
       if (dt) s.update(dt);
       s.gpuState(this.data, i * 20 + 4);
+      if (this.motion) {
+        const t = this.trackers[i];
+        const m = t.at(s);
+        if (Math.hypot(t.base[0], t.base[1]) > this.wander) t.base = [0, 0, 0];
+        const [x, z, yaw, scale] = this.homes[i];
+        const placed = composeMotion([x, z, yaw], [m[0] * scale, m[1] * scale, m[2]]);
+        this.data.set([placed[0], placed[1], placed[2], scale], i * 20);
+      }
     });
     gl.bindBuffer(gl.ARRAY_BUFFER, this.buffer);
     gl.bufferData(gl.ARRAY_BUFFER, this.data.subarray(0, this.count * 20), gl.DYNAMIC_DRAW);
@@ -405,7 +423,8 @@ async function main() {
   if (bake.placement_note) $('note').textContent = `placed at the identity: ${bake.placement_note}`;
 
   const rule = bake.report.metadata.options.sampling;
-  const clips = bake.report.metadata.clips.map((c) => new ClipInfo(c, rule));
+  const rootMotion = bake.report.sidecar?.root_motion ?? null;
+  const clips = bake.report.metadata.clips.map((c, i) => new ClipInfo(c, rule, rootMotion?.clips?.[i]));
   if (!clips.length) throw new Error(`${bake.name}: the clip table is empty`);
   const cache = {};
   const paths = {};
@@ -464,7 +483,12 @@ async function main() {
   const count = num('n', deterministic && params.has('frame') ? 1 : 300);
   if (!(count >= 1 && count <= MAX_INSTANCES)) throw new Error(`n=${count}: from 1 to ${MAX_INSTANCES} instances`);
   const seed = num('seed', 1);
-  const crowd = new Crowd(gl, count, footprint(), clips, seed);
+  const moving = params.get('motion') !== '0';
+  const crowd = new Crowd(gl, count, footprint(), clips, seed, moving && clips.some((c) => c.motion));
+  if (rootMotion) {
+    const note = moving ? `root motion: instances travel by the tracks of clips baked in place (root ${rootMotion.node}; motion=0 plays them in place)` : 'root motion: played in place (motion=0)';
+    $('note').textContent = [$('note').textContent, note].filter((t) => t).join(' · ');
+  }
   const frameParam = params.has('frame') ? num('frame', 0) : null;
   const start = () => {
     if (frameParam !== null) {
