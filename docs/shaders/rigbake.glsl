@@ -80,6 +80,22 @@ vec3 lerp3(vec3 a, vec3 b, float t) {
     return a + (b - a) * t;
 }
 
+// ---------------------------------------------------------- root motion
+
+// A clip baked in place (docs/root-motion.md) moves by its root-motion
+// track: motion = (x, y, z, yaw), the track lerped at the instance's time on
+// the CPU (rigbake_core::runtime::root_motion), applied as T(x, y, z) * Ry(yaw)
+// in the bake's scene space, before the instance's world transform. A zero
+// motion is the identity.
+Deformed root_motion_apply(vec4 motion, Deformed d) {
+    float c = cos(motion.w);
+    float s = sin(motion.w);
+    vec3 p = d.position;
+    vec3 n = d.normal;
+    vec3 moved = vec3(c * p.x + s * p.z, p.y, c * p.z - s * p.x) + motion.xyz;
+    return Deformed(moved, vec3(c * n.x + s * n.z, n.y, c * n.z - s * n.x));
+}
+
 // ------------------------------------------------------ bone-matrix path
 
 const uint LAYOUT_MAT4 = 0u;
@@ -287,6 +303,7 @@ Deformed vat_deform(
 layout(std140, binding = 3) uniform Instance {
     AnimationState instance_state;
     mat4 world_view_projection;
+    vec4 instance_root_motion; // (x, y, z, yaw); zero: none
 };
 
 layout(std140, binding = 4) uniform Params {
@@ -313,6 +330,7 @@ layout(location = 5) in vec4 in_uv4;
 void main() {
     vec4 uv[4] = vec4[4](in_uv1, in_uv2, in_uv3, in_uv4);
     Deformed d = bone_deform(instance_state, uv, params_channels, in_position, in_normal, params_bone_layout, params_bone_height, params_bone_rows_per_block, params_bone_block_width);
+    d = root_motion_apply(instance_root_motion, d);
     gl_Position = world_view_projection * vec4(d.position, 1.0);
     out_normal = d.normal;
 }
@@ -324,6 +342,7 @@ layout(location = 1) in vec3 in_normal;
 
 void main() {
     Deformed d = vat_deform(instance_state, uint(gl_VertexIndex), in_position, in_normal, params_vat, params_vat_positions, params_vat_normals);
+    d = root_motion_apply(instance_root_motion, d);
     gl_Position = world_view_projection * vec4(d.position, 1.0);
     out_normal = d.normal;
 }

@@ -76,6 +76,24 @@ float3 lerp3(float3 a, float3 b, float t) {
     return a + (b - a) * t;
 }
 
+// ---------------------------------------------------------- root motion
+
+// A clip baked in place (docs/root-motion.md) moves by its root-motion
+// track: motion = (x, y, z, yaw), the track lerped at the instance's time on
+// the CPU (rigbake_core::runtime::root_motion), applied as T(x, y, z) * Ry(yaw)
+// in the bake's scene space, before the instance's world transform. A zero
+// motion is the identity.
+Deformed root_motion_apply(float4 motion, Deformed d) {
+    float c = cos(motion.w);
+    float s = sin(motion.w);
+    float3 p = d.position;
+    float3 n = d.normal;
+    Deformed o;
+    o.position = float3(c * p.x + s * p.z, p.y, c * p.z - s * p.x) + motion.xyz;
+    o.normal = float3(c * n.x + s * n.z, n.y, c * n.z - s * n.x);
+    return o;
+}
+
 // ------------------------------------------------------ bone-matrix path
 
 static const uint LAYOUT_MAT4 = 0u;
@@ -289,6 +307,7 @@ Deformed vat_deform(
 cbuffer Instance : register(b0) {
     AnimationState instance_state;
     float4x4 world_view_projection; // column vectors: mul(M, v)
+    float4 instance_root_motion; // (x, y, z, yaw); zero: none
 };
 
 cbuffer Params : register(b1) {
@@ -319,10 +338,12 @@ struct VertexOut {
 VertexOut bone_vertex(BoneVertex v) {
     float4 uv[4] = { v.uv1, v.uv2, v.uv3, v.uv4 };
     Deformed d = bone_deform(instance_state, uv, params_channels, v.position, v.normal, params_bone_layout, params_bone_height, params_bone_rows_per_block, params_bone_block_width);
+    d = root_motion_apply(instance_root_motion, d);
     VertexOut o; o.clip = mul(world_view_projection, float4(d.position, 1.0)); o.normal = d.normal; return o;
 }
 
 VertexOut vat_vertex(uint index : SV_VertexID, float3 position : POSITION, float3 normal : NORMAL) {
     Deformed d = vat_deform(instance_state, index, position, normal, params_vat, params_vat_positions, params_vat_normals);
+    d = root_motion_apply(instance_root_motion, d);
     VertexOut o; o.clip = mul(world_view_projection, float4(d.position, 1.0)); o.normal = d.normal; return o;
 }

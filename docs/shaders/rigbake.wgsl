@@ -79,6 +79,22 @@ fn lerp3(a: vec3<f32>, b: vec3<f32>, t: f32) -> vec3<f32> {
     return a + (b - a) * t;
 }
 
+// ---------------------------------------------------------- root motion
+
+// A clip baked in place (docs/root-motion.md) moves by its root-motion
+// track: motion = (x, y, z, yaw), the track lerped at the instance's time on
+// the CPU (rigbake_core::runtime::root_motion), applied as T(x, y, z) * Ry(yaw)
+// in the bake's scene space, before the instance's world transform. A zero
+// motion is the identity.
+fn root_motion_apply(motion: vec4<f32>, d: Deformed) -> Deformed {
+    let c = cos(motion.w);
+    let s = sin(motion.w);
+    let p = d.position;
+    let n = d.normal;
+    let moved = vec3<f32>(c * p.x + s * p.z, p.y, c * p.z - s * p.x) + motion.xyz;
+    return Deformed(moved, vec3<f32>(c * n.x + s * n.z, n.y, c * n.z - s * n.x));
+}
+
 // ------------------------------------------------------ bone-matrix path
 
 const LAYOUT_MAT4: u32 = 0u;
@@ -294,6 +310,8 @@ fn vat_deform(
 struct Instance {
     state: AnimationState,
     world_view_projection: mat4x4<f32>,
+    // (x, y, z, yaw); zero: none.
+    root_motion: vec4<f32>,
 }
 
 // Uniform layout: structure members start on 16 bytes, as the uniform
@@ -330,7 +348,8 @@ struct VertexOut {
 fn bone_vertex(v: BoneVertex) -> VertexOut {
     let uv = array<vec4<f32>, 4>(v.uv1, v.uv2, v.uv3, v.uv4);
     let d = bone_deform(instance.state, uv, params.channels, v.position, v.normal, params.bone_layout, params.bone_height, params.bone_rows_per_block, params.bone_block_width);
-    return VertexOut(instance.world_view_projection * vec4<f32>(d.position, 1.0), d.normal);
+    let m = root_motion_apply(instance.root_motion, d);
+    return VertexOut(instance.world_view_projection * vec4<f32>(m.position, 1.0), m.normal);
 }
 
 @vertex
@@ -340,5 +359,6 @@ fn vat_vertex(
     @location(1) normal: vec3<f32>,
 ) -> VertexOut {
     let d = vat_deform(instance.state, index, position, normal, params.vat, params.vat_positions, params.vat_normals);
-    return VertexOut(instance.world_view_projection * vec4<f32>(d.position, 1.0), d.normal);
+    let m = root_motion_apply(instance.root_motion, d);
+    return VertexOut(instance.world_view_projection * vec4<f32>(m.position, 1.0), m.normal);
 }

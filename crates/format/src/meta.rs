@@ -542,9 +542,9 @@ pub struct ClipRootMotionMeta {
     /// once per cycle), and where the track heads across a loop's wrap
     /// after the last frame; zero for `keep`.
     pub end: [f64; 4],
-    /// Per frame of the clip (empty for `keep`): the motion `M = T(x, y, z)
-    /// * Ry(yaw)` taken out of that frame, as `[x, y, z, yaw]`, in the scene
-    /// root's space; frame 0 is the identity.
+    /// Per frame of the clip (empty for `keep`): the motion
+    /// `M = T(x, y, z) Ry(yaw)` taken out of that frame, as
+    /// `[x, y, z, yaw]`, in the scene root's space; frame 0 is the identity.
     pub track: Vec<[f64; 4]>,
 }
 

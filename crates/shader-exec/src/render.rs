@@ -6,13 +6,12 @@
 //! pixel is deeper than the deepest vertex: a check that the render path
 //! deforms as the compute harness does, without reading vertex outputs.
 
-use glam::Mat4;
 use rigbake_core::runtime::GpuState;
 use wgpu::util::DeviceExt;
 
 use crate::gpu::Gpu;
 use crate::kernel::{Entry, SHIPPED_WGSL, Textures, VertexInput};
-use crate::uniforms::{self, Layouts, ParamValues};
+use crate::uniforms::{self, Layouts, ParamValues, Placement};
 
 /// Side of the square depth target, in pixels.
 pub const SIZE: u32 = 256;
@@ -32,7 +31,7 @@ impl DepthImage {
 }
 
 /// Draws `input` with the shipped entry point of `entry`, in `state`,
-/// placed by `world_view_projection`.
+/// placed by `placement` (root motion, then world-view-projection).
 #[allow(clippy::too_many_arguments)]
 pub fn draw_points(
     gpu: &Gpu,
@@ -41,18 +40,10 @@ pub fn draw_points(
     params: &ParamValues,
     input: &VertexInput<'_>,
     state: &GpuState,
-    world_view_projection: Mat4,
+    placement: &Placement,
 ) -> Result<DepthImage, String> {
     let scope = gpu.device.push_error_scope(wgpu::ErrorFilter::Validation);
-    let image = draw(
-        gpu,
-        entry,
-        textures,
-        params,
-        input,
-        state,
-        world_view_projection,
-    );
+    let image = draw(gpu, entry, textures, params, input, state, placement);
     match pollster::block_on(scope.pop()) {
         None => image,
         Some(e) => Err(format!("drawing with the shipped vertex shader: {e}")),
@@ -93,7 +84,7 @@ fn draw(
     params: &ParamValues,
     input: &VertexInput<'_>,
     state: &GpuState,
-    world_view_projection: Mat4,
+    placement: &Placement,
 ) -> Result<DepthImage, String> {
     let device = &gpu.device;
     let layouts = Layouts::parse(SHIPPED_WGSL)?;
@@ -225,7 +216,7 @@ fn draw(
     };
     let instance = uniform(
         "instance",
-        uniforms::instance_placed(&layouts, state, world_view_projection),
+        uniforms::instance_placed(&layouts, state, placement),
     );
     let params_buffer = uniform("params", uniforms::params(&layouts, params));
     let group1 = device.create_bind_group(&wgpu::BindGroupDescriptor {

@@ -5,6 +5,7 @@
 use glam::Vec3;
 use rigbake_core::layout::MatrixLayout;
 use rigbake_core::runtime::bone_path::{self, BoneTextureView};
+use rigbake_core::runtime::root_motion;
 use rigbake_core::runtime::vat_path::{self, VatAddress};
 
 use crate::bakes::{self, Loaded, VatShape};
@@ -12,7 +13,7 @@ use crate::encode::{VatEncoding, encode};
 use crate::gpu::Gpu;
 use crate::kernel::{Entry, Texels, TextureData, Textures, VertexInput};
 use crate::states::Case;
-use crate::uniforms::{ParamValues, StreamDecode};
+use crate::uniforms::{ParamValues, Placement, StreamDecode};
 
 /// A point drawing with a shipped vertex entry point against the same
 /// points placed on the CPU from the reference's vertices: per pixel, the
@@ -125,8 +126,14 @@ fn agreement(image: &[f32], (expected, ambiguous): &(Vec<f32>, Vec<bool>)) -> (u
 }
 
 /// Draws the first skinned primitive of `loaded` with `bone_vertex` in the
-/// state `case` (f32 `mat4` texture).
-pub fn render_bones(gpu: &Gpu, loaded: &Loaded, case: &Case) -> Result<RenderCheck, String> {
+/// state `case` (f32 `mat4` texture), moved by `root_motion` (`(x, y, z,
+/// yaw)`, zero for none).
+pub fn render_bones(
+    gpu: &Gpu,
+    loaded: &Loaded,
+    case: &Case,
+    root_motion: [f32; 4],
+) -> Result<RenderCheck, String> {
     let bake = bakes::bone_bake(loaded, MatrixLayout::Mat4, 4)?;
     let p = bake
         .primitives
@@ -145,14 +152,14 @@ pub fn render_bones(gpu: &Gpu, loaded: &Loaded, case: &Case) -> Result<RenderChe
     let reference: Vec<Vec3> = (0..p.positions.len())
         .map(|v| {
             let normal = p.normals.as_ref().map(|n| Vec3::from(n[v]));
-            bone_path::deform_vertex(
+            let deformed = bone_path::deform_vertex(
                 &view,
                 &case.state,
                 &p.channels[v * ch..(v + 1) * ch],
                 Vec3::from(p.positions[v]),
                 normal,
-            )
-            .position
+            );
+            root_motion::apply(root_motion, deformed).position
         })
         .collect();
     let wvp = fit(&reference);
@@ -183,19 +190,27 @@ pub fn render_bones(gpu: &Gpu, loaded: &Loaded, case: &Case) -> Result<RenderChe
             channels: &p.channels,
         },
         &case.state,
-        wvp,
+        &Placement {
+            world_view_projection: wvp,
+            root_motion,
+        },
     )?;
     Ok(render_check(
         &image,
         &wvp,
         &reference,
-        p.positions.iter().map(|x| Vec3::from(*x)),
+        p.positions.iter().map(|x| moved(root_motion, *x)),
     ))
 }
 
 /// Draws the first VAT primitive of `loaded` with `vat_vertex` in the state
-/// `case` (EXR32 textures).
-pub fn render_vat(gpu: &Gpu, loaded: &Loaded, case: &Case) -> Result<RenderCheck, String> {
+/// `case` (EXR32 textures), moved by `root_motion` (zero for none).
+pub fn render_vat(
+    gpu: &Gpu,
+    loaded: &Loaded,
+    case: &Case,
+    root_motion: [f32; 4],
+) -> Result<RenderCheck, String> {
     let primitives = bakes::vat_bake(loaded, VatShape::cli_default())?;
     let p = primitives
         .first()
@@ -214,7 +229,7 @@ pub fn render_vat(gpu: &Gpu, loaded: &Loaded, case: &Case) -> Result<RenderCheck
     let pos_view = positions.view(p);
     let reference: Vec<Vec3> = (0..p.vertices)
         .map(|v| {
-            vat_path::deform_vertex(
+            let deformed = vat_path::deform_vertex(
                 &address,
                 &pos_view,
                 None,
@@ -222,8 +237,8 @@ pub fn render_vat(gpu: &Gpu, loaded: &Loaded, case: &Case) -> Result<RenderCheck
                 v,
                 Vec3::from(p.rest_positions[v as usize]),
                 None,
-            )
-            .position
+            );
+            root_motion::apply(root_motion, deformed).position
         })
         .collect();
     let wvp = fit(&reference);
@@ -259,14 +274,26 @@ pub fn render_vat(gpu: &Gpu, loaded: &Loaded, case: &Case) -> Result<RenderCheck
             channels: &[],
         },
         &case.state,
-        wvp,
+        &Placement {
+            world_view_projection: wvp,
+            root_motion,
+        },
     )?;
     Ok(render_check(
         &image,
         &wvp,
         &reference,
-        p.rest_positions.iter().map(|x| Vec3::from(*x)),
+        p.rest_positions.iter().map(|x| moved(root_motion, *x)),
     ))
+}
+
+/// An undeformed position moved by the root motion alone.
+fn moved(root_motion: [f32; 4], p: [f32; 3]) -> Vec3 {
+    let v = rigbake_core::runtime::RuntimeVertex {
+        position: Vec3::from(p),
+        normal: None,
+    };
+    root_motion::apply(root_motion, v).position
 }
 
 fn render_check(

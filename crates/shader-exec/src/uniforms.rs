@@ -100,25 +100,43 @@ impl Block<'_> {
     }
 }
 
-/// The `Instance` block for `state`: its 16 floats, its enable flag, and an
-/// identity world-view-projection (the compute harness stores model space).
-pub fn instance(layouts: &Layouts, state: &GpuState) -> Vec<u8> {
-    instance_placed(layouts, state, glam::Mat4::IDENTITY)
+/// Where the shipped entry points put a deformed vertex: its root motion
+/// `(x, y, z, yaw)` (zero: none), then `world_view_projection`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Placement {
+    /// The instance's world-view-projection matrix.
+    pub world_view_projection: glam::Mat4,
+    /// The root motion applied before it ([`rigbake_core::runtime::root_motion`]).
+    pub root_motion: [f32; 4],
 }
 
-/// The `Instance` block for `state`, placed by `world_view_projection`.
-pub fn instance_placed(
-    layouts: &Layouts,
-    state: &GpuState,
-    world_view_projection: glam::Mat4,
-) -> Vec<u8> {
+impl Placement {
+    /// Placed by `world_view_projection` alone, with no root motion.
+    pub fn new(world_view_projection: glam::Mat4) -> Self {
+        Self {
+            world_view_projection,
+            root_motion: [0.0; 4],
+        }
+    }
+}
+
+/// The `Instance` block for `state`: its 16 floats, its enable flag, an
+/// identity world-view-projection and no root motion (the compute harness
+/// stores model space).
+pub fn instance(layouts: &Layouts, state: &GpuState) -> Vec<u8> {
+    instance_placed(layouts, state, &Placement::new(glam::Mat4::IDENTITY))
+}
+
+/// The `Instance` block for `state`, placed by `placement`.
+pub fn instance_placed(layouts: &Layouts, state: &GpuState, placement: &Placement) -> Vec<u8> {
     let mut b = layouts.block("Instance");
     b.f32s(&["state", "rows"], &state.to_floats())
         .u32(&["state", "enabled"], u32::from(state.enabled))
         .f32s(
             &["world_view_projection"],
-            &world_view_projection.to_cols_array(),
-        );
+            &placement.world_view_projection.to_cols_array(),
+        )
+        .f32s(&["root_motion"], &placement.root_motion);
     b.bytes
 }
 

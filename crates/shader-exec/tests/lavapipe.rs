@@ -327,10 +327,36 @@ fn shipped_vertex_entry_points_draw_the_reference_pose() {
         // (the VAT playback mesh); other states may not be.
         let posed = case.label == "between frames";
         let what = format!("bone_vertex, {}", case.label);
-        let r = render_check::render_bones(gpu, &loaded, case).unwrap_or_else(|e| panic!("{e}"));
+        let r = render_check::render_bones(gpu, &loaded, case, [0.0; 4])
+            .unwrap_or_else(|e| panic!("{e}"));
         check_render(&what, &r, posed);
         let what = format!("vat_vertex, {}", case.label);
-        let r = render_check::render_vat(gpu, &loaded, case).unwrap_or_else(|e| panic!("{e}"));
+        let r = render_check::render_vat(gpu, &loaded, case, [0.0; 4])
+            .unwrap_or_else(|e| panic!("{e}"));
         check_render(&what, &r, posed);
     }
+}
+
+/// The entry points apply the instance's root motion (`root_motion_apply`,
+/// docs/root-motion.md) as the runtime reference does: the points drawn
+/// with a motion of (0.6, 0, -0.4) and a 40-degree turn land where the CPU
+/// puts the reference's vertices moved by it. The camera is fitted to the
+/// moved points, so a shader that ignored the motion would draw off them.
+#[test]
+fn shipped_vertex_entry_points_apply_root_motion() {
+    let Some((gpu, _)) = gpu("shipped_vertex_entry_points_apply_root_motion") else {
+        return;
+    };
+    let loaded = tentacle_wave();
+    let cases = states::schedule(&loaded.clips(), loaded.timeline.rows as u32);
+    let case = cases
+        .iter()
+        .find(|c| c.label == "between frames")
+        .expect("a state between frames");
+    let motion = [0.6, 0.0, -0.4, 40f32.to_radians()];
+    let r =
+        render_check::render_bones(gpu, &loaded, case, motion).unwrap_or_else(|e| panic!("{e}"));
+    check_render("bone_vertex with root motion", &r, true);
+    let r = render_check::render_vat(gpu, &loaded, case, motion).unwrap_or_else(|e| panic!("{e}"));
+    check_render("vat_vertex with root motion", &r, true);
 }

@@ -12,8 +12,9 @@
 //! engine draws the instance at `instance * M * model`, and at every
 //! completed loop multiplies its own base transform by `M(end)`.
 
-use glam::{DMat4, DQuat, DVec3};
+use glam::{DMat4, DQuat, DVec3, Vec3};
 
+use crate::runtime::RuntimeVertex;
 use crate::runtime::state::{ClipInfo, FrameSample};
 
 /// One clip's track as the container and the sidecar record it.
@@ -57,6 +58,18 @@ pub fn motion_matrix(m: [f64; 4]) -> DMat4 {
     DMat4::from_rotation_translation(DQuat::from_rotation_y(m[3]), DVec3::new(m[0], m[1], m[2]))
 }
 
+/// A vertex moved by a motion `[x, y, z, yaw]` in `f32`, as the shaders'
+/// `root_motion_apply` writes it: turned by `yaw` about +Y, then moved.
+pub fn apply(motion: [f32; 4], v: RuntimeVertex) -> RuntimeVertex {
+    let (s, c) = motion[3].sin_cos();
+    let p = v.position;
+    let turn = |d: Vec3| Vec3::new(c * d.x + s * d.z, d.y, c * d.z - s * d.x);
+    RuntimeVertex {
+        position: turn(p) + Vec3::new(motion[0], motion[1], motion[2]),
+        normal: v.normal.map(turn),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -93,6 +106,24 @@ mod tests {
         );
         // Played once, the last frame holds.
         assert_eq!(track.at(&i, &i.sample(2.4, PlayMode::Once)), frames[2]);
+    }
+
+    #[test]
+    fn apply_agrees_with_the_motion_matrix() {
+        let m = [0.5f32, 0.0, -2.0, 1.1];
+        let v = RuntimeVertex {
+            position: Vec3::new(0.3, 1.2, -0.7),
+            normal: Some(Vec3::new(0.0, 0.6, 0.8)),
+        };
+        let got = apply(m, v);
+        let want = motion_matrix(m.map(f64::from));
+        let p = want.transform_point3(v.position.as_dvec3());
+        let n = want.transform_vector3(v.normal.unwrap().as_dvec3());
+        assert!(
+            (got.position.as_dvec3() - p).length() < 1e-6,
+            "{got:?} vs {p}"
+        );
+        assert!((got.normal.unwrap().as_dvec3() - n).length() < 1e-6);
     }
 
     #[test]
