@@ -14,6 +14,7 @@ use std::path::Path;
 
 use rigbake_core::import::{self, ImportOptions};
 use rigbake_core::model::Model;
+use rigbake_core::timeline::root_motion::{RootMotionMode, RootMotionRequest};
 use rigbake_core::timeline::{Sampling, Timeline};
 use serde::Serialize;
 
@@ -137,6 +138,25 @@ pub struct ClipInfo {
     /// Whether its first and last poses match (loop detection, as a bake
     /// records it).
     pub looping: bool,
+    /// How the skeleton's root travels over the clip (what `--root-motion
+    /// extract-yaw` would take out); `None` for a model without a skin.
+    pub root_motion: Option<ClipTravel>,
+}
+
+/// The skeleton root's travel over one clip.
+#[derive(Debug, Serialize)]
+pub struct ClipTravel {
+    /// The motion root's node name.
+    pub node: String,
+    /// Horizontal travel `[x, 0, z]` from the first frame to the clip's
+    /// end, in scene space.
+    pub displacement: [f64; 3],
+    /// Its length.
+    pub distance: f64,
+    /// Turn about +Y over the clip, radians.
+    pub rotation: f64,
+    /// Whether the clip loops once baked in place.
+    pub loops_in_place: bool,
 }
 
 /// A node that looks like an attachment point.
@@ -168,6 +188,7 @@ pub fn describe_source(
     let facts = import::document_facts(&bytes).map_err(|e| fail(e.with_file(path)))?;
     let model = import::import_bytes(path, &bytes, options).map_err(fail)?;
     let timeline = Timeline::all_clips(&model, sampling).map_err(|e| fail(e.with_file(path)))?;
+    let travel = travel(&model, sampling);
     let baked_scene = options
         .scene
         .or(facts.default_scene)
@@ -204,11 +225,16 @@ pub fn describe_source(
         clips: timeline
             .clips
             .iter()
-            .map(|c| ClipInfo {
+            .enumerate()
+            .map(|(i, c)| ClipInfo {
                 name: c.name.clone(),
                 duration: c.duration,
                 frames: c.frames,
                 looping: c.looping,
+                root_motion: travel.as_ref().and_then(|t| t.get(i)).map(|t| ClipTravel {
+                    node: t.node.clone(),
+                    ..*t
+                }),
             })
             .collect(),
         fps: sampling.fps,
@@ -216,6 +242,31 @@ pub fn describe_source(
         extensions_used: facts.extensions_used,
         extensions_required: facts.extensions_required,
     })
+}
+
+/// Per clip, the skeleton root's travel, measured by baking every clip in
+/// place with yaw (`None` when the model has no skin to find a root in).
+fn travel(model: &Model, sampling: Sampling) -> Option<Vec<ClipTravel>> {
+    let request = RootMotionRequest {
+        mode: RootMotionMode::ExtractYaw,
+        node: None,
+    };
+    let timeline = Timeline::all_clips_with(model, sampling, &request).ok()?;
+    let record = crate::records::root_motion(model, &timeline)?;
+    Some(
+        record
+            .clips
+            .iter()
+            .zip(&timeline.clips)
+            .map(|(r, c)| ClipTravel {
+                node: record.node.clone(),
+                displacement: r.displacement,
+                distance: r.displacement[0].hypot(r.displacement[2]),
+                rotation: r.rotation,
+                loops_in_place: c.looping,
+            })
+            .collect(),
+    )
 }
 
 /// For each node, whether it is a joint of some skin.
@@ -371,9 +422,25 @@ pub fn render_source(r: &SourceReport) -> String {
     }
     let _ = writeln!(s, "  clips at {} fps:", r.fps);
     for c in &r.clips {
+        // Travel below a thousandth of a unit is rounding, not motion.
+        let travel = c
+            .root_motion
+            .as_ref()
+            .filter(|t| t.distance >= 1e-3 || t.rotation.abs() >= 1e-3)
+            .map(|t| {
+                let mut text = format!("; root travels {:.3}", t.distance);
+                if t.rotation.abs() >= 1e-3 {
+                    text += &format!(", turns {:.1} degrees", t.rotation.to_degrees());
+                }
+                if t.loops_in_place && !c.looping {
+                    text += ", loops in place";
+                }
+                text
+            })
+            .unwrap_or_default();
         let _ = writeln!(
             s,
-            "    {}: {:.3} s, {}{}",
+            "    {}: {:.3} s, {}{}{travel}",
             shown(&c.name),
             c.duration,
             plural(c.frames, "frame"),

@@ -382,3 +382,38 @@ fn skin_entry_file(sidecar: &Value) -> String {
     let i = sidecar["skins"][0]["texture"].as_u64().unwrap() as usize;
     sidecar["textures"][i]["file"].as_str().unwrap().to_owned()
 }
+
+/// `inspect MODEL.glb` tells how far each clip's root travels and turns,
+/// and whether it would loop in place, before anything is baked.
+#[test]
+fn inspect_shows_a_sources_root_travel() {
+    let o = rigbake(&["inspect".as_ref(), walker().as_os_str(), "--json".as_ref()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let clips = report["clips"].as_array().unwrap();
+    let walk = &clips[0]["root_motion"];
+    assert_eq!(walk["node"], "root");
+    assert!(
+        (walk["distance"].as_f64().unwrap() - 1.0).abs() < 1e-6,
+        "{walk}"
+    );
+    assert_eq!(walk["loops_in_place"], true);
+    assert_eq!(clips[0]["looping"], false);
+    let turn = &clips[1]["root_motion"];
+    assert!(
+        (turn["distance"].as_f64().unwrap() - 2f64.sqrt()).abs() < 1e-6,
+        "{turn}"
+    );
+    assert!((turn["rotation"].as_f64().unwrap() - std::f64::consts::FRAC_PI_2).abs() < 1e-6);
+    let o = rigbake(&["inspect".as_ref(), walker().as_os_str()]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("walk: 1.000 s, 31 frames; root travels 1.000, loops in place"),
+        "{text}"
+    );
+    // A model without a skin has no root to measure.
+    let prop = rigbake_fixtures::fixture("degenerate/static_prop.gltf");
+    let o = rigbake(&["inspect".as_ref(), prop.as_os_str(), "--json".as_ref()]);
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(report["clips"][0]["root_motion"].is_null(), "{report}");
+}
