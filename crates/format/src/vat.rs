@@ -17,7 +17,7 @@ use crate::texture::Precision;
 use crate::texture::exr::{Rows, StreamSpec, StreamWriter, TextureCompression};
 use crate::texture::png::Png16Stream;
 use crate::texture::quantize::{
-    RowQuantizer, cosine, degrees_of_cosine, interleave_be, quantize_planar_row,
+    RowQuantizer, degrees_of_cosine, interleave_be, quantize_planar_row,
 };
 
 /// Floats per texel a stream delivers: 3 for positions and normals, 4 for
@@ -397,7 +397,9 @@ impl WorstError {
             }
             VatStream::Normals | VatStream::Tangents => {
                 let direction = |t: &[f32; 4]| [t[0], t[1], t[2]];
-                if let Some(c) = cosine(direction(original), direction(decoded)) {
+                if let Some(c) =
+                    crate::texture::quantize::cosine(direction(original), direction(decoded))
+                {
                     self.cosine = self.cosine.min(c);
                 }
             }

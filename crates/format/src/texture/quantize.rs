@@ -113,8 +113,7 @@ pub fn quantize_planar_row(
     let (row, q, decoded) = (&row[..n], &mut q[..n], &mut decoded[..n]);
     match quantizer {
         RowQuantizer::Bounds(bounds) => {
-            for c in 0..floats {
-                let (lo, hi) = (bounds[0][c], bounds[1][c]);
+            for (c, (&lo, &hi)) in bounds[0].iter().zip(&bounds[1]).enumerate().take(floats) {
                 let plane = c * width..(c + 1) * width;
                 let (values, q, decoded) = (
                     &row[plane.clone()],
