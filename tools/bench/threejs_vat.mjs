@@ -6,8 +6,9 @@
 // vertices are skinned with three's own SkinnedMesh.applyBoneTransform
 // (positions) and their normals with the inverse transpose of the blended
 // skin matrix (Matrix3.getNormalMatrix, rigbake's default normal
-// convention), built from the same bone matrices three's shader uses
-// (bone.matrixWorld * boneInverse, then bindMatrixInverse); the results
+// convention), blended from the bone matrices three computes once per
+// frame for its shader (Skeleton.update: bone.matrixWorld * boneInverse),
+// wrapped in bindMatrixInverse and bindMatrix as the shader does; the results
 // (float32 positions and normals) are written to OUT frame by frame.
 //
 // Usage: node threejs_vat.mjs MODEL.glb OUT.bin
@@ -96,7 +97,6 @@ const buffers = skinned.map((m) => new Float32Array(m.geometry.attributes.positi
 const position = new THREE.Vector3();
 const normal = new THREE.Vector3();
 const blended = new THREE.Matrix4();
-const bone = new THREE.Matrix4();
 const normalMatrix = new THREE.Matrix3();
 let vertexFrames = 0;
 let written = 0;
@@ -120,7 +120,10 @@ for (const clip of gltf.animations) {
             }
             const skinIndex = geometry.attributes.skinIndex;
             const skinWeight = geometry.attributes.skinWeight;
-            const { bones, boneInverses } = mesh.skeleton;
+            // bone.matrixWorld * boneInverse per bone, once per frame (what
+            // three uploads for its shader).
+            mesh.skeleton.update();
+            const { boneMatrices } = mesh.skeleton;
             const buf = buffers[k];
             const count = geometry.attributes.position.count;
             for (let i = 0; i < count; i++) {
@@ -132,11 +135,9 @@ for (const clip of gltf.animations) {
                 for (let c = 0; c < 4; c++) {
                     const w = skinWeight.getComponent(i, c);
                     if (w === 0) continue;
-                    const j = skinIndex.getComponent(i, c);
-                    bone.multiplyMatrices(bones[j].matrixWorld, boneInverses[j]);
-                    const e = bone.elements;
+                    const j = skinIndex.getComponent(i, c) * 16;
                     const b = blended.elements;
-                    for (let n = 0; n < 16; n++) b[n] += w * e[n];
+                    for (let n = 0; n < 16; n++) b[n] += w * boneMatrices[j + n];
                 }
                 blended.premultiply(mesh.bindMatrixInverse).multiply(mesh.bindMatrix);
                 normal.fromBufferAttribute(normals, i);
