@@ -358,6 +358,36 @@ fn texel_of(row: &[f32], width: usize, floats: usize, x: usize) -> [f32; 4] {
     t
 }
 
+/// The extreme of `value(x)` for `x` in `0..width` and `start`, where
+/// `beats(v, m)` says `v` replaces `m` (greater for a maximum, less for a
+/// minimum; NaN never replaces). Kept in four independent lanes so the
+/// loop vectorises; the extreme of a set does not depend on the order.
+#[inline(always)]
+fn lanes_fold(
+    width: usize,
+    start: f64,
+    value: impl Fn(usize) -> f64,
+    beats: impl Fn(f64, f64) -> bool,
+) -> f64 {
+    const LANES: usize = 4;
+    let mut lanes = [start; LANES];
+    let mut x = 0;
+    while x + LANES <= width {
+        for (l, m) in lanes.iter_mut().enumerate() {
+            let v = value(x + l);
+            *m = if beats(v, *m) { v } else { *m };
+        }
+        x += LANES;
+    }
+    for x in x..width {
+        let v = value(x);
+        lanes[0] = if beats(v, lanes[0]) { v } else { lanes[0] };
+    }
+    lanes
+        .into_iter()
+        .fold(start, |m, v| if beats(v, m) { v } else { m })
+}
+
 /// The largest error among texels of one stream, kept in a form that needs
 /// no square root or arc cosine per texel: the largest squared distance
 /// (positions, model units) or the smallest cosine between the original and
@@ -430,16 +460,16 @@ impl WorstError {
         let f = f64::from;
         match stream {
             VatStream::Positions => {
-                let d2 = (0..width).map(|x| {
+                let d2 = |x: usize| {
                     let d = |a: &[f32], b: &[f32]| (f(a[x]) - f(b[x])).powi(2);
                     0.0 + d(a0, b0) + d(a1, b1) + d(a2, b2) + 0.0
-                });
-                worst.distance2 = d2.fold(worst.distance2, f64::max);
+                };
+                worst.distance2 = lanes_fold(width, worst.distance2, d2, |v, m| v > m);
             }
             VatStream::Normals | VatStream::Tangents => {
                 // A zero vector (padding) counts as cosine 1, which never
                 // lowers the minimum.
-                let cosines = (0..width).map(|x| {
+                let cosine = |x: usize| {
                     let (ax, ay, az) = (f(a0[x]), f(a1[x]), f(a2[x]));
                     let (bx, by, bz) = (f(b0[x]), f(b1[x]), f(b2[x]));
                     let dot = ax * bx + ay * by + az * bz;
@@ -450,8 +480,8 @@ impl WorstError {
                     } else {
                         (dot / (la * lb)).clamp(-1.0, 1.0)
                     }
-                });
-                worst.cosine = cosines.fold(worst.cosine, f64::min);
+                };
+                worst.cosine = lanes_fold(width, worst.cosine, cosine, |v, m| v < m);
             }
         }
         worst
