@@ -26,6 +26,11 @@ example-lib *ARGS:
 bench:
     cargo bench -p rigbake-cli --bench summary
 
+# The output-speed comparison of issue 20 (every VAT encoding of BrainStem,
+# write floors, three.js, corpus; medians of interleaved runs).
+bench-output *ARGS:
+    tools/bench/issue20.sh {{ARGS}}
+
 # Every benchmark, with divan's detailed statistics.
 bench-all:
     cargo bench --workspace

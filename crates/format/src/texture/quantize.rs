@@ -22,6 +22,7 @@ fn round_unorm(x: f32) -> u16 {
 }
 
 /// The shader's inverse of [`to_unorm16`]: `lo + q / 65535 * (hi - lo)`.
+#[inline]
 pub fn from_unorm16(q: u16, lo: f32, hi: f32) -> f32 {
     lo + f32::from(q) / 65535.0 * (hi - lo)
 }
@@ -83,6 +84,122 @@ pub fn degrees_of_cosine(c: f64) -> f64 {
     c.acos().to_degrees()
 }
 
+/// How [`quantize_planar_row`] maps a row's texels to 16-bit samples.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RowQuantizer {
+    /// Every channel normalised to its `[min, max]` ([`to_unorm16`]).
+    Bounds([[f32; 4]; 2]),
+    /// x, y, z as one octahedral unit vector in the first two samples
+    /// ([`octahedral_encode`]), the third sample 0; a fourth channel (a
+    /// tangent's handedness) stored as 0 (negative) or 65535.
+    Octahedral,
+}
+
+/// Quantises one planar row (`floats` planes of `width` values) into
+/// planar 16-bit samples `q` and what a reader decodes from them,
+/// `decoded` (both planar, `floats * width`). Texel by texel the results
+/// are those of [`to_unorm16`], [`from_unorm16`], [`octahedral_encode`]
+/// and [`octahedral_decode`] (the same operations in the same order);
+/// working plane by plane lets the compiler vectorise the loops.
+pub fn quantize_planar_row(
+    quantizer: &RowQuantizer,
+    row: &[f32],
+    width: usize,
+    floats: usize,
+    q: &mut [u16],
+    decoded: &mut [f32],
+) {
+    let n = floats * width;
+    let (row, q, decoded) = (&row[..n], &mut q[..n], &mut decoded[..n]);
+    match quantizer {
+        RowQuantizer::Bounds(bounds) => {
+            for (c, (&lo, &hi)) in bounds[0].iter().zip(&bounds[1]).enumerate().take(floats) {
+                let plane = c * width..(c + 1) * width;
+                let (values, q, decoded) = (
+                    &row[plane.clone()],
+                    &mut q[plane.clone()],
+                    &mut decoded[plane],
+                );
+                if hi > lo {
+                    for ((v, q), d) in values.iter().zip(q.iter_mut()).zip(decoded.iter_mut()) {
+                        *q = round_unorm(((v - lo) / (hi - lo)).clamp(0.0, 1.0) * 65535.0);
+                        *d = from_unorm16(*q, lo, hi);
+                    }
+                } else {
+                    q.fill(0);
+                    decoded.fill(from_unorm16(0, lo, hi));
+                }
+            }
+        }
+        RowQuantizer::Octahedral => {
+            let (xyz, w) = row.split_at(3 * width);
+            let (x, rest) = xyz.split_at(width);
+            let (y, z) = rest.split_at(width);
+            let (qx, rest) = q.split_at_mut(width);
+            let (qy, rest) = rest.split_at_mut(width);
+            let (qz, qw) = rest.split_at_mut(width);
+            let (dx, rest) = decoded.split_at_mut(width);
+            let (dy, rest) = rest.split_at_mut(width);
+            let (dz, dw) = rest.split_at_mut(width);
+            for i in 0..width {
+                let e = octahedral_encode_select([x[i], y[i], z[i]]);
+                let (a, b) = (to_unorm16(e[0], -1.0, 1.0), to_unorm16(e[1], -1.0, 1.0));
+                (qx[i], qy[i]) = (a, b);
+                let d = octahedral_decode_select([
+                    from_unorm16(a, -1.0, 1.0),
+                    from_unorm16(b, -1.0, 1.0),
+                ]);
+                (dx[i], dy[i], dz[i]) = (d[0], d[1], d[2]);
+            }
+            qz.fill(0);
+            if floats == 4 {
+                for ((q, d), v) in qw.iter_mut().zip(dw.iter_mut()).zip(&w[..width]) {
+                    *q = if *v < 0.0 { 0 } else { 65535 };
+                    *d = *v;
+                }
+            }
+        }
+    }
+}
+
+/// [`octahedral_encode`] without branches (selects only), so that a loop
+/// over it vectorises; the same results for every input.
+#[inline(always)]
+fn octahedral_encode_select(n: [f32; 3]) -> [f32; 2] {
+    let l1 = n[0].abs() + n[1].abs() + n[2].abs();
+    let (x, y, z) = (n[0] / l1, n[1] / l1, n[2] / l1);
+    let sign = |v: f32| if v >= 0.0 { 1.0 } else { -1.0 };
+    let lower = [(1.0 - y.abs()) * sign(x), (1.0 - x.abs()) * sign(y)];
+    let e = if z >= 0.0 { [x, y] } else { lower };
+    if l1 == 0.0 { [0.0, 0.0] } else { e }
+}
+
+/// [`octahedral_decode`] without branches (selects only); the same results.
+#[inline(always)]
+fn octahedral_decode_select(e: [f32; 2]) -> [f32; 3] {
+    let (x, y) = (e[0], e[1]);
+    let z = 1.0 - x.abs() - y.abs();
+    let t = (-z).max(0.0);
+    let nx = x + if x >= 0.0 { -t } else { t };
+    let ny = y + if y >= 0.0 { -t } else { t };
+    let len = (nx * nx + ny * ny + z * z).sqrt();
+    let d = [nx / len, ny / len, z / len];
+    if len > 0.0 { d } else { [0.0, 0.0, 1.0] }
+}
+
+/// Interleaves planar 16-bit samples (`floats` planes of `width`) into the
+/// big-endian bytes of PNG pixels (`width * floats * 2` bytes).
+pub fn interleave_be(q: &[u16], width: usize, floats: usize, out: &mut [u8]) {
+    for (x, texel) in out[..width * floats * 2]
+        .chunks_exact_mut(floats * 2)
+        .enumerate()
+    {
+        for (c, sample) in texel.chunks_exact_mut(2).enumerate() {
+            sample.copy_from_slice(&q[c * width + x].to_be_bytes());
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -139,5 +256,108 @@ mod tests {
             assert!(angle_degrees(back, d) < 1e-3, "{d:?} -> {e:?} -> {back:?}");
         }
         assert!((angle_degrees([1.0, 0.0, 0.0], [0.0, 1.0, 0.0]) - 90.0).abs() < 1e-9);
+    }
+
+    /// Texels that exercise every branch: zero vectors, poles, both
+    /// hemispheres, signed zeros, values outside the bounds, and a spread
+    /// of ordinary values.
+    fn awkward_rows(width: usize) -> Vec<[f32; 4]> {
+        let mut t = vec![
+            [0.0, 0.0, 0.0, 1.0],
+            [-0.0, 0.0, -0.0, -1.0],
+            [0.0, 0.0, 1.0, 1.0],
+            [0.0, 0.0, -1.0, -1.0],
+            [1.0, 0.0, 0.0, 0.0],
+            [0.0, -1.0, 0.0, -0.0],
+            [0.6, -0.48, -0.64, 1.0],
+            [-0.36, 0.48, 0.8, -1.0],
+            [-0.0, -0.0, -1.0, 1.0],
+            [5.0, -7.0, 100.0, 1.0],
+            [-9.0, 9.0, -9.0, 1.0],
+        ];
+        let mut i = 0u32;
+        while t.len() < width {
+            i += 1;
+            let a = i as f32 * 0.618;
+            t.push([
+                a.sin() * 3.0,
+                (a * 1.7).cos() * 2.0,
+                (a * 0.3).sin() - 0.5,
+                a.cos(),
+            ]);
+        }
+        t
+    }
+
+    #[test]
+    fn planar_rows_quantise_exactly_as_the_texel_functions() {
+        let width = 301;
+        let texels = awkward_rows(width);
+        let bounds = [[-2.5, -1.0, 0.25, 0.0], [2.5, 1.5, 0.25, 1.0]];
+        for floats in [3, 4] {
+            let mut row = vec![0.0; floats * width];
+            for (x, t) in texels.iter().enumerate() {
+                for c in 0..floats {
+                    row[c * width + x] = t[c];
+                }
+            }
+            for quantizer in [RowQuantizer::Bounds(bounds), RowQuantizer::Octahedral] {
+                let mut q = vec![7u16; floats * width];
+                let mut d = vec![f32::NAN; floats * width];
+                quantize_planar_row(&quantizer, &row, width, floats, &mut q, &mut d);
+                for (x, t) in texels.iter().enumerate() {
+                    let (want_q, want_d): (Vec<u16>, Vec<f32>) = match quantizer {
+                        RowQuantizer::Bounds(b) => (0..floats)
+                            .map(|c| {
+                                let q = to_unorm16(t[c], b[0][c], b[1][c]);
+                                (q, from_unorm16(q, b[0][c], b[1][c]))
+                            })
+                            .unzip(),
+                        RowQuantizer::Octahedral => {
+                            let e = octahedral_encode([t[0], t[1], t[2]]);
+                            let q = [to_unorm16(e[0], -1.0, 1.0), to_unorm16(e[1], -1.0, 1.0)];
+                            let back = octahedral_decode([
+                                from_unorm16(q[0], -1.0, 1.0),
+                                from_unorm16(q[1], -1.0, 1.0),
+                            ]);
+                            let w = if t[3] < 0.0 { 0 } else { 65535 };
+                            (
+                                vec![q[0], q[1], 0, w][..floats].to_vec(),
+                                vec![back[0], back[1], back[2], t[3]][..floats].to_vec(),
+                            )
+                        }
+                    };
+                    for c in 0..floats {
+                        assert_eq!(
+                            q[c * width + x],
+                            want_q[c],
+                            "{quantizer:?} texel {t:?} channel {c}"
+                        );
+                        assert_eq!(
+                            d[c * width + x].to_bits(),
+                            want_d[c].to_bits(),
+                            "{quantizer:?} texel {t:?} channel {c}"
+                        );
+                    }
+                }
+                let mut bytes = vec![0u8; floats * width * 2];
+                interleave_be(&q, width, floats, &mut bytes);
+                for x in 0..width {
+                    for c in 0..floats {
+                        let at = (x * floats + c) * 2;
+                        assert_eq!(
+                            u16::from_be_bytes([bytes[at], bytes[at + 1]]),
+                            q[c * width + x]
+                        );
+                    }
+                }
+            }
+        }
+        // Empty bounds (min > max, as before any texel): every sample 0.
+        let row = vec![1.0f32; 3 * 4];
+        let (mut q, mut d) = (vec![9u16; 12], vec![0f32; 12]);
+        let empty = [[f32::INFINITY; 4], [f32::NEG_INFINITY; 4]];
+        quantize_planar_row(&RowQuantizer::Bounds(empty), &row, 4, 3, &mut q, &mut d);
+        assert!(q.iter().all(|&v| v == 0));
     }
 }
