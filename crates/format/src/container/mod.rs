@@ -26,7 +26,7 @@ pub const FORMAT_MAJOR: u16 = 1;
 /// Minor version this code writes. Minor versions only add section kinds and
 /// append fields at the end of the metadata record; older readers skip the
 /// former and ignore the latter.
-pub const FORMAT_MINOR: u16 = 7;
+pub const FORMAT_MINOR: u16 = 8;
 
 /// Header size written by this version (readers accept larger headers).
 pub const HEADER_LEN: u32 = 48;
@@ -83,6 +83,9 @@ pub enum SectionKind {
     /// TEXCOORD sets of the mesh files hold the VAT lookup UV and the
     /// weight pairs, since 1.7.
     UvSets,
+    /// The LOD record (bincode [`crate::meta::LodsMetadata`]): the model's
+    /// LOD groups and each level's outputs, since 1.8.
+    Lods,
     /// A kind this version does not know; skipped by readers.
     Unknown(u32),
 }
@@ -106,6 +109,7 @@ impl SectionKind {
             Self::Source => 13,
             Self::Morphs => 14,
             Self::UvSets => 15,
+            Self::Lods => 17,
             Self::Unknown(c) => c,
         }
     }
@@ -128,6 +132,7 @@ impl SectionKind {
             13 => Self::Source,
             14 => Self::Morphs,
             15 => Self::UvSets,
+            17 => Self::Lods,
             c => Self::Unknown(c),
         }
     }
@@ -150,6 +155,7 @@ impl SectionKind {
             Self::Source => "source".to_owned(),
             Self::Morphs => "morphs".to_owned(),
             Self::UvSets => "uv_sets".to_owned(),
+            Self::Lods => "lods".to_owned(),
             Self::Unknown(c) => format!("unknown({c})"),
         }
     }
