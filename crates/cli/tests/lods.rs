@@ -507,3 +507,77 @@ fn bad_lod_declarations_are_clear_errors() {
     // No half-written output.
     assert!(!out.join("plain").join("plain.rigbake").exists());
 }
+
+fn schema(name: &str) -> jsonschema::Validator {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../formats")
+        .join(name);
+    let schema: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    jsonschema::validator_for(&schema).expect("the schema itself is valid")
+}
+
+fn inspect_json(file: &Path) -> serde_json::Value {
+    let r = rigbake(&[OsStr::new("inspect"), file.as_os_str(), OsStr::new("--json")]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    serde_json::from_slice(&r.stdout).unwrap()
+}
+
+fn assert_valid(validator: &jsonschema::Validator, doc: &serde_json::Value, what: &str) {
+    let errors: Vec<String> = validator.iter_errors(doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{what}: {errors:?}");
+}
+
+/// The sidecar, `inspect --json` of the container and of the source list
+/// the LODs and follow their documented schemas; the text reports show
+/// them.
+#[test]
+fn lod_documents_follow_their_schemas_and_text_reports_show_them() {
+    let model = rigbake_fixtures::fixture("tentacle_lods.glb");
+    let tmp = tempfile::tempdir().unwrap();
+    bake_ok(
+        std::slice::from_ref(&model),
+        tmp.path(),
+        &["--vat", "--weights-as-uv"],
+    );
+    let dir = tmp.path().join("tentacle_lods");
+    let sidecar: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(dir.join("tentacle_lods.rigbake.json")).unwrap(),
+    )
+    .unwrap();
+    assert_valid(&schema("sidecar.schema.json"), &sidecar, "sidecar");
+    // The weight pairs' UV sets are found in each level's own file.
+    for p in sidecar["weights"]["primitives"].as_array().unwrap() {
+        assert_eq!(p["weights_uv_first"], 1, "{p}");
+    }
+
+    let container = dir.join("tentacle_lods.rigbake");
+    let report = inspect_json(&container);
+    assert_valid(&schema("inspect.schema.json"), &report, "inspect");
+    assert_eq!(report["sidecar"], sidecar);
+    assert_eq!(report["lods"]["groups"][0]["source"], "msft_lod");
+    assert_eq!(
+        report["lods"]["groups"][0]["levels"][1]["weights_file"],
+        "tentacle_lods.lod1.weights.glb"
+    );
+    let r = rigbake(&[OsStr::new("inspect"), container.as_os_str()]);
+    let text = String::from_utf8_lossy(&r.stdout);
+    assert!(
+        text.contains("LODs (1 group)")
+            && text.contains("LOD2 tentacle_mesh_lowest")
+            && text.contains("tentacle_lods.lod2.weights.glb"),
+        "{text}"
+    );
+
+    let source = inspect_json(&model);
+    assert_valid(&schema("inspect-source.schema.json"), &source, "source");
+    let levels = &source["lods"][0]["levels"];
+    assert_eq!(levels[0]["node"], "tentacle_mesh");
+    assert_eq!(levels[0]["vertices"], 204);
+    assert_eq!(levels.as_array().unwrap().len(), 3);
+    let r = rigbake(&[OsStr::new("inspect"), model.as_os_str()]);
+    let text = String::from_utf8_lossy(&r.stdout);
+    assert!(
+        text.contains("LOD1 tentacle_mesh_low") && text.contains("from MSFT_lod"),
+        "{text}"
+    );
+}
