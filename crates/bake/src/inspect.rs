@@ -333,12 +333,18 @@ fn shown_list(names: &[String]) -> String {
 
 /// The LOD groups: per level its node, size, weights mesh and VAT entries.
 fn render_lods(s: &mut String, l: &rigbake_format::meta::LodsMetadata) {
-    let _ = writeln!(s, "\nLODs ({})", count(l.groups.len() as u64, "group", None));
+    let _ = writeln!(
+        s,
+        "\nLODs ({})",
+        count(l.groups.len() as u64, "group", None)
+    );
     for g in &l.groups {
         let _ = writeln!(
             s,
             "  {} ({}, from {})",
-            g.levels.first().map_or_else(String::new, |b| shown(&b.node)),
+            g.levels
+                .first()
+                .map_or_else(String::new, |b| shown(&b.node)),
             count(g.levels.len() as u64, "level", None),
             name(&g.source)
         );

@@ -96,9 +96,8 @@ fn lods(model: &Model) -> Vec<LodInfo> {
                     LodLevelInfo {
                         node: model.nodes[n].name.clone(),
                         mesh: mesh.map(|m| m.name.clone()).unwrap_or_default(),
-                        vertices: mesh.map_or(0, |m| {
-                            m.primitives.iter().map(|p| p.vertex_count()).sum()
-                        }),
+                        vertices: mesh
+                            .map_or(0, |m| m.primitives.iter().map(|p| p.vertex_count()).sum()),
                     }
                 })
                 .collect(),
@@ -450,7 +449,13 @@ pub fn render_source(r: &SourceReport) -> String {
             .levels
             .iter()
             .enumerate()
-            .map(|(k, l)| format!("LOD{k} {} ({})", shown(&l.node), plural(l.vertices, "vertex")))
+            .map(|(k, l)| {
+                format!(
+                    "LOD{k} {} ({})",
+                    shown(&l.node),
+                    plural(l.vertices, "vertex")
+                )
+            })
             .collect();
         let source = match g.source {
             rigbake_core::lod::LodSource::MsftLod => "MSFT_lod",

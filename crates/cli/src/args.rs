@@ -324,6 +324,23 @@ pub struct MergeReportArgs {
     pub json: bool,
 }
 
+/// Parses `--lod BASE=LOD1,LOD2`.
+fn parse_lod(text: &str) -> Result<rigbake_types::LodSpec, String> {
+    let (base, levels) = text
+        .split_once('=')
+        .ok_or_else(|| format!("`{text}`: expected BASE=LOD1,LOD2 (node names)"))?;
+    let levels: Vec<String> = levels.split(',').map(|l| l.trim().to_owned()).collect();
+    if base.trim().is_empty() || levels.iter().any(String::is_empty) {
+        return Err(format!(
+            "`{text}`: a node name is empty; expected BASE=LOD1,LOD2"
+        ));
+    }
+    Ok(rigbake_types::LodSpec {
+        base: base.trim().to_owned(),
+        levels,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -336,19 +353,4 @@ mod tests {
             "{VERSION}"
         );
     }
-}
-
-/// Parses `--lod BASE=LOD1,LOD2`.
-fn parse_lod(text: &str) -> Result<rigbake_types::LodSpec, String> {
-    let (base, levels) = text
-        .split_once('=')
-        .ok_or_else(|| format!("`{text}`: expected BASE=LOD1,LOD2 (node names)"))?;
-    let levels: Vec<String> = levels.split(',').map(|l| l.trim().to_owned()).collect();
-    if base.trim().is_empty() || levels.iter().any(String::is_empty) {
-        return Err(format!("`{text}`: a node name is empty; expected BASE=LOD1,LOD2"));
-    }
-    Ok(rigbake_types::LodSpec {
-        base: base.trim().to_owned(),
-        levels,
-    })
 }

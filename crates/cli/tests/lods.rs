@@ -102,7 +102,9 @@ fn floats(blob: &[u8], acc: &gltf::Accessor<'_>) -> Vec<f32> {
 fn weights_mesh_error(b: &Baked, model: &rigbake_core::Model, level: usize) -> f64 {
     let group = &b.lods.groups[0];
     let l = &group.levels[level];
-    let file = b.dir.join(l.weights_file.as_deref().expect("a weights mesh"));
+    let file = b
+        .dir
+        .join(l.weights_file.as_deref().expect("a weights mesh"));
     if let Some(issues) = common::gltf_validator(&file) {
         assert_eq!(issues["numErrors"], 0, "{}: {issues}", file.display());
         assert_eq!(issues["numWarnings"], 0, "{}: {issues}", file.display());
@@ -285,7 +287,11 @@ fn three_lods_share_one_bone_texture_and_every_level_matches_direct_evaluation()
         // One bone set and texture, played by all three levels.
         assert_eq!(b.meta.skins.len(), 1, "{name}");
         assert_eq!(b.meta.textures.len(), 1, "{name}");
-        assert_eq!(b.meta.skins[0].mesh_nodes, names.map(str::to_owned), "{name}");
+        assert_eq!(
+            b.meta.skins[0].mesh_nodes,
+            names.map(str::to_owned),
+            "{name}"
+        );
 
         // The record lists the group, its levels and their files.
         assert_eq!(b.lods.groups.len(), 1, "{name}");
@@ -293,8 +299,11 @@ fn three_lods_share_one_bone_texture_and_every_level_matches_direct_evaluation()
         assert_eq!(group.source, *source, "{name}");
         let nodes: Vec<&str> = group.levels.iter().map(|l| l.node.as_str()).collect();
         assert_eq!(nodes, names, "{name}");
-        let files: Vec<Option<String>> =
-            group.levels.iter().map(|l| l.weights_file.clone()).collect();
+        let files: Vec<Option<String>> = group
+            .levels
+            .iter()
+            .map(|l| l.weights_file.clone())
+            .collect();
         assert_eq!(
             files,
             [
@@ -491,7 +500,10 @@ fn bad_lod_declarations_are_clear_errors() {
     let e = bake_fails(
         &plain,
         &out,
-        &["--lod", "tentacle_mesh=tentacle_mesh_lo,tentacle_mesh_lowest"],
+        &[
+            "--lod",
+            "tentacle_mesh=tentacle_mesh_lo,tentacle_mesh_lowest",
+        ],
     );
     assert!(
         e.contains("no node `tentacle_mesh_lo`") && e.contains("tentacle_mesh_low"),
@@ -517,7 +529,11 @@ fn schema(name: &str) -> jsonschema::Validator {
 }
 
 fn inspect_json(file: &Path) -> serde_json::Value {
-    let r = rigbake(&[OsStr::new("inspect"), file.as_os_str(), OsStr::new("--json")]);
+    let r = rigbake(&[
+        OsStr::new("inspect"),
+        file.as_os_str(),
+        OsStr::new("--json"),
+    ]);
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     serde_json::from_slice(&r.stdout).unwrap()
 }
@@ -540,10 +556,9 @@ fn lod_documents_follow_their_schemas_and_text_reports_show_them() {
         &["--vat", "--weights-as-uv"],
     );
     let dir = tmp.path().join("tentacle_lods");
-    let sidecar: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(dir.join("tentacle_lods.rigbake.json")).unwrap(),
-    )
-    .unwrap();
+    let sidecar: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("tentacle_lods.rigbake.json")).unwrap())
+            .unwrap();
     assert_valid(&schema("sidecar.schema.json"), &sidecar, "sidecar");
     // The weight pairs' UV sets are found in each level's own file.
     for p in sidecar["weights"]["primitives"].as_array().unwrap() {

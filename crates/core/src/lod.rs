@@ -85,7 +85,8 @@ fn skinned_mesh(model: &Model, n: usize) -> bool {
 /// group. Two nodes of one group with the same level number are an error.
 pub fn by_name_suffix(model: &Model, taken: &[bool]) -> Result<Vec<LodGroup>> {
     // (parent, prefix) -> level number -> nodes.
-    let mut found: BTreeMap<(Option<usize>, &str), BTreeMap<u32, Vec<usize>>> = BTreeMap::new();
+    type Levels = BTreeMap<u32, Vec<usize>>;
+    let mut found: BTreeMap<(Option<usize>, &str), Levels> = BTreeMap::new();
     let free = |n: usize| skinned_mesh(model, n) && !taken.get(n).copied().unwrap_or(false);
     for (n, node) in model.nodes.iter().enumerate() {
         if !free(n) {
@@ -102,7 +103,7 @@ pub fn by_name_suffix(model: &Model, taken: &[bool]) -> Result<Vec<LodGroup>> {
     }
     let mut groups = Vec::new();
     for ((parent, prefix), mut levels) in found {
-        if !levels.contains_key(&0) {
+        if let std::collections::btree_map::Entry::Vacant(slot) = levels.entry(0) {
             // `<name>` itself is level 0 when it is a free sibling.
             let plain: Vec<usize> = model
                 .nodes
@@ -112,7 +113,7 @@ pub fn by_name_suffix(model: &Model, taken: &[bool]) -> Result<Vec<LodGroup>> {
                 .map(|(n, _)| n)
                 .collect();
             if !plain.is_empty() {
-                levels.insert(0, plain);
+                slot.insert(plain);
             }
         }
         if !levels.contains_key(&0) || levels.len() < 2 {
@@ -212,7 +213,11 @@ pub fn check(model: &Model, groups: &[LodGroup]) -> Result<()> {
                     format!(
                         "level {level}, node `{}` (nodes[{n}], from {from}), is not a skinned mesh node (it has {}); LODs are levels of a skinned mesh",
                         node.name,
-                        if node.mesh.is_none() { "no mesh" } else { "no skin" }
+                        if node.mesh.is_none() {
+                            "no mesh"
+                        } else {
+                            "no skin"
+                        }
                     ),
                 ));
             };

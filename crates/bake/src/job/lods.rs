@@ -55,7 +55,9 @@ fn vat_nodes(model: &Model, vat: &meta::VatMetadata) -> Vec<Option<usize>> {
             let found = model.nodes.iter().enumerate().find(|(i, n)| {
                 n.name == p.node
                     && n.mesh.is_some_and(|m| model.meshes[m].name == p.mesh)
-                    && !used.iter().any(|&(u, q)| u == *i && q == p.primitive as usize)
+                    && !used
+                        .iter()
+                        .any(|&(u, q)| u == *i && q == p.primitive as usize)
             });
             let n = found.map(|(i, _)| i);
             if let Some(i) = n {
@@ -107,8 +109,7 @@ pub(super) fn record(
                         vertices: prims.iter().map(Primitive::vertex_count).sum::<usize>() as u32,
                         triangles: prims.iter().map(triangles).sum::<usize>() as u32,
                         screen_coverage: group.coverage.get(level).copied(),
-                        weights_file: (!weights_primitives.is_empty())
-                            .then(|| weights_file(level)),
+                        weights_file: (!weights_primitives.is_empty()).then(|| weights_file(level)),
                         weights_primitives,
                         vat_primitives: vat_of
                             .iter()

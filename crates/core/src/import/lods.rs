@@ -103,7 +103,9 @@ pub(super) fn read(json: &[u8], node_count: usize) -> Result<Vec<LodGroup>> {
             if let Some(other) = level_of[id] {
                 return Err(Error::invalid(
                     &at,
-                    format!("nodes[{id}] is a level of nodes[{other}] already; a node is a level of one base"),
+                    format!(
+                        "nodes[{id}] is a level of nodes[{other}] already; a node is a level of one base"
+                    ),
                 ));
             }
             level_of[id] = Some(base);

@@ -88,7 +88,10 @@ pub(super) fn scene(model: Model, doc: &gltf::Document, scene: Option<usize>) ->
     }
     for group in &model.lods {
         let base = group.levels[0];
-        if let Some(&out) = group.levels[1..].iter().find(|&&n| in_scene[base] && !in_scene[n]) {
+        if let Some(&out) = group.levels[1..]
+            .iter()
+            .find(|&&n| in_scene[base] && !in_scene[n])
+        {
             return Err(Error::invalid(
                 format!("nodes[{base}].extensions.MSFT_lod"),
                 format!(
