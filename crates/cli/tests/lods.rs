@@ -596,3 +596,112 @@ fn lod_documents_follow_their_schemas_and_text_reports_show_them() {
         "{text}"
     );
 }
+
+/// `data` of primitive `p` of the mesh on `node` of `model`, as fixture
+/// data (positions, normals, first UV set, influences, indices).
+fn primitive_data(
+    model: &rigbake_core::Model,
+    node: usize,
+    p: usize,
+) -> rigbake_fixtures::parts::PrimitiveData {
+    let prim = &model.meshes[model.nodes[node].mesh.unwrap()].primitives[p];
+    let inf = prim.influences.as_ref().expect("skinned");
+    let mut sets = Vec::new();
+    for s in 0..inf.per_vertex / 4 {
+        let (mut j, mut w) = (Vec::new(), Vec::new());
+        for v in 0..prim.vertex_count() {
+            let (joints, weights) = inf.vertex(v);
+            j.push([0, 1, 2, 3].map(|k| joints[4 * s + k]));
+            w.push([0, 1, 2, 3].map(|k| f64::from(weights[4 * s + k])));
+        }
+        sets.push((j, w));
+    }
+    rigbake_fixtures::parts::PrimitiveData {
+        positions: prim
+            .positions
+            .iter()
+            .map(|v| v.as_dvec3().to_array())
+            .collect(),
+        normals: prim
+            .normals
+            .iter()
+            .flatten()
+            .map(|v| v.as_dvec3().to_array())
+            .collect(),
+        uvs: prim.tex_coords.first().map_or_else(Vec::new, |uv| {
+            uv.iter()
+                .map(|t| [f64::from(t.x), f64::from(t.y)])
+                .collect()
+        }),
+        influence_sets: sets,
+        indices: prim.indices.clone().expect("indexed"),
+        ..Default::default()
+    }
+}
+
+/// A third-party character with LODs made at run time: CesiumMan's body
+/// simplified by meshopt to 50% and 20% of its triangles, declared with
+/// MSFT_lod on its mesh node (whose parent carries a matrix), bakes into
+/// one bone texture and three weights meshes, and every level matches
+/// direct evaluation on both paths.
+#[test]
+fn cesium_man_with_meshopt_lods_bakes_and_verifies_every_level() {
+    let Some(models) =
+        common::shared_models("cesium_man_with_meshopt_lods_bakes_and_verifies_every_level")
+    else {
+        return;
+    };
+    let source = models.join("khronos/CesiumMan.glb");
+    let bytes = std::fs::read(&source).unwrap();
+    let original = import_file(&source, &ImportOptions::default()).unwrap();
+    let body = original.skinned_nodes().next().unwrap();
+    let data = primitive_data(&original, body, 0);
+    let mut b = Builder::from_glb(&bytes);
+    let mut ids = Vec::new();
+    for (k, ratio) in rigbake_fixtures::lods::LOD_RATIOS.iter().enumerate() {
+        let level = rigbake_fixtures::lods::simplified(&data, *ratio);
+        assert!(level.positions.len() < data.positions.len());
+        let prim = rigbake_fixtures::parts::primitive(
+            &mut b,
+            &level,
+            rigbake_fixtures::builder::Component::U16,
+        );
+        let mesh =
+            rigbake_fixtures::parts::add_mesh(&mut b, &format!("body_lod{}", k + 1), vec![prim]);
+        ids.push(b.node(json!({"name": format!("cesium_lod{}", k + 1), "mesh": mesh, "skin": 0})));
+    }
+    b.get_mut("nodes", body)
+        .insert("extensions".into(), json!({"MSFT_lod": {"ids": ids}}));
+    b.root.insert("extensionsUsed".into(), json!(["MSFT_lod"]));
+    let tmp = tempfile::tempdir().unwrap();
+    let model_path = write(tmp.path(), "CesiumLods.glb", &b);
+    let out = tmp.path().join("out");
+    bake_ok(
+        std::slice::from_ref(&model_path),
+        &out,
+        &["--vat", "--format", "exr32"],
+    );
+    let baked = open(&out, &model_path);
+    let model = import_file(&model_path, &ImportOptions::default()).unwrap();
+    // The levels hang below the body's parent, like the body.
+    let parent = model.nodes.iter().position(|n| n.name == "node0").unwrap();
+    for &n in &model.lods[0].levels {
+        assert_eq!(model.nodes[n].parent, Some(parent));
+    }
+    assert_eq!(baked.meta.textures.len(), 1);
+    assert_eq!(baked.lods.groups[0].levels.len(), 3);
+    for level in 0..3 {
+        let e = weights_mesh_error(&baked, &model, level);
+        assert!(e < TOLERANCE, "CesiumMan LOD{level} weights: {e}");
+        let e = vat_error(&baked, &model, level);
+        assert!(e < TOLERANCE, "CesiumMan LOD{level} VAT: {e}");
+    }
+    let container = baked.dir.join("CesiumLods.rigbake");
+    let r = rigbake(&[
+        OsStr::new("verify"),
+        container.as_os_str(),
+        OsStr::new("--source"),
+        model_path.as_os_str(),
+    ]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stdout));
+}
