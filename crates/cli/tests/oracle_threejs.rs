@@ -376,7 +376,7 @@ fn compare_path(
         .collect();
     let matched: Vec<usize> = kept
         .iter()
-        .map(|&k| find_primitive(eval, &named[k], &mut used))
+        .map(|&k| find_primitive(eval, named[k], &mut used))
         .collect();
     for (i, p) in eval.header.primitives.iter().enumerate() {
         assert!(
