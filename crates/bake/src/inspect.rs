@@ -43,6 +43,9 @@ pub struct InspectReport {
     /// The VAT compression record (each VAT texture's compression), or
     /// `null` (no VAT, or a container older than format 1.6).
     pub vat_compression: Option<VatCompressionMetadata>,
+    /// The LOD record (LOD groups and each level's outputs), since format
+    /// 1.8; `null` when the model has no LOD groups.
+    pub lods: Option<rigbake_format::meta::LodsMetadata>,
     /// Sums over the metadata.
     pub totals: Totals,
     /// Result of `--verify` (`null` when not asked).
@@ -226,6 +229,7 @@ pub fn load_report(
         rig: container.rig().cloned(),
         texture_layout: container.layout().cloned(),
         vat_compression: container.vat_compression().cloned(),
+        lods: container.lods().cloned(),
         verified,
         sidecar: crate::sidecar::Sidecar::build(crate::sidecar::Records {
             container: &file
@@ -240,6 +244,7 @@ pub fn load_report(
             layout: container.layout(),
             uv_sets: container.uv_sets(),
             root_motion: container.root_motion(),
+            lods: container.lods(),
         }),
     };
     Ok((report, problem))
@@ -325,6 +330,46 @@ fn shown_list(names: &[String]) -> String {
         .map(|n| shown(n))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// The LOD groups: per level its node, size, weights mesh and VAT entries.
+fn render_lods(s: &mut String, l: &rigbake_format::meta::LodsMetadata) {
+    let _ = writeln!(
+        s,
+        "\nLODs ({})",
+        count(l.groups.len() as u64, "group", None)
+    );
+    for g in &l.groups {
+        let _ = writeln!(
+            s,
+            "  {} ({}, from {})",
+            g.levels
+                .first()
+                .map_or_else(String::new, |b| shown(&b.node)),
+            count(g.levels.len() as u64, "level", None),
+            name(&g.source)
+        );
+        for (k, level) in g.levels.iter().enumerate() {
+            let coverage = level
+                .screen_coverage
+                .map_or_else(String::new, |c| format!("  coverage {c}"));
+            let weights = level.weights_file.as_deref().map_or_else(String::new, |f| {
+                format!("  weights {} {:?}", shown(f), level.weights_primitives)
+            });
+            let vat = if level.vat_primitives.is_empty() {
+                String::new()
+            } else {
+                format!("  vat {:?}", level.vat_primitives)
+            };
+            let _ = writeln!(
+                s,
+                "    LOD{k} {}  {}  {}{coverage}{weights}{vat}",
+                shown(&level.node),
+                count(u64::from(level.vertices), "vertex", Some("vertices")),
+                count(u64::from(level.triangles), "triangle", None),
+            );
+        }
+    }
 }
 
 /// The human-readable summary.
@@ -548,6 +593,9 @@ pub fn render(r: &InspectReport) -> String {
                 error_text(p.position_error)
             );
         }
+    }
+    if let Some(l) = &r.lods {
+        render_lods(&mut s, l);
     }
     if let Some(v) = &r.vat {
         let _ = writeln!(

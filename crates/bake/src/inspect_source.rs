@@ -52,10 +52,58 @@ pub struct SourceReport {
     pub fps: f64,
     /// Nodes that look like attachment points.
     pub sockets: Vec<SocketInfo>,
+    /// LOD groups the model declares (`MSFT_lod`, `_LOD<n>` names); a bake
+    /// shares one bone texture per group and writes one weights mesh per
+    /// level (`docs/lods.md`).
+    pub lods: Vec<LodInfo>,
     /// `extensionsUsed`.
     pub extensions_used: Vec<String>,
     /// `extensionsRequired`.
     pub extensions_required: Vec<String>,
+}
+
+/// One LOD group of the model.
+#[derive(Debug, Serialize)]
+pub struct LodInfo {
+    /// How it is declared: `msft_lod` or `name_suffix`.
+    pub source: rigbake_core::lod::LodSource,
+    /// The levels, level 0 first.
+    pub levels: Vec<LodLevelInfo>,
+}
+
+/// One level of a LOD group.
+#[derive(Debug, Serialize)]
+pub struct LodLevelInfo {
+    /// Node name.
+    pub node: String,
+    /// Mesh name.
+    pub mesh: String,
+    /// Vertices of every primitive of the mesh.
+    pub vertices: usize,
+}
+
+/// The LOD groups of `model`.
+fn lods(model: &Model) -> Vec<LodInfo> {
+    model
+        .lods
+        .iter()
+        .map(|g| LodInfo {
+            source: g.source,
+            levels: g
+                .levels
+                .iter()
+                .map(|&n| {
+                    let mesh = model.nodes[n].mesh.map(|m| &model.meshes[m]);
+                    LodLevelInfo {
+                        node: model.nodes[n].name.clone(),
+                        mesh: mesh.map(|m| m.name.clone()).unwrap_or_default(),
+                        vertices: mesh
+                            .map_or(0, |m| m.primitives.iter().map(|p| p.vertex_count()).sum()),
+                    }
+                })
+                .collect(),
+        })
+        .collect()
 }
 
 /// One scene of the file.
@@ -239,6 +287,7 @@ pub fn describe_source(
             .collect(),
         fps: sampling.fps,
         sockets: sockets(&model),
+        lods: lods(&model),
         extensions_used: facts.extensions_used,
         extensions_required: facts.extensions_required,
     })
@@ -458,6 +507,29 @@ pub fn render_source(r: &SourceReport) -> String {
             .map(|j| format!(" (joint {})", shown(j)))
             .unwrap_or_default();
         let _ = writeln!(s, "    {}{joint}", shown(&k.node));
+    }
+    if !r.lods.is_empty() {
+        let _ = writeln!(s, "  LODs:");
+    }
+    for g in &r.lods {
+        let levels: Vec<String> = g
+            .levels
+            .iter()
+            .enumerate()
+            .map(|(k, l)| {
+                format!(
+                    "LOD{k} {} ({})",
+                    shown(&l.node),
+                    plural(l.vertices, "vertex")
+                )
+            })
+            .collect();
+        let source = match g.source {
+            rigbake_core::lod::LodSource::MsftLod => "MSFT_lod",
+            rigbake_core::lod::LodSource::NameSuffix => "_LOD<n> names",
+            rigbake_core::lod::LodSource::Manifest => "manifest",
+        };
+        let _ = writeln!(s, "    {} (from {source})", levels.join(", "));
     }
     let list = |v: &[String]| {
         if v.is_empty() {

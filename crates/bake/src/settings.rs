@@ -81,6 +81,9 @@ pub struct BakeSettings {
     /// Nodes or meshes left out of the bake (exact names or globs; see
     /// [`crate::exclude`]).
     pub exclude: Vec<String>,
+    /// LOD groups named by the manifest (`[[model.lod]]`) or `--lod`, on
+    /// top of those the model declares (see `rigbake_core::lod`).
+    pub lods: Vec<rigbake_core::lod::LodSpec>,
     /// Also write the OpenVAT-compatible export (`--compat openvat`, see
     /// `docs/openvat.md`).
     pub openvat: bool,
@@ -125,6 +128,7 @@ impl Default for BakeSettings {
                 ..ImportOptions::default()
             },
             exclude: Vec::new(),
+            lods: Vec::new(),
             openvat: false,
             lookup_uv_set: None,
             weights_as_uv: false,

@@ -83,6 +83,42 @@ pub struct Sidecar {
     /// total travel and turn, and per-frame track (see
     /// `docs/root-motion.md`). The same fields as the container's record.
     pub root_motion: Option<RootMotionMetadata>,
+    /// LOD groups, when the model has any (the key is absent otherwise).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lods: Vec<SidecarLodGroup>,
+}
+
+/// One LOD group: a skinned mesh and its lower levels of detail, sharing
+/// one bone texture and one VAT texture set.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SidecarLodGroup {
+    /// How it was recognised: `msft_lod`, `name_suffix` or `manifest`.
+    pub source: rigbake_format::meta::LodSource,
+    /// The levels, level 0 (full detail) first.
+    pub levels: Vec<SidecarLodLevel>,
+}
+
+/// One level of a LOD group.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SidecarLodLevel {
+    /// Level number (0: full detail).
+    pub level: u32,
+    /// Node instancing the level's mesh.
+    pub node: String,
+    /// Mesh name.
+    pub mesh: String,
+    /// Vertices.
+    pub vertices: u32,
+    /// Triangles.
+    pub triangles: u32,
+    /// Screen coverage from the source (`MSFT_screencoverage`), if given.
+    pub screen_coverage: Option<f64>,
+    /// The weights mesh file holding the level, if weights were written.
+    pub weights_file: Option<String>,
+    /// Its entries in `weights.primitives`.
+    pub weights_primitives: Vec<u32>,
+    /// Its entries in `vat.primitives` (= meshes of the VAT playback mesh).
+    pub vat_primitives: Vec<u32>,
 }
 
 /// The source a bake came from.
@@ -265,6 +301,10 @@ pub struct SidecarWeightsPrimitive {
     pub primitive: u32,
     /// Index in [`Sidecar::skins`] whose texture the bone indices address.
     pub skin: u32,
+    /// The weights mesh file holding this primitive when it is not
+    /// `weights.mesh_file` (LOD levels 1 and up); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mesh_file: Option<String>,
     /// Mesh and primitive index in the weights mesh file.
     pub mesh_index: u32,
     /// Primitive index within that mesh.
@@ -344,6 +384,8 @@ pub struct Records<'a> {
     pub uv_sets: Option<&'a UvSetsMetadata>,
     /// Root-motion record.
     pub root_motion: Option<&'a RootMotionMetadata>,
+    /// LOD record.
+    pub lods: Option<&'a rigbake_format::meta::LodsMetadata>,
 }
 
 fn storage_name(storage: Storage, name: &str) -> &'static str {
@@ -424,6 +466,15 @@ impl Sidecar {
                 .iter()
                 .find(|u| &u.file == file && u.mesh == mesh && u.primitive == primitive)
         };
+        // Weights entries of LOD levels 1 and up live in their level's file.
+        let lod_file = |entry: usize| -> Option<&String> {
+            r.lods?
+                .groups
+                .iter()
+                .flat_map(|g| g.levels.iter().skip(1))
+                .find(|l| l.weights_primitives.contains(&(entry as u32)))
+                .and_then(|l| l.weights_file.as_ref())
+        };
         Self {
             schema_version: SIDECAR_SCHEMA_VERSION,
             container: r.container.to_owned(),
@@ -499,16 +550,22 @@ impl Sidecar {
                 primitives: w
                     .primitives
                     .iter()
-                    .map(|p| SidecarWeightsPrimitive {
+                    .enumerate()
+                    .map(|(i, p)| SidecarWeightsPrimitive {
                         node: p.node.clone(),
                         mesh: p.mesh.clone(),
                         primitive: p.primitive,
                         skin: p.skin,
+                        mesh_file: lod_file(i).cloned(),
                         mesh_index: p.mesh_index,
                         mesh_primitive: p.mesh_primitive,
                         bound_to: p.bound_to.clone(),
-                        weights_uv_first: uv(w.mesh_file.as_ref(), p.mesh_index, p.mesh_primitive)
-                            .and_then(|u| u.weights_first),
+                        weights_uv_first: uv(
+                            lod_file(i).or(w.mesh_file.as_ref()),
+                            p.mesh_index,
+                            p.mesh_primitive,
+                        )
+                        .and_then(|u| u.weights_first),
                         position_error: p.position_error,
                     })
                     .collect(),
@@ -541,6 +598,30 @@ impl Sidecar {
                     .collect(),
             }),
             root_motion: r.root_motion.cloned(),
+            lods: r.lods.map_or_else(Vec::new, |l| {
+                l.groups
+                    .iter()
+                    .map(|g| SidecarLodGroup {
+                        source: g.source,
+                        levels: g
+                            .levels
+                            .iter()
+                            .enumerate()
+                            .map(|(k, level)| SidecarLodLevel {
+                                level: k as u32,
+                                node: level.node.clone(),
+                                mesh: level.mesh.clone(),
+                                vertices: level.vertices,
+                                triangles: level.triangles,
+                                screen_coverage: level.screen_coverage,
+                                weights_file: level.weights_file.clone(),
+                                weights_primitives: level.weights_primitives.clone(),
+                                vat_primitives: level.vat_primitives.clone(),
+                            })
+                            .collect(),
+                    })
+                    .collect()
+            }),
         }
     }
 

@@ -159,6 +159,12 @@ pub struct SettingFlags {
     /// an error suggesting close names.
     #[arg(long = "exclude", value_name = "NAME")]
     pub exclude: Vec<String>,
+    /// A LOD group: node BASE (level 0) and the nodes of levels 1, 2, ...
+    /// (repeatable; `--lod Body=Body_low,Body_lowest`). Each level gets its
+    /// own weights mesh and shares BASE's bone texture; the model's own
+    /// groups (MSFT_lod, `_LOD<n>` names) need no flag (docs/lods.md).
+    #[arg(long = "lod", value_name = "BASE=LOD1,LOD2", value_parser = parse_lod)]
+    pub lod: Vec<rigbake_types::LodSpec>,
     /// Store textures inside the container instead of as files beside it.
     #[arg(long)]
     pub embed_textures: bool,
@@ -325,6 +331,23 @@ pub struct MergeReportArgs {
     /// Print the merged report as JSON on stdout (default: a summary).
     #[arg(long)]
     pub json: bool,
+}
+
+/// Parses `--lod BASE=LOD1,LOD2`.
+fn parse_lod(text: &str) -> Result<rigbake_types::LodSpec, String> {
+    let (base, levels) = text
+        .split_once('=')
+        .ok_or_else(|| format!("`{text}`: expected BASE=LOD1,LOD2 (node names)"))?;
+    let levels: Vec<String> = levels.split(',').map(|l| l.trim().to_owned()).collect();
+    if base.trim().is_empty() || levels.iter().any(String::is_empty) {
+        return Err(format!(
+            "`{text}`: a node name is empty; expected BASE=LOD1,LOD2"
+        ));
+    }
+    Ok(rigbake_types::LodSpec {
+        base: base.trim().to_owned(),
+        levels,
+    })
 }
 
 #[cfg(test)]

@@ -126,6 +126,10 @@ pub struct Overrides {
     pub props: Option<Props>,
     /// Nodes or meshes to leave out (exact names or globs).
     pub exclude: Option<Vec<String>>,
+    /// LOD groups (`[[model.lod]]`: `base` and `levels` node names); a
+    /// later layer that lists any replaces the list.
+    #[serde(default)]
+    pub lod: Vec<rigbake_types::LodSpec>,
     /// VAT options.
     pub vat: Option<VatOverrides>,
     /// Root motion of clips that set none: `keep`, `extract`, `extract-yaw`.

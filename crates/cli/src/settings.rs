@@ -102,6 +102,9 @@ impl Draft {
         if let Some(e) = &o.exclude {
             s.exclude.clone_from(e);
         }
+        if !o.lod.is_empty() {
+            s.lods.clone_from(&o.lod);
+        }
         if let Some(v) = &o.vat {
             apply_vat(&mut s.vat, v);
         }
@@ -139,6 +142,7 @@ impl Draft {
             scene: f.scene,
             embed_textures: f.embed_textures.then_some(true),
             exclude: (!f.exclude.is_empty()).then(|| f.exclude.clone()),
+            lod: f.lod.clone(),
             vat: Some(vat),
             root_motion: f.root_motion,
             root_node: f.root_node.clone(),

@@ -358,6 +358,8 @@ struct ModelResult {
 /// Compares one path of a bake with three.js: `rows` of `played` were
 /// evaluated as `samples[first..]`. Every primitive three.js skins must be
 /// among the path's primitives (`record` names the path in the message).
+/// Primitives of the nodes in `unloaded` (MSFT_lod levels, which three.js
+/// does not load) are left out.
 fn compare_path(
     eval: &Evaluation,
     samples: &[Sample],
@@ -365,12 +367,16 @@ fn compare_path(
     rows: &[u32],
     played: &dyn Played,
     record: &str,
+    unloaded: &[String],
 ) -> PathError {
     let named = played.named();
     let mut used = Vec::new();
-    let matched: Vec<usize> = named
+    let kept: Vec<usize> = (0..named.len())
+        .filter(|&k| !unloaded.contains(&named[k].node))
+        .collect();
+    let matched: Vec<usize> = kept
         .iter()
-        .map(|n| find_primitive(eval, n, &mut used))
+        .map(|&k| find_primitive(eval, named[k], &mut used))
         .collect();
     for (i, p) in eval.header.primitives.iter().enumerate() {
         assert!(
@@ -380,14 +386,15 @@ fn compare_path(
             p.primitive
         );
     }
-    let spaces: Vec<Option<usize>> = (0..named.len())
-        .map(|k| played.space_node(k).map(|n| mesh_node(eval, n)))
+    let spaces: Vec<Option<usize>> = kept
+        .iter()
+        .map(|&k| played.space_node(k).map(|n| mesh_node(eval, n)))
         .collect();
     let mut cmp = Compare::new(rows.len(), matched.len());
     for (i, &row) in rows.iter().enumerate() {
         let s = first + i;
-        for (k, &p) in matched.iter().enumerate() {
-            let to_space = spaces[k].map_or(DMat4::IDENTITY, |n| eval.node_world(s, n).inverse());
+        for (j, (&k, &p)) in kept.iter().zip(&matched).enumerate() {
+            let to_space = spaces[j].map_or(DMat4::IDENTITY, |n| eval.node_world(s, n).inverse());
             let ours = played.vertices(k, row);
             assert_eq!(ours.len(), eval.header.primitives[p].vertices);
             cmp.add(eval, s, p, to_space, &ours, &|| {
@@ -458,12 +465,37 @@ fn compare_model(model: &Path, work: &Path, shift: f64) -> Result<ModelResult, U
     }
     let eval = threejs::evaluate(model, &samples, work)?;
 
-    let bone_error = bones
-        .as_ref()
-        .map(|b| compare_path(&eval, &samples, 0, &bone_rows, b, "bone-weight record"));
-    let vat_error = vat
-        .as_ref()
-        .map(|v| compare_path(&eval, &samples, bone_rows.len(), &vat_rows, v, "VAT"));
+    // three.js does not implement MSFT_lod: the lower levels, outside the
+    // scene, are not loaded (lods.rs compares them with direct evaluation).
+    let source = rigbake_core::import::import_file(model, &Default::default()).unwrap();
+    let unloaded: Vec<String> = source
+        .lods
+        .iter()
+        .filter(|g| g.source == rigbake_core::lod::LodSource::MsftLod)
+        .flat_map(|g| g.levels[1..].iter().map(|&n| source.nodes[n].name.clone()))
+        .collect();
+    let bone_error = bones.as_ref().map(|b| {
+        compare_path(
+            &eval,
+            &samples,
+            0,
+            &bone_rows,
+            b,
+            "bone-weight record",
+            &unloaded,
+        )
+    });
+    let vat_error = vat.as_ref().map(|v| {
+        compare_path(
+            &eval,
+            &samples,
+            bone_rows.len(),
+            &vat_rows,
+            v,
+            "VAT",
+            &unloaded,
+        )
+    });
 
     Ok(ModelResult {
         three: eval.header.three.clone(),

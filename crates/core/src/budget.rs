@@ -302,6 +302,7 @@ mod tests {
                 default_weights: Vec::new(),
             }],
             clips: Vec::new(),
+            lods: Vec::new(),
             materials: Vec::new(),
             looks: Default::default(),
             topological_order: (0..instances).collect(),

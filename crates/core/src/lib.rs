@@ -33,6 +33,7 @@ pub mod eval;
 pub mod fold;
 pub mod import;
 pub mod layout;
+pub mod lod;
 pub mod model;
 pub mod names;
 pub mod reference;

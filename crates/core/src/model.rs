@@ -35,6 +35,9 @@ pub struct Model {
     pub looks: Looks,
     /// Node indices ordered so that a parent always comes before its children.
     pub topological_order: Vec<usize>,
+    /// LOD groups: skinned mesh nodes that are levels of detail of one
+    /// another (see [`crate::lod`]); empty when the model has none.
+    pub lods: Vec<crate::lod::LodGroup>,
 }
 
 /// A local transform as translation, rotation and scale (matrix `T * R * S`).

@@ -469,6 +469,58 @@ pub fn uv_sets(u: &crate::meta::UvSetsMetadata) -> Result<()> {
     Ok(())
 }
 
+/// Most levels a LOD group may record (level 0 included).
+pub const MAX_LOD_LEVELS: usize = 16;
+
+/// Checks the LOD record: 2 to [`MAX_LOD_LEVELS`] levels per group, plain
+/// weights file names, primitive indices within the weights record's
+/// (`weights`) and the VAT record's (`vat`) primitive counts, each listed
+/// by at most one level, coverage finite.
+pub fn lods(l: &crate::meta::LodsMetadata, weights: usize, vat: usize) -> Result<()> {
+    let mut weights_seen = vec![false; weights];
+    let mut vat_seen = vec![false; vat];
+    for (g, group) in l.groups.iter().enumerate() {
+        let at = format!("lods.groups[{g}]");
+        if group.levels.len() < 2 || group.levels.len() > MAX_LOD_LEVELS {
+            return Err(invalid(format!(
+                "{at}: {} levels; a group has 2 to {MAX_LOD_LEVELS}",
+                group.levels.len()
+            )));
+        }
+        for (k, level) in group.levels.iter().enumerate() {
+            let at = format!("{at}.levels[{k}]");
+            if let Some(file) = &level.weights_file {
+                plain_name(&format!("{at}.weights_file"), file)?;
+            }
+            if level.screen_coverage.is_some_and(|c| !c.is_finite()) {
+                return Err(invalid(format!("{at}: screen_coverage is not finite")));
+            }
+            for (list, seen, what) in [
+                (&level.weights_primitives, &mut weights_seen, "weights"),
+                (&level.vat_primitives, &mut vat_seen, "vat"),
+            ] {
+                for &p in list {
+                    match seen.get_mut(p as usize) {
+                        Some(s) if !*s => *s = true,
+                        Some(_) => {
+                            return Err(invalid(format!(
+                                "{at}: {what} primitive {p} belongs to another level already"
+                            )));
+                        }
+                        None => {
+                            return Err(invalid(format!(
+                                "{at}: {what} primitive {p} does not exist (the {what} record has {})",
+                                seen.len()
+                            )));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Checks the outputs record: plain, distinct file names.
 pub fn outputs(o: &OutputsMetadata) -> Result<()> {
     let mut seen = std::collections::HashSet::new();

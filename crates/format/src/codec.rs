@@ -115,6 +115,19 @@ pub fn decode_root_motion(bytes: &[u8]) -> Result<RootMotionMetadata> {
         .map_err(|e| FormatError::Invalid(format!("the root-motion record cannot be decoded: {e}")))
 }
 
+/// Encodes the LOD record.
+pub fn encode_lods(l: &crate::meta::LodsMetadata) -> Result<Vec<u8>> {
+    bincode::serde::encode_to_vec(l, config())
+        .map_err(|e| FormatError::Invalid(format!("cannot encode the LOD record: {e}")))
+}
+
+/// Decodes the LOD record (trailing bytes ignored).
+pub fn decode_lods(bytes: &[u8]) -> Result<crate::meta::LodsMetadata> {
+    bincode::serde::decode_from_slice(bytes, config())
+        .map(|(m, _)| m)
+        .map_err(|e| FormatError::Invalid(format!("the LOD record cannot be decoded: {e}")))
+}
+
 /// Encodes the UV-set record.
 pub fn encode_uv_sets(u: &UvSetsMetadata) -> Result<Vec<u8>> {
     bincode::serde::encode_to_vec(u, config())

@@ -679,3 +679,51 @@ pub struct VatCompressionMetadata {
     /// compression its file has (`deflate` for PNG).
     pub textures: Vec<TextureCompression>,
 }
+
+// ---------------------------------------------------------------------------
+// LOD section (container section kind 17, since format 1.8): the model's LOD
+// groups and where each level's outputs are.
+
+pub use rigbake_types::LodSource;
+
+/// One level of a LOD group.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LodLevelMeta {
+    /// Name of the node instancing the level's mesh.
+    pub node: String,
+    /// Name of that mesh.
+    pub mesh: String,
+    /// Vertices of the level (every primitive of its mesh).
+    pub vertices: u32,
+    /// Triangles of the level (indexed or not; 0 for points and lines).
+    pub triangles: u32,
+    /// Screen coverage from the source (`MSFT_screencoverage`), if given.
+    pub screen_coverage: Option<f64>,
+    /// The weights mesh holding this level, when weights were written
+    /// (`<model>.weights.glb` for level 0, `<model>.lod<n>.weights.glb`
+    /// for level `n`).
+    pub weights_file: Option<String>,
+    /// The level's entries in the weights record's `primitives`, in order.
+    pub weights_primitives: Vec<u32>,
+    /// The level's entries in the VAT record's `primitives` (= meshes of
+    /// the VAT playback mesh), in order; empty without a VAT bake.
+    pub vat_primitives: Vec<u32>,
+}
+
+/// One LOD group: a skinned mesh and its lower levels of detail, sharing
+/// one skin (one bone texture) and one VAT texture set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LodGroupMeta {
+    /// How the group was recognised.
+    pub source: LodSource,
+    /// The levels, level 0 (full detail) first.
+    pub levels: Vec<LodLevelMeta>,
+}
+
+/// The LOD record (section kind 17, since format 1.8): written only when
+/// the model has LOD groups.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct LodsMetadata {
+    /// The groups, in the order of their level-0 nodes.
+    pub groups: Vec<LodGroupMeta>,
+}

@@ -273,6 +273,35 @@ pub enum AnchorsMode {
     Auto,
 }
 
+/// How a LOD group of a model was recognised (recorded per group in the
+/// container's LOD record, section kind 17). See `docs/lods.md`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all(serialize = "snake_case", deserialize = "kebab-case"))]
+pub enum LodSource {
+    /// The base node's `MSFT_lod` extension lists the lower levels.
+    #[serde(alias = "msft_lod")]
+    MsftLod,
+    /// Sibling mesh nodes named `<name>_LOD<n>` (`<name>` itself or
+    /// `<name>_LOD0` is level 0).
+    #[serde(alias = "name_suffix")]
+    NameSuffix,
+    /// The manifest's `[[model.lod]]` table (or `--lod`).
+    Manifest,
+}
+
+/// One LOD group asked for by the manifest (`[[model.lod]]`) or the
+/// command line (`--lod BASE=LOD1,LOD2`): the level-0 node and the nodes
+/// of the lower levels, in order. Names are node names of the model.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LodSpec {
+    /// The level-0 node (a skinned mesh node).
+    pub base: String,
+    /// The nodes of levels 1, 2, ... (skinned mesh nodes bound to the
+    /// base's skin).
+    pub levels: Vec<String>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

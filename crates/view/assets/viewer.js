@@ -239,6 +239,17 @@ async function buildPrimitive(gl, glb, prim, attrs, extra, place, images) {
   return { vao, count: indices.length, hasNormals, material, base, place, mirrored: determinant3(place) < 0, lo, hi, extra, vertices: count };
 }
 
+// Record entries of LOD levels 1 and up (container 1.8 LOD record), which
+// the viewer does not draw: it shows level 0 of every LOD group, and the
+// weights entries of lower levels live in their own mesh files.
+function lowerLods(report, key) {
+  const skip = new Set();
+  for (const g of report.lods?.groups ?? []) {
+    for (const level of g.levels.slice(1)) for (const i of level[key]) skip.add(i);
+  }
+  return skip;
+}
+
 // The bone-matrix path of `bake`: the weights mesh with its channels, and
 // one float texture per bone set.
 async function loadBones(gl, bake, cache) {
@@ -256,7 +267,9 @@ async function loadBones(gl, bake, cache) {
   }
   const attrs = [[3, '_RIGBAKE_UV1', 4], [4, '_RIGBAKE_UV2', 4], [5, '_RIGBAKE_UV3', 4], [6, '_RIGBAKE_UV4', 4]];
   const prims = [];
-  for (const p of w.primitives) {
+  const lower = lowerLods(r, 'weights_primitives');
+  for (const [entry, p] of w.primitives.entries()) {
+    if (lower.has(entry)) continue;
     const mesh = glb.json.meshes?.[p.mesh_index];
     const prim = mesh?.primitives?.[p.mesh_primitive];
     if (!prim) throw new Error(`${w.mesh_file}: meshes[${p.mesh_index}].primitives[${p.mesh_primitive}] is missing`);
@@ -277,7 +290,9 @@ async function loadVat(gl, bake, cache) {
   const images = new Map();
   const place = placement(bake, v.reference_node);
   const prims = [];
+  const lower = lowerLods(bake.report, 'vat_primitives');
   for (const [index, p] of v.primitives.entries()) {
+    if (lower.has(index)) continue;
     const prim = glb.json.meshes?.[p.playback_mesh]?.primitives?.[0];
     if (!prim) throw new Error(`${v.playback_file}: meshes[${p.playback_mesh}] is missing`);
     const sets = Object.keys(prim.attributes).filter((k) => k.startsWith('TEXCOORD_')).map((k) => Number(k.slice(9)));

@@ -6,6 +6,7 @@
 
 mod bones;
 mod common;
+mod lods;
 mod mesh;
 mod openvat;
 mod rig;
@@ -141,6 +142,8 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
     let mut model =
         import::import_bytes(path, bytes, &settings.import).map_err(at(Stage::Import))?;
     crate::exclude::apply(&mut model, &settings.exclude).map_err(at(Stage::Import))?;
+    rigbake_core::lod::drop_meshless(&mut model);
+    rigbake_core::lod::apply_specs(&mut model, &settings.lods).map_err(at(Stage::Import))?;
     for warning in &model.looks.warnings {
         job.observer.warning(warning);
     }
@@ -159,6 +162,7 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
     } else {
         Vec::new()
     };
+    lods::check_one_texture(&model, &sets).map_err(|e| e.at(Stage::Import))?;
     let rig_plan = if settings.outputs.bones {
         Some(rig::plan(&model, &sets, settings).map_err(at(Stage::Rig))?)
     } else {
@@ -177,6 +181,7 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
 
     let mut skipped = Vec::new();
     let mut weights_record = None;
+    let mut weights_nodes = Vec::new();
     let mut uv_sets = Vec::new();
     let mut bones_part = None;
     let mut rig_record = None;
@@ -197,8 +202,13 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
             job.observer.stage("bone weights");
             let w = weights::bake(&model, bones, rig_plan, settings, &mut sink, &mut uv_sets)
                 .map_err(|e| e.at(Stage::Weights))?;
-            add_record(&mut sink, SectionKind::Weights, codec::encode_weights(&w))?;
-            weights_record = Some(w);
+            add_record(
+                &mut sink,
+                SectionKind::Weights,
+                codec::encode_weights(&w.record),
+            )?;
+            weights_nodes = w.nodes;
+            weights_record = Some(w.record);
         }
         (rig_record, anchor_fold) =
             rig::record(&model, &timeline, rig_plan, &tracks, settings, &mut sink)
@@ -276,6 +286,15 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
     if let Some(morphs) = &morphs_record {
         add_record(&mut sink, SectionKind::Morphs, codec::encode_morphs(morphs))?;
     }
+    let lods_record = lods::record(
+        &model,
+        weights_record.as_ref().map(|w| (w, &weights_nodes[..])),
+        vat_record.as_ref(),
+        |level| weights::mesh_file_name(&model.name, level),
+    );
+    if let Some(record) = &lods_record {
+        add_record(&mut sink, SectionKind::Lods, codec::encode_lods(record))?;
+    }
     warn_about_uv_sets(&uv_sets, job.observer);
     let uv_record = (!uv_sets.is_empty()).then_some(meta::UvSetsMetadata {
         primitives: uv_sets,
@@ -315,6 +334,7 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
         layout: Some(&layout),
         uv_sets: uv_record.as_ref(),
         root_motion: root_motion_record.as_ref(),
+        lods: lods_record.as_ref(),
     });
     let sidecar_bytes = sidecar.to_bytes().map_err(|e| {
         let e = rigbake_format::FormatError::Invalid(format!("cannot encode the sidecar: {e}"));

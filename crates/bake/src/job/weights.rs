@@ -19,7 +19,29 @@ use crate::error::{Source, StepError};
 use crate::settings::BakeSettings;
 use crate::sink::Sink;
 
-/// Reduces, stores and describes the bone-weight channels of `model`.
+/// The weights mesh file of LOD level `level`: `<model>.weights.glb` for
+/// level 0 (and every mesh that is no LOD), `<model>.lod<n>.weights.glb`
+/// for level `n`.
+pub(super) fn mesh_file_name(model: &str, level: usize) -> String {
+    if level == 0 {
+        format!("{model}.weights.glb")
+    } else {
+        format!("{model}.lod{level}.weights.glb")
+    }
+}
+
+/// The bone-weight channels of `model` and, per record entry, the node it
+/// came from.
+pub(super) struct WeightsPart {
+    /// The record.
+    pub record: meta::WeightsMetadata,
+    /// Per entry of `record.primitives`: the source node.
+    pub nodes: Vec<usize>,
+}
+
+/// Reduces, stores and describes the bone-weight channels of `model`; each
+/// LOD level's primitives go to that level's weights mesh
+/// ([`mesh_file_name`]).
 pub(super) fn bake(
     model: &Model,
     bones: &BonesPart,
@@ -27,13 +49,16 @@ pub(super) fn bake(
     settings: &BakeSettings,
     sink: &mut dyn Sink,
     uv_sets: &mut Vec<meta::PrimitiveUvSets>,
-) -> Result<meta::WeightsMetadata, StepError> {
-    let mesh_file = format!("{}.weights.glb", model.name);
+) -> Result<WeightsPart, StepError> {
+    let mesh_file = mesh_file_name(&model.name, 0);
     let as_uv = settings.weights_as_uv;
     let max = settings.max_influences;
     let channels = channel_count(max);
+    let level_of = rigbake_core::lod::level_of(model);
     let mut primitives = Vec::new();
-    let mut meshes: Vec<glb::GlbMesh> = Vec::new();
+    let mut entry_nodes = Vec::new();
+    // Per LOD level: its meshes and which node each mesh is.
+    let mut files: Vec<(String, Vec<glb::GlbMesh>)> = vec![(mesh_file.clone(), Vec::new())];
     let mut mesh_of_node: Vec<(usize, usize)> = Vec::new();
     for (node, p) in weights::skinned_primitives(model) {
         let set = bones
@@ -46,7 +71,13 @@ pub(super) fn bake(
         let values = reduced.channels();
         let section = store_channels(sink, &values)?;
 
-        // The weights mesh: one mesh per skinned node, its primitives in order.
+        // The weights mesh of the node's LOD level: one mesh per skinned
+        // node, its primitives in order.
+        let level = level_of[node].map_or(0, |(_, l)| l);
+        while files.len() <= level {
+            files.push((mesh_file_name(&model.name, files.len()), Vec::new()));
+        }
+        let (file, meshes) = &mut files[level];
         let mesh_index = match mesh_of_node.iter().find(|(n, _)| *n == node) {
             Some((_, i)) => *i,
             None => {
@@ -62,13 +93,14 @@ pub(super) fn bake(
         let out = weights_primitive(src, FrameVertices::bind_pose(src), &values, channels, as_uv);
         meshes[mesh_index].primitives.push(out);
         uv_sets.push(weight_sets(
-            &mesh_file,
+            file,
             mesh_index,
             meshes[mesh_index].primitives.len() - 1,
             src,
             channels,
             as_uv,
         ));
+        entry_nodes.push(node);
 
         primitives.push(meta::WeightsPrimitiveMeta {
             node: node_name(model, node),
@@ -85,6 +117,7 @@ pub(super) fn bake(
             mesh_primitive: (meshes[mesh_index].primitives.len() - 1) as u32,
         });
     }
+    let meshes = &mut files[0].1;
     // Rigid props bound to their joint: one influence, weight 1.
     let sets: Vec<_> = bones.baked.iter().map(|t| t.set.clone()).collect();
     for (prop, _) in rig.props.iter().filter(|(_, bound)| *bound) {
@@ -122,17 +155,26 @@ pub(super) fn bake(
                 mesh_index: mesh_index as u32,
                 mesh_primitive: p as u32,
             });
+            entry_nodes.push(prop.node);
         }
     }
-    let doc = mesh::document(model, meshes);
-    sink.write_file_streamed(&mesh_file, &mut |out| {
-        glb::write_glb_to(&doc, out).map_err(|e| StepError::during("weights mesh", e))
-    })?;
-    Ok(meta::WeightsMetadata {
-        max_influences: max as u32,
-        channels: channels as u32,
-        mesh_file: Some(mesh_file),
-        primitives,
+    for (file, meshes) in files {
+        if meshes.is_empty() && file != mesh_file {
+            continue;
+        }
+        let doc = mesh::document(model, meshes);
+        sink.write_file_streamed(&file, &mut |out| {
+            glb::write_glb_to(&doc, out).map_err(|e| StepError::during("weights mesh", e))
+        })?;
+    }
+    Ok(WeightsPart {
+        record: meta::WeightsMetadata {
+            max_influences: max as u32,
+            channels: channels as u32,
+            mesh_file: Some(mesh_file),
+            primitives,
+        },
+        nodes: entry_nodes,
     })
 }
 

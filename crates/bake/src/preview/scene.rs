@@ -55,8 +55,9 @@ pub struct PosedMesh {
 pub struct Topology {
     /// Triangles per primitive, in the path's primitive order.
     pub triangles: Vec<Vec<[u32; 3]>>,
-    /// (node, primitive, space node, placement) per primitive.
-    parts: Vec<(usize, usize, Option<usize>, DMat4)>,
+    /// (node, primitive, space node, placement, entry in the path's
+    /// record) per drawn primitive.
+    parts: Vec<(usize, usize, Option<usize>, DMat4, usize)>,
 }
 
 /// The triangles of a primitive (lists, strips and fans; nothing for
@@ -90,21 +91,24 @@ pub fn triangles(model: &Model, node: usize, primitive: usize) -> Vec<[u32; 3]> 
 
 impl Topology {
     /// The primitives of `path` in `loaded`, with their triangles and
-    /// placements (rest-pose globals of their space nodes).
+    /// placements (rest-pose globals of their space nodes). Of a LOD group
+    /// the source declares (`MSFT_lod`, `_LOD<n>` names), only level 0 is
+    /// drawn: the levels would overlap.
     pub fn new(loaded: &Loaded, path: PathChoice) -> Self {
         let model = &loaded.source.model;
         let rest = LocalPose::rest(model);
         let place = |space: Option<usize>| {
             space.map_or(DMat4::IDENTITY, |n| direct_global(model, &rest, n))
         };
-        let parts: Vec<(usize, usize, Option<usize>, DMat4)> = match path {
+        let lod_level = rigbake_core::lod::level_of(model);
+        let parts: Vec<(usize, usize, Option<usize>, DMat4, usize)> = match path {
             PathChoice::Bones => loaded
                 .bones
                 .iter()
                 .flat_map(|b| {
-                    b.primitives.iter().map(|p| {
+                    b.primitives.iter().enumerate().map(|(i, p)| {
                         let space = Some(b.textures[p.set].space_node);
-                        (p.node, p.primitive, space, place(space))
+                        (p.node, p.primitive, space, place(space), i)
                     })
                 })
                 .collect(),
@@ -112,21 +116,26 @@ impl Topology {
                 .vat
                 .iter()
                 .flat_map(|v| {
-                    v.primitives.iter().map(|p| {
+                    v.primitives.iter().enumerate().map(|(i, p)| {
                         (
                             p.node,
                             p.primitive,
                             v.reference_node,
                             place(v.reference_node),
+                            i,
                         )
                     })
                 })
                 .collect(),
         };
+        let parts: Vec<_> = parts
+            .into_iter()
+            .filter(|part| lod_level[part.0].is_none_or(|(_, level)| level == 0))
+            .collect();
         Self {
             triangles: parts
                 .iter()
-                .map(|&(n, p, _, _)| triangles(model, n, p))
+                .map(|&(n, p, _, _, _)| triangles(model, n, p))
                 .collect(),
             parts,
         }
@@ -186,7 +195,7 @@ pub fn pose(
         .parts
         .iter()
         .enumerate()
-        .map(|(i, &(node, primitive, space, placement))| {
+        .map(|(i, &(node, primitive, space, placement, entry))| {
             let mesh = model.nodes[node].mesh.unwrap_or_default();
             let src = &model.meshes[mesh].primitives[primitive];
             let has_normals = src.normals.is_some();
@@ -202,7 +211,7 @@ pub fn pose(
                         has_normals.then(|| d.iter().map(|v| v.normal.as_vec3()).collect()),
                     )
                 }
-                Producer::Bake => bake_vertices(loaded, path, i, &gpu, src),
+                Producer::Bake => bake_vertices(loaded, path, entry, &gpu, src),
             };
             let (positions, normals) = placed(&placement, positions, normals);
             PosedMesh {

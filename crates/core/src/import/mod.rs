@@ -16,6 +16,7 @@ mod compression;
 mod draco;
 mod facts;
 mod files;
+mod lods;
 mod looks;
 mod meshes;
 mod meshopt;
@@ -181,9 +182,11 @@ pub fn import_slice(bytes: &[u8], source: &Source<'_>, options: &ImportOptions) 
     let quantized = doc.extensions_used().any(|e| e == "KHR_mesh_quantization");
 
     let meshes = meshes::build(&doc, &reader, quantized, &compressed.draco)?;
-    let (nodes, topological_order) = scene::build_nodes(&doc, &meshes, &reader)?;
+    let (mut nodes, mut topological_order) = scene::build_nodes(&doc, &meshes, &reader)?;
     let skins = scene::build_skins(&doc, &reader)?;
     scene::check_skinned_instances(&nodes, &skins, &meshes)?;
+    let msft_lods = lods::read(json, nodes.len())?;
+    let msft_lods = lods::place(&mut nodes, &mut topological_order, msft_lods)?;
     let clips = animations::build(&doc, &reader, &nodes, &meshes, quantized)?;
     let model = Model {
         name: source.name.to_owned(),
@@ -201,8 +204,17 @@ pub fn import_slice(bytes: &[u8], source: &Source<'_>, options: &ImportOptions) 
             .collect(),
         looks,
         topological_order,
+        lods: msft_lods,
     };
-    select::scene(model, &doc, options.scene)
+    let mut model = select::scene(model, &doc, options.scene)?;
+    let mut taken = vec![false; model.nodes.len()];
+    for &n in model.lods.iter().flat_map(|g| &g.levels) {
+        taken[n] = true;
+    }
+    let by_name = crate::lod::by_name_suffix(&model, &taken)?;
+    model.lods.extend(by_name);
+    crate::lod::check(&model, &model.lods)?;
+    Ok(model)
 }
 
 /// The accessors that Draco streams fill (attributes and indices of

@@ -70,10 +70,35 @@ pub(super) fn scene(model: Model, doc: &gltf::Document, scene: Option<usize>) ->
         }
         stack.push(r);
     }
+    // Parentless MSFT_lod levels of a scene root are roots of the scene too.
+    for group in &model.lods {
+        if roots.contains(&group.levels[0]) {
+            stack.extend(
+                group.levels[1..]
+                    .iter()
+                    .filter(|&&n| model.nodes[n].parent.is_none()),
+            );
+        }
+    }
     while let Some(n) = stack.pop() {
         if !in_scene[n] {
             in_scene[n] = true;
             stack.extend(&model.nodes[n].children);
+        }
+    }
+    for group in &model.lods {
+        let base = group.levels[0];
+        if let Some(&out) = group.levels[1..]
+            .iter()
+            .find(|&&n| in_scene[base] && !in_scene[n])
+        {
+            return Err(Error::invalid(
+                format!("nodes[{base}].extensions.MSFT_lod"),
+                format!(
+                    "level nodes[{out}] is outside scene {index}, which holds its base nodes[{base}]"
+                ),
+            )
+            .with_hint("a LOD level is either parentless (it takes its base's place) or in the base's scene"));
         }
     }
     if in_scene.iter().all(|&k| k) {
@@ -165,6 +190,16 @@ fn subset(model: Model, in_scene: &[bool], keep: &[bool]) -> Model {
         })
         .collect();
 
+    // Groups whose base left the scene go with it (their levels did too).
+    let lods = model
+        .lods
+        .into_iter()
+        .filter(|g| in_scene[g.levels[0]])
+        .map(|mut g| {
+            g.levels = g.levels.iter().filter_map(|&n| remap(n)).collect();
+            g
+        })
+        .collect();
     let topological_order = model
         .topological_order
         .iter()
@@ -179,5 +214,6 @@ fn subset(model: Model, in_scene: &[bool], keep: &[bool]) -> Model {
         materials: model.materials,
         looks: model.looks,
         topological_order,
+        lods,
     }
 }

@@ -86,6 +86,9 @@ pub enum SectionKind {
     /// The root-motion record (bincode [`crate::meta::RootMotionMetadata`]):
     /// the track of clips baked in place, since 1.8.
     RootMotion,
+    /// The LOD record (bincode [`crate::meta::LodsMetadata`]): the model's
+    /// LOD groups and each level's outputs, since 1.8.
+    Lods,
     /// A kind this version does not know; skipped by readers.
     Unknown(u32),
 }
@@ -110,6 +113,7 @@ impl SectionKind {
             Self::Morphs => 14,
             Self::UvSets => 15,
             Self::RootMotion => 16,
+            Self::Lods => 17,
             Self::Unknown(c) => c,
         }
     }
@@ -133,6 +137,7 @@ impl SectionKind {
             14 => Self::Morphs,
             15 => Self::UvSets,
             16 => Self::RootMotion,
+            17 => Self::Lods,
             c => Self::Unknown(c),
         }
     }
@@ -156,6 +161,7 @@ impl SectionKind {
             Self::Morphs => "morphs".to_owned(),
             Self::UvSets => "uv_sets".to_owned(),
             Self::RootMotion => "root_motion".to_owned(),
+            Self::Lods => "lods".to_owned(),
             Self::Unknown(c) => format!("unknown({c})"),
         }
     }

@@ -59,6 +59,7 @@ pub struct Container<R> {
     layout: Option<LayoutMetadata>,
     source: Option<SourceLocation>,
     morphs: Option<MorphsMetadata>,
+    lods: Option<crate::meta::LodsMetadata>,
     vat_compression: Option<VatCompressionMetadata>,
     uv_sets: Option<crate::meta::UvSetsMetadata>,
 }
@@ -279,6 +280,14 @@ impl<R: Read + Seek> Container<R> {
             )?)?),
             None => None,
         };
+        let lods = match single(&sections, SectionKind::Lods)? {
+            Some(i) => Some(codec::decode_lods(&read_checked(
+                &mut reader,
+                &sections,
+                i,
+            )?)?),
+            None => None,
+        };
         let container = Self {
             reader,
             version,
@@ -294,6 +303,7 @@ impl<R: Read + Seek> Container<R> {
             layout,
             source,
             morphs,
+            lods,
             vat_compression,
             uv_sets,
             root_motion,
@@ -330,6 +340,13 @@ impl<R: Read + Seek> Container<R> {
         }
         if let Some(root_motion) = &self.root_motion {
             check::root_motion(root_motion, &self.metadata)?;
+        }
+        if let Some(lods) = &self.lods {
+            check::lods(
+                lods,
+                self.weights.as_ref().map_or(0, |w| w.primitives.len()),
+                self.vat.as_ref().map_or(0, |v| v.primitives.len()),
+            )?;
         }
         if let Some(rig) = &self.rig {
             check::rig(rig, self.metadata.clips.len(), self.metadata.skins.len())?;
@@ -433,6 +450,12 @@ impl<R: Read + Seek> Container<R> {
     /// and later).
     pub fn source_location(&self) -> Option<&SourceLocation> {
         self.source.as_ref()
+    }
+
+    /// The LOD record (the model's LOD groups and each level's outputs),
+    /// when the model has LOD groups (format 1.8 and later).
+    pub fn lods(&self) -> Option<&crate::meta::LodsMetadata> {
+        self.lods.as_ref()
     }
 
     /// The morphs record (the morph targets the bone-matrix bake dropped),
