@@ -472,13 +472,20 @@ fn golden_version_1_7_containers_with_atlas_and_bone_fold_stay_readable() {
     let mut c = Container::open(&dir.join("two_skins_vat_atlas.rigbake")).unwrap();
     assert_eq!(c.version().to_string(), "1.7");
     c.verify().unwrap();
-    let layout = c.layout().expect("1.7 atlas bakes have a layout record").clone();
+    let layout = c
+        .layout()
+        .expect("1.7 atlas bakes have a layout record")
+        .clone();
     let placement = layout.vat.expect("the VAT placement");
     assert_eq!(placement.layout, VatLayoutMode::Atlas);
     assert_eq!(placement.first_vertex, [0, 4]);
     assert!(layout.folds.is_empty());
     let vat = c.vat().expect("the VAT record").clone();
-    assert_eq!(vat.textures.len(), 1, "one atlas (the fixture has no normals)");
+    assert_eq!(
+        vat.textures.len(),
+        1,
+        "one atlas (the fixture has no normals)"
+    );
     assert_eq!(vat.textures[0].stream, VatStream::Positions);
     for p in &vat.primitives {
         assert_eq!(p.positions, 0);
@@ -490,13 +497,22 @@ fn golden_version_1_7_containers_with_atlas_and_bone_fold_stay_readable() {
     let mut c = Container::open(&dir.join("tentacle_folded_120fps.rigbake")).unwrap();
     assert_eq!(c.version().to_string(), "1.7");
     c.verify().unwrap();
-    let layout = c.layout().expect("a folded bake has a layout record").clone();
+    let layout = c
+        .layout()
+        .expect("a folded bake has a layout record")
+        .clone();
     assert!(layout.vat.is_none());
     assert_eq!(layout.folds.len(), 1);
     let f = layout.folds[0];
     assert_eq!(f.texture, FoldedTexture::Bones(0));
     assert_eq!(
-        (f.rows_per_block, f.row_height, f.block_width, f.blocks_per_page, f.pages),
+        (
+            f.rows_per_block,
+            f.row_height,
+            f.block_width,
+            f.blocks_per_page,
+            f.pages
+        ),
         (181, 1, 32, 2, 1)
     );
     let t = &c.metadata().textures[0];

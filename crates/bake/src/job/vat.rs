@@ -130,7 +130,11 @@ fn for_each_page_batch(
     index: usize,
     page: usize,
     pool: &mut Pool,
-    mut each: impl FnMut(Vec<f32>, Option<Vec<f32>>, Option<Vec<f32>>) -> Result<Vec<Vec<f32>>, StepError>,
+    mut each: impl FnMut(
+        Vec<f32>,
+        Option<Vec<f32>>,
+        Option<Vec<f32>>,
+    ) -> Result<Vec<Vec<f32>>, StepError>,
 ) -> Result<(), StepError> {
     let set = &baker.plan().sets[index];
     let l = set.layout;
@@ -317,16 +321,19 @@ pub(super) fn bake(
         set_textures.push((positions, normals, tangents));
         if set.layout.is_folded() {
             let f = set.layout.fold;
-            folds.extend([Some(positions), normals, tangents].into_iter().flatten().map(|t| {
-                meta::FoldMeta {
-                    texture: meta::FoldedTexture::Vat(t),
-                    rows_per_block: f.rows_per_block,
-                    row_height: f.row_height,
-                    block_width: f.block_width,
-                    blocks_per_page: f.blocks_per_page,
-                    pages: f.pages,
-                }
-            }));
+            folds.extend(
+                [Some(positions), normals, tangents]
+                    .into_iter()
+                    .flatten()
+                    .map(|t| meta::FoldMeta {
+                        texture: meta::FoldedTexture::Vat(t),
+                        rows_per_block: f.rows_per_block,
+                        row_height: f.row_height,
+                        block_width: f.block_width,
+                        blocks_per_page: f.blocks_per_page,
+                        pages: f.pages,
+                    }),
+            );
         }
     }
     let primitives = baker

@@ -31,8 +31,8 @@ use crate::bake::bones;
 use crate::bake::vat_kernel::{self, Columns, Span, columns};
 use crate::bake::vertices::FrameVertices;
 use crate::error::{Error, ErrorKind, Result};
-use crate::fold::{Fold, FoldError};
 use crate::eval::evaluate::Evaluator;
+use crate::fold::{Fold, FoldError};
 use crate::model::{Model, Property};
 use crate::timeline::Timeline;
 
@@ -927,7 +927,10 @@ mod tests {
         assert!(!l.is_folded() && l.page_width == l.width);
         // 5 bands of 4 texels: one frame is taller than 4.
         let e = VatLayout::new(20, 5, 4, false).unwrap_err();
-        assert!(e.message.contains("one frame of 20 vertices takes 5 texture rows"));
+        assert!(
+            e.message
+                .contains("one frame of 20 vertices takes 5 texture rows")
+        );
     }
 
     #[test]
@@ -935,7 +938,10 @@ mod tests {
         // 3 vertices over 10 frames at 8: 2 blocks of 5 rows side by side.
         let l = VatLayout::new(3, 10, 8, false).unwrap();
         assert!(l.is_folded());
-        assert_eq!((l.width, l.bands, l.height, l.page_width, l.pages()), (3, 1, 5, 6, 1));
+        assert_eq!(
+            (l.width, l.bands, l.height, l.page_width, l.pages()),
+            (3, 1, 5, 6, 1)
+        );
         assert_eq!(l.texel(2, 7), (0, 3 + 2, 2));
         // 12 vertices at 8: 2 bands of 8; 4 frames fit a block, one block
         // fits a page: 10 rows need 3 blocks, so 3 pages of 4 rows.
@@ -948,6 +954,9 @@ mod tests {
         assert_eq!((l.width, l.height, l.page_width), (4, 8, 8));
         // BrainStem's atlas at 4096: 3 pages of 349 frames.
         let l = VatLayout::new(34_159, 1047, 4096, false).unwrap();
-        assert_eq!((l.width, l.bands, l.pages(), l.height), (4096, 9, 3, 349 * 9));
+        assert_eq!(
+            (l.width, l.bands, l.pages(), l.height),
+            (4096, 9, 3, 349 * 9)
+        );
     }
 }

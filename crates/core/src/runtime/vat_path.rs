@@ -176,7 +176,6 @@ impl VatTextureView<'_> {
             }
         }
     }
-
 }
 
 /// The value of `vertex` at timeline row `row` in the pages of one stream
@@ -224,7 +223,11 @@ pub fn deform_vertex(
         if let Some(tex) = normals {
             let mut n_row = fetch(tex, address, vertex, row).truncate();
             if fraction > 0.0 {
-                n_row = lerp3(n_row, fetch(tex, address, vertex, next).truncate(), fraction);
+                n_row = lerp3(
+                    n_row,
+                    fetch(tex, address, vertex, next).truncate(),
+                    fraction,
+                );
             }
             n += n_row * weight;
         }
@@ -269,14 +272,30 @@ mod tests {
             rows: [[1.0, 0.25, 0.0, 0.0], [0.0; 4], [0.0; 4], [0.0; 4]],
             enabled: true,
         };
-        let v = deform_vertex(&address, std::slice::from_ref(&tex), None, &state, 3, Vec3::ZERO, None);
+        let v = deform_vertex(
+            &address,
+            std::slice::from_ref(&tex),
+            None,
+            &state,
+            3,
+            Vec3::ZERO,
+            None,
+        );
         assert_eq!(v.position, Vec3::new(3.0, 0.25, 0.0));
         // The last row's next row is itself.
         let state = GpuState {
             rows: [[1.0, 0.5, 1.0, 0.0], [0.0; 4], [0.0; 4], [0.0; 4]],
             enabled: true,
         };
-        let v = deform_vertex(&address, std::slice::from_ref(&tex), None, &state, 4, Vec3::ZERO, None);
+        let v = deform_vertex(
+            &address,
+            std::slice::from_ref(&tex),
+            None,
+            &state,
+            4,
+            Vec3::ZERO,
+            None,
+        );
         assert_eq!(v.position, Vec3::new(4.0, 1.0, 0.0));
     }
 
