@@ -384,10 +384,17 @@ pub fn vat(v: &VatMetadata, rows: u64, folds: &[FoldMeta]) -> Result<()> {
                     || tex.stream != first.stream
                     || tex.channels != first.channels
                 {
-                    return Err(invalid(format!(
-                        "{what}.{name}: texture {at} is a {} x {} {:?} page, but the primitive's pages are {page_width} x {} {:?}",
-                        tex.width, tex.height, tex.stream, p.height, first.stream
-                    )));
+                    return Err(invalid(if folded.is_none() {
+                        format!(
+                            "{what}.{name}: texture is {} x {} but the primitive says {} x {}",
+                            tex.width, tex.height, p.width, p.height
+                        )
+                    } else {
+                        format!(
+                            "{what}.{name}: texture {at} is a {} x {} {:?} page, but the primitive's pages are {page_width} x {} {:?}",
+                            tex.width, tex.height, tex.stream, p.height, first.stream
+                        )
+                    }));
                 }
             }
         }
