@@ -680,8 +680,22 @@ fn folded_and_paged_vats_read_back_through_the_documented_addressing() {
                 );
             }
         }
-        // And `rigbake verify` (the runtime reference) agrees.
+        // `inspect` says how the rows fold.
         let container = dir.join("tentacle.rigbake");
+        let r = rigbake(&["inspect".as_ref(), container.as_os_str()]);
+        let shown = String::from_utf8_lossy(&r.stdout);
+        let line = format!(
+            "folded: {} rows per column block of {} x {} texels, {} block{} per page, {} page{} per stream",
+            want.0,
+            p.width,
+            want.0 as u32 * p.bands,
+            want.1,
+            if want.1 == 1 { "" } else { "s" },
+            want.2,
+            if want.2 == 1 { "" } else { "s" },
+        );
+        assert!(shown.contains(&line), "{line} in {shown}");
+        // And `rigbake verify` (the runtime reference) agrees.
         let r = rigbake(&["verify".as_ref(), container.as_os_str()]);
         assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stdout));
     }
