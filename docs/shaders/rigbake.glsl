@@ -19,7 +19,12 @@
 //     unfolded, rows_per_block = rows and block_width = width (b = 0).
 //   VAT textures: float (EXR) or RGBA16 unorm (PNG16, decoded below).
 //     Vertex v (set vertex s = first_vertex + v) at row r is texel
-//     (s mod width, r * bands + s div width).
+//     (s mod width, r * bands + s div width) of the only page; folded
+//     (frames over the maximum size), row r is in block
+//     b = r div rows_per_block on page b div blocks_per_page, at
+//     ((b mod blocks_per_page) * width + s mod width,
+//      (r mod rows_per_block) * bands + s div width). Pages are the
+//     layers of a texture array.
 #version 450
 
 // ---------------------------------------------------------------- state
