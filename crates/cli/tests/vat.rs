@@ -611,6 +611,28 @@ fn wrapped_and_padded_layouts_read_back_through_the_documented_addressing() {
         stderr.contains("one frame of 204 vertices takes 26 texture rows of 8 texels, more than the maximum size 8"),
         "{stderr}"
     );
+    // One frame (13 bands of 16) per block and page: 362 rows at 120 fps
+    // would be 362 pages per stream, over the limit of 256.
+    let out = tempfile::tempdir().unwrap();
+    let r = vat(
+        std::slice::from_ref(&model),
+        out.path(),
+        &["--max-texture-size", "16", "--fps", "120"],
+    );
+    assert_eq!(r.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert!(
+        stderr.contains(
+            "would fold into 362 pages of 16 x 16 texels per stream, over the limit of 256"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        std::fs::read_dir(out.path().join("tentacle")).map_or(true, |d| d
+            .flatten()
+            .all(|e| !e.file_name().to_string_lossy().ends_with(".exr"))),
+        "no texture is left behind"
+    );
 }
 
 #[test]
