@@ -88,23 +88,29 @@ def row_of(sidecar, clip_name, frame):
     raise ValueError("no clip %s" % clip_name)
 
 
-def folded(fold, x, y, row):
-    """Texel of (x, y) of timeline row `row`'s unfolded texel rows: `y` is
-    the texel row within the row (0 .. row_height). Without a fold, row r's
-    texel rows start at r * row_height (formats/sidecar.md)."""
+def folded(fold, x, y, row, row_height):
+    """(page, x', y') of texel (x, y) of timeline row `row`, `y` counted
+    within the row (0 .. row_height). Without a fold, row r's texel rows
+    start at r * row_height on the only page; with one, rows continue in
+    column blocks and pages (formats/sidecar.md, `fold`)."""
     if fold is None:
-        return x, y
+        return 0, x, row * row_height + y
     block = row // fold["rows_per_block"]
-    if block >= fold["blocks_per_page"]:
-        raise ValueError("paged textures are not read by this player")
-    return (block * fold["block_width"] + x,
-            (row % fold["rows_per_block"]) * fold["row_height"] + (y - row * fold["row_height"]))
+    return (block // fold["blocks_per_page"],
+            (block % fold["blocks_per_page"]) * fold["block_width"] + x,
+            (row % fold["rows_per_block"]) * fold["row_height"] + y)
 
 
 def skin_matrix(image, tex, joint, row):
     """The 4x4 skin matrix m[r][c] of `joint` at `row`."""
     fold = tex.get("fold")
-    at = lambda x: folded(fold, x, row, row)
+
+    def at(x):
+        page, tx, ty = folded(fold, x, 0, row, 1)
+        if page != 0:
+            raise ValueError("%s: bone textures have one page" % tex["file"])
+        return tx, ty
+
     if tex["layout"] == "mat4":
         cols = [texel(image, *at(4 * joint + c), "RGBA") for c in range(4)]
         return [[cols[c][r] for c in range(4)] for r in range(4)]
@@ -156,16 +162,20 @@ def play_vat(sidecar, folder, row):
     images = {}
     out = []
     for p in vat["primitives"]:
-        tex = sidecar["textures"][p["positions"]]
-        if tex["file"] not in images:
-            images[tex["file"]] = read_exr(os.path.join(folder, tex["file"]))
-        image = images[tex["file"]]
-        width, bands, first = p["width"], p["bands"], p["first_vertex"]
+        first = sidecar["textures"][p["positions"]]
+        fold = first.get("fold")
+        width, bands, start = p["width"], p["bands"], p["first_vertex"]
         result = []
         for v in range(p["vertices"]):
-            a = first + v
-            x, y = folded(tex.get("fold"), a % width, row * bands + a // width, row)
-            result.append(texel(image, x, y, "RGB"))
+            a = start + v
+            page, x, y = folded(fold, a % width, a // width, row, bands)
+            # Page k of the stream is the k-th texture after its first page.
+            tex = sidecar["textures"][p["positions"] + page]
+            if page and tex.get("page") != page:
+                raise ValueError("%s is not page %d of %s" % (tex["file"], page, first["file"]))
+            if tex["file"] not in images:
+                images[tex["file"]] = read_exr(os.path.join(folder, tex["file"]))
+            result.append(texel(images[tex["file"]], x, y, "RGB"))
         out.append({"node": p["node"], "mesh": p["mesh"], "primitive": p["primitive"],
                     "positions": result})
     return out

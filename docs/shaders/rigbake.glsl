@@ -19,7 +19,12 @@
 //     unfolded, rows_per_block = rows and block_width = width (b = 0).
 //   VAT textures: float (EXR) or RGBA16 unorm (PNG16, decoded below).
 //     Vertex v (set vertex s = first_vertex + v) at row r is texel
-//     (s mod width, r * bands + s div width).
+//     (s mod width, r * bands + s div width) of the only page; folded
+//     (frames over the maximum size), row r is in block
+//     b = r div rows_per_block on page b div blocks_per_page, at
+//     ((b mod blocks_per_page) * width + s mod width,
+//      (r mod rows_per_block) * bands + s div width). Pages are the
+//     layers of a texture array.
 #version 450
 
 // ---------------------------------------------------------------- state
@@ -203,17 +208,40 @@ struct VatStream {
     vec4 bounds_max;
 };
 
-layout(binding = 1) uniform sampler2D vat_positions;
-layout(binding = 2) uniform sampler2D vat_normals;
+// One layer per page: an unfolded set has one layer (formats/vat.md).
+layout(binding = 1) uniform sampler2DArray vat_positions;
+layout(binding = 2) uniform sampler2DArray vat_normals;
 
-uvec2 vat_texel(uint vertex, uint row, uint width, uint bands) {
-    return uvec2(vertex % width, row * bands + vertex / width);
+struct VatLayout {
+    uint width;
+    uint bands;
+    uint frames;
+    uint first_vertex;
+    uint rows_per_block;  // folded sets: rows per column block; 0: unfolded
+    uint blocks_per_page; // folded sets: blocks side by side (0 or 1: one)
+};
+
+// Texel (x, y, page) of `x` and `band` of timeline row `row`: unfolded,
+// row r's bands start at r * bands; folded, row r is in column block
+// b = r / rows_per_block, on page b / blocks_per_page.
+uvec3 vat_place(uint x, uint band, uint row, VatLayout vat) {
+    if (vat.rows_per_block == 0u) {
+        return uvec3(x, row * vat.bands + band, 0u);
+    }
+    uint block = row / vat.rows_per_block;
+    uint per_page = max(vat.blocks_per_page, 1u);
+    return uvec3((block % per_page) * vat.width + x, (row % vat.rows_per_block) * vat.bands + band, block / per_page);
+}
+
+uvec3 vat_texel(uint vertex, uint row, VatLayout vat) {
+    return vat_place(vertex % vat.width, vertex / vat.width, row, vat);
 }
 
 // For meshes whose vertices were reordered: the texel from the playback
-// mesh's last UV set (the texel centre at row 0).
-uvec2 vat_texel_from_uv(vec2 uv, uint row, uint width, uint bands, uint height) {
-    return uvec2(uint(floor(uv.x * float(width))), uint(floor(uv.y * float(height))) + row * bands);
+// mesh's last UV set (the texel centre at row 0 of a page of
+// `page_width` x `height` texels).
+uvec3 vat_texel_from_uv(vec2 uv, uint row, VatLayout vat, uint page_width, uint height) {
+    return vat_place(uint(floor(uv.x * float(page_width))), uint(floor(uv.y * float(height))), row, vat);
 }
 
 float sign_not_zero(float a) {
@@ -242,22 +270,15 @@ vec4 vat_decode(vec4 raw, VatStream stream) {
     return raw;
 }
 
-vec3 vat_position(uvec2 texel, VatStream stream) {
-    vec4 raw = texelFetch(vat_positions, ivec2(texel), 0);
+vec3 vat_position(uvec3 texel, VatStream stream) {
+    vec4 raw = texelFetch(vat_positions, ivec3(texel), 0);
     return vat_decode(raw, stream).xyz;
 }
 
-vec3 vat_normal(uvec2 texel, VatStream stream) {
-    vec4 raw = texelFetch(vat_normals, ivec2(texel), 0);
+vec3 vat_normal(uvec3 texel, VatStream stream) {
+    vec4 raw = texelFetch(vat_normals, ivec3(texel), 0);
     return vat_decode(raw, stream).xyz;
 }
-
-struct VatLayout {
-    uint width;
-    uint bands;
-    uint frames;
-    uint first_vertex;
-};
 
 // Vertex `vertex` through the state; (p, n) is what the playback mesh holds.
 Deformed vat_deform(
@@ -284,8 +305,8 @@ Deformed vat_deform(
         float fraction = s.y;
         uint row = uint(s.z);
         uint next = min(row + 1u, last_row);
-        uvec2 t0 = vat_texel(vertex + vat.first_vertex, row, vat.width, vat.bands);
-        uvec2 t1 = vat_texel(vertex + vat.first_vertex, next, vat.width, vat.bands);
+        uvec3 t0 = vat_texel(vertex + vat.first_vertex, row, vat);
+        uvec3 t1 = vat_texel(vertex + vat.first_vertex, next, vat);
         vec3 p_row = vat_position(t0, positions);
         vec3 n_row = vat_normal(t0, normals);
         if (fraction > 0.0) {

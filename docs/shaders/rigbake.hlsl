@@ -16,7 +16,12 @@
 //     unfolded, rows_per_block = rows and block_width = width (b = 0).
 //   VAT textures: float (EXR) or R16G16B16A16_UNORM (PNG16, decoded below).
 //     Vertex v (set vertex s = first_vertex + v) at row r is texel
-//     (s mod width, r * bands + s div width).
+//     (s mod width, r * bands + s div width) of the only page; folded
+//     (frames over the maximum size), row r is in block
+//     b = r div rows_per_block on page b div blocks_per_page, at
+//     ((b mod blocks_per_page) * width + s mod width,
+//      (r mod rows_per_block) * bands + s div width). Pages are the
+//     layers of a texture array.
 
 // ---------------------------------------------------------------- state
 
@@ -205,17 +210,40 @@ struct VatStream {
     float4 bounds_max;
 };
 
-Texture2D<float4> vat_positions : register(t1);
-Texture2D<float4> vat_normals : register(t2);
+// One slice per page: an unfolded set has one slice (formats/vat.md).
+Texture2DArray<float4> vat_positions : register(t1);
+Texture2DArray<float4> vat_normals : register(t2);
 
-uint2 vat_texel(uint vertex, uint row, uint width, uint bands) {
-    return uint2(vertex % width, row * bands + vertex / width);
+struct VatLayout {
+    uint width;
+    uint bands;
+    uint frames;
+    uint first_vertex;
+    uint rows_per_block;  // folded sets: rows per column block; 0: unfolded
+    uint blocks_per_page; // folded sets: blocks side by side (0 or 1: one)
+};
+
+// Texel (x, y, page) of `x` and `band` of timeline row `row`: unfolded,
+// row r's bands start at r * bands; folded, row r is in column block
+// b = r / rows_per_block, on page b / blocks_per_page.
+uint3 vat_place(uint x, uint band, uint row, VatLayout vat) {
+    if (vat.rows_per_block == 0u) {
+        return uint3(x, row * vat.bands + band, 0u);
+    }
+    uint block = row / vat.rows_per_block;
+    uint per_page = max(vat.blocks_per_page, 1u);
+    return uint3((block % per_page) * vat.width + x, (row % vat.rows_per_block) * vat.bands + band, block / per_page);
+}
+
+uint3 vat_texel(uint vertex, uint row, VatLayout vat) {
+    return vat_place(vertex % vat.width, vertex / vat.width, row, vat);
 }
 
 // For meshes whose vertices were reordered: the texel from the playback
-// mesh's last UV set (the texel centre at row 0).
-uint2 vat_texel_from_uv(float2 uv, uint row, uint width, uint bands, uint height) {
-    return uint2((uint)floor(uv.x * (float)width), (uint)floor(uv.y * (float)height) + row * bands);
+// mesh's last UV set (the texel centre at row 0 of a page of
+// `page_width` x `height` texels).
+uint3 vat_texel_from_uv(float2 uv, uint row, VatLayout vat, uint page_width, uint height) {
+    return vat_place((uint)floor(uv.x * (float)page_width), (uint)floor(uv.y * (float)height), row, vat);
 }
 
 float sign_not_zero(float a) {
@@ -244,22 +272,15 @@ float4 vat_decode(float4 raw, VatStream stream) {
     return raw;
 }
 
-float3 vat_position(uint2 texel, VatStream stream) {
-    float4 raw = vat_positions.Load(int3(texel, 0));
+float3 vat_position(uint3 texel, VatStream stream) {
+    float4 raw = vat_positions.Load(int4(texel, 0));
     return vat_decode(raw, stream).xyz;
 }
 
-float3 vat_normal(uint2 texel, VatStream stream) {
-    float4 raw = vat_normals.Load(int3(texel, 0));
+float3 vat_normal(uint3 texel, VatStream stream) {
+    float4 raw = vat_normals.Load(int4(texel, 0));
     return vat_decode(raw, stream).xyz;
 }
-
-struct VatLayout {
-    uint width;
-    uint bands;
-    uint frames;
-    uint first_vertex;
-};
 
 // Vertex `vertex` through the state; (p, n) is what the playback mesh holds.
 Deformed vat_deform(
@@ -287,8 +308,8 @@ Deformed vat_deform(
         float fraction = s.y;
         uint row = (uint)s.z;
         uint next = min(row + 1u, last_row);
-        uint2 t0 = vat_texel(vertex + vat.first_vertex, row, vat.width, vat.bands);
-        uint2 t1 = vat_texel(vertex + vat.first_vertex, next, vat.width, vat.bands);
+        uint3 t0 = vat_texel(vertex + vat.first_vertex, row, vat);
+        uint3 t1 = vat_texel(vertex + vat.first_vertex, next, vat);
         float3 p_row = vat_position(t0, positions);
         float3 n_row = vat_normal(t0, normals);
         if (fraction > 0.0) {

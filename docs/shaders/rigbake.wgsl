@@ -14,7 +14,12 @@
 //     unfolded, rows_per_block = rows and block_width = width (b = 0).
 //   VAT textures: float (EXR) or 16-bit unorm (PNG16, decoded below).
 //     Vertex v (set vertex s = first_vertex + v) at row r is texel
-//     (s mod width, r * bands + s div width).
+//     (s mod width, r * bands + s div width) of the only page; folded
+//     (frames over the maximum size), row r is in block
+//     b = r div rows_per_block on page b div blocks_per_page, at
+//     ((b mod blocks_per_page) * width + s mod width,
+//      (r mod rows_per_block) * bands + s div width). Pages are the
+//     layers of a texture array.
 //
 // The animation state (4 rows of (blend weight, fraction, frame row,
 // reserved) plus an enable flag) comes from the CPU every frame; it never
@@ -209,17 +214,40 @@ struct VatStream {
     bounds_max: vec4<f32>,
 }
 
-@group(0) @binding(1) var vat_positions: texture_2d<f32>;
-@group(0) @binding(2) var vat_normals: texture_2d<f32>;
+// One layer per page: an unfolded set has one layer (formats/vat.md).
+@group(0) @binding(1) var vat_positions: texture_2d_array<f32>;
+@group(0) @binding(2) var vat_normals: texture_2d_array<f32>;
 
-fn vat_texel(vertex: u32, row: u32, width: u32, bands: u32) -> vec2<u32> {
-    return vec2<u32>(vertex % width, row * bands + vertex / width);
+struct VatLayout {
+    width: u32,
+    bands: u32,
+    frames: u32,
+    first_vertex: u32,
+    rows_per_block: u32,  // folded sets: rows per column block; 0: unfolded
+    blocks_per_page: u32, // folded sets: blocks side by side (0 or 1: one)
+}
+
+// Texel (x, y, page) of `x` and `band` of timeline row `row`: unfolded,
+// row r's bands start at r * bands; folded, row r is in column block
+// b = r / rows_per_block, on page b / blocks_per_page.
+fn vat_place(x: u32, band: u32, row: u32, vat: VatLayout) -> vec3<u32> {
+    if (vat.rows_per_block == 0u) {
+        return vec3<u32>(x, row * vat.bands + band, 0u);
+    }
+    let block = row / vat.rows_per_block;
+    let per_page = max(vat.blocks_per_page, 1u);
+    return vec3<u32>((block % per_page) * vat.width + x, (row % vat.rows_per_block) * vat.bands + band, block / per_page);
+}
+
+fn vat_texel(vertex: u32, row: u32, vat: VatLayout) -> vec3<u32> {
+    return vat_place(vertex % vat.width, vertex / vat.width, row, vat);
 }
 
 // For meshes whose vertices were reordered: the texel from the playback
-// mesh's last UV set (the texel centre at row 0).
-fn vat_texel_from_uv(uv: vec2<f32>, row: u32, width: u32, bands: u32, height: u32) -> vec2<u32> {
-    return vec2<u32>(u32(floor(uv.x * f32(width))), u32(floor(uv.y * f32(height))) + row * bands);
+// mesh's last UV set (the texel centre at row 0 of a page of
+// `page_width` x `height` texels).
+fn vat_texel_from_uv(uv: vec2<f32>, row: u32, vat: VatLayout, page_width: u32, height: u32) -> vec3<u32> {
+    return vat_place(u32(floor(uv.x * f32(page_width))), u32(floor(uv.y * f32(height))), row, vat);
 }
 
 fn sign_not_zero(a: f32) -> f32 {
@@ -248,21 +276,14 @@ fn vat_decode(raw: vec4<f32>, stream: VatStream) -> vec4<f32> {
     return raw;
 }
 
-fn vat_position(texel: vec2<u32>, stream: VatStream) -> vec3<f32> {
-    let raw = textureLoad(vat_positions, vec2<i32>(texel), 0);
+fn vat_position(texel: vec3<u32>, stream: VatStream) -> vec3<f32> {
+    let raw = textureLoad(vat_positions, vec2<i32>(texel.xy), i32(texel.z), 0);
     return vat_decode(raw, stream).xyz;
 }
 
-fn vat_normal(texel: vec2<u32>, stream: VatStream) -> vec3<f32> {
-    let raw = textureLoad(vat_normals, vec2<i32>(texel), 0);
+fn vat_normal(texel: vec3<u32>, stream: VatStream) -> vec3<f32> {
+    let raw = textureLoad(vat_normals, vec2<i32>(texel.xy), i32(texel.z), 0);
     return vat_decode(raw, stream).xyz;
-}
-
-struct VatLayout {
-    width: u32,
-    bands: u32,
-    frames: u32,
-    first_vertex: u32,
 }
 
 // Vertex `vertex` through the state; (p, n) is what the playback mesh holds.
@@ -291,8 +312,8 @@ fn vat_deform(
         let fraction = s.y;
         let row = u32(s.z);
         let next = min(row + 1u, last_row);
-        let t0 = vat_texel(vertex + vat.first_vertex, row, vat.width, vat.bands);
-        let t1 = vat_texel(vertex + vat.first_vertex, next, vat.width, vat.bands);
+        let t0 = vat_texel(vertex + vat.first_vertex, row, vat);
+        let t1 = vat_texel(vertex + vat.first_vertex, next, vat);
         var p_row = vat_position(t0, positions);
         var n_row = vat_normal(t0, normals);
         if (fraction > 0.0) {

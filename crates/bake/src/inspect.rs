@@ -647,6 +647,22 @@ pub fn render(r: &InspectReport) -> String {
                 if p.bands == 1 { "" } else { "s" },
                 streams.join(", ")
             );
+            let fold = r.texture_layout.as_ref().and_then(|l| {
+                l.folds
+                    .iter()
+                    .find(|f| f.texture == rigbake_format::meta::FoldedTexture::Vat(p.positions))
+            });
+            if let Some(f) = fold {
+                let _ = writeln!(
+                    s,
+                    "    folded: {} rows per column block of {} x {} texels, {} per page, {} per stream (page k: the stream's first texture + k)",
+                    f.rows_per_block,
+                    f.block_width,
+                    f.rows_per_block.saturating_mul(f.row_height),
+                    count(u64::from(f.blocks_per_page), "block", None),
+                    count(u64::from(f.pages), "page", None),
+                );
+            }
         }
         // PNG16 textures store samples normalised to per-channel bounds;
         // an engine needs them to decode (docs/engines.md).

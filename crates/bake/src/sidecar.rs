@@ -270,8 +270,14 @@ pub struct SidecarTexture {
     /// normals and tangents).
     pub max_error: f64,
     /// How its rows fold, when taller than the maximum size; `null`: row
-    /// `r` is texel row `r` (VAT: `r * bands`).
+    /// `r` is texel row `r` (VAT: `r * bands`). Every page of a folded VAT
+    /// stream carries its stream's fold.
     pub fold: Option<SidecarFold>,
+    /// Which page of its folded VAT stream this texture is, for pages after
+    /// the first (page `k` of the stream whose first page is texture `t` is
+    /// texture `t + k`); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page: Option<u32>,
 }
 
 /// The bone-weight path.
@@ -413,6 +419,7 @@ impl Sidecar {
             .enumerate()
             .map(|(i, t)| SidecarTexture {
                 fold: fold(FoldedTexture::Bones(i as u32)),
+                page: None,
                 file: t.name.clone(),
                 storage: storage_name(t.storage, &t.name),
                 role: Role::BoneMatrices,
@@ -430,32 +437,44 @@ impl Sidecar {
             .collect();
         let vat_base = textures.len();
         if let Some(vat) = r.vat {
-            textures.extend(
-                vat.textures
-                    .iter()
-                    .enumerate()
-                    .map(|(i, t)| SidecarTexture {
-                        fold: fold(FoldedTexture::Vat(i as u32)),
-                        file: t.name.clone(),
-                        storage: storage_name(t.storage, &t.name),
-                        role: match t.stream {
-                            VatStream::Positions => Role::VatPositions,
-                            VatStream::Normals => Role::VatNormals,
-                            VatStream::Tangents => Role::VatTangents,
-                        },
-                        width: t.width,
-                        height: t.height,
-                        channels: t.channels,
-                        layout: None,
-                        encoding: match t.encoding {
-                            VatEncoding::Exr32 => "exr_f32",
-                            VatEncoding::Exr16 => "exr_f16",
-                            VatEncoding::Png16 => "png16",
-                        },
-                        bounds: t.bounds,
-                        max_error: t.max_error,
-                    }),
-            );
+            // Each VAT texture's fold and page: a folded stream's fold is
+            // recorded on its first page, and pages follow it in order.
+            let mut pages: Vec<(Option<SidecarFold>, Option<u32>)> =
+                vec![(None, None); vat.textures.len()];
+            for f in r.layout.map_or(&[][..], |l| &l.folds[..]) {
+                if let FoldedTexture::Vat(first) = f.texture {
+                    for k in 0..f.pages {
+                        let at = first as usize + k as usize;
+                        if let Some(slot) = pages.get_mut(at) {
+                            *slot = (Some(SidecarFold::from(f)), (k > 0).then_some(k));
+                        }
+                    }
+                }
+            }
+            textures.extend(vat.textures.iter().zip(pages).map(|(t, (fold, page))| {
+                SidecarTexture {
+                    fold,
+                    page,
+                    file: t.name.clone(),
+                    storage: storage_name(t.storage, &t.name),
+                    role: match t.stream {
+                        VatStream::Positions => Role::VatPositions,
+                        VatStream::Normals => Role::VatNormals,
+                        VatStream::Tangents => Role::VatTangents,
+                    },
+                    width: t.width,
+                    height: t.height,
+                    channels: t.channels,
+                    layout: None,
+                    encoding: match t.encoding {
+                        VatEncoding::Exr32 => "exr_f32",
+                        VatEncoding::Exr16 => "exr_f16",
+                        VatEncoding::Png16 => "png16",
+                    },
+                    bounds: t.bounds,
+                    max_error: t.max_error,
+                }
+            }));
         }
         let boxes = r.bounds.map(|b| &b.clips);
         let placement = r.layout.and_then(|l| l.vat.as_ref());

@@ -217,3 +217,48 @@ fn textured_fixture_export_keeps_its_look_with_the_lookup_in_uv_set_1() {
         "largest error {worst}, tolerance {tolerance}"
     );
 }
+
+#[test]
+fn an_export_taller_than_the_maximum_is_refused_not_folded() {
+    // The tentacle's 92 rows of 204 vertices need 4 bands a frame at 64
+    // texels: rigbake's own VAT folds them into pages, OpenVAT's players
+    // cannot read that, so the export is refused with what helps.
+    let model = rigbake_fixtures::fixture("tentacle.glb");
+    let out = tempfile::tempdir().unwrap();
+    let r = rigbake(&[
+        "vat".as_ref(),
+        model.as_os_str(),
+        "--compat".as_ref(),
+        "openvat".as_ref(),
+        "--max-texture-size".as_ref(),
+        "64".as_ref(),
+        "--out".as_ref(),
+        out.path().as_os_str(),
+    ]);
+    assert_eq!(r.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert!(
+        stderr.contains("the OpenVAT texture would be 64 x 368")
+            && stderr.contains("cannot address folded frames or pages"),
+        "{stderr}"
+    );
+    let written: Vec<_> = walk(out.path());
+    assert!(
+        written.iter().all(|p| !p.ends_with(".exr")),
+        "no texture is left behind: {written:?}"
+    );
+}
+
+/// Every file under `dir`, as strings.
+fn walk(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p.to_string_lossy().into_owned());
+        }
+    }
+    out
+}

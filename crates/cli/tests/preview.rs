@@ -205,3 +205,34 @@ fn preview_usage_errors() {
     let r = rigbake(&["preview".as_ref(), "--help".as_ref()]);
     assert!(String::from_utf8_lossy(&r.stdout).contains("--animate"));
 }
+
+#[test]
+fn a_folded_vat_previews_like_the_unfolded_one() {
+    // Folding moves texels, never changes them: the tentacle's VAT folded
+    // into 6 pages (64 texels) draws the same PNG as its unfolded bake.
+    let model = rigbake_fixtures::fixture("tentacle.glb");
+    let mut drawn = Vec::new();
+    for flags in [
+        &["--vat", "--normals"][..],
+        &["--vat", "--normals", "--max-texture-size", "64"][..],
+    ] {
+        let out = tempfile::tempdir().unwrap();
+        let r = bake(std::slice::from_ref(&model), out.path(), flags);
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        let png = out.path().join("preview.png");
+        let file = container(out.path(), &model);
+        let (code, stderr) = preview(
+            &[
+                file.as_os_str(),
+                "--out".as_ref(),
+                png.as_os_str(),
+                "--path".as_ref(),
+                "vat".as_ref(),
+            ],
+            None,
+        );
+        assert_eq!(code, 0, "{stderr}");
+        drawn.push(std::fs::read(&png).unwrap());
+    }
+    assert!(drawn[0] == drawn[1], "the folded bake draws differently");
+}

@@ -173,6 +173,14 @@ fn fixture_sidecars_agree_with_inspect_in_every_encoding() {
             "mat3x4",
         ][..],
         &["--vat", "--normals", "--tangents", "--format", "exr16"][..],
+        &[
+            "--vat",
+            "--normals",
+            "--format",
+            "png16",
+            "--max-texture-size",
+            "64",
+        ][..],
     ] {
         let r = bake(std::slice::from_ref(&model), out.path(), flags);
         assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
@@ -184,6 +192,27 @@ fn fixture_sidecars_agree_with_inspect_in_every_encoding() {
         if flags[0] == "--embed-textures" {
             assert_eq!(sidecar["textures"][0]["storage"], "embedded");
             assert!(sidecar["vat"].is_null());
+        }
+        if flags.contains(&"64") {
+            // 6 pages per VAT stream, every one listed with the stream's
+            // fold; pages after the first say which page they are.
+            let textures = sidecar["textures"].as_array().unwrap();
+            let p = &sidecar["vat"]["primitives"][0];
+            for stream in ["positions", "normals"] {
+                let first = p[stream].as_u64().unwrap() as usize;
+                for k in 0..6 {
+                    let t = &textures[first + k];
+                    assert_eq!(t["fold"]["pages"], 6, "{t}");
+                    assert_eq!(t["fold"]["row_height"], 4, "{t}");
+                    let name = format!("tentacle.vat.{stream}.page{k}.png");
+                    assert_eq!(t["file"], name.as_str());
+                    if k == 0 {
+                        assert!(t.get("page").is_none(), "{t}");
+                    } else {
+                        assert_eq!(t["page"], k, "{t}");
+                    }
+                }
+            }
         }
     }
 }

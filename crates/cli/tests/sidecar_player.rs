@@ -61,12 +61,15 @@ fn play(sidecar: &Path, path: &str, clip: &str, frame: usize) -> Option<Value> {
 /// the first, middle and last frame of up to three clips against direct
 /// evaluation. Returns false when the player could not run.
 fn check_model(model: &Path) -> bool {
+    check_model_with(model, &[])
+}
+
+/// [`check_model`] with more bake flags.
+fn check_model_with(model: &Path, extra: &[&str]) -> bool {
     let out = tempfile::tempdir().unwrap();
-    let r = bake(
-        &[model.to_path_buf()],
-        out.path(),
-        &["--vat", "--format", "exr32"],
-    );
+    let mut flags = vec!["--vat", "--format", "exr32"];
+    flags.extend(extra);
+    let r = bake(&[model.to_path_buf()], out.path(), &flags);
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     let stem = model.file_stem().unwrap().to_string_lossy().into_owned();
     let sidecar: PathBuf = out.path().join(&stem).join(format!("{stem}.rigbake.json"));
@@ -127,6 +130,18 @@ fn check_model(model: &Path) -> bool {
 #[test]
 fn a_reader_of_the_sidecar_rebuilds_our_fixture() {
     check_model(&rigbake_fixtures::fixture("tentacle.glb"));
+}
+
+#[test]
+fn a_reader_of_the_sidecar_rebuilds_folded_and_paged_vats() {
+    // At 64 texels the tentacle's VAT (204 vertices in 4 bands, 92 rows)
+    // folds into 6 pages and its bone texture into 2 column blocks; at 240
+    // fps and 500 texels the VAT's 722 rows fold into 2 column blocks of one
+    // page. The first, middle and last frames of each clip land on
+    // different blocks and pages.
+    let model = rigbake_fixtures::fixture("tentacle.glb");
+    check_model_with(&model, &["--max-texture-size", "64"]);
+    check_model_with(&model, &["--max-texture-size", "500", "--fps", "240"]);
 }
 
 #[test]

@@ -116,6 +116,33 @@ fn decode(dir: &Path, tex: &VatTextureMeta) -> Decoded {
     }
 }
 
+/// The fold of a VAT texture from the layout record (formats/metadata.md,
+/// `FoldMeta`): `(rows_per_block, blocks_per_page, pages)`, or one block
+/// of every row on one page when it is not folded.
+fn vat_fold(out: &Path, name: &str, texture: u32, rows: usize) -> (usize, usize, usize) {
+    let c = Container::open(&out.join(name).join(format!("{name}.rigbake"))).unwrap();
+    c.layout()
+        .and_then(|l| {
+            l.folds
+                .iter()
+                .find(|f| f.texture == rigbake_format::meta::FoldedTexture::Vat(texture))
+        })
+        .map_or((rows.max(1), 1, 1), |f| {
+            (
+                f.rows_per_block as usize,
+                f.blocks_per_page as usize,
+                f.pages as usize,
+            )
+        })
+}
+
+/// Every page of a stream whose first texture is `first`, decoded.
+fn decode_pages(dir: &Path, vat: &VatMetadata, first: u32, pages: usize) -> Vec<Decoded> {
+    (0..pages)
+        .map(|k| decode(dir, &vat.textures[first as usize + k]))
+        .collect()
+}
+
 /// Worst errors of one bake against the direct evaluation.
 #[derive(Debug, Default)]
 struct Errors {
@@ -151,20 +178,25 @@ fn check(model_path: &Path, out: &Path, stride: usize) -> Errors {
     for (k, p) in vat.primitives.iter().enumerate() {
         let first = firsts[k];
         let node = mesh_node(&model, &p.node);
-        let positions = decode(&dir, &vat.textures[p.positions as usize]);
-        assert_eq!(
-            (positions.width, positions.height),
-            (p.width as usize, p.height as usize)
-        );
+        // Folded sets continue rows in column blocks and pages, addressed
+        // as formats/vat.md says (unfolded: one block, one page).
+        let (per_block, per_page, pages) = vat_fold(out, &name, p.positions, rows);
+        let positions = decode_pages(&dir, &vat, p.positions, pages);
+        for page in &positions {
+            assert_eq!(
+                (page.width, page.height),
+                (p.width as usize * per_page, p.height as usize)
+            );
+        }
         let normals = p.normals.map(|i| {
             (
-                decode(&dir, &vat.textures[i as usize]),
+                decode_pages(&dir, &vat, i, pages),
                 &vat.textures[i as usize],
             )
         });
         let tangents = p.tangents.map(|i| {
             (
-                decode(&dir, &vat.textures[i as usize]),
+                decode_pages(&dir, &vat, i, pages),
                 &vat.textures[i as usize],
             )
         });
@@ -188,15 +220,18 @@ fn check(model_path: &Path, out: &Path, stride: usize) -> Errors {
         for (row, deformed) in &per_row {
             for (v, d) in deformed.iter().enumerate() {
                 let s = first + v;
-                let (x, y) = (
-                    s % p.width as usize,
-                    row * p.bands as usize + s / p.width as usize,
+                let block = row / per_block;
+                let (page, x, y) = (
+                    block / per_page,
+                    (block % per_page) * p.width as usize + s % p.width as usize,
+                    (row % per_block) * p.bands as usize + s / p.width as usize,
                 );
-                let at = (y * positions.width + x) * positions.floats;
+                let pos = &positions[page];
+                let at = (y * pos.width + x) * pos.floats;
                 let got = DVec3::new(
-                    f64::from(positions.values[at]),
-                    f64::from(positions.values[at + 1]),
-                    f64::from(positions.values[at + 2]),
+                    f64::from(pos.values[at]),
+                    f64::from(pos.values[at + 1]),
+                    f64::from(pos.values[at + 2]),
                 );
                 let e = got.distance(d.position);
                 errors.position = errors.position.max(e / diag);
@@ -214,6 +249,7 @@ fn check(model_path: &Path, out: &Path, stride: usize) -> Errors {
                     if want.length() < 0.5 {
                         continue; // degenerate source direction
                     }
+                    let decoded = &decoded[page];
                     let at = (y * decoded.width + x) * decoded.floats;
                     let got = DVec3::new(
                         f64::from(decoded.values[at]),
@@ -224,6 +260,7 @@ fn check(model_path: &Path, out: &Path, stride: usize) -> Errors {
                     errors.direction_excess = errors.direction_excess.max(angle - tex.max_error);
                 }
                 if let Some((t, _)) = &tangents {
+                    let t = &t[page];
                     let at = (y * t.width + x) * 4;
                     assert_eq!(
                         f64::from(t.values[at + 3]).signum(),
@@ -560,15 +597,146 @@ fn wrapped_and_padded_layouts_read_back_through_the_documented_addressing() {
         let e = check(&model, out.path(), 1);
         assert!(e.position <= KERNEL_TOLERANCE, "{flags:?}: {e:?}");
     }
-    // Too small to hold even one frame's bands over every row: a clear error.
+    // Too small to hold even one frame (204 vertices in 26 bands of 8
+    // texels): a clear error, whatever folding does.
     let out = tempfile::tempdir().unwrap();
     let r = vat(
         std::slice::from_ref(&model),
         out.path(),
-        &["--max-texture-size", "64"],
+        &["--max-texture-size", "8"],
     );
     assert_eq!(r.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&r.stderr).contains("maximum size 64"));
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert!(
+        stderr.contains("one frame of 204 vertices takes 26 texture rows of 8 texels, more than the maximum size 8"),
+        "{stderr}"
+    );
+    // One frame (13 bands of 16) per block and page: 362 rows at 120 fps
+    // would be 362 pages per stream, over the limit of 256.
+    let out = tempfile::tempdir().unwrap();
+    let r = vat(
+        std::slice::from_ref(&model),
+        out.path(),
+        &["--max-texture-size", "16", "--fps", "120"],
+    );
+    assert_eq!(r.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert!(
+        stderr.contains(
+            "would fold into 362 pages of 16 x 16 texels per stream, over the limit of 256"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        std::fs::read_dir(out.path().join("tentacle")).map_or(true, |d| d
+            .flatten()
+            .all(|e| !e.file_name().to_string_lossy().ends_with(".exr"))),
+        "no texture is left behind"
+    );
+}
+
+#[test]
+fn folded_and_paged_vats_read_back_through_the_documented_addressing() {
+    // The tentacle (204 vertices; 92 rows at 30 fps, 722 at 240) at small
+    // maximum sizes, every texel read back by the documented fold formula
+    // and compared with direct evaluation; the unfolded exr32 bake's texels
+    // hold the same values (folding moves texels, never changes them).
+    let model = rigbake_fixtures::fixture("tentacle.glb");
+    // (max size, fps, flags, (rows_per_block, blocks_per_page, pages),
+    // rows, EXR files).
+    for (max, fps, extra, want, rows, files) in [
+        // 722 rows of 204 texels at 500: 2 blocks of 361 rows side by side.
+        ("500", "240", &[][..], (361, 2, 1), 722, 2),
+        // 128: 2 bands per frame; 64 frames fit a block, one block a page.
+        ("128", "30", &[][..], (46, 1, 2), 92, 4),
+        // 64: 4 bands; 16 frames a block: 6 pages.
+        ("64", "30", &[][..], (16, 1, 6), 92, 12),
+        // Power of two below a non-power-of-two maximum: folds within 64.
+        ("100", "30", &["--power-of-two"][..], (16, 1, 6), 92, 12),
+    ] {
+        let unfolded = tempfile::tempdir().unwrap();
+        // Positions and normals (the tentacle has no tangents).
+        let common = ["--format", "exr32", "--normals", "--fps", fps];
+        let r = vat(std::slice::from_ref(&model), unfolded.path(), &common);
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        let (_, flat) = open(unfolded.path(), "tentacle");
+        assert_eq!(flat.textures.len(), 2, "unfolded at the default size");
+        let flat_pos = decode(&unfolded.path().join("tentacle"), &flat.textures[0]);
+        let out = tempfile::tempdir().unwrap();
+        let mut flags = vec!["--max-texture-size", max];
+        flags.extend(common);
+        flags.extend(extra);
+        let r = vat(std::slice::from_ref(&model), out.path(), &flags);
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        let dir = out.path().join("tentacle");
+        assert_eq!(count_files(&dir, "exr"), files, "{flags:?}");
+        let (_, v) = open(out.path(), "tentacle");
+        let p = &v.primitives[0];
+        assert_eq!(vat_fold(out.path(), "tentacle", p.positions, rows), want);
+        assert_eq!(v.textures.len(), files);
+        if want.2 > 1 {
+            assert!(
+                v.textures[1].name.ends_with(".positions.page1.exr"),
+                "{}",
+                v.textures[1].name
+            );
+        }
+        let e = check(&model, out.path(), 1);
+        assert!(e.position <= KERNEL_TOLERANCE, "{flags:?}: {e:?}");
+        assert!(e.direction_excess <= KERNEL_DEGREES, "{flags:?}: {e:?}");
+        // Same texel values as the unfolded bake.
+        let (per_block, per_page, pages) = want;
+        let folded = decode_pages(&dir, &v, p.positions, pages);
+        for row in 0..rows {
+            for s in 0..204usize {
+                let block = row / per_block;
+                let x = (block % per_page) * p.width as usize + s % p.width as usize;
+                let y = (row % per_block) * p.bands as usize + s / p.width as usize;
+                let page = &folded[block / per_page];
+                let at = (y * page.width + x) * 3;
+                let flat_at = (row * flat_pos.width + s) * 3;
+                assert_eq!(
+                    page.values[at..at + 3],
+                    flat_pos.values[flat_at..flat_at + 3],
+                    "{flags:?} row {row} vertex {s}"
+                );
+            }
+        }
+        // The playback mesh's lookup UV is the texel centre at row 0 of
+        // page 0 (block 0), over the page's size: its first frame's
+        // position is there.
+        let (doc, buffers) = gltf_import(&dir.join(v.playback_file.as_deref().unwrap()));
+        let prim = doc.meshes().next().unwrap().primitives().next().unwrap();
+        let reader = prim.reader(|b| Some(&buffers[b.index()]));
+        let positions: Vec<[f32; 3]> = reader.read_positions().unwrap().collect();
+        let lookup: Vec<[f32; 2]> = reader.read_tex_coords(1).unwrap().into_f32().collect();
+        let page0 = &folded[0];
+        for (s, (uv, pos)) in lookup.iter().zip(&positions).enumerate() {
+            let x = (uv[0] * page0.width as f32 - 0.5).round() as usize;
+            let y = (uv[1] * page0.height as f32 - 0.5).round() as usize;
+            assert_eq!((x, y), (s % p.width as usize, s / p.width as usize));
+            let at = (y * page0.width + x) * 3;
+            assert_eq!(&page0.values[at..at + 3], pos, "{flags:?} vertex {s}");
+        }
+        // `inspect` says how the rows fold.
+        let container = dir.join("tentacle.rigbake");
+        let r = rigbake(&["inspect".as_ref(), container.as_os_str()]);
+        let shown = String::from_utf8_lossy(&r.stdout);
+        let line = format!(
+            "folded: {} rows per column block of {} x {} texels, {} block{} per page, {} page{} per stream",
+            want.0,
+            p.width,
+            want.0 as u32 * p.bands,
+            want.1,
+            if want.1 == 1 { "" } else { "s" },
+            want.2,
+            if want.2 == 1 { "" } else { "s" },
+        );
+        assert!(shown.contains(&line), "{line} in {shown}");
+        // And `rigbake verify` (the runtime reference) agrees.
+        let r = rigbake(&["verify".as_ref(), container.as_os_str()]);
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stdout));
+    }
 }
 
 #[test]
@@ -759,4 +927,47 @@ fn brainstem_vat_with_normals_is_one_atlas_of_two_exrs() {
     assert_eq!(e.primitives, v.primitives.len());
     assert!(e.position_excess <= KERNEL_TOLERANCE, "{e:?}");
     assert!(e.direction_excess <= KERNEL_DEGREES, "{e:?}");
+}
+
+#[test]
+fn brainstem_vat_atlas_folds_into_pages_at_4096_and_verifies() {
+    let Some(shared) = shared_models("brainstem_vat_atlas_folds_into_pages_at_4096_and_verifies")
+    else {
+        return;
+    };
+    let model = shared.join("khronos/BrainStem.glb");
+    let out = tempfile::tempdir().unwrap();
+    let r = vat(
+        std::slice::from_ref(&model),
+        out.path(),
+        &["--normals", "--max-texture-size", "4096"],
+    );
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    // 34,159 vertices wrap into 9 bands of 4096; 1,047 rows of 9 bands do
+    // not fit 4096 rows, and one 4096-wide block fills a page: 3 pages of
+    // 349 rows per stream.
+    let dir = out.path().join("BrainStem");
+    assert_eq!(count_files(&dir, "exr"), 6);
+    let (meta, v) = open(out.path(), "BrainStem");
+    let rows: usize = meta.clips.iter().map(|c| c.frames as usize).sum();
+    assert_eq!(rows, 1047);
+    let p0 = &v.primitives[0];
+    assert_eq!((p0.width, p0.bands, p0.height), (4096, 9, 349 * 9));
+    assert_eq!(
+        vat_fold(out.path(), "BrainStem", p0.positions, rows),
+        (349, 1, 3)
+    );
+    assert!(dir.join("BrainStem.vat.normals.page2.exr").is_file());
+    let e = check(&model, out.path(), 25);
+    assert_eq!(e.primitives, v.primitives.len());
+    assert!(e.position_excess <= KERNEL_TOLERANCE, "{e:?}");
+    assert!(e.direction_excess <= KERNEL_DEGREES, "{e:?}");
+    let container = dir.join("BrainStem.rigbake");
+    let r = rigbake(&["verify".as_ref(), container.as_os_str()]);
+    assert!(
+        r.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&r.stdout),
+        String::from_utf8_lossy(&r.stderr)
+    );
 }

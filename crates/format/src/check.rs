@@ -153,6 +153,19 @@ fn timeline_rows(m: &Metadata) -> Result<u64> {
 /// `pages` are allowed, the page exactly `width x height`, room for `rows`
 /// timeline rows. Returns the block width.
 fn fold(what: &str, f: &FoldMeta, width: u32, height: u32, rows: u64, pages: bool) -> Result<u32> {
+    fold_padded(what, f, (width, height), rows, pages, false)
+}
+
+/// [`fold`], where with `pad` the page is the fold's size rounded up to
+/// powers of two (a VAT baked with `--power-of-two`).
+fn fold_padded(
+    what: &str,
+    f: &FoldMeta,
+    (width, height): (u32, u32),
+    rows: u64,
+    pages: bool,
+    pad: bool,
+) -> Result<u32> {
     let counts = [
         f.rows_per_block,
         f.row_height,
@@ -165,9 +178,10 @@ fn fold(what: &str, f: &FoldMeta, width: u32, height: u32, rows: u64, pages: boo
             "{what}: fold {f:?} has a zero count or pages where none are allowed"
         )));
     }
+    let padded = |n: u64| if pad { n.next_power_of_two() } else { n };
     let page = (
-        u64::from(f.blocks_per_page) * u64::from(f.block_width),
-        u64::from(f.rows_per_block) * u64::from(f.row_height),
+        padded(u64::from(f.blocks_per_page) * u64::from(f.block_width)),
+        padded(u64::from(f.rows_per_block) * u64::from(f.row_height)),
     );
     if page != (u64::from(width), u64::from(height)) {
         return Err(invalid(format!(
@@ -256,8 +270,10 @@ pub fn metadata_folded(m: &Metadata, folds: &[FoldMeta]) -> Result<u64> {
     Ok(rows)
 }
 
-/// Checks the VAT record against the timeline's `rows`.
-pub fn vat(v: &VatMetadata, rows: u64) -> Result<()> {
+/// Checks the VAT record against the timeline's `rows` and the layout
+/// record's `folds` (a folded stream: every page of the same stream and
+/// size, one fold per stream of the primitive, all alike).
+pub fn vat(v: &VatMetadata, rows: u64, folds: &[FoldMeta]) -> Result<()> {
     let max = v.max_texture_size;
     dimension("vat.max_texture_size", max, MAX_TEXTURE_SIZE)?;
     if let Some(name) = &v.playback_file {
@@ -297,22 +313,89 @@ pub fn vat(v: &VatMetadata, rows: u64) -> Result<()> {
                 p.bands, p.width, p.vertices
             )));
         }
-        if u64::from(p.frames) * u64::from(p.bands) > u64::from(p.height) {
-            return Err(invalid(format!(
-                "{what}: {} frames of {} bands do not fit {} rows",
-                p.frames, p.bands, p.height
-            )));
-        }
+        let fold_of = |t: u32| folds.iter().find(|f| f.texture == FoldedTexture::Vat(t));
+        let folded = fold_of(p.positions);
+        let page_width = match folded {
+            None => {
+                if u64::from(p.frames) * u64::from(p.bands) > u64::from(p.height) {
+                    return Err(invalid(format!(
+                        "{what}: {} frames of {} bands do not fit {} rows",
+                        p.frames, p.bands, p.height
+                    )));
+                }
+                p.width
+            }
+            Some(f) => {
+                if (f.block_width, f.row_height) != (p.width, p.bands) {
+                    return Err(invalid(format!(
+                        "{what}: its textures fold blocks of {} x {} texels, but it has {} bands of {} texels",
+                        f.block_width, f.row_height, p.bands, p.width
+                    )));
+                }
+                let tex = v.textures.get(p.positions as usize).ok_or_else(|| {
+                    invalid(format!("{what}.positions: no texture {}", p.positions))
+                })?;
+                fold_padded(
+                    &format!("{what} (folded)"),
+                    f,
+                    (tex.width, p.height),
+                    rows,
+                    true,
+                    v.power_of_two,
+                )?;
+                tex.width
+            }
+        };
         let streams = [Some(p.positions), p.normals, p.tangents];
         for (name, t) in ["positions", "normals", "tangents"].iter().zip(streams) {
             let Some(t) = t else { continue };
             index(&format!("{what}.{name}"), t, v.textures.len())?;
-            let tex = &v.textures[t as usize];
-            if (tex.width, tex.height) != (p.width, p.height) {
+            let fold = fold_of(t);
+            let same = match (folded, fold) {
+                (None, None) => true,
+                (Some(a), Some(b)) => {
+                    (a.rows_per_block, a.blocks_per_page, a.pages)
+                        == (b.rows_per_block, b.blocks_per_page, b.pages)
+                }
+                _ => false,
+            };
+            if !same {
                 return Err(invalid(format!(
-                    "{what}.{name}: texture is {} x {} but the primitive says {} x {}",
-                    tex.width, tex.height, p.width, p.height
+                    "{what}.{name}: folded unlike the primitive's positions"
                 )));
+            }
+            let pages = fold.map_or(1, |f| f.pages);
+            if u64::from(t) + u64::from(pages) > v.textures.len() as u64 {
+                return Err(invalid(format!(
+                    "{what}.{name}: {pages} pages from texture {t}, but there are {}",
+                    v.textures.len()
+                )));
+            }
+            let first = &v.textures[t as usize];
+            for k in 0..pages {
+                let at = u64::from(t) + u64::from(k);
+                let Some(tex) = v.textures.get(at as usize) else {
+                    return Err(invalid(format!(
+                        "{what}.{name}: page {k} would be texture {at}, but there are {}",
+                        v.textures.len()
+                    )));
+                };
+                if (tex.width, tex.height) != (page_width, p.height)
+                    || tex.stream != first.stream
+                    || tex.channels != first.channels
+                {
+                    return Err(invalid(if folded.is_none() {
+                        format!(
+                            "{what}.{name}: texture is {} x {} but the primitive says {} x {}",
+                            tex.width, tex.height, p.width, p.height
+                        )
+                    } else {
+                        format!(
+                            "{what}.{name}: texture {at} is a {} x {} {:?} page, but the primitive's pages are {page_width} x {} {:?}",
+                            tex.width, tex.height, tex.stream, p.height, first.stream
+                        )
+                    }));
+                }
             }
         }
     }
@@ -637,6 +720,7 @@ pub fn layout(
 ) -> Result<()> {
     let Some(l) = l else { return Ok(()) };
     let mut seen = std::collections::HashSet::new();
+    let mut vat_pages = std::collections::HashSet::new();
     for (i, f) in l.folds.iter().enumerate() {
         let what = format!("layout.folds[{i}]");
         if !seen.insert(f.texture) {
@@ -645,10 +729,38 @@ pub fn layout(
         match f.texture {
             // Checked with the metadata record (metadata_folded).
             FoldedTexture::Bones(t) => index(&format!("{what}.texture"), t, m.textures.len())?,
-            FoldedTexture::Vat(_) => {
-                return Err(invalid(format!(
-                    "{what}: folded VAT textures are not supported by this reader"
-                )));
+            FoldedTexture::Vat(t) => {
+                // Sizes and pages are checked with the VAT record (vat);
+                // here: a stream some primitive reads, pages not shared.
+                let Some(v) = v else {
+                    return Err(invalid(format!(
+                        "{what}: folds a VAT texture, but the container has no VAT"
+                    )));
+                };
+                let used = v
+                    .primitives
+                    .iter()
+                    .any(|p| [Some(p.positions), p.normals, p.tangents].contains(&Some(t)));
+                if !used {
+                    return Err(invalid(format!(
+                        "{what}: VAT texture {t} is no primitive's positions, normals or tangents"
+                    )));
+                }
+                if u64::from(t) + u64::from(f.pages) > v.textures.len() as u64 {
+                    return Err(invalid(format!(
+                        "{what}: {} pages from VAT texture {t}, but there are {} textures",
+                        f.pages,
+                        v.textures.len()
+                    )));
+                }
+                for k in 0..u64::from(f.pages) {
+                    let page = u64::from(t) + k;
+                    if !vat_pages.insert(page) {
+                        return Err(invalid(format!(
+                            "{what}: page {k} (VAT texture {page}) belongs to another fold too"
+                        )));
+                    }
+                }
             }
             FoldedTexture::Anchors => {
                 let anchors = rig

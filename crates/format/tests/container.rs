@@ -458,3 +458,63 @@ fn golden_version_1_6_container_with_compressed_vat_stays_readable() {
         );
     }
 }
+
+#[test]
+fn golden_version_1_7_containers_with_atlas_and_bone_fold_stay_readable() {
+    // formats/golden/v1.7 was written by rigbake 0.1.0 (container format
+    // 1.7, before VAT folds) with `rigbake bake fixtures/two_skins.glb --vat
+    // --normals --embed-textures` (two_skins_vat_atlas.rigbake) and `rigbake
+    // bake fixtures/tentacle.glb --fps 120 --max-texture-size 256
+    // --embed-textures` (tentacle_folded_120fps.rigbake). Never regenerate
+    // them.
+    use rigbake_format::meta::{FoldedTexture, VatLayoutMode, VatStream};
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../formats/golden/v1.7");
+    let mut c = Container::open(&dir.join("two_skins_vat_atlas.rigbake")).unwrap();
+    assert_eq!(c.version().to_string(), "1.7");
+    c.verify().unwrap();
+    let layout = c
+        .layout()
+        .expect("1.7 atlas bakes have a layout record")
+        .clone();
+    let placement = layout.vat.expect("the VAT placement");
+    assert_eq!(placement.layout, VatLayoutMode::Atlas);
+    assert_eq!(placement.first_vertex, [0, 4]);
+    assert!(layout.folds.is_empty());
+    let vat = c.vat().expect("the VAT record").clone();
+    assert_eq!(
+        vat.textures.len(),
+        1,
+        "one atlas (the fixture has no normals)"
+    );
+    assert_eq!(vat.textures[0].stream, VatStream::Positions);
+    for p in &vat.primitives {
+        assert_eq!(p.positions, 0);
+        let t = &vat.textures[0];
+        assert_eq!((t.width, t.height), (p.width, p.height));
+        assert!(u64::from(p.frames) * u64::from(p.bands) <= u64::from(p.height));
+    }
+
+    let mut c = Container::open(&dir.join("tentacle_folded_120fps.rigbake")).unwrap();
+    assert_eq!(c.version().to_string(), "1.7");
+    c.verify().unwrap();
+    let layout = c
+        .layout()
+        .expect("a folded bake has a layout record")
+        .clone();
+    assert!(layout.vat.is_none());
+    assert_eq!(layout.folds.len(), 1);
+    let f = layout.folds[0];
+    assert_eq!(f.texture, FoldedTexture::Bones(0));
+    assert_eq!(
+        (
+            f.rows_per_block,
+            f.row_height,
+            f.block_width,
+            f.blocks_per_page,
+            f.pages
+        ),
+        (181, 1, 32, 2, 1)
+    );
+    let t = &c.metadata().textures[0];
+    assert_eq!((t.width, t.height), (64, 181));
+}

@@ -386,3 +386,119 @@ fn compression_records_that_disagree_with_the_vat_record_are_refused() {
     let e = open_with_compression(Some(&png), &record(C::None, vec![C::None])).unwrap_err();
     assert!(e.contains("is None for a Png16"), "{e}");
 }
+
+// ---------------------------------------------------------------------------
+// Folded VATs (format 1.8): the VAT of `vat()` folded at a 16-texel maximum,
+// 33 rows of 10 texels in 3 pages of 11 rows, and its layout record.
+
+fn folded_vat() -> (VatMetadata, rigbake_format::meta::LayoutMetadata) {
+    use rigbake_format::meta::{FoldMeta, FoldedTexture, LayoutMetadata, VatPlacement};
+    let mut v = vat();
+    v.max_texture_size = 16;
+    v.primitives[0].height = 11;
+    let page = v.textures[0].clone();
+    v.textures = (0..3)
+        .map(|k| VatTextureMeta {
+            name: format!("mesh.p0.positions.page{k}.exr"),
+            height: 11,
+            ..page.clone()
+        })
+        .collect();
+    let layout = LayoutMetadata {
+        vat: Some(VatPlacement {
+            layout: rigbake_format::meta::VatLayoutMode::PerPrimitive,
+            first_vertex: vec![0],
+        }),
+        folds: vec![FoldMeta {
+            texture: FoldedTexture::Vat(0),
+            rows_per_block: 11,
+            row_height: 1,
+            block_width: 10,
+            blocks_per_page: 1,
+            pages: 3,
+        }],
+    };
+    (v, layout)
+}
+
+fn open_folded(v: &VatMetadata, l: &rigbake_format::meta::LayoutMetadata) -> Result<(), String> {
+    let (m, w) = (metadata(), weights());
+    let mut out = ContainerWriter::new(Cursor::new(Vec::new())).unwrap();
+    let vertex_data = vec![0u8; (w.primitives[0].vertices * w.channels * 16) as usize];
+    out.add_section(SectionKind::VertexData, &vertex_data)
+        .unwrap();
+    out.add_section(SectionKind::Vat, &codec::encode_vat(v).unwrap())
+        .unwrap();
+    out.add_section(SectionKind::Weights, &codec::encode_weights(&w).unwrap())
+        .unwrap();
+    out.add_section(SectionKind::Layout, &codec::encode_layout(l).unwrap())
+        .unwrap();
+    let (cursor, _) = out.finish(&m).unwrap();
+    let bytes = cursor.into_inner();
+    Container::from_reader(Cursor::new(&bytes[..]))
+        .map(drop)
+        .map_err(|e| e.to_string())
+}
+
+#[test]
+fn malformed_vat_folds_are_refused() {
+    use rigbake_format::meta::{FoldedTexture, VatStream};
+    let (v, l) = folded_vat();
+    open_folded(&v, &l).expect("the folded VAT is consistent");
+    let refused =
+        |needle: &str,
+         change: &dyn Fn(&mut VatMetadata, &mut rigbake_format::meta::LayoutMetadata)| {
+            let (mut v, mut l) = folded_vat();
+            change(&mut v, &mut l);
+            match open_folded(&v, &l) {
+                Ok(()) => panic!("a folded VAT with `{needle}` was accepted"),
+                Err(e) => assert!(e.contains(needle), "expected `{needle}` in: {e}"),
+            }
+        };
+    // Without its fold the pages are too short for the rows.
+    refused("33 frames of 1 bands do not fit 11 rows", &|_, l| {
+        l.folds.clear()
+    });
+    refused("has a zero count", &|_, l| l.folds[0].rows_per_block = 0);
+    refused("holds 22 rows, but the clips need 33", &|_, l| {
+        l.folds[0].pages = 2
+    });
+    refused(
+        "fold makes 10 x 12 pages, but the texture is 10 x 11",
+        &|v, l| {
+            l.folds[0].rows_per_block = 12;
+            v.primitives[0].height = 11;
+        },
+    );
+    refused("fold blocks of 10 x 2 texels", &|_, l| {
+        l.folds[0].row_height = 2
+    });
+    refused("fold makes 20 x 11 pages", &|_, l| {
+        l.folds[0].blocks_per_page = 2
+    });
+    // Pages beyond the texture table (a huge count is refused before any
+    // loop over it).
+    refused(
+        "4294967295 pages from texture 0, but there are 3",
+        &|_, l| l.folds[0].pages = u32::MAX,
+    );
+    refused("3 pages from texture 0, but there are 2", &|v, _| {
+        v.textures.pop();
+    });
+    // A page of another size or stream.
+    refused("texture 2 is a 10 x 12", &|v, _| v.textures[2].height = 12);
+    refused("texture 1 is a 10 x 11 Normals page", &|v, _| {
+        v.textures[1].stream = VatStream::Normals
+    });
+    // A fold of a texture no primitive reads, or twice the same page.
+    refused("VAT texture 1 is no primitive's", &|_, l| {
+        let mut f = l.folds[0];
+        f.texture = FoldedTexture::Vat(1);
+        f.pages = 1;
+        l.folds.push(f);
+    });
+    refused("its texture is folded twice", &|_, l| {
+        let f = l.folds[0];
+        l.folds.push(f);
+    });
+}

@@ -229,8 +229,20 @@ impl VatShape {
     }
 }
 
+/// Texel rows of `l` unfolded: its height, or `frames * bands` when the
+/// plan folds it (the harness folds textures itself,
+/// `compare::vat_path_folded`).
+fn unfolded_height(l: &vat::VatLayout) -> usize {
+    if l.is_folded() {
+        l.frames * l.bands
+    } else {
+        l.height
+    }
+}
+
 /// Bakes the VAT of every primitive (positions and normals, the exact
-/// normal convention, sizes within `shape`), as `f32` texels.
+/// normal convention, wrapped within `shape`), as `f32` texels of the
+/// unfolded layout.
 pub fn vat_bake(loaded: &Loaded, shape: VatShape) -> Result<Vec<VatPrimitive>, String> {
     let (model, name) = (&loaded.model, &loaded.name);
     let options = VatOptions {
@@ -251,12 +263,13 @@ pub fn vat_bake(loaded: &Loaded, shape: VatShape) -> Result<Vec<VatPrimitive>, S
     let mut sets = Vec::new();
     for (index, set) in baker.plan().sets.iter().enumerate() {
         let l = set.layout;
-        let mut positions = vec![0.0; l.width * l.height * 3];
-        let mut normals = set.normals.then(|| vec![0.0; l.width * l.height * 3]);
+        let height = unfolded_height(&l);
+        let mut positions = vec![0.0; l.width * height * 3];
+        let mut normals = set.normals.then(|| vec![0.0; l.width * height * 3]);
         baker.fill(
             index,
             0,
-            l.height,
+            height,
             VatBatch {
                 positions: &mut positions,
                 normals: normals.as_deref_mut(),
@@ -264,8 +277,8 @@ pub fn vat_bake(loaded: &Loaded, shape: VatShape) -> Result<Vec<VatPrimitive>, S
             },
         );
         sets.push((
-            planar_to_rgba(&positions, l.width, l.height),
-            normals.map(|n| planar_to_rgba(&n, l.width, l.height)),
+            planar_to_rgba(&positions, l.width, height),
+            normals.map(|n| planar_to_rgba(&n, l.width, height)),
         ));
     }
     let mut out = Vec::new();
@@ -278,7 +291,7 @@ pub fn vat_bake(loaded: &Loaded, shape: VatShape) -> Result<Vec<VatPrimitive>, S
             width: l.width as u32,
             bands: l.bands as u32,
             frames: l.frames as u32,
-            height: l.height as u32,
+            height: unfolded_height(&l) as u32,
             vertices: p.vertices as u32,
             first_vertex: p.first_vertex as u32,
             positions: positions.clone(),

@@ -32,6 +32,7 @@
 
 use glam::Vec3;
 use half::f16;
+use rigbake_core::fold::Fold;
 use rigbake_core::layout::MatrixLayout;
 use rigbake_core::runtime::bone_path::{self, BoneTextureView};
 use rigbake_core::runtime::vat_path::{self, VatAddress};
@@ -90,6 +91,10 @@ pub struct Stats {
     pub max_bands: u32,
     /// Largest first vertex of a VAT primitive in its texture set (atlas).
     pub max_first_vertex: u32,
+    /// Most pages of a folded VAT (0: none folded).
+    pub max_pages: u32,
+    /// Most column blocks side by side on a folded VAT page.
+    pub max_blocks_per_page: u32,
 }
 
 impl Stats {
@@ -259,12 +264,13 @@ fn bone_path_of(
             channels: bake.channels as u32,
             bone_rows_per_block: view.fold.rows_per_block,
             bone_block_width: view.fold.block_width,
-            vat: [1, 1, 1, 0],
+            vat: [1, 1, 1, 0, 0, 1],
         };
         let textures = Textures {
             bones: Some(TextureData {
                 width: view.width,
                 height: view.height,
+                layers: 1,
                 texels,
             }),
             ..Textures::default()
@@ -338,32 +344,83 @@ pub fn vat_path(
     encoding: VatEncoding,
     shape: VatShape,
 ) -> Result<Stats, String> {
+    vat_path_folded(gpu, kernels, loaded, encoding, shape, None)
+}
+
+/// [`vat_path`], with every primitive's textures folded (column blocks and
+/// pages, formats/vat.md "Folding") to fit `fold_max` texels a side when
+/// given: the textures are uploaded as arrays of pages, and the shader's
+/// folded addressing is compared with the CPU reference's.
+pub fn vat_path_folded(
+    gpu: &Gpu,
+    kernels: &Kernels,
+    loaded: &Loaded,
+    encoding: VatEncoding,
+    shape: VatShape,
+    fold_max: Option<u32>,
+) -> Result<Stats, String> {
     let primitives = bakes::vat_bake(loaded, shape)?;
     let mut stats = Stats::default();
     for p in &primitives {
         stats.max_bands = stats.max_bands.max(p.bands);
         stats.max_first_vertex = stats.max_first_vertex.max(p.first_vertex);
-        let positions = encode(p, &p.positions, encoding, false);
-        let normals = p.normals.as_ref().map(|n| encode(p, n, encoding, true));
+        let fold = match fold_max {
+            Some(max) => Some(
+                Fold::plan(
+                    u64::from(p.width),
+                    u64::from(p.bands),
+                    u64::from(p.frames),
+                    u64::from(max),
+                    true,
+                )
+                .map_err(|e| format!("{} {}: no fold within {max}: {e:?}", loaded.name, p.name))?,
+            ),
+            None => None,
+        };
+        let unfolded = (
+            encode(p, &p.positions, encoding, false),
+            p.normals.as_ref().map(|n| encode(p, n, encoding, true)),
+        );
+        let (positions, normals) = match &fold {
+            Some(f) => (
+                unfolded.0.folded(p, f),
+                unfolded.1.as_ref().map(|n| n.folded(p, f)),
+            ),
+            None => unfolded,
+        };
+        let (page_w, page_h, pages) = match &fold {
+            Some(f) => (f.width(), f.height(), f.pages),
+            None => (p.width, p.height, 1),
+        };
+        if let Some(f) = &fold {
+            stats.max_pages = stats.max_pages.max(f.pages);
+            stats.max_blocks_per_page = stats.max_blocks_per_page.max(f.blocks_per_page);
+        }
+        let (rows_per_block, blocks_per_page) =
+            fold.map_or((0, 1), |f| (f.rows_per_block, f.blocks_per_page));
         let address = VatAddress {
             width: p.width,
             bands: p.bands,
             frames: p.frames,
             first_vertex: p.first_vertex,
+            rows_per_block,
+            blocks_per_page,
         };
         let (cases, gpu_states) = cases(loaded, p.frames);
         stats.coverage = states::coverage(&cases);
-        fn data<'a>(p: &bakes::VatPrimitive, e: &'a Encoded) -> TextureData<'a> {
+        fn data(e: &Encoded, (width, height, layers): (u32, u32, u32)) -> TextureData<'_> {
             TextureData {
-                width: p.width,
-                height: p.height,
+                width,
+                height,
+                layers,
                 texels: e.texels(),
             }
         }
+        let size = (page_w, page_h, pages);
         let textures = Textures {
             bones: None,
-            vat_positions: Some(data(p, &positions)),
-            vat_normals: normals.as_ref().map(|n| data(p, n)),
+            vat_positions: Some(data(&positions, size)),
+            vat_normals: normals.as_ref().map(|n| data(n, size)),
         };
         let params = ParamValues {
             vat_positions: positions.decode,
@@ -373,7 +430,14 @@ pub fn vat_path(
             channels: 0,
             bone_rows_per_block: 1,
             bone_block_width: 1,
-            vat: [p.width, p.bands, p.frames, p.first_vertex],
+            vat: [
+                p.width,
+                p.bands,
+                p.frames,
+                p.first_vertex,
+                rows_per_block,
+                blocks_per_page,
+            ],
         };
         let input = VertexInput {
             positions: &p.rest_positions,
@@ -383,8 +447,10 @@ pub fn vat_path(
         let got = kernels
             .run(gpu, Entry::Vat, &textures, &params, &input, &gpu_states)
             .map_err(|e| format!("{} {}: {e}", loaded.name, p.name))?;
-        let pos_view = positions.view(p);
-        let nrm_view = normals.as_ref().map(|n| n.view(p));
+        let pos_view = positions.page_views(page_w, page_h, pages);
+        let nrm_view = normals
+            .as_ref()
+            .map(|n| n.page_views(page_w, page_h, pages));
         for (case, gpu_vertices) in cases.iter().zip(&got) {
             for (v, g) in gpu_vertices.iter().enumerate() {
                 let rest = Vec3::from(p.rest_positions[v]);
@@ -393,7 +459,7 @@ pub fn vat_path(
                     vat_path::deform_vertex(
                         &address,
                         &pos_view,
-                        nrm_view.as_ref(),
+                        nrm_view.as_deref(),
                         s,
                         v as u32,
                         rest,

@@ -2,6 +2,7 @@
 //! uploaded to the GPU, and as the CPU reference reads them.
 
 use half::f16;
+use rigbake_core::fold::Fold;
 use rigbake_core::runtime::vat_path::{VatAddress, VatDecode, VatSamples, VatTextureView};
 use rigbake_format::texture::quantize::{octahedral_encode, to_unorm16};
 
@@ -53,6 +54,12 @@ impl Encoded {
 
     /// What the CPU reference reads.
     pub fn view(&self, p: &VatPrimitive) -> VatTextureView<'_> {
+        self.view_of(p.width, p.height)
+    }
+
+    /// The view of these samples as a `width x height` texture (a first
+    /// page when there are more).
+    fn view_of(&self, width: u32, height: u32) -> VatTextureView<'_> {
         let samples = if self.gpu_q.is_empty() {
             VatSamples::Float(&self.cpu_f32)
         } else {
@@ -67,12 +74,63 @@ impl Encoded {
             _ => VatDecode::Float,
         };
         VatTextureView {
-            width: p.width,
-            height: p.height,
+            width,
+            height,
             channels: 4,
             samples,
             decode,
         }
+    }
+}
+
+/// `data` (RGBA texels of `p`'s unfolded layout, `T` per sample) placed by
+/// `fold`: every page after the other (the layers of a texture array).
+fn fold_layers<T: Copy + Default>(data: &[T], p: &VatPrimitive, fold: &Fold) -> Vec<T> {
+    if data.is_empty() {
+        return Vec::new();
+    }
+    let (page_w, page_h) = (fold.width() as usize, fold.height() as usize);
+    let page = page_w * page_h * 4;
+    let mut out = vec![T::default(); page * fold.pages as usize];
+    let line = p.width as usize * 4;
+    for r in 0..p.frames {
+        for band in 0..p.bands {
+            let (k, x, y) = fold.texel(0, band, r);
+            let from = ((r * p.bands + band) as usize) * line;
+            let to = k as usize * page + (y as usize * page_w + x as usize) * 4;
+            out[to..to + line].copy_from_slice(&data[from..from + line]);
+        }
+    }
+    out
+}
+
+impl Encoded {
+    /// The same texture folded by `fold` into pages (layers).
+    pub fn folded(&self, p: &VatPrimitive, fold: &Fold) -> Encoded {
+        Encoded {
+            gpu_f32: fold_layers(&self.gpu_f32, p, fold),
+            gpu_f16: fold_layers(&self.gpu_f16, p, fold),
+            gpu_q: fold_layers(&self.gpu_q, p, fold),
+            cpu_f32: fold_layers(&self.cpu_f32, p, fold),
+            decode: self.decode,
+            scale: self.scale,
+        }
+    }
+
+    /// What the CPU reference reads from a texture of `pages` layers of
+    /// `width x height`: one view per page.
+    pub fn page_views(&self, width: u32, height: u32, pages: u32) -> Vec<VatTextureView<'_>> {
+        let page = (width * height * 4) as usize;
+        let single = self.view_of(width, height);
+        (0..pages as usize)
+            .map(|k| VatTextureView {
+                samples: match single.samples {
+                    VatSamples::Float(f) => VatSamples::Float(&f[k * page..(k + 1) * page]),
+                    VatSamples::Unorm16(q) => VatSamples::Unorm16(&q[k * page..(k + 1) * page]),
+                },
+                ..single
+            })
+            .collect()
     }
 }
 
@@ -83,11 +141,12 @@ fn bounds(p: &VatPrimitive, data: &[f32]) -> ([f32; 4], [f32; 4]) {
         bands: p.bands,
         frames: p.frames,
         first_vertex: p.first_vertex,
+        ..VatAddress::default()
     };
     let (mut lo, mut hi) = ([f32::INFINITY; 4], [f32::NEG_INFINITY; 4]);
     for row in 0..p.frames {
         for v in 0..p.vertices {
-            let (x, y) = address.texel(v, row);
+            let (_, x, y) = address.texel(v, row);
             let at = ((y * p.width + x) * 4) as usize;
             for c in 0..3 {
                 lo[c] = lo[c].min(data[at + c]);

@@ -51,7 +51,9 @@ pub struct TextureData<'a> {
     pub width: u32,
     /// Height in texels.
     pub height: u32,
-    /// `width * height` RGBA texels.
+    /// Layers (VAT pages; 1 for the bone texture and unfolded VATs).
+    pub layers: u32,
+    /// `width * height * layers` RGBA texels, layer after layer.
     pub texels: Texels<'a>,
 }
 
@@ -102,7 +104,13 @@ fn texture_entry(binding: u32) -> wgpu::BindGroupLayoutEntry {
         visibility: wgpu::ShaderStages::COMPUTE,
         ty: wgpu::BindingType::Texture {
             sample_type: wgpu::TextureSampleType::Float { filterable: false },
-            view_dimension: wgpu::TextureViewDimension::D2,
+            // The bone texture is 2D; the VAT streams are 2D arrays (a
+            // layer per page).
+            view_dimension: if binding == 0 {
+                wgpu::TextureViewDimension::D2
+            } else {
+                wgpu::TextureViewDimension::D2Array
+            },
             multisampled: false,
         },
         count: None,
@@ -405,8 +413,18 @@ impl Kernels {
 
 /// Uploads the three textures of binding group 0 and returns their views.
 pub fn texture_views(gpu: &Gpu, textures: &Textures<'_>) -> [wgpu::TextureView; 3] {
-    [textures.bones, textures.vat_positions, textures.vat_normals]
-        .map(|t| upload_texture(gpu, t).create_view(&Default::default()))
+    let bones = upload_texture(gpu, textures.bones).create_view(&Default::default());
+    let array = |t| {
+        upload_texture(gpu, t).create_view(&wgpu::TextureViewDescriptor {
+            dimension: Some(wgpu::TextureViewDimension::D2Array),
+            ..Default::default()
+        })
+    };
+    [
+        bones,
+        array(textures.vat_positions),
+        array(textures.vat_normals),
+    ]
 }
 
 /// Uploads `data` (or a 1x1 zero `rgba32float` texture).
@@ -415,6 +433,7 @@ fn upload_texture(gpu: &Gpu, data: Option<TextureData<'_>>) -> wgpu::Texture {
     let data = data.unwrap_or(TextureData {
         width: 1,
         height: 1,
+        layers: 1,
         texels: Texels::F32(&zero),
     });
     let (format, bytes): (_, &[u8]) = match data.texels {
@@ -425,7 +444,7 @@ fn upload_texture(gpu: &Gpu, data: Option<TextureData<'_>>) -> wgpu::Texture {
     let size = wgpu::Extent3d {
         width: data.width,
         height: data.height,
-        depth_or_array_layers: 1,
+        depth_or_array_layers: data.layers.max(1),
     };
     let texture = gpu.device.create_texture(&wgpu::TextureDescriptor {
         label: Some("data"),

@@ -56,7 +56,13 @@ fn texture_entry(binding: u32) -> wgpu::BindGroupLayoutEntry {
         visibility: wgpu::ShaderStages::VERTEX,
         ty: wgpu::BindingType::Texture {
             sample_type: wgpu::TextureSampleType::Float { filterable: false },
-            view_dimension: wgpu::TextureViewDimension::D2,
+            // The bone texture is 2D; the VAT streams are 2D arrays (a
+            // layer per page).
+            view_dimension: if binding == 0 {
+                wgpu::TextureViewDimension::D2
+            } else {
+                wgpu::TextureViewDimension::D2Array
+            },
             multisampled: false,
         },
         count: None,

@@ -170,6 +170,7 @@ pub fn render_bones(
             bones: Some(TextureData {
                 width: view.width,
                 height: view.height,
+                layers: 1,
                 texels: Texels::F32(&tex.data),
             }),
             ..Textures::default()
@@ -182,7 +183,7 @@ pub fn render_bones(
             channels: ch as u32,
             bone_rows_per_block: view.fold.rows_per_block,
             bone_block_width: view.fold.block_width,
-            vat: [1, 1, 1, 0],
+            vat: [1, 1, 1, 0, 0, 1],
         },
         &VertexInput {
             positions: &p.positions,
@@ -225,13 +226,14 @@ pub fn render_vat(
         bands: p.bands,
         frames: p.frames,
         first_vertex: p.first_vertex,
+        ..VatAddress::default()
     };
     let pos_view = positions.view(p);
     let reference: Vec<Vec3> = (0..p.vertices)
         .map(|v| {
             let deformed = vat_path::deform_vertex(
                 &address,
-                &pos_view,
+                std::slice::from_ref(&pos_view),
                 None,
                 &case.state,
                 v,
@@ -250,11 +252,13 @@ pub fn render_vat(
             vat_positions: Some(TextureData {
                 width: p.width,
                 height: p.height,
+                layers: 1,
                 texels: positions.texels(),
             }),
             vat_normals: normals.as_ref().map(|n| TextureData {
                 width: p.width,
                 height: p.height,
+                layers: 1,
                 texels: n.texels(),
             }),
         },
@@ -266,7 +270,7 @@ pub fn render_vat(
             channels: 0,
             bone_rows_per_block: 1,
             bone_block_width: 1,
-            vat: [p.width, p.bands, p.frames, p.first_vertex],
+            vat: [p.width, p.bands, p.frames, p.first_vertex, 0, 1],
         },
         &VertexInput {
             positions: &p.rest_positions,

@@ -178,8 +178,9 @@ pub struct ParamValues {
     pub bone_rows_per_block: u32,
     /// `bone_block_width`: texels per block row (its width when unfolded).
     pub bone_block_width: u32,
-    /// `vat`: `(width, bands, frames, first_vertex)`.
-    pub vat: [u32; 4],
+    /// `vat`: `(width, bands, frames, first_vertex, rows_per_block,
+    /// blocks_per_page)`; `rows_per_block` 0: unfolded.
+    pub vat: [u32; 6],
 }
 
 /// The `Params` block.
@@ -201,6 +202,8 @@ pub fn params(layouts: &Layouts, v: &ParamValues) -> Vec<u8> {
         .u32(&["vat", "width"], v.vat[0])
         .u32(&["vat", "bands"], v.vat[1])
         .u32(&["vat", "frames"], v.vat[2])
-        .u32(&["vat", "first_vertex"], v.vat[3]);
+        .u32(&["vat", "first_vertex"], v.vat[3])
+        .u32(&["vat", "rows_per_block"], v.vat[4])
+        .u32(&["vat", "blocks_per_page"], v.vat[5]);
     b.bytes
 }

@@ -99,6 +99,13 @@ const NARROW: VatShape = VatShape {
     atlas: false,
 };
 
+/// Wrapped at 128 texels, never padded (folding happens in the test).
+const WRAPPED: VatShape = VatShape {
+    max_texture_size: 128,
+    power_of_two: false,
+    atlas: false,
+};
+
 fn tentacle_wave() -> Loaded {
     fixture(
         "tentacle.glb (wave)",
@@ -177,6 +184,40 @@ fn atlas_vat_matches_on_the_gpu() {
             stats.max_first_vertex > 0,
             "a primitive starts after the first"
         );
+    }
+}
+
+#[test]
+fn folded_and_paged_vats_match_on_the_gpu() {
+    // The tentacle (204 vertices, 92 rows) at 128 texels wraps into 2 bands
+    // (184 texel rows): within 128, 64 frames fit a block and one 128-wide
+    // block fills a page, so 2 pages of 46 rows. two_skins' atlas (10
+    // vertices, 31 rows) within 20 texels: 2 blocks of 16 rows side by side
+    // on one page. Both against the CPU reference reading one view per page.
+    let Some((gpu, kernels)) = gpu("folded_and_paged_vats_match_on_the_gpu") else {
+        return;
+    };
+    let loaded = fixture("tentacle.glb", rigbake_fixtures::models::tentacle(), &[]);
+    for encoding in [VatEncoding::Exr32, VatEncoding::Png16Octahedral] {
+        let stats = compare::vat_path_folded(gpu, kernels, &loaded, encoding, WRAPPED, Some(128))
+            .unwrap_or_else(|e| panic!("{e}"));
+        check(&format!("{} paged vat {encoding:?}", loaded.name), &stats);
+        assert!(stats.max_pages > 1, "paged: {stats:?}");
+        assert!(stats.coverage.1, "a row lerps into the next");
+    }
+    let loaded = fixture("two_skins.glb", rigbake_fixtures::models::two_skins(), &[]);
+    let shape = VatShape {
+        max_texture_size: 64,
+        power_of_two: false,
+        atlas: true,
+    };
+    for encoding in [VatEncoding::Exr16, VatEncoding::Png16Bounds] {
+        let stats = compare::vat_path_folded(gpu, kernels, &loaded, encoding, shape, Some(20))
+            .unwrap_or_else(|e| panic!("{e}"));
+        check(&format!("{} folded vat {encoding:?}", loaded.name), &stats);
+        assert_eq!(stats.max_pages, 1, "{stats:?}");
+        assert!(stats.max_blocks_per_page > 1, "{stats:?}");
+        assert!(stats.max_first_vertex > 0, "the atlas's second primitive");
     }
 }
 
@@ -284,12 +325,40 @@ fn a_deliberately_broken_shader_is_caught() {
     // Texel rows addressed without the bands (the narrow VAT has two per
     // frame): VAT positions move.
     let k = compile(broken(
-        "vec2<u32>(vertex % width, row * bands + vertex / width)",
-        "vec2<u32>(vertex % width, row + vertex / width)",
+        "return vec3<u32>(x, row * vat.bands + band, 0u);",
+        "return vec3<u32>(x, row + band, 0u);",
     ));
     assert!(
         vat(&k, VatEncoding::Exr32).position_failures > 0,
         "VAT path: addressing not caught"
+    );
+
+    // Folded rows: every page read as the first (the tentacle in 2 pages),
+    // and every block read as the first column block (two_skins' atlas in 2
+    // blocks side by side): positions move.
+    let full = fixture("tentacle.glb", rigbake_fixtures::models::tentacle(), &[]);
+    let two_skins = fixture("two_skins.glb", rigbake_fixtures::models::two_skins(), &[]);
+    let atlas = VatShape {
+        max_texture_size: 64,
+        power_of_two: false,
+        atlas: true,
+    };
+    let k = compile(broken(
+        "(row % vat.rows_per_block) * vat.bands + band, block / per_page);",
+        "(row % vat.rows_per_block) * vat.bands + band, 0u);",
+    ));
+    let paged = compare::vat_path_folded(gpu, &k, &full, VatEncoding::Exr32, WRAPPED, Some(128))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(paged.position_failures > 0, "VAT path: pages not caught");
+    let k = compile(broken(
+        "return vec3<u32>((block % per_page) * vat.width + x,",
+        "return vec3<u32>(x,",
+    ));
+    let folded = compare::vat_path_folded(gpu, &k, &two_skins, VatEncoding::Exr32, atlas, Some(20))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        folded.position_failures > 0,
+        "VAT path: column blocks not caught"
     );
 }
 

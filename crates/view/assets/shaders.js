@@ -130,6 +130,7 @@ uniform sampler2D u_vat_positions;
 uniform sampler2D u_vat_normals;
 uniform int u_has_normals;
 uniform ivec4 u_vat; // width, bands, frames, height
+uniform ivec4 u_vat_fold; // rows_per_block (0: unfolded), blocks_per_page, page width, 0
 uniform int u_position_encoding; // 0 float, 1 bounds
 uniform vec4 u_position_min;
 uniform vec4 u_position_max;
@@ -152,8 +153,17 @@ vec4 vat_decode(vec4 raw, int encoding, vec4 lo, vec4 hi) {
   if (encoding == 2) return vec4(octahedral_decode(raw.xy * 2.0 - 1.0), raw.w * 2.0 - 1.0);
   return raw;
 }
+// The lookup UV is the texel centre at row 0 (block 0) of the page: x and
+// band; a folded set's row r is in column block r / rows_per_block
+// (formats/vat.md, "Folding"). One page only: paged sets are refused.
 ivec2 vat_texel_from_uv(vec2 uv, int row) {
-  return ivec2(int(floor(uv.x * float(u_vat.x))), int(floor(uv.y * float(u_vat.w))) + row * u_vat.y);
+  int x = int(floor(uv.x * float(u_vat_fold.z)));
+  int band = int(floor(uv.y * float(u_vat.w)));
+  if (u_vat_fold.x > 0) {
+    int block = row / u_vat_fold.x;
+    return ivec2((block % u_vat_fold.y) * u_vat.x + x, (row % u_vat_fold.x) * u_vat.y + band);
+  }
+  return ivec2(x, band + row * u_vat.y);
 }
 
 void main() {

@@ -309,9 +309,21 @@ async function loadVat(gl, bake, cache) {
       const [lo, hi] = t.bounds ?? [[0, 0, 0, 0], [1, 1, 1, 1]];
       return { tex: floatTexture(gl, image), enc, lo, hi };
     };
+    // A folded set (layout record, container 1.8+) continues its rows in
+    // column blocks; this page binds one texture per stream, so a set folded
+    // into several pages is refused.
+    const fold = bake.report.texture_layout?.folds?.find((f) => f.texture?.vat === p.positions);
+    if (fold && fold.pages > 1) {
+      throw new Error(`${bake.name}: its VAT is folded into ${fold.pages} pages per stream, which this page does not play (one texture per stream); bake with a larger --max-texture-size to view it here`);
+    }
     const positions = await stream(p.positions);
     const normals = p.normals !== null && p.normals !== undefined ? await stream(p.normals) : null;
-    const extra = { positions, normals, vat: [p.width, p.bands, p.frames, p.height] };
+    const pageWidth = v.textures[p.positions].width;
+    const extra = {
+      positions, normals,
+      vat: [p.width, p.bands, p.frames, p.height],
+      fold: fold ? [fold.rows_per_block, fold.blocks_per_page, pageWidth, 0] : [0, 1, pageWidth, 0],
+    };
     prims.push(await buildPrimitive(gl, glb, prim, [[3, lookup, 2]], extra, place, images));
   }
   return { kind: 'vat', prims };
@@ -613,7 +625,7 @@ async function main() {
         gl.uniform1i(prog.u.u_height, p.extra.set.height);
         gl.uniform1i(prog.u.u_channels, p.extra.channels);
       } else {
-        const { positions, normals, vat } = p.extra;
+        const { positions, normals, vat, fold } = p.extra;
         gl.activeTexture(gl.TEXTURE1);
         gl.bindTexture(gl.TEXTURE_2D, positions.tex);
         gl.uniform1i(prog.u.u_vat_positions, 1);
@@ -622,6 +634,7 @@ async function main() {
         gl.uniform1i(prog.u.u_vat_normals, 2);
         gl.uniform1i(prog.u.u_has_normals, normals ? 1 : 0);
         gl.uniform4iv(prog.u.u_vat, vat);
+        gl.uniform4iv(prog.u.u_vat_fold, fold);
         gl.uniform1i(prog.u.u_position_encoding, positions.enc);
         gl.uniform4fv(prog.u.u_position_min, positions.lo);
         gl.uniform4fv(prog.u.u_position_max, positions.hi);

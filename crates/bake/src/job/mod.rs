@@ -253,8 +253,9 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
         folds: bone_folds.into_iter().chain(anchor_fold).collect(),
         ..Default::default()
     };
-    let vat_record = vat_part.map(|(vat, placement)| {
+    let vat_record = vat_part.map(|(vat, placement, folds)| {
         layout.vat = Some(placement);
+        layout.folds.extend(folds);
         vat
     });
     if let Some(vat) = &vat_record {

@@ -77,7 +77,7 @@ pub(super) fn export(
         return Err(StepError::bare(rigbake_core::Error::limit(
             "",
             format!(
-                "the OpenVAT texture would be {width} x {height} ({vertices} vertices, {frames} frames), over the size limit ({max} pixels a side, {MAX_TEXTURE_BYTES} bytes); bake fewer clips or a lower --fps"
+                "the OpenVAT texture would be {width} x {height} ({vertices} vertices, {frames} frames), over the size limit ({max} pixels a side, {MAX_TEXTURE_BYTES} bytes); OpenVAT's players read one texture of stacked frames and cannot address folded frames or pages, so the export does not fold: raise --max-texture-size, bake fewer clips or a lower --fps, or use rigbake's own VAT (without --compat openvat), whose frames fold"
             ),
         )));
     }

@@ -37,6 +37,18 @@ fn stream_name(stream: VatStream) -> &'static str {
     }
 }
 
+/// The file of page `page` of `pages` of a stream of the texture set
+/// `base`: `<base>.<stream>.<ext>` when the set has one page (unfolded, or
+/// folded into column blocks of one texture), else
+/// `<base>.<stream>.page<k>.<ext>` for every page, `k` from 0.
+fn page_file_name(base: &str, stream: VatStream, page: usize, pages: usize, ext: &str) -> String {
+    if pages > 1 {
+        format!("{base}.{}.page{page}.{ext}", stream_name(stream))
+    } else {
+        format!("{base}.{}.{ext}", stream_name(stream))
+    }
+}
+
 /// Rows per batch for a texture `width` texels wide.
 fn batch_rows(width: usize) -> usize {
     (BATCH_TEXELS / width.max(1)).max(1).div_ceil(16) * 16
@@ -68,7 +80,13 @@ fn for_each_batch(
     ) -> Result<Vec<Vec<f32>>, StepError>,
 ) -> Result<(), StepError> {
     let p = &baker.plan().sets[index];
-    let (width, height) = (p.layout.width, p.layout.height);
+    // The unfolded rows: a folded set's pages are cut from these.
+    let width = p.layout.width;
+    let height = if p.layout.is_folded() {
+        p.layout.frames * p.layout.bands
+    } else {
+        p.layout.height
+    };
     let step = batch_rows(width);
     let mut first = 0;
     while first < height {
@@ -96,6 +114,96 @@ fn for_each_batch(
             },
         );
         pool.extend(each(first, rows, positions, normals, tangents)?);
+        pool.truncate(POOL_MAX);
+        first += rows;
+    }
+    Ok(())
+}
+
+/// Calls `each(positions, normals, tangents)` for every row batch of page
+/// `page` of folded texture set `index` (every stream the set bakes): each
+/// column block's rows are baked unfolded into buffers from `pool` and
+/// copied to their place in the page's planar rows; texels no row reaches
+/// (the last block's tail, padding) are zero.
+fn for_each_page_batch(
+    baker: &VatBaker<'_>,
+    index: usize,
+    page: usize,
+    pool: &mut Pool,
+    mut each: impl FnMut(
+        Vec<f32>,
+        Option<Vec<f32>>,
+        Option<Vec<f32>>,
+    ) -> Result<Vec<Vec<f32>>, StepError>,
+) -> Result<(), StepError> {
+    let set = &baker.plan().sets[index];
+    let l = set.layout;
+    let (bw, pw, ph) = (l.width, l.page_width, l.height);
+    let per_page = l.fold.blocks_per_page as usize;
+    let (block_height, unfolded) = (l.block_height(), l.frames * l.bands);
+    let step = batch_rows(pw);
+    let mut first = 0;
+    while first < ph {
+        let rows = step.min(ph - first);
+        let zeroed = |floats: usize, pool: &mut Pool| {
+            let mut v = pool.pop().unwrap_or_default();
+            v.clear();
+            v.resize(rows * pw * floats, 0.0);
+            v
+        };
+        let mut out = [
+            Some(zeroed(3, pool)),
+            set.normals.then(|| zeroed(3, pool)),
+            set.tangents.then(|| zeroed(4, pool)),
+        ];
+        for slot in 0..per_page {
+            let block = page * per_page + slot;
+            let start = block * block_height + first;
+            if first >= block_height || start >= unfolded {
+                continue;
+            }
+            let n = rows.min(block_height - first).min(unfolded - start);
+            let temp = |floats: usize, wanted: bool, pool: &mut Pool| {
+                wanted.then(|| {
+                    let mut v = pool.pop().unwrap_or_default();
+                    v.resize(n * bw * floats, 0.0);
+                    v
+                })
+            };
+            let mut pos = temp(3, true, pool).unwrap_or_default();
+            let mut nrm = temp(3, set.normals, pool);
+            let mut tan = temp(4, set.tangents, pool);
+            baker.fill(
+                index,
+                start,
+                n,
+                VatBatch {
+                    positions: &mut pos,
+                    normals: nrm.as_deref_mut(),
+                    tangents: tan.as_deref_mut(),
+                },
+            );
+            let [o_pos, o_nrm, o_tan] = &mut out;
+            for (src, dst, floats) in [
+                (Some(&pos), o_pos.as_mut(), 3),
+                (nrm.as_ref(), o_nrm.as_mut(), 3),
+                (tan.as_ref(), o_tan.as_mut(), 4),
+            ] {
+                let (Some(src), Some(dst)) = (src, dst) else {
+                    continue;
+                };
+                for r in 0..n {
+                    for c in 0..floats {
+                        let from = (r * floats + c) * bw;
+                        let to = (r * floats + c) * pw + slot * bw;
+                        dst[to..to + bw].copy_from_slice(&src[from..from + bw]);
+                    }
+                }
+            }
+            pool.extend([Some(pos), nrm, tan].into_iter().flatten());
+        }
+        let [pos, nrm, tan] = out;
+        pool.extend(each(pos.unwrap_or_default(), nrm, tan)?);
         pool.truncate(POOL_MAX);
         first += rows;
     }
@@ -147,7 +255,7 @@ pub(super) fn bake(
     settings: &BakeSettings,
     sink: &mut dyn Sink,
     uv_sets: &mut Vec<meta::PrimitiveUvSets>,
-) -> Result<Part<(meta::VatMetadata, meta::VatPlacement)>, StepError> {
+) -> Result<Part<(meta::VatMetadata, meta::VatPlacement, Vec<meta::FoldMeta>)>, StepError> {
     let vs = &settings.vat;
     let plan = match vat::plan(model, timeline, &vs.options) {
         Ok(p) => p,
@@ -173,6 +281,8 @@ pub(super) fn bake(
     let mut next_texture = 0u32;
     // Per set: the texture indices of its positions, normals and tangents.
     let mut set_textures = Vec::with_capacity(baker.plan().sets.len());
+    // The fold of every folded texture's first page.
+    let mut folds = Vec::new();
     for index in 0..baker.plan().sets.len() {
         let set = &baker.plan().sets[index];
         let base = match baker.plan().mode {
@@ -194,12 +304,14 @@ pub(super) fn bake(
         if let Some(previous) = pending.replace(staged) {
             textures.extend(finish_primitive(previous, sink, &mut pool)?);
         }
+        // Each stream takes one texture per page, pages in order.
+        let pages = set.layout.pages() as u32;
         let first = next_texture;
         let mut next = first;
         let mut take = |present: bool| {
             present.then(|| {
-                next += 1;
-                next - 1
+                next += pages;
+                next - pages
             })
         };
         let positions = take(true).unwrap_or(first);
@@ -207,6 +319,22 @@ pub(super) fn bake(
         let tangents = take(set.tangents);
         next_texture = next;
         set_textures.push((positions, normals, tangents));
+        if set.layout.is_folded() {
+            let f = set.layout.fold;
+            folds.extend(
+                [Some(positions), normals, tangents]
+                    .into_iter()
+                    .flatten()
+                    .map(|t| meta::FoldMeta {
+                        texture: meta::FoldedTexture::Vat(t),
+                        rows_per_block: f.rows_per_block,
+                        row_height: f.row_height,
+                        block_width: f.block_width,
+                        blocks_per_page: f.blocks_per_page,
+                        pages: f.pages,
+                    }),
+            );
+        }
     }
     let primitives = baker
         .plan()
@@ -279,6 +407,7 @@ pub(super) fn bake(
             textures,
         },
         placement,
+        folds,
     )))
 }
 
@@ -306,7 +435,7 @@ pub(super) fn compression_record(
 /// order, so mesh `i` is `primitives[i]`), at the first frame, in model space,
 /// with the source's vertex order, UVs, indices and materials, plus one more
 /// TEXCOORD set holding each vertex's VAT texel centre at row 0:
-/// `((x + 0.5) / width, (band + 0.5) / height)` of its set vertex
+/// `((x + 0.5) / page_width, (band + 0.5) / height)` of its set vertex
 /// `first_vertex + v`, in set `lookup_set` or
 /// the lowest free one ([`mesh::lookup_set`]). Also returns, per mesh, the
 /// source's UV set count and the lookup's set.
@@ -328,7 +457,7 @@ fn playback_document(
             out.positions = first.positions;
             out.tangents = first.tangents.filter(|_| first.normals.is_some());
             out.normals = first.normals;
-            let (w, h) = (p.layout.width as f32, p.layout.height as f32);
+            let (w, h) = (p.layout.page_width as f32, p.layout.height as f32);
             let set = mesh::lookup_set(prim.tex_coords.len(), lookup_set);
             sets.push((prim.tex_coords.len(), set));
             mesh::insert_uv_set(
@@ -386,7 +515,7 @@ fn bake_primitive(
     }
     let spec_of = |stream: VatStream| VatFileSpec {
         stream,
-        width: p.layout.width,
+        width: p.layout.page_width,
         height: p.layout.height,
         encoding: vs.encoding,
         direction_encoding: vs.direction_encoding,
@@ -419,37 +548,62 @@ fn bake_primitive(
     }
     let fail = |e| StepError::during(format!("VAT of {base}"), e);
     let ext = extension(vs);
+    // One file per stream and page, stream after stream, pages in order
+    // (the texture table's order).
+    let pages = p.layout.pages();
+    let specs: Vec<VatFileSpec> = specs
+        .iter()
+        .flat_map(|spec| std::iter::repeat_n(*spec, pages))
+        .collect();
     let mut files = Vec::with_capacity(specs.len());
     let mut writers = Vec::with_capacity(specs.len());
-    for spec in &specs {
-        let name = format!("{base}.{}.{ext}", stream_name(spec.stream));
+    for (i, spec) in specs.iter().enumerate() {
+        let name = page_file_name(base, spec.stream, i % pages, pages, ext);
         let file = sink.stream_target(&name)?;
         writers.push(VatFileWriter::create(&file, *spec).map_err(fail)?);
         files.push((name, file));
     }
-    for_each_batch(
-        baker,
-        index,
-        pool,
-        (true, true),
-        |_, _, positions, normals, tangents| {
-            let mut batches = [Some(positions), normals, tangents].into_iter().flatten();
-            for w in &mut writers {
-                let batch = batches.next().unwrap_or_default();
-                w.push_rows(batch).map_err(fail)?;
-            }
-            Ok(writers
-                .iter_mut()
-                .filter_map(VatFileWriter::take_spare)
-                .collect())
-        },
-    )?;
+    if p.layout.is_folded() {
+        for page in 0..pages {
+            for_each_page_batch(baker, index, page, pool, |pos, nrm, tan| {
+                // This page's writer of every stream, in stream order.
+                let of_page = writers.iter_mut().skip(page).step_by(pages);
+                push_batches(of_page, [Some(pos), nrm, tan]).map_err(fail)
+            })?;
+        }
+    } else {
+        for_each_batch(
+            baker,
+            index,
+            pool,
+            (true, true),
+            |_, _, positions, normals, tangents| {
+                push_batches(writers.iter_mut(), [Some(positions), normals, tangents]).map_err(fail)
+            },
+        )?;
+    }
     Ok(StagedPrimitive {
         base: base.to_owned(),
         specs,
         writers,
         files,
     })
+}
+
+/// Pushes one batch per stream (positions, then normals and tangents when
+/// present) to `writers`, in order, and returns the buffers they are done
+/// with.
+fn push_batches<'w>(
+    writers: impl Iterator<Item = &'w mut VatFileWriter>,
+    batches: [Option<Vec<f32>>; 3],
+) -> rigbake_format::Result<Vec<Vec<f32>>> {
+    let mut batches = batches.into_iter().flatten();
+    let mut spare = Vec::new();
+    for w in writers {
+        w.push_rows(batches.next().unwrap_or_default())?;
+        spare.extend(w.take_spare());
+    }
+    Ok(spare)
 }
 
 /// Waits for the writers of a staged primitive and returns the metadata of

@@ -32,7 +32,7 @@ use rigbake_format::meta::{self, Metadata};
 use crate::records;
 
 pub use source::{SourceModel, find_source};
-pub use textures::VatTexture;
+pub use textures::{VatPages, VatTexture};
 
 /// Why a bake could not be loaded.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -196,10 +196,10 @@ pub struct VatPrimitive {
     pub primitive: usize,
     /// Texel addressing.
     pub address: VatAddress,
-    /// Positions.
-    pub positions: VatTexture,
-    /// Normals, if baked.
-    pub normals: Option<VatTexture>,
+    /// Positions (one texture per page).
+    pub positions: VatPages,
+    /// Normals, if baked (one texture per page).
+    pub normals: Option<VatPages>,
 }
 
 /// The VAT path of a bake.
@@ -296,7 +296,13 @@ pub fn load(file: &Path, source: Option<&Path>, paths: Paths) -> Result<Loaded, 
         None => None,
     };
     let vat = match vat_record.filter(|_| want_vat) {
-        Some(v) => Some(load_vat(&mut reader, &v, placement.as_ref(), model)?),
+        Some(v) => Some(load_vat(
+            &mut reader,
+            &v,
+            placement.as_ref(),
+            texture_layout.as_ref(),
+            model,
+        )?),
         None => None,
     };
     let mismatches = reader.mismatches;
@@ -553,6 +559,7 @@ fn load_vat(
     reader: &mut textures::TextureReader<'_>,
     vat: &meta::VatMetadata,
     placement: Option<&meta::VatPlacement>,
+    layout: Option<&meta::LayoutMetadata>,
     model: &Model,
 ) -> Result<VatPlayback, LoadError> {
     let file = reader.file;
@@ -585,9 +592,22 @@ fn load_vat(
         let first_vertex = placement.map_or(0, |l| l.first_vertex[k]);
         let (node, primitive) = matcher.find(file, model, &p.node, &p.mesh, p.primitive)?;
         vertex_count_matches(file, model, node, primitive, p.vertices)?;
-        let positions = decode(reader, p.positions)?;
+        // Checked on open: a folded stream's pages follow its first texture.
+        let fold = layout.and_then(|l| {
+            l.folds
+                .iter()
+                .find(|f| f.texture == meta::FoldedTexture::Vat(p.positions))
+        });
+        let pages = fold.map_or(1, |f| f.pages);
+        let mut stream = |reader: &mut textures::TextureReader<'_>, first: u32| {
+            let pages = (0..pages)
+                .map(|k| decode(reader, first.saturating_add(k)))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok::<_, LoadError>(VatPages { pages })
+        };
+        let positions = stream(reader, p.positions)?;
         let normals = match p.normals {
-            Some(i) => Some(decode(reader, i)?),
+            Some(i) => Some(stream(reader, i)?),
             None => None,
         };
         primitives.push(VatPrimitive {
@@ -598,6 +618,8 @@ fn load_vat(
                 bands: p.bands,
                 frames: p.frames,
                 first_vertex,
+                rows_per_block: fold.map_or(0, |f| f.rows_per_block),
+                blocks_per_page: fold.map_or(1, |f| f.blocks_per_page),
             },
             positions,
             normals,

@@ -146,6 +146,26 @@ impl VatTexture {
     }
 }
 
+/// The pages of one VAT stream (one texture each; an unfolded stream has
+/// one), in order.
+#[derive(Debug, Clone)]
+pub struct VatPages {
+    /// Page `k` is `pages[k]`.
+    pub pages: Vec<VatTexture>,
+}
+
+impl VatPages {
+    /// One view per page, as the runtime reference reads them.
+    pub fn views(&self) -> Vec<VatTextureView<'_>> {
+        self.pages.iter().map(VatTexture::view).collect()
+    }
+
+    /// The largest recorded encoding error over the pages.
+    pub fn max_error(&self) -> f64 {
+        self.pages.iter().map(|p| p.max_error).fold(0.0, f64::max)
+    }
+}
+
 /// Reads and decodes a vertex animation texture.
 pub(super) fn vat_texture(
     reader: &mut TextureReader<'_>,

@@ -249,14 +249,14 @@ fn bake_vertices(
             }
             (PathChoice::Vat, _, Some(vat)) => {
                 let p = &vat.primitives[i];
-                let positions = p.positions.view();
-                let normals = p.normals.as_ref().map(|n| n.view());
+                let positions = p.positions.views();
+                let normals = p.normals.as_ref().map(|n| n.views());
                 (0..src.vertex_count())
                     .map(|v| {
                         vat_path::deform_vertex(
                             &p.address,
                             &positions,
-                            normals.as_ref(),
+                            normals.as_deref(),
                             gpu,
                             v as u32,
                             src.positions[v],

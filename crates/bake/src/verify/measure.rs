@@ -432,8 +432,8 @@ fn eval_vat(
 ) {
     let motion = motion_in_space(subject.model, pose, motion, vat.reference_node);
     for prim in &vat.primitives {
-        let positions = prim.positions.view();
-        let normals = prim.normals.as_ref().map(|n| n.view());
+        let positions = prim.positions.views();
+        let normals = prim.normals.as_ref().map(|n| n.views());
         let want = deform(
             subject.model,
             pose,
@@ -442,13 +442,13 @@ fn eval_vat(
             vat.reference_node,
             vat.convention,
         );
-        let normal_bound = prim.normals.as_ref().map(|n| n.max_error);
+        let normal_bound = prim.normals.as_ref().map(|n| n.max_error());
         for (v, want) in want.iter().enumerate() {
             let got = moved(
                 vat_path::deform_vertex(
                     &prim.address,
                     &positions,
-                    normals.as_ref(),
+                    normals.as_deref(),
                     gpu,
                     v as u32,
                     Vec3::ZERO,
@@ -463,7 +463,7 @@ fn eval_vat(
                 &got,
                 want,
                 Bounds {
-                    position: prim.positions.max_error,
+                    position: prim.positions.max_error(),
                     loss: 0.0,
                     normal: normal_bound,
                 },

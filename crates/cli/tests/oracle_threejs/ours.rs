@@ -265,6 +265,13 @@ impl Vat {
         let vat = container.vat()?.clone();
         assert_eq!(vat.encoding, meta::VatEncoding::Exr32, "{stem}: exr32 VAT");
         let placement = container.layout().and_then(|l| l.vat.clone());
+        assert!(
+            container.layout().is_none_or(|l| l
+                .folds
+                .iter()
+                .all(|f| !matches!(f.texture, rigbake_format::meta::FoldedTexture::Vat(_)))),
+            "this oracle reads unfolded VATs (baked at the default size)"
+        );
         let primitives = vat
             .primitives
             .iter()
@@ -279,11 +286,13 @@ impl Vat {
                         mesh: p.mesh.clone(),
                         primitive: p.primitive,
                     },
+                    // Baked at the default size: unfolded, one page.
                     address: VatAddress {
                         width: p.width,
                         bands: p.bands,
                         frames: p.frames,
                         first_vertex,
+                        ..VatAddress::default()
                     },
                     width: img.width as u32,
                     height: img.height as u32,
@@ -322,8 +331,16 @@ impl Played for Vat {
         let state = at_row(row);
         (0..prim.vertices)
             .map(|v| {
-                vat_path::deform_vertex(&prim.address, &view, None, &state, v, Vec3::ZERO, None)
-                    .position
+                vat_path::deform_vertex(
+                    &prim.address,
+                    std::slice::from_ref(&view),
+                    None,
+                    &state,
+                    v,
+                    Vec3::ZERO,
+                    None,
+                )
+                .position
             })
             .collect()
     }

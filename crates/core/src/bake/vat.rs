@@ -32,6 +32,7 @@ use crate::bake::vat_kernel::{self, Columns, Span, columns};
 use crate::bake::vertices::FrameVertices;
 use crate::error::{Error, ErrorKind, Result};
 use crate::eval::evaluate::Evaluator;
+use crate::fold::{Fold, FoldError};
 use crate::model::{Model, Property};
 use crate::timeline::Timeline;
 
@@ -67,23 +68,41 @@ impl Default for VatOptions {
     }
 }
 
+/// Most pages (textures per stream) a folded VAT texture set may take.
+pub const MAX_VAT_PAGES: u32 = 256;
+
 /// Where a texel of a vertex-animation texture lives.
+///
+/// Unfolded, set vertex `v` of timeline row `r` is texel
+/// `(v mod width, r * bands + v div width)` of the only page. When
+/// `frames * bands` rows would be taller than the maximum size, the rows
+/// fold ([`Fold`]): timeline rows continue in further column blocks of
+/// `width` texels and, when those do not fit one texture side by side, on
+/// further pages; [`VatLayout::texel`] gives `(page, x, y)` either way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct VatLayout {
     /// Vertices of the texture set (all its primitives).
     pub vertices: usize,
     /// Timeline rows (frames of all clips).
     pub frames: usize,
-    /// Texture width in texels.
+    /// Wrap width in texels (the width of one column block).
     pub width: usize,
     /// Texture rows per frame (`ceil(vertices / width)`).
     pub bands: usize,
-    /// Texture height in texels (`frames * bands`, padded if asked).
+    /// Page (texture) height in texels: `frames * bands` unfolded,
+    /// `rows_per_block * bands` folded (padded if asked).
     pub height: usize,
+    /// Page (texture) width in texels: `width` unfolded,
+    /// `blocks_per_page * width` folded (padded if asked).
+    pub page_width: usize,
+    /// How timeline rows are placed ([`Fold::unfolded`] when they fit).
+    pub fold: Fold,
 }
 
 impl VatLayout {
-    /// The layout of `vertices` over `frames` rows within `max` texels per side.
+    /// The layout of `vertices` over `frames` rows within `max` texels per
+    /// side: wrapped into bands when wider than `max`, folded into column
+    /// blocks and pages when taller.
     pub fn new(vertices: usize, frames: usize, max: usize, power_of_two: bool) -> Result<Self> {
         let pad = |n: usize| {
             if power_of_two {
@@ -100,29 +119,85 @@ impl VatLayout {
                 max
             };
         }
+        if width == 0 {
+            return Err(Error::limit(
+                "",
+                format!("a maximum texture size of {max} holds no texel"),
+            ));
+        }
         let bands = vertices.div_ceil(width).max(1);
-        let height = pad(frames * bands);
-        if height > max || width == 0 {
+        let height = pad(frames.max(1) * bands);
+        if height <= max {
+            return Ok(Self {
+                vertices,
+                frames,
+                width,
+                bands,
+                height,
+                page_width: width,
+                fold: Fold::unfolded(width as u32, bands as u32, frames as u32),
+            });
+        }
+        // Fold within the largest size whose padding stays within `max`.
+        let fit = if power_of_two {
+            prev_power_of_two(max)
+        } else {
+            max
+        };
+        let fold = Fold::plan(width as u64, bands as u64, frames as u64, fit as u64, true)
+            .map_err(|e| match e {
+                FoldError::RowTooLarge { .. } | FoldError::TooManyBlocks { .. } => Error::limit(
+                    "",
+                    format!(
+                        "one frame of {vertices} vertices takes {bands} texture rows of {width} texels, more than the maximum size {max}, so VAT frames cannot fold"
+                    ),
+                )
+                .with_hint("raise the maximum texture size (up to 65536), or bake per primitive (--vat-layout per-primitive), whose sets are smaller"),
+            })?;
+        if fold.pages > MAX_VAT_PAGES {
             return Err(Error::limit(
                 "",
                 format!(
-                    "{vertices} vertices over {frames} frames need a {width} x {height} texture, over the maximum size {max}"
+                    "{vertices} vertices over {frames} frames would fold into {} pages of {max} x {max} texels per stream, over the limit of {MAX_VAT_PAGES}",
+                    fold.pages
                 ),
             )
-            .with_hint("VAT rows do not fold into further blocks yet: raise the maximum texture size (up to 65536), lower the fps, bake fewer clips, or bake per primitive (--vat-layout per-primitive)"));
+            .with_hint("raise the maximum texture size (up to 65536), lower the fps, or bake fewer clips"));
         }
         Ok(Self {
             vertices,
             frames,
             width,
             bands,
-            height,
+            height: pad(fold.height() as usize),
+            page_width: pad(fold.width() as usize),
+            fold,
         })
     }
 
-    /// Texel `(x, y)` of `vertex` at timeline row `row`.
-    pub fn texel(&self, vertex: usize, row: usize) -> (usize, usize) {
-        (vertex % self.width, row * self.bands + vertex / self.width)
+    /// Whether frame rows continue in further column blocks or pages.
+    pub fn is_folded(&self) -> bool {
+        self.fold.is_folded()
+    }
+
+    /// Pages (textures per stream).
+    pub fn pages(&self) -> usize {
+        self.fold.pages as usize
+    }
+
+    /// Texel rows one column block holds (`frames * bands` unfolded).
+    pub fn block_height(&self) -> usize {
+        self.fold.height() as usize
+    }
+
+    /// Texel `(page, x, y)` of set vertex `vertex` at timeline row `row`.
+    pub fn texel(&self, vertex: usize, row: usize) -> (usize, usize, usize) {
+        let (p, x, y) = self.fold.texel(
+            (vertex % self.width) as u32,
+            (vertex / self.width) as u32,
+            row as u32,
+        );
+        (p as usize, x as usize, y as usize)
     }
 }
 
@@ -840,18 +915,48 @@ mod tests {
     fn layout_wraps_and_pads() {
         let l = VatLayout::new(10, 5, 8192, false).unwrap();
         assert_eq!((l.width, l.bands, l.height), (10, 1, 5));
-        assert_eq!(l.texel(7, 3), (7, 3));
+        assert_eq!(l.texel(7, 3), (0, 7, 3));
         let l = VatLayout::new(20, 5, 16, false).unwrap();
         assert_eq!((l.width, l.bands, l.height), (16, 2, 10));
-        assert_eq!(l.texel(19, 2), (3, 2 * 2 + 1));
+        assert_eq!(l.texel(19, 2), (0, 3, 2 * 2 + 1));
         let l = VatLayout::new(10, 5, 8192, true).unwrap();
         assert_eq!((l.width, l.bands, l.height), (16, 1, 8));
         // Width 12 is not a power of two: wrap at 8 instead; 3 rows pad to 4.
         let l = VatLayout::new(20, 1, 12, true).unwrap();
         assert_eq!((l.width, l.bands, l.height), (8, 3, 4));
+        assert!(!l.is_folded() && l.page_width == l.width);
+        // 5 bands of 4 texels: one frame is taller than 4.
+        let e = VatLayout::new(20, 5, 4, false).unwrap_err();
         assert!(
-            VatLayout::new(20, 5, 4, false).is_err(),
-            "5 bands x 5 frames > 4"
+            e.message
+                .contains("one frame of 20 vertices takes 5 texture rows")
+        );
+    }
+
+    #[test]
+    fn tall_sets_fold_into_blocks_then_pages() {
+        // 3 vertices over 10 frames at 8: 2 blocks of 5 rows side by side.
+        let l = VatLayout::new(3, 10, 8, false).unwrap();
+        assert!(l.is_folded());
+        assert_eq!(
+            (l.width, l.bands, l.height, l.page_width, l.pages()),
+            (3, 1, 5, 6, 1)
+        );
+        assert_eq!(l.texel(2, 7), (0, 3 + 2, 2));
+        // 12 vertices at 8: 2 bands of 8; 4 frames fit a block, one block
+        // fits a page: 10 rows need 3 blocks, so 3 pages of 4 rows.
+        let l = VatLayout::new(12, 10, 8, false).unwrap();
+        assert_eq!((l.width, l.bands, l.pages()), (8, 2, 3));
+        assert_eq!((l.page_width, l.height), (8, 8));
+        assert_eq!(l.texel(9, 9), (2, 1, 2 + 1));
+        // Power of two: pages are padded, folding within 8.
+        let l = VatLayout::new(3, 10, 12, true).unwrap();
+        assert_eq!((l.width, l.height, l.page_width), (4, 8, 8));
+        // BrainStem's atlas at 4096: 3 pages of 349 frames.
+        let l = VatLayout::new(34_159, 1047, 4096, false).unwrap();
+        assert_eq!(
+            (l.width, l.bands, l.pages(), l.height),
+            (4096, 9, 3, 349 * 9)
         );
     }
 }

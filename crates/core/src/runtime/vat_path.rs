@@ -6,7 +6,12 @@
 //!
 //! Addressing: vertex `v` of a primitive is set vertex
 //! `s = first_vertex + v` of its texture set (0 for per-primitive sets);
-//! at timeline row `r` it is texel `(s mod width, r * bands + s div width)`. The next row is
+//! unfolded, at timeline row `r` it is texel
+//! `(s mod width, r * bands + s div width)`. A folded set (layout record,
+//! `FoldMeta` of its VAT textures) puts row `r` in column block
+//! `b = r div rows_per_block`: page `b div blocks_per_page`, texel
+//! `((b mod blocks_per_page) * width + s mod width,
+//! (r mod rows_per_block) * bands + s div width)`. The next row is
 //! `min(r + 1, frames - 1)` and is only fetched when the fraction is
 //! positive (see [`super::bone_path`] for why).
 //!
@@ -68,7 +73,7 @@ pub struct VatTextureView<'a> {
 /// Where a primitive's vertices live in its textures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct VatAddress {
-    /// Texture width: vertex `v` is at `x = v mod width`.
+    /// Wrap width (of one column block): vertex `v` is at `x = v mod width`.
     pub width: u32,
     /// Texture rows per frame.
     pub bands: u32,
@@ -76,17 +81,34 @@ pub struct VatAddress {
     pub frames: u32,
     /// The primitive's first vertex in its texture set (the atlas).
     pub first_vertex: u32,
+    /// Timeline rows per column block of a folded set; 0: unfolded (every
+    /// row in one block).
+    pub rows_per_block: u32,
+    /// Column blocks side by side on a page of a folded set (0 or 1:
+    /// one).
+    pub blocks_per_page: u32,
 }
 
 impl VatAddress {
-    /// Texel `(x, y)` of `vertex` (of the primitive) at timeline row `row`.
-    pub fn texel(&self, vertex: u32, row: u32) -> (u32, u32) {
+    /// Texel `(page, x, y)` of `vertex` (of the primitive) at timeline row
+    /// `row`.
+    pub fn texel(&self, vertex: u32, row: u32) -> (u32, u32, u32) {
         let width = self.width.max(1);
         let vertex = vertex.saturating_add(self.first_vertex);
+        let (x, band) = (vertex % width, vertex / width);
+        let per_block = if self.rows_per_block == 0 {
+            u32::MAX
+        } else {
+            self.rows_per_block
+        };
+        let per_page = self.blocks_per_page.max(1);
+        let block = row / per_block;
         (
-            vertex % width,
-            row.saturating_mul(self.bands)
-                .saturating_add(vertex / width),
+            block / per_page,
+            (block % per_page).saturating_mul(width).saturating_add(x),
+            (row % per_block)
+                .saturating_mul(self.bands)
+                .saturating_add(band),
         )
     }
 }
@@ -154,11 +176,16 @@ impl VatTextureView<'_> {
             }
         }
     }
+}
 
-    /// The value of `vertex` at timeline row `row`.
-    pub fn fetch(&self, address: &VatAddress, vertex: u32, row: u32) -> Vec4 {
-        let (x, y) = address.texel(vertex, row);
-        self.load(x, y)
+/// The value of `vertex` at timeline row `row` in the pages of one stream
+/// (one view per page; an unfolded stream has one). A page the set does not
+/// have reads as zero samples, as an unbound texture would.
+pub fn fetch(pages: &[VatTextureView<'_>], address: &VatAddress, vertex: u32, row: u32) -> Vec4 {
+    let (page, x, y) = address.texel(vertex, row);
+    match pages.get(page as usize) {
+        Some(view) => view.load(x, y),
+        None => Vec4::ZERO,
     }
 }
 
@@ -168,8 +195,8 @@ impl VatTextureView<'_> {
 /// given.
 pub fn deform_vertex(
     address: &VatAddress,
-    positions: &VatTextureView<'_>,
-    normals: Option<&VatTextureView<'_>>,
+    positions: &[VatTextureView<'_>],
+    normals: Option<&[VatTextureView<'_>]>,
     state: &GpuState,
     vertex: u32,
     rest_position: Vec3,
@@ -187,16 +214,20 @@ pub fn deform_vertex(
     for s in state.active_rows() {
         let (weight, fraction, row) = (s[0], s[1], s[2] as u32);
         let next = row.saturating_add(1).min(last_row);
-        let mut p_row = positions.fetch(address, vertex, row).truncate();
+        let mut p_row = fetch(positions, address, vertex, row).truncate();
         if fraction > 0.0 {
-            let p1 = positions.fetch(address, vertex, next).truncate();
+            let p1 = fetch(positions, address, vertex, next).truncate();
             p_row = lerp3(p_row, p1, fraction);
         }
         p += p_row * weight;
         if let Some(tex) = normals {
-            let mut n_row = tex.fetch(address, vertex, row).truncate();
+            let mut n_row = fetch(tex, address, vertex, row).truncate();
             if fraction > 0.0 {
-                n_row = lerp3(n_row, tex.fetch(address, vertex, next).truncate(), fraction);
+                n_row = lerp3(
+                    n_row,
+                    fetch(tex, address, vertex, next).truncate(),
+                    fraction,
+                );
             }
             n += n_row * weight;
         }
@@ -218,14 +249,14 @@ mod tests {
             width: 2,
             bands: 3,
             frames: 2,
-            first_vertex: 0,
+            ..VatAddress::default()
         };
-        assert_eq!(address.texel(4, 1), (0, 5));
-        assert_eq!(address.texel(3, 0), (1, 1));
+        assert_eq!(address.texel(4, 1), (0, 0, 5));
+        assert_eq!(address.texel(3, 0), (0, 1, 1));
         let mut data = vec![0.0f32; 2 * 6 * 3];
         for row in 0..2u32 {
             for v in 0..5u32 {
-                let (x, y) = address.texel(v, row);
+                let (_, x, y) = address.texel(v, row);
                 let at = ((y * 2 + x) * 3) as usize;
                 data[at..at + 3].copy_from_slice(&[v as f32, row as f32, 0.0]);
             }
@@ -241,15 +272,75 @@ mod tests {
             rows: [[1.0, 0.25, 0.0, 0.0], [0.0; 4], [0.0; 4], [0.0; 4]],
             enabled: true,
         };
-        let v = deform_vertex(&address, &tex, None, &state, 3, Vec3::ZERO, None);
+        let v = deform_vertex(
+            &address,
+            std::slice::from_ref(&tex),
+            None,
+            &state,
+            3,
+            Vec3::ZERO,
+            None,
+        );
         assert_eq!(v.position, Vec3::new(3.0, 0.25, 0.0));
         // The last row's next row is itself.
         let state = GpuState {
             rows: [[1.0, 0.5, 1.0, 0.0], [0.0; 4], [0.0; 4], [0.0; 4]],
             enabled: true,
         };
-        let v = deform_vertex(&address, &tex, None, &state, 4, Vec3::ZERO, None);
+        let v = deform_vertex(
+            &address,
+            std::slice::from_ref(&tex),
+            None,
+            &state,
+            4,
+            Vec3::ZERO,
+            None,
+        );
         assert_eq!(v.position, Vec3::new(4.0, 1.0, 0.0));
+    }
+
+    #[test]
+    fn folded_and_paged_addressing_reads_the_right_page() {
+        // 3 vertices, width 2 (2 bands), 5 frames, 2 rows per block, 2
+        // blocks per page: rows 0-3 on page 0, row 4 on page 1.
+        let address = VatAddress {
+            width: 2,
+            bands: 2,
+            frames: 5,
+            first_vertex: 0,
+            rows_per_block: 2,
+            blocks_per_page: 2,
+        };
+        assert_eq!(address.texel(2, 3), (0, 2, 2 + 1));
+        assert_eq!(address.texel(1, 4), (1, 1, 0));
+        let (w, h) = (4u32, 4u32);
+        let mut pages = vec![vec![0.0f32; (w * h * 3) as usize]; 2];
+        for row in 0..5u32 {
+            for v in 0..3u32 {
+                let (p, x, y) = address.texel(v, row);
+                let at = ((y * w + x) * 3) as usize;
+                pages[p as usize][at..at + 3].copy_from_slice(&[v as f32, row as f32, 1.0]);
+            }
+        }
+        let views: Vec<_> = pages
+            .iter()
+            .map(|d| VatTextureView {
+                width: w,
+                height: h,
+                channels: 3,
+                samples: VatSamples::Float(d),
+                decode: VatDecode::Float,
+            })
+            .collect();
+        // Row 3 lerps into row 4, which is on the next page.
+        let state = GpuState {
+            rows: [[1.0, 0.5, 3.0, 0.0], [0.0; 4], [0.0; 4], [0.0; 4]],
+            enabled: true,
+        };
+        let v = deform_vertex(&address, &views, None, &state, 2, Vec3::ZERO, None);
+        assert_eq!(v.position, Vec3::new(2.0, 3.5, 1.0));
+        // A missing page reads as zero.
+        assert_eq!(fetch(&views[..1], &address, 0, 4), Vec4::ZERO);
     }
 
     #[test]

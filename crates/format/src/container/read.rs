@@ -318,7 +318,7 @@ impl<R: Read + Seek> Container<R> {
         let folds = self.layout.as_ref().map_or(&[][..], |l| &l.folds[..]);
         let rows = check::metadata_folded(&self.metadata, folds)?;
         if let Some(vat) = &self.vat {
-            check::vat(vat, rows)?;
+            check::vat(vat, rows, folds)?;
         }
         if let Some(weights) = &self.weights {
             check::weights(weights, self.metadata.skins.len())?;
