@@ -624,6 +624,22 @@ fn view_refuses_unusable_targets_with_usage_errors() {
     assert!(err.contains("bad.rigbake"), "{err}");
 }
 
+/// Whether `node` runs; when it does not, a notice (a panic when
+/// `RIGBAKE_REQUIRE_CHROMIUM` is set) and `false`.
+fn node_available(test: &str) -> bool {
+    let ok = Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        if required() {
+            panic!("{test}: node is not on PATH, and RIGBAKE_REQUIRE_CHROMIUM is set");
+        }
+        rigbake_fixtures::testkit::notice(&format!("SKIPPED {test}: node is not on PATH"));
+    }
+    ok
+}
+
 /// The page's animation state (crates/view/assets/state.js) is a port of
 /// `rigbake_core::runtime::state`: the same texture rows and fractions for
 /// loops, holds, even-spread clips and crossfades, run in Node.
@@ -631,17 +647,7 @@ fn view_refuses_unusable_targets_with_usage_errors() {
 fn the_pages_animation_state_matches_the_runtime_reference() {
     use rigbake_core::runtime::{AnimationState, ClipInfo, PlayMode};
     use rigbake_core::timeline::SampleRule;
-    let node_ok = Command::new("node")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !node_ok {
-        if required() {
-            panic!("node is not on PATH, and RIGBAKE_REQUIRE_CHROMIUM is set");
-        }
-        rigbake_fixtures::testkit::notice(
-            "SKIPPED the_pages_animation_state_matches_the_runtime_reference: node is not on PATH",
-        );
+    if !node_available("the_pages_animation_state_matches_the_runtime_reference") {
         return;
     }
     let clips = [
@@ -738,17 +744,7 @@ fn the_pages_root_motion_matches_the_runtime_reference() {
     use rigbake_core::runtime::root_motion::RootMotionTrack;
     use rigbake_core::runtime::{ClipInfo, PlayMode};
     use rigbake_core::timeline::SampleRule;
-    let node_ok = Command::new("node")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !node_ok {
-        if required() {
-            panic!("node is not on PATH, and RIGBAKE_REQUIRE_CHROMIUM is set");
-        }
-        rigbake_fixtures::testkit::notice(
-            "SKIPPED the_pages_root_motion_matches_the_runtime_reference: node is not on PATH",
-        );
+    if !node_available("the_pages_root_motion_matches_the_runtime_reference") {
         return;
     }
     // 4 frames at 2 fps over 1.8 s (a 0.3 s wrap), turning as it goes.
