@@ -715,6 +715,13 @@ fn the_pages_animation_state_matches_the_runtime_reference() {
         expected.push(g.rows.iter().flatten().map(|v| f64::from(*v)).collect());
         script += "st.update(0.1); st.gpuState(buf, 0); out.push(Array.from(buf));\n";
     }
+    // Rows are exact; fractions and weights are f32 in both.
+    assert_node_output(script, &expected);
+}
+
+/// Runs `script` (an ES module whose array `out` holds the page's numbers)
+/// in Node and checks each number against `expected` within 1e-6.
+fn assert_node_output(mut script: String, expected: &[Vec<f64>]) {
     script += "console.log(JSON.stringify(out));\n";
     let file = tempfile::Builder::new().suffix(".mjs").tempfile().unwrap();
     std::fs::write(file.path(), script).unwrap();
@@ -722,10 +729,9 @@ fn the_pages_animation_state_matches_the_runtime_reference() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let got: Vec<Vec<f64>> = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(got.len(), expected.len());
-    for (k, (g, e)) in got.iter().zip(&expected).enumerate() {
+    for (k, (g, e)) in got.iter().zip(expected).enumerate() {
         assert_eq!(g.len(), e.len(), "case {k}");
         for (a, b) in g.iter().zip(e) {
-            // Rows are exact; fractions and weights are f32 in both.
             assert!((a - b).abs() <= 1e-6, "case {k}: page {g:?}, runtime {e:?}");
         }
     }
@@ -796,20 +802,8 @@ fn the_pages_root_motion_matches_the_runtime_reference() {
         end[2] - s * inner[0] + c * inner[2],
         end[3] + inner[3],
     ]);
-    script += "console.log(JSON.stringify(out));\n";
-    let file = tempfile::Builder::new().suffix(".mjs").tempfile().unwrap();
-    std::fs::write(file.path(), script).unwrap();
-    let o = Command::new("node").arg(file.path()).output().unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let got: Vec<Vec<f64>> = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(got.len(), expected.len());
-    for (k, (g, e)) in got.iter().zip(&expected).enumerate() {
-        assert_eq!(g.len(), e.len(), "case {k}");
-        for (a, b) in g.iter().zip(e) {
-            // Fractions are f32 in both; the motions are f64.
-            assert!((a - b).abs() <= 1e-6, "case {k}: page {g:?}, runtime {e:?}");
-        }
-    }
+    // Fractions are f32 in both; the motions are f64.
+    assert_node_output(script, &expected);
 }
 
 /// The horizontal centre of a mask's covered pixels, in pixels.
