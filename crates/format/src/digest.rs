@@ -77,10 +77,23 @@ pub struct Digest {
 }
 
 impl DigestFile {
-    /// Creates (truncates) the file at `path`.
+    /// Creates the file at `path`, or empties it if it exists.
+    ///
+    /// An existing empty file (a staged target) is opened as it is, not
+    /// truncated: on ext4, truncating a file sets its "allocate on close"
+    /// state (`auto_da_alloc`), and closing it then writes the whole file
+    /// back synchronously, which took longer than baking BrainStem's VAT.
     pub fn create(path: &Path) -> std::io::Result<Self> {
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)?;
+        if file.metadata()?.len() > 0 {
+            file.set_len(0)?;
+        }
         Ok(Self {
-            file: File::create(path)?,
+            file,
             pos: 0,
             state: Arc::default(),
             path: path.to_owned(),
@@ -178,6 +191,21 @@ mod tests {
         }
         drop(f);
         (digest.finish().unwrap(), read_digest(&path).unwrap())
+    }
+
+    #[test]
+    fn create_empties_an_existing_file_and_keeps_an_empty_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        for before in [&b"old contents, longer than the new ones"[..], &b""[..]] {
+            std::fs::write(&path, before).unwrap();
+            let mut f = DigestFile::create(&path).unwrap();
+            let digest = f.digest();
+            f.write_all(b"new").unwrap();
+            drop(f);
+            assert_eq!(std::fs::read(&path).unwrap(), b"new");
+            assert_eq!(digest.finish().unwrap(), read_digest(&path).unwrap());
+        }
     }
 
     fn bytes(n: usize, seed: u8) -> Vec<u8> {
