@@ -17,6 +17,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
 use rigbake_core::bake::bone_sets;
+use rigbake_core::bake::bounds::{RowBoxes, StaticPart};
 use rigbake_core::timeline::{ClipSpec, Timeline};
 use rigbake_core::{Model, import};
 use rigbake_format::codec;
@@ -253,10 +254,12 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
         folds: bone_folds.into_iter().chain(anchor_fold).collect(),
         ..Default::default()
     };
-    let vat_record = vat_part.map(|(vat, placement, folds)| {
-        layout.vat = Some(placement);
-        layout.folds.extend(folds);
-        vat
+    let mut vat_bounds = None;
+    let vat_record = vat_part.map(|out| {
+        layout.vat = Some(out.placement);
+        layout.folds.extend(out.folds);
+        vat_bounds = Some(out.bounds);
+        out.metadata
     });
     if let Some(vat) = &vat_record {
         add_record(&mut sink, SectionKind::Vat, codec::encode_vat(vat))?;
@@ -319,7 +322,7 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
         )?;
     }
     job.observer.stage("bounds");
-    let bounds = bounds_record(&model, &timeline)?;
+    let bounds = bounds_record(&model, &timeline, vat_bounds.as_ref())?;
     add_record(
         &mut sink,
         SectionKind::Bounds,
@@ -350,10 +353,18 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
 }
 
 /// The animated-bounds record: per clip, the box of every vertex at every
-/// frame ([`rigbake_core::bake::bounds`]).
-fn bounds_record(model: &Model, timeline: &Timeline) -> Result<meta::BoundsMetadata, BakeError> {
-    let boxes =
-        rigbake_core::bake::bounds::clip_bounds(model, timeline).map_err(at(Stage::Container))?;
+/// frame ([`rigbake_core::bake::bounds`]), from the boxes the VAT bake
+/// gathered when it ran, else by a pass of its own.
+fn bounds_record(
+    model: &Model,
+    timeline: &Timeline,
+    from_vat: Option<&(StaticPart, RowBoxes)>,
+) -> Result<meta::BoundsMetadata, BakeError> {
+    use rigbake_core::bake::bounds;
+    let boxes = match from_vat {
+        Some((statics, rows)) => bounds::clip_bounds_from(model, timeline, statics, Some(rows)),
+        None => bounds::clip_bounds(model, timeline).map_err(at(Stage::Container))?,
+    };
     let reference = rigbake_core::bake::bounds::reference_node(model);
     Ok(meta::BoundsMetadata {
         reference_node: reference.map(|n| model.nodes[n].name.clone()),

@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use rigbake_core::bake::bounds::{RowBoxes, StaticPart};
 use rigbake_core::bake::vat::{self, VatBaker, VatBatch};
 use rigbake_core::timeline::Timeline;
 use rigbake_core::{ErrorKind, Model};
@@ -124,12 +125,14 @@ fn for_each_batch(
 /// `page` of folded texture set `index` (every stream the set bakes): each
 /// column block's rows are baked unfolded into buffers from `pool` and
 /// copied to their place in the page's planar rows; texels no row reaches
-/// (the last block's tail, padding) are zero.
+/// (the last block's tail, padding) are zero. `boxes` grows by every
+/// baked row's positions.
 fn for_each_page_batch(
     baker: &VatBaker<'_>,
     index: usize,
     page: usize,
     pool: &mut Pool,
+    boxes: &mut RowBoxes,
     mut each: impl FnMut(
         Vec<f32>,
         Option<Vec<f32>>,
@@ -183,6 +186,7 @@ fn for_each_page_batch(
                     tangents: tan.as_deref_mut(),
                 },
             );
+            boxes.add_rows(&l, start, &pos[..n * bw * 3]);
             let [o_pos, o_nrm, o_tan] = &mut out;
             for (src, dst, floats) in [
                 (Some(&pos), o_pos.as_mut(), 3),
@@ -249,13 +253,25 @@ fn bounds(
 }
 
 /// Plans, bakes and stages the vertex animation textures of `model`.
+/// What the VAT output gives the rest of the job.
+pub(super) struct VatOutput {
+    /// The VAT record.
+    pub metadata: meta::VatMetadata,
+    /// Where each primitive's vertices sit in its texture set.
+    pub placement: meta::VatPlacement,
+    /// The fold of every folded texture's first page.
+    pub folds: Vec<meta::FoldMeta>,
+    /// The animated bounds' parts, measured on the baked positions.
+    pub bounds: (StaticPart, RowBoxes),
+}
+
 pub(super) fn bake(
     model: &Model,
     timeline: &Timeline,
     settings: &BakeSettings,
     sink: &mut dyn Sink,
     uv_sets: &mut Vec<meta::PrimitiveUvSets>,
-) -> Result<Part<(meta::VatMetadata, meta::VatPlacement, Vec<meta::FoldMeta>)>, StepError> {
+) -> Result<Part<VatOutput>, StepError> {
     let vs = &settings.vat;
     let plan = match vat::plan(model, timeline, &vs.options) {
         Ok(p) => p,
@@ -272,6 +288,8 @@ pub(super) fn bake(
             primitive: p as u32,
         })
         .collect();
+    let statics = StaticPart::of_plan(&plan);
+    let mut boxes = RowBoxes::new(timeline.rows);
     let baker =
         VatBaker::new(model, timeline, plan, vs.options.convention).map_err(StepError::bare)?;
     let mut textures = Vec::new();
@@ -298,7 +316,7 @@ pub(super) fn bake(
                 base
             }
         };
-        let staged = bake_primitive(&baker, index, &base, vs, sink, &mut pool)?;
+        let staged = bake_primitive(&baker, index, &base, vs, sink, &mut pool, &mut boxes)?;
         // The previous set's writers finished their tails while this one
         // baked; its textures come first in the table.
         if let Some(previous) = pending.replace(staged) {
@@ -393,8 +411,8 @@ pub(super) fn bake(
     sink.write_file_streamed(&playback_name, &mut |out| {
         glb::write_glb_to(&document, out).map_err(|e| StepError::during("VAT playback mesh", e))
     })?;
-    Ok(Part::Done((
-        meta::VatMetadata {
+    Ok(Part::Done(VatOutput {
+        metadata: meta::VatMetadata {
             reference_node,
             normal_convention: vs.options.convention,
             encoding: vs.encoding,
@@ -408,7 +426,8 @@ pub(super) fn bake(
         },
         placement,
         folds,
-    )))
+        bounds: (statics, boxes),
+    }))
 }
 
 /// The VAT compression record of `vat`: the compression asked for, and per
@@ -495,8 +514,8 @@ struct StagedPrimitive {
     files: Vec<(String, PathBuf)>,
 }
 
-/// Streams every texture of one primitive to its writers; see
-/// [`finish_primitive`].
+/// Streams every texture of one primitive to its writers, growing `boxes`
+/// by the positions baked; see [`finish_primitive`].
 fn bake_primitive(
     baker: &VatBaker<'_>,
     index: usize,
@@ -504,6 +523,7 @@ fn bake_primitive(
     vs: &VatSettings,
     sink: &mut dyn Sink,
     pool: &mut Pool,
+    boxes: &mut RowBoxes,
 ) -> Result<StagedPrimitive, StepError> {
     let p = &baker.plan().sets[index];
     let mut streams = vec![VatStream::Positions];
@@ -565,7 +585,7 @@ fn bake_primitive(
     }
     if p.layout.is_folded() {
         for page in 0..pages {
-            for_each_page_batch(baker, index, page, pool, |pos, nrm, tan| {
+            for_each_page_batch(baker, index, page, pool, boxes, |pos, nrm, tan| {
                 // This page's writer of every stream, in stream order.
                 let of_page = writers.iter_mut().skip(page).step_by(pages);
                 push_batches(of_page, [Some(pos), nrm, tan]).map_err(fail)
@@ -577,7 +597,8 @@ fn bake_primitive(
             index,
             pool,
             (true, true),
-            |_, _, positions, normals, tangents| {
+            |first, rows, positions, normals, tangents| {
+                boxes.add_rows(&p.layout, first, &positions[..rows * p.layout.width * 3]);
                 push_batches(writers.iter_mut(), [Some(positions), normals, tangents]).map_err(fail)
             },
         )?;

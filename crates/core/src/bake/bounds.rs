@@ -38,9 +38,99 @@ fn union(mut a: Aabb, b: Aabb) -> Aabb {
     a
 }
 
+/// Per timeline row, the box of every moving vertex: the positions the VAT
+/// bake writes, gathered as its rows are baked ([`RowBoxes::add_rows`]) so
+/// the animated bounds need no second pass over the kernel, or by
+/// [`clip_bounds`]'s own pass when no VAT is baked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowBoxes {
+    rows: Vec<Aabb>,
+}
+
+impl RowBoxes {
+    /// Empty boxes for `rows` timeline rows.
+    pub fn new(rows: usize) -> Self {
+        Self {
+            rows: vec![EMPTY; rows],
+        }
+    }
+
+    /// Grows the boxes by unfolded texture rows `first..` of a texture set
+    /// laid out as `layout`: `positions` holds whole planar rows (x, y, z
+    /// planes of `layout.width`), as [`VatBaker::fill`] writes them. Padding
+    /// texels (beyond the set's last vertex) and rows past the last frame
+    /// are left out. Rows are measured in parallel; the result does not
+    /// depend on the thread count.
+    pub fn add_rows(&mut self, layout: &vat::VatLayout, first: usize, positions: &[f32]) {
+        let w = layout.width;
+        let measured: Vec<(usize, Aabb)> = positions
+            .par_chunks(w * 3)
+            .enumerate()
+            .filter_map(|(r, row)| {
+                let (frame, band) = ((first + r) / layout.bands, (first + r) % layout.bands);
+                let real = layout.vertices.saturating_sub(band * w).min(w);
+                (frame < layout.frames && frame < self.rows.len())
+                    .then(|| (frame, planar_box(row, w, real)))
+            })
+            .collect();
+        for (frame, b) in measured {
+            self.rows[frame] = union(self.rows[frame], b);
+        }
+    }
+}
+
+/// The box of the first `count` texels of a planar row (x, y, z planes of
+/// `width` floats), in eight independent lanes (plain comparisons, which
+/// vectorise; NaN never enters a box, as with [`f32::min`]).
+fn planar_box(row: &[f32], width: usize, count: usize) -> Aabb {
+    const LANES: usize = 8;
+    let mut b = EMPTY;
+    for k in 0..3 {
+        let values = &row[k * width..k * width + count];
+        let (mut lo, mut hi) = ([f32::INFINITY; LANES], [f32::NEG_INFINITY; LANES]);
+        let mut chunks = values.chunks_exact(LANES);
+        for chunk in &mut chunks {
+            for i in 0..LANES {
+                lo[i] = if chunk[i] < lo[i] { chunk[i] } else { lo[i] };
+                hi[i] = if chunk[i] > hi[i] { chunk[i] } else { hi[i] };
+            }
+        }
+        for &v in chunks.remainder() {
+            lo[0] = lo[0].min(v);
+            hi[0] = hi[0].max(v);
+        }
+        b[0][k] = lo.into_iter().fold(f32::INFINITY, f32::min);
+        b[1][k] = hi.into_iter().fold(f32::NEG_INFINITY, f32::max);
+    }
+    b
+}
+
+/// What the boxes of a timeline are made of besides the moving vertices:
+/// the space they are in and the primitives that never move.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StaticPart {
+    /// The reference node (`None`: the scene root).
+    pub reference: Option<usize>,
+    /// Primitives that never move (node, mesh, primitive).
+    pub primitives: Vec<(usize, usize, usize)>,
+}
+
+impl StaticPart {
+    /// The static part of a VAT plan: its reference node and the
+    /// primitives it leaves out because they never move.
+    pub fn of_plan(plan: &vat::VatPlan) -> Self {
+        Self {
+            reference: plan.reference_node,
+            primitives: plan.static_primitives.clone(),
+        }
+    }
+}
+
 /// One box per clip of `timeline`, in clip order; a model without mesh
-/// vertices gets a zero box at the origin. Rows are evaluated in parallel;
-/// the result does not depend on the thread count (min and max are exact).
+/// vertices gets a zero box at the origin. Moving primitives go through the
+/// VAT kernel, rows in parallel; the result does not depend on the thread
+/// count (min and max are exact). A VAT bake gathers the same boxes as it
+/// writes its rows: [`clip_bounds_from`] turns those into the same result.
 pub fn clip_bounds(model: &Model, timeline: &Timeline) -> Result<Vec<Aabb>> {
     let options = VatOptions {
         normals: false,
@@ -52,13 +142,12 @@ pub fn clip_bounds(model: &Model, timeline: &Timeline) -> Result<Vec<Aabb>> {
         power_of_two: false,
         layout: vat::VatLayoutMode::Atlas,
     };
-    let (moving, reference) = match vat::plan(model, timeline, &options) {
+    match vat::plan(model, timeline, &options) {
         Ok(plan) => {
-            let reference = plan.reference_node;
-            let statics = plan.static_primitives.clone();
+            let statics = StaticPart::of_plan(&plan);
             let baker = VatBaker::new(model, timeline, plan, options.convention)?;
-            // One atlas set, one band per frame (its width is the vertex count),
-            // so texture row `row` is timeline row `row`: positions only,
+            // One band per frame (each set's width is its vertex count), so
+            // texture row `row` is timeline row `row`: positions only,
             // through the VAT kernel, into a per-thread planar scratch row.
             let widest = baker
                 .plan()
@@ -77,37 +166,58 @@ pub fn clip_bounds(model: &Model, timeline: &Timeline) -> Result<Vec<Aabb>> {
                             let (w, n) = (set.layout.width, set.layout.vertices);
                             let pos = &mut scratch[..w * 3];
                             baker.fill_row(i, row, pos, None, None);
-                            for v in 0..n {
-                                grow(&mut b, [pos[v], pos[w + v], pos[2 * w + v]]);
-                            }
+                            b = union(b, planar_box(pos, w, n));
                         }
                         b
                     },
                 )
                 .collect();
-            (Some((rows, statics)), reference)
+            Ok(clip_bounds_from(
+                model,
+                timeline,
+                &statics,
+                Some(&RowBoxes { rows }),
+            ))
         }
-        Err(e) if e.kind == ErrorKind::NothingToBake => (None, reference_node(model)),
-        Err(e) => return Err(e),
-    };
-    let statics = match &moving {
-        Some((_, statics)) => statics.clone(),
-        None => every_primitive(model),
-    };
-    let fixed = static_box(model, reference, &statics);
-    Ok(timeline
+        Err(e) if e.kind == ErrorKind::NothingToBake => {
+            let statics = StaticPart {
+                reference: reference_node(model),
+                primitives: every_primitive(model),
+            };
+            Ok(clip_bounds_from(model, timeline, &statics, None))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// One box per clip of `timeline` from the boxes of its moving vertices per
+/// row (`None` when nothing moves) and its static part. Zeros are stored
+/// as +0.0, so that which of two equal zeros a minimum kept never shows.
+pub fn clip_bounds_from(
+    model: &Model,
+    timeline: &Timeline,
+    statics: &StaticPart,
+    moving: Option<&RowBoxes>,
+) -> Vec<Aabb> {
+    let fixed = static_box(model, statics.reference, &statics.primitives);
+    timeline
         .clips
         .iter()
         .map(|c| {
             let mut b = fixed;
-            if let Some((rows, _)) = &moving {
-                for r in &rows[c.start_row..c.start_row + c.frames] {
+            if let Some(rows) = moving {
+                let end = (c.start_row + c.frames).min(rows.rows.len());
+                for r in &rows.rows[c.start_row.min(end)..end] {
                     b = union(b, *r);
                 }
             }
-            if b[0][0] > b[1][0] { [[0.0; 3]; 2] } else { b }
+            if b[0][0] > b[1][0] {
+                [[0.0; 3]; 2]
+            } else {
+                b.map(|corner| corner.map(|v| v + 0.0))
+            }
         })
-        .collect())
+        .collect()
 }
 
 /// The node whose space the boxes are in: the VAT reference node (the

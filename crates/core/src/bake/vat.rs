@@ -715,24 +715,58 @@ impl<'m> VatBaker<'m> {
         let w = layout.width;
         let frame = texture_row / layout.bands;
         let band = texture_row % layout.bands;
-        pos[..3 * w].fill(0.0);
+        let band_start = band * w;
+        let band_end = (band_start + w).min(layout.vertices).max(band_start);
+        let span_of = |index: usize| {
+            let p = &self.plan.primitives[index];
+            let start = p.first_vertex.max(band_start);
+            let end = (p.first_vertex + p.vertices).min(band_end);
+            (start < end).then_some((p, start, end))
+        };
+        // Texels no member writes are zero: padding past the last vertex,
+        // and (members tile the set's vertices) nothing else, unless a
+        // member lacks normals or tangents. Zeroing only those keeps the
+        // kernel from writing every row twice.
+        let covered: usize = s
+            .members
+            .iter()
+            .filter_map(|&i| span_of(i))
+            .map(|(_, a, b)| b - a)
+            .sum();
+        let written = if frame < layout.frames && covered == band_end - band_start {
+            band_end - band_start
+        } else {
+            0
+        };
+        let zero = |planes: &mut [f32], count: usize, range: std::ops::Range<usize>| {
+            for c in 0..count {
+                planes[c * w + range.start..c * w + range.end].fill(0.0);
+            }
+        };
+        zero(pos, 3, written..w);
         if let Some(n) = nrm.as_deref_mut() {
-            n[..3 * w].fill(0.0);
+            zero(n, 3, written..w);
         }
         if let Some(t) = tan.as_deref_mut() {
-            t[..4 * w].fill(0.0);
+            zero(t, 4, written..w);
         }
         if frame >= layout.frames {
             return;
         }
-        let band_start = band * w;
-        let band_end = (band_start + w).min(layout.vertices);
         for &index in &s.members {
-            let p = &self.plan.primitives[index];
-            let start = p.first_vertex.max(band_start);
-            let end = (p.first_vertex + p.vertices).min(band_end);
-            if start >= end {
+            let Some((p, start, end)) = span_of(index) else {
                 continue;
+            };
+            let texels = start - band_start..end - band_start;
+            if !p.normals
+                && let Some(n) = nrm.as_deref_mut()
+            {
+                zero(n, 3, texels.clone());
+            }
+            if !p.tangents
+                && let Some(t) = tan.as_deref_mut()
+            {
+                zero(t, 4, texels);
             }
             let local = start - p.first_vertex..end - p.first_vertex;
             self.fill_span(
