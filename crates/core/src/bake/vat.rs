@@ -126,6 +126,12 @@ impl VatLayout {
             ));
         }
         let bands = vertices.div_ceil(width).max(1);
+        if !power_of_two {
+            // As narrow as the same number of bands allows, so the last
+            // band is nearly full: padding stays under one texel per band
+            // (BrainStem's 34,159 vertices: 5 bands of 6,832, not 8,192).
+            width = vertices.div_ceil(bands).max(1);
+        }
         let height = pad(frames.max(1) * bands);
         if height <= max {
             return Ok(Self {
@@ -950,9 +956,12 @@ mod tests {
         let l = VatLayout::new(10, 5, 8192, false).unwrap();
         assert_eq!((l.width, l.bands, l.height), (10, 1, 5));
         assert_eq!(l.texel(7, 3), (0, 7, 3));
+        // 20 vertices within 16: two bands of 10 (not 16 and 4).
         let l = VatLayout::new(20, 5, 16, false).unwrap();
-        assert_eq!((l.width, l.bands, l.height), (16, 2, 10));
-        assert_eq!(l.texel(19, 2), (0, 3, 2 * 2 + 1));
+        assert_eq!((l.width, l.bands, l.height), (10, 2, 10));
+        assert_eq!(l.texel(19, 2), (0, 9, 2 * 2 + 1));
+        let l = VatLayout::new(21, 5, 16, false).unwrap();
+        assert_eq!((l.width, l.bands), (11, 2));
         let l = VatLayout::new(10, 5, 8192, true).unwrap();
         assert_eq!((l.width, l.bands, l.height), (16, 1, 8));
         // Width 12 is not a power of two: wrap at 8 instead; 3 rows pad to 4.
@@ -977,20 +986,22 @@ mod tests {
             (3, 1, 5, 6, 1)
         );
         assert_eq!(l.texel(2, 7), (0, 3 + 2, 2));
-        // 12 vertices at 8: 2 bands of 8; 4 frames fit a block, one block
+        // 12 vertices at 8: 2 bands of 6; 4 frames fit a block, one block
         // fits a page: 10 rows need 3 blocks, so 3 pages of 4 rows.
         let l = VatLayout::new(12, 10, 8, false).unwrap();
-        assert_eq!((l.width, l.bands, l.pages()), (8, 2, 3));
-        assert_eq!((l.page_width, l.height), (8, 8));
-        assert_eq!(l.texel(9, 9), (2, 1, 2 + 1));
+        assert_eq!((l.width, l.bands, l.pages()), (6, 2, 3));
+        assert_eq!((l.page_width, l.height), (6, 8));
+        // Vertex 9 is texel 3 of band 1; row 9 is row 1 of page 2.
+        assert_eq!(l.texel(9, 9), (2, 3, 2 + 1));
         // Power of two: pages are padded, folding within 8.
         let l = VatLayout::new(3, 10, 12, true).unwrap();
         assert_eq!((l.width, l.height, l.page_width), (4, 8, 8));
-        // BrainStem's atlas at 4096: 3 pages of 349 frames.
+        // BrainStem's atlas at 4096: 9 bands of 3,796 texels, 3 pages of
+        // 349 frames.
         let l = VatLayout::new(34_159, 1047, 4096, false).unwrap();
         assert_eq!(
             (l.width, l.bands, l.pages(), l.height),
-            (4096, 9, 3, 349 * 9)
+            (3796, 9, 3, 349 * 9)
         );
     }
 }
