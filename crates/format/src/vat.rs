@@ -16,9 +16,7 @@ use crate::meta::{DirectionEncoding, VatEncoding, VatStream};
 use crate::texture::Precision;
 use crate::texture::exr::{Rows, StreamSpec, StreamWriter, TextureCompression};
 use crate::texture::png::Png16Stream;
-use crate::texture::quantize::{
-    RowQuantizer, degrees_of_cosine, interleave_be, quantize_planar_row,
-};
+use crate::texture::quantize::{RowQuantizer, interleave_be, quantize_planar_row};
 
 /// Floats per texel a stream delivers: 3 for positions and normals, 4 for
 /// tangents (xyz and the handedness sign).
@@ -211,23 +209,10 @@ impl VatFileWriter {
                 halves.resize(values.len(), half::f16::ZERO);
                 // Whole-row conversions (F16C where the CPU has it), then the
                 // error of every texel against what a reader decodes.
-                let decoded = &mut self.scratch.1;
-                decoded.resize(values.len(), 0.0);
                 let errors: Vec<Result<WorstError>> = halves
                     .par_chunks_mut(row_len)
                     .zip(values.par_chunks(row_len))
-                    .zip(decoded.par_chunks_mut(row_len))
-                    .map(|((out, row), decoded)| {
-                        out.convert_from_f32_slice(row);
-                        out.convert_to_f32_slice(decoded);
-                        if let Some(i) = decoded.iter().position(|v| !v.is_finite()) {
-                            let texel = texel_of(row, width, floats, i % width);
-                            return Err(FormatError::Unrepresentable(format!(
-                                "value {texel:?} is outside the half-float range (+-65504); use exr32"
-                            )));
-                        }
-                        Ok(WorstError::of_planar_row(stream, row, decoded, width, floats))
-                    })
+                    .map(|(out, row)| WorstError::of_f16_row(stream, row, out, width, floats))
                     .collect();
                 for e in errors {
                     self.max_error = self.max_error.max(e?.value());
@@ -358,56 +343,90 @@ fn texel_of(row: &[f32], width: usize, floats: usize, x: usize) -> [f32; 4] {
     t
 }
 
-/// The extreme of `value(x)` for `x` in `0..width` and `start`, where
-/// `beats(v, m)` says `v` replaces `m` (greater for a maximum, less for a
-/// minimum; NaN never replaces). Kept in four independent lanes so the
-/// loop vectorises; the extreme of a set does not depend on the order.
+/// Texels measured at a time: planes of this many texels are decoded onto
+/// the stack, so a row's samples are read once, from cache.
+const CHUNK: usize = 256;
+
+/// Independent lanes of the error maximum (eight f32: one AVX register).
+const LANES: usize = 8;
+
+/// The error key of one texel: for positions the squared distance between
+/// the original `a` and the decoded `b`; for directions a number that rises
+/// with the angle between them over 0 to 180 degrees: `sin^2` up to 90
+/// degrees, `2 - sin^2` beyond, with `sin^2 = |a x (b - a)|^2 / (|a|^2
+/// |b|^2)`, exact to a few units of f32 rounding even for the tiny angles
+/// that encodings leave (a cosine near 1 would lose them). A zero vector
+/// (padding) has key 0. f32 throughout, so that eight texels go at once.
 #[inline(always)]
-fn lanes_fold(
-    width: usize,
-    start: f64,
-    value: impl Fn(usize) -> f64,
-    beats: impl Fn(f64, f64) -> bool,
-) -> f64 {
-    const LANES: usize = 4;
-    let mut lanes = [start; LANES];
-    let mut x = 0;
-    while x + LANES <= width {
-        for (l, m) in lanes.iter_mut().enumerate() {
-            let v = value(x + l);
-            *m = if beats(v, *m) { v } else { *m };
-        }
-        x += LANES;
+fn texel_key(directions: bool, a: [f32; 3], b: [f32; 3]) -> f32 {
+    let d = [b[0] - a[0], b[1] - a[1], b[2] - a[2]];
+    if !directions {
+        return d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
     }
-    for x in x..width {
-        let v = value(x);
-        lanes[0] = if beats(v, lanes[0]) { v } else { lanes[0] };
+    let c = [
+        a[1] * d[2] - a[2] * d[1],
+        a[2] * d[0] - a[0] * d[2],
+        a[0] * d[1] - a[1] * d[0],
+    ];
+    let cross2 = c[0] * c[0] + c[1] * c[1] + c[2] * c[2];
+    let la = a[0] * a[0] + a[1] * a[1] + a[2] * a[2];
+    let lb = b[0] * b[0] + b[1] * b[1] + b[2] * b[2];
+    let dot = a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+    let den = la * lb;
+    let sin2 = if den > 0.0 {
+        (cross2 / den).min(1.0)
+    } else {
+        0.0
+    };
+    if dot < 0.0 && den > 0.0 {
+        2.0 - sin2
+    } else {
+        sin2
     }
-    lanes
-        .into_iter()
-        .fold(start, |m, v| if beats(v, m) { v } else { m })
 }
 
-/// The largest error among texels of one stream, kept in a form that needs
-/// no square root or arc cosine per texel: the largest squared distance
-/// (positions, model units) or the smallest cosine between the original and
-/// the decoded direction (normals and tangents, whose `w` is exact); turned
-/// into model units or degrees by [`Self::value`]. Texels whose original
-/// direction is zero (padding) are not measured.
+/// Grows `lanes` by the keys of texels `0..n` of planes `a` (original)
+/// and `b` (decoded), x, y, z each.
+#[inline(always)]
+fn fold_keys(directions: bool, a: [&[f32]; 3], b: [&[f32]; 3], n: usize, lanes: &mut [f32; LANES]) {
+    let [a0, a1, a2] = a.map(|p| &p[..n]);
+    let [b0, b1, b2] = b.map(|p| &p[..n]);
+    let full = n / LANES * LANES;
+    // Fixed-size views of eight texels, so the lanes compile to vectors.
+    let group = |p: &[f32], x0: usize| -> [f32; LANES] {
+        p[x0..x0 + LANES].try_into().unwrap_or([0.0; LANES])
+    };
+    for x0 in (0..full).step_by(LANES) {
+        let (a0, a1, a2) = (group(a0, x0), group(a1, x0), group(a2, x0));
+        let (b0, b1, b2) = (group(b0, x0), group(b1, x0), group(b2, x0));
+        for i in 0..LANES {
+            let k = texel_key(directions, [a0[i], a1[i], a2[i]], [b0[i], b1[i], b2[i]]);
+            lanes[i] = if k > lanes[i] { k } else { lanes[i] };
+        }
+    }
+    for x in full..n {
+        let k = texel_key(directions, [a0[x], a1[x], a2[x]], [b0[x], b1[x], b2[x]]);
+        lanes[0] = lanes[0].max(k);
+    }
+}
+
+/// The largest error among texels of one stream, kept as the largest
+/// [`texel_key`] (no square root or arc sine per texel) and turned into
+/// model units or degrees by [`Self::value`]. Tangent `w` is exact and
+/// not measured.
 #[derive(Debug, Clone, Copy)]
 struct WorstError {
     stream: VatStream,
-    distance2: f64,
-    cosine: f64,
+    key: f32,
 }
 
 impl WorstError {
     fn new(stream: VatStream) -> Self {
-        Self {
-            stream,
-            distance2: 0.0,
-            cosine: 1.0,
-        }
+        Self { stream, key: 0.0 }
+    }
+
+    fn directions(&self) -> bool {
+        self.stream != VatStream::Positions
     }
 
     /// Takes in one texel (`original` and `decoded`, 4 components, those past
@@ -416,29 +435,14 @@ impl WorstError {
     /// against.)
     #[cfg(test)]
     fn add(&mut self, original: &[f32; 4], decoded: &[f32; 4]) {
-        match self.stream {
-            VatStream::Positions => {
-                let d2 = original
-                    .iter()
-                    .zip(decoded)
-                    .map(|(a, b)| (f64::from(*a) - f64::from(*b)).powi(2))
-                    .sum::<f64>();
-                self.distance2 = self.distance2.max(d2);
-            }
-            VatStream::Normals | VatStream::Tangents => {
-                let direction = |t: &[f32; 4]| [t[0], t[1], t[2]];
-                if let Some(c) =
-                    crate::texture::quantize::cosine(direction(original), direction(decoded))
-                {
-                    self.cosine = self.cosine.min(c);
-                }
-            }
-        }
+        let xyz = |t: &[f32; 4]| [t[0], t[1], t[2]];
+        let k = texel_key(self.directions(), xyz(original), xyz(decoded));
+        self.key = self.key.max(k);
     }
 
-    /// The worst error of one planar row (`floats` planes of `width`):
-    /// the same result as [`Self::add`] texel by texel, computed plane-wise
-    /// with the same operations in the same order.
+    /// The worst error of one planar row (`floats` planes of `width`): the
+    /// same result as [`Self::add`] texel by texel (a maximum does not
+    /// depend on the order).
     fn of_planar_row<'a>(
         stream: VatStream,
         original: &'a [f32],
@@ -447,51 +451,78 @@ impl WorstError {
         floats: usize,
     ) -> Self {
         let mut worst = Self::new(stream);
-        // Planes as f64 values, read in place (no copies: allocating them
-        // per row cost more than the arithmetic).
         let plane = |v: &'a [f32], c: usize| -> &'a [f32] {
             v.get(c * width..(c + 1) * width).unwrap_or(&[])
         };
-        let (a0, a1, a2) = (plane(original, 0), plane(original, 1), plane(original, 2));
-        let (b0, b1, b2) = (plane(decoded, 0), plane(decoded, 1), plane(decoded, 2));
-        if floats < 3 || [a0, a1, a2, b0, b1, b2].iter().any(|p| p.len() != width) {
+        let a = [0, 1, 2].map(|c| plane(original, c));
+        let b = [0, 1, 2].map(|c| plane(decoded, c));
+        if floats < 3 || a.iter().chain(&b).any(|p| p.len() != width) {
             return worst;
         }
-        let f = f64::from;
-        match stream {
-            VatStream::Positions => {
-                let d2 = |x: usize| {
-                    let d = |a: &[f32], b: &[f32]| (f(a[x]) - f(b[x])).powi(2);
-                    0.0 + d(a0, b0) + d(a1, b1) + d(a2, b2) + 0.0
-                };
-                worst.distance2 = lanes_fold(width, worst.distance2, d2, |v, m| v > m);
+        let mut lanes = [0.0f32; LANES];
+        fold_keys(worst.directions(), a, b, width, &mut lanes);
+        worst.key = lanes.into_iter().fold(0.0, f32::max);
+        worst
+    }
+
+    /// Converts one planar row to half floats into `out` and measures the
+    /// error of what a reader decodes, chunk by chunk on the stack; fails
+    /// on the first texel outside the half-float range.
+    fn of_f16_row(
+        stream: VatStream,
+        row: &[f32],
+        out: &mut [half::f16],
+        width: usize,
+        floats: usize,
+    ) -> Result<Self> {
+        out.convert_from_f32_slice(row);
+        // A half is infinite or NaN when its exponent bits are all set: the
+        // largest magnitude (bits as i16, sign cleared) tells at once.
+        let largest = out
+            .iter()
+            .fold(0i16, |m, h| m.max((h.to_bits() & 0x7fff) as i16));
+        if largest >= 0x7c00 {
+            let i = out.iter().position(|h| !h.is_finite()).unwrap_or(0);
+            let texel = texel_of(row, width, floats, i % width);
+            return Err(FormatError::Unrepresentable(format!(
+                "value {texel:?} is outside the half-float range (+-65504); use exr32"
+            )));
+        }
+        let mut worst = Self::new(stream);
+        let mut lanes = [0.0f32; LANES];
+        let mut decoded = [[0.0f32; CHUNK]; 4];
+        for x0 in (0..width).step_by(CHUNK) {
+            let n = CHUNK.min(width - x0);
+            for (c, plane) in decoded.iter_mut().enumerate().take(floats) {
+                let at = c * width + x0;
+                out[at..at + n].convert_to_f32_slice(&mut plane[..n]);
             }
-            VatStream::Normals | VatStream::Tangents => {
-                // A zero vector (padding) counts as cosine 1, which never
-                // lowers the minimum.
-                let cosine = |x: usize| {
-                    let (ax, ay, az) = (f(a0[x]), f(a1[x]), f(a2[x]));
-                    let (bx, by, bz) = (f(b0[x]), f(b1[x]), f(b2[x]));
-                    let dot = ax * bx + ay * by + az * bz;
-                    let la = (ax * ax + ay * ay + az * az).sqrt();
-                    let lb = (bx * bx + by * by + bz * bz).sqrt();
-                    if la == 0.0 || lb == 0.0 {
-                        1.0
-                    } else {
-                        (dot / (la * lb)).clamp(-1.0, 1.0)
-                    }
-                };
-                worst.cosine = lanes_fold(width, worst.cosine, cosine, |v, m| v < m);
+            if floats >= 3 {
+                let a = [0, 1, 2].map(|c| &row[c * width + x0..c * width + x0 + n]);
+                let [d0, d1, d2, _] = &decoded;
+                fold_keys(
+                    worst.directions(),
+                    a,
+                    [&d0[..n], &d1[..n], &d2[..n]],
+                    n,
+                    &mut lanes,
+                );
             }
         }
-        worst
+        worst.key = lanes.into_iter().fold(0.0, f32::max);
+        Ok(worst)
     }
 
     /// The largest error: model units for positions, degrees for directions.
     fn value(self) -> f64 {
-        match self.stream {
-            VatStream::Positions => self.distance2.sqrt(),
-            VatStream::Normals | VatStream::Tangents => degrees_of_cosine(self.cosine),
+        let key = f64::from(self.key);
+        if !self.directions() {
+            return key.sqrt();
+        }
+        if key <= 1.0 {
+            key.sqrt().asin().to_degrees()
+        } else {
+            180.0 - (2.0 - key).max(0.0).sqrt().asin().to_degrees()
         }
     }
 }
@@ -525,11 +556,54 @@ mod tests {
         let expected = angle_degrees(xyz(at(0.0)), xyz(at(10.0)))
             .max(angle_degrees(xyz(at(40.0)), xyz(at(10.0))));
         assert!((n.value() - 30.0).abs() < 1e-4, "{}", n.value());
-        assert!((n.value() - expected).abs() < 1e-9);
+        // Keys are f32: within a few f32 roundings of the f64 angle.
+        assert!((n.value() - expected).abs() < 1e-5 * expected);
+
+        // Tiny angles (what half floats and 16-bit octahedra leave) keep
+        // their precision, and angles past 90 degrees keep rising.
+        for (deg, tolerance) in [(1e-3, 1e-3), (0.03, 1e-4), (95.0, 1e-5), (170.0, 1e-5)] {
+            let mut n = WorstError::new(VatStream::Normals);
+            n.add(&at(12.0), &at(12.0 + deg as f32));
+            let exact = angle_degrees(xyz(at(12.0)), xyz(at(12.0 + deg as f32)));
+            assert!(
+                (n.value() - exact).abs() <= tolerance * exact,
+                "{deg}: {} against {exact}",
+                n.value()
+            );
+        }
 
         // Nothing measured: no error.
         assert_eq!(WorstError::new(VatStream::Normals).value(), 0.0);
         assert_eq!(WorstError::new(VatStream::Positions).value(), 0.0);
+    }
+
+    #[test]
+    fn half_float_rows_convert_and_measure_as_the_planar_error_does() {
+        // Wider than two chunks, not a multiple of the lanes.
+        let width = 2 * CHUNK + 13;
+        for (stream, floats) in [
+            (VatStream::Positions, 3),
+            (VatStream::Normals, 3),
+            (VatStream::Tangents, 4),
+        ] {
+            let row: Vec<f32> = (0..floats * width)
+                .map(|i| ((i as f32) * 0.731).sin() * 3.7 + if i % 17 == 0 { 0.0 } else { 0.01 })
+                .collect();
+            let mut out = vec![half::f16::ZERO; row.len()];
+            let worst = WorstError::of_f16_row(stream, &row, &mut out, width, floats).unwrap();
+            let halves: Vec<half::f16> = row.iter().map(|v| half::f16::from_f32(*v)).collect();
+            assert_eq!(out, halves);
+            let decoded: Vec<f32> = halves.iter().map(|h| h.to_f32()).collect();
+            let planar = WorstError::of_planar_row(stream, &row, &decoded, width, floats);
+            assert_eq!(worst.key.to_bits(), planar.key.to_bits(), "{stream:?}");
+            assert!(worst.value() > 0.0);
+        }
+        // A value past the half-float range, in the second chunk, is named.
+        let mut row = vec![1.0f32; 3 * width];
+        row[width + CHUNK + 2] = 70_000.0;
+        let mut out = vec![half::f16::ZERO; row.len()];
+        let e = WorstError::of_f16_row(VatStream::Positions, &row, &mut out, width, 3).unwrap_err();
+        assert!(e.to_string().contains("70000"), "{e}");
     }
 
     #[test]

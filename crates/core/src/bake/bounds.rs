@@ -80,8 +80,8 @@ impl RowBoxes {
 }
 
 /// The box of the first `count` texels of a planar row (x, y, z planes of
-/// `width` floats), in eight independent lanes (plain comparisons, which
-/// vectorise; NaN never enters a box, as with [`f32::min`]).
+/// `width` floats), in eight independent lanes (which vectorise; NaN never
+/// enters a box).
 fn planar_box(row: &[f32], width: usize, count: usize) -> Aabb {
     const LANES: usize = 8;
     let mut b = EMPTY;
@@ -91,8 +91,8 @@ fn planar_box(row: &[f32], width: usize, count: usize) -> Aabb {
         let mut chunks = values.chunks_exact(LANES);
         for chunk in &mut chunks {
             for i in 0..LANES {
-                lo[i] = if chunk[i] < lo[i] { chunk[i] } else { lo[i] };
-                hi[i] = if chunk[i] > hi[i] { chunk[i] } else { hi[i] };
+                lo[i] = lo[i].min(chunk[i]);
+                hi[i] = hi[i].max(chunk[i]);
             }
         }
         for &v in chunks.remainder() {
