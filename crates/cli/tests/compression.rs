@@ -141,10 +141,11 @@ fn pxr24_on_f32_records_exactly_the_loss_it_makes() {
             }
         }
         assert!(worst > 0.0, "{}: PXR24 rounds some value", t.name);
-        // The recorded error is the measured one (to f64 rounding of the
-        // two computations).
+        // The recorded error is the measured one: rigbake measures in f32
+        // lanes (formats/vat.md, "Recorded error"), good to about 1e-4 of
+        // the error itself (1e-6 here), this check in f64.
         assert!(
-            (t.max_error - worst).abs() <= worst * 1e-9 + 1e-12,
+            (t.max_error - worst).abs() <= worst * 1e-4 + 1e-12,
             "{}: recorded {} measured {worst}",
             t.name,
             t.max_error

@@ -252,7 +252,6 @@ fn bounds(
     Ok(acc)
 }
 
-/// Plans, bakes and stages the vertex animation textures of `model`.
 /// What the VAT output gives the rest of the job.
 pub(super) struct VatOutput {
     /// The VAT record.
@@ -265,6 +264,7 @@ pub(super) struct VatOutput {
     pub bounds: (StaticPart, RowBoxes),
 }
 
+/// Plans, bakes and stages the vertex animation textures of `model`.
 pub(super) fn bake(
     model: &Model,
     timeline: &Timeline,
