@@ -123,9 +123,8 @@ impl std::fmt::Debug for VatFileWriter {
 /// Widens `acc` (per-channel `[min, max]`) to the first `count` texels of a
 /// planar row of `floats` planes of `width`.
 pub fn bounds_of(row: &[f32], width: usize, floats: usize, count: usize, acc: &mut [[f32; 4]; 2]) {
-    // Eight independent lanes (plain comparisons, which vectorise; the
-    // values are finite, so the result is the same as `f32::min`/`max` in
-    // any order).
+    // Eight independent lanes of `f32::min`/`max` (which vectorise well;
+    // plain comparisons compiled to shuffles and ran 2.4 times slower).
     const LANES: usize = 8;
     for c in 0..floats {
         let values = &row[c * width..c * width + count];
@@ -133,8 +132,8 @@ pub fn bounds_of(row: &[f32], width: usize, floats: usize, count: usize, acc: &m
         let mut chunks = values.chunks_exact(LANES);
         for chunk in &mut chunks {
             for i in 0..LANES {
-                lo[i] = if chunk[i] < lo[i] { chunk[i] } else { lo[i] };
-                hi[i] = if chunk[i] > hi[i] { chunk[i] } else { hi[i] };
+                lo[i] = lo[i].min(chunk[i]);
+                hi[i] = hi[i].max(chunk[i]);
             }
         }
         for &v in chunks.remainder() {
