@@ -341,17 +341,27 @@ fn view_plays_fox_and_cesium_man_like_the_cpu_preview() {
         }
     }
     // 16-bit PNG VAT textures (bounds-normalised positions, octahedral
-    // normals) and half-float ZIP EXRs, decoded by the page too.
+    // normals) and half-float ZIP EXRs, decoded by the page too; and a VAT
+    // folded into 4 pages per stream (252 x 208 texels, 16 frames each),
+    // bound as texture arrays.
     let mut others = Vec::new();
     for (dir, flags) in [
         ("png16", &["--vat", "--normals", "--format", "png16"][..]),
         ("zip", &["--vat", "--normals", "--zip"][..]),
+        (
+            "paged",
+            &["--vat", "--normals", "--max-texture-size", "256"][..],
+        ),
     ] {
         let out = tmp.path().join(dir);
         let model = models.join("khronos/CesiumMan.glb");
         let o = bake(std::slice::from_ref(&model), &out, flags);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let file = out.join("CesiumMan/CesiumMan.rigbake");
+        if dir == "paged" {
+            let page3 = out.join("CesiumMan/CesiumMan.vat.positions.page3.exr");
+            assert!(page3.is_file(), "the paged case has no fourth page");
+        }
         std::fs::copy(&model, out.join("CesiumMan/CesiumMan.glb")).unwrap();
         let r = reference(&file, &model, PathChoice::Vat, 0);
         let (server, dir_url) = start_view(&out);

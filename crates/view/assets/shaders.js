@@ -126,8 +126,10 @@ void main() {
 export const VAT_VERTEX = COMMON + `
 layout(location = 3) in vec2 in_vat_uv; // the playback mesh's last UV set
 
-uniform sampler2D u_vat_positions;
-uniform sampler2D u_vat_normals;
+// One layer per page (a set that does not fold, or folds into column
+// blocks of one page, has one layer).
+uniform highp sampler2DArray u_vat_positions;
+uniform highp sampler2DArray u_vat_normals;
 uniform int u_has_normals;
 uniform ivec4 u_vat; // width, bands, frames, height
 uniform ivec4 u_vat_fold; // rows_per_block (0: unfolded), blocks_per_page, page width, 0
@@ -153,17 +155,18 @@ vec4 vat_decode(vec4 raw, int encoding, vec4 lo, vec4 hi) {
   if (encoding == 2) return vec4(octahedral_decode(raw.xy * 2.0 - 1.0), raw.w * 2.0 - 1.0);
   return raw;
 }
-// The lookup UV is the texel centre at row 0 (block 0) of the page: x and
-// band; a folded set's row r is in column block r / rows_per_block
-// (formats/vat.md, "Folding"). One page only: paged sets are refused.
-ivec2 vat_texel_from_uv(vec2 uv, int row) {
+// The lookup UV is the texel centre at row 0 (block 0) of the first page:
+// x and band; a folded set's row r is in column block r / rows_per_block,
+// on page block / blocks_per_page (formats/vat.md, "Folding"). Returns
+// (x, y, page).
+ivec3 vat_texel_from_uv(vec2 uv, int row) {
   int x = int(floor(uv.x * float(u_vat_fold.z)));
   int band = int(floor(uv.y * float(u_vat.w)));
   if (u_vat_fold.x > 0) {
     int block = row / u_vat_fold.x;
-    return ivec2((block % u_vat_fold.y) * u_vat.x + x, (row % u_vat_fold.x) * u_vat.y + band);
+    return ivec3((block % u_vat_fold.y) * u_vat.x + x, (row % u_vat_fold.x) * u_vat.y + band, block / u_vat_fold.y);
   }
-  return ivec2(x, band + row * u_vat.y);
+  return ivec3(x, band + row * u_vat.y, 0);
 }
 
 void main() {
@@ -176,8 +179,8 @@ void main() {
     vec4 s = rows[k];
     if (!(s.x > 0.0)) continue;
     int row = int(s.z);
-    ivec2 t0 = vat_texel_from_uv(in_vat_uv, row);
-    ivec2 t1 = vat_texel_from_uv(in_vat_uv, min(row + 1, last_row));
+    ivec3 t0 = vat_texel_from_uv(in_vat_uv, row);
+    ivec3 t1 = vat_texel_from_uv(in_vat_uv, min(row + 1, last_row));
     vec3 p = vat_decode(texelFetch(u_vat_positions, t0, 0), u_position_encoding, u_position_min, u_position_max).xyz;
     vec3 n = in_normal;
     if (u_has_normals == 1) n = vat_decode(texelFetch(u_vat_normals, t0, 0), u_normal_encoding, u_normal_min, u_normal_max).xyz;

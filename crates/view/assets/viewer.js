@@ -142,6 +142,26 @@ function floatTexture(gl, image) {
   return tex;
 }
 
+// The pages of one VAT stream as one RGBA32F texture array, layer k = page
+// k (every page has the same size: formats/vat.md, "Folding").
+function floatTextureArray(gl, images) {
+  const max = gl.getParameter(gl.MAX_TEXTURE_SIZE);
+  const layers = gl.getParameter(gl.MAX_ARRAY_TEXTURE_LAYERS);
+  const { width, height } = images[0];
+  if (width > max || height > max) throw new Error(`a ${width} x ${height} texture exceeds this GPU's limit of ${max}`);
+  if (images.length > layers) throw new Error(`${images.length} VAT pages exceed this GPU's limit of ${layers} texture layers`);
+  if (images.some((i) => i.width !== width || i.height !== height)) throw new Error('the pages of a VAT stream differ in size');
+  const tex = gl.createTexture();
+  gl.bindTexture(gl.TEXTURE_2D_ARRAY, tex);
+  gl.pixelStorei(gl.UNPACK_FLIP_Y_WEBGL, false);
+  gl.pixelStorei(gl.UNPACK_ALIGNMENT, 1);
+  gl.texStorage3D(gl.TEXTURE_2D_ARRAY, 1, gl.RGBA32F, width, height, images.length);
+  // Row 0 of each page's data (its file's first row) is texel row 0.
+  images.forEach((image, k) => gl.texSubImage3D(gl.TEXTURE_2D_ARRAY, 0, 0, 0, k, width, height, 1, gl.RGBA, gl.FLOAT, image.data));
+  for (const [k, v] of [[gl.TEXTURE_MIN_FILTER, gl.NEAREST], [gl.TEXTURE_MAG_FILTER, gl.NEAREST], [gl.TEXTURE_WRAP_S, gl.CLAMP_TO_EDGE], [gl.TEXTURE_WRAP_T, gl.CLAMP_TO_EDGE]]) gl.texParameteri(gl.TEXTURE_2D_ARRAY, k, v);
+  return tex;
+}
+
 function colourTexture(gl, bitmap) {
   const tex = gl.createTexture();
   gl.bindTexture(gl.TEXTURE_2D, tex);
@@ -301,21 +321,23 @@ async function loadVat(gl, bake, cache) {
     const recorded = bake.report.sidecar?.vat?.primitives?.[index]?.lookup_uv_set;
     const lookup = `TEXCOORD_${recorded ?? Math.max(...sets)}`;
     if (!(lookup in prim.attributes)) throw new Error(`${v.playback_file}: meshes[${p.playback_mesh}] has no ${lookup}`);
-    const stream = async (index) => {
-      const t = v.textures[index];
-      if (!t) throw new Error(`${bake.name}: VAT texture ${index} does not exist`);
-      const image = await decodeTexture(bake, t, cache);
+    // A folded set (layout record, container 1.8+) continues its rows in
+    // column blocks, then on further pages: textures `first .. first +
+    // pages` of each stream, bound as the layers of one texture array.
+    const fold = bake.report.texture_layout?.folds?.find((f) => f.texture?.vat === p.positions);
+    const pages = fold ? fold.pages : 1;
+    const stream = async (first) => {
+      const images = [];
+      for (let k = 0; k < pages; k++) {
+        const t = v.textures[first + k];
+        if (!t) throw new Error(`${bake.name}: VAT texture ${first + k} (page ${k} of ${pages}) does not exist`);
+        images.push(await decodeTexture(bake, t, cache));
+      }
+      const t = v.textures[first];
       const enc = t.encoding === 'png16' ? DIRECTION[t.direction_encoding === 'float' ? 'bounds' : t.direction_encoding] : 0;
       const [lo, hi] = t.bounds ?? [[0, 0, 0, 0], [1, 1, 1, 1]];
-      return { tex: floatTexture(gl, image), enc, lo, hi };
+      return { tex: floatTextureArray(gl, images), enc, lo, hi };
     };
-    // A folded set (layout record, container 1.8+) continues its rows in
-    // column blocks; this page binds one texture per stream, so a set folded
-    // into several pages is refused.
-    const fold = bake.report.texture_layout?.folds?.find((f) => f.texture?.vat === p.positions);
-    if (fold && fold.pages > 1) {
-      throw new Error(`${bake.name}: its VAT is folded into ${fold.pages} pages per stream, which this page does not play (one texture per stream); bake with a larger --max-texture-size to view it here`);
-    }
     const positions = await stream(p.positions);
     const normals = p.normals !== null && p.normals !== undefined ? await stream(p.normals) : null;
     const pageWidth = v.textures[p.positions].width;
@@ -627,10 +649,10 @@ async function main() {
       } else {
         const { positions, normals, vat, fold } = p.extra;
         gl.activeTexture(gl.TEXTURE1);
-        gl.bindTexture(gl.TEXTURE_2D, positions.tex);
+        gl.bindTexture(gl.TEXTURE_2D_ARRAY, positions.tex);
         gl.uniform1i(prog.u.u_vat_positions, 1);
         gl.activeTexture(gl.TEXTURE2);
-        gl.bindTexture(gl.TEXTURE_2D, normals ? normals.tex : positions.tex);
+        gl.bindTexture(gl.TEXTURE_2D_ARRAY, normals ? normals.tex : positions.tex);
         gl.uniform1i(prog.u.u_vat_normals, 2);
         gl.uniform1i(prog.u.u_has_normals, normals ? 1 : 0);
         gl.uniform4iv(prog.u.u_vat, vat);
