@@ -890,3 +890,78 @@ fn view_moves_instances_by_their_root_motion() {
         );
     }
 }
+
+/// `lod=N` draws level N of every LOD group (docs/viewer.md): the
+/// `tentacle_lods` fixture (levels of 204, 108 and 50 vertices, its levels
+/// in `MSFT_lod`) at level 0 matches the CPU reference; at level 2 the
+/// bone path (the level's own weights mesh, `lod2.weights.glb`, on the
+/// shared bone texture) and the VAT path (the level's own columns of the
+/// atlas) draw the same silhouette, and a different picture from level 0.
+#[test]
+fn view_draws_the_lod_level_asked_for() {
+    let test = "view_draws_the_lod_level_asked_for";
+    let Some((chromium, modules)) = browser(test) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let model = rigbake_fixtures::fixture("tentacle_lods.glb");
+    let o = bake(std::slice::from_ref(&model), &out, &["--vat", "--normals"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let file = out.join("tentacle_lods/tentacle_lods.rigbake");
+    std::fs::copy(&model, out.join("tentacle_lods/tentacle_lods.glb")).unwrap();
+    let r = reference(&file, &model, PathChoice::Bones, 0);
+    let (_server, url) = start_view(&out);
+    let shot = |path: &str, lod: u32, look: &str| Shot {
+        url: format!(
+            "{url}?path={path}&lod={lod}&clip={}&frame={}&look={look}&grid=0&hud=0&{}",
+            enc(&r.clip),
+            r.frame,
+            r.camera_query
+        ),
+        width: SIZE,
+        height: SIZE,
+        out: tmp.path().join(format!("{path}-lod{lod}-{look}.png")),
+    };
+    let shots = [
+        shot("bones", 0, "mask"),
+        shot("vat", 2, "mask"),
+        shot("bones", 2, "mask"),
+        shot("bones", 0, "textured"),
+        shot("bones", 2, "textured"),
+        // A level past the last draws the last.
+        shot("bones", 9, "textured"),
+    ];
+    shoot(&chromium, &modules, &shots, tmp.path());
+    let (_, _, level0) = mask_of(&shots[0].out);
+    let (score, area) = iou(&level0, &r.covered);
+    assert!(area > 500, "level 0: almost nothing drawn ({area} pixels)");
+    assert!(
+        score >= MIN_IOU,
+        "level 0 against the CPU reference: IoU {score:.4}"
+    );
+    let (_, _, vat2) = mask_of(&shots[1].out);
+    let (_, _, bones2) = mask_of(&shots[2].out);
+    let (score, area) = iou(&bones2, &vat2);
+    rigbake_fixtures::testkit::notice(&format!(
+        "view tentacle_lods level 2, bones against VAT: IoU {score:.4} over {area} pixels"
+    ));
+    assert!(
+        area > 500 && score >= MIN_IOU,
+        "level 2: bones and VAT differ: IoU {score:.4}"
+    );
+    let (a, b, last) = (
+        pixels(&shots[3].out),
+        pixels(&shots[4].out),
+        pixels(&shots[5].out),
+    );
+    let changed = a.chunks(4).zip(b.chunks(4)).filter(|(x, y)| x != y).count();
+    rigbake_fixtures::testkit::notice(&format!(
+        "view tentacle_lods level 0 against level 2: {changed} pixels differ"
+    ));
+    assert!(
+        changed > 300,
+        "level 2 looks like level 0 ({changed} pixels differ)"
+    );
+    assert_eq!(b, last, "lod=9 draws the last level, 2");
+}

@@ -14,7 +14,7 @@
 //
 // URL parameters make a frame reproducible (see docs/viewer.md): bake, path,
 // clip, frame, time, n, seed, cam (orbit | ortho), az, el, dist, cx, cy, cz,
-// half, look (textured | mask), grid, hud, paused, motion.
+// half, look (textured | mask), grid, hud, paused, motion, lod.
 
 import { decodeExr } from './exr.js';
 import { decodePng16 } from './png.js';
@@ -245,8 +245,11 @@ async function buildPrimitive(gl, glb, prim, attrs, extra, place, images) {
   gl.bindBuffer(gl.ELEMENT_ARRAY_BUFFER, ib);
   gl.bufferData(gl.ELEMENT_ARRAY_BUFFER, indices, gl.STATIC_DRAW);
   gl.bindVertexArray(null);
-  if (material.image !== undefined && !images.has(material.image)) images.set(material.image, readImage(glb, material.image).then((b) => colourTexture(gl, b)));
-  const base = material.image !== undefined ? await images.get(material.image) : null;
+  // Images are cached per file: LOD levels' weights meshes are files of
+  // their own.
+  const key = `${glb.name}#${material.image}`;
+  if (material.image !== undefined && !images.has(key)) images.set(key, readImage(glb, material.image).then((b) => colourTexture(gl, b)));
+  const base = material.image !== undefined ? await images.get(key) : null;
   // Bounds of the placed bind pose, for the crowd's spacing and the camera.
   const lo = [Infinity, Infinity, Infinity], hi = [-Infinity, -Infinity, -Infinity];
   for (let i = 0; i < count; i++) {
@@ -259,15 +262,29 @@ async function buildPrimitive(gl, glb, prim, attrs, extra, place, images) {
   return { vao, count: indices.length, hasNormals, material, base, place, mirrored: determinant3(place) < 0, lo, hi, extra, vertices: count };
 }
 
-// Record entries of LOD levels 1 and up (container 1.8 LOD record), which
-// the viewer does not draw: it shows level 0 of every LOD group, and the
-// weights entries of lower levels live in their own mesh files.
-function lowerLods(report, key) {
+// The LOD level drawn (URL parameter `lod`, default 0), and per record
+// (`weights_primitives` or `vat_primitives`) the entries of LOD groups'
+// other levels, which are not drawn, and the weights file of the entries
+// that are (container 1.8 LOD record; docs/lods.md). A group with fewer
+// levels draws its last.
+function lodLevel() {
+  const level = num('lod', 0);
+  if (!(Number.isInteger(level) && level >= 0)) throw new Error(`lod=${level}: a level number, 0 or more`);
+  return level;
+}
+function lodChoice(report, key) {
   const skip = new Set();
+  const file = new Map();
   for (const g of report.lods?.groups ?? []) {
-    for (const level of g.levels.slice(1)) for (const i of level[key]) skip.add(i);
+    const pick = Math.min(lodLevel(), g.levels.length - 1);
+    g.levels.forEach((level, k) => {
+      for (const i of level[key]) {
+        if (k !== pick) skip.add(i);
+        else if (level.weights_file) file.set(i, level.weights_file);
+      }
+    });
   }
-  return skip;
+  return { skip, file };
 }
 
 // The bone-matrix path of `bake`: the weights mesh with its channels, and
@@ -276,7 +293,13 @@ async function loadBones(gl, bake, cache) {
   const r = bake.report;
   const w = r.weights;
   if (!w || !w.mesh_file) return null;
-  const glb = parseGlb(w.mesh_file, await fetchBytes(bake.base + encodeURIComponent(w.mesh_file)));
+  // The weights mesh, and each LOD level's own (a level's entries index
+  // meshes of its `weights_file`).
+  const glbs = new Map();
+  const glbOf = (file) => {
+    if (!glbs.has(file)) glbs.set(file, fetchBytes(bake.base + encodeURIComponent(file)).then((b) => parseGlb(file, b)));
+    return glbs.get(file);
+  };
   const images = new Map();
   const textures = [];
   for (const skin of r.metadata.skins) {
@@ -287,12 +310,13 @@ async function loadBones(gl, bake, cache) {
   }
   const attrs = [[3, '_RIGBAKE_UV1', 4], [4, '_RIGBAKE_UV2', 4], [5, '_RIGBAKE_UV3', 4], [6, '_RIGBAKE_UV4', 4]];
   const prims = [];
-  const lower = lowerLods(r, 'weights_primitives');
+  const lods = lodChoice(r, 'weights_primitives');
   for (const [entry, p] of w.primitives.entries()) {
-    if (lower.has(entry)) continue;
+    if (lods.skip.has(entry)) continue;
+    const glb = await glbOf(lods.file.get(entry) ?? w.mesh_file);
     const mesh = glb.json.meshes?.[p.mesh_index];
     const prim = mesh?.primitives?.[p.mesh_primitive];
-    if (!prim) throw new Error(`${w.mesh_file}: meshes[${p.mesh_index}].primitives[${p.mesh_primitive}] is missing`);
+    if (!prim) throw new Error(`${glb.name}: meshes[${p.mesh_index}].primitives[${p.mesh_primitive}] is missing`);
     const set = textures[p.skin];
     if (!set) throw new Error(`${bake.name}: weights primitive ${p.node} names bone set ${p.skin}, which does not exist`);
     prims.push(await buildPrimitive(gl, glb, prim, attrs, { set, channels: w.channels }, placement(bake, set.node), images));
@@ -310,9 +334,9 @@ async function loadVat(gl, bake, cache) {
   const images = new Map();
   const place = placement(bake, v.reference_node);
   const prims = [];
-  const lower = lowerLods(bake.report, 'vat_primitives');
+  const lods = lodChoice(bake.report, 'vat_primitives');
   for (const [index, p] of v.primitives.entries()) {
-    if (lower.has(index)) continue;
+    if (lods.skip.has(index)) continue;
     const prim = glb.json.meshes?.[p.playback_mesh]?.primitives?.[0];
     if (!prim) throw new Error(`${v.playback_file}: meshes[${p.playback_mesh}] is missing`);
     const sets = Object.keys(prim.attributes).filter((k) => k.startsWith('TEXCOORD_')).map((k) => Number(k.slice(9)));
@@ -534,6 +558,10 @@ async function main() {
   const seed = num('seed', 1);
   const moving = params.get('motion') !== '0';
   const crowd = new Crowd(gl, count, footprint(), clips, seed, moving && clips.some((c) => c.motion));
+  if (bake.report.lods?.groups?.length) {
+    const note = `LOD level ${lodLevel()} of ${bake.report.lods.groups.length} group(s) (lod=N picks a level; a group with fewer draws its last)`;
+    $('note').textContent = [$('note').textContent, note].filter((t) => t).join(' · ');
+  }
   if (rootMotion) {
     const note = moving ? `root motion: instances travel by the tracks of clips baked in place (root ${rootMotion.node}; motion=0 plays them in place)` : 'root motion: played in place (motion=0)';
     $('note').textContent = [$('note').textContent, note].filter((t) => t).join(' · ');

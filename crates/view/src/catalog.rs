@@ -175,6 +175,10 @@ fn allowed_files(file: &Path, dir: &Path, report: &InspectReport) -> BTreeMap<St
     if let Some(w) = &report.weights {
         names.extend(w.mesh_file.as_deref());
     }
+    // LOD levels' own weights meshes (`lod=N`).
+    for g in report.lods.iter().flat_map(|l| &l.groups) {
+        names.extend(g.levels.iter().filter_map(|l| l.weights_file.as_deref()));
+    }
     names
         .into_iter()
         .filter(|n| plain_name(n))
