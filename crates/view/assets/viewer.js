@@ -351,16 +351,16 @@ async function loadVat(gl, bake, cache) {
     const fold = bake.report.texture_layout?.folds?.find((f) => f.texture?.vat === p.positions);
     const pages = fold ? fold.pages : 1;
     const stream = async (first) => {
-      const images = [];
+      const layers = [];
       for (let k = 0; k < pages; k++) {
         const t = v.textures[first + k];
         if (!t) throw new Error(`${bake.name}: VAT texture ${first + k} (page ${k} of ${pages}) does not exist`);
-        images.push(await decodeTexture(bake, t, cache));
+        layers.push(await decodeTexture(bake, t, cache));
       }
       const t = v.textures[first];
       const enc = t.encoding === 'png16' ? DIRECTION[t.direction_encoding === 'float' ? 'bounds' : t.direction_encoding] : 0;
       const [lo, hi] = t.bounds ?? [[0, 0, 0, 0], [1, 1, 1, 1]];
-      return { tex: floatTextureArray(gl, images), enc, lo, hi };
+      return { tex: floatTextureArray(gl, layers), enc, lo, hi };
     };
     const positions = await stream(p.positions);
     const normals = p.normals !== null && p.normals !== undefined ? await stream(p.normals) : null;
