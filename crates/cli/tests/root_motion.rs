@@ -286,6 +286,29 @@ fn a_bad_motion_root_is_a_clear_error() {
     );
 }
 
+/// A motion root named while every clip keeps its motion is never looked up,
+/// so the bake says it went unused (a misspelt name would otherwise pass).
+#[test]
+fn an_unused_motion_root_is_a_warning() {
+    let out = out_dir("unused-root");
+    let o = bake(&[walker()], &out, &["--root-node", "roots"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("walker.glb") && err.contains("motion root `roots`") && err.contains("unused"),
+        "{err}"
+    );
+    // Used, it is not mentioned.
+    let o = bake(
+        &[walker()],
+        &out,
+        &["--force", "--root-motion", "extract", "--root-node", "root"],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(!err.contains("unused"), "{err}");
+}
+
 /// Knight's `Dodge_Backward` moves the root 0.65 units backwards (issue 18's
 /// acceptance): the recorded displacement is that travel, as the reference
 /// evaluator measures it from the source; the baked root stays put; verify

@@ -280,6 +280,12 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
         add_record(&mut sink, SectionKind::Rig, codec::encode_rig(rig))?;
     }
     let root_motion_record = records::root_motion(&model, &timeline);
+    if let (None, Some(node)) = (&root_motion_record, &settings.root_motion.node) {
+        // Not even looked up: a misspelt name would pass unnoticed.
+        job.observer.warning(&format!(
+            "the motion root `{node}` (--root-node, or `root_node` in the manifest) is unused: no clip extracts its root motion (--root-motion extract or extract-yaw, or `root_motion` per model, clip or blend in the manifest)"
+        ));
+    }
     if let Some(record) = &root_motion_record {
         add_record(
             &mut sink,
