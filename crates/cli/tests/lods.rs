@@ -373,6 +373,65 @@ fn three_lods_share_one_bone_texture_and_every_level_matches_direct_evaluation()
     }
 }
 
+/// Pictures (`rigbake preview`, and the view test's reference) draw level 0
+/// of every LOD group of the bake, whichever way the group was declared:
+/// `MSFT_lod`, `_LOD<n>` names, and `--lod` (which the source knows nothing
+/// of: the levels used to be drawn overlapping).
+#[test]
+fn pictures_draw_level_zero_of_every_group() {
+    use rigbake_cli::playback;
+    use rigbake_cli::preview::scene::{PathChoice, Topology};
+    let tmp = tempfile::tempdir().unwrap();
+    let cases = [
+        (rigbake_fixtures::fixture("tentacle_lods.glb"), vec![]),
+        (
+            write(
+                tmp.path(),
+                "suffix.glb",
+                &tentacle_lods(LodStyle::NameSuffix),
+            ),
+            vec![],
+        ),
+        (
+            write(tmp.path(), "plain.glb", &tentacle_lods(LodStyle::Plain)),
+            vec![
+                "--lod",
+                "tentacle_mesh=tentacle_mesh_low,tentacle_mesh_lowest",
+            ],
+        ),
+    ];
+    for (model_path, extra) in &cases {
+        let name = stem(model_path);
+        let out = tmp.path().join(format!("pictures_{name}"));
+        let mut flags = vec!["--vat"];
+        flags.extend(extra);
+        bake_ok(std::slice::from_ref(model_path), &out, &flags);
+        let file = out.join(&name).join(format!("{name}.rigbake"));
+        let loaded = playback::load(&file, Some(model_path), playback::Paths::All).unwrap();
+        let model = &loaded.source.model;
+        let levels = &loaded.lod_levels;
+        assert_eq!(
+            levels.iter().filter(|l| l.is_some()).count(),
+            3,
+            "{name}: three levels known"
+        );
+        for path in [PathChoice::Bones, PathChoice::Vat] {
+            let drawn: Vec<&str> = Topology::new(&loaded, path)
+                .drawn_nodes()
+                .into_iter()
+                .map(|n| model.nodes[n].name.as_str())
+                .collect();
+            let base = level_names(LodStyle::Plain)[0];
+            let expected = if name == "suffix" {
+                level_names(LodStyle::NameSuffix)[0]
+            } else {
+                base
+            };
+            assert_eq!(drawn, [expected], "{name} {path:?}");
+        }
+    }
+}
+
 /// `[[model.lod]]` in a manifest declares a group like `--lod`.
 #[test]
 fn manifest_lod_table_declares_a_group() {

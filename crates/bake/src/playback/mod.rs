@@ -228,6 +228,9 @@ pub struct Loaded {
     pub bones: Option<BonePlayback>,
     /// The VAT path, when the bake has one.
     pub vat: Option<VatPlayback>,
+    /// Per node of the source model, its level in a LOD group of the bake
+    /// (`None`: in no group), so a picture can draw one level.
+    pub lod_levels: Vec<Option<usize>>,
     /// Texture files whose bytes differ from the recorded checksum (they
     /// are still decoded so the comparison can show the damage).
     pub checksum_mismatches: Vec<String>,
@@ -306,6 +309,7 @@ pub fn load(file: &Path, source: Option<&Path>, paths: Paths) -> Result<Loaded, 
         None => None,
     };
     let mismatches = reader.mismatches;
+    let lod_levels = lod_levels(container.lods(), model);
     Ok(Loaded {
         file: file.to_path_buf(),
         metadata,
@@ -313,8 +317,35 @@ pub fn load(file: &Path, source: Option<&Path>, paths: Paths) -> Result<Loaded, 
         clips,
         bones,
         vat,
+        lod_levels,
         checksum_mismatches: mismatches,
     })
+}
+
+/// The LOD level of every node of `model`: from the bake's LOD record
+/// (its groups whichever way they were declared, the manifest's included;
+/// levels name their mesh nodes), else, for containers without one, as
+/// the source itself declares them (`MSFT_lod`, `_LOD<n>` names).
+fn lod_levels(record: Option<&meta::LodsMetadata>, model: &Model) -> Vec<Option<usize>> {
+    let Some(record) = record else {
+        return rigbake_core::lod::level_of(model)
+            .into_iter()
+            .map(|l| l.map(|(_, level)| level))
+            .collect();
+    };
+    let mut out = vec![None; model.nodes.len()];
+    for group in &record.groups {
+        for (level, l) in group.levels.iter().enumerate() {
+            let node = model
+                .nodes
+                .iter()
+                .position(|n| n.name == l.node && n.mesh.is_some());
+            if let Some(slot) = node.and_then(|n| out.get_mut(n)) {
+                *slot = Some(level);
+            }
+        }
+    }
+    out
 }
 
 fn load_clips(

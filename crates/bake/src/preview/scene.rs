@@ -92,15 +92,15 @@ pub fn triangles(model: &Model, node: usize, primitive: usize) -> Vec<[u32; 3]> 
 impl Topology {
     /// The primitives of `path` in `loaded`, with their triangles and
     /// placements (rest-pose globals of their space nodes). Of a LOD group
-    /// the source declares (`MSFT_lod`, `_LOD<n>` names), only level 0 is
-    /// drawn: the levels would overlap.
+    /// of the bake (its LOD record, manifest groups included; the source's
+    /// own for older containers), only level 0 is drawn: the levels would
+    /// overlap.
     pub fn new(loaded: &Loaded, path: PathChoice) -> Self {
         let model = &loaded.source.model;
         let rest = LocalPose::rest(model);
         let place = |space: Option<usize>| {
             space.map_or(DMat4::IDENTITY, |n| direct_global(model, &rest, n))
         };
-        let lod_level = rigbake_core::lod::level_of(model);
         let parts: Vec<(usize, usize, Option<usize>, DMat4, usize)> = match path {
             PathChoice::Bones => loaded
                 .bones
@@ -130,7 +130,10 @@ impl Topology {
         };
         let parts: Vec<_> = parts
             .into_iter()
-            .filter(|part| lod_level[part.0].is_none_or(|(_, level)| level == 0))
+            .filter(|part| {
+                let level = loaded.lod_levels.get(part.0).copied().flatten();
+                level.is_none_or(|level| level == 0)
+            })
             .collect();
         Self {
             triangles: parts
@@ -139,6 +142,13 @@ impl Topology {
                 .collect(),
             parts,
         }
+    }
+}
+
+impl Topology {
+    /// The node of every drawn primitive, in draw order.
+    pub fn drawn_nodes(&self) -> Vec<usize> {
+        self.parts.iter().map(|p| p.0).collect()
     }
 }
 
