@@ -861,14 +861,22 @@ fn view_moves_instances_by_their_root_motion() {
     let half = 1.5;
     let size = 256u32;
     let mut shots = Vec::new();
-    for (path, motion) in [("bones", "1"), ("bones", "0"), ("vat", "1")] {
+    // Shots 0 to 2 play to 0.3 s; 3 and 4 show frame 9 (0.3 s), which is
+    // drawn in place like `rigbake preview` unless motion=1.
+    for (path, when, motion) in [
+        ("bones", "time=0.3", "&motion=1"),
+        ("bones", "time=0.3", "&motion=0"),
+        ("vat", "time=0.3", "&motion=1"),
+        ("vat", "frame=9", ""),
+        ("vat", "frame=9", "&motion=1"),
+    ] {
         shots.push(Shot {
             url: format!(
-                "{url}?path={path}&clip=Dodge_Left&time=0.3&n=1&look=mask&grid=0&hud=0&motion={motion}&cam=ortho&az=0&el=0&cx=0&cy=0.9&cz=0&half={half}"
+                "{url}?path={path}&clip=Dodge_Left&{when}&n=1&look=mask&grid=0&hud=0{motion}&cam=ortho&az=0&el=0&cx=0&cy=0.9&cz=0&half={half}"
             ),
             width: size,
             height: size,
-            out: tmp.path().join(format!("{path}-motion{motion}.png")),
+            out: tmp.path().join(format!("{path}-{when}{motion}.png")),
         });
     }
     shoot(&chromium, &modules, &shots, tmp.path());
@@ -881,7 +889,15 @@ fn view_moves_instances_by_their_root_motion() {
         .collect();
     // One model unit is size / (2 half) pixels; screen right is +X.
     let want = moved * f64::from(size) / (2.0 * half);
-    for (k, got) in [x[0] - x[1], x[2] - x[1]].into_iter().enumerate() {
+    assert!(
+        (x[3] - x[1]).abs() < 1.0,
+        "frame=9 is drawn in place: {:.2} px from the motion=0 shot",
+        x[3] - x[1]
+    );
+    for (k, got) in [x[0] - x[1], x[2] - x[1], x[4] - x[1]]
+        .into_iter()
+        .enumerate()
+    {
         // The silhouette's centre moves with the model to within a pixel or
         // two of rasterisation.
         assert!(

@@ -556,7 +556,9 @@ async function main() {
   const count = num('n', deterministic && params.has('frame') ? 1 : 300);
   if (!(count >= 1 && count <= MAX_INSTANCES)) throw new Error(`n=${count}: from 1 to ${MAX_INSTANCES} instances`);
   const seed = num('seed', 1);
-  const moving = params.get('motion') !== '0';
+  // A single frame (`frame=`) is drawn as `rigbake preview` draws it, in
+  // place, unless motion=1 asks for the travel too.
+  const moving = params.has('frame') ? params.get('motion') === '1' : params.get('motion') !== '0';
   const crowd = new Crowd(gl, count, footprint(), clips, seed, moving && clips.some((c) => c.motion));
   if (bake.report.lods?.groups?.length) {
     const note = `LOD level ${lodLevel()} of ${bake.report.lods.groups.length} group(s) (lod=N picks a level; a group with fewer draws its last)`;
