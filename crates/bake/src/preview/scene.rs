@@ -143,9 +143,7 @@ impl Topology {
             parts,
         }
     }
-}
 
-impl Topology {
     /// The node of every drawn primitive, in draw order.
     pub fn drawn_nodes(&self) -> Vec<usize> {
         self.parts.iter().map(|p| p.0).collect()
