@@ -120,31 +120,6 @@ impl std::fmt::Debug for VatFileWriter {
     }
 }
 
-/// Widens `acc` (per-channel `[min, max]`) to the first `count` texels of a
-/// planar row of `floats` planes of `width`.
-pub fn bounds_of(row: &[f32], width: usize, floats: usize, count: usize, acc: &mut [[f32; 4]; 2]) {
-    // Eight independent lanes of `f32::min`/`max` (which vectorise well;
-    // plain comparisons compiled to shuffles and ran 2.4 times slower).
-    const LANES: usize = 8;
-    for c in 0..floats {
-        let values = &row[c * width..c * width + count];
-        let (mut lo, mut hi) = ([acc[0][c]; LANES], [acc[1][c]; LANES]);
-        let mut chunks = values.chunks_exact(LANES);
-        for chunk in &mut chunks {
-            for i in 0..LANES {
-                lo[i] = lo[i].min(chunk[i]);
-                hi[i] = hi[i].max(chunk[i]);
-            }
-        }
-        for &v in chunks.remainder() {
-            lo[0] = lo[0].min(v);
-            hi[0] = hi[0].max(v);
-        }
-        acc[0][c] = lo.into_iter().fold(f32::INFINITY, f32::min);
-        acc[1][c] = hi.into_iter().fold(f32::NEG_INFINITY, f32::max);
-    }
-}
-
 /// Bounds accumulator start value (min = +inf, max = -inf).
 pub const EMPTY_BOUNDS: [[f32; 4]; 2] = [[f32::INFINITY; 4], [f32::NEG_INFINITY; 4]];
 

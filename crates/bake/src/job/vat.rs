@@ -4,13 +4,13 @@
 
 use std::path::PathBuf;
 
-use rigbake_core::bake::bounds::{RowBoxes, StaticPart};
+use rigbake_core::bake::bounds::{RowBoxes, StaticPart, planar_bounds};
 use rigbake_core::bake::vat::{self, VatBaker, VatBatch};
 use rigbake_core::timeline::Timeline;
 use rigbake_core::{ErrorKind, Model};
 use rigbake_format::glb;
 use rigbake_format::meta::{self, VatStream};
-use rigbake_format::vat::{EMPTY_BOUNDS, VatFileSpec, VatFileWriter, bounds_of, stream_floats};
+use rigbake_format::vat::{EMPTY_BOUNDS, VatFileSpec, VatFileWriter, stream_floats};
 
 use super::common::{Part, bounded_stem, file_safe, node_name};
 use super::mesh;
@@ -243,7 +243,7 @@ fn bounds(
             for (values, s, floats) in streams {
                 if let Some(v) = values {
                     let row = &v[r * layout.width * floats..(r + 1) * layout.width * floats];
-                    bounds_of(row, layout.width, floats, real, &mut acc[s]);
+                    planar_bounds(row, layout.width, floats, real, &mut acc[s]);
                 }
             }
         }
