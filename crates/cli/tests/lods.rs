@@ -12,7 +12,7 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 use common::reference::{clip_of_row, deform, diagonal, pose_at};
-use common::{bake, read_exr, rigbake};
+use common::{bake, glb_primitive, read_exr, rgba_f32, rigbake};
 use glam::{DVec3, Mat4, Vec4};
 use rigbake_core::eval::sample::LocalPose;
 use rigbake_core::import::{ImportOptions, import_file};
@@ -56,16 +56,7 @@ fn open(out: &Path, model: &Path) -> Baked {
     let channels = weights
         .primitives
         .iter()
-        .map(|p| {
-            c.read_section(p.section as usize)
-                .unwrap()
-                .chunks_exact(16)
-                .map(|b| {
-                    let f = |i: usize| f32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
-                    [f(0), f(4), f(8), f(12)]
-                })
-                .collect()
-        })
+        .map(|p| rgba_f32(&c.read_section(p.section as usize).unwrap()))
         .collect();
     Baked {
         meta: c.metadata().clone(),
@@ -114,14 +105,7 @@ fn weights_mesh_error(b: &Baked, model: &rigbake_core::Model, level: usize) -> f
     assert_eq!(l.weights_primitives.len(), 1);
     let p = &b.weights.primitives[l.weights_primitives[0] as usize];
     assert_eq!(p.node, l.node);
-    let prim = g
-        .document
-        .meshes()
-        .nth(p.mesh_index as usize)
-        .unwrap()
-        .primitives()
-        .nth(p.mesh_primitive as usize)
-        .unwrap();
+    let prim = glb_primitive(&g, p.mesh_index as usize, p.mesh_primitive as usize);
     let positions = floats(&blob, &prim.get(&gltf::Semantic::Positions).unwrap());
     let per = b.weights.channels as usize;
     let channels: Vec<Vec<f32>> = (1..=per)
@@ -199,14 +183,7 @@ fn vat_error(b: &Baked, model: &rigbake_core::Model, level: usize) -> f64 {
     let file = b.dir.join(vat.playback_file.as_deref().unwrap());
     let g = gltf::Gltf::from_slice(&std::fs::read(&file).unwrap()).unwrap();
     let blob = g.blob.clone().unwrap();
-    let prim = g
-        .document
-        .meshes()
-        .nth(p.playback_mesh as usize)
-        .unwrap()
-        .primitives()
-        .next()
-        .unwrap();
+    let prim = glb_primitive(&g, p.playback_mesh as usize, 0);
     // The tube has one UV set; the lookup UV is the next one.
     let lookup = floats(&blob, &prim.get(&gltf::Semantic::TexCoords(1)).unwrap());
     let tex = read_exr(&b.dir.join(&vat.textures[p.positions as usize].name));
@@ -475,23 +452,13 @@ fn bake_fails(model: &Path, out: &Path, flags: &[&str]) -> String {
     stderr
 }
 
-/// The index of the node named `name` in a builder.
-fn node_index(b: &Builder, name: &str) -> usize {
-    b.root["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .position(|n| n["name"] == name)
-        .unwrap()
-}
-
 #[test]
 fn bad_lod_declarations_are_clear_errors() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");
     let msft = || tentacle_lods(LodStyle::MsftLod);
     let set_ids = |b: &mut Builder, ids: serde_json::Value| {
-        let base = node_index(b, "tentacle_mesh");
+        let base = b.node_named("tentacle_mesh");
         b.get_mut("nodes", base)
             .insert("extensions".into(), json!({"MSFT_lod": {"ids": ids}}));
     };
@@ -507,14 +474,14 @@ fn bad_lod_declarations_are_clear_errors() {
 
     // MSFT_lod naming its own node.
     let mut b = msft();
-    let base = node_index(&b, "tentacle_mesh");
+    let base = b.node_named("tentacle_mesh");
     set_ids(&mut b, json!([base]));
     let e = bake_fails(&write(tmp.path(), "self.glb", &b), &out, &[]);
     assert!(e.contains("the base node itself"), "{e}");
 
     // A cycle: the level lists its base as its own level.
     let mut b = msft();
-    let low = node_index(&b, "tentacle_mesh_low");
+    let low = b.node_named("tentacle_mesh_low");
     b.get_mut("nodes", low)
         .insert("extensions".into(), json!({"MSFT_lod": {"ids": [base]}}));
     let e = bake_fails(&write(tmp.path(), "cycle.glb", &b), &out, &[]);
@@ -534,7 +501,7 @@ fn bad_lod_declarations_are_clear_errors() {
         let mut b = tentacle_lods(style);
         let joints = b.root["skins"][0]["joints"].clone();
         let skin = b.push("skins", json!({"name": "other", "joints": joints}));
-        let n = node_index(&b, level);
+        let n = b.node_named(level);
         b.get_mut("nodes", n).insert("skin".into(), json!(skin));
         let e = bake_fails(&write(tmp.path(), "skin.glb", &b), &out, &[]);
         assert!(
@@ -545,7 +512,7 @@ fn bad_lod_declarations_are_clear_errors() {
 
     // A level that does not move with level 0 cannot share its texture.
     let mut b = tentacle_lods(LodStyle::NameSuffix);
-    let n = node_index(&b, "tentacle_LOD2");
+    let n = b.node_named("tentacle_LOD2");
     b.get_mut("nodes", n)
         .insert("translation".into(), json!([1.0, 0.0, 0.0]));
     let e = bake_fails(&write(tmp.path(), "moved.glb", &b), &out, &[]);

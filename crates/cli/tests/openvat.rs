@@ -17,7 +17,7 @@ use std::path::Path;
 use std::process::Command;
 
 use common::reference::{clip_of_row, deform, diagonal, mesh_node, pose_at};
-use common::{rigbake, shared_models};
+use common::{glb_primitive, rigbake, shared_models};
 use glam::DVec3;
 use rigbake_core::eval::sample::LocalPose;
 use rigbake_core::import::{ImportOptions, import_file};
@@ -184,14 +184,7 @@ fn textured_fixture_export_keeps_its_look_with_the_lookup_in_uv_set_1() {
         assert_eq!(issues["numWarnings"], 0, "{issues}");
     }
     let g = gltf::Gltf::from_slice(&std::fs::read(&file).unwrap()).unwrap();
-    let prim = g
-        .document
-        .meshes()
-        .next()
-        .unwrap()
-        .primitives()
-        .next()
-        .unwrap();
+    let prim = glb_primitive(&g, 0, 0);
     // Five source sets plus the lookup: set 0 stays, the lookup is set 1,
     // source sets 1..4 move to 2..5 and the emission texture follows (2 -> 3).
     assert_eq!(

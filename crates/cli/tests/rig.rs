@@ -5,7 +5,7 @@ mod common;
 use std::path::Path;
 
 use common::reference::{clip_of_row, deform, diagonal, direct_global, mesh_node, pose_at};
-use common::{bake, read_exr, shared_models};
+use common::{bake, glb_primitive, read_exr, shared_models};
 use glam::{DMat4, DVec3, Mat4, Vec4};
 use rigbake_core::bake::anchors::AnchorTracks;
 use rigbake_core::eval::sample::LocalPose;
@@ -294,14 +294,7 @@ fn knight_props_as_anchors_or_bound_to_their_joints() {
         )
         .unwrap();
         let blob = g.blob.clone().unwrap();
-        let prim = g
-            .document
-            .meshes()
-            .nth(p.mesh_index as usize)
-            .unwrap()
-            .primitives()
-            .nth(p.mesh_primitive as usize)
-            .unwrap();
+        let prim = glb_primitive(&g, p.mesh_index as usize, p.mesh_primitive as usize);
         let bound: Vec<[f32; 3]> = prim
             .reader(|_| Some(&blob[..]))
             .read_positions()

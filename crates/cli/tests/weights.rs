@@ -7,7 +7,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::reference::{clip_of_row, deform, diagonal, pose_at};
-use common::{bake, model_files, read_exr, shared_models};
+use common::{bake, glb_primitive, model_files, read_exr, rgba_f32, shared_models};
 use glam::{DVec3, Mat4, Vec4};
 use rigbake_core::eval::sample::LocalPose;
 use rigbake_core::import::{ImportOptions, import_file};
@@ -27,16 +27,7 @@ fn open(out: &Path, name: &str) -> (Metadata, WeightsMetadata, Vec<Vec<[f32; 4]>
     let data = w
         .primitives
         .iter()
-        .map(|p| {
-            let bytes = c.read_section(p.section as usize).unwrap();
-            bytes
-                .chunks_exact(16)
-                .map(|b| {
-                    let f = |i: usize| f32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
-                    [f(0), f(4), f(8), f(12)]
-                })
-                .collect()
-        })
+        .map(|p| rgba_f32(&c.read_section(p.section as usize).unwrap()))
         .collect();
     (c.metadata().clone(), w, data)
 }
@@ -129,8 +120,7 @@ fn weights_mesh_is_valid_gltf_with_the_channels_as_attributes() {
         let blob = g.blob.clone().unwrap();
         let source = import_file(m, &ImportOptions::default()).unwrap();
         for (p, channels) in w.primitives.iter().zip(&data) {
-            let mesh = g.document.meshes().nth(p.mesh_index as usize).unwrap();
-            let prim = mesh.primitives().nth(p.mesh_primitive as usize).unwrap();
+            let prim = glb_primitive(&g, p.mesh_index as usize, p.mesh_primitive as usize);
             let names: Vec<String> = prim.attributes().map(|(s, _)| s.to_string()).collect();
             assert!(
                 !names
@@ -145,13 +135,7 @@ fn weights_mesh_is_valid_gltf_with_the_channels_as_attributes() {
                     .unwrap_or_else(|| panic!("{name}: _RIGBAKE_UV{} missing", c + 1));
                 let view = acc.view().unwrap();
                 let start = view.offset() + acc.offset();
-                let values: Vec<[f32; 4]> = blob[start..start + acc.count() * 16]
-                    .chunks_exact(16)
-                    .map(|b| {
-                        let f = |i: usize| f32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
-                        [f(0), f(4), f(8), f(12)]
-                    })
-                    .collect();
+                let values = rgba_f32(&blob[start..start + acc.count() * 16]);
                 let expected: Vec<[f32; 4]> = channels
                     .iter()
                     .skip(c)

@@ -18,17 +18,8 @@ fn import(b: &Builder) -> Result<Model> {
     import_slice(&b.to_glb(), &source, &ImportOptions::default())
 }
 
-fn node(b: &Builder, name: &str) -> usize {
-    b.root["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .position(|n| n["name"] == name)
-        .unwrap()
-}
-
 fn rename(b: &mut Builder, from: &str, to: &str) {
-    let n = node(b, from);
+    let n = b.node_named(from);
     b.get_mut("nodes", n).insert("name".into(), json!(to));
 }
 
@@ -61,7 +52,7 @@ fn msft_lod_levels_outside_the_scene_take_their_base_place() {
     // Under a parent: the levels move below the base's parent, which lists
     // them after its own children; parents still come first.
     let mut b = tentacle_lods(LodStyle::MsftLod);
-    let base = node(&b, "tentacle_mesh");
+    let base = b.node_named("tentacle_mesh");
     let holder = b.node(json!({"name": "holder", "children": [base]}));
     let scene = b.get_mut("scenes", 0);
     scene.insert("nodes".into(), json!([0, holder]));
@@ -83,7 +74,7 @@ fn msft_lod_levels_outside_the_scene_take_their_base_place() {
 
     // A malformed coverage list is informational: ignored, not an error.
     let mut b = tentacle_lods(LodStyle::MsftLod);
-    let base = node(&b, "tentacle_mesh");
+    let base = b.node_named("tentacle_mesh");
     b.get_mut("nodes", base)
         .insert("extras".into(), json!({"MSFT_screencoverage": [0.5, "x"]}));
     assert!(import(&b).unwrap().lods[0].coverage.is_empty());
@@ -93,7 +84,7 @@ fn msft_lod_levels_outside_the_scene_take_their_base_place() {
 fn msft_lod_on_a_rigid_node_is_ignored_and_a_level_outside_the_base_scene_is_refused() {
     // On a node without a skin: no group, the levels stay out of the scene.
     let mut b = tentacle_lods(LodStyle::MsftLod);
-    let base = node(&b, "tentacle_mesh");
+    let base = b.node_named("tentacle_mesh");
     b.get_mut("nodes", base).remove("skin");
     let m = import(&b).unwrap();
     assert!(m.lods.is_empty());
@@ -101,7 +92,7 @@ fn msft_lod_on_a_rigid_node_is_ignored_and_a_level_outside_the_base_scene_is_ref
 
     // A level with a parent outside the scene of its base.
     let mut b = tentacle_lods(LodStyle::MsftLod);
-    let low = node(&b, "tentacle_mesh_low");
+    let low = b.node_named("tentacle_mesh_low");
     b.node(json!({"name": "elsewhere", "children": [low]}));
     let e = import(&b).unwrap_err();
     assert!(e.object.contains("MSFT_lod"), "{e}");
@@ -109,8 +100,8 @@ fn msft_lod_on_a_rigid_node_is_ignored_and_a_level_outside_the_base_scene_is_ref
 
     // A level that is an ancestor of its base.
     let mut b = tentacle_lods(LodStyle::MsftLod);
-    let base = node(&b, "tentacle_mesh");
-    let low = node(&b, "tentacle_mesh_low");
+    let base = b.node_named("tentacle_mesh");
+    let low = b.node_named("tentacle_mesh_low");
     b.get_mut("nodes", low)
         .insert("children".into(), json!([base]));
     b.get_mut("scenes", 0)
@@ -147,7 +138,7 @@ fn name_suffixes_group_siblings_in_level_order() {
 
     // Levels under different parents are different names.
     let mut b = tentacle_lods(LodStyle::NameSuffix);
-    let lod2 = node(&b, "tentacle_LOD2");
+    let lod2 = b.node_named("tentacle_LOD2");
     let holder = b.node(json!({"name": "holder", "children": [lod2]}));
     let scene = b.get_mut("scenes", 0);
     let roots: Vec<serde_json::Value> = scene["nodes"]

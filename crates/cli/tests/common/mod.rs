@@ -52,6 +52,29 @@ pub fn read_exr(path: &Path) -> Rgba {
     image.layer_data.channel_data.pixels
 }
 
+/// Little-endian RGBA f32 texels (16 bytes each), as the weights record's
+/// vertex-data sections and the weights meshes' `_RIGBAKE_UV*` accessors
+/// store bone-weight channels.
+pub fn rgba_f32(bytes: &[u8]) -> Vec<[f32; 4]> {
+    bytes
+        .chunks_exact(16)
+        .map(|b| {
+            let f = |i: usize| f32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
+            [f(0), f(4), f(8), f(12)]
+        })
+        .collect()
+}
+
+/// Primitive `primitive` of mesh `mesh` of a GLB; panics naming them when
+/// the file has no such primitive.
+pub fn glb_primitive(g: &gltf::Gltf, mesh: usize, primitive: usize) -> gltf::Primitive<'_> {
+    g.document
+        .meshes()
+        .nth(mesh)
+        .and_then(|m| m.primitives().nth(primitive))
+        .unwrap_or_else(|| panic!("the GLB has no meshes[{mesh}].primitives[{primitive}]"))
+}
+
 /// All files under `dir` with their bytes, as (relative path, bytes), sorted.
 pub fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     let mut out = Vec::new();
