@@ -19,6 +19,7 @@
 import { closeSync, openSync, readFileSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { glbChunks } from "../node/glb_chunks.mjs";
 
 const [modelPath, outPath] = process.argv.slice(2);
 if (!modelPath || !outPath) {
@@ -40,23 +41,14 @@ try {
 
 const started = performance.now();
 const bytes = readFileSync(modelPath);
-if (bytes.length < 12 || bytes.readUInt32LE(0) !== 0x46546c67) {
+const parsed = glbChunks(bytes);
+if (!parsed) {
     console.error(`${modelPath}: not a GLB`);
     process.exit(2);
 }
 // Images, textures and materials do not move vertices, and Node has no
 // image decoder: drop them from the JSON chunk.
-let at = 12;
-let json = null;
-let bin = null;
-while (at + 8 <= bytes.length) {
-    const length = bytes.readUInt32LE(at);
-    const type = bytes.readUInt32LE(at + 4);
-    const body = bytes.subarray(at + 8, at + 8 + length);
-    if (type === 0x4e4f534a) json = JSON.parse(body.toString("utf8"));
-    else if (type === 0x004e4942 && bin === null) bin = body;
-    at += 8 + length;
-}
+const { json, bin } = parsed;
 if (!json) {
     console.error(`${modelPath}: GLB without a JSON chunk`);
     process.exit(2);

@@ -52,6 +52,7 @@
 // three.js throws) usage or evaluation failure, with the reason on stderr.
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
+import { glbChunks } from "./glb_chunks.mjs";
 
 const [requestPath, outPath] = process.argv.slice(2);
 if (!requestPath || !outPath) {
@@ -87,16 +88,9 @@ function packedGlb(file) {
     const bytes = readFileSync(file);
     let json;
     let bin = null;
-    if (bytes.length >= 12 && bytes.readUInt32LE(0) === 0x46546c67) {
-        let at = 12;
-        while (at + 8 <= bytes.length) {
-            const length = bytes.readUInt32LE(at);
-            const type = bytes.readUInt32LE(at + 4);
-            const body = bytes.subarray(at + 8, at + 8 + length);
-            if (type === 0x4e4f534a) json = JSON.parse(body.toString("utf8"));
-            else if (type === 0x004e4942 && bin === null) bin = body;
-            at += 8 + length;
-        }
+    const chunks = glbChunks(bytes);
+    if (chunks) {
+        ({ json, bin } = chunks);
         if (!json) fail(`${file}: GLB without a JSON chunk`);
     } else {
         json = JSON.parse(bytes.toString("utf8"));
