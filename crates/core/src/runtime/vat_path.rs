@@ -268,35 +268,27 @@ mod tests {
             samples: VatSamples::Float(&data),
             decode: VatDecode::Float,
         };
-        let state = GpuState {
-            rows: [[1.0, 0.25, 0.0, 0.0], [0.0; 4], [0.0; 4], [0.0; 4]],
-            enabled: true,
-        };
-        let v = deform_vertex(
-            &address,
-            std::slice::from_ref(&tex),
-            None,
-            &state,
-            3,
-            Vec3::ZERO,
-            None,
-        );
-        assert_eq!(v.position, Vec3::new(3.0, 0.25, 0.0));
-        // The last row's next row is itself.
-        let state = GpuState {
-            rows: [[1.0, 0.5, 1.0, 0.0], [0.0; 4], [0.0; 4], [0.0; 4]],
-            enabled: true,
-        };
-        let v = deform_vertex(
-            &address,
-            std::slice::from_ref(&tex),
-            None,
-            &state,
-            4,
-            Vec3::ZERO,
-            None,
-        );
-        assert_eq!(v.position, Vec3::new(4.0, 1.0, 0.0));
+        // (row state, vertex, expected position); the last row's next row
+        // is itself.
+        for (row, vertex, expected) in [
+            ([1.0, 0.25, 0.0, 0.0], 3, Vec3::new(3.0, 0.25, 0.0)),
+            ([1.0, 0.5, 1.0, 0.0], 4, Vec3::new(4.0, 1.0, 0.0)),
+        ] {
+            let state = GpuState {
+                rows: [row, [0.0; 4], [0.0; 4], [0.0; 4]],
+                enabled: true,
+            };
+            let v = deform_vertex(
+                &address,
+                std::slice::from_ref(&tex),
+                None,
+                &state,
+                vertex,
+                Vec3::ZERO,
+                None,
+            );
+            assert_eq!(v.position, expected);
+        }
     }
 
     #[test]
