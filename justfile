@@ -43,3 +43,9 @@ fixtures:
 lint:
     cargo fmt --all -- --check
     cargo clippy --workspace --all-targets -- -D warnings
+
+# Fuzz one target (import, bake or container) with cargo-fuzz until
+# stopped (docs/fuzzing.md; needs `cargo install cargo-fuzz`).
+fuzz TARGET *ARGS:
+    test -d fuzz/seeds || tools/fuzz/seeds.sh
+    cd fuzz && mkdir -p corpus/{{TARGET}} && FUZZ_SCRATCH="${FUZZ_SCRATCH:-/tmp}" RAYON_NUM_THREADS=1 RUSTC_BOOTSTRAP=1 cargo fuzz run -s none {{TARGET}} corpus/{{TARGET}} seeds/{{TARGET}} -- -max_len=300000 -timeout=30 -rss_limit_mb=4096 {{ARGS}}

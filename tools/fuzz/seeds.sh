@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Seed corpora for the fuzz targets in fuzz/ (docs/fuzzing.md), written
+# under fuzz/seeds/<target>/ (ignored by git).
+#
+# Usage: tools/fuzz/seeds.sh [--shared]
+#   --shared  also seed `import` and `bake` with the small models (under
+#             200 KiB) of ../shared/models (or $RIGBAKE_MODELS). Those are
+#             third-party files: fine on your machine, but never commit a
+#             seed, corpus entry or crash input made from them.
+#
+# `import` and `bake` start from fixtures/ (our own models); `container`
+# from the golden containers in formats/golden and fresh bakes of the
+# fixtures (bones, weights, VAT, anchors, embedded textures; root motion).
+set -euo pipefail
+repo="$(cd "$(dirname "$0")/../.." && pwd)"
+shared=0
+[ "${1:-}" = "--shared" ] && shared=1
+seeds="$repo/fuzz/seeds"
+rm -rf "$seeds"
+mkdir -p "$seeds/import" "$seeds/container"
+
+cp "$repo"/fixtures/*.glb "$repo"/fixtures/*.gltf "$repo"/fixtures/degenerate/*.gltf "$seeds/import/"
+if [ "$shared" = 1 ]; then
+    models="${RIGBAKE_MODELS:-$repo/../shared/models}"
+    find "$models" -name '*.glb' -size -200k -exec cp {} "$seeds/import/" \;
+fi
+ln -sfn import "$seeds/bake"
+
+# A container seed starts with the target's mode byte: 1 = repair the
+# checksums after mutating (fuzz/fuzz_targets/container.rs).
+seed_container() {
+    { printf '\001'; cat "$1"; } > "$seeds/container/$2"
+}
+find "$repo/formats/golden" -name '*.rigbake' | while read -r f; do
+    seed_container "$f" "golden_$(basename "$(dirname "$f")")_$(basename "$f")"
+done
+rigbake="$repo/target/release/rigbake"
+[ -x "$rigbake" ] || (cd "$repo" && cargo build --release -p rigbake-cli)
+scratch="$(mktemp -d)"
+trap 'rm -rf "$scratch"' EXIT
+for model in tentacle walker two_skins tentacle_lods; do
+    "$rigbake" bake "$repo/fixtures/$model.glb" --vat --anchors auto --embed-textures --out "$scratch/a" >/dev/null
+    "$rigbake" bake "$repo/fixtures/$model.glb" --vat --root-motion extract --out "$scratch/b" >/dev/null
+done
+for set in a b; do
+    find "$scratch/$set" -name '*.rigbake' | while read -r f; do
+        seed_container "$f" "${set}_$(basename "$f")"
+    done
+done
+echo "seeds: $(ls "$seeds/import" | wc -l) models, $(ls "$seeds/container" | wc -l) containers in $seeds"
