@@ -31,8 +31,16 @@ fn settings(a: u8, b: u8) -> BakeSettings {
             exr: bit(a, 6),
         },
         openvat: bit(a, 7),
-        layout: if bit(b, 0) { MatrixLayout::Mat3x4 } else { MatrixLayout::Mat4 },
-        precision: if bit(b, 1) { Precision::F16 } else { Precision::F32 },
+        layout: if bit(b, 0) {
+            MatrixLayout::Mat3x4
+        } else {
+            MatrixLayout::Mat4
+        },
+        precision: if bit(b, 1) {
+            Precision::F16
+        } else {
+            Precision::F32
+        },
         root_motion: RootMotionRequest {
             mode: match b >> 2 & 3 {
                 1 => RootMotionMode::Extract,
@@ -58,7 +66,11 @@ fn settings(a: u8, b: u8) -> BakeSettings {
     s.vat.options.normals = bit(a, 4);
     s.vat.options.tangents = bit(b, 6);
     s.vat.options.max_texture_size = s.max_texture_size;
-    s.vat.options.layout = if bit(b, 7) { VatLayoutMode::PerPrimitive } else { VatLayoutMode::Atlas };
+    s.vat.options.layout = if bit(b, 7) {
+        VatLayoutMode::PerPrimitive
+    } else {
+        VatLayoutMode::Atlas
+    };
     s
 }
 
@@ -67,8 +79,9 @@ fuzz_target!(|input: &[u8]| {
         return;
     };
     let settings = settings(*a, *b);
-    let scratch = tempfile::tempdir_in(std::env::var_os("FUZZ_SCRATCH").unwrap_or_else(|| "/tmp".into()))
-        .expect("scratch folder");
+    let scratch =
+        tempfile::tempdir_in(std::env::var_os("FUZZ_SCRATCH").unwrap_or_else(|| "/tmp".into()))
+            .expect("scratch folder");
     let input = scratch.path().join("model.glb");
     std::fs::write(&input, bytes).expect("write input");
     let out_dir = scratch.path().join("out");

@@ -15,15 +15,20 @@ use libfuzzer_sys::fuzz_target;
 use rigbake_format::container::Container;
 
 fn u32_at(b: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(b.get(at..at.checked_add(4)?)?.try_into().ok()?))
+    Some(u32::from_le_bytes(
+        b.get(at..at.checked_add(4)?)?.try_into().ok()?,
+    ))
 }
 
 fn u64_at(b: &[u8], at: usize) -> Option<u64> {
-    Some(u64::from_le_bytes(b.get(at..at.checked_add(8)?)?.try_into().ok()?))
+    Some(u64::from_le_bytes(
+        b.get(at..at.checked_add(8)?)?.try_into().ok()?,
+    ))
 }
 
 fn put_u32(b: &mut [u8], at: usize, v: u32) -> Option<()> {
-    b.get_mut(at..at.checked_add(4)?)?.copy_from_slice(&v.to_le_bytes());
+    b.get_mut(at..at.checked_add(4)?)?
+        .copy_from_slice(&v.to_le_bytes());
     Some(())
 }
 
