@@ -682,16 +682,24 @@ pub fn render(r: &InspectReport) -> String {
                 .iter()
                 .filter(|t| t.stream == stream)
                 .map(|t| t.max_error)
-                .fold(0.0, f64::max)
+                .reduce(f64::max)
         };
+        let positions = worst(rigbake_format::meta::VatStream::Positions).unwrap_or(0.0);
+        let directions = [
+            worst(rigbake_format::meta::VatStream::Normals),
+            worst(rigbake_format::meta::VatStream::Tangents),
+        ]
+        .into_iter()
+        .flatten()
+        .reduce(f64::max);
         let _ = writeln!(
             s,
-            "  largest error: positions {} model units, normals/tangents {} degrees",
-            error_text(worst(rigbake_format::meta::VatStream::Positions)),
-            error_text(
-                worst(rigbake_format::meta::VatStream::Normals)
-                    .max(worst(rigbake_format::meta::VatStream::Tangents))
-            )
+            "  largest error: positions {} model units, {}",
+            error_text(positions),
+            match directions {
+                Some(e) => format!("normals/tangents {} degrees", error_text(e)),
+                None => "no normal or tangent textures".to_owned(),
+            }
         );
         if !v.static_primitives.is_empty() {
             let names: Vec<String> = v

@@ -975,3 +975,127 @@ fn brainstem_vat_atlas_folds_into_pages_at_4096_and_verifies() {
         String::from_utf8_lossy(&r.stderr)
     );
 }
+
+/// The stderr of `rigbake vat MODEL --normals --tangents`, the names of the
+/// files it wrote and what `rigbake inspect` says of the container.
+fn vat_with_directions(model: &Path) -> (String, Vec<String>, String) {
+    let out = tempfile::tempdir().unwrap();
+    let r = vat(
+        &[model.to_path_buf()],
+        out.path(),
+        &["--normals", "--tangents"],
+    );
+    let err = String::from_utf8_lossy(&r.stderr).into_owned();
+    assert!(r.status.success(), "{err}");
+    let dir = out.path().join(stem(model));
+    let files = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    let container = dir.join(format!("{}.rigbake", stem(model)));
+    let inspect = rigbake(&["inspect".as_ref(), container.as_os_str()]);
+    assert!(inspect.status.success());
+    (
+        err,
+        files,
+        String::from_utf8_lossy(&inspect.stdout).into_owned(),
+    )
+}
+
+/// `--normals` and `--tangents` asked of primitives without `NORMAL` or
+/// `TANGENT` warn, naming the model, the primitives and what is (not)
+/// written, instead of silently writing no such texture.
+#[test]
+fn directions_asked_of_primitives_without_them_are_a_warning() {
+    let has = |files: &[String], stream: &str| {
+        files.iter().any(|f| f.contains(&format!(".vat.{stream}.")))
+    };
+    // No primitive has normals or tangents: neither texture is written.
+    let (err, files, inspect) = vat_with_directions(&rigbake_fixtures::fixture("two_skins.glb"));
+    assert!(
+        !has(&files, "normals") && !has(&files, "tangents"),
+        "{files:?}"
+    );
+    assert!(
+        inspect.contains("no normal or tangent textures"),
+        "{inspect}"
+    );
+    for (stream, attribute) in [("normals", "NORMAL"), ("tangents", "TANGENT")] {
+        let line = err
+            .lines()
+            .find(|l| l.contains(&format!("--{stream}")))
+            .unwrap_or_else(|| panic!("no --{stream} warning in: {err}"));
+        assert!(
+            line.starts_with("warning:") && line.contains("two_skins.glb"),
+            "{line}"
+        );
+        assert!(
+            line.contains(&format!(
+                "2 of 2 VAT primitives have no {attribute} attribute"
+            )),
+            "{line}"
+        );
+        assert!(
+            line.contains(&format!("no {stream} texture is written")),
+            "{line}"
+        );
+    }
+
+    // The tentacle has normals but no tangents: only the tangents warn.
+    let (err, files, inspect) = vat_with_directions(&rigbake_fixtures::fixture("tentacle.glb"));
+    assert!(
+        has(&files, "normals") && !has(&files, "tangents"),
+        "{files:?}"
+    );
+    assert!(inspect.contains("normals/tangents"), "{inspect}");
+    assert!(!err.contains("--normals"), "{err}");
+    assert!(
+        err.contains("1 of 1 VAT primitives have no TANGENT attribute"),
+        "{err}"
+    );
+
+    // An atlas where one of two primitives lacks normals: the texture is
+    // written, and the warning names the primitive that reads zero there.
+    let mut b = rigbake_fixtures::builder::Builder::from_glb(
+        &std::fs::read(rigbake_fixtures::fixture("tentacle.glb")).unwrap(),
+    );
+    let node = b.root["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|n| n.get("mesh").is_some())
+        .unwrap();
+    let mut bare_mesh = b.get_mut("meshes", 0).clone();
+    bare_mesh["primitives"][0]["attributes"]
+        .as_object_mut()
+        .unwrap()
+        .remove("NORMAL");
+    let mesh = b.push("meshes", bare_mesh.into());
+    let mut bare = b.get_mut("nodes", node).clone();
+    bare.insert("name".into(), "bare".into());
+    bare.insert("mesh".into(), mesh.into());
+    bare.remove("children");
+    let bare = b.node(bare.into());
+    let scene = b.root["scene"].as_u64().unwrap_or(0) as usize;
+    b.get_mut("scenes", scene)["nodes"]
+        .as_array_mut()
+        .unwrap()
+        .push(bare.into());
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("mixed.glb");
+    std::fs::write(&model, b.to_glb()).unwrap();
+    let (err, files, _) = vat_with_directions(&model);
+    assert!(has(&files, "normals"), "{files:?}");
+    let line = err
+        .lines()
+        .find(|l| l.contains("--normals"))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        line.contains("1 of 2 VAT primitives have no NORMAL attribute (`bare` p0)"),
+        "{line}"
+    );
+    assert!(
+        line.contains("they read zero in the normals texture"),
+        "{line}"
+    );
+}

@@ -221,8 +221,15 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
     let mut vat_part = None;
     if settings.outputs.vat {
         job.observer.stage("vertex animation");
-        match vat::bake(&model, &timeline, settings, &mut sink, &mut uv_sets)
-            .map_err(|e| e.at(Stage::Vat))?
+        match vat::bake(
+            &model,
+            &timeline,
+            settings,
+            &mut sink,
+            &mut uv_sets,
+            job.observer,
+        )
+        .map_err(|e| e.at(Stage::Vat))?
         {
             Part::Done(p) => vat_part = Some(p),
             Part::Skipped(reason) => skipped.push(reason),

@@ -12,6 +12,7 @@ use rigbake_format::glb;
 use rigbake_format::meta::{self, VatStream};
 use rigbake_format::vat::{EMPTY_BOUNDS, VatFileSpec, VatFileWriter, stream_floats};
 
+use super::Observer;
 use super::common::{Part, bounded_stem, file_safe, node_name};
 use super::mesh;
 use crate::error::StepError;
@@ -264,6 +265,51 @@ pub(super) struct VatOutput {
     pub bounds: (StaticPart, RowBoxes),
 }
 
+/// Warnings for `--normals` / `--tangents` asked of primitives that have no
+/// `NORMAL` / `TANGENT` attribute: those directions are not baked, which
+/// would otherwise pass unnoticed (no normals texture at all when no
+/// primitive has them).
+fn missing_directions(
+    model: &Model,
+    plan: &vat::VatPlan,
+    options: &vat::VatOptions,
+) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let streams: [(bool, &str, &str, fn(&vat::VatPrimitive) -> bool); 2] = [
+        (options.normals, "normals", "NORMAL", |p| p.normals),
+        (options.tangents, "tangents", "TANGENT", |p| p.tangents),
+    ];
+    for (asked, stream, attribute, baked) in streams {
+        if !asked {
+            continue;
+        }
+        let missing: Vec<String> = plan
+            .primitives
+            .iter()
+            .filter(|p| !baked(p))
+            .map(|p| format!("`{}` p{}", node_name(model, p.node), p.primitive))
+            .collect();
+        if missing.is_empty() {
+            continue;
+        }
+        let shown = match missing.len() {
+            n if n <= 3 => missing.join(", "),
+            n => format!("{} and {} more", missing[..3].join(", "), n - 3),
+        };
+        let outcome = if plan.primitives.iter().any(baked) {
+            format!("they read zero in the {stream} texture")
+        } else {
+            format!("no {stream} texture is written")
+        };
+        warnings.push(format!(
+            "--{stream} (or `{stream}` in the manifest's vat table): {} of {} VAT primitives have no {attribute} attribute ({shown}), so their {stream} are not baked; {outcome}",
+            missing.len(),
+            plan.primitives.len()
+        ));
+    }
+    warnings
+}
+
 /// Plans, bakes and stages the vertex animation textures of `model`.
 pub(super) fn bake(
     model: &Model,
@@ -271,6 +317,7 @@ pub(super) fn bake(
     settings: &BakeSettings,
     sink: &mut dyn Sink,
     uv_sets: &mut Vec<meta::PrimitiveUvSets>,
+    observer: &dyn Observer,
 ) -> Result<Part<VatOutput>, StepError> {
     let vs = &settings.vat;
     let plan = match vat::plan(model, timeline, &vs.options) {
@@ -278,6 +325,9 @@ pub(super) fn bake(
         Err(e) if e.kind == ErrorKind::NothingToBake => return Ok(Part::Skipped(e.message)),
         Err(e) => return Err(StepError::bare(e)),
     };
+    for warning in missing_directions(model, &plan, &vs.options) {
+        observer.warning(&warning);
+    }
     let reference_node = plan.reference_node.map(|n| node_name(model, n));
     let static_primitives = plan
         .static_primitives
