@@ -24,7 +24,16 @@ if [ "$shared" = 1 ]; then
     models="${RIGBAKE_MODELS:-$repo/../shared/models}"
     find "$models" -name '*.glb' -size -200k -exec cp {} "$seeds/import/" \;
 fi
-ln -sfn import "$seeds/bake"
+# A bake seed starts with the target's two option bytes
+# (fuzz/fuzz_targets/bake.rs): each model is seeded under several option
+# sets (EXR16, EXR32 + ZIP with root motion, PNG16, small folded textures
+# in mat3x4 f16, OpenVAT and embedding, per-primitive layout, tangents).
+mkdir -p "$seeds/bake"
+for f in "$seeds"/import/*; do
+    for options in '\020\000' '\025\004' '\022\000' '\025\123' '\360\010' '\026\200' '\064\140'; do
+        { printf "$options"; cat "$f"; } > "$seeds/bake/$(printf '%s' "$options" | tr -d '\\')_$(basename "$f")"
+    done
+done
 
 # A container seed starts with the target's mode byte: 1 = repair the
 # checksums after mutating (fuzz/fuzz_targets/container.rs).
@@ -39,8 +48,8 @@ rigbake="$repo/target/release/rigbake"
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
 for model in tentacle walker two_skins tentacle_lods; do
-    "$rigbake" bake "$repo/fixtures/$model.glb" --vat --anchors auto --embed-textures --out "$scratch/a" >/dev/null
-    "$rigbake" bake "$repo/fixtures/$model.glb" --vat --root-motion extract --out "$scratch/b" >/dev/null
+    "$rigbake" bake "$repo/fixtures/$model.glb" --vat --anchors auto --embed-textures --out "$scratch/a" -q
+    "$rigbake" bake "$repo/fixtures/$model.glb" --vat --root-motion extract --out "$scratch/b" -q
 done
 for set in a b; do
     find "$scratch/$set" -name '*.rigbake' | while read -r f; do
