@@ -1,13 +1,23 @@
-//! The whole bake of arbitrary bytes as a GLB into a scratch folder. The
-//! first two input bytes choose the options (encoding, EXR compression,
-//! layouts, precision, root motion, embedding, OpenVAT, ...), the rest is
-//! the model. `bake_model` turns a panic into an `Internal` error for the
-//! batch's sake; here that is the crash it stands for.
+//! The whole bake of arbitrary bytes as a GLB into a scratch folder, then
+//! what `rigbake verify` does with it: playback loads the bake and both
+//! paths are measured against direct evaluation of the source. The first
+//! two input bytes choose the options (encoding, EXR compression, layouts,
+//! precision, root motion, embedding, OpenVAT, ...), the rest is the model.
+//! `bake_model` turns a panic into an `Internal` error for the batch's
+//! sake; here that is the crash it stands for.
+//!
+//! With `FUZZ_VERIFY_FAILS=DIR`, an input whose bake succeeds but does not
+//! verify (an error beyond the recorded ones and `rigbake verify`'s default
+//! tolerances, recorded influence loss accepted) is
+//! copied into DIR for a person to look at: a disagreement between the bake
+//! and the independent reference, or a tolerance that is wrong for it.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use rigbake::playback::{self, Paths};
 use rigbake::settings::{AnchorSettings, Outputs};
-use rigbake::{BakeSettings, ModelJob, Stage, bake_model, job::Silent};
+use rigbake::verify::{self as measure, Tolerances, judge};
+use rigbake::{BakeSettings, Baked, ModelJob, Stage, bake_model, job::Silent};
 use rigbake_core::timeline::root_motion::RootMotionRequest;
 use rigbake_format::meta::{TextureCompression, VatEncoding};
 use rigbake_types::{MatrixLayout, Precision, RootMotionMode, VatLayoutMode};
@@ -74,8 +84,8 @@ fn settings(a: u8, b: u8) -> BakeSettings {
     s
 }
 
-fuzz_target!(|input: &[u8]| {
-    let [a, b, bytes @ ..] = input else {
+fuzz_target!(|input_bytes: &[u8]| {
+    let [a, b, bytes @ ..] = input_bytes else {
         return;
     };
     let settings = settings(*a, *b);
@@ -95,7 +105,72 @@ fuzz_target!(|input: &[u8]| {
         observer: &Silent,
         source_location: None,
     };
-    if let Err(e) = bake_model(&job) {
-        assert!(e.stage != Stage::Internal, "internal error: {e}");
+    match bake_model(&job) {
+        Err(e) => assert!(e.stage != Stage::Internal, "internal error: {e}"),
+        Ok(Baked::Skipped(_)) => {}
+        Ok(Baked::Written(_)) => {
+            let container = rigbake::sink::container_path(&input, &out_dir);
+            let problems = verify(&container, &input);
+            if let (false, Some(dir)) = (problems.is_empty(), std::env::var_os("FUZZ_VERIFY_FAILS"))
+            {
+                let path = std::path::Path::new(&dir).join(format!("{:016x}", fxhash(input_bytes)));
+                let _ = std::fs::write(&path, input_bytes);
+                let _ = std::fs::write(path.with_extension("txt"), problems.join("\n"));
+            }
+        }
     }
 });
+
+/// Loads the bake as `rigbake verify` does and judges every clip of both
+/// paths at every frame and between frames; the problems (none: it passes).
+fn verify(container: &std::path::Path, source: &std::path::Path) -> Vec<String> {
+    let loaded = match playback::load(container, Some(source), Paths::All) {
+        Ok(l) => l,
+        // A bake that cannot be read back is a failure too.
+        Err(e) => return vec![format!("cannot load the bake: {e:?}")],
+    };
+    let subject = measure::Subject {
+        model: &loaded.source.model,
+        clips: &loaded.clips,
+    };
+    let selected: Vec<usize> = (0..loaded.clips.len()).collect();
+    let mut outputs = Vec::new();
+    if let Some(b) = &loaded.bones {
+        outputs.push(measure::measure(
+            &subject,
+            measure::Path::Bones(b),
+            &selected,
+            1,
+        ));
+    }
+    if let Some(v) = &loaded.vat {
+        outputs.push(measure::measure(
+            &subject,
+            measure::Path::Vat(v),
+            &selected,
+            1,
+        ));
+    }
+    let tolerances = Tolerances {
+        relative: 1e-5,
+        normal_degrees: 0.01,
+        mid_relative: None,
+        accept_recorded_loss: true,
+    };
+    let mut problems = Vec::new();
+    for o in &outputs {
+        for c in &o.clips {
+            for p in judge(c, o.diagonal, &tolerances) {
+                problems.push(format!("{:?} clip {}: {p}", o.output, c.clip));
+            }
+        }
+    }
+    problems
+}
+
+/// A stable name for a saved input.
+fn fxhash(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    })
+}

@@ -111,6 +111,8 @@ pub fn container_path(input: &Path, out_dir: &Path) -> PathBuf {
 pub struct OutputSink<'a> {
     staging: Staging,
     container: ContainerWriter<BufWriter<File>>,
+    /// Where the container is staged, to read it back before committing.
+    container_path: PathBuf,
     embed: bool,
     shared: Option<&'a SharedStore>,
     out_dir: PathBuf,
@@ -132,13 +134,14 @@ impl<'a> OutputSink<'a> {
         let mut staging = Staging::new(out_dir).map_err(|e| {
             StepError::io(format!("cannot create `{}`", out_dir.display()), out_dir, e)
         })?;
-        let (file, _) = staging
+        let (file, container_path) = staging
             .create(container_name)
             .map_err(|e| StepError::io(format!("cannot write {container_name}"), out_dir, e))?;
         let container = ContainerWriter::new(BufWriter::new(file)).map_err(StepError::bare)?;
         Ok(Self {
             staging,
             container,
+            container_path,
             embed,
             shared,
             out_dir: out_dir.to_path_buf(),
@@ -148,7 +151,10 @@ impl<'a> OutputSink<'a> {
 
     /// Writes the container's metadata and section table (the last write to
     /// the container); the files are still staged until
-    /// [`Finished::commit`].
+    /// [`Finished::commit`]. The container is then opened as a reader opens
+    /// it, every record checked: a bake never commits a container that
+    /// rigbake itself would refuse to read (a value that slipped past the
+    /// bake's own checks fails the model here, and nothing is written).
     pub fn finish(mut self, metadata: &Metadata) -> Result<Finished, StepError> {
         let outputs = OutputsMetadata {
             files: std::mem::take(&mut self.outputs),
@@ -160,6 +166,9 @@ impl<'a> OutputSink<'a> {
         self.container
             .finish(metadata)
             .map_err(|e| StepError::during("cannot write the container", e))?;
+        rigbake_format::container::Container::open(&self.container_path).map_err(|e| {
+            StepError::during("the container written does not read back (a rigbake bug: please report it with the model)", e)
+        })?;
         Ok(Finished {
             staging: self.staging,
             out_dir: self.out_dir,

@@ -451,3 +451,40 @@ fn an_unreadable_folder_is_reported_and_the_rest_bake() {
     assert!(e.contains("shut"), "{e}");
     assert_eq!(json_ids(&o), ["ok/a.glb"]);
 }
+
+/// A model whose finite transforms and vertices multiply past the range of
+/// f32 (a root scaled by 3e38) used to bake "successfully" into a container
+/// with infinite bounds and errors that `verify` and `inspect` then refused
+/// (found by fuzzing the whole bake, docs/fuzzing.md). Now the bake fails,
+/// naming the file, the primitive, the clip and the frame; the batch goes on
+/// to the next model, and the bad model leaves no output behind.
+#[test]
+fn deformed_positions_past_the_f32_range_fail_the_model_and_write_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut b = rigbake_fixtures::models::two_joint();
+    b.get_mut("nodes", 0)
+        .insert("scale".into(), serde_json::json!([3e38, 3e38, 3e38]));
+    let huge = dir.path().join("huge.glb");
+    std::fs::write(&huge, b.to_glb()).unwrap();
+    let fine = fixture("tentacle.glb");
+    for flags in [&[][..], &["--vat", "--normals"][..]] {
+        let out = dir.path().join(format!("out{}", flags.len()));
+        let o = bake(&[&huge, &fine], &out, flags);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{flags:?}: {e}");
+        assert!(
+            e.contains("huge.glb")
+                && e.contains("meshes[0].primitives[0]")
+                && e.contains("the deformed positions of node `mesh` are not finite at clip"),
+            "{flags:?}: {e}"
+        );
+        assert!(
+            !out.join("huge").exists(),
+            "{flags:?}: the failed model wrote outputs"
+        );
+        assert!(
+            out.join("tentacle/tentacle.rigbake").is_file(),
+            "{flags:?}: the batch goes on"
+        );
+    }
+}

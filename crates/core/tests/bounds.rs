@@ -41,16 +41,18 @@ fn boxes_from_vat(
             // left out of the boxes, not read.
             let mut pos = vec![f32::MAX; n * w * 3];
             let mut nrm = vec![f32::MIN; n * w * 3];
-            baker.fill(
-                set,
-                first,
-                n,
-                VatBatch {
-                    positions: &mut pos,
-                    normals: s.normals.then_some(&mut nrm[..]),
-                    tangents: None,
-                },
-            );
+            baker
+                .fill(
+                    set,
+                    first,
+                    n,
+                    VatBatch {
+                        positions: &mut pos,
+                        normals: s.normals.then_some(&mut nrm[..]),
+                        tangents: None,
+                    },
+                )
+                .unwrap();
             rows.add_rows(&l, first, &pos);
             first += n;
         }

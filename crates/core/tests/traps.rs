@@ -15,6 +15,7 @@ use std::cell::Cell;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use rigbake_core::bake::vat::{self, VatBaker, VatBatch, VatOptions};
 use rigbake_core::bake::{BoneBakeOptions, bake_bone_textures};
 use rigbake_core::import::{ImportOptions, Limits, Source, import_bytes, import_slice};
 use rigbake_core::layout::MatrixLayout;
@@ -1235,4 +1236,56 @@ fn symbolic_links_out_of_the_folder_are_refused() {
     std::os::unix::fs::symlink("inside.bin", tmp.path().join("model/alias.bin")).unwrap();
     let model = import_path(&path, false).unwrap();
     assert_eq!(first_x(&model), INSIDE_X, "followed the link to inside.bin");
+}
+
+/// Finite transforms and finite vertices can still multiply past the range
+/// of f32: a root scaled by 3e38 is a finite skin matrix, but a vertex two
+/// units out lands at 6e38. The animated bounds (every bake records them)
+/// and the VAT kernel's rows are checked, and the error names the
+/// primitive, the node, the clip and the frame instead of writing
+/// infinities that no reader accepts (found by fuzzing, docs/fuzzing.md).
+#[test]
+fn deformed_positions_past_the_f32_range_are_refused() {
+    let mut b = two_joint();
+    set(&mut b, "nodes", 0, "scale", json!([3e38, 3e38, 3e38]));
+    let model = import(&b).expect("finite transforms import");
+    let (timeline, _) = bake(&model).expect("finite skin matrices bake");
+    let words = "the deformed positions of node `mesh` are not finite at clip";
+    expect_error(
+        rigbake_core::bake::bounds::clip_bounds(&model, &timeline),
+        ErrorKind::Invalid,
+        "meshes[0].primitives[0]",
+        words,
+    );
+    let options = VatOptions {
+        normals: true,
+        ..VatOptions::default()
+    };
+    let plan = vat::plan(&model, &timeline, &options).unwrap();
+    let baker = VatBaker::new(&model, &timeline, plan, options.convention).unwrap();
+    let layout = baker.plan().sets[0].layout;
+    let rows = layout.frames * layout.bands;
+    let mut positions = vec![0.0; rows * layout.width * 3];
+    let mut normals = vec![0.0; rows * layout.width * 3];
+    let batch = VatBatch {
+        positions: &mut positions,
+        normals: Some(&mut normals),
+        tangents: None,
+    };
+    let e = expect_error(
+        baker.fill(0, 0, rows, batch),
+        ErrorKind::Invalid,
+        "meshes[0].primitives[0]",
+        words,
+    );
+    assert!(
+        e.message.contains("frame 0"),
+        "the first row is reported: {e}"
+    );
+
+    // At a scale that stays in range the same model bakes.
+    set(&mut b, "nodes", 0, "scale", json!([1e30, 1e30, 1e30]));
+    let model = import(&b).unwrap();
+    let (timeline, _) = bake(&model).unwrap();
+    rigbake_core::bake::bounds::clip_bounds(&model, &timeline).expect("in range");
 }

@@ -266,16 +266,18 @@ pub fn vat_bake(loaded: &Loaded, shape: VatShape) -> Result<Vec<VatPrimitive>, S
         let height = unfolded_height(&l);
         let mut positions = vec![0.0; l.width * height * 3];
         let mut normals = set.normals.then(|| vec![0.0; l.width * height * 3]);
-        baker.fill(
-            index,
-            0,
-            height,
-            VatBatch {
-                positions: &mut positions,
-                normals: normals.as_deref_mut(),
-                tangents: None,
-            },
-        );
+        baker
+            .fill(
+                index,
+                0,
+                height,
+                VatBatch {
+                    positions: &mut positions,
+                    normals: normals.as_deref_mut(),
+                    tangents: None,
+                },
+            )
+            .expect("the test bakes are finite");
         sets.push((
             planar_to_rgba(&positions, l.width, height),
             normals.map(|n| planar_to_rgba(&n, l.width, height)),

@@ -105,16 +105,18 @@ fn for_each_batch(
         let mut positions = buffer(3);
         let mut normals = (p.normals && wanted.0).then(|| buffer(3));
         let mut tangents = (p.tangents && wanted.1).then(|| buffer(4));
-        baker.fill(
-            index,
-            first,
-            rows,
-            VatBatch {
-                positions: &mut positions,
-                normals: normals.as_deref_mut(),
-                tangents: tangents.as_deref_mut(),
-            },
-        );
+        baker
+            .fill(
+                index,
+                first,
+                rows,
+                VatBatch {
+                    positions: &mut positions,
+                    normals: normals.as_deref_mut(),
+                    tangents: tangents.as_deref_mut(),
+                },
+            )
+            .map_err(StepError::bare)?;
         pool.extend(each(first, rows, positions, normals, tangents)?);
         pool.truncate(POOL_MAX);
         first += rows;
@@ -177,16 +179,18 @@ fn for_each_page_batch(
             let mut pos = temp(3, true, pool).unwrap_or_default();
             let mut nrm = temp(3, set.normals, pool);
             let mut tan = temp(4, set.tangents, pool);
-            baker.fill(
-                index,
-                start,
-                n,
-                VatBatch {
-                    positions: &mut pos,
-                    normals: nrm.as_deref_mut(),
-                    tangents: tan.as_deref_mut(),
-                },
-            );
+            baker
+                .fill(
+                    index,
+                    start,
+                    n,
+                    VatBatch {
+                        positions: &mut pos,
+                        normals: nrm.as_deref_mut(),
+                        tangents: tan.as_deref_mut(),
+                    },
+                )
+                .map_err(StepError::bare)?;
             boxes.add_rows(&l, start, &pos[..n * bw * 3]);
             let [o_pos, o_nrm, o_tan] = &mut out;
             for (src, dst, floats) in [
@@ -320,6 +324,13 @@ pub(super) fn bake(
     observer: &dyn Observer,
 ) -> Result<Part<VatOutput>, StepError> {
     let vs = &settings.vat;
+    if vs.compression == meta::TextureCompression::Deflate {
+        // What a PNG file is compressed with, never a choice to make: the
+        // container's record would say an EXR mode was asked for.
+        return Err(StepError::bare(rigbake_format::FormatError::Invalid(
+            "VAT compression `deflate` is not a choice: PNG files are always deflate (leave the compression at none); EXR takes none, zip, piz or pxr24".to_owned(),
+        )));
+    }
     let plan = match vat::plan(model, timeline, &vs.options) {
         Ok(p) => p,
         Err(e) if e.kind == ErrorKind::NothingToBake => return Ok(Part::Skipped(e.message)),

@@ -171,7 +171,7 @@ pub fn clip_bounds(model: &Model, timeline: &Timeline) -> Result<Vec<Aabb>> {
                 .map(|s| s.layout.width)
                 .max()
                 .unwrap_or(0);
-            let rows: Vec<Aabb> = (0..timeline.rows)
+            let rows: Vec<Result<Aabb>> = (0..timeline.rows)
                 .into_par_iter()
                 .map_init(
                     || vec![0.0f32; widest * 3],
@@ -181,12 +181,15 @@ pub fn clip_bounds(model: &Model, timeline: &Timeline) -> Result<Vec<Aabb>> {
                             let (w, n) = (set.layout.width, set.layout.vertices);
                             let pos = &mut scratch[..w * 3];
                             baker.fill_row(i, row, pos, None, None);
+                            baker.check_row(i, row, [Some(pos), None, None])?;
                             b = union(b, planar_box(pos, w, n));
                         }
-                        b
+                        Ok(b)
                     },
                 )
                 .collect();
+            // The first failing row, whatever order the threads ran in.
+            let rows = rows.into_iter().collect::<Result<Vec<Aabb>>>()?;
             Ok(clip_bounds_from(
                 model,
                 timeline,

@@ -447,6 +447,21 @@ struct Prepared {
     weights: Vec<f32>,
 }
 
+/// Whether every value is finite (no infinity, no NaN), in eight lanes that
+/// vectorise: `v - v` is 0 for a finite `v` and NaN otherwise.
+pub fn all_finite(values: &[f32]) -> bool {
+    const LANES: usize = 8;
+    let mut acc = [0.0f32; LANES];
+    let mut chunks = values.chunks_exact(LANES);
+    for chunk in &mut chunks {
+        for i in 0..LANES {
+            acc[i] += chunk[i] - chunk[i];
+        }
+    }
+    let rest = chunks.remainder().iter().fold(0.0f32, |a, v| a + (v - v));
+    acc.iter().all(|a| *a == 0.0) && rest == 0.0
+}
+
 /// Computes VAT texels for a plan: palettes once, then any batch of texture
 /// rows of any primitive on request.
 #[derive(Debug)]
@@ -456,6 +471,8 @@ pub struct VatBaker<'m> {
     convention: NormalConvention,
     palettes: Palettes,
     prepared: Vec<Prepared>,
+    /// Each clip's name and first timeline row, for errors.
+    clips: Vec<(String, usize)>,
 }
 
 /// Output buffers for a batch of texture rows, planar per row: row `r` of a
@@ -619,6 +636,11 @@ impl<'m> VatBaker<'m> {
             convention,
             palettes,
             prepared,
+            clips: timeline
+                .clips
+                .iter()
+                .map(|c| (c.name.clone(), c.start_row))
+                .collect(),
         })
     }
 
@@ -629,7 +651,13 @@ impl<'m> VatBaker<'m> {
 
     /// Fills texture rows `first_row..first_row + rows` of texture set `set`
     /// (an index into `plan().sets`) into `out`, in parallel over rows.
-    pub fn fill(&self, set: usize, first_row: usize, rows: usize, out: VatBatch<'_>) {
+    ///
+    /// Finite palettes and vertices can still multiply past the range of
+    /// f32: every filled row is checked while it is in cache, and a value
+    /// that is not finite (in any stream) is an error naming the primitive,
+    /// the clip and the frame of the first such row, never a texture of
+    /// infinities a reader cannot use.
+    pub fn fill(&self, set: usize, first_row: usize, rows: usize, out: VatBatch<'_>) -> Result<()> {
         let index = set;
         let w = self.plan.sets[set].layout.width;
         let VatBatch {
@@ -639,28 +667,103 @@ impl<'m> VatBaker<'m> {
         } = out;
         // Split every output into per-row slices and process rows in parallel.
         let pos_rows = positions[..rows * w * 3].par_chunks_mut(w * 3);
-        let nrm_rows = normals.map(|n| n[..rows * w * 3].par_chunks_mut(w * 3));
-        let tan_rows = tangents.map(|t| t[..rows * w * 4].par_chunks_mut(w * 4));
-        match (nrm_rows, tan_rows) {
-            (None, None) => pos_rows
-                .enumerate()
-                .for_each(|(i, pos)| self.fill_row(index, first_row + i, pos, None, None)),
-            (Some(n), None) => pos_rows.zip(n).enumerate().for_each(|(i, (pos, nrm))| {
-                self.fill_row(index, first_row + i, pos, Some(nrm), None)
-            }),
-            (None, Some(t)) => pos_rows.zip(t).enumerate().for_each(|(i, (pos, tan))| {
-                self.fill_row(index, first_row + i, pos, None, Some(tan))
-            }),
-            (Some(n), Some(t)) => {
-                pos_rows
-                    .zip(n)
-                    .zip(t)
-                    .enumerate()
-                    .for_each(|(i, ((pos, nrm), tan))| {
-                        self.fill_row(index, first_row + i, pos, Some(nrm), Some(tan));
+        let mut nrm_rows: Vec<Option<&mut [f32]>> = match normals {
+            Some(n) => n[..rows * w * 3].chunks_mut(w * 3).map(Some).collect(),
+            None => (0..rows).map(|_| None).collect(),
+        };
+        let mut tan_rows: Vec<Option<&mut [f32]>> = match tangents {
+            Some(t) => t[..rows * w * 4].chunks_mut(w * 4).map(Some).collect(),
+            None => (0..rows).map(|_| None).collect(),
+        };
+        let bad = pos_rows
+            .zip(nrm_rows.par_iter_mut())
+            .zip(tan_rows.par_iter_mut())
+            .enumerate()
+            .filter_map(|(i, ((pos, nrm), tan))| {
+                let row = first_row + i;
+                self.fill_row(index, row, pos, nrm.as_deref_mut(), tan.as_deref_mut());
+                self.check_row(set, row, [Some(&*pos), nrm.as_deref(), tan.as_deref()])
+                    .err()
+                    .map(|e| (row, e))
+            })
+            .min_by_key(|(row, _)| *row);
+        match bad {
+            None => Ok(()),
+            Some((_, e)) => Err(e),
+        }
+    }
+
+    /// Checks texture row `row` of set `set` as [`Self::fill_row`] filled
+    /// it (positions, and normals and tangents when given): an error naming
+    /// the primitive, clip and frame when a value is not finite.
+    pub fn check_row(&self, set: usize, row: usize, streams: [Option<&[f32]>; 3]) -> Result<()> {
+        if streams.iter().flatten().all(|values| all_finite(values)) {
+            return Ok(());
+        }
+        let (primitive, stream) = self.first_non_finite(set, row, streams);
+        Err(self.non_finite_error(set, row, primitive, stream))
+    }
+
+    /// The member primitive and the stream name of the first texel of
+    /// texture row `row` of set `set` holding a value that is not finite.
+    fn first_non_finite(
+        &self,
+        set: usize,
+        row: usize,
+        streams: [Option<&[f32]>; 3],
+    ) -> (usize, &'static str) {
+        let s = &self.plan.sets[set];
+        let w = s.layout.width;
+        let band_start = (row % s.layout.bands) * w;
+        for (values, name, floats) in [
+            (streams[0], "positions", 3),
+            (streams[1], "normals", 3),
+            (streams[2], "tangents", 4),
+        ] {
+            let Some(values) = values else { continue };
+            let texel = (0..floats)
+                .flat_map(|c| {
+                    values[c * w..(c + 1) * w]
+                        .iter()
+                        .position(|v| !v.is_finite())
+                })
+                .min();
+            if let Some(x) = texel {
+                let vertex = band_start + x;
+                let member = s
+                    .members
+                    .iter()
+                    .copied()
+                    .find(|&m| {
+                        let p = &self.plan.primitives[m];
+                        (p.first_vertex..p.first_vertex + p.vertices).contains(&vertex)
                     })
+                    .unwrap_or(s.members[0]);
+                return (member, name);
             }
         }
+        (s.members[0], "positions")
+    }
+
+    /// The error for a value that is not finite in `stream` of `primitive`
+    /// at texture row `row` of set `set`.
+    fn non_finite_error(&self, set: usize, row: usize, primitive: usize, stream: &str) -> Error {
+        let frame_row = row / self.plan.sets[set].layout.bands;
+        let c = self
+            .clips
+            .partition_point(|(_, start)| *start <= frame_row)
+            .saturating_sub(1);
+        let (clip, start) = self.clips.get(c).map_or(("", 0), |(n, s)| (n.as_str(), *s));
+        let p = &self.plan.primitives[primitive];
+        Error::invalid(
+            format!("meshes[{}].primitives[{}]", p.mesh, p.primitive),
+            format!(
+                "the deformed {stream} of node `{}` are not finite at clip `{clip}`, frame {}: the model's coordinates and transforms multiply past the range of 32-bit floats",
+                self.model.nodes[p.node].name,
+                frame_row - start
+            ),
+        )
+        .with_hint("check the model for absurdly large scales, translations, vertex coordinates or morph targets")
     }
 
     /// Every vertex of primitive `index` at timeline row `row`, in vertex

@@ -65,7 +65,13 @@ pub fn reduce(
         bones[k] = *j;
         out[k] = (w / kept_total) as f32;
     }
-    Some((total - kept_total) / total)
+    // Nothing dropped is exactly 0: the two sums add the same weights in
+    // different orders, so their difference can round to a tiny negative.
+    Some(if kept == n {
+        0.0
+    } else {
+        ((total - kept_total) / total).max(0.0)
+    })
 }
 
 /// The reduced influences of one skinned primitive instance.
@@ -301,6 +307,21 @@ mod tests {
         // Joint 4 listed twice (0.3 + 0.3) beats joint 1 at 0.4.
         reduce(&[1, 4, 4, 0], &[0.4, 0.3, 0.3, 0.0], 1, &mut b, &mut o).unwrap();
         assert_eq!((b[0], o[0]), (4, 1.0));
+    }
+
+    #[test]
+    fn nothing_dropped_is_exactly_zero() {
+        // Summed in the given order and strongest first, these five weights
+        // round differently: the difference was -1.5e-16, a negative
+        // fraction that a container reader rightly refuses.
+        let w = [9.168312e-9, 8.261200e-9, 1.8792210, 4.2101359e-8, 45.090862];
+        let mut b = [0u16; 6];
+        let mut o = [0f32; 6];
+        assert_eq!(reduce(&[0, 1, 2, 3, 4], &w, 6, &mut b, &mut o), Some(0.0));
+        // A dropped weight far below the others' rounding never goes negative.
+        let w = [1.0, 1e-30, 0.3];
+        let d = reduce(&[0, 1, 2], &w, 2, &mut b, &mut o).unwrap();
+        assert!(d >= 0.0 && d < 1e-15, "{d}");
     }
 
     #[test]
