@@ -279,7 +279,9 @@ fn missing_directions(
     options: &vat::VatOptions,
 ) -> Vec<String> {
     let mut warnings = Vec::new();
-    let streams: [(bool, &str, &str, fn(&vat::VatPrimitive) -> bool); 2] = [
+    /// Whether a primitive bakes the stream.
+    type Baked = fn(&vat::VatPrimitive) -> bool;
+    let streams: [(bool, &str, &str, Baked); 2] = [
         (options.normals, "normals", "NORMAL", |p| p.normals),
         (options.tangents, "tangents", "TANGENT", |p| p.tangents),
     ];

@@ -448,17 +448,17 @@ struct Prepared {
 }
 
 /// Whether every value is finite (no infinity, no NaN), in eight lanes that
-/// vectorise: `v - v` is 0 for a finite `v` and NaN otherwise.
+/// vectorise: `v * 0` is 0 for a finite `v` and NaN otherwise.
 pub fn all_finite(values: &[f32]) -> bool {
     const LANES: usize = 8;
     let mut acc = [0.0f32; LANES];
     let mut chunks = values.chunks_exact(LANES);
     for chunk in &mut chunks {
         for i in 0..LANES {
-            acc[i] += chunk[i] - chunk[i];
+            acc[i] += chunk[i] * 0.0;
         }
     }
-    let rest = chunks.remainder().iter().fold(0.0f32, |a, v| a + (v - v));
+    let rest = chunks.remainder().iter().fold(0.0f32, |a, v| a + v * 0.0);
     acc.iter().all(|a| *a == 0.0) && rest == 0.0
 }
 

@@ -314,7 +314,7 @@ mod tests {
         // Summed in the given order and strongest first, these five weights
         // round differently: the difference was -1.5e-16, a negative
         // fraction that a container reader rightly refuses.
-        let w = [9.168312e-9, 8.261200e-9, 1.8792210, 4.2101359e-8, 45.090862];
+        let w = [9.168312e-9, 8.2612e-9, 1.879221, 4.210136e-8, 45.090862];
         let mut b = [0u16; 6];
         let mut o = [0f32; 6];
         assert_eq!(reduce(&[0, 1, 2, 3, 4], &w, 6, &mut b, &mut o), Some(0.0));
