@@ -321,7 +321,7 @@ mod tests {
         // A dropped weight far below the others' rounding never goes negative.
         let w = [1.0, 1e-30, 0.3];
         let d = reduce(&[0, 1, 2], &w, 2, &mut b, &mut o).unwrap();
-        assert!(d >= 0.0 && d < 1e-15, "{d}");
+        assert!((0.0..1e-15).contains(&d), "{d}");
     }
 
     #[test]
