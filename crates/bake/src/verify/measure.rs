@@ -402,10 +402,9 @@ fn eval_bones(
                 bone_path::deform_vertex(&view, gpu, channels, p, normal),
                 motion.as_ref(),
             );
-            // f16 entries are off by at most max_error each: a point moves by
-            // at most max_error * (|x| + |y| + |z| + 1). Dropped influences
-            // are a separate, recorded loss: judged only when accepted.
-            let bound = tex.max_error * f64::from(p.abs().element_sum() + 1.0);
+            // Dropped influences are a separate, recorded loss: judged only
+            // when accepted.
+            let bound = encoded_matrix_bound(tex.max_error, p.as_dvec3());
             compare(
                 &mut out.stats,
                 &mut out.lo,
@@ -420,6 +419,15 @@ fn eval_bones(
             );
         }
     }
+}
+
+/// How far a point `p` can move when every entry of the (blended) skin
+/// matrix that carries it is off by at most `max_error` (a half-float bone
+/// texture): each of the three coordinates by at most `max_error * (|x| +
+/// |y| + |z| + 1)`, so the point by `sqrt(3)` times that (blending with
+/// weights that sum to 1 keeps the entry bound).
+pub fn encoded_matrix_bound(max_error: f64, p: DVec3) -> f64 {
+    3f64.sqrt() * max_error * (p.abs().element_sum() + 1.0)
 }
 
 fn eval_vat(
@@ -578,6 +586,28 @@ pub fn measure(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The worst case reaches the bound: every entry off by `e` with the
+    /// sign of the coordinate it multiplies moves each coordinate by
+    /// `e * (|x| + |y| + |z| + 1)`, the point by sqrt(3) times that; the
+    /// bound without sqrt(3) (used before fuzzing found a bake exceeding
+    /// it) is too small.
+    #[test]
+    fn encoded_matrix_bound_covers_the_worst_matrix() {
+        let (e, p) = (1e-3, DVec3::new(0.5, -2.0, 1.25));
+        let s = p.signum();
+        let error = DMat4::from_cols(
+            (s.x * e * DVec3::ONE).extend(0.0),
+            (s.y * e * DVec3::ONE).extend(0.0),
+            (s.z * e * DVec3::ONE).extend(0.0),
+            (e * DVec3::ONE).extend(0.0),
+        );
+        let moved = error.transform_point3(p).length();
+        let bound = encoded_matrix_bound(e, p);
+        assert!(moved <= bound * (1.0 + 1e-12), "{moved} > {bound}");
+        assert!(moved > bound * (1.0 - 1e-12), "the bound is tight");
+        assert!(moved > e * (p.abs().element_sum() + 1.0));
+    }
     use rigbake_core::timeline::SampleRule;
 
     #[test]
