@@ -153,7 +153,9 @@ pub fn source_pose_at(
 pub struct Deformed {
     /// Position.
     pub position: DVec3,
-    /// Unit normal; zero when the source has none or it degenerates.
+    /// Unit normal; zero when the source has none, it degenerates, or the
+    /// blended matrix is too close to singular to define it
+    /// ([`MIN_NORMAL_VOLUME`]).
     pub normal: DVec3,
     /// Unit tangent xyz and handedness w.
     pub tangent: DVec4,
@@ -198,6 +200,9 @@ pub fn deform(
         .map(|v| {
             let mut pos = p.positions[v].as_dvec3();
             let mut nrm = p.normals.as_ref().map_or(DVec3::ZERO, |x| x[v].as_dvec3());
+            // The size of the terms summed into the normal: a morphed normal
+            // that (nearly) cancels out has no direction to judge.
+            let mut nrm_terms = nrm.length();
             let mut tan = p.tangents.as_ref().map_or(DVec4::X, |x| x[v].as_dvec4());
             for (t, target) in p.morph_targets.iter().enumerate() {
                 let w = weights.get(t).copied().unwrap_or(0.0);
@@ -206,37 +211,81 @@ pub fn deform(
                 }
                 if let Some(d) = &target.normals {
                     nrm += d[v].as_dvec3() * w;
+                    nrm_terms += (d[v].as_dvec3() * w).length();
                 }
                 if let Some(d) = &target.tangents {
                     tan += d[v].as_dvec3().extend(0.0) * w;
                 }
             }
-            let m = match (skin, &p.influences) {
+            // The blended matrix, and per column of its upper 3x3 the sum of
+            // the lengths of the columns blended into it (how much of it
+            // cancelled out).
+            let (m, column_terms) = match (skin, &p.influences) {
                 (Some(_), Some(inf)) => {
                     let (js, ws) = inf.vertex(v);
                     let total: f64 = ws.iter().map(|w| f64::from(*w)).sum();
                     let mut acc = DMat4::ZERO;
+                    let mut terms = DVec3::ZERO;
                     for (&j, &w) in js.iter().zip(ws) {
                         if w > 0.0 {
-                            acc += joint_mats[usize::from(j)] * (f64::from(w) / total);
+                            let joint = joint_mats[usize::from(j)];
+                            let w = f64::from(w) / total;
+                            acc += joint * w;
+                            terms += column_lengths(&DMat3::from_mat4(joint)) * w;
                         }
                     }
-                    acc
+                    (acc, terms)
                 }
-                _ => rigid,
+                _ => (rigid, column_lengths(&DMat3::from_mat4(rigid))),
             };
             let upper = DMat3::from_mat4(m);
-            let normal_matrix = match convention {
-                NormalConvention::InverseTranspose => upper.inverse().transpose(),
-                NormalConvention::BlendedMatrix => upper,
+            let normal = match convention {
+                _ if nrm.length() < MIN_NORMAL_VOLUME * nrm_terms => DVec3::ZERO,
+                NormalConvention::InverseTranspose if !well_conditioned(&upper, column_terms) => {
+                    DVec3::ZERO
+                }
+                NormalConvention::InverseTranspose => upper.inverse().transpose() * nrm,
+                NormalConvention::BlendedMatrix => upper * nrm,
             };
             Deformed {
                 position: m.transform_point3(pos),
-                normal: (normal_matrix * nrm).normalize_or_zero(),
+                normal: normal.normalize_or_zero(),
                 tangent: (upper * tan.truncate()).normalize_or_zero().extend(tan.w),
             }
         })
         .collect()
+}
+
+/// How well a blended matrix defines its normals, at least this in both
+/// measures of [`well_conditioned`] for them to be judged. A matrix that
+/// defines none: two joints blended half and half across a 180° twist
+/// (the candy-wrapper collapse of linear blend skinning) cancel out to a
+/// matrix of rank 1 or 2. Near that, the direction of the inverse
+/// transpose depends on the last bits of the matrix, and the f32 bake and
+/// runtime and this f64 reference may rightly disagree by up to 180°
+/// (found by fuzzing): an f32 cofactor's angular error grows like 6e-8
+/// over these ratios, reaching verify's 0.01° near 3.5e-4. The same ratio
+/// bounds a morphed normal against the sum of the lengths of its terms
+/// (base normal plus weighted deltas): one that nearly cancels out has no
+/// direction to judge either.
+pub const MIN_NORMAL_VOLUME: f64 = 1e-3;
+
+fn column_lengths(m: &DMat3) -> DVec3 {
+    DVec3::new(m.x_axis.length(), m.y_axis.length(), m.z_axis.length())
+}
+
+/// Whether `upper` (blended from columns whose lengths sum to
+/// `column_terms`) defines its normals: no column cancelled out below
+/// [`MIN_NORMAL_VOLUME`] of its terms, and the columns, normalised, span a
+/// volume of at least that much (they are not nearly coplanar).
+fn well_conditioned(upper: &DMat3, column_terms: DVec3) -> bool {
+    let lengths = column_lengths(upper);
+    let kept = lengths / column_terms;
+    let volume = upper.determinant().abs() / lengths.element_product();
+    kept.is_finite()
+        && kept.min_element() >= MIN_NORMAL_VOLUME
+        && volume.is_finite()
+        && volume >= MIN_NORMAL_VOLUME
 }
 
 /// Diagonal of the box around `points` (0 when there are none).
@@ -250,5 +299,40 @@ pub fn diagonal(points: impl Iterator<Item = DVec3>) -> f64 {
         (hi - lo).length()
     } else {
         0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use glam::DQuat;
+
+    /// Rotations and scales are judged; a half-and-half blend across a 180°
+    /// twist (the candy-wrapper collapse), exactly or nearly, is not.
+    #[test]
+    fn normals_are_judged_only_where_the_blend_defines_them() {
+        let r = DMat3::from_quat(DQuat::from_rotation_y(0.7));
+        let one = |m: &DMat3| well_conditioned(m, column_lengths(m));
+        // A blend of `a` and `b`, half and half.
+        let half = |a: DMat3, b: DMat3| {
+            well_conditioned(
+                &((a + b) * 0.5),
+                (column_lengths(&a) + column_lengths(&b)) * 0.5,
+            )
+        };
+        assert!(one(&r));
+        let scaled = r * DMat3::from_diagonal(DVec3::new(0.01, 3.0, 40.0));
+        assert!(one(&scaled), "an anisotropic scale defines its normals");
+        assert!(half(r, scaled));
+        let twist = |angle: f64| r * DMat3::from_quat(DQuat::from_rotation_x(angle));
+        let pi = std::f64::consts::PI;
+        assert!(!half(r, twist(pi)), "the collapse");
+        assert!(!half(r, twist(pi - 1e-4)), "next to it");
+        assert!(half(r, twist(pi - 0.1)));
+        assert!(half(r, twist(0.5)));
+        // Columns that do not cancel but end up nearly coplanar.
+        let flat = DMat3::from_cols(DVec3::X, DVec3::Y, DVec3::new(1.0, 1.0, 1e-5));
+        assert!(!one(&flat));
+        assert!(!one(&DMat3::ZERO));
     }
 }

@@ -1289,3 +1289,47 @@ fn deformed_positions_past_the_f32_range_are_refused() {
     let (timeline, _) = bake(&model).unwrap();
     rigbake_core::bake::bounds::clip_bounds(&model, &timeline).expect("in range");
 }
+
+/// NORMAL must be unit length; a file whose normals are tiny (1e-33) used
+/// to bake zero VAT normals (their square underflows in f32) where the
+/// reference evaluation found unit ones (found by fuzzing). The importer
+/// rescales directions off unit length by more than a thousandth, in f64,
+/// and keeps the rest bit for bit.
+#[test]
+fn normals_far_from_unit_length_are_rescaled_on_import() {
+    let mut b = two_joint();
+    let original = import(&b).unwrap().meshes[0].primitives[0]
+        .normals
+        .clone()
+        .unwrap();
+    // Vertex 0 tiny, vertex 1 huge, vertex 2 slightly long (kept).
+    let tiny: Vec<u8> = [3e-33f32, 0.0, 4e-33]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    let huge: Vec<u8> = [0.0f32, 6e30, 8e30]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    let long: Vec<u8> = [0.0f32, 1.0005, 0.0]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    poke(&mut b, 2, 0, &tiny);
+    poke(&mut b, 2, 12, &huge);
+    poke(&mut b, 2, 24, &long);
+    let model = import(&b).unwrap();
+    let normals = model.meshes[0].primitives[0].normals.as_ref().unwrap();
+    assert!(
+        (normals[0] - glam::Vec3::new(0.6, 0.0, 0.8)).length() < 1e-6,
+        "{}",
+        normals[0]
+    );
+    assert!(
+        (normals[1] - glam::Vec3::new(0.0, 0.6, 0.8)).length() < 1e-6,
+        "{}",
+        normals[1]
+    );
+    assert_eq!(normals[2], glam::Vec3::new(0.0, 1.0005, 0.0));
+    assert_eq!(normals[3..], original[3..], "unit normals are untouched");
+}

@@ -92,6 +92,23 @@ fn vec4s(v: &[f32]) -> Vec<Vec4> {
     v.chunks_exact(4).map(Vec4::from_slice).collect()
 }
 
+/// `d` at unit length, as glTF requires of NORMAL and TANGENT, when it is
+/// off by more than a thousandth: rescaled in f64, because the bake
+/// normalises in f32, where the square of a tiny direction (1e-33)
+/// underflows to zero and that of a huge one overflows, so such a normal
+/// came out zero while the f64 reference evaluation found a unit normal
+/// (found by fuzzing). Directions within a thousandth of unit length are
+/// kept bit for bit; zero and non-finite ones are left as they are.
+fn unit_direction(d: Vec3) -> Vec3 {
+    let v = d.as_dvec3();
+    let len = v.length();
+    if len > 0.0 && len.is_finite() && (len - 1.0).abs() > 1e-3 {
+        (v / len).as_vec3()
+    } else {
+        d
+    }
+}
+
 /// Builds every mesh of the document; `draco` holds the primitives
 /// compressed with `KHR_draco_mesh_compression`, by (mesh, primitive).
 pub(super) fn build(
@@ -326,11 +343,14 @@ fn build_primitive(
             ))
         }
     };
-    if let Some(n) = &normals {
+    if let Some(n) = &mut normals {
         check_len("NORMAL", n.len())?;
+        n.iter_mut().for_each(|n| *n = unit_direction(*n));
     }
-    if let Some(t) = &tangents {
+    if let Some(t) = &mut tangents {
         check_len("TANGENT", t.len())?;
+        t.iter_mut()
+            .for_each(|t| *t = unit_direction(t.truncate()).extend(t.w));
     }
     tex_sets.sort_by_key(|(s, _)| *s);
     for (k, (set, v)) in tex_sets.iter().enumerate() {
