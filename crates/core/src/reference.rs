@@ -244,8 +244,12 @@ pub fn deform(
                 NormalConvention::InverseTranspose if !well_conditioned(&upper, column_terms) => {
                     DVec3::ZERO
                 }
-                NormalConvention::InverseTranspose => upper.inverse().transpose() * nrm,
-                NormalConvention::BlendedMatrix => upper * nrm,
+                NormalConvention::InverseTranspose => {
+                    // The bake's unnormalised normal is the cofactor's,
+                    // `det` times this.
+                    in_f32_range(upper.inverse().transpose() * nrm * upper.determinant().abs())
+                }
+                NormalConvention::BlendedMatrix => in_f32_range(upper * nrm),
             };
             Deformed {
                 position: m.transform_point3(pos),
@@ -269,6 +273,20 @@ pub fn deform(
 /// (base normal plus weighted deltas): one that nearly cancels out has no
 /// direction to judge either.
 pub const MIN_NORMAL_VOLUME: f64 = 1e-3;
+
+/// `r`, or zero when its squared length is outside f32's normal range:
+/// the bake normalises the same unnormalised normal in f32, where such a
+/// square underflows or overflows and the normal is documented to come out
+/// zero (a huge morph delta, a tiny scale; found by fuzzing), so it has no
+/// direction to compare.
+fn in_f32_range(r: DVec3) -> DVec3 {
+    let len2 = r.length_squared();
+    if (f64::from(f32::MIN_POSITIVE)..=f64::from(f32::MAX)).contains(&len2) {
+        r
+    } else {
+        DVec3::ZERO
+    }
+}
 
 fn column_lengths(m: &DMat3) -> DVec3 {
     DVec3::new(m.x_axis.length(), m.y_axis.length(), m.z_axis.length())
@@ -334,5 +352,20 @@ mod tests {
         let flat = DMat3::from_cols(DVec3::X, DVec3::Y, DVec3::new(1.0, 1.0, 1e-5));
         assert!(!one(&flat));
         assert!(!one(&DMat3::ZERO));
+    }
+
+    /// A normal whose square leaves f32's range comes out zero in the bake
+    /// (`vat_kernel`), so the reference has none to compare either.
+    #[test]
+    fn normals_beyond_the_f32_range_are_undefined() {
+        let n = DVec3::new(0.6, 0.0, 0.8);
+        assert_eq!(in_f32_range(n * 1e3), n * 1e3);
+        assert_eq!(in_f32_range(n * 1e-18), n * 1e-18);
+        assert_eq!(in_f32_range(n * 1e20), DVec3::ZERO, "its square overflows");
+        assert_eq!(
+            in_f32_range(n * 1e-20),
+            DVec3::ZERO,
+            "its square underflows"
+        );
     }
 }
