@@ -23,12 +23,7 @@ fn skinned_and_morphed() -> rigbake_fixtures::Builder {
     b.get_mut("meshes", 0)["primitives"][0]["targets"] = json!([{"POSITION": target}]);
     b.get_mut("meshes", 0)
         .insert("weights".into(), json!([0.0]));
-    let node = b.root["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .position(|n| n.get("mesh").is_some())
-        .unwrap();
+    let node = b.first_mesh_node();
     let a = add_animation(&mut b, "blink");
     add_channel(
         &mut b,

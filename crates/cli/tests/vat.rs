@@ -1059,12 +1059,7 @@ fn directions_asked_of_primitives_without_them_are_a_warning() {
     let mut b = rigbake_fixtures::builder::Builder::from_glb(
         &std::fs::read(rigbake_fixtures::fixture("tentacle.glb")).unwrap(),
     );
-    let node = b.root["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .position(|n| n.get("mesh").is_some())
-        .unwrap();
+    let node = b.first_mesh_node();
     let mut bare_mesh = b.get_mut("meshes", 0).clone();
     bare_mesh["primitives"][0]["attributes"]
         .as_object_mut()
