@@ -10,7 +10,8 @@
 #
 # `import` and `bake` start from fixtures/ (our own models); `container`
 # from the golden containers in formats/golden and fresh bakes of the
-# fixtures (bones, weights, VAT, anchors, embedded textures; root motion).
+# fixtures (bones, weights, VAT, anchors, embedded textures; root motion);
+# `texture` from the EXR and PNG files of fresh bakes.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 shared=0
@@ -56,4 +57,19 @@ for set in a b; do
         seed_container "$f" "${set}_$(basename "$f")"
     done
 done
-echo "seeds: $(ls "$seeds/import" | wc -l) models, $(ls "$seeds/container" | wc -l) containers in $seeds"
+# A texture seed starts with the target's kind byte: even = EXR, odd = PNG
+# (fuzz/fuzz_targets/texture.rs): the EXRs of the bakes above (bone
+# textures, anchors, VAT at every compression) and the PNGs of PNG16 bakes.
+mkdir -p "$seeds/texture"
+for model in tentacle two_skins; do
+    "$rigbake" vat "$repo/fixtures/$model.glb" --format png16 --normals --out "$scratch/png" -q
+    "$rigbake" vat "$repo/fixtures/$model.glb" --format exr32 --compression zip --out "$scratch/zip" -q
+    "$rigbake" vat "$repo/fixtures/$model.glb" --format exr16 --compression piz --out "$scratch/piz" -q
+done
+find "$scratch" -name '*.exr' | while read -r f; do
+    { printf '\000'; cat "$f"; } > "$seeds/texture/$(printf '%s' "${f#"$scratch"/}" | tr / _)"
+done
+find "$scratch" -name '*.png' | while read -r f; do
+    { printf '\001'; cat "$f"; } > "$seeds/texture/$(printf '%s' "${f#"$scratch"/}" | tr / _)"
+done
+echo "seeds: $(ls "$seeds/import" | wc -l) models, $(ls "$seeds/container" | wc -l) containers, $(ls "$seeds/texture" | wc -l) textures in $seeds"
