@@ -44,7 +44,7 @@ lint:
     cargo fmt --all -- --check
     cargo clippy --workspace --all-targets -- -D warnings
 
-# Fuzz one target (import, bake, container or texture) with cargo-fuzz until
+# Fuzz one target (import, bake, container, texture or manifest) with cargo-fuzz until
 # stopped (docs/fuzzing.md; needs `cargo install cargo-fuzz`).
 fuzz TARGET *ARGS:
     test -d fuzz/seeds || tools/fuzz/seeds.sh

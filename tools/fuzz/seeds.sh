@@ -72,4 +72,16 @@ done
 find "$scratch" -name '*.png' | while read -r f; do
     { printf '\001'; cat "$f"; } > "$seeds/texture/$(printf '%s' "${f#"$scratch"/}" | tr / _)"
 done
-echo "seeds: $(ls "$seeds/import" | wc -l) models, $(ls "$seeds/container" | wc -l) containers, $(ls "$seeds/texture" | wc -l) textures in $seeds"
+# `manifest` starts from fixtures/rigbake.toml and every TOML example in
+# docs/.
+mkdir -p "$seeds/manifest"
+cp "$repo/fixtures/rigbake.toml" "$seeds/manifest/"
+python3 - "$repo/docs" "$seeds/manifest" <<'PY'
+import pathlib, re, sys
+docs, out = map(pathlib.Path, sys.argv[1:])
+blocks = (m.group(1) for p in sorted(docs.glob("*.md"))
+          for m in re.finditer(r"```toml\n(.*?)```", p.read_text(), re.S))
+for i, block in enumerate(blocks):
+    (out / f"docs_{i}.toml").write_text(block)
+PY
+echo "seeds: $(ls "$seeds/import" | wc -l) models, $(ls "$seeds/container" | wc -l) containers, $(ls "$seeds/texture" | wc -l) textures, $(ls "$seeds/manifest" | wc -l) manifests in $seeds"

@@ -1,0 +1,9 @@
+//! Manifest parsing (`rigbake bake --manifest`) of arbitrary text: a
+//! manifest or a usage error naming the line and column, never a panic.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|text: &str| {
+    let _ = rigbake_cli::manifest::Manifest::parse(std::path::Path::new("fuzz/rigbake.toml"), text);
+});
