@@ -440,3 +440,62 @@ fn inspect_shows_a_sources_root_travel() {
     let report: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(report["clips"][0]["root_motion"].is_null(), "{report}");
 }
+
+/// A weighted joint outside the motion root's subtree would keep the motion
+/// the bake removes from the others while the track moves the whole mesh
+/// (found by fuzzing: the walker with `root`'s children cut baked 1.6 units
+/// off and failed verify). Extraction refuses it, naming the joint; keeping
+/// the motion still bakes. Unweighted joints outside the root (greenman's
+/// hand sockets, girl's IK targets) are fine, and those models verify.
+#[test]
+fn a_weighted_joint_outside_the_motion_root_is_refused() {
+    let mut b = rigbake_fixtures::Builder::from_glb(&std::fs::read(walker()).unwrap());
+    let (root, tip) = (b.node_named("root"), b.node_named("tip"));
+    b.get_mut("nodes", root).remove("children");
+    b.get_mut("scenes", 0)["nodes"]
+        .as_array_mut()
+        .unwrap()
+        .push(tip.into());
+    let dir = out_dir("detached");
+    std::fs::create_dir_all(&dir).unwrap();
+    let model = dir.join("detached.glb");
+    std::fs::write(&model, b.to_glb()).unwrap();
+    let o = bake(
+        std::slice::from_ref(&model),
+        &dir.join("out"),
+        &["--root-motion", "extract"],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("detached.glb")
+            && err.contains(&format!("nodes[{tip}] `tip`"))
+            && err.contains("not under the motion root `root`"),
+        "{err}"
+    );
+    bake_ok(&model, &dir.join("kept"), &[]);
+
+    let Some(models) = shared_models("a_weighted_joint_outside_the_motion_root_is_refused") else {
+        return;
+    };
+    for name in ["raylib/greenman.glb", "raylib/girl.glb"] {
+        let out = out_dir(&name.replace('/', "-"));
+        bake_ok(
+            &models.join(name),
+            &out,
+            &["--vat", "--root-motion", "extract"],
+        );
+        let stem = Path::new(name)
+            .file_stem()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let container = out.join(&stem).join(format!("{stem}.rigbake"));
+        let v = rigbake(&["verify".as_ref(), container.as_os_str()]);
+        assert!(
+            v.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&v.stdout)
+        );
+    }
+}

@@ -203,6 +203,44 @@ pub fn find_root(model: &Model, name: Option<&str>) -> Result<usize> {
         })
 }
 
+/// The error for the first joint that carries vertex weight but is not under
+/// the motion root `root` (`inside` marks its subtree): the bake removes the
+/// root's motion from that subtree only, while the track moves the whole
+/// mesh, so such a joint's vertices would travel twice (found by fuzzing: a
+/// skin whose second joint was a root of its own baked off by 1.6 units).
+/// Joints without weight (IK targets, sockets beside the hips) may sit
+/// anywhere.
+fn weighted_joint_outside(model: &Model, inside: &[bool], root: usize) -> Option<Error> {
+    for node in &model.nodes {
+        let (Some(mesh), Some(skin)) = (node.mesh, node.skin) else {
+            continue;
+        };
+        let joints = &model.skins[skin].joints;
+        for prim in &model.meshes[mesh].primitives {
+            let Some(inf) = &prim.influences else {
+                continue;
+            };
+            let outside = inf.joints.iter().zip(&inf.weights).find_map(|(&j, &w)| {
+                let joint = *joints.get(usize::from(j))?;
+                (w > 0.0 && !inside[joint]).then_some(joint)
+            });
+            if let Some(joint) = outside {
+                return Some(
+                    Error::invalid(
+                        format!("nodes[{joint}] `{}`", model.nodes[joint].name),
+                        format!(
+                            "this joint of the skin of `{}` carries vertex weight but is not under the motion root `{}`: the bake would remove the root's motion from the root's joints only, while the track moves the whole mesh",
+                            node.name, model.nodes[root].name
+                        ),
+                    )
+                    .with_hint("name a node above every weighted joint as the motion root with --root-node, or keep the motion"),
+                );
+            }
+        }
+    }
+    None
+}
+
 /// Plans the extraction of `modes` (one per timeline clip; none extracting
 /// gives `None`): finds the root, checks that no skinned mesh moves with
 /// it, and measures each extracting clip's start with `first_frame`, which
@@ -241,6 +279,9 @@ pub fn plan(
             ),
         )
         .with_hint("name a motion root above the skeleton's root joint but not above the mesh with --root-node, or keep the motion"));
+    }
+    if let Some(error) = weighted_joint_outside(model, &inside, node) {
+        return Err(error);
     }
     let mut ev = Evaluator::new(model);
     let clips = modes
