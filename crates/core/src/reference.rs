@@ -195,6 +195,12 @@ pub fn deform(
                 .collect()
         })
         .unwrap_or_default();
+    // Once per joint, not per influence: how long each joint matrix's
+    // columns are, to tell how much of a blend cancelled out.
+    let joint_columns: Vec<DVec3> = joint_mats
+        .iter()
+        .map(|m| column_lengths(&DMat3::from_mat4(*m)))
+        .collect();
     let rigid = inv_ref * globals.get(node);
     (0..p.positions.len())
         .map(|v| {
@@ -228,10 +234,9 @@ pub fn deform(
                     let mut terms = DVec3::ZERO;
                     for (&j, &w) in js.iter().zip(ws) {
                         if w > 0.0 {
-                            let joint = joint_mats[usize::from(j)];
-                            let w = f64::from(w) / total;
-                            acc += joint * w;
-                            terms += column_lengths(&DMat3::from_mat4(joint)) * w;
+                            let (j, w) = (usize::from(j), f64::from(w) / total);
+                            acc += joint_mats[j] * w;
+                            terms += joint_columns[j] * w;
                         }
                     }
                     (acc, terms)

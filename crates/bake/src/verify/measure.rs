@@ -586,6 +586,7 @@ pub fn measure(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rigbake_core::timeline::SampleRule;
 
     /// The worst case reaches the bound: every entry off by `e` with the
     /// sign of the coordinate it multiplies moves each coordinate by
@@ -608,7 +609,6 @@ mod tests {
         assert!(moved > bound * (1.0 - 1e-12), "the bound is tight");
         assert!(moved > e * (p.abs().element_sum() + 1.0));
     }
-    use rigbake_core::timeline::SampleRule;
 
     #[test]
     fn samples_cover_frames_mids_and_the_wrap() {
