@@ -31,7 +31,25 @@ if (!container) {
   console.error('usage: node serve.mjs FILE.rigbake [--port N] [--rigbake BIN] [--three DIR]');
   process.exit(2);
 }
-const report = execFileSync(rigbake, ['inspect', container, '--json'], { maxBuffer: 1 << 28 });
+let report;
+try {
+  report = execFileSync(rigbake, ['inspect', container, '--json'], {
+    maxBuffer: 1 << 28,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+} catch (e) {
+  if (e.code === 'ENOENT') {
+    console.error(
+      `error: cannot run \`${rigbake}\`: it is not on PATH.\n` +
+        'Install it with `cargo install --path crates/cli --locked` (from the repository root),\n' +
+        'or point this script at a built binary: --rigbake target/release/rigbake',
+    );
+  } else {
+    const said = e.stderr ? e.stderr.toString().trim() : e.message;
+    console.error(`error: \`${rigbake} inspect ${container} --json\` failed: ${said}`);
+  }
+  process.exit(2);
+}
 const meta = JSON.parse(report);
 const dir = dirname(resolve(container));
 const names = new Set([meta.metadata.source.file_name]);

@@ -38,7 +38,7 @@ fn bake_fixture(dir: &Path) -> Result<PathBuf, Box<dyn Error>> {
         source_location: location.as_deref(),
     };
     match bake_model(&job).map_err(|e| e.in_file(&model))? {
-        Baked::Written(files) => println!("baked {} files into {}", files.len(), out_dir.display()),
+        Baked::Written { files, .. } => println!("baked {} files into {}", files.len(), out_dir.display()),
         Baked::Skipped(reason) => return Err(reason.into()),
     }
     // `verify` and playback find the source beside the container.

@@ -1,11 +1,10 @@
 //! Incremental bakes: the bake key (a digest of everything that decides the
 //! outputs) and the check that a model's outputs are up to date with it.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use rigbake_core::import;
 use rigbake_format::container::{Container, FORMAT_MAJOR, FORMAT_MINOR};
-use rigbake_format::meta::Storage;
 use sha2::{Digest, Sha256};
 
 use crate::error::{BakeError, Stage};
@@ -65,25 +64,23 @@ fn intact(out_dir: &Path, name: &str, bytes: u64, crc32: u32) -> bool {
 /// killed between two renames (new files beside the old container) all mean
 /// "rebake".
 pub fn up_to_date(container: &Path, out_dir: &Path, key: &str) -> bool {
-    let Ok(c) = Container::open(container) else {
-        return false;
-    };
+    up_to_date_outputs(container, out_dir, key).is_some()
+}
+
+/// [`up_to_date`], returning what the up-to-date bake consists of: the
+/// container, then every file it lists ([`crate::listed::listed_files`]),
+/// as paths under `out_dir` (lexically normalised) with their sizes.
+/// `None` when the model needs a rebake.
+pub fn up_to_date_outputs(
+    container: &Path,
+    out_dir: &Path,
+    key: &str,
+) -> Option<Vec<(PathBuf, u64)>> {
+    let c = Container::open(container).ok()?;
     if c.bake_key() != Some(key) {
-        return false;
+        return None;
     }
-    let Some(outputs) = c.outputs() else {
-        return false;
-    };
-    let bones = c
-        .metadata()
-        .textures
-        .iter()
-        .all(|t| t.storage != Storage::File || intact(out_dir, &t.name, t.bytes, t.crc32));
-    let vat = c.vat().is_none_or(|v| {
-        v.textures
-            .iter()
-            .all(|t| t.storage != Storage::File || intact(out_dir, &t.name, t.bytes, t.crc32))
-    });
+    let outputs = c.outputs()?;
     let listed = |name: &Option<String>| {
         name.as_deref()
             .is_none_or(|n| outputs.files.iter().any(|f| f.name == n))
@@ -91,9 +88,22 @@ pub fn up_to_date(container: &Path, out_dir: &Path, key: &str) -> bool {
     let records_listed = c.vat().is_none_or(|v| listed(&v.playback_file))
         && c.weights().is_none_or(|w| listed(&w.mesh_file))
         && c.rig().is_none_or(|r| listed(&r.anchor_texture));
-    let files = outputs
-        .files
+    if !records_listed {
+        return None;
+    }
+    let files = crate::listed::listed_files(&c);
+    if !files
         .iter()
-        .all(|f| intact(out_dir, &f.name, f.bytes, f.crc32));
-    bones && vat && records_listed && files
+        .all(|f| intact(out_dir, &f.name, f.bytes, f.crc32))
+    {
+        return None;
+    }
+    let container_bytes = std::fs::symlink_metadata(container).ok()?.len();
+    let mut all = vec![(container.to_path_buf(), container_bytes)];
+    all.extend(
+        files
+            .into_iter()
+            .map(|f| (crate::listed::normalised(&out_dir.join(&f.name)), f.bytes)),
+    );
+    Some(all)
 }

@@ -26,6 +26,7 @@ pub mod incremental;
 pub mod inspect;
 pub mod inspect_source;
 pub mod job;
+pub mod listed;
 pub mod playback;
 pub mod preview;
 pub mod records;
@@ -38,6 +39,6 @@ pub mod staging;
 pub mod verify;
 
 pub use error::{BakeError, Stage};
-pub use incremental::{bake_key, up_to_date};
+pub use incremental::{bake_key, up_to_date, up_to_date_outputs};
 pub use job::{Baked, ModelJob, Observer, bake_model};
 pub use settings::BakeSettings;

@@ -3,12 +3,14 @@
 //! reports of several shards (`rigbake merge-report`). In the library so a
 //! CI tool can read, merge and check reports without the binary.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-/// Version of the JSON report layout.
-pub const REPORT_SCHEMA_VERSION: u32 = 1;
+/// Version of the JSON report layout (`formats/report.schema.json`). 2 added
+/// `out`, each model's `warnings` and `removed`, up-to-date models'
+/// outputs, and paths relative to `out`.
+pub const REPORT_SCHEMA_VERSION: u32 = 2;
 
 /// Why reports cannot be merged.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -19,8 +21,8 @@ pub enum MergeError {
     /// A model is in two reports.
     #[error("`{0}` appears in two reports (overlapping shards?)")]
     Overlap(String),
-    /// A report's shard is not `K/N` with 1 <= K <= N.
-    #[error("report shard `{0}` is not K/N with 1 <= K <= N")]
+    /// A report's shard is not `K/N` with 1 <= K <= N <= [`MAX_SHARDS`].
+    #[error("report shard `{0}` is not K/N with 1 <= K <= N <= {MAX_SHARDS}")]
     BadShard(String),
     /// Reports of different shard counts.
     #[error("reports of shard sets of different sizes (N = {0} and N = {1}) cannot be merged")]
@@ -49,11 +51,16 @@ pub enum Outcome {
     Baked {
         /// Files written, with their sizes in bytes.
         files: Vec<(PathBuf, u64)>,
+        /// Files of the previous bake that this one no longer writes,
+        /// removed.
+        removed: Vec<PathBuf>,
         /// The bake key recorded in the container.
         key: String,
     },
     /// The existing outputs were made from the same inputs and settings.
     UpToDate {
+        /// The files of the existing bake (container first), with sizes.
+        files: Vec<(PathBuf, u64)>,
         /// The bake key.
         key: String,
     },
@@ -76,6 +83,19 @@ impl Outcome {
     }
 }
 
+/// One model of a run, as the batch saw it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// The model's id (path relative to the folder or manifest).
+    pub input: String,
+    /// What happened.
+    pub outcome: Outcome,
+    /// Seconds spent on it.
+    pub seconds: f64,
+    /// The warnings its bake gave, in order.
+    pub warnings: Vec<String>,
+}
+
 /// One model in the JSON report.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelReport {
@@ -85,21 +105,41 @@ pub struct ModelReport {
     pub status: String,
     /// Why it was skipped, or the error.
     pub message: Option<String>,
-    /// Files written (baked models).
+    /// The model's outputs: the files written (baked), or the files of the
+    /// existing bake (up to date), paths relative to the report's `out`.
     pub outputs: Vec<OutputFile>,
+    /// Files of the previous bake that a rebake no longer writes and
+    /// removed, relative to `out`.
+    #[serde(default)]
+    pub removed: Vec<String>,
+    /// The warnings its bake gave (none for a model that was not baked in
+    /// this run).
+    #[serde(default)]
+    pub warnings: Vec<String>,
     /// The bake key (baked and up-to-date models).
     pub key: Option<String>,
     /// Seconds spent on this model.
     pub seconds: f64,
 }
 
-/// One file written.
+/// One output file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OutputFile {
-    /// Its path.
+    /// Its path, relative to the report's `out`, `/`-separated.
     pub path: String,
     /// Its size in bytes.
     pub bytes: u64,
+}
+
+/// `path` relative to `out` (lexically normalised first, `/`-separated);
+/// a path outside `out` stays as it is, normalised.
+pub fn relative_to(out: &Path, path: &Path) -> String {
+    let out = crate::listed::normalised(out);
+    let path = crate::listed::normalised(path);
+    path.strip_prefix(&out)
+        .unwrap_or(&path)
+        .to_string_lossy()
+        .replace('\\', "/")
 }
 
 /// Counts over a report.
@@ -126,6 +166,11 @@ pub struct Report {
     pub tool: String,
     /// The shards this report covers (`["2/3"]`; merged reports list all).
     pub shards: Vec<String>,
+    /// The output folder as given (`--out` or the manifest's `out`); every
+    /// output path is relative to it. `None` for merged reports of
+    /// different folders.
+    #[serde(default)]
+    pub out: Option<String>,
     /// Wall-clock seconds of the run(s).
     pub seconds: f64,
     /// Every model, sorted by input.
@@ -135,39 +180,57 @@ pub struct Report {
 }
 
 impl Report {
-    /// Builds a report from outcomes (in job order).
+    /// Builds a report from the entries of a run into `out` (in job
+    /// order).
     pub fn new(
-        entries: Vec<(String, Outcome, f64)>,
+        entries: Vec<Entry>,
+        out: &Path,
         shard: Option<(usize, usize)>,
         seconds: f64,
     ) -> Self {
+        let files = |files: Vec<(PathBuf, u64)>| -> Vec<OutputFile> {
+            files
+                .into_iter()
+                .map(|(p, bytes)| OutputFile {
+                    path: relative_to(out, &p),
+                    bytes,
+                })
+                .collect()
+        };
         let mut models: Vec<ModelReport> = entries
             .into_iter()
-            .map(|(input, outcome, seconds)| {
-                let (status, message, outputs, key) = match outcome {
-                    Outcome::Baked { files, key } => (
+            .map(|entry| {
+                let (status, message, outputs, removed, key) = match entry.outcome {
+                    Outcome::Baked {
+                        files: f,
+                        removed,
+                        key,
+                    } => (
                         "baked",
                         None,
-                        files
-                            .into_iter()
-                            .map(|(p, bytes)| OutputFile {
-                                path: p.to_string_lossy().replace('\\', "/"),
-                                bytes,
-                            })
-                            .collect(),
+                        files(f),
+                        removed.iter().map(|p| relative_to(out, p)).collect(),
                         Some(key),
                     ),
-                    Outcome::UpToDate { key } => ("up_to_date", None, Vec::new(), Some(key)),
-                    Outcome::Skipped { reason } => ("skipped", Some(reason), Vec::new(), None),
-                    Outcome::Failed { error } => ("failed", Some(error), Vec::new(), None),
+                    Outcome::UpToDate { files: f, key } => {
+                        ("up_to_date", None, files(f), Vec::new(), Some(key))
+                    }
+                    Outcome::Skipped { reason } => {
+                        ("skipped", Some(reason), Vec::new(), Vec::new(), None)
+                    }
+                    Outcome::Failed { error } => {
+                        ("failed", Some(error), Vec::new(), Vec::new(), None)
+                    }
                 };
                 ModelReport {
-                    input,
+                    input: entry.input,
                     status: status.to_owned(),
                     message,
                     outputs,
+                    removed,
+                    warnings: entry.warnings,
                     key,
-                    seconds,
+                    seconds: entry.seconds,
                 }
             })
             .collect();
@@ -178,6 +241,7 @@ impl Report {
             shards: shard
                 .map(|(k, n)| vec![format!("{k}/{n}")])
                 .unwrap_or_default(),
+            out: Some(out.to_string_lossy().into_owned()),
             seconds,
             models,
             totals: Totals::default(),
@@ -197,8 +261,12 @@ impl Report {
                 _ => &mut t.failed,
             };
             *n = n.checked_add(1)?;
-            for o in &m.outputs {
-                t.bytes = t.bytes.checked_add(o.bytes)?;
+            // Bytes written: an up-to-date model lists its outputs but
+            // wrote none of them.
+            if m.status == "baked" {
+                for o in &m.outputs {
+                    t.bytes = t.bytes.checked_add(o.bytes)?;
+                }
             }
         }
         Some(t)
@@ -225,10 +293,12 @@ impl Report {
             schema_version: REPORT_SCHEMA_VERSION,
             tool: format!("rigbake {}", env!("CARGO_PKG_VERSION")),
             shards: Vec::new(),
+            out: None,
             seconds: 0.0,
             models: Vec::new(),
             totals: Totals::default(),
         };
+        let mut outs: Vec<Option<String>> = Vec::new();
         let mut whole = 0usize;
         let mut n_seen: Option<usize> = None;
         let mut ks: Vec<usize> = Vec::new();
@@ -245,30 +315,45 @@ impl Report {
                     Some(m) if m != n => return Err(MergeError::MixedShards(m, n)),
                     _ => n_seen = Some(n),
                 }
-                if ks.contains(&k) {
-                    return Err(MergeError::DuplicateShard(format!("{k}/{n}")));
-                }
                 ks.push(k);
             }
             if !(r.seconds.is_finite() && r.seconds >= 0.0) {
                 return Err(MergeError::Seconds(r.seconds));
             }
             merged.seconds = merged.seconds.max(r.seconds);
+            if !outs.contains(&r.out) {
+                outs.push(r.out);
+            }
             merged.models.extend(r.models);
         }
         if let Some(n) = n_seen {
             if whole > 0 {
                 return Err(MergeError::WholeAndShards);
             }
-            let missing: Vec<String> = (1..=n)
-                .filter(|k| !ks.contains(k))
-                .map(|k| format!("{k}/{n}"))
-                .collect();
-            if !missing.is_empty() {
-                return Err(MergeError::MissingShards(missing.join(", ")));
-            }
+            // N is at most MAX_SHARDS (parse_shard): sorting finds
+            // duplicates, and the gaps are named, the first few in full.
             ks.sort_unstable();
+            if let Some(w) = ks.windows(2).find(|w| w[0] == w[1]) {
+                return Err(MergeError::DuplicateShard(format!("{}/{n}", w[0])));
+            }
+            let missing = n - ks.len();
+            if missing > 0 {
+                const SHOWN: usize = 10;
+                let mut names: Vec<String> = (1..=n)
+                    .filter(|k| ks.binary_search(k).is_err())
+                    .take(SHOWN)
+                    .map(|k| format!("{k}/{n}"))
+                    .collect();
+                if missing > SHOWN {
+                    names.push(format!("and {} more", missing - SHOWN));
+                }
+                return Err(MergeError::MissingShards(names.join(", ")));
+            }
             merged.shards = ks.iter().map(|k| format!("{k}/{n}")).collect();
+        }
+        // One folder for every shard: its name; several: none.
+        if let [one] = &outs[..] {
+            merged.out.clone_from(one);
         }
         merged.models.sort_by(|a, b| a.input.cmp(&b.input));
         if let Some(w) = merged.models.windows(2).find(|w| w[0].input == w[1].input) {
@@ -306,11 +391,17 @@ impl Report {
     }
 }
 
-/// Parses a report's `K/N` shard (1 <= K <= N).
-fn parse_shard(text: &str) -> Option<(usize, usize)> {
+/// The largest shard count N of `--shard K/N` and of a report's shards: a
+/// CI matrix is far smaller, and a report never lists more missing shards
+/// than this.
+pub const MAX_SHARDS: usize = 4096;
+
+/// Parses `K/N` (1 <= K <= N <= [`MAX_SHARDS`], surrounding blanks allowed),
+/// for `--shard` and for reports' shard lists.
+pub fn parse_shard(text: &str) -> Option<(usize, usize)> {
     let (k, n) = text.split_once('/')?;
-    let (k, n): (usize, usize) = (k.parse().ok()?, n.parse().ok()?);
-    (k >= 1 && k <= n).then_some((k, n))
+    let (k, n): (usize, usize) = (k.trim().parse().ok()?, n.trim().parse().ok()?);
+    (k >= 1 && k <= n && n <= MAX_SHARDS).then_some((k, n))
 }
 
 /// `1 clip`, `2 clips`: a count with its noun in good English. `many` is
@@ -350,14 +441,20 @@ mod tests {
                     }
                 } else {
                     Outcome::Baked {
-                        files: vec![(PathBuf::from(format!("out/{n}.rigbake")), 10)],
+                        files: vec![(PathBuf::from(format!("out/{n}/{n}.rigbake")), 10)],
+                        removed: Vec::new(),
                         key: "k".into(),
                     }
                 };
-                ((*n).to_owned(), outcome, 0.5)
+                Entry {
+                    input: (*n).to_owned(),
+                    outcome,
+                    seconds: 0.5,
+                    warnings: Vec::new(),
+                }
             })
             .collect();
-        Report::new(entries, Some(shard), 1.0)
+        Report::new(entries, Path::new("out"), Some(shard), 1.0)
     }
 
     #[test]
@@ -374,12 +471,54 @@ mod tests {
             (2, 2, 20)
         );
         assert_eq!(m.shards, ["1/2", "2/2"]);
+        assert_eq!(m.out.as_deref(), Some("out"));
+        assert_eq!(m.models[1].outputs[0].path, "b/b.rigbake");
         assert!(m.summary().contains("failed: a: bad"));
         let dup = Report::merge(vec![
             report(&["a"], (1, 2), false),
             report(&["a"], (2, 2), false),
         ]);
         assert!(dup.unwrap_err().to_string().contains("two reports"));
+    }
+
+    #[test]
+    fn paths_are_relative_to_out_and_up_to_date_models_list_their_files() {
+        let out = Path::new("./../out");
+        let entries = vec![
+            Entry {
+                input: "a".into(),
+                outcome: Outcome::Baked {
+                    files: vec![(PathBuf::from("./../out/a/a.rigbake"), 7)],
+                    removed: vec![PathBuf::from("./../out/a/a.vat.glb")],
+                    key: "k".into(),
+                },
+                seconds: 0.1,
+                warnings: vec!["dropped something".into()],
+            },
+            Entry {
+                input: "b".into(),
+                outcome: Outcome::UpToDate {
+                    files: vec![
+                        (PathBuf::from("./../out/b/b.rigbake"), 5),
+                        (PathBuf::from("./../out/b/../_shared/bones/x.exr"), 3),
+                    ],
+                    key: "k".into(),
+                },
+                seconds: 0.0,
+                warnings: Vec::new(),
+            },
+        ];
+        let r = Report::new(entries, out, None, 1.0);
+        let paths = |m: &ModelReport| -> Vec<String> {
+            m.outputs.iter().map(|o| o.path.clone()).collect()
+        };
+        assert_eq!(paths(&r.models[0]), ["a/a.rigbake"]);
+        assert_eq!(r.models[0].removed, ["a/a.vat.glb"]);
+        assert_eq!(r.models[0].warnings, ["dropped something"]);
+        assert_eq!(paths(&r.models[1]), ["b/b.rigbake", "_shared/bones/x.exr"]);
+        // Only what was written counts as written.
+        assert_eq!(r.totals.bytes, 7);
+        assert_eq!((r.totals.baked, r.totals.up_to_date), (1, 1));
     }
 
     #[test]
@@ -420,6 +559,17 @@ mod tests {
         a.models[0].outputs[0].bytes = u64::MAX;
         b.models[0].outputs[0].bytes = 1;
         assert!(err(vec![a, b]).contains("overflow"));
+        // A 1/N report with N past the bound is refused as it is parsed,
+        // never by listing N - 1 missing shards; at the bound, the missing
+        // ones are named in a bounded message.
+        let mut huge = report(&["a"], (1, 1), false);
+        huge.shards = vec!["1/18446744073709551615".to_owned()];
+        assert!(err(vec![huge]).contains("4096"));
+        let mut wide = report(&["a"], (1, 1), false);
+        wide.shards = vec![format!("1/{MAX_SHARDS}")];
+        let e = err(vec![wide]);
+        assert!(e.contains("2/4096") && e.contains("and 4085 more"), "{e}");
+        assert!(e.len() < 200, "{e}");
         // Non-finite or negative seconds.
         let mut a = report(&["a"], (1, 1), false);
         a.seconds = -1.0;

@@ -81,11 +81,7 @@ impl SharedStore {
             .is_ok_and(|stored| stored == bytes);
         if !intact {
             crate::staging::prepare_dir(&self.root, &self.dir)?;
-            let mut temp = tempfile::Builder::new()
-                .prefix(".rigbake-")
-                .suffix(".tmp")
-                .rand_bytes(12)
-                .tempfile_in(&self.dir)?;
+            let mut temp = crate::staging::output_temporary(&self.dir)?;
             std::io::Write::write_all(&mut temp, bytes)?;
             temp.persist(&file).map_err(|e| e.error)?;
         }
@@ -113,6 +109,8 @@ pub struct OutputSink<'a> {
     container: ContainerWriter<BufWriter<File>>,
     /// Where the container is staged, to read it back before committing.
     container_path: PathBuf,
+    /// The container's final name in `out_dir`.
+    container_name: String,
     embed: bool,
     shared: Option<&'a SharedStore>,
     out_dir: PathBuf,
@@ -142,6 +140,7 @@ impl<'a> OutputSink<'a> {
             staging,
             container,
             container_path,
+            container_name: container_name.to_owned(),
             embed,
             shared,
             out_dir: out_dir.to_path_buf(),
@@ -172,6 +171,7 @@ impl<'a> OutputSink<'a> {
         Ok(Finished {
             staging: self.staging,
             out_dir: self.out_dir,
+            container_name: self.container_name,
         })
     }
 }
@@ -181,19 +181,45 @@ impl<'a> OutputSink<'a> {
 pub struct Finished {
     staging: Staging,
     out_dir: PathBuf,
+    container_name: String,
+}
+
+/// What a commit did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Committed {
+    /// The files renamed into place, with their sizes, in creation order.
+    pub files: Vec<(PathBuf, u64)>,
+    /// Files of the previous bake in the same folder that the new container
+    /// no longer lists, removed ([`crate::listed::stale_files`]).
+    pub removed: Vec<PathBuf>,
 }
 
 impl Finished {
-    /// Renames every output into place; returns the final paths and sizes.
-    pub fn commit(self) -> Result<Vec<(PathBuf, u64)>, StepError> {
+    /// Renames every output into place, then removes the files the previous
+    /// container in the folder listed and the new bake no longer writes
+    /// (only those: a file rigbake did not list is never touched; a
+    /// previous container that does not read leaves everything as it is).
+    pub fn commit(self) -> Result<Committed, StepError> {
         let dir = self.out_dir;
-        self.staging.commit().map_err(|e| {
+        let previous = rigbake_format::container::Container::open(&dir.join(&self.container_name))
+            .map(|c| crate::listed::listed_files(&c))
+            .unwrap_or_default();
+        let files = self.staging.commit().map_err(|e| {
             StepError::io(
                 format!("cannot write outputs to `{}`", dir.display()),
                 &dir,
                 e,
             )
-        })
+        })?;
+        let kept: Vec<String> = files
+            .iter()
+            .filter_map(|(p, _)| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .collect();
+        let removed = crate::listed::stale_files(&previous, &kept, &dir)
+            .into_iter()
+            .filter(|p| std::fs::remove_file(p).is_ok())
+            .collect();
+        Ok(Committed { files, removed })
     }
 }
 

@@ -141,6 +141,23 @@ fn is_stale_temporary(name: &str) -> bool {
     name.starts_with('.') && name.ends_with(".tmp")
 }
 
+/// Creates a new, empty temporary output file in `dir` with an
+/// unpredictable name (`.rigbake-XXXX.tmp`; `O_EXCL`: an existing file or
+/// link there is an error, never opened). Its mode is an ordinary file's
+/// under the caller's umask (`0666 & !umask`, 0644 under umask 022), not a
+/// temporary's 0600: it is renamed into place as an output that other
+/// users, caches and web servers read.
+pub fn output_temporary(dir: &Path) -> io::Result<tempfile::NamedTempFile> {
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".rigbake-").suffix(".tmp").rand_bytes(12);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(fs::Permissions::from_mode(0o666));
+    }
+    builder.tempfile_in(dir)
+}
+
 /// The files of one model being written.
 #[derive(Debug)]
 pub struct Staging {
@@ -182,13 +199,9 @@ impl Staging {
     }
 
     /// Creates a new, empty temporary file with an unpredictable name
-    /// (`O_EXCL`: an existing file or link there is an error, never opened).
+    /// ([`output_temporary`]).
     fn create_temporary(&self) -> io::Result<(File, PathBuf)> {
-        let temp = tempfile::Builder::new()
-            .prefix(".rigbake-")
-            .suffix(".tmp")
-            .rand_bytes(12)
-            .tempfile_in(&self.dir)?;
+        let temp = output_temporary(&self.dir)?;
         temp.keep().map_err(|e| e.error)
     }
 
@@ -226,11 +239,13 @@ impl Staging {
     /// paths and sizes.
     pub fn commit(mut self) -> io::Result<Vec<(PathBuf, u64)>> {
         let is_commit_point = |name: &str| name.ends_with(".rigbake");
-        let mut order: Vec<&(PathBuf, String)> = self.files.iter().collect();
-        order.sort_by_key(|(_, name)| is_commit_point(name));
-        let mut written = Vec::new();
+        // Creation indices, the container (the commit point) last.
+        let mut order: Vec<usize> = (0..self.files.len()).collect();
+        order.sort_by_key(|&i| is_commit_point(&self.files[i].1));
+        let mut written: Vec<(usize, PathBuf, u64)> = Vec::new();
         let kill_after = kill_after_renames();
-        for (tmp, name) in order {
+        for i in order {
+            let (tmp, name) = &self.files[i];
             if name.is_empty() {
                 let _ = fs::remove_file(tmp);
                 continue;
@@ -240,15 +255,12 @@ impl Staging {
             }
             let dest = self.dir.join(name);
             replace(tmp, &dest)?;
-            written.push((dest.clone(), fs::symlink_metadata(&dest)?.len()));
+            let len = fs::symlink_metadata(&dest)?.len();
+            written.push((i, dest, len));
         }
         // Report in creation order, as before.
-        written.sort_by_key(|(dest, _)| {
-            self.files
-                .iter()
-                .position(|(_, n)| self.dir.join(n) == *dest)
-                .unwrap_or(usize::MAX)
-        });
+        written.sort_by_key(|(i, _, _)| *i);
+        let written = written.into_iter().map(|(_, p, l)| (p, l)).collect();
         self.committed = true;
         Ok(written)
     }

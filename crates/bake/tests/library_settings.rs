@@ -51,7 +51,7 @@ fn deflate_asked_as_the_vat_compression_is_refused() {
 
         // Left at none, the same bake is written and reads back.
         settings.vat.compression = TextureCompression::None;
-        assert!(matches!(bake(&settings, &out), Ok(Baked::Written(_))));
+        assert!(matches!(bake(&settings, &out), Ok(Baked::Written { .. })));
         rigbake_format::container::Container::open(&out.join("tentacle.rigbake")).unwrap();
     }
 }

@@ -21,7 +21,7 @@ pub const EXIT_CODES_HELP: &str = "Exit codes: 0 when every model was baked, up 
 verify: every check passed); 1 when any model or check failed; 2 for usage errors (bad \
 arguments, manifest or paths).";
 
-/// rigbake: bake skeletal animation into GPU textures for crowds.
+/// Bake skeletal animation into GPU textures for crowds.
 #[derive(Debug, Parser)]
 #[command(name = "rigbake", version = VERSION, about, long_about = None, after_help = EXIT_CODES_HELP)]
 pub struct Cli {
@@ -81,7 +81,8 @@ pub enum Command {
     Bake(BakeArgs),
     /// Convert animated meshes to vertex animation textures (VAT) only.
     Vat(VatArgs),
-    /// Show what a .rigbake container holds.
+    /// Show what a .rigbake container holds, or what a .gltf/.glb model
+    /// holds before baking.
     Inspect(InspectArgs),
     /// Join the JSON reports of several (sharded) bakes into one.
     MergeReport(MergeReportArgs),
@@ -275,9 +276,16 @@ pub struct BakeArgs {
 /// Arguments of `rigbake vat`.
 #[derive(Debug, Args)]
 pub struct VatArgs {
-    /// glTF (.gltf) or binary glTF (.glb) files, or folders to search.
-    #[arg(required = true, value_name = "MODEL|DIR")]
+    /// glTF (.gltf) or binary glTF (.glb) files, or folders to search for
+    /// them (recursively). With none and no --manifest, `rigbake.toml` in
+    /// the current folder is the manifest.
+    #[arg(value_name = "MODEL|DIR")]
     pub inputs: Vec<PathBuf>,
+    /// A TOML manifest listing models and their settings (see
+    /// docs/manifest.md); each model it lists gets VAT only (a model with
+    /// `outputs = []` stays skipped).
+    #[arg(long, value_name = "FILE")]
+    pub manifest: Option<PathBuf>,
     /// Run options.
     #[command(flatten)]
     pub run: RunArgs,

@@ -8,13 +8,13 @@ use std::time::Instant;
 use rayon::prelude::*;
 use rigbake::sink::{SharedStore, container_path};
 use rigbake::staging::OutputLock;
-use rigbake::{BakeError, Baked, ModelJob, Stage, bake_key, bake_model, up_to_date};
+use rigbake::{BakeError, Baked, ModelJob, Stage, bake_key, bake_model, up_to_date_outputs};
 use rigbake_core::import;
 
 use crate::exit::{EXIT_FAILED, EXIT_OK};
 use crate::plan::{BakeJob, BakePlan, ProgressMode};
 use crate::progress::{ModelProgress, Progress};
-use crate::report::{Outcome, Report};
+use crate::report::{Entry, Outcome, Report};
 
 fn run_job(
     job: &BakeJob,
@@ -57,13 +57,13 @@ fn run_job(
         Err(e) => return failed(e),
     };
     if !plan.force
-        && up_to_date(
+        && let Some(files) = up_to_date_outputs(
             &container_path(&job.input, &job.out_dir),
             &job.out_dir,
             &key,
         )
     {
-        return Outcome::UpToDate { key };
+        return Outcome::UpToDate { files, key };
     }
     let baked = bake_model(&ModelJob {
         input: &job.input,
@@ -76,7 +76,11 @@ fn run_job(
         source_location: location.as_deref(),
     });
     match baked {
-        Ok(Baked::Written(files)) => Outcome::Baked { files, key },
+        Ok(Baked::Written { files, removed }) => Outcome::Baked {
+            files,
+            removed,
+            key,
+        },
         Ok(Baked::Skipped(reason)) => Outcome::Skipped { reason },
         Err(e) => failed(e),
     }
@@ -105,7 +109,7 @@ pub fn execute(plan: &BakePlan) -> u8 {
     };
     let progress = Progress::new(plan.progress, plan.jobs.len(), plan.list_files);
     let shared = plan.share_bones.then(|| SharedStore::new(&plan.out));
-    let run_all = || -> Vec<(String, Outcome, f64)> {
+    let run_all = || -> Vec<Entry> {
         plan.jobs
             .par_iter()
             .map(|job| {
@@ -113,8 +117,14 @@ pub fn execute(plan: &BakePlan) -> u8 {
                 let model = progress.start(&job.id);
                 let outcome = run_job(job, plan, &model, shared.as_ref());
                 let seconds = t0.elapsed().as_secs_f64();
+                let warnings = model.warnings();
                 progress.finish(model, &outcome, seconds);
-                (job.id.clone(), outcome, seconds)
+                Entry {
+                    input: job.id.clone(),
+                    outcome,
+                    seconds,
+                    warnings,
+                }
             })
             .collect()
     };
@@ -129,8 +139,13 @@ pub fn execute(plan: &BakePlan) -> u8 {
         },
     };
     progress.close();
-    let failed = entries.iter().any(|(_, o, _)| o.is_failure());
-    let report = Report::new(entries, plan.shard, started.elapsed().as_secs_f64());
+    let failed = entries.iter().any(|e| e.outcome.is_failure());
+    let report = Report::new(
+        entries,
+        &plan.out,
+        plan.shard,
+        started.elapsed().as_secs_f64(),
+    );
     if plan.json {
         match serde_json::to_string_pretty(&report) {
             Ok(s) => {

@@ -37,7 +37,20 @@ pub fn man_page() -> std::io::Result<Vec<u8>> {
     man.render_synopsis_section(&mut bytes)?;
     man.render_description_section(&mut bytes)?;
     man.render_options_section(&mut bytes)?;
-    man.render_subcommands_section(&mut bytes)?;
+    // The subcommands, named as they are typed (`rigbake bake`): each has
+    // its section in this page, not a page of its own to refer to.
+    bytes.extend_from_slice(b".SH SUBCOMMANDS\n");
+    for sub in command.get_subcommands().filter(|s| !s.is_hide_set()) {
+        let about = sub.get_about().map(|a| a.to_string()).unwrap_or_default();
+        bytes.extend_from_slice(
+            format!(
+                ".TP\n\\fBrigbake {}\\fR\n{}\n",
+                sub.get_name(),
+                roff_text(&about)
+            )
+            .as_bytes(),
+        );
+    }
     // Each subcommand's own options, as a section of its own.
     for sub in command.get_subcommands() {
         let name = format!("rigbake {}", sub.get_name());
@@ -50,6 +63,22 @@ pub fn man_page() -> std::io::Result<Vec<u8>> {
     man.render_version_section(&mut bytes)?;
     man.render_extra_section(&mut bytes)?;
     Ok(bytes)
+}
+
+/// `text` as a roff text line: backslashes escaped, and a line that would
+/// start with a control character (`.` or `'`) protected.
+fn roff_text(text: &str) -> String {
+    text.lines()
+        .map(|line| {
+            let line = line.replace('\\', "\\e").replace('-', "\\-");
+            if line.starts_with(['.', '\'']) {
+                format!("\\&{line}")
+            } else {
+                line
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn write_stdout(bytes: &[u8]) -> u8 {

@@ -159,7 +159,7 @@ pub enum UsageError {
     #[error("--jobs must be 1 to {max}, got {0}", max = MAX_JOBS)]
     Jobs(usize),
     /// `--shard` is not `K/N`.
-    #[error("--shard must be K/N with 1 <= K <= N, got `{0}`")]
+    #[error("--shard must be K/N with 1 <= K <= N <= {max}, got `{0}`", max = crate::report::MAX_SHARDS)]
     Shard(String),
     /// An input has no file name.
     #[error("`{}` is not a file name", .0.display())]

@@ -227,18 +227,10 @@ fn same_file(a: &Path, b: &Path) -> bool {
         )
 }
 
-/// Parses `K/N` (1 <= K <= N).
+/// Parses `--shard K/N` ([`crate::report::parse_shard`]: 1 <= K <= N <=
+/// [`crate::report::MAX_SHARDS`]).
 fn parse_shard(text: &str) -> Result<(usize, usize), UsageError> {
-    let bad = || UsageError::Shard(text.to_owned());
-    let (k, n) = text.split_once('/').ok_or_else(bad)?;
-    let (k, n): (usize, usize) = (
-        k.trim().parse().map_err(|_| bad())?,
-        n.trim().parse().map_err(|_| bad())?,
-    );
-    if k == 0 || n == 0 || k > n {
-        return Err(bad());
-    }
-    Ok((k, n))
+    crate::report::parse_shard(text).ok_or_else(|| UsageError::Shard(text.to_owned()))
 }
 
 /// The shard (1-based) a model id belongs to among `n`: a hash of the id, so
@@ -415,24 +407,32 @@ fn vat_only_flag(flags: &SettingFlags) -> Option<&'static str> {
     .find_map(|(set, name)| set.then_some(name))
 }
 
+/// The manifest of a `bake` or `vat` run: `--manifest FILE`, or with no
+/// model and no `--manifest`, `rigbake.toml` in the current folder (a usage
+/// error when there is none); `None` when models were given without one.
+fn load_manifest(
+    inputs: &[PathBuf],
+    manifest: Option<&Path>,
+) -> Result<Option<Manifest>, UsageError> {
+    let default_manifest =
+        (inputs.is_empty() && manifest.is_none()).then(|| PathBuf::from(DEFAULT_MANIFEST));
+    if let Some(path) = &default_manifest
+        && !path.is_file()
+    {
+        return Err(UsageError::NothingToBake);
+    }
+    manifest
+        .or(default_manifest.as_deref())
+        .map(Manifest::load)
+        .transpose()
+}
+
 impl BakePlan {
     /// Validates `rigbake bake` arguments; the error is a usage message.
     /// With no model and no `--manifest`, `rigbake.toml` in the current
     /// folder is the manifest (a usage error when there is none).
     pub fn from_bake_args(args: &BakeArgs, verbosity: Verbosity) -> Result<Self, UsageError> {
-        let default_manifest = (args.inputs.is_empty() && args.manifest.is_none())
-            .then(|| PathBuf::from(DEFAULT_MANIFEST));
-        if let Some(path) = &default_manifest
-            && !path.is_file()
-        {
-            return Err(UsageError::NothingToBake);
-        }
-        let manifest = args
-            .manifest
-            .as_deref()
-            .or(default_manifest.as_deref())
-            .map(Manifest::load)
-            .transpose()?;
+        let manifest = load_manifest(&args.inputs, args.manifest.as_deref())?;
         // Without --vat and without a manifest (whose models may ask for
         // VAT), a VAT-only flag would be silently ignored.
         if !args.vat
@@ -468,11 +468,22 @@ impl BakePlan {
     }
 
     /// Validates `rigbake vat` arguments; the error is a usage message.
+    /// Like `bake`, with no model and no `--manifest`, `rigbake.toml` in the
+    /// current folder is the manifest; every model it lists gets VAT only.
     pub fn from_vat_args(args: &VatArgs, verbosity: Verbosity) -> Result<Self, UsageError> {
+        let manifest = load_manifest(&args.inputs, args.manifest.as_deref())?;
         check_flags(&args.settings)?;
-        let out = args.run.out.clone().ok_or(UsageError::NoOut(false))?;
+        let out = args
+            .run
+            .out
+            .clone()
+            .or_else(|| manifest.as_ref().and_then(|m| m.out.clone()))
+            .ok_or(UsageError::NoOut(true))?;
         let mut problems = Vec::new();
         let mut found = expand_inputs(&args.inputs, &Draft::new(), &out, &mut problems)?;
+        if let Some(m) = &manifest {
+            found.extend(expand_manifest(m, &Draft::new(), &out, &mut problems)?);
+        }
         for (_, _, d, _) in &mut found {
             d.apply_flags(&args.settings);
             d.add_blends(&args.settings.blends)?;
@@ -580,6 +591,11 @@ mod tests {
         assert!(
             parse_shard("0/3").is_err() && parse_shard("4/3").is_err() && parse_shard("x").is_err()
         );
+        // N is bounded where it is parsed: a report of such a run would
+        // otherwise list billions of missing shards when merged.
+        assert_eq!(parse_shard("1/4096").unwrap(), (1, 4096));
+        assert!(parse_shard("1/4097").is_err());
+        assert!(parse_shard("1/18446744073709551615").is_err());
     }
 
     #[test]

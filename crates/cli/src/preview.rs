@@ -141,52 +141,47 @@ pub fn run(args: &PreviewArgs, verbosity: Verbosity) -> u8 {
             ));
         }
     };
-    let mut cells = Vec::new();
-    let (columns, animated) = match &args.animate {
-        Some(name) => {
-            let c = match clip_index(&loaded, name) {
-                Ok(c) => c,
-                Err(e) => return usage(&e.to_string()),
-            };
-            cells.extend((0..loaded.clips[c].info.frames.max(1)).map(|f| (c, f)));
-            (1, Some(c))
-        }
+    // Which clips, and how many cells: counted before anything is
+    // allocated, so a huge --columns is refused by the image-size check
+    // instead of sizing a list of cells.
+    let (selected, animated) = match &args.animate {
+        Some(name) => match clip_index(&loaded, name) {
+            Ok(c) => (vec![c], Some(c)),
+            Err(e) => return usage(&e.to_string()),
+        },
         None => {
             let selected: Result<Vec<usize>, UsageError> = if args.clips.is_empty() {
                 Ok((0..loaded.clips.len()).collect())
             } else {
                 args.clips.iter().map(|n| clip_index(&loaded, n)).collect()
             };
-            let selected = match selected {
-                Ok(s) => s,
+            match selected {
+                Ok(s) => (s, None),
                 Err(e) => return usage(&e.to_string()),
-            };
-            for c in selected {
-                let frames = spaced_frames(loaded.clips[c].info.frames, args.columns);
-                cells.extend(frames.into_iter().map(|f| (c, f)));
             }
-            (args.columns, None)
         }
     };
-    let plan = Plan {
-        path,
-        cells,
-        columns,
-        size: args.size,
+    let (columns, cell_count) = match animated {
+        Some(c) => (1, u64::from(loaded.clips[c].info.frames.max(1))),
+        None => (
+            args.columns,
+            (selected.len() as u64).saturating_mul(u64::from(args.columns)),
+        ),
     };
+    let size = u64::from(args.size);
     let pixels = match animated {
-        Some(_) => plan.cells.len() as u64 * u64::from(plan.size).pow(2),
+        Some(_) => cell_count.saturating_mul(size * size),
         None => {
-            // Checked in u64 before any u32 sheet arithmetic: at most
-            // 2048-pixel cells, and the cell count bounds the rows.
-            let (columns, size, gap, label) = (
-                u64::from(plan.columns),
-                u64::from(plan.size),
+            // In u64 before any u32 sheet arithmetic: at most 2048-pixel
+            // cells, and the cell count bounds the rows.
+            let (columns, gap, label) = (
+                u64::from(columns),
                 u64::from(sheet::GAP),
                 u64::from(rigbake_preview::label::LABEL_HEIGHT),
             );
-            let rows = (plan.cells.len() as u64).div_ceil(columns).max(1);
-            (columns * (size + gap) + gap).saturating_mul(rows * (size + label + gap) + gap)
+            let rows = cell_count.div_ceil(columns).max(1);
+            (columns.saturating_mul(size + gap) + gap)
+                .saturating_mul(rows.saturating_mul(size + label + gap) + gap)
         }
     };
     if pixels > MAX_PIXELS {
@@ -194,6 +189,22 @@ pub fn run(args: &PreviewArgs, verbosity: Verbosity) -> u8 {
             "the image would have {pixels} pixels (more than {MAX_PIXELS}); use a smaller --size, fewer --columns or --clip"
         ));
     }
+    let mut cells = Vec::new();
+    match animated {
+        Some(c) => cells.extend((0..loaded.clips[c].info.frames.max(1)).map(|f| (c, f))),
+        None => {
+            for c in selected {
+                let frames = spaced_frames(loaded.clips[c].info.frames, args.columns);
+                cells.extend(frames.into_iter().map(|f| (c, f)));
+            }
+        }
+    }
+    let plan = Plan {
+        path,
+        cells,
+        columns,
+        size: args.size,
+    };
     let topology = Topology::new(&loaded, path);
     let camera = fit_plan_camera(&loaded, &plan, &topology, Producer::Bake);
     // A few rows of cells at a time: parallel, with bounded memory.

@@ -30,6 +30,8 @@ pub struct ModelProgress {
     id: String,
     /// Print warnings (not with `--quiet`).
     warnings: bool,
+    /// Every warning given, printed or not, for the report.
+    given: Mutex<Vec<String>>,
     info: Mutex<String>,
 }
 
@@ -40,8 +42,14 @@ impl ModelProgress {
             bar: None,
             id: id.to_owned(),
             warnings: false,
+            given: Mutex::new(Vec::new()),
             info: Mutex::new(String::new()),
         }
+    }
+
+    /// The warnings given so far (for the JSON report), in order.
+    pub fn warnings(&self) -> Vec<String> {
+        self.given.lock().map(|w| w.clone()).unwrap_or_default()
     }
 
     /// Records what the model holds (`76 clips, 2818 frames`).
@@ -72,6 +80,9 @@ impl rigbake::Observer for ModelProgress {
     }
 
     fn warning(&self, message: &str) {
+        if let Ok(mut given) = self.given.lock() {
+            given.push(message.to_owned());
+        }
         if !self.warnings {
             return;
         }
@@ -121,6 +132,7 @@ impl Progress {
             bar,
             id: id.to_owned(),
             warnings: self.mode != ProgressMode::Quiet,
+            given: Mutex::new(Vec::new()),
             info: Mutex::new(String::new()),
         }
     }
@@ -129,10 +141,18 @@ impl Progress {
     pub fn finish(&self, model: ModelProgress, outcome: &Outcome, seconds: f64) {
         let info = model.info.lock().map(|i| i.clone()).unwrap_or_default();
         let line = match outcome {
-            Outcome::Baked { files, .. } => {
+            Outcome::Baked { files, removed, .. } => {
                 let bytes: u64 = files.iter().map(|(_, b)| b).sum();
+                let stale = if removed.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        "; removed {} the previous bake wrote and this one does not",
+                        count(removed.len() as u64, "file", None)
+                    )
+                };
                 format!(
-                    "baked      {} ({info}; {}, {}) in {seconds:.1} s",
+                    "baked      {} ({info}; {}, {}{stale}) in {seconds:.1} s",
                     model.id,
                     count(files.len() as u64, "file", None),
                     human_bytes(bytes)
@@ -149,13 +169,16 @@ impl Progress {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         *finished += 1;
         let mut line = format!("[{}/{}] {line}", *finished, self.total);
-        if let (true, Outcome::Baked { files, .. }) = (self.list_files, outcome) {
+        if let (true, Outcome::Baked { files, removed, .. }) = (self.list_files, outcome) {
             for (path, bytes) in files {
                 line.push_str(&format!(
                     "\n           {} ({})",
                     path.display(),
                     human_bytes(*bytes)
                 ));
+            }
+            for path in removed {
+                line.push_str(&format!("\n           removed {}", path.display()));
             }
         }
         match (&self.bars, self.mode) {

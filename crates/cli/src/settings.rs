@@ -210,8 +210,13 @@ impl Draft {
         self.settings.openvat = true;
     }
 
-    /// Restricts the outputs to VAT (the `vat` command).
+    /// Restricts the outputs to VAT (the `vat` command). A manifest model
+    /// with `outputs = []` stays skipped.
     pub fn vat_only(&mut self) {
+        let o = self.settings.outputs;
+        if !(o.bones || o.weights || o.vat || o.anchors) {
+            return;
+        }
         self.settings.outputs = Outputs {
             bones: false,
             weights: false,

@@ -24,8 +24,10 @@ pub struct ViewArgs {
     /// Open the page in the default browser.
     #[arg(long)]
     pub open: bool,
-    /// The model a single container was baked from (default: the recorded
-    /// file name beside the container); it places the bake upright.
+    /// The model a single container was baked from (default: the path the
+    /// bake recorded relative to the container, if that file is unchanged;
+    /// else the recorded file name beside the container); it places the
+    /// bake upright.
     #[arg(long, value_name = "MODEL")]
     pub source: Option<PathBuf>,
 }

@@ -560,3 +560,185 @@ fn identical_skins_across_models_share_one_bone_texture() {
     ]);
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
 }
+
+/// Validates a `--json` report against formats/report.schema.json.
+fn assert_valid_report(doc: &serde_json::Value) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../formats/report.schema.json");
+    let schema: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("the schema itself is valid");
+    let errors: Vec<String> = validator
+        .iter_errors(doc)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}\n{doc:#}");
+}
+
+/// (path, bytes) of a report model's outputs, sorted.
+fn outputs_of(m: &serde_json::Value) -> Vec<(String, u64)> {
+    let mut v: Vec<(String, u64)> = m["outputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| (o["path"].as_str().unwrap().to_owned(), o["bytes"].as_u64().unwrap()))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn the_json_report_carries_warnings_every_output_and_paths_relative_to_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    std::fs::copy(fixtures().join("tentacle.glb"), work.join("tentacle.glb")).unwrap();
+    // `--out` as a CI script might spell it.
+    let run = |flags: &[&str]| {
+        let r = rigbake()
+            .current_dir(&work)
+            .args(["bake", "--json", "tentacle.glb", "--out", "./../out"])
+            .args(flags)
+            .output()
+            .unwrap();
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        let doc = report(&r);
+        assert_valid_report(&doc);
+        assert_eq!(doc["out"], "./../out");
+        doc
+    };
+    let out = dir.path().join("out");
+    let flags = ["--vat", "--max-influences", "1", "--root-node", "nowhere"];
+    let baked = run(&flags);
+    let model = &baked["models"][0];
+    assert_eq!(model["status"], "baked");
+    let warnings: Vec<&str> = model["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    assert!(warnings.iter().any(|w| w.contains("`nowhere`") && w.contains("unused")), "{warnings:?}");
+    assert!(warnings.iter().any(|w| w.contains("bone influences per vertex")), "{warnings:?}");
+    let written = outputs_of(model);
+    assert!(written.iter().any(|(p, _)| p == "tentacle/tentacle.rigbake"), "{written:?}");
+    assert!(written.iter().any(|(p, _)| p == "tentacle/tentacle.vat.glb"), "{written:?}");
+    for (path, bytes) in &written {
+        assert!(!path.starts_with('.') && !path.starts_with('/'), "{path}");
+        assert_eq!(std::fs::metadata(out.join(path)).unwrap().len(), *bytes, "{path}");
+    }
+
+    // Up to date: the same files, so a CI job can collect its artifacts
+    // from the report whichever way the model went.
+    let again = run(&flags);
+    let model = &again["models"][0];
+    assert_eq!(model["status"], "up_to_date");
+    assert_eq!(outputs_of(model), written);
+    assert_eq!(again["totals"]["bytes"], 0, "nothing was written");
+
+    // Rebaked without --vat: the VAT files the previous container listed
+    // are removed and reported; a file rigbake never wrote stays.
+    std::fs::write(out.join("tentacle/notes.txt"), b"mine").unwrap();
+    let rebaked = run(&["--max-influences", "1"]);
+    let model = &rebaked["models"][0];
+    assert_eq!(model["status"], "baked");
+    let removed: Vec<&str> = model["removed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap())
+        .collect();
+    let vat_files: Vec<&str> = written
+        .iter()
+        .map(|(p, _)| p.as_str())
+        .filter(|p| p.contains(".vat."))
+        .collect();
+    assert!(vat_files.len() >= 2, "{vat_files:?}");
+    let mut sorted = removed.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, vat_files);
+    for p in &removed {
+        assert!(!out.join(p).exists(), "{p} is still there");
+    }
+    assert_eq!(std::fs::read(out.join("tentacle/notes.txt")).unwrap(), b"mine");
+    let left: Vec<String> = std::fs::read_dir(out.join("tentacle"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(!left.iter().any(|n| n.contains(".vat.")), "{left:?}");
+    // The new bake is whole.
+    let r = common::rigbake(&[
+        "inspect".as_ref(),
+        "--verify".as_ref(),
+        out.join("tentacle/tentacle.rigbake").as_os_str(),
+    ]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+}
+
+#[cfg(unix)]
+#[test]
+fn outputs_get_an_ordinary_files_mode_under_the_callers_umask() {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = assert_cmd::cargo::cargo_bin("rigbake");
+    for (umask, want) in [("022", 0o644), ("027", 0o640), ("002", 0o664)] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let status = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("umask {umask} && exec \"$0\" bake -q --vat --share-bones \"$1\" --out \"$2\""))
+            .arg(&bin)
+            .arg(fixtures().join("tentacle.glb"))
+            .arg(&out)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let mut files = 0;
+        for entry in walkdir::WalkDir::new(&out) {
+            let entry = entry.unwrap();
+            if entry.file_type().is_file() {
+                let mode = entry.metadata().unwrap().permissions().mode() & 0o777;
+                assert_eq!(mode, want, "umask {umask}: {}", entry.path().display());
+                files += 1;
+            }
+        }
+        // Container, sidecar, meshes, textures, the shared bone texture.
+        assert!(files >= 6, "{files} files");
+    }
+}
+
+#[test]
+fn vat_takes_a_manifest_like_bake() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(fixtures().join("tentacle.glb"), dir.path().join("tentacle.glb")).unwrap();
+    std::fs::copy(fixtures().join("two_joint.gltf"), dir.path().join("two_joint.gltf")).unwrap();
+    std::fs::write(
+        dir.path().join("rigbake.toml"),
+        "out = \"baked\"\n\n[[model]]\npath = \"tentacle.glb\"\n\n[[model]]\npath = \"two_joint.gltf\"\noutputs = []\n",
+    )
+    .unwrap();
+    // A bare `rigbake vat` in the manifest's folder, and --manifest.
+    for explicit in [false, true] {
+        let mut cmd = rigbake();
+        cmd.current_dir(dir.path()).args(["vat", "--json", "--force"]);
+        if explicit {
+            cmd.args(["--manifest", "rigbake.toml"]);
+        }
+        let r = cmd.output().unwrap();
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        let rep = report(&r);
+        assert_valid_report(&rep);
+        assert_eq!(
+            statuses(&rep),
+            [
+                ("tentacle.glb".to_owned(), "baked".to_owned()),
+                ("two_joint.gltf".to_owned(), "skipped".to_owned())
+            ]
+        );
+        let c = Container::open(&dir.path().join("baked/tentacle/tentacle.rigbake")).unwrap();
+        assert!(c.vat().is_some(), "a VAT bake");
+        assert!(c.metadata().textures.is_empty(), "VAT only: no bone textures");
+    }
+    // No model, no manifest: a usage error that says what to give.
+    let empty = tempfile::tempdir().unwrap();
+    let r = rigbake().current_dir(empty.path()).arg("vat").output().unwrap();
+    assert_eq!(r.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("rigbake.toml"));
+}

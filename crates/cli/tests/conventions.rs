@@ -244,6 +244,26 @@ fn completions_and_man_page_mention_every_subcommand() {
         text.contains("max\\-texture\\-size"),
         "bake's options are in the page"
     );
+    // The NAME line names the tool once, and the page refers to no other
+    // page that nothing installs (`rigbake-bake(1)`).
+    let name = text
+        .lines()
+        .skip_while(|l| !l.starts_with(".SH NAME"))
+        .nth(1)
+        .unwrap_or_default();
+    assert!(name.starts_with("rigbake \\- ") && !name.contains("rigbake:"), "{name}");
+    assert!(!text.contains("rigbake\\-bake(") && !text.contains("rigbake-bake("), "refers to pages that do not exist");
+    for sub in subcommands {
+        assert!(text.contains(&format!("\\fBrigbake {sub}\\fR")), "{sub} in SUBCOMMANDS");
+    }
+    // What the help says matches what the commands do.
+    let help = String::from_utf8_lossy(&rigbake(&["--help"]).stdout).into_owned();
+    let inspect = help.lines().find(|l| l.trim_start().starts_with("inspect")).unwrap();
+    assert!(inspect.contains(".glb"), "inspect also takes models: {inspect}");
+    let view = String::from_utf8_lossy(&rigbake(&["view", "--help"]).stdout).into_owned();
+    assert!(view.contains("recorded relative to the container"), "{view}");
+    let vat = String::from_utf8_lossy(&rigbake(&["vat", "--help"]).stdout).into_owned();
+    assert!(vat.contains("--manifest"), "vat's --out help names the manifest's `out`: {vat}");
     assert_eq!(rigbake(&["completions", "tcsh"]).status.code(), Some(2));
 }
 
@@ -398,4 +418,38 @@ fn preview_says_what_it_wrote_and_refuses_other_extensions() {
     assert!(light_in_band(2) > 20 && light_in_band(2 + 48) > 20);
     let r = preview("quiet.png", &["-q"]);
     assert!(r.status.success() && r.stderr.is_empty());
+}
+
+#[test]
+fn the_readme_names_every_file_its_first_command_writes() {
+    let readme =
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+            .unwrap();
+    let start = readme.find("## Getting started").expect("a Getting started section");
+    let section = &readme[start..];
+    let section = &section[..section[3..].find("\n## ").map_or(section.len(), |e| e + 3)];
+    // The first command, as the README gives it, run here on the binary.
+    assert!(
+        section.contains("cargo run --release -p rigbake-cli -- bake fixtures/tentacle.glb --out out"),
+        "{section}"
+    );
+    assert!(section.contains("cargo install --path crates/cli --locked"), "how to install");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let r = Command::new(env!("CARGO_BIN_EXE_rigbake"))
+        .arg("bake")
+        .arg(tentacle())
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let written: Vec<String> = std::fs::read_dir(out.join("tentacle"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(written.len() >= 4, "{written:?}");
+    for name in &written {
+        assert!(section.contains(&format!("`{name}`")), "README's getting started omits `{name}`");
+    }
 }

@@ -202,6 +202,27 @@ fn preview_usage_errors() {
     assert_eq!(with_source(&["--columns", "0"]).0, 2);
     let (code, _) = with_source(&["--clip", "wave", "--columns", "3"]);
     assert_eq!(code, 0);
+    // Huge column counts are refused by the image-size check before any
+    // list of cells is sized by them, under a 1 GiB address-space cap
+    // (they used to try 16 GiB and abort).
+    #[cfg(unix)]
+    for columns in ["4294967295", "1000000000"] {
+        let mut args: Vec<std::ffi::OsString> = vec!["preview".into()];
+        args.extend(base.iter().map(|a| a.to_os_string()));
+        args.extend(["--source".into(), model.as_os_str().to_os_string()]);
+        args.extend(["--columns".into(), columns.into()]);
+        let o = std::process::Command::new("sh")
+            .arg("-c")
+            .arg("ulimit -v 1048576 && exec \"$@\"")
+            .arg("sh")
+            .arg(env!("CARGO_BIN_EXE_rigbake"))
+            .args(&args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "--columns {columns}: {stderr}");
+        assert!(stderr.contains("pixels") && stderr.contains("--columns"), "{stderr}");
+    }
     let r = rigbake(&["preview".as_ref(), "--help".as_ref()]);
     assert!(String::from_utf8_lossy(&r.stdout).contains("--animate"));
 }

@@ -981,3 +981,38 @@ fn view_draws_the_lod_level_asked_for() {
     );
     assert_eq!(b, last, "lod=9 draws the last level, 2");
 }
+
+/// The three.js example's server says what is missing, and how to fix it,
+/// when it cannot run `rigbake` (no raw Node stack).
+#[test]
+fn the_three_example_server_says_how_to_get_rigbake() {
+    if !node_available("the_three_example_server_says_how_to_get_rigbake") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no-such-rigbake");
+    let o = Command::new("node")
+        .arg(repo().join("examples/three/serve.mjs"))
+        .arg(dir.path().join("m.rigbake"))
+        .arg("--rigbake")
+        .arg(&missing)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("not on PATH"), "{err}");
+    assert!(err.contains("cargo install --path crates/cli --locked"), "{err}");
+    assert!(err.contains("--rigbake"), "{err}");
+    assert!(!err.contains("    at "), "a raw stack trace: {err}");
+    // A rigbake that runs but refuses the file: its own words, no stack.
+    let o = Command::new("node")
+        .arg(repo().join("examples/three/serve.mjs"))
+        .arg(dir.path().join("m.rigbake"))
+        .args(["--rigbake", env!("CARGO_BIN_EXE_rigbake")])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("m.rigbake"), "{err}");
+    assert!(!err.contains("    at "), "a raw stack trace: {err}");
+}

@@ -52,6 +52,24 @@ fn eight_influences_reduce_to_the_hand_computed_pairs() {
         );
         assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
         let (_, w, data) = open(out.path(), "eight_influences");
+        // Every dropped influence here moves vertices far beyond verify's
+        // tolerance (the fixture's joints all move): a warning says so,
+        // with the recorded movement; keeping all eight says nothing.
+        let stderr = String::from_utf8_lossy(&r.stderr);
+        let warned = stderr
+            .lines()
+            .find(|l| l.contains("--max-influences") && l.starts_with("warning:"));
+        match (max, warned) {
+            (8, None) => {}
+            (8, Some(line)) => panic!("nothing dropped, yet: {line}"),
+            (_, None) => panic!("max {max}: no warning about dropped influences:\n{stderr}"),
+            (_, Some(line)) => {
+                let moved = format!("{:.3e}", w.primitives[0].position_error);
+                assert!(line.contains(&format!("keeping {max} bone influences")), "{line}");
+                assert!(line.contains(&moved), "`{moved}` missing from {line}");
+                assert!(line.contains("--accept-recorded-loss"), "{line}");
+            }
+        }
         assert_eq!(w.max_influences as usize, max);
         assert_eq!(w.channels as usize, max.div_ceil(2));
         let per = w.channels as usize;
@@ -84,6 +102,41 @@ fn eight_influences_reduce_to_the_hand_computed_pairs() {
             max == 8,
             "an error exactly when weight is dropped"
         );
+    }
+}
+
+#[test]
+fn dropping_cesium_mans_influences_warns_with_the_worst_movement() {
+    // CesiumMan has up to 4 influences per vertex: keeping 2 moves
+    // vertices by about 2.6% of its size, which verify then rejects; the
+    // bake must say so instead of passing silently. Keeping 4 drops
+    // nothing and says nothing.
+    let Some(dir) = shared_models("dropping_cesium_mans_influences_warns_with_the_worst_movement")
+    else {
+        return;
+    };
+    let file = dir.join("khronos/CesiumMan.glb");
+    for (max, warns) in [("2", true), ("4", false)] {
+        let out = tempfile::tempdir().unwrap();
+        let r = bake(
+            std::slice::from_ref(&file),
+            out.path(),
+            &["--max-influences", max],
+        );
+        let stderr = String::from_utf8_lossy(&r.stderr);
+        assert!(r.status.success(), "{stderr}");
+        let line = stderr.lines().find(|l| l.contains("bone influences per vertex"));
+        assert_eq!(line.is_some(), warns, "--max-influences {max}:\n{stderr}");
+        if let Some(line) = line {
+            let (_, w, _) = open(out.path(), "CesiumMan");
+            let worst = w
+                .primitives
+                .iter()
+                .map(|p| p.position_error)
+                .fold(0.0, f64::max);
+            assert!(line.contains(&format!("{worst:.3e}")), "{line}");
+            assert!(line.contains("of the model's size"), "{line}");
+        }
     }
 }
 

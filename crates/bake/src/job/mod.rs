@@ -78,8 +78,14 @@ pub struct ModelJob<'a> {
 /// What a successful job did.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Baked {
-    /// The outputs were written: final paths and sizes.
-    Written(Vec<(PathBuf, u64)>),
+    /// The outputs were written: final paths and sizes, and the files of the
+    /// previous bake in the folder that this one no longer writes, removed.
+    Written {
+        /// Final paths and sizes, in creation order.
+        files: Vec<(PathBuf, u64)>,
+        /// Stale files removed ([`crate::sink::Committed::removed`]).
+        removed: Vec<PathBuf>,
+    },
     /// Nothing applied to the model; the reason says why.
     Skipped(String),
 }
@@ -341,6 +347,9 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
         SectionKind::Bounds,
         codec::encode_bounds(&bounds),
     )?;
+    if let Some(weights) = &weights_record {
+        warn_about_dropped_influences(weights, &bounds, job.observer);
+    }
     let sidecar = Sidecar::build(sidecar::Records {
         container: &container_name,
         metadata: &metadata,
@@ -361,8 +370,11 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
         .map_err(|e| e.at(Stage::Container))?;
     let finished = sink.finish(&metadata).map_err(|e| e.at(Stage::Container))?;
     fault("commit", path);
-    let files = finished.commit().map_err(|e| e.at(Stage::Commit))?;
-    Ok(Baked::Written(files))
+    let committed = finished.commit().map_err(|e| e.at(Stage::Commit))?;
+    Ok(Baked::Written {
+        files: committed.files,
+        removed: committed.removed,
+    })
 }
 
 /// The animated-bounds record: per clip, the box of every vertex at every
@@ -525,6 +537,56 @@ fn build_metadata(
         skins,
         textures,
     }
+}
+
+/// Warns when keeping `--max-influences` pairs per vertex moves some vertex
+/// further than `rigbake verify`'s default tolerance
+/// ([`crate::verify::DEFAULT_RELATIVE_TOLERANCE`] of the animated bounds'
+/// diagonal): names the worst primitive, its largest dropped weight and the
+/// movement (the recorded `position_error`), so the loss is never silent.
+fn warn_about_dropped_influences(
+    weights: &meta::WeightsMetadata,
+    bounds: &meta::BoundsMetadata,
+    observer: &dyn Observer,
+) {
+    let Some(worst) = weights
+        .primitives
+        .iter()
+        .filter(|p| p.position_error > 0.0)
+        .max_by(|a, b| a.position_error.total_cmp(&b.position_error))
+    else {
+        return;
+    };
+    let (mut lo, mut hi) = ([f64::INFINITY; 3], [f64::NEG_INFINITY; 3]);
+    for clip in &bounds.clips {
+        for k in 0..3 {
+            lo[k] = lo[k].min(f64::from(clip.min[k]));
+            hi[k] = hi[k].max(f64::from(clip.max[k]));
+        }
+    }
+    let diagonal = (0..3)
+        .map(|k| (hi[k] - lo[k]).max(0.0).powi(2))
+        .sum::<f64>()
+        .sqrt();
+    let tolerance = crate::verify::DEFAULT_RELATIVE_TOLERANCE;
+    if worst.position_error <= tolerance * diagonal {
+        return;
+    }
+    let dropped_max = weights
+        .primitives
+        .iter()
+        .map(|p| p.dropped_max)
+        .fold(0.0f64, f64::max);
+    observer.warning(&format!(
+        "keeping {} bone influences per vertex (--max-influences) drops up to {:.1}% of a vertex's weight and moves vertices by up to {:.3e} ({:.2e} of the model's size, node `{}`, mesh `{}`, primitive {}), beyond verify's default tolerance of {tolerance:.0e}; the loss is recorded and `rigbake verify` fails unless given --accept-recorded-loss; raise --max-influences to keep more",
+        weights.max_influences,
+        dropped_max * 100.0,
+        worst.position_error,
+        worst.position_error / diagonal.max(f64::MIN_POSITIVE),
+        worst.node,
+        worst.mesh,
+        worst.primitive,
+    ));
 }
 
 /// Warns, once per mesh file and set, when the VAT lookup UV sits in a

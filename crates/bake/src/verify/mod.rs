@@ -8,6 +8,11 @@ mod measure;
 pub use measure::{ClipStats, Output, OutputStats, Path, Stats, Subject, max_nan, measure};
 use serde::Serialize;
 
+/// `rigbake verify`'s default `--tolerance`: position error at frame times
+/// beyond the recorded errors, relative to the bounding-box diagonal. The
+/// bake warns when dropped influences alone exceed it.
+pub const DEFAULT_RELATIVE_TOLERANCE: f64 = 1e-5;
+
 /// The tolerances a run judges by.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Tolerances {

@@ -32,7 +32,7 @@ pub struct VerifyArgs {
     pub source: Option<PathBuf>,
     /// Largest position error at frame times, beyond the errors the bake
     /// recorded for lossy encodings, relative to the bounding-box diagonal.
-    #[arg(long, default_value_t = 1e-5, value_name = "REL")]
+    #[arg(long, default_value_t = rigbake::verify::DEFAULT_RELATIVE_TOLERANCE, value_name = "REL")]
     pub tolerance: f64,
     /// Largest normal error at frame times, beyond recorded errors, in
     /// degrees (judged where the bake records a bound or is exact).

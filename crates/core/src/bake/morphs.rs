@@ -18,8 +18,19 @@ pub struct MorphedInstance {
     pub primitives: Vec<usize>,
     /// Number of morph targets.
     pub targets: usize,
-    /// Whether a baked clip animates the instance's morph weights.
+    /// Whether a baked clip animates the instance's morph weights to a
+    /// non-zero value (a channel whose keys are all zero does not count).
     pub animated: bool,
+}
+
+/// Whether a morph-weights channel can make a weight non-zero at some
+/// time: some key value is non-zero (for CUBICSPLINE, some value or
+/// tangent). A channel whose every key is zero holds every weight at zero
+/// at every sampled time (STEP and LINEAR interpolate between its zeros,
+/// and a cubic Hermite segment with zero ends and tangents is zero), so
+/// it shows nothing and drops nothing.
+fn moves_weights(channel: &crate::model::Channel) -> bool {
+    channel.values.iter().any(|v| *v != 0.0)
 }
 
 /// Every mesh instance of `model` whose morph targets would show in the
@@ -29,7 +40,7 @@ pub fn morphed_instances(model: &Model, timeline: &Timeline) -> Vec<MorphedInsta
     let mut animated = vec![false; model.nodes.len()];
     let mut mark = |clip: usize| {
         for channel in model.clips.get(clip).map_or(&[][..], |c| &c.channels[..]) {
-            if channel.property == Property::MorphWeights {
+            if channel.property == Property::MorphWeights && moves_weights(channel) {
                 animated[channel.node] = true;
             }
         }
