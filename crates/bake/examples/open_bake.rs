@@ -36,9 +36,12 @@ fn bake_fixture(dir: &Path) -> Result<PathBuf, Box<dyn Error>> {
         shared: None,
         observer: &Silent,
         source_location: location.as_deref(),
+        protected: None,
     };
     match bake_model(&job).map_err(|e| e.in_file(&model))? {
-        Baked::Written { files, .. } => println!("baked {} files into {}", files.len(), out_dir.display()),
+        Baked::Written { files, .. } => {
+            println!("baked {} files into {}", files.len(), out_dir.display())
+        }
         Baked::Skipped(reason) => return Err(reason.into()),
     }
     // `verify` and playback find the source beside the container.

@@ -56,6 +56,22 @@ pub fn listed_files<R: std::io::Read + std::io::Seek>(c: &Container<R>) -> Vec<L
     files
 }
 
+/// Every file a reader of the bake at `container` reads: the container,
+/// the files it lists beside it, and its `source` model. What a command
+/// that writes next to a bake (`preview --out`) must never replace.
+pub fn bake_inputs(container: &Path, source: &Path) -> crate::staging::Protected {
+    let mut inputs = crate::staging::Protected::default();
+    inputs.add(container);
+    inputs.add(source);
+    let dir = container.parent().unwrap_or(Path::new("."));
+    if let Ok(c) = Container::open(container) {
+        for f in listed_files(&c) {
+            inputs.add(&dir.join(&f.name));
+        }
+    }
+    inputs
+}
+
 /// Whether `name` is a plain file name in the container's own folder (no
 /// separator, not `.` or `..`): only such a file is ever removed as stale
 /// (a shared bone texture, `../_shared/...`, may serve other models).
@@ -127,7 +143,10 @@ mod tests {
             normalised(Path::new("./out/a/../_shared/x.exr")),
             PathBuf::from("out/_shared/x.exr")
         );
-        assert_eq!(normalised(Path::new("../out/./m")), PathBuf::from("../out/m"));
+        assert_eq!(
+            normalised(Path::new("../out/./m")),
+            PathBuf::from("../out/m")
+        );
     }
 
     #[test]

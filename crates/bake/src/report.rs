@@ -509,9 +509,8 @@ mod tests {
             },
         ];
         let r = Report::new(entries, out, None, 1.0);
-        let paths = |m: &ModelReport| -> Vec<String> {
-            m.outputs.iter().map(|o| o.path.clone()).collect()
-        };
+        let paths =
+            |m: &ModelReport| -> Vec<String> { m.outputs.iter().map(|o| o.path.clone()).collect() };
         assert_eq!(paths(&r.models[0]), ["a/a.rigbake"]);
         assert_eq!(r.models[0].removed, ["a/a.vat.glb"]);
         assert_eq!(r.models[0].warnings, ["dropped something"]);

@@ -148,6 +148,12 @@ impl<'a> OutputSink<'a> {
         })
     }
 
+    /// Refuses every output that would replace one of `inputs`
+    /// ([`crate::staging::Protected`]).
+    pub fn protect(&mut self, inputs: crate::staging::Protected) {
+        self.staging.protect(inputs);
+    }
+
     /// Writes the container's metadata and section table (the last write to
     /// the container); the files are still staged until
     /// [`Finished::commit`]. The container is then opened as a reader opens

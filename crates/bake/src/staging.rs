@@ -18,6 +18,12 @@
 //!   a model folder is next written. Concurrent runs on one output root are
 //!   serialised by [`OutputLock`], so this never removes a live run's files.
 //!
+//! - **Never over an input.** A final name whose file is an input of the
+//!   run (the same file, by device and inode, whatever the path's
+//!   spelling: `assets/hero/hero.glb` baked with `--out assets` by
+//!   `vat --compat openvat`) is refused before anything is written
+//!   ([`Protected`]).
+//!
 //! Files are not fsynced: the rename protects against interrupted processes
 //! (the case that matters in CI), not against power loss, and syncing
 //! gigabytes of vertex animation textures would dominate bake times.
@@ -25,6 +31,106 @@
 use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+
+/// A file's identity: device and inode on Unix, the canonical path
+/// elsewhere.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum FileId {
+    #[cfg(unix)]
+    Inode(u64, u64),
+    #[cfg(not(unix))]
+    Path(PathBuf),
+}
+
+impl FileId {
+    /// The identity of the file `path` names (links followed: the file an
+    /// input path reads).
+    fn of_input(path: &Path) -> Option<Self> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            fs::metadata(path)
+                .ok()
+                .map(|m| Self::Inode(m.dev(), m.ino()))
+        }
+        #[cfg(not(unix))]
+        {
+            path.canonicalize().ok().map(Self::Path)
+        }
+    }
+
+    /// The identity of the regular file at the final name `dest` (a link
+    /// there is replaced, never written through, so it has none).
+    fn of_destination(dest: &Path) -> Option<Self> {
+        let meta = fs::symlink_metadata(dest).ok()?;
+        if !meta.file_type().is_file() {
+            return None;
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            Some(Self::Inode(meta.dev(), meta.ino()))
+        }
+        #[cfg(not(unix))]
+        {
+            dest.canonicalize().ok().map(Self::Path)
+        }
+    }
+}
+
+/// The input files of a run (models, their buffers and images): no output
+/// may replace one of them. Cloning is cheap once [`Protected::frozen`]:
+/// the run's set is shared, and each model adds its own files.
+#[derive(Debug, Clone, Default)]
+pub struct Protected {
+    run: std::sync::Arc<std::collections::HashMap<FileId, PathBuf>>,
+    own: std::collections::HashMap<FileId, PathBuf>,
+}
+
+impl Protected {
+    /// Protects the file `path` names (nothing when it does not exist).
+    pub fn add(&mut self, path: &Path) {
+        if let Some(id) = FileId::of_input(path)
+            && !self.run.contains_key(&id)
+        {
+            self.own.entry(id).or_insert_with(|| path.to_path_buf());
+        }
+    }
+
+    /// The same set, shared: clones then copy no entry.
+    pub fn frozen(mut self) -> Self {
+        let mut run = std::sync::Arc::unwrap_or_clone(self.run);
+        run.extend(self.own.drain());
+        Self {
+            run: std::sync::Arc::new(run),
+            own: self.own,
+        }
+    }
+
+    /// The protected input that the file at `dest` is, if any.
+    pub fn input_at(&self, dest: &Path) -> Option<&Path> {
+        if self.run.is_empty() && self.own.is_empty() {
+            return None;
+        }
+        let id = FileId::of_destination(dest)?;
+        self.run
+            .get(&id)
+            .or_else(|| self.own.get(&id))
+            .map(PathBuf::as_path)
+    }
+
+    /// An error when writing `dest` would replace a protected input.
+    pub fn check(&self, dest: &Path) -> io::Result<()> {
+        match self.input_at(dest) {
+            None => Ok(()),
+            Some(input) => Err(io::Error::other(format!(
+                "the output `{}` is the input `{}` of this run; rigbake never replaces an input: choose another --out",
+                dest.display(),
+                input.display()
+            ))),
+        }
+    }
+}
 
 /// Name of the lock file in an output root.
 pub const LOCK_FILE: &str = ".rigbake.lock";
@@ -168,6 +274,8 @@ pub struct Staging {
     committed: bool,
     /// Whether `new` created the folder (removed again if nothing lands).
     created: bool,
+    /// Inputs no final name may replace.
+    protected: Protected,
 }
 
 impl Staging {
@@ -195,7 +303,14 @@ impl Staging {
             files: Vec::new(),
             committed: false,
             created,
+            protected: Protected::default(),
         })
+    }
+
+    /// Refuses, from now on, every final name that is one of `inputs`
+    /// (checked when the name is registered and again at commit).
+    pub fn protect(&mut self, inputs: Protected) {
+        self.protected = inputs;
     }
 
     /// Creates a new, empty temporary file with an unpredictable name
@@ -208,6 +323,7 @@ impl Staging {
     /// Creates the temporary file for the output that will be called `name`,
     /// registered for the final rename; returns it open for writing.
     pub fn create(&mut self, name: &str) -> io::Result<(File, PathBuf)> {
+        self.protected.check(&self.dir.join(name))?;
         let (file, tmp) = self.create_temporary()?;
         self.files.push((tmp.clone(), name.to_owned()));
         Ok((file, tmp))
@@ -242,6 +358,11 @@ impl Staging {
         // Creation indices, the container (the commit point) last.
         let mut order: Vec<usize> = (0..self.files.len()).collect();
         order.sort_by_key(|&i| is_commit_point(&self.files[i].1));
+        // Checked again, all before the first rename: an input that
+        // appeared at a final name since it was registered.
+        for (_, name) in self.files.iter().filter(|(_, n)| !n.is_empty()) {
+            self.protected.check(&self.dir.join(name))?;
+        }
         let mut written: Vec<(usize, PathBuf, u64)> = Vec::new();
         let kill_after = kill_after_renames();
         for i in order {
@@ -404,6 +525,29 @@ mod tests {
     }
 
     #[cfg(unix)]
+    #[test]
+    fn a_final_name_that_is_an_input_is_refused_whatever_its_spelling() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("assets/hero");
+        fs::create_dir_all(&out).unwrap();
+        let source = out.join("hero.glb");
+        fs::write(&source, b"the source").unwrap();
+        let mut inputs = Protected::default();
+        // Protected under another spelling of the same file.
+        inputs.add(&dir.path().join("assets/./hero/../hero/hero.glb"));
+        let mut s = Staging::new(&out).unwrap();
+        s.protect(inputs.clone());
+        let err = s.add_bytes("hero.glb", b"static mesh").unwrap_err();
+        assert!(err.to_string().contains("never replaces an input"), "{err}");
+        s.add_bytes("hero.vat.glb", b"fine").unwrap();
+        // An input that appears at a final name after registration.
+        s.add_bytes("late.glb", b"output").unwrap();
+        fs::hard_link(&source, out.join("late.glb")).unwrap();
+        assert!(s.commit().is_err());
+        assert_eq!(fs::read(&source).unwrap(), b"the source");
+        assert!(!out.join("hero.vat.glb").exists(), "nothing was committed");
+    }
+
     #[test]
     fn folders_that_are_links_are_refused() {
         let dir = tempfile::tempdir().unwrap();

@@ -19,6 +19,7 @@ fn bake(settings: &BakeSettings, out: &std::path::Path) -> Result<Baked, rigbake
         shared: None,
         observer: &Silent,
         source_location: None,
+        protected: None,
     })
 }
 

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 use rigbake::sink::{SharedStore, container_path};
-use rigbake::staging::OutputLock;
+use rigbake::staging::{OutputLock, Protected};
 use rigbake::{BakeError, Baked, ModelJob, Stage, bake_key, bake_model, up_to_date_outputs};
 use rigbake_core::import;
 
@@ -21,6 +21,7 @@ fn run_job(
     plan: &BakePlan,
     progress: &ModelProgress,
     shared: Option<&SharedStore>,
+    protected: &Protected,
 ) -> Outcome {
     let o = job.settings.outputs;
     if !(o.bones || o.weights || o.vat || o.anchors) {
@@ -74,6 +75,7 @@ fn run_job(
         shared,
         observer: progress,
         source_location: location.as_deref(),
+        protected: Some(protected),
     });
     match baked {
         Ok(Baked::Written { files, removed }) => Outcome::Baked {
@@ -109,13 +111,20 @@ pub fn execute(plan: &BakePlan) -> u8 {
     };
     let progress = Progress::new(plan.progress, plan.jobs.len(), plan.list_files);
     let shared = plan.share_bones.then(|| SharedStore::new(&plan.out));
+    // Every model of the run is an input no output may replace (each job
+    // adds its own buffers and images).
+    let mut protected = Protected::default();
+    for job in &plan.jobs {
+        protected.add(&job.input);
+    }
+    let protected = protected.frozen();
     let run_all = || -> Vec<Entry> {
         plan.jobs
             .par_iter()
             .map(|job| {
                 let t0 = Instant::now();
                 let model = progress.start(&job.id);
-                let outcome = run_job(job, plan, &model, shared.as_ref());
+                let outcome = run_job(job, plan, &model, shared.as_ref(), &protected);
                 let seconds = t0.elapsed().as_secs_f64();
                 let warnings = model.warnings();
                 progress.finish(model, &outcome, seconds);

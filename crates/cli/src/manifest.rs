@@ -194,12 +194,35 @@ struct RawManifest {
     entries: Vec<Overrides>,
 }
 
-/// 1-based line and column of byte `offset` in `text`.
-fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text[..offset.min(text.len())];
-    let line = before.matches('\n').count() + 1;
-    let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
-    (line, col)
+/// Where each line of a text starts, found in one pass, so that any number
+/// of byte offsets turn into lines and columns in O(log n) each (the text
+/// is never rescanned per lookup).
+struct LineStarts {
+    starts: Vec<usize>,
+    len: usize,
+}
+
+impl LineStarts {
+    fn new(text: &str) -> Self {
+        rigbake_core::work::add(
+            rigbake_core::work::Counter::TextBytesScanned,
+            text.len() as u64,
+        );
+        let starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        Self {
+            starts,
+            len: text.len(),
+        }
+    }
+
+    /// 1-based line and column (in bytes) of byte `offset`.
+    fn at(&self, offset: usize) -> (usize, usize) {
+        let offset = offset.min(self.len);
+        let line = self.starts.partition_point(|&s| s <= offset);
+        (line, offset - self.starts[line - 1] + 1)
+    }
 }
 
 /// Largest manifest file read.
@@ -234,8 +257,9 @@ impl Manifest {
             at,
             message: message.to_owned(),
         };
+        let lines = LineStarts::new(text);
         let raw: RawManifest = toml::from_str(text).map_err(|e| {
-            let at = e.span().map(|s| line_col(text, s.start));
+            let at = e.span().map(|s| lines.at(s.start));
             let at = at.map_or_else(String::new, |(line, col)| format!(":{line}:{col}"));
             error(at, e.message())
         })?;
@@ -250,7 +274,7 @@ impl Manifest {
             .as_ref()
             .map_or_else(|| dir.clone(), |m| dir.join(m));
         if let Some(p) = raw.defaults.as_ref().and_then(|d| d.path.as_ref()) {
-            let (line, col) = line_col(text, p.span().start);
+            let (line, col) = lines.at(p.span().start);
             return Err(error(
                 format!(":{line}:{col}"),
                 "`path` belongs in [[model]] entries, not in [defaults]",
@@ -265,7 +289,7 @@ impl Manifest {
                 ));
             };
             models.push(ModelEntry {
-                line: line_col(text, p.span().start).0,
+                line: lines.at(p.span().start).0,
                 pattern: p.into_inner(),
                 overrides: m,
             });
@@ -283,6 +307,37 @@ impl Manifest {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lines_and_columns_come_from_one_scan_of_the_text() {
+        let lines = LineStarts::new("ab\ncd\n\nx");
+        assert_eq!(lines.at(0), (1, 1));
+        assert_eq!(lines.at(2), (1, 3), "the newline ends its line");
+        assert_eq!(lines.at(3), (2, 1));
+        assert_eq!(lines.at(7), (4, 1));
+        assert_eq!(lines.at(99), (4, 2), "past the end: the end");
+        // Each entry's line used to rescan the text before it: quadratic in
+        // the entries. Now the text is scanned once, whatever their count.
+        use rigbake_core::work::{Counter, take};
+        let manifest = |n: usize| -> String {
+            (0..n)
+                .map(|i| format!("[[model]]\npath = \"m{i}.glb\"\n"))
+                .collect()
+        };
+        let mut scanned = Vec::new();
+        for n in [2_000, 8_000] {
+            let text = manifest(n);
+            take(Counter::TextBytesScanned);
+            let m = Manifest::parse(Path::new("rigbake.toml"), &text).unwrap();
+            assert_eq!(m.models.len(), n);
+            assert_eq!(m.models[n - 1].line, 2 * n);
+            scanned.push((take(Counter::TextBytesScanned), text.len() as u64));
+        }
+        for (work, len) in &scanned {
+            assert_eq!(work, len, "one pass over the text");
+        }
+        assert!(scanned[1].0 < 5 * scanned[0].0, "{scanned:?}");
+    }
 
     #[test]
     fn parses_defaults_and_entries() {

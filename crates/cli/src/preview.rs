@@ -119,6 +119,10 @@ pub fn run(args: &PreviewArgs, verbosity: Verbosity) -> u8 {
             return EXIT_FAILED;
         }
     };
+    // The image never replaces the bake or its source.
+    if let Err(e) = rigbake::listed::bake_inputs(&args.file, &loaded.source.path).check(&args.out) {
+        return usage(&e.to_string());
+    }
     let path = match (args.path, &loaded.bones, &loaded.vat) {
         (Some(PathArg::Bones), Some(_), _) | (None, Some(_), _) => PathChoice::Bones,
         (Some(PathArg::Vat), _, Some(_)) | (None, None, Some(_)) => PathChoice::Vat,

@@ -563,7 +563,8 @@ fn identical_skins_across_models_share_one_bone_texture() {
 
 /// Validates a `--json` report against formats/report.schema.json.
 fn assert_valid_report(doc: &serde_json::Value) {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../formats/report.schema.json");
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../formats/report.schema.json");
     let schema: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
     let validator = jsonschema::validator_for(&schema).expect("the schema itself is valid");
     let errors: Vec<String> = validator
@@ -579,7 +580,12 @@ fn outputs_of(m: &serde_json::Value) -> Vec<(String, u64)> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|o| (o["path"].as_str().unwrap().to_owned(), o["bytes"].as_u64().unwrap()))
+        .map(|o| {
+            (
+                o["path"].as_str().unwrap().to_owned(),
+                o["bytes"].as_u64().unwrap(),
+            )
+        })
         .collect();
     v.sort();
     v
@@ -616,14 +622,38 @@ fn the_json_report_carries_warnings_every_output_and_paths_relative_to_out() {
         .iter()
         .map(|w| w.as_str().unwrap())
         .collect();
-    assert!(warnings.iter().any(|w| w.contains("`nowhere`") && w.contains("unused")), "{warnings:?}");
-    assert!(warnings.iter().any(|w| w.contains("bone influences per vertex")), "{warnings:?}");
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("`nowhere`") && w.contains("unused")),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("bone influences per vertex")),
+        "{warnings:?}"
+    );
     let written = outputs_of(model);
-    assert!(written.iter().any(|(p, _)| p == "tentacle/tentacle.rigbake"), "{written:?}");
-    assert!(written.iter().any(|(p, _)| p == "tentacle/tentacle.vat.glb"), "{written:?}");
+    assert!(
+        written
+            .iter()
+            .any(|(p, _)| p == "tentacle/tentacle.rigbake"),
+        "{written:?}"
+    );
+    assert!(
+        written
+            .iter()
+            .any(|(p, _)| p == "tentacle/tentacle.vat.glb"),
+        "{written:?}"
+    );
     for (path, bytes) in &written {
         assert!(!path.starts_with('.') && !path.starts_with('/'), "{path}");
-        assert_eq!(std::fs::metadata(out.join(path)).unwrap().len(), *bytes, "{path}");
+        assert_eq!(
+            std::fs::metadata(out.join(path)).unwrap().len(),
+            *bytes,
+            "{path}"
+        );
     }
 
     // Up to date: the same files, so a CI job can collect its artifacts
@@ -658,7 +688,10 @@ fn the_json_report_carries_warnings_every_output_and_paths_relative_to_out() {
     for p in &removed {
         assert!(!out.join(p).exists(), "{p} is still there");
     }
-    assert_eq!(std::fs::read(out.join("tentacle/notes.txt")).unwrap(), b"mine");
+    assert_eq!(
+        std::fs::read(out.join("tentacle/notes.txt")).unwrap(),
+        b"mine"
+    );
     let left: Vec<String> = std::fs::read_dir(out.join("tentacle"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -683,7 +716,9 @@ fn outputs_get_an_ordinary_files_mode_under_the_callers_umask() {
         let out = dir.path().join("out");
         let status = std::process::Command::new("sh")
             .arg("-c")
-            .arg(format!("umask {umask} && exec \"$0\" bake -q --vat --share-bones \"$1\" --out \"$2\""))
+            .arg(format!(
+                "umask {umask} && exec \"$0\" bake -q --vat --share-bones \"$1\" --out \"$2\""
+            ))
             .arg(&bin)
             .arg(fixtures().join("tentacle.glb"))
             .arg(&out)
@@ -707,8 +742,16 @@ fn outputs_get_an_ordinary_files_mode_under_the_callers_umask() {
 #[test]
 fn vat_takes_a_manifest_like_bake() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::copy(fixtures().join("tentacle.glb"), dir.path().join("tentacle.glb")).unwrap();
-    std::fs::copy(fixtures().join("two_joint.gltf"), dir.path().join("two_joint.gltf")).unwrap();
+    std::fs::copy(
+        fixtures().join("tentacle.glb"),
+        dir.path().join("tentacle.glb"),
+    )
+    .unwrap();
+    std::fs::copy(
+        fixtures().join("two_joint.gltf"),
+        dir.path().join("two_joint.gltf"),
+    )
+    .unwrap();
     std::fs::write(
         dir.path().join("rigbake.toml"),
         "out = \"baked\"\n\n[[model]]\npath = \"tentacle.glb\"\n\n[[model]]\npath = \"two_joint.gltf\"\noutputs = []\n",
@@ -717,7 +760,8 @@ fn vat_takes_a_manifest_like_bake() {
     // A bare `rigbake vat` in the manifest's folder, and --manifest.
     for explicit in [false, true] {
         let mut cmd = rigbake();
-        cmd.current_dir(dir.path()).args(["vat", "--json", "--force"]);
+        cmd.current_dir(dir.path())
+            .args(["vat", "--json", "--force"]);
         if explicit {
             cmd.args(["--manifest", "rigbake.toml"]);
         }
@@ -734,11 +778,18 @@ fn vat_takes_a_manifest_like_bake() {
         );
         let c = Container::open(&dir.path().join("baked/tentacle/tentacle.rigbake")).unwrap();
         assert!(c.vat().is_some(), "a VAT bake");
-        assert!(c.metadata().textures.is_empty(), "VAT only: no bone textures");
+        assert!(
+            c.metadata().textures.is_empty(),
+            "VAT only: no bone textures"
+        );
     }
     // No model, no manifest: a usage error that says what to give.
     let empty = tempfile::tempdir().unwrap();
-    let r = rigbake().current_dir(empty.path()).arg("vat").output().unwrap();
+    let r = rigbake()
+        .current_dir(empty.path())
+        .arg("vat")
+        .output()
+        .unwrap();
     assert_eq!(r.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&r.stderr).contains("rigbake.toml"));
 }

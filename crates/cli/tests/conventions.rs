@@ -251,19 +251,40 @@ fn completions_and_man_page_mention_every_subcommand() {
         .skip_while(|l| !l.starts_with(".SH NAME"))
         .nth(1)
         .unwrap_or_default();
-    assert!(name.starts_with("rigbake \\- ") && !name.contains("rigbake:"), "{name}");
-    assert!(!text.contains("rigbake\\-bake(") && !text.contains("rigbake-bake("), "refers to pages that do not exist");
+    assert!(
+        name.starts_with("rigbake \\- ") && !name.contains("rigbake:"),
+        "{name}"
+    );
+    assert!(
+        !text.contains("rigbake\\-bake(") && !text.contains("rigbake-bake("),
+        "refers to pages that do not exist"
+    );
     for sub in subcommands {
-        assert!(text.contains(&format!("\\fBrigbake {sub}\\fR")), "{sub} in SUBCOMMANDS");
+        assert!(
+            text.contains(&format!("\\fBrigbake {sub}\\fR")),
+            "{sub} in SUBCOMMANDS"
+        );
     }
     // What the help says matches what the commands do.
     let help = String::from_utf8_lossy(&rigbake(&["--help"]).stdout).into_owned();
-    let inspect = help.lines().find(|l| l.trim_start().starts_with("inspect")).unwrap();
-    assert!(inspect.contains(".glb"), "inspect also takes models: {inspect}");
+    let inspect = help
+        .lines()
+        .find(|l| l.trim_start().starts_with("inspect"))
+        .unwrap();
+    assert!(
+        inspect.contains(".glb"),
+        "inspect also takes models: {inspect}"
+    );
     let view = String::from_utf8_lossy(&rigbake(&["view", "--help"]).stdout).into_owned();
-    assert!(view.contains("recorded relative to the container"), "{view}");
+    assert!(
+        view.contains("recorded relative to the container"),
+        "{view}"
+    );
     let vat = String::from_utf8_lossy(&rigbake(&["vat", "--help"]).stdout).into_owned();
-    assert!(vat.contains("--manifest"), "vat's --out help names the manifest's `out`: {vat}");
+    assert!(
+        vat.contains("--manifest"),
+        "vat's --out help names the manifest's `out`: {vat}"
+    );
     assert_eq!(rigbake(&["completions", "tcsh"]).status.code(), Some(2));
 }
 
@@ -422,18 +443,25 @@ fn preview_says_what_it_wrote_and_refuses_other_extensions() {
 
 #[test]
 fn the_readme_names_every_file_its_first_command_writes() {
-    let readme =
-        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
-            .unwrap();
-    let start = readme.find("## Getting started").expect("a Getting started section");
+    let readme = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"),
+    )
+    .unwrap();
+    let start = readme
+        .find("## Getting started")
+        .expect("a Getting started section");
     let section = &readme[start..];
     let section = &section[..section[3..].find("\n## ").map_or(section.len(), |e| e + 3)];
     // The first command, as the README gives it, run here on the binary.
     assert!(
-        section.contains("cargo run --release -p rigbake-cli -- bake fixtures/tentacle.glb --out out"),
+        section
+            .contains("cargo run --release -p rigbake-cli -- bake fixtures/tentacle.glb --out out"),
         "{section}"
     );
-    assert!(section.contains("cargo install --path crates/cli --locked"), "how to install");
+    assert!(
+        section.contains("cargo install --path crates/cli --locked"),
+        "how to install"
+    );
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let r = Command::new(env!("CARGO_BIN_EXE_rigbake"))
@@ -450,6 +478,9 @@ fn the_readme_names_every_file_its_first_command_writes() {
         .collect();
     assert!(written.len() >= 4, "{written:?}");
     for name in &written {
-        assert!(section.contains(&format!("`{name}`")), "README's getting started omits `{name}`");
+        assert!(
+            section.contains(&format!("`{name}`")),
+            "README's getting started omits `{name}`"
+        );
     }
 }

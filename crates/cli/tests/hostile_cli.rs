@@ -488,3 +488,280 @@ fn deformed_positions_past_the_f32_range_fail_the_model_and_write_nothing() {
         );
     }
 }
+
+/// No output replaces an input of the same run (issue 30, class 9): the
+/// OpenVAT export's `<m>.glb` would land on the source itself when the
+/// source lies at `OUT/<m>/<m>.glb`, whatever the spelling of --out; the
+/// model fails naming both and the source is untouched. Another model's
+/// source and a model's external buffer are protected too.
+#[test]
+fn no_output_ever_replaces_an_input_of_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let hero_dir = dir.path().join("assets/hero");
+    std::fs::create_dir_all(&hero_dir).unwrap();
+    let hero = hero_dir.join("hero.glb");
+    std::fs::copy(fixture("tentacle.glb"), &hero).unwrap();
+    let before = std::fs::read(&hero).unwrap();
+    for out in [
+        dir.path().join("assets"),
+        dir.path().join("assets/./hero/.."),
+    ] {
+        let o = rigbake()
+            .arg("vat")
+            .arg(&hero)
+            .args(["--compat", "openvat", "--out"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{e}");
+        assert!(
+            e.contains("never replaces an input") && e.contains("hero.glb"),
+            "{e}"
+        );
+        assert_eq!(
+            std::fs::read(&hero).unwrap(),
+            before,
+            "the source was overwritten"
+        );
+        assert!(
+            !hero_dir.join("hero.rigbake").exists(),
+            "nothing of the model is committed"
+        );
+    }
+    // Another model of the same run at a final name: refused the same way.
+    let models = dir.path().join("models");
+    std::fs::create_dir_all(models.join("a")).unwrap();
+    std::fs::copy(fixture("tentacle.glb"), models.join("a.glb")).unwrap();
+    // Model `a/a.weights.glb` is an input of the run, and also the name
+    // of model `a.glb`'s weights mesh in OUT/a/.
+    std::fs::copy(fixture("tentacle.glb"), models.join("a/a.weights.glb")).unwrap();
+    let victim = std::fs::read(models.join("a/a.weights.glb")).unwrap();
+    let o = rigbake()
+        .arg("bake")
+        .arg(models.join("a.glb"))
+        .arg(models.join("a/a.weights.glb"))
+        .arg("--out")
+        .arg(&models)
+        .output()
+        .unwrap();
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(e.contains("never replaces an input"), "{e}");
+    assert_eq!(
+        std::fs::read(models.join("a/a.weights.glb")).unwrap(),
+        victim
+    );
+    // preview's image never replaces a texture of the bake it draws.
+    let out = dir.path().join("png");
+    let o = bake(
+        &[&fixture("tentacle.glb")],
+        &out,
+        &["--vat", "--format", "png16"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let texture = std::fs::read_dir(out.join("tentacle"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "png"))
+        .expect("a PNG texture");
+    let bytes = std::fs::read(&texture).unwrap();
+    let o = rigbake()
+        .arg("preview")
+        .arg(out.join("tentacle/tentacle.rigbake"))
+        .arg("--out")
+        .arg(&texture)
+        .output()
+        .unwrap();
+    usage_error(&o, &["never replaces an input"]);
+    assert_eq!(std::fs::read(&texture).unwrap(), bytes);
+}
+
+/// Every number the OpenVAT export writes is finite (issue 30, class 10):
+/// finite positions (+-3e38) whose offsets from frame 0 overflow f32 fail
+/// the model, naming the primitive, instead of writing infinities into the
+/// EXR and `null` into remap_info.json with exit 0.
+#[test]
+fn openvat_offsets_past_the_f32_range_fail_the_model() {
+    use rigbake_fixtures::parts::{add_animation, add_channel};
+    let dir = tempfile::tempdir().unwrap();
+    let mut b = rigbake_fixtures::models::two_joint();
+    let root = b.node_named("root");
+    let a = add_animation(&mut b, "flip");
+    let s = 1.5e38;
+    add_channel(
+        &mut b,
+        a,
+        root,
+        "scale",
+        "LINEAR",
+        &[0.0, 1.0],
+        &[s, s, s, -s, -s, -s],
+    );
+    let model = dir.path().join("flip.glb");
+    std::fs::write(&model, b.to_glb()).unwrap();
+    let out = dir.path().join("out");
+    let o = rigbake()
+        .arg("vat")
+        .arg(&model)
+        .args([
+            "--compat", "openvat", "--clip", "flip", "--format", "exr32", "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("flip.glb") && e.contains("meshes[0].primitives[0]") && e.contains("not finite"),
+        "{e}"
+    );
+    assert!(!out.join("flip").exists(), "the failed model wrote outputs");
+    // rigbake's own VAT of the same clip stores positions, not offsets,
+    // and bakes.
+    let o = bake(
+        &[&model],
+        &out,
+        &["--vat", "--clip", "flip", "--format", "exr32"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+/// A name two nodes share picks neither silently (issue 30, class 11):
+/// `--root-node` and `--anchor` refuse it, list both with their paths and
+/// indices, and take the path or `#N` instead.
+#[test]
+fn an_ambiguous_node_name_is_refused_and_says_how_to_pick() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut b = rigbake_fixtures::models::two_joint();
+    // A static second `tip` beside the skeleton.
+    let twin = b.node(serde_json::json!({"name": "tip"}));
+    let scene_roots: Vec<usize> = b.get_mut("scenes", 0)["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap() as usize)
+        .chain([twin])
+        .collect();
+    b.get_mut("scenes", 0)["nodes"] = serde_json::json!(scene_roots);
+    // And a second `root`, a static scene root too.
+    let twin_root = b.node(serde_json::json!({"name": "root"}));
+    let mut roots = b.get_mut("scenes", 0)["nodes"].as_array().unwrap().clone();
+    roots.push(serde_json::json!(twin_root));
+    b.get_mut("scenes", 0)["nodes"] = serde_json::json!(roots);
+    let model = dir.path().join("twins.glb");
+    std::fs::write(&model, b.to_glb()).unwrap();
+    let tip = b.node_named("tip");
+    let root = b.node_named("root");
+    let cases = [
+        (
+            vec!["--anchor", "tip"],
+            "tip",
+            vec!["root/tip".to_owned(), format!("#{tip}")],
+        ),
+        (
+            vec!["--root-motion", "extract", "--root-node", "root"],
+            "root",
+            // Both are scene roots named `root`: only the index picks.
+            vec![format!("#{root}")],
+        ),
+    ];
+    for (flags, name, picks) in cases {
+        let out = dir.path().join("out");
+        let o = bake(&[&model], &out, &flags);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{flags:?}: {e}");
+        assert!(
+            e.contains("twins.glb") && e.contains(&format!("`{name}` names 2 nodes")),
+            "{e}"
+        );
+        assert!(e.contains(&picks[0]), "{e}");
+        for pick in &picks {
+            let flags: Vec<&str> = flags
+                .iter()
+                .map(|f| if *f == name { pick.as_str() } else { *f })
+                .collect();
+            let o = bake(&[&model], &out, &flags);
+            assert!(o.status.success(), "{flags:?}: {}", stderr(&o));
+        }
+    }
+}
+
+/// Values the container reader refuses are refused where they enter the
+/// bake (issue 30, class 8), naming the file and the limit, instead of
+/// failing as "a rigbake bug" when the container is read back: a model
+/// name too long to name its outputs, a control character in it, more
+/// TEXCOORD sets than the UV-set record can name, a root travel past the
+/// root-motion record's range.
+#[test]
+fn values_past_the_readers_limits_are_refused_where_they_enter() {
+    use rigbake_fixtures::parts::{add_animation, add_channel};
+    let dir = tempfile::tempdir().unwrap();
+    let fine = rigbake_fixtures::models::two_joint().to_glb();
+    let mut cases: Vec<(PathBuf, Vec<&str>, &str)> = Vec::new();
+    let long = dir.path().join(format!("{}.glb", "m".repeat(246)));
+    std::fs::write(&long, &fine).unwrap();
+    cases.push((long, vec![], "limit of 200"));
+    let tab = dir.path().join("a\tb.glb");
+    std::fs::write(&tab, &fine).unwrap();
+    cases.push((tab, vec![], "control character"));
+    let mut b = rigbake_fixtures::models::two_joint();
+    let uv = b.floats(&[0.5; 20], "VEC2");
+    let attributes = b.get_mut("meshes", 0)["primitives"][0]["attributes"]
+        .as_object_mut()
+        .unwrap();
+    for k in 0..300 {
+        attributes.insert(format!("TEXCOORD_{k}"), serde_json::json!(uv));
+    }
+    let uvs = dir.path().join("uvs.glb");
+    std::fs::write(&uvs, b.to_glb()).unwrap();
+    cases.push((uvs, vec![], "300 TEXCOORD sets, more than the limit of 128"));
+    let mut b = rigbake_fixtures::models::two_joint();
+    let root = b.node_named("root");
+    let a = add_animation(&mut b, "launch");
+    add_channel(
+        &mut b,
+        a,
+        root,
+        "translation",
+        "LINEAR",
+        &[0.0, 1.0],
+        &[0.0, 0.0, 0.0, 2e9, 0.0, 0.0],
+    );
+    let far = dir.path().join("far.glb");
+    std::fs::write(&far, b.to_glb()).unwrap();
+    cases.push((
+        far,
+        vec![
+            "--clip",
+            "launch",
+            "--root-motion",
+            "extract",
+            "--root-node",
+            "root",
+        ],
+        "more than the limit of 1e9",
+    ));
+    for (model, flags, needle) in &cases {
+        let out = dir.path().join("out");
+        let o = bake(&[model, &fixture("tentacle.glb")], &out, flags);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{}: {e}", model.display());
+        assert!(
+            e.contains(needle),
+            "{}: `{needle}` not in {e}",
+            model.display()
+        );
+        assert!(!e.contains("rigbake bug"), "{e}");
+        let name = model.file_name().unwrap().to_string_lossy();
+        // (The end of the name: a control character is printed escaped.)
+        assert!(
+            e.contains(&name[name.len() - 5..]),
+            "the error names the file: {e}"
+        );
+        assert!(
+            out.join("tentacle/tentacle.rigbake").is_file(),
+            "the batch goes on"
+        );
+    }
+}

@@ -243,3 +243,161 @@ fn containers_round_trip_on_every_shared_model() {
     }
     assert!(checked >= 12, "only {checked} containers checked");
 }
+
+/// Every section kind this version writes or reads is named by a pattern
+/// of formats/inspect.schema.json and listed in formats/inspect.md.
+#[test]
+fn every_section_kind_is_in_the_schema_and_the_page() {
+    use rigbake_format::container::SectionKind;
+    let schema = schema();
+    let kind_schema =
+        &schema["properties"]["container"]["properties"]["sections"]["items"]["properties"]["kind"];
+    assert!(kind_schema.get("pattern").is_some(), "{kind_schema}");
+    let validator = jsonschema::validator_for(kind_schema).unwrap();
+    let page = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../formats/inspect.md"),
+    )
+    .unwrap();
+    let mut known = 0;
+    for code in 0..64u32 {
+        let kind = SectionKind::from_code(code);
+        let name = kind.name();
+        assert!(
+            validator.is_valid(&serde_json::json!(name)),
+            "section kind `{name}` (code {code}) is not in the schema's pattern"
+        );
+        if !matches!(kind, SectionKind::Unknown(_)) {
+            known += 1;
+            assert!(
+                page.contains(&format!("`{name}`")),
+                "formats/inspect.md omits `{name}`"
+            );
+        }
+    }
+    assert!(known >= 17, "{known} known kinds");
+}
+
+/// Bakes `model` with `flags` (their schemas checked by `common::bake`);
+/// where the model refuses root-motion extraction for a documented reason
+/// (no skin, or weighted joints outside the motion root), the same flags
+/// without it.
+fn bake_family(model: &std::path::Path, flags: &[&str]) {
+    let out = tempfile::tempdir().unwrap();
+    let mut r = bake(
+        std::slice::from_ref(&model.to_path_buf()),
+        out.path(),
+        flags,
+    );
+    let refused = String::from_utf8_lossy(&r.stderr).into_owned();
+    if refused.contains("root motion: the model has no skin")
+        || refused.contains("is not under the motion root")
+    {
+        let without: Vec<&str> = flags
+            .iter()
+            .copied()
+            .filter(|f| !["--root-motion", "extract"].contains(f))
+            .collect();
+        r = bake(
+            std::slice::from_ref(&model.to_path_buf()),
+            out.path(),
+            &without,
+        );
+    }
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert!(
+        r.status.success(),
+        "{} {flags:?}: {stderr}",
+        model.display()
+    );
+}
+
+/// `inspect --json` (and the sidecar) of a bake of every fixture, with each
+/// option family, and of every shared model with all families at once (at
+/// 10 fps: the documents do not depend on the rate, and the other tests
+/// bake the shared models at full rate, checked the same way), follow
+/// their schemas: the checks run inside `common::bake` for each bake.
+#[test]
+fn every_fixture_and_shared_model_bake_follows_the_schemas() {
+    let fixtures: Vec<std::path::PathBuf> = std::fs::read_dir(rigbake_fixtures::fixtures_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("glb" | "gltf")))
+        .collect();
+    let families: [&[&str]; 3] = [
+        &[],
+        &[
+            "--vat",
+            "--normals",
+            "--tangents",
+            "--anchors",
+            "auto",
+            "--anchors-exr",
+            "--root-motion",
+            "extract",
+        ],
+        &[
+            "--vat",
+            "--format",
+            "png16",
+            "--embed-textures",
+            "--layout",
+            "mat3x4",
+            "--precision",
+            "f16",
+            "--weights-as-uv",
+            "--max-influences",
+            "2",
+        ],
+    ];
+    for model in &fixtures {
+        for flags in families {
+            bake_family(model, flags);
+        }
+        // The OpenVAT export beside a VAT bake.
+        let out = tempfile::tempdir().unwrap();
+        let since = std::time::SystemTime::now() - std::time::Duration::from_secs(1);
+        let r = rigbake(&[
+            "vat".as_ref(),
+            model.as_os_str(),
+            "--compat".as_ref(),
+            "openvat".as_ref(),
+            "--out".as_ref(),
+            out.path().as_os_str(),
+        ]);
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        common::check_documents(out.path(), since);
+    }
+    assert!(fixtures.len() >= 9, "{} fixtures", fixtures.len());
+    let Some(dir) =
+        common::shared_models("every_fixture_and_shared_model_bake_follows_the_schemas")
+    else {
+        return;
+    };
+    let all = [
+        "--vat",
+        "--normals",
+        "--tangents",
+        "--anchors",
+        "auto",
+        "--anchors-exr",
+        "--root-motion",
+        "extract",
+        "--format",
+        "png16",
+        "--embed-textures",
+        "--layout",
+        "mat3x4",
+        "--precision",
+        "f16",
+        "--weights-as-uv",
+        "--max-influences",
+        "2",
+        "--fps",
+        "10",
+    ];
+    let models = common::model_files(&dir);
+    assert!(models.len() >= 15, "{} shared models", models.len());
+    for model in &models {
+        bake_family(model, &all);
+    }
+}

@@ -110,7 +110,15 @@ fn a_weights_channel_whose_keys_are_all_zero_drops_nothing() {
     let mut b = skinned_and_morphed();
     let node = b.first_mesh_node();
     let a = add_animation(&mut b, "still");
-    add_channel(&mut b, a, node, "weights", "LINEAR", &[0.0, 1.0], &[0.0, 0.0]);
+    add_channel(
+        &mut b,
+        a,
+        node,
+        "weights",
+        "LINEAR",
+        &[0.0, 1.0],
+        &[0.0, 0.0],
+    );
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("zeroed.glb");
     // Only the all-zero clip is baked.
@@ -125,7 +133,10 @@ fn a_weights_channel_whose_keys_are_all_zero_drops_nothing() {
     let out_both = dir.path().join("out-both");
     let r = bake(std::slice::from_ref(&file), &out_both, &[]);
     let stderr = String::from_utf8_lossy(&r.stderr);
-    assert!(stderr.contains("1 morph targets animated by the baked clips"), "{stderr}");
+    assert!(
+        stderr.contains("1 morph targets animated by the baked clips"),
+        "{stderr}"
+    );
     assert!(morphs(&out_both, "zeroed").is_some_and(|m| m.dropped[0].animated));
 }
 

@@ -255,3 +255,47 @@ fn walk(dir: &Path) -> Vec<String> {
     }
     out
 }
+
+/// Several primitives (issue 32, item 3): the export's vertex count and
+/// bands come from the exported vertices, not from each primitive's whole
+/// texture set: girl's 2 primitives and 496 vertices give a 496-wide
+/// texture that decodes to direct evaluation, and RobotExpressive (which
+/// was refused as too large) exports.
+#[test]
+fn multi_primitive_exports_count_each_vertex_once() {
+    let Some(shared) = shared_models("multi_primitive_exports_count_each_vertex_once") else {
+        return;
+    };
+    let girl = shared.join("raylib/girl.glb");
+    let out = tempfile::tempdir().unwrap();
+    export(&girl, out.path());
+    let dir = out.path().join("girl");
+    let sidecar: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("girl-openvat.rigbake.json")).unwrap())
+            .unwrap();
+    assert_eq!(sidecar["mesh"]["vertices"], 496, "{sidecar}");
+    assert_eq!(sidecar["mesh"]["bands"], 1, "{sidecar}");
+    assert_eq!(sidecar["textures"]["positions"]["width"], 496, "{sidecar}");
+    let c = Container::open(&dir.join("girl.rigbake")).unwrap();
+    let vat_vertices: u32 = c.vat().unwrap().primitives.iter().map(|p| p.vertices).sum();
+    assert_eq!(vat_vertices, 496);
+    if let Some((worst, tolerance)) = check(&girl, "girl", 7) {
+        assert!(
+            worst <= tolerance,
+            "largest error {worst}, tolerance {tolerance}"
+        );
+    }
+    let out = tempfile::tempdir().unwrap();
+    export(&shared.join("threejs/RobotExpressive.glb"), out.path());
+    let sidecar: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(
+            out.path()
+                .join("RobotExpressive/RobotExpressive-openvat.rigbake.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let c = Container::open(&out.path().join("RobotExpressive/RobotExpressive.rigbake")).unwrap();
+    let vat_vertices: u32 = c.vat().unwrap().primitives.iter().map(|p| p.vertices).sum();
+    assert_eq!(sidecar["mesh"]["vertices"], vat_vertices, "{sidecar}");
+}

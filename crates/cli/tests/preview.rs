@@ -221,7 +221,10 @@ fn preview_usage_errors() {
             .unwrap();
         let stderr = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "--columns {columns}: {stderr}");
-        assert!(stderr.contains("pixels") && stderr.contains("--columns"), "{stderr}");
+        assert!(
+            stderr.contains("pixels") && stderr.contains("--columns"),
+            "{stderr}"
+        );
     }
     let r = rigbake(&["preview".as_ref(), "--help".as_ref()]);
     assert!(String::from_utf8_lossy(&r.stdout).contains("--animate"));

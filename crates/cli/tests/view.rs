@@ -1001,7 +1001,10 @@ fn the_three_example_server_says_how_to_get_rigbake() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("not on PATH"), "{err}");
-    assert!(err.contains("cargo install --path crates/cli --locked"), "{err}");
+    assert!(
+        err.contains("cargo install --path crates/cli --locked"),
+        "{err}"
+    );
     assert!(err.contains("--rigbake"), "{err}");
     assert!(!err.contains("    at "), "a raw stack trace: {err}");
     // A rigbake that runs but refuses the file: its own words, no stack.
@@ -1015,4 +1018,43 @@ fn the_three_example_server_says_how_to_get_rigbake() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("m.rigbake"), "{err}");
     assert!(!err.contains("    at "), "a raw stack trace: {err}");
+}
+
+/// A bake whose name needs percent-encoding (`t%41`) is served to the
+/// request the page makes for it (`t%2541`, encodeURIComponent): the path
+/// is decoded exactly once.
+#[test]
+fn view_serves_a_bake_whose_name_needs_percent_encoding() {
+    let tmp = tempfile::tempdir().unwrap();
+    let model = tmp.path().join("t%41.glb");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/tentacle.glb"),
+        &model,
+    )
+    .unwrap();
+    let out = tmp.path().join("out");
+    let o = bake(&[model], &out, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (_server, url) = start_view(&out);
+    let addr = url
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_owned();
+    let (status, index) = get(&addr, "/bakes.json");
+    assert_eq!(status, 200);
+    let index: serde_json::Value = serde_json::from_str(&index).unwrap();
+    let files: Vec<String> = index["bakes"][0]["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap().to_owned())
+        .collect();
+    assert!(files.iter().any(|f| f == "t%41.weights.glb"), "{files:?}");
+    for name in &files {
+        let (status, _) = get(&addr, &format!("/bake/0/{}", enc(name)));
+        assert_eq!(status, 200, "{name}");
+    }
+    // Doubly encoded traversal stays a literal name the bake does not have.
+    let (status, body) = get(&addr, "/bake/0/%252e%252e%252fsecret");
+    assert_eq!(status, 404, "{body}");
 }

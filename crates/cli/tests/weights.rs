@@ -65,7 +65,10 @@ fn eight_influences_reduce_to_the_hand_computed_pairs() {
             (_, None) => panic!("max {max}: no warning about dropped influences:\n{stderr}"),
             (_, Some(line)) => {
                 let moved = format!("{:.3e}", w.primitives[0].position_error);
-                assert!(line.contains(&format!("keeping {max} bone influences")), "{line}");
+                assert!(
+                    line.contains(&format!("keeping {max} bone influences")),
+                    "{line}"
+                );
                 assert!(line.contains(&moved), "`{moved}` missing from {line}");
                 assert!(line.contains("--accept-recorded-loss"), "{line}");
             }
@@ -125,7 +128,9 @@ fn dropping_cesium_mans_influences_warns_with_the_worst_movement() {
         );
         let stderr = String::from_utf8_lossy(&r.stderr);
         assert!(r.status.success(), "{stderr}");
-        let line = stderr.lines().find(|l| l.contains("bone influences per vertex"));
+        let line = stderr
+            .lines()
+            .find(|l| l.contains("bone influences per vertex"));
         assert_eq!(line.is_some(), warns, "--max-influences {max}:\n{stderr}");
         if let Some(line) = line {
             let (_, w, _) = open(out.path(), "CesiumMan");

@@ -36,6 +36,7 @@ pub mod layout;
 pub mod lod;
 pub mod model;
 pub mod names;
+pub mod node_lookup;
 pub mod reference;
 pub mod runtime;
 pub mod timeline;

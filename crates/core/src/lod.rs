@@ -17,11 +17,10 @@
 //! Every node is in at most one group. Groups are checked by [`check`];
 //! errors name the nodes and say why.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use crate::error::{Error, Result};
 use crate::model::Model;
-use crate::names;
 
 pub use rigbake_types::{LodSource, LodSpec};
 
@@ -101,20 +100,27 @@ pub fn by_name_suffix(model: &Model, taken: &[bool]) -> Result<Vec<LodGroup>> {
                 .push(n);
         }
     }
+    // Free nodes by (parent, name), in one pass: `<name>` itself is level 0
+    // of `<name>_LOD<n>` when it is a free sibling (looked up per group,
+    // never by scanning every node again).
+    let mut plain: HashMap<(Option<usize>, &str), Vec<usize>> = HashMap::new();
+    if !found.is_empty() {
+        for (n, node) in model.nodes.iter().enumerate() {
+            crate::work::add(crate::work::Counter::LodNodeVisits, 1);
+            if free(n) {
+                plain
+                    .entry((node.parent, node.name.as_str()))
+                    .or_default()
+                    .push(n);
+            }
+        }
+    }
     let mut groups = Vec::new();
     for ((parent, prefix), mut levels) in found {
-        if let std::collections::btree_map::Entry::Vacant(slot) = levels.entry(0) {
-            // `<name>` itself is level 0 when it is a free sibling.
-            let plain: Vec<usize> = model
-                .nodes
-                .iter()
-                .enumerate()
-                .filter(|(n, node)| node.parent == parent && node.name == prefix && free(*n))
-                .map(|(n, _)| n)
-                .collect();
-            if !plain.is_empty() {
-                slot.insert(plain);
-            }
+        if let std::collections::btree_map::Entry::Vacant(slot) = levels.entry(0)
+            && let Some(nodes) = plain.remove(&(parent, prefix))
+        {
+            slot.insert(nodes);
         }
         if !levels.contains_key(&0) || levels.len() < 2 {
             continue;
@@ -255,6 +261,7 @@ pub fn apply_specs(model: &mut Model, specs: &[LodSpec]) -> Result<()> {
         ));
     }
     let mut groups = Vec::with_capacity(specs.len());
+    let node_names = crate::node_lookup::NodeNames::new(&model.nodes);
     for spec in specs {
         if spec.levels.is_empty() || spec.levels.len() >= MAX_LOD_LEVELS {
             return Err(Error::invalid(
@@ -268,7 +275,12 @@ pub fn apply_specs(model: &mut Model, specs: &[LodSpec]) -> Result<()> {
         }
         let levels = std::iter::once(&spec.base)
             .chain(&spec.levels)
-            .map(|name| find_node(model, &spec.base, name))
+            .map(|name| {
+                node_names.resolve(name, "a LOD level").map_err(|mut e| {
+                    e.object = format!("lod `{}`", spec.base);
+                    e
+                })
+            })
             .collect::<Result<Vec<_>>>()?;
         groups.push(LodGroup {
             source: LodSource::Manifest,
@@ -288,36 +300,6 @@ pub fn apply_specs(model: &mut Model, specs: &[LodSpec]) -> Result<()> {
     check(model, &groups)?;
     model.lods = groups;
     Ok(())
-}
-
-/// The one node named `name` (a level of the manifest group of `base`).
-fn find_node(model: &Model, base: &str, name: &str) -> Result<usize> {
-    let object = format!("lod `{base}`");
-    let mut found = model
-        .nodes
-        .iter()
-        .enumerate()
-        .filter(|(_, n)| n.name == name)
-        .map(|(i, _)| i);
-    match (found.next(), found.next()) {
-        (Some(n), None) => Ok(n),
-        (Some(a), Some(b)) => Err(Error::invalid(
-            object,
-            format!("`{name}` names more than one node (nodes[{a}] and nodes[{b}])"),
-        )
-        .with_hint("give the levels unique node names")),
-        (None, _) => Err(Error::invalid(
-            object,
-            format!(
-                "the model has no node `{name}`; {}",
-                names::suggestion(
-                    name,
-                    "node names",
-                    model.nodes.iter().map(|n| n.name.as_str())
-                )
-            ),
-        )),
-    }
 }
 
 /// Drops from every group the levels whose node lost its mesh (left out

@@ -17,16 +17,23 @@ pub enum Counter {
     /// Name comparisons made while checking baked clip names for
     /// duplicates ([`crate::timeline::Timeline::plan`]).
     ClipNameComparisons,
+    /// Bytes of text scanned to turn byte offsets into lines and columns
+    /// (the manifest's error positions and model lines).
+    TextBytesScanned,
+    /// Node visits while grouping `_LOD<n>` names and checking `MSFT_lod`
+    /// chains ([`crate::import`], [`crate::lod`]).
+    LodNodeVisits,
 }
 
-const KINDS: usize = 3;
+const KINDS: usize = 5;
 
 thread_local! {
     static COUNTS: [Cell<u64>; KINDS] = const { [const { Cell::new(0) }; KINDS] };
 }
 
-/// Adds `n` steps of `counter` on this thread.
-pub(crate) fn add(counter: Counter, n: u64) {
+/// Adds `n` steps of `counter` on this thread (other crates of the
+/// workspace count their own steps too).
+pub fn add(counter: Counter, n: u64) {
     let _ = COUNTS.try_with(|c| {
         let cell = &c[counter as usize];
         cell.set(cell.get().saturating_add(n));

@@ -203,16 +203,73 @@ fn many_clip_names_are_checked_in_n_log_n() {
 fn many_named_anchors_resolve_by_hash() {
     use rigbake_core::bake::anchors::find_nodes;
     // 100,000 sockets named explicitly: one pass over the nodes, not one
-    // per name. The first node of a name wins, as with `find_node`.
+    // per name.
     let (mut b, chain) = chain_under_tip(100_000, |k| json!({"name": format!("socket{k}")}));
     let twin = b.node(json!({"name": "socket7"}));
     b.add_child(1, twin);
     let model = import(&b);
-    let names: Vec<String> = (0..100_000).rev().map(|k| format!("socket{k}")).collect();
+    let names: Vec<String> = (0..100_000)
+        .rev()
+        .filter(|&k| k != 7)
+        .map(|k| format!("socket{k}"))
+        .collect();
     let found = find_nodes(&model, &names).unwrap();
-    let want: Vec<usize> = chain.iter().rev().copied().collect();
+    let want: Vec<usize> = chain
+        .iter()
+        .rev()
+        .copied()
+        .filter(|&n| n != chain[7])
+        .collect();
     assert_eq!(found, want);
     let e = find_nodes(&model, &["socket3", "nope"]).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Invalid);
     assert!(e.message.contains("no node named `nope`"), "{e}");
+    // A name two nodes share is refused (never the first one silently),
+    // and either is named by its index.
+    let e = find_nodes(&model, &["socket7"]).unwrap_err();
+    assert!(e.message.contains("`socket7` names 2 nodes"), "{e}");
+    assert!(e.message.contains(&format!("#{}", chain[7])), "{e}");
+    let picked = find_nodes(&model, &[format!("#{twin}")]).unwrap();
+    assert_eq!(picked, [twin]);
+}
+
+/// `n` LOD groups named `m<i>` / `m<i>_LOD1` (siblings under `root`, each
+/// instancing the skinned strip), and `n` more given by `MSFT_lod`.
+fn many_lod_groups(n: usize) -> Builder {
+    let mut b = two_joint();
+    for i in 0..n {
+        for name in [format!("m{i}"), format!("m{i}_LOD1")] {
+            let node = b.node(json!({"name": name, "mesh": 0, "skin": 0}));
+            b.add_child(0, node);
+        }
+        let level = b.node(json!({"name": format!("k{i}_low"), "mesh": 0, "skin": 0}));
+        b.add_child(0, level);
+        let base = b.node(json!({
+            "name": format!("k{i}"), "mesh": 0, "skin": 0,
+            "extensions": {"MSFT_lod": {"ids": [level]}}
+        }));
+        b.add_child(0, base);
+    }
+    b.root.insert("extensionsUsed".into(), json!(["MSFT_lod"]));
+    b
+}
+
+#[test]
+fn lod_grouping_and_chain_checks_visit_each_node_a_bounded_number_of_times() {
+    // Each `_LOD1` group used to look for its plain-named level 0 by
+    // scanning every node, and each MSFT_lod level was compared with every
+    // group's base: quadratic in the groups.
+    let mut visits = Vec::new();
+    for n in [500usize, 2_000] {
+        let b = many_lod_groups(n);
+        work::take(Counter::LodNodeVisits);
+        let model = import(&b);
+        visits.push(work::take(Counter::LodNodeVisits));
+        assert_eq!(model.lods.len(), 2 * n, "every group found");
+        assert!(
+            visits.last().copied().unwrap() <= 4 * model.nodes.len() as u64,
+            "{visits:?}"
+        );
+    }
+    assert!(visits[1] < 5 * visits[0], "{visits:?}");
 }

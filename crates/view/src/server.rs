@@ -8,8 +8,8 @@
 //! | `/bakes.json` | every bake: its `inspect --json` report, its file names, placements |
 //! | `/bake/<i>/<name>` | file `<name>` of bake `i`, when the catalog lists it |
 //!
-//! Everything else is refused: a path whose decoded form has a `..` or `.`
-//! segment, a backslash or a NUL (400), a file the catalog does not list or
+//! Everything else is refused: a path whose decoded form (decoded exactly
+//! once) has a `..` or `.` segment, a backslash or a NUL (400), a file the catalog does not list or
 //! that is no longer a regular file (404), another method (405), and a
 //! `Host` header naming anything but the loopback address or `localhost`
 //! (403, so that a web page cannot reach the viewer through DNS rebinding).
@@ -242,10 +242,10 @@ pub fn decoded_path(url: &str) -> Result<String, &'static str> {
     if path.split('/').any(|s| s == ".." || s == ".") {
         return Err("`.` and `..` segments are refused");
     }
-    if percent_decode_str(&path).decode_utf8_lossy() != path {
-        // Doubly encoded: %252e%252e decodes to %2e%2e; refuse, never decode twice.
-        return Err("encoded percent signs are refused");
-    }
+    // Decoded exactly once: a `%` left after decoding is part of the name
+    // (a bake named `t%41` is requested as `t%2541`), and no later step
+    // decodes again, so `%252e%252e` stays the literal name `%2e%2e`,
+    // never a `..`; a name is then only served when the catalog lists it.
     Ok(path)
 }
 
@@ -349,7 +349,6 @@ mod tests {
             "/bake/0/..%2fx",
             "/bake/0/.%2e/x",
             "/bake/0/..%5cx",
-            "/bake/0/%252e%252e/x",
             "/bake/0/a%00b",
             "/./bakes.json",
             "relative",
@@ -359,6 +358,17 @@ mod tests {
         assert_eq!(
             decoded_path("/bake/0/a%20b.exr?x=1").unwrap(),
             "/bake/0/a b.exr"
+        );
+        // Decoded once, never twice: a name holding `%` (what the page's
+        // encodeURIComponent sends for a bake named `t%41`), and a doubly
+        // encoded `..` that stays a literal, harmless name.
+        assert_eq!(
+            decoded_path("/bake/0/t%2541.weights.glb").unwrap(),
+            "/bake/0/t%41.weights.glb"
+        );
+        assert_eq!(
+            decoded_path("/bake/0/%252e%252e/x").unwrap(),
+            "/bake/0/%2e%2e/x"
         );
     }
 

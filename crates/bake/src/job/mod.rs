@@ -73,6 +73,9 @@ pub struct ModelJob<'a> {
     /// The model's path relative to `out_dir`, recorded in the container's
     /// source record when known ([`crate::source_path::relative_source`]).
     pub source_location: Option<&'a str>,
+    /// The other inputs of the run, which no output may replace; the job
+    /// adds its own model file and the buffers and images it reads.
+    pub protected: Option<&'a crate::staging::Protected>,
 }
 
 /// What a successful job did.
@@ -146,6 +149,7 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
     let path = job.input;
     let bytes = job.bytes;
     fault("start", path);
+    check_model_name(path).map_err(at(Stage::Import))?;
     let mut model =
         import::import_bytes(path, bytes, &settings.import).map_err(at(Stage::Import))?;
     crate::exclude::apply(&mut model, &settings.exclude).map_err(at(Stage::Import))?;
@@ -185,6 +189,7 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
         job.shared,
     )
     .map_err(|e| e.at(Stage::Prepare))?;
+    sink.protect(protected_inputs(job));
 
     let mut skipped = Vec::new();
     let mut weights_record = None;
@@ -300,6 +305,7 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
         ));
     }
     if let Some(record) = &root_motion_record {
+        check_root_motion(record, &metadata).map_err(at(Stage::Container))?;
         add_record(
             &mut sink,
             SectionKind::RootMotion,
@@ -375,6 +381,88 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
         files: committed.files,
         removed: committed.removed,
     })
+}
+
+/// The longest model name (file stem) a bake takes, in bytes: its outputs
+/// are named after it (`<name>.rigbake.json`, `<name>-openvat.rigbake.json`,
+/// `<name>.lod15.weights.glb`), and a file name holds at most 255 bytes.
+pub const MAX_MODEL_NAME_BYTES: usize = 200;
+
+/// Refuses a model whose name (its file stem) cannot name its outputs:
+/// longer than [`MAX_MODEL_NAME_BYTES`], or with a control character (a
+/// TAB), which the container's file names may not hold. Checked before the
+/// model is read.
+fn check_model_name(path: &Path) -> rigbake_core::Result<()> {
+    let name = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if name.len() > MAX_MODEL_NAME_BYTES {
+        return Err(rigbake_core::Error::limit(
+            "",
+            format!(
+                "the model's name (its file name without extension) is {} bytes, more than the limit of {MAX_MODEL_NAME_BYTES}: every output is named after it and a file name holds at most 255 bytes; rename the file",
+                name.len()
+            ),
+        ));
+    }
+    if let Some(c) = name.chars().find(|c| c.is_control()) {
+        return Err(rigbake_core::Error::invalid(
+            "",
+            format!(
+                "the model's file name holds the control character {:?}, which no output file name may hold; rename the file",
+                c
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The root-motion record within what a container holds
+/// ([`rigbake_format::check::MAX_ROOT_MOTION`]): a clip whose root travels
+/// or turns further fails the model naming the clip, instead of writing a
+/// container its own reader refuses.
+fn check_root_motion(
+    record: &meta::RootMotionMetadata,
+    metadata: &Metadata,
+) -> rigbake_core::Result<()> {
+    use rigbake_format::check::MAX_ROOT_MOTION;
+    for (clip, named) in record.clips.iter().zip(&metadata.clips) {
+        let values = clip
+            .displacement
+            .iter()
+            .chain(&clip.end)
+            .chain(clip.track.iter().flatten())
+            .copied()
+            .chain([clip.rotation]);
+        if let Some(v) = values
+            .into_iter()
+            .find(|v| !(v.is_finite() && v.abs() <= MAX_ROOT_MOTION))
+        {
+            return Err(rigbake_core::Error::limit(
+                "root motion",
+                format!(
+                    "clip `{}`: the motion root `{}` travels or turns {v:e}, more than the limit of {MAX_ROOT_MOTION:e} a container holds (units or a scale far off?)",
+                    named.name, record.node
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// What no output of `job` may replace: the run's inputs, the model file
+/// and every buffer and image it reads.
+fn protected_inputs(job: &ModelJob<'_>) -> crate::staging::Protected {
+    let mut protected = job.protected.cloned().unwrap_or_default();
+    protected.add(job.input);
+    // The same list the bake key read; a file it cannot name was not read.
+    if let Ok(files) = import::external_files(job.input, job.bytes, &job.settings.import) {
+        for f in &files {
+            protected.add(f);
+        }
+    }
+    protected
 }
 
 /// The animated-bounds record: per clip, the box of every vertex at every

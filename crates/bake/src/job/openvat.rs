@@ -41,6 +41,44 @@ pub const LOOKUP_UV_SET: usize = 1;
 /// textures are built whole in memory.
 const MAX_TEXTURE_BYTES: u64 = 1 << 30;
 
+/// Refuses offsets or normals that are not finite (finite positions whose
+/// difference from frame 0 overflows f32), naming the primitive and row:
+/// every number the export writes is finite.
+fn check_finite(
+    model: &Model,
+    prims: &[rigbake_core::bake::vat::VatPrimitive],
+    offsets: &[[f32; 3]],
+    normals: &[[f32; 3]],
+    vertices: usize,
+) -> Result<(), StepError> {
+    let bad = |v: &[f32; 3]| !v.iter().all(|x| x.is_finite());
+    let Some(at) = offsets
+        .iter()
+        .zip(normals)
+        .position(|(o, n)| bad(o) || bad(n))
+    else {
+        return Ok(());
+    };
+    let (row, mut g) = (at / vertices.max(1), at % vertices.max(1));
+    let prim = prims
+        .iter()
+        .find(|p| {
+            let inside = g < p.vertices;
+            if !inside {
+                g -= p.vertices;
+            }
+            inside
+        })
+        .unwrap_or(&prims[0]);
+    Err(StepError::bare(rigbake_core::Error::limit(
+        format!("meshes[{}].primitives[{}]", prim.mesh, prim.primitive),
+        format!(
+            "the OpenVAT offset of vertex {g} of node `{}` from frame 0 is not finite at timeline row {row} (its positions are finite, their difference overflows f32); use rigbake's own VAT (without --compat openvat)",
+            model.nodes[prim.node].name
+        ),
+    )))
+}
+
 /// What the export wrote, for the report.
 pub(super) struct OpenVatDone;
 
@@ -66,7 +104,9 @@ pub(super) fn export(
     let baker =
         VatBaker::new(model, timeline, plan, options.convention).map_err(StepError::bare)?;
     let prims = &baker.plan().primitives;
-    let vertices: usize = prims.iter().map(|p| p.layout.vertices).sum();
+    // Each primitive's own vertices (`layout.vertices` is its whole texture
+    // set's, the same for every member of an atlas).
+    let vertices: usize = prims.iter().map(|p| p.vertices).sum();
     let frames = timeline.rows;
     let max = options.max_texture_size;
     let width = vertices.min(max);
@@ -105,10 +145,22 @@ pub(super) fn export(
             g += now.positions.len();
         }
     }
+    check_finite(model, prims, &offsets, &normals, vertices)?;
     let remap = Remap::of(&offsets).unwrap_or(Remap {
         min: [0.0; 3],
         max: [0.0; 3],
     });
+    if let Some(c) = (0..3).find(|&c| !(remap.max[c] - remap.min[c]).is_finite()) {
+        return Err(StepError::bare(rigbake_core::Error::limit(
+            "",
+            format!(
+                "the OpenVAT position offsets span more than f32 holds along {} ({:e} to {:e}): OpenVAT stores offsets remapped into 0..1 by their range; use rigbake's own VAT (without --compat openvat)",
+                ["x", "y", "z"][c],
+                remap.min[c],
+                remap.max[c]
+            ),
+        )));
+    }
     let texel = |g: usize, row: usize| ((g / width) * frames + row) * width + g % width;
     let image = |values: &dyn Fn(usize) -> [f32; 3]| {
         let mut data = vec![0.0f32; width * height * 4];

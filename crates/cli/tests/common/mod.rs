@@ -17,14 +17,89 @@ pub fn rigbake(args: &[&std::ffi::OsStr]) -> Output {
         .expect("rigbake runs")
 }
 
-/// Runs `rigbake bake` on `models` into `out` with extra `flags`.
+/// Runs `rigbake bake` on `models` into `out` with extra `flags`. When the
+/// bake succeeds, every container it wrote has its `inspect --json`
+/// document and its sidecar checked against formats/inspect.schema.json
+/// and formats/sidecar.schema.json ([`check_documents`]), so every bake of
+/// the suite keeps the documented schemas.
 pub fn bake(models: &[PathBuf], out: &Path, flags: &[&str]) -> Output {
     let mut args: Vec<&std::ffi::OsStr> = vec!["bake".as_ref()];
     args.extend(models.iter().map(|m| m.as_os_str()));
     args.push("--out".as_ref());
     args.push(out.as_os_str());
     args.extend(flags.iter().map(|f| std::ffi::OsStr::new(*f)));
-    rigbake(&args)
+    let started = std::time::SystemTime::now() - std::time::Duration::from_secs(1);
+    let r = rigbake(&args);
+    if r.status.success() {
+        check_documents(out, started);
+    }
+    r
+}
+
+fn schema_validator(name: &str) -> jsonschema::Validator {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../formats")
+        .join(name);
+    let schema: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).expect("the schema")).expect("schema JSON");
+    jsonschema::validator_for(&schema).expect("the schema itself is valid")
+}
+
+/// Panics with every error when `doc` is not valid under `validator`.
+pub fn assert_schema(validator: &jsonschema::Validator, doc: &serde_json::Value, what: &str) {
+    let errors: Vec<String> = validator
+        .iter_errors(doc)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{what}: {errors:#?}");
+}
+
+/// Checks every container under `out` written since `since`: the
+/// document `rigbake inspect --json` prints for it (built by the same
+/// library call) against formats/inspect.schema.json, and the sidecar
+/// beside it against formats/sidecar.schema.json and against the
+/// document's `sidecar`.
+pub fn check_documents(out: &Path, since: std::time::SystemTime) {
+    use std::sync::OnceLock;
+    static INSPECT: OnceLock<jsonschema::Validator> = OnceLock::new();
+    static SIDECAR: OnceLock<jsonschema::Validator> = OnceLock::new();
+    let inspect = INSPECT.get_or_init(|| schema_validator("inspect.schema.json"));
+    let sidecar = SIDECAR.get_or_init(|| schema_validator("sidecar.schema.json"));
+    for entry in walkdir::WalkDir::new(out)
+        .into_iter()
+        .filter_map(Result::ok)
+    {
+        let path = entry.path();
+        let fresh = entry
+            .metadata()
+            .ok()
+            .and_then(|m| m.modified().ok())
+            .is_some_and(|t| t >= since);
+        if !(entry.file_type().is_file()
+            && fresh
+            && path.extension().is_some_and(|e| e == "rigbake"))
+        {
+            continue;
+        }
+        let (report, _) = rigbake::inspect::load_report(path, false)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        // Through text, as `inspect --json` prints it (an f32 becomes its
+        // shortest decimal, as in the sidecar file).
+        let doc: serde_json::Value =
+            serde_json::from_str(&serde_json::to_string(&report).unwrap()).unwrap();
+        assert_schema(
+            inspect,
+            &doc,
+            &format!("inspect --json of {}", path.display()),
+        );
+        let side = path.with_extension("rigbake.json");
+        let side_doc: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(&side).unwrap_or_else(|e| panic!("{}: {e}", side.display())),
+        )
+        .unwrap();
+        assert_schema(sidecar, &side_doc, &side.display().to_string());
+        assert_eq!(doc["sidecar"], side_doc, "{}", side.display());
+    }
 }
 
 /// An RGBA float image read with the exr crate directly (not our reader).

@@ -8,8 +8,6 @@
 //! joint as a single-influence skinned mesh so it plays from the bone texture
 //! with the body.
 
-use std::collections::HashMap;
-
 use glam::{DMat3, DMat4, Mat4};
 
 use crate::bake::bones::BoneSet;
@@ -46,49 +44,23 @@ impl AnchorTracks {
 /// Substrings (case-insensitive) that mark a node name as a socket.
 pub const SOCKET_MARKERS: &[&str] = &["socket", "slot", "attach", "mount", "anchor", "hardpoint"];
 
-/// The node named `name` (the first, in glTF order), or an error listing a
-/// few names that contain it.
+/// The node `name` names ([`crate::node_lookup::NodeNames::resolve`]: a
+/// unique name, a path, or `#N`), as an anchor; a name several nodes share
+/// is an error listing them.
 pub fn find_node(model: &Model, name: &str) -> Result<usize> {
-    model
-        .nodes
-        .iter()
-        .position(|n| n.name == name)
-        .ok_or_else(|| {
-            let lower = name.to_lowercase();
-            let similar: Vec<&str> = model
-                .nodes
-                .iter()
-                .map(|n| n.name.as_str())
-                .filter(|n| n.to_lowercase().contains(&lower) || lower.contains(&n.to_lowercase()))
-                .take(5)
-                .collect();
-            let hint = if similar.is_empty() {
-                String::new()
-            } else {
-                format!(" (similar: {})", similar.join(", "))
-            };
-            Error::invalid("nodes", format!("no node named `{name}`{hint}"))
-        })
+    crate::node_lookup::NodeNames::new(&model.nodes).resolve(name, "an anchor")
 }
 
-/// The nodes named `names`, in order, each as [`find_node`] finds it (the
-/// first node of that name, in glTF order), in one pass over the nodes and
-/// a hash lookup per name; the error for the first name that no node has
-/// is [`find_node`]'s.
+/// The nodes named `names`, in order, each as [`find_node`] finds it, in
+/// one pass over the nodes and a hash lookup per name.
 pub fn find_nodes<S: AsRef<str>>(model: &Model, names: &[S]) -> Result<Vec<usize>> {
     if names.is_empty() {
         return Ok(Vec::new());
     }
-    let mut by_name: HashMap<&str, usize> = HashMap::with_capacity(model.nodes.len());
-    for (i, n) in model.nodes.iter().enumerate() {
-        by_name.entry(n.name.as_str()).or_insert(i);
-    }
+    let index = crate::node_lookup::NodeNames::new(&model.nodes);
     names
         .iter()
-        .map(|name| match by_name.get(name.as_ref()) {
-            Some(&i) => Ok(i),
-            None => find_node(model, name.as_ref()),
-        })
+        .map(|name| index.resolve(name.as_ref(), "an anchor"))
         .collect()
 }
 

@@ -129,10 +129,16 @@ pub(super) fn read(json: &[u8], node_count: usize) -> Result<Vec<LodGroup>> {
             coverage,
         });
     }
-    // A level that is itself a base makes a chain (or a cycle).
+    // A level that is itself a base makes a chain (or a cycle): one flag
+    // per node, not a scan of every group per level.
+    let mut is_base = vec![false; node_count];
+    for g in &groups {
+        is_base[g.levels[0]] = true;
+    }
     for group in &groups {
         for &id in &group.levels[1..] {
-            if groups.iter().any(|g| g.levels[0] == id) {
+            crate::work::add(crate::work::Counter::LodNodeVisits, 1);
+            if is_base[id] {
                 return Err(Error::invalid(
                     format!("nodes[{id}].extensions.MSFT_lod"),
                     format!(
@@ -162,6 +168,29 @@ pub(super) fn place(
         })
         .collect();
     let mut moved = false;
+    // Each node's root, found once parents first and kept as a union-find
+    // forest as levels move: a parentless level is an ancestor of its base
+    // exactly when it is the base's root (no walk up from every base,
+    // which a deep hierarchy makes quadratic).
+    let mut root_of: Vec<usize> = (0..nodes.len()).collect();
+    let find = |root_of: &mut Vec<usize>, mut n: usize| {
+        while root_of[n] != n {
+            root_of[n] = root_of[root_of[n]];
+            n = root_of[n];
+        }
+        n
+    };
+    if groups
+        .iter()
+        .any(|g| g.levels[1..].iter().any(|&id| nodes[id].parent.is_none()))
+    {
+        for &n in order.iter() {
+            crate::work::add(crate::work::Counter::LodNodeVisits, 1);
+            if let Some(p) = nodes[n].parent {
+                root_of[n] = root_of[p];
+            }
+        }
+    }
     for group in &groups {
         let base = group.levels[0];
         for &id in &group.levels[1..] {
@@ -169,19 +198,16 @@ pub(super) fn place(
                 continue;
             }
             // The level would go below itself if it is an ancestor of its base.
-            let mut cursor = Some(base);
-            while let Some(n) = cursor {
-                if n == id {
-                    return Err(Error::invalid(
-                        format!("nodes[{base}].extensions.MSFT_lod"),
-                        format!(
-                            "level nodes[{id}] is an ancestor of its base nodes[{base}]; a LOD level takes its base's place, so it cannot hold it"
-                        ),
-                    ));
-                }
-                cursor = nodes[n].parent;
+            if find(&mut root_of, base) == id {
+                return Err(Error::invalid(
+                    format!("nodes[{base}].extensions.MSFT_lod"),
+                    format!(
+                        "level nodes[{id}] is an ancestor of its base nodes[{base}]; a LOD level takes its base's place, so it cannot hold it"
+                    ),
+                ));
             }
             if let Some(p) = nodes[base].parent {
+                root_of[id] = find(&mut root_of, p);
                 nodes[id].parent = Some(p);
                 nodes[p].children.push(id);
                 moved = true;

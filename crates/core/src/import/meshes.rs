@@ -17,6 +17,11 @@ use DataType::{F32, I8, I16, U8, U16, U32};
 /// Most `JOINTS_n`/`WEIGHTS_n` sets a primitive may have (64 influences).
 pub const MAX_INFLUENCE_SETS: usize = 16;
 
+/// Most TEXCOORD sets a primitive may have: every mesh rigbake writes keeps
+/// them and adds its own (the VAT lookup, up to 8 bone-weight sets), within
+/// the 255 set indices a container's UV-set record names.
+pub const MAX_TEXCOORD_SETS: usize = 128;
+
 const ALL_SMALL: &[DataType] = &[F32, I8, U8, I16, U16];
 const FLOAT_ONLY: &[DataType] = &[F32];
 const FLOAT_OR_SIGNED: &[DataType] = &[F32, I8, I16];
@@ -279,6 +284,19 @@ fn build_primitive(
     let mut tex_sets: Vec<(u32, Vec<Vec2>)> = Vec::new();
     let mut joint_sets: Vec<(u32, Vec<u32>)> = Vec::new();
     let mut weight_sets: Vec<(u32, Vec<f32>)> = Vec::new();
+    // Counted before any is decoded.
+    let uv_count = prim
+        .attributes()
+        .filter(|(s, _)| matches!(s, Semantic::TexCoords(_)))
+        .count();
+    if uv_count > MAX_TEXCOORD_SETS {
+        return Err(Error::limit(
+            format!("{path}.attributes"),
+            format!(
+                "{uv_count} TEXCOORD sets, more than the limit of {MAX_TEXCOORD_SETS}: the meshes rigbake writes keep the source's sets and add their own after them (the VAT lookup, up to 8 bone-weight sets), and a bake names at most 255"
+            ),
+        ));
+    }
     for (semantic, acc) in prim.attributes() {
         let name = semantic.to_string();
         let apath = format!("{path}.attributes.{name}");

@@ -29,7 +29,6 @@ pub use rigbake_types::RootMotionMode;
 use crate::error::{Error, Result};
 use crate::eval::evaluate::Evaluator;
 use crate::model::Model;
-use crate::names;
 
 /// How a bake treats root motion: the default mode, and the motion root.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
@@ -166,22 +165,11 @@ impl RootMotionPlan {
 /// the first skin with joints that has no joint of its skin above it.
 pub fn find_root(model: &Model, name: Option<&str>) -> Result<usize> {
     if let Some(name) = name {
-        return model
-            .nodes
-            .iter()
-            .position(|n| n.name == name)
-            .ok_or_else(|| {
-                Error::invalid(
-                    "root motion",
-                    format!(
-                        "no node named `{name}` to use as the motion root; {}",
-                        names::suggestion(
-                            name,
-                            "nodes",
-                            model.nodes.iter().map(|n| n.name.as_str())
-                        )
-                    ),
-                )
+        return crate::node_lookup::NodeNames::new(&model.nodes)
+            .resolve(name, "the motion root")
+            .map_err(|mut e| {
+                e.object = "root motion".to_owned();
+                e
             });
     }
     model
