@@ -256,3 +256,56 @@ fn a_draco_attribute_the_extension_does_not_name_is_an_error() {
     assert_eq!(e.object, "meshes[0].primitives[0].attributes.NORMAL", "{e}");
     assert!(e.message.contains("does not name NORMAL"), "{e}");
 }
+
+#[test]
+fn meshopt_views_follow_the_extensions_rules_and_unread_views_are_never_decoded() {
+    let (packed, _) = meshopt(&models::tentacle());
+    let options = ImportOptions::default();
+    let views = compressed_views(&packed);
+    let attributes = views
+        .iter()
+        .copied()
+        .find(|&v| packed.root["bufferViews"][v]["extensions"][MESHOPT]["mode"] == "ATTRIBUTES")
+        .expect("a compressed vertex stream");
+    let path = format!("bufferViews[{attributes}].extensions.{MESHOPT}");
+    let stride = packed.root["bufferViews"][attributes]["extensions"][MESHOPT]["byteStride"]
+        .as_u64()
+        .unwrap();
+    // The parent view's byteStride must equal the extension's: a mismatch
+    // used to bake with exit 0 and scrambled positions.
+    let bytes = with_json(&packed, |r| {
+        r.get_mut("bufferViews").unwrap()[attributes]["byteStride"] = (stride + 4).into();
+    });
+    let e = import(&bytes, &options).expect_err("strides differ");
+    assert_eq!(e.object, format!("{path}.byteStride"), "{e}");
+    assert!(
+        e.message
+            .contains("differs from the buffer view's byteStride"),
+        "{e}"
+    );
+    // Equal strides are fine.
+    let bytes = with_json(&packed, |r| {
+        r.get_mut("bufferViews").unwrap()[attributes]["byteStride"] = stride.into();
+    });
+    import(&bytes, &options).expect("equal strides");
+    // And its byteLength must be count * byteStride.
+    let bytes = with_json(&packed, |r| {
+        let count = ext(r, attributes)["count"].as_u64().unwrap();
+        ext(r, attributes)["count"] = (count - 1).into();
+    });
+    let e = import(&bytes, &options).expect_err("count does not fill the view");
+    assert_eq!(e.object, format!("{path}.count"), "{e}");
+    assert!(e.message.contains("byteLength"), "{e}");
+    // A compressed view that no accessor reads is never decoded: damaged
+    // data there is no error, and costs nothing.
+    let bytes = with_json(&packed, |r| {
+        let views = r.get_mut("bufferViews").unwrap().as_array_mut().unwrap();
+        let mut unread = views[attributes].clone();
+        // Cut to 3 bytes: decoding it would fail as damaged.
+        unread["extensions"][MESHOPT]["byteLength"] = 3.into();
+        views.push(unread);
+    });
+    let model = import(&bytes, &options).expect("an unread view is not decoded");
+    let plain = import(&packed.to_glb(), &options).unwrap();
+    assert_eq!(canonical(&model), canonical(&plain));
+}

@@ -32,12 +32,23 @@ enum Filter {
     Color,
 }
 
+/// The buffer view that carries the extension: what its decoded bytes must
+/// match.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Parent {
+    /// Its `byteStride`, when it has one (the extension's must equal it).
+    pub stride: Option<usize>,
+    /// Its `byteLength` (must be `count * byteStride`).
+    pub length: usize,
+}
+
 /// Decodes one compressed view. `source` is the buffer the extension names;
 /// `budget` is the number of bytes the import may still allocate, and the
 /// decoded length is checked against it before anything is allocated.
 /// `path` names the extension object (`bufferViews[3].extensions.EXT_meshopt_compression`).
 pub(crate) fn decode_view(
     view: &MeshoptView,
+    parent: Option<Parent>,
     ext: &str,
     source: &[u8],
     budget: u64,
@@ -112,19 +123,46 @@ pub(crate) fn decode_view(
             ),
         ));
     }
+    // Vertex streams pass through one transient copy of the decoded size
+    // (the decoder's elements, then their bytes), so they are charged twice
+    // while decoding: the peak stays within the budget.
+    let transient = if mode == Mode::Attributes { 2 } else { 1 };
     let decoded = view
         .count
         .checked_mul(stride)
-        .filter(|n| *n as u64 <= budget)
+        .filter(|n| (*n as u64).saturating_mul(transient) <= budget)
         .ok_or_else(|| {
             Error::limit(
                 path,
                 format!(
-                    "decoding it needs {} elements of {stride} bytes; that is more than the {budget} bytes left of the import memory budget (max_decoded_bytes)",
+                    "decoding it needs {} elements of {stride} bytes ({transient} times that while decoding); that is more than the {budget} bytes left of the import memory budget (max_decoded_bytes)",
                     view.count
                 ),
             )
         })?;
+    // The extension's rules against the view that carries it (a mismatch
+    // used to decode into scrambled positions with no error).
+    if let Some(parent) = parent {
+        if let Some(s) = parent.stride
+            && s != stride
+        {
+            return Err(Error::invalid(
+                format!("{path}.byteStride"),
+                format!(
+                    "byteStride {stride} differs from the buffer view's byteStride {s}; the extension requires them equal"
+                ),
+            ));
+        }
+        if decoded != parent.length {
+            return Err(Error::invalid(
+                format!("{path}.count"),
+                format!(
+                    "count {} x byteStride {stride} is {decoded} bytes, not the buffer view's byteLength {}; the extension requires them equal",
+                    view.count, parent.length
+                ),
+            ));
+        }
+    }
     let bytes = view
         .byte_offset
         .checked_add(view.byte_length)
@@ -208,29 +246,38 @@ fn decode_elements<const K: usize>(
     count: usize,
     filter: Filter,
 ) -> Result<Vec<u8>, meshopt::Error> {
-    let elements = meshopt::decode_vertex_buffer::<Element<K>>(bytes, count)?;
-    let mut flat: Vec<u32> = elements.into_iter().flat_map(|e| e.0).collect();
-    let data = flat.as_mut_slice();
-    if filter == Filter::Exponential {
-        meshopt::encoding::decode_filter_exp::<K>(data.as_chunks_mut::<K>().0);
+    let mut elements = meshopt::decode_vertex_buffer::<Element<K>>(bytes, count)?;
+    // Filters act element by element, in place: no intermediate copy.
+    for e in &mut elements {
+        let words = &mut e.0;
+        match (filter, K) {
+            (Filter::None, _) => {}
+            (Filter::Exponential, _) => {
+                meshopt::encoding::decode_filter_exp::<K>(std::slice::from_mut(words));
+            }
+            (Filter::Octahedral, 1) => {
+                meshopt::encoding::decode_filter_oct::<i8>(bytemuck::cast_slice_mut(words));
+            }
+            (Filter::Octahedral, _) => {
+                meshopt::encoding::decode_filter_oct::<i16>(bytemuck::cast_slice_mut(words));
+            }
+            (Filter::Color, 1) => {
+                meshopt::encoding::decode_filter_color::<u8>(bytemuck::cast_slice_mut(words));
+            }
+            (Filter::Color, _) => {
+                meshopt::encoding::decode_filter_color::<u16>(bytemuck::cast_slice_mut(words));
+            }
+            (Filter::Quaternion, _) => {
+                meshopt::encoding::decode_filter_quat(bytemuck::cast_slice_mut(words));
+            }
+        }
     }
-    match (filter, K) {
-        (Filter::None | Filter::Exponential, _) => {}
-        (Filter::Octahedral, 1) => {
-            meshopt::encoding::decode_filter_oct::<i8>(bytemuck::cast_slice_mut(data))
-        }
-        (Filter::Octahedral, _) => {
-            meshopt::encoding::decode_filter_oct::<i16>(bytemuck::cast_slice_mut(data))
-        }
-        (Filter::Color, 1) => {
-            meshopt::encoding::decode_filter_color::<u8>(bytemuck::cast_slice_mut(data))
-        }
-        (Filter::Color, _) => {
-            meshopt::encoding::decode_filter_color::<u16>(bytemuck::cast_slice_mut(data))
-        }
-        (Filter::Quaternion, _) => {
-            meshopt::encoding::decode_filter_quat(bytemuck::cast_slice_mut(data))
+    // The decoded bytes, written once (the elements are then dropped).
+    let mut out = Vec::with_capacity(count * K * 4);
+    for e in &elements {
+        for w in e.0 {
+            out.extend_from_slice(&w.to_ne_bytes());
         }
     }
-    Ok(as_bytes(data))
+    Ok(out)
 }

@@ -176,7 +176,8 @@ pub fn import_slice(bytes: &[u8], source: &Source<'_>, options: &ImportOptions) 
     } else {
         crate::model::Looks::default()
     };
-    let (decoded_views, decoded_bytes) = decode_meshopt(&compressed, &buffers, &options.limits)?;
+    let (decoded_views, decoded_bytes) =
+        decode_meshopt(&doc, &compressed, &buffers, &options.limits)?;
     let reader = accessor::AccessorReader::new(&buffers, &decoded_views, &options.limits);
     reader.charge_bytes(decoded_bytes, "bufferViews")?;
     let quantized = doc.extensions_used().any(|e| e == "KHR_mesh_quantization");
@@ -232,18 +233,49 @@ fn draco_accessors(root: &gltf::json::Root, compressed: &compression::Compressio
     out
 }
 
-/// Decodes every meshopt-compressed buffer view, in view order, each
-/// checked against what is left of the memory budget before it is
-/// allocated. Returns the decoded views and their total size.
+/// Decodes the meshopt-compressed buffer views that something reads (an
+/// accessor, a sparse accessor's indices or values, an image), in view
+/// order, each once, checked against its parent view (the extension's
+/// rules: `byteStride` equal to the parent's when it has one, the parent's
+/// `byteLength` equal to `count * byteStride`) and against what is left of
+/// the memory budget before it is allocated. A view nothing reads is never
+/// decoded. Returns the decoded views and their total size.
 fn decode_meshopt(
+    doc: &gltf::Document,
     compressed: &compression::Compression,
     buffers: &[std::borrow::Cow<'_, [u8]>],
     limits: &Limits,
 ) -> Result<(std::collections::BTreeMap<usize, Vec<u8>>, u64)> {
     let mut views = std::collections::BTreeMap::new();
+    if compressed.meshopt.is_empty() {
+        return Ok((views, 0));
+    }
+    let mut read = vec![false; doc.views().len()];
+    for a in doc.accessors() {
+        if let Some(v) = a.view() {
+            read[v.index()] = true;
+        }
+        if let Some(s) = a.sparse() {
+            read[s.indices().view().index()] = true;
+            read[s.values().view().index()] = true;
+        }
+    }
+    for image in doc.images() {
+        if let gltf::image::Source::View { view, .. } = image.source() {
+            read[view.index()] = true;
+        }
+    }
+    let parents: Vec<gltf::buffer::View<'_>> = doc.views().collect();
     let mut used = 0u64;
     for (v, ext, view) in &compressed.meshopt {
+        if !read.get(*v).copied().unwrap_or(false) {
+            continue;
+        }
         let path = format!("bufferViews[{v}].extensions.{ext}");
+        let parent = parents.get(*v).map(|p| meshopt::Parent {
+            stride: p.stride(),
+            length: p.length(),
+        });
         let source = buffers
             .get(view.buffer)
             .filter(|_| !compressed.fallback_buffers.contains(&view.buffer))
@@ -257,7 +289,7 @@ fn decode_meshopt(
                 )
             })?;
         let budget = limits.max_decoded_bytes.saturating_sub(used);
-        let bytes = meshopt::decode_view(view, ext, source, budget, &path)?;
+        let bytes = meshopt::decode_view(view, parent, ext, source, budget, &path)?;
         used += bytes.len() as u64;
         views.insert(*v, bytes);
     }
