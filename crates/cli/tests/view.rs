@@ -1058,3 +1058,59 @@ fn view_serves_a_bake_whose_name_needs_percent_encoding() {
     let (status, body) = get(&addr, "/bake/0/%252e%252e%252fsecret");
     assert_eq!(status, 404, "{body}");
 }
+
+/// The served files are opened relative to the bake's folder as it was at
+/// start (issue 30, class 2): replacing that folder with a link to another
+/// folder afterwards serves nothing from the other folder, and a file
+/// replaced by a link is refused.
+#[cfg(unix)]
+#[test]
+fn view_serves_from_the_folder_it_started_with_after_a_swap() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/tentacle.glb");
+    let o = bake(&[model], &out, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let original = std::fs::read(out.join("tentacle/tentacle.rigbake")).unwrap();
+    let (_server, url) = start_view(&out);
+    let addr = url
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_owned();
+    assert_eq!(get(&addr, "/bake/0/tentacle.rigbake").0, 200);
+    // The folder is swapped for a link to a folder of secrets with the
+    // same file names.
+    let secrets = tmp.path().join("secrets");
+    std::fs::create_dir(&secrets).unwrap();
+    for name in [
+        "tentacle.rigbake",
+        "bones.skin0.exr",
+        "tentacle.weights.glb",
+    ] {
+        std::fs::write(secrets.join(name), "SECRET").unwrap();
+    }
+    std::fs::rename(out.join("tentacle"), tmp.path().join("moved")).unwrap();
+    std::os::unix::fs::symlink(&secrets, out.join("tentacle")).unwrap();
+    let (status, body) = get(&addr, "/bake/0/tentacle.rigbake");
+    assert!(
+        !body.contains("SECRET"),
+        "served a file from outside the bake"
+    );
+    assert_eq!(status, 200);
+    // The container itself (binary; its magic bytes start the body).
+    assert!(
+        body.starts_with(&String::from_utf8_lossy(&original[..4]).into_owned()),
+        "the original container"
+    );
+    // Inside the held folder, a file replaced by a link is not served.
+    let held = tmp.path().join("moved");
+    std::fs::remove_file(held.join("bones.skin0.exr")).unwrap();
+    std::os::unix::fs::symlink(
+        secrets.join("bones.skin0.exr"),
+        held.join("bones.skin0.exr"),
+    )
+    .unwrap();
+    let (status, body) = get(&addr, "/bake/0/bones.skin0.exr");
+    assert_eq!(status, 404, "{body}");
+    assert!(!body.contains("SECRET"));
+}

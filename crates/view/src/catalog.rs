@@ -14,11 +14,16 @@ use std::path::{Component, Path, PathBuf};
 use glam::DMat4;
 use rigbake::inspect::{InspectReport, load_report};
 use rigbake_format::meta::Storage;
+use serde_json::value::RawValue;
 
 /// Deepest folder level searched below a target folder.
 pub const MAX_DEPTH: usize = 8;
 /// Most containers one viewer shows.
 pub const MAX_BAKES: usize = 256;
+/// Most bytes the bakes' `inspect --json` reports may add up to: the
+/// catalog keeps each report as its JSON text only (built once, the
+/// report's records dropped), and the page's index holds them all.
+pub const MAX_REPORT_BYTES: usize = 64 << 20;
 
 /// Why a target cannot be shown.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,8 +54,13 @@ pub struct Bake {
     pub file: PathBuf,
     /// The folder holding the container and its files.
     pub dir: PathBuf,
-    /// The `inspect --json` report.
-    pub report: InspectReport,
+    /// That folder, opened when the catalog was built: every served file is
+    /// opened relative to it ([`Bake::open_file`]), so replacing the folder
+    /// (by a link, say) afterwards changes nothing that is served.
+    pub dir_handle: std::fs::File,
+    /// The `inspect --json` report, as its JSON text (the records are not
+    /// kept: a few KiB per bake instead of the decoded records).
+    pub report: Box<RawValue>,
     /// Plain file names (no folders) the server may hand out, mapped to
     /// their paths in [`Bake::dir`].
     pub files: BTreeMap<String, PathBuf>,
@@ -60,6 +70,46 @@ pub struct Bake {
     pub placements: BTreeMap<String, DMat4>,
     /// Why placements are missing, when the source was not found.
     pub placement_note: Option<String>,
+}
+
+impl Bake {
+    /// Opens file `name` of the allow-list for reading, relative to
+    /// [`Bake::dir_handle`] (`openat` with `O_NOFOLLOW` and `O_NONBLOCK`:
+    /// a link at the name, a FIFO or a device is never opened as a file);
+    /// `None` unless it is a regular file now.
+    pub fn open_file(&self, name: &str) -> Option<std::fs::File> {
+        if !self.files.contains_key(name) || !plain_name(name) {
+            return None;
+        }
+        #[cfg(unix)]
+        let file = {
+            use rustix::fs::{Mode, OFlags, openat};
+            let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+            std::fs::File::from(openat(&self.dir_handle, name, flags, Mode::empty()).ok()?)
+        };
+        #[cfg(not(unix))]
+        let file = {
+            let path = self.dir.join(name);
+            let regular = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_file());
+            regular.then(|| std::fs::File::open(&path).ok()).flatten()?
+        };
+        file.metadata().is_ok_and(|m| m.is_file()).then_some(file)
+    }
+}
+
+/// Opens folder `dir` as a handle (following a link given as the target
+/// itself: that is the user's choice, made once at start).
+fn open_dir(dir: &Path) -> std::io::Result<std::fs::File> {
+    #[cfg(unix)]
+    {
+        use rustix::fs::{Mode, OFlags, open};
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        Ok(std::fs::File::from(open(dir, flags, Mode::empty())?))
+    }
+    #[cfg(not(unix))]
+    {
+        std::fs::File::open(dir)
+    }
 }
 
 /// Every bake a viewer shows.
@@ -122,10 +172,21 @@ impl Catalog {
         } else {
             target.parent().unwrap_or(Path::new("."))
         };
-        let mut bakes = files
-            .iter()
-            .map(|f| bake(root, f, source))
-            .collect::<Result<Vec<_>, _>>()?;
+        let mut bakes = Vec::with_capacity(files.len());
+        let mut report_bytes = 0usize;
+        for f in &files {
+            let b = bake(root, f, source)?;
+            report_bytes += b.report.get().len();
+            if report_bytes > MAX_REPORT_BYTES {
+                return Err(CatalogError::Usage(format!(
+                    "{}: the reports of the first {} bakes add up to more than {} MiB (the viewer's limit); point view at fewer bakes",
+                    target.display(),
+                    bakes.len() + 1,
+                    MAX_REPORT_BYTES >> 20
+                )));
+            }
+            bakes.push(b);
+        }
         bakes.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(Self { bakes })
     }
@@ -199,15 +260,22 @@ fn bake(root: &Path, file: &Path, source: Option<&Path>) -> Result<Bake, Catalog
         .to_string_lossy()
         .replace('\\', "/");
     let files = allowed_files(file, &dir, &report);
+    let dir_handle = open_dir(&dir).map_err(|e| {
+        CatalogError::Failed(format!("{}: cannot open the folder: {e}", dir.display()))
+    })?;
     let (placements, placement_note) = match placements(file, &report, source) {
         Ok(p) => (p, None),
         Err(note) if source.is_some() => return Err(CatalogError::Usage(note)),
         Err(note) => (BTreeMap::new(), Some(note)),
     };
+    let report = serde_json::value::to_raw_value(&report).map_err(|e| {
+        CatalogError::Failed(format!("{}: cannot describe the bake: {e}", file.display()))
+    })?;
     Ok(Bake {
         name,
         file: file.to_path_buf(),
         dir,
+        dir_handle,
         report,
         files,
         placements,

@@ -6,7 +6,10 @@
 //! - [`assets`] is the page (HTML, JavaScript, WebGL2 shaders), embedded in
 //!   the binary so the viewer works offline;
 //! - [`server`] answers HTTP requests on 127.0.0.1 only: the page, one JSON
-//!   document describing the bakes, and the catalog's files, read-only.
+//!   document describing the bakes, and the catalog's files, read-only;
+//! - [`http`] is the connection layer under it, with every resource a
+//!   client controls bounded (head size, time, connections, stalled
+//!   readers).
 //!
 //! Data flows one way: folder -> catalog -> server -> page. The page reads
 //! a bake exactly as an engine does (docs/viewer.md): the `inspect --json`
@@ -14,6 +17,7 @@
 
 pub mod assets;
 pub mod catalog;
+pub mod http;
 pub mod server;
 
 pub use catalog::{Bake, Catalog, CatalogError};

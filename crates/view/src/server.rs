@@ -13,24 +13,20 @@
 //! that is no longer a regular file (404), another method (405), and a
 //! `Host` header naming anything but the loopback address or `localhost`
 //! (403, so that a web page cannot reach the viewer through DNS rebinding).
-//! Every response closes its connection.
+//! Every response closes its connection. The connection limits are
+//! [`crate::http`]'s; files are opened relative to each bake's folder
+//! handle, held from start ([`crate::catalog::Bake::open_file`]).
 
-use std::fs::File;
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::{Ipv4Addr, SocketAddr, TcpListener};
 use std::path::Path;
 use std::sync::Arc;
 
 use percent_encoding::percent_decode_str;
 use serde_json::{Value, json};
-use std::io::{Read, Write};
-
-use tiny_http::{Method, Request};
 
 use crate::assets;
 use crate::catalog::{Catalog, plain_name};
-
-/// Threads answering requests.
-const WORKERS: usize = 4;
+use crate::http::{Body, Limits, Request, Response as Answer, text};
 
 /// Why the server could not start.
 #[derive(Debug)]
@@ -47,7 +43,8 @@ impl std::error::Error for ServeError {}
 /// A bound viewer server; [`Server::run`] answers requests until the
 /// process ends.
 pub struct Server {
-    http: Arc<tiny_http::Server>,
+    listener: TcpListener,
+    limits: Limits,
     addr: SocketAddr,
     catalog: Arc<Catalog>,
     index: Arc<Vec<u8>>,
@@ -56,26 +53,6 @@ pub struct Server {
 impl std::fmt::Debug for Server {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Server").field("addr", &self.addr).finish()
-    }
-}
-
-/// An answer before it is sent.
-struct Answer {
-    status: u16,
-    content_type: &'static str,
-    body: Body,
-}
-
-enum Body {
-    Bytes(Vec<u8>),
-    File(File),
-}
-
-fn text(status: u16, message: &str) -> Answer {
-    Answer {
-        status,
-        content_type: "text/plain; charset=utf-8",
-        body: Body::Bytes(format!("{message}\n").into_bytes()),
     }
 }
 
@@ -90,46 +67,74 @@ fn content_type(name: &str) -> &'static str {
     }
 }
 
-/// The JSON document the page starts from.
-pub fn bakes_json(catalog: &Catalog) -> Value {
-    let bakes: Vec<Value> = catalog
+/// One bake in the page's index (`/bakes.json`).
+#[derive(serde::Serialize)]
+struct IndexEntry<'a> {
+    id: usize,
+    name: &'a str,
+    base: String,
+    container: Option<String>,
+    files: Vec<&'a String>,
+    /// Written from its JSON text as it is, never parsed again.
+    report: &'a serde_json::value::RawValue,
+    placements: serde_json::Map<String, Value>,
+    placement_note: &'a Option<String>,
+}
+
+/// The page's index: every bake, with its report.
+#[derive(serde::Serialize)]
+struct Index<'a> {
+    viewer_version: u32,
+    bakes: Vec<IndexEntry<'a>>,
+}
+
+/// The JSON document the page starts from, as bytes.
+pub fn bakes_json(catalog: &Catalog) -> serde_json::Result<Vec<u8>> {
+    let bakes = catalog
         .bakes
         .iter()
         .enumerate()
-        .map(|(i, b)| {
-            let placements: serde_json::Map<String, Value> = b
+        .map(|(i, b)| IndexEntry {
+            id: i,
+            name: &b.name,
+            base: format!("/bake/{i}/"),
+            container: b.file.file_name().map(|n| n.to_string_lossy().into_owned()),
+            files: b.files.keys().collect(),
+            report: &b.report,
+            placements: b
                 .placements
                 .iter()
                 .map(|(k, m)| (k.clone(), json!(m.to_cols_array())))
-                .collect();
-            json!({
-                "id": i,
-                "name": b.name,
-                "base": format!("/bake/{i}/"),
-                "container": b.file.file_name().map(|n| n.to_string_lossy().into_owned()),
-                "files": b.files.keys().collect::<Vec<_>>(),
-                "report": b.report,
-                "placements": placements,
-                "placement_note": b.placement_note,
-            })
+                .collect(),
+            placement_note: &b.placement_note,
         })
         .collect();
-    json!({ "viewer_version": 1, "bakes": bakes })
+    serde_json::to_vec(&Index {
+        viewer_version: 1,
+        bakes,
+    })
 }
 
 impl Server {
-    /// Binds 127.0.0.1:`port` (0: any free port) for `catalog`.
+    /// Binds 127.0.0.1:`port` (0: any free port) for `catalog`, with the
+    /// default [`Limits`].
     pub fn bind(catalog: Catalog, port: u16) -> Result<Self, ServeError> {
-        let http = tiny_http::Server::http((Ipv4Addr::LOCALHOST, port))
+        Self::bind_with(catalog, port, Limits::default())
+    }
+
+    /// [`Server::bind`] with other connection limits (tests use short
+    /// timeouts).
+    pub fn bind_with(catalog: Catalog, port: u16, limits: Limits) -> Result<Self, ServeError> {
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, port))
             .map_err(|e| ServeError(format!("cannot listen on 127.0.0.1:{port}: {e}")))?;
-        let addr = http
-            .server_addr()
-            .to_ip()
-            .ok_or_else(|| ServeError("the server has no IP address".to_owned()))?;
-        let index = serde_json::to_vec(&bakes_json(&catalog))
+        let addr = listener
+            .local_addr()
+            .map_err(|e| ServeError(format!("the server has no address: {e}")))?;
+        let index = bakes_json(&catalog)
             .map_err(|e| ServeError(format!("cannot describe the bakes: {e}")))?;
         Ok(Self {
-            http: Arc::new(http),
+            listener,
+            limits,
             addr,
             catalog: Arc::new(catalog),
             index: Arc::new(index),
@@ -146,71 +151,14 @@ impl Server {
         format!("http://{}/", self.addr)
     }
 
-    /// Answers requests on [`WORKERS`] threads until the process ends.
+    /// Answers requests until the process ends, each connection on its own
+    /// thread within the [`Limits`].
     pub fn run(self) {
-        let workers: Vec<_> = (0..WORKERS)
-            .map(|_| {
-                let (http, catalog, index) =
-                    (self.http.clone(), self.catalog.clone(), self.index.clone());
-                let port = self.addr.port();
-                std::thread::spawn(move || {
-                    for request in http.incoming_requests() {
-                        let answer = answer(&request, &catalog, &index, port);
-                        send(request, answer);
-                    }
-                })
-            })
-            .collect();
-        for w in workers {
-            let _ = w.join();
-        }
+        let (catalog, index, port) = (self.catalog, self.index, self.addr.port());
+        let handler =
+            Arc::new(move |request: &Request<'_>| answer(request, &catalog, &index, port));
+        crate::http::serve(&self.listener, self.limits, handler);
     }
-}
-
-fn reason(status: u16) -> &'static str {
-    match status {
-        200 => "OK",
-        204 => "No Content",
-        400 => "Bad Request",
-        403 => "Forbidden",
-        404 => "Not Found",
-        405 => "Method Not Allowed",
-        _ => "Error",
-    }
-}
-
-/// Writes the answer and ends the connection. The response head is written
-/// here (through tiny_http's raw writer) because tiny_http 0.12 does not let
-/// a response say `Connection: close`, and on reused keep-alive connections
-/// it left some of Chromium's parallel module requests unanswered; one
-/// request per connection avoids that (the loopback server has nothing to
-/// gain from keep-alive).
-fn send(request: Request, answer: Answer) {
-    let head_only = *request.method() == Method::Head;
-    let length = match &answer.body {
-        Body::Bytes(b) => b.len() as u64,
-        Body::File(f) => f.metadata().map(|m| m.len()).unwrap_or(0),
-    };
-    let head = format!(
-        "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {length}\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n",
-        answer.status,
-        reason(answer.status),
-        answer.content_type
-    );
-    let mut w = request.into_writer();
-    // A client that hung up is not the server's problem.
-    let _ = (|| -> std::io::Result<()> {
-        w.write_all(head.as_bytes())?;
-        if !head_only {
-            match answer.body {
-                Body::Bytes(b) => w.write_all(&b)?,
-                Body::File(f) => {
-                    std::io::copy(&mut f.take(length), &mut w)?;
-                }
-            }
-        }
-        w.flush()
-    })();
 }
 
 /// Whether a `Host` header names this server on the loopback interface.
@@ -249,22 +197,17 @@ pub fn decoded_path(url: &str) -> Result<String, &'static str> {
     Ok(path)
 }
 
-fn answer(request: &Request, catalog: &Catalog, index: &[u8], port: u16) -> Answer {
-    if !matches!(request.method(), Method::Get | Method::Head) {
+fn answer(request: &Request<'_>, catalog: &Catalog, index: &[u8], port: u16) -> Answer {
+    if !matches!(request.method, "GET" | "HEAD") {
         return text(405, "only GET and HEAD");
     }
-    let host = request
-        .headers()
-        .iter()
-        .find(|h| h.field.equiv("Host"))
-        .map(|h| h.value.as_str().to_owned());
-    if host.as_deref().is_some_and(|h| !host_allowed(h, port)) {
+    if request.host.is_some_and(|h| !host_allowed(h, port)) {
         return text(
             403,
             "refused: the Host header does not name 127.0.0.1 or localhost",
         );
     }
-    let path = match decoded_path(request.url()) {
+    let path = match decoded_path(request.target) {
         Ok(p) => p,
         Err(why) => return text(400, &format!("refused: {why}")),
     };
@@ -316,17 +259,14 @@ fn bake_file(catalog: &Catalog, rest: &str) -> Answer {
     if !plain_name(name) {
         return text(400, "refused: not a plain file name");
     }
-    let Some(path) = bake.files.get(name) else {
+    if !bake.files.contains_key(name) {
         return text(404, "not a file of this bake");
-    };
-    // Checked again now: the file may have been replaced since the catalog
-    // was built (by a link, a folder, a FIFO...).
-    let regular = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file());
-    let opened = regular
-        .then(|| File::open(path).ok())
-        .flatten()
-        .filter(|f| f.metadata().is_ok_and(|m| m.is_file()));
-    match opened {
+    }
+    // Opened now, relative to the bake's folder handle held from start,
+    // refusing a link at the name and anything but a regular file: a
+    // folder swapped for a link, or a file replaced by one, since the
+    // catalog was built serves nothing from elsewhere.
+    match bake.open_file(name) {
         Some(f) => Answer {
             status: 200,
             content_type: content_type(name),
