@@ -18,6 +18,7 @@ use glam::{DMat4, DVec3};
 use rigbake_core::eval::sample::LocalPose;
 use rigbake_core::import::{ImportOptions, import_file};
 use rigbake_core::reference::pose_at;
+use rigbake_format::container::Container;
 use serde_json::Value;
 
 fn walker() -> PathBuf {
@@ -498,4 +499,107 @@ fn a_weighted_joint_outside_the_motion_root_is_refused() {
             String::from_utf8_lossy(&v.stdout)
         );
     }
+}
+
+/// Rewrites the container at `file` with the section of `kind` replaced
+/// by `edit` of it: every other section copied, every checksum right, so
+/// only the edited numbers lie.
+fn rewrite_record(
+    file: &Path,
+    kind: rigbake_format::container::SectionKind,
+    edit: impl FnOnce(&[u8]) -> Vec<u8>,
+) {
+    use rigbake_format::container::{ContainerWriter, SectionKind};
+    let mut c = Container::open(file).unwrap();
+    let meta = c.metadata().clone();
+    let sections: Vec<_> = c.sections().to_vec();
+    let mut payloads = Vec::new();
+    for (i, s) in sections.iter().enumerate() {
+        payloads.push((s.kind, c.read_section(i).unwrap()));
+    }
+    drop(c);
+    let mut edit = Some(edit);
+    let mut w = ContainerWriter::new(std::fs::File::create(file).unwrap()).unwrap();
+    for (k, bytes) in &payloads {
+        match *k {
+            SectionKind::Metadata => {}
+            k2 if k2 == kind => {
+                let f = edit.take().expect("one section of the kind");
+                w.add_section(k2, &f(bytes)).unwrap();
+            }
+            k2 => {
+                w.add_section(k2, bytes).unwrap();
+            }
+        }
+    }
+    w.finish(&meta).unwrap();
+}
+
+/// verify recomputes the recorded numbers it can (issue 30, class 12): a
+/// root-motion `end` and `displacement` one unit off, or animated bounds
+/// halved, fail although every texture is right; the untouched bake
+/// passes and says what was checked.
+#[test]
+fn verify_recomputes_root_motion_and_bounds_records() {
+    use rigbake_format::codec;
+    use rigbake_format::container::SectionKind;
+    let out = out_dir("records");
+    bake_ok(&walker(), &out, &["--vat", "--root-motion", "extract"]);
+    let file = container(&out, "walker");
+    let o = rigbake(&["verify".as_ref(), file.as_os_str()]);
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(o.status.success(), "{text}");
+    assert!(text.contains("checked: root motion of"), "{text}");
+    assert!(text.contains("checked: animated bounds of"), "{text}");
+    let original = std::fs::read(&file).unwrap();
+    type Edit = Box<dyn Fn(&[u8]) -> Vec<u8>>;
+    let cases: [(SectionKind, &str, Edit); 3] = [
+        (
+            SectionKind::RootMotion,
+            "the recorded end",
+            Box::new(|b| {
+                let mut r = codec::decode_root_motion(b).unwrap();
+                let c = r.clips.iter_mut().find(|c| c.mode.extracts()).unwrap();
+                c.end[0] += 1.0;
+                codec::encode_root_motion(&r).unwrap()
+            }),
+        ),
+        (
+            SectionKind::RootMotion,
+            "the recorded displacement",
+            Box::new(|b| {
+                let mut r = codec::decode_root_motion(b).unwrap();
+                let c = r.clips.iter_mut().find(|c| c.mode.extracts()).unwrap();
+                c.displacement[0] += 1.0;
+                codec::encode_root_motion(&r).unwrap()
+            }),
+        ),
+        (
+            SectionKind::Bounds,
+            "animated bounds of clip",
+            Box::new(|b| {
+                let mut r = codec::decode_bounds(b).unwrap();
+                for c in &mut r.clips {
+                    for k in 0..3 {
+                        let mid = (c.min[k] + c.max[k]) / 2.0;
+                        c.min[k] = mid + (c.min[k] - mid) / 2.0;
+                        c.max[k] = mid + (c.max[k] - mid) / 2.0;
+                    }
+                }
+                codec::encode_bounds(&r).unwrap()
+            }),
+        ),
+    ];
+    for (kind, needle, edit) in cases {
+        std::fs::write(&file, &original).unwrap();
+        rewrite_record(&file, kind, |b| edit(b));
+        let o = rigbake(&["verify".as_ref(), file.as_os_str()]);
+        let text = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert_eq!(o.status.code(), Some(1), "{needle}: {text}");
+        assert!(
+            text.contains("problem:") && text.contains(needle),
+            "{needle}: {text}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&out);
 }

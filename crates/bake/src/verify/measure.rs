@@ -75,6 +75,25 @@ pub struct Stats {
     /// Comparisons whose recorded bound was NaN, infinite, negative or
     /// absurd: judged with no bound, and the check fails.
     pub bad_bounds: u64,
+    /// The box of every position the bake played back, in place (before
+    /// its recorded root motion moves it), in the output's space: what the
+    /// recorded animated bounds must hold ([`super::records`]). `None`
+    /// before any vertex.
+    pub played: Option<([f64; 3], [f64; 3])>,
+}
+
+impl Stats {
+    /// Grows [`Stats::played`] by one played-back position.
+    fn add_played(&mut self, p: DVec3) {
+        let p = p.to_array();
+        self.played = Some(match self.played {
+            None => (p, p),
+            Some((lo, hi)) => (
+                std::array::from_fn(|k| lo[k].min(p[k])),
+                std::array::from_fn(|k| hi[k].max(p[k])),
+            ),
+        });
+    }
 }
 
 /// The larger of two values, NaN if either is NaN (`f64::max` would drop
@@ -151,6 +170,13 @@ impl Stats {
         self.normals_judged += o.normals_judged;
         self.normal_excess_max = max_nan(self.normal_excess_max, o.normal_excess_max);
         self.bad_bounds += o.bad_bounds;
+        self.played = match (self.played, o.played) {
+            (Some((a, b)), Some((c, d))) => Some((
+                std::array::from_fn(|k| a[k].min(c[k])),
+                std::array::from_fn(|k| b[k].max(d[k])),
+            )),
+            (a, b) => a.or(b),
+        };
     }
 
     /// Whether any measured value is NaN (never a pass).
@@ -398,10 +424,9 @@ fn eval_bones(
                 break;
             };
             let (p, normal) = prim.vertex(src, v);
-            let got = moved(
-                bone_path::deform_vertex(&view, gpu, channels, p, normal),
-                motion.as_ref(),
-            );
+            let played = bone_path::deform_vertex(&view, gpu, channels, p, normal);
+            out.stats.add_played(played.position.as_dvec3());
+            let got = moved(played, motion.as_ref());
             // Dropped influences are a separate, recorded loss: judged only
             // when accepted.
             let bound = encoded_matrix_bound(tex.max_error, p.as_dvec3());
@@ -452,18 +477,17 @@ fn eval_vat(
         );
         let normal_bound = prim.normals.as_ref().map(|n| n.max_error());
         for (v, want) in want.iter().enumerate() {
-            let got = moved(
-                vat_path::deform_vertex(
-                    &prim.address,
-                    &positions,
-                    normals.as_deref(),
-                    gpu,
-                    v as u32,
-                    Vec3::ZERO,
-                    None,
-                ),
-                motion.as_ref(),
+            let played = vat_path::deform_vertex(
+                &prim.address,
+                &positions,
+                normals.as_deref(),
+                gpu,
+                v as u32,
+                Vec3::ZERO,
+                None,
             );
+            out.stats.add_played(played.position.as_dvec3());
+            let got = moved(played, motion.as_ref());
             compare(
                 &mut out.stats,
                 &mut out.lo,

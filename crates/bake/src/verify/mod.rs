@@ -4,6 +4,7 @@
 //! clip against tolerances. Semantics and tolerances: `docs/runtime.md`.
 
 mod measure;
+pub mod records;
 
 pub use measure::{ClipStats, Output, OutputStats, Path, Stats, Subject, max_nan, measure};
 use serde::Serialize;

@@ -144,6 +144,13 @@ pub fn run(args: &VerifyArgs, verbosity: crate::args::Verbosity) -> u8 {
             problems_fail = true;
         }
     }
+    // The recorded numbers besides the textures (root motion, animated
+    // bounds), recomputed where they can be.
+    let records = measure::records::check_all(&loaded, &outputs);
+    if !records.failures.is_empty() {
+        problems.extend(records.failures.iter().cloned());
+        problems_fail = true;
+    }
     let tolerance = Tolerances {
         relative: args.tolerance,
         normal_degrees: args.normal_tolerance,
@@ -157,6 +164,7 @@ pub fn run(args: &VerifyArgs, verbosity: crate::args::Verbosity) -> u8 {
         args.stride,
         problems,
         problems_fail,
+        records,
     );
     if args.json {
         match serde_json::to_string_pretty(&report) {

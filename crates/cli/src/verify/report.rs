@@ -115,8 +115,14 @@ pub struct VerifyReport {
     pub stride: usize,
     /// Per output.
     pub outputs: Vec<OutputJson>,
-    /// Problems found besides errors (checksums, source hash).
+    /// Problems found besides errors (checksums, source hash, recorded
+    /// numbers that disagree with the source).
     pub problems: Vec<String>,
+    /// Recorded numbers checked besides the played-back vertices (root
+    /// motion, animated bounds).
+    pub records_checked: Vec<String>,
+    /// Recorded numbers verify cannot recompute, and why.
+    pub records_unchecked: Vec<String>,
     /// Whether everything passed.
     pub pass: bool,
 }
@@ -129,6 +135,7 @@ pub fn build(
     stride: usize,
     problems: Vec<String>,
     problems_fail: bool,
+    records: rigbake::verify::records::RecordChecks,
 ) -> VerifyReport {
     let outputs: Vec<OutputJson> = outputs
         .iter()
@@ -167,6 +174,8 @@ pub fn build(
         stride,
         outputs,
         problems,
+        records_checked: records.checked,
+        records_unchecked: records.unchecked,
         pass,
     }
 }
@@ -234,6 +243,12 @@ pub fn text(r: &VerifyReport) -> String {
                 if c.pass { "ok" } else { "FAIL" }
             ));
         }
+    }
+    for c in &r.records_checked {
+        out.push_str(&format!("checked: {c}\n"));
+    }
+    for u in &r.records_unchecked {
+        out.push_str(&format!("unchecked: {u}\n"));
     }
     for p in &r.problems {
         out.push_str(&format!("problem: {p}\n"));
