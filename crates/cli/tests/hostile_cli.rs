@@ -765,3 +765,44 @@ fn values_past_the_readers_limits_are_refused_where_they_enter() {
         );
     }
 }
+
+/// A clip name two animations share picks neither (issue 30, class 11):
+/// `--clip` refuses it listing both, and `#N` picks one, baked under its
+/// own name.
+#[test]
+fn an_ambiguous_clip_name_is_refused_and_picked_by_index() {
+    use rigbake_fixtures::parts::{add_animation, add_channel};
+    let dir = tempfile::tempdir().unwrap();
+    let mut b = rigbake_fixtures::models::two_joint();
+    let tip = b.node_named("tip");
+    let a = add_animation(&mut b, "turn_linear");
+    add_channel(
+        &mut b,
+        a,
+        tip,
+        "translation",
+        "LINEAR",
+        &[0.0, 2.0],
+        &[0.0, 1.0, 0.0, 0.0, 2.0, 0.0],
+    );
+    let model = dir.path().join("twice.glb");
+    std::fs::write(&model, b.to_glb()).unwrap();
+    let out = dir.path().join("out");
+    let o = bake(&[&model], &out, &["--clip", "turn_linear"]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("`turn_linear` names 2 animations") && e.contains("`#0`"),
+        "{e}"
+    );
+    let last = a.to_string();
+    let o = bake(&[&model], &out, &["--clip", &format!("#{last}")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let c = rigbake_format::container::Container::open(&out.join("twice/twice.rigbake")).unwrap();
+    let clips: Vec<&str> = c.metadata().clips.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(clips, ["turn_linear"]);
+    assert!(
+        (c.metadata().clips[0].duration - 2.0).abs() < 1e-9,
+        "the second animation"
+    );
+}

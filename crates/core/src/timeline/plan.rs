@@ -266,22 +266,50 @@ impl Timeline {
     /// flags are all `false`, and `specs`' overrides are not applied:
     /// [`Timeline::build`] runs the loop pass and then applies them.
     pub fn plan(model: &Model, sampling: Sampling, specs: &[ClipSpec]) -> Result<Self> {
-        // The first animation of each name, looked up in constant time.
-        let mut by_name: HashMap<&str, usize> = HashMap::with_capacity(model.clips.len());
+        // The first animation of each name and how many share it, looked
+        // up in constant time; `#N` names animations[N].
+        let mut by_name: HashMap<&str, (usize, usize)> = HashMap::with_capacity(model.clips.len());
         for (i, c) in model.clips.iter().enumerate() {
-            by_name.entry(c.name.as_str()).or_insert(i);
+            by_name.entry(c.name.as_str()).or_insert((i, 0)).1 += 1;
         }
         let animation_names = || model.clips.iter().map(|c| c.name.as_str());
+        // A name several animations share picks none of them silently.
+        let lookup = |name: &str| -> Option<Result<usize>> {
+            match by_name.get(name) {
+                Some(&(i, 1)) => Some(Ok(i)),
+                Some(&(_, count)) => {
+                    let all: Vec<usize> = (0..model.clips.len())
+                        .filter(|&i| model.clips[i].name == name)
+                        .collect();
+                    let listed: Vec<String> =
+                        all.iter().map(|i| format!("animations[{i}]")).collect();
+                    Some(Err(Error::new(
+                        ErrorKind::Invalid,
+                        "animations",
+                        format!(
+                            "`{name}` names {count} animations ({}); name one by its index (`#{}`), and give it its own baked name (`name = ...` in the manifest) if two would share one",
+                            listed.join(", "),
+                            all.first().copied().unwrap_or_default()
+                        ),
+                    )))
+                }
+                None => name
+                    .strip_prefix('#')
+                    .and_then(|d| d.parse::<usize>().ok())
+                    .filter(|&i| i < model.clips.len())
+                    .map(Ok),
+            }
+        };
         let find = |name: &str| -> Result<usize> {
-            by_name.get(name).copied().ok_or_else(|| {
-                Error::new(
+            lookup(name).unwrap_or_else(|| {
+                Err(Error::new(
                     ErrorKind::Invalid,
                     "animations",
                     format!(
                         "no clip named `{name}`; {}",
                         names::suggestion(name, "clips", animation_names())
                     ),
-                )
+                ))
             })
         };
         // A blend may also name a clip by its baked name (a renamed whole
@@ -300,8 +328,8 @@ impl Timeline {
                     e
                 });
             }
-            if let Some(i) = by_name.get(name) {
-                return Ok(*i);
+            if let Some(found) = lookup(name) {
+                return found;
             }
             let message = match renamed_as {
                 Some((_, ClipRequest::Range { source, .. })) => format!(
@@ -324,7 +352,12 @@ impl Timeline {
                 ClipRequest::Whole { source } => {
                     let i = find(source)?;
                     (
-                        source.clone(),
+                        // `#N` bakes under the animation's own name.
+                        if source.starts_with('#') && by_name.get(source.as_str()).is_none() {
+                            model.clips[i].name.clone()
+                        } else {
+                            source.clone()
+                        },
                         ClipSource::Animation {
                             clip: i,
                             start: 0.0,
