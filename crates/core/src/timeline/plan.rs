@@ -353,7 +353,7 @@ impl Timeline {
                     let i = find(source)?;
                     (
                         // `#N` bakes under the animation's own name.
-                        if source.starts_with('#') && by_name.get(source.as_str()).is_none() {
+                        if source.starts_with('#') && !by_name.contains_key(source.as_str()) {
                             model.clips[i].name.clone()
                         } else {
                             source.clone()
