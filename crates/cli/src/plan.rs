@@ -427,6 +427,27 @@ fn load_manifest(
         .transpose()
 }
 
+/// The output folder (`--out`, else the manifest's `out`) and the models of
+/// a `bake` or `vat` run: the inputs given, then the manifest's, with the
+/// problems found while searching folders.
+fn gather(
+    inputs: &[PathBuf],
+    manifest: Option<&Manifest>,
+    run: &RunArgs,
+) -> Result<(PathBuf, Found, Vec<String>), UsageError> {
+    let out = run
+        .out
+        .clone()
+        .or_else(|| manifest.and_then(|m| m.out.clone()))
+        .ok_or(UsageError::NoOut(true))?;
+    let mut problems = Vec::new();
+    let mut found = expand_inputs(inputs, &Draft::new(), &out, &mut problems)?;
+    if let Some(m) = manifest {
+        found.extend(expand_manifest(m, &Draft::new(), &out, &mut problems)?);
+    }
+    Ok((out, found, problems))
+}
+
 impl BakePlan {
     /// Validates `rigbake bake` arguments; the error is a usage message.
     /// With no model and no `--manifest`, `rigbake.toml` in the current
@@ -447,17 +468,7 @@ impl BakePlan {
             d.add_blends(&args.settings.blends)
         };
         check_flags(&args.settings)?;
-        let out = args
-            .run
-            .out
-            .clone()
-            .or_else(|| manifest.as_ref().and_then(|m| m.out.clone()))
-            .ok_or(UsageError::NoOut(true))?;
-        let mut problems = Vec::new();
-        let mut found = expand_inputs(&args.inputs, &Draft::new(), &out, &mut problems)?;
-        if let Some(m) = &manifest {
-            found.extend(expand_manifest(m, &Draft::new(), &out, &mut problems)?);
-        }
+        let (out, mut found, problems) = gather(&args.inputs, manifest.as_ref(), &args.run)?;
         for (_, _, d, _) in &mut found {
             finish(d)?;
         }
@@ -473,17 +484,7 @@ impl BakePlan {
     pub fn from_vat_args(args: &VatArgs, verbosity: Verbosity) -> Result<Self, UsageError> {
         let manifest = load_manifest(&args.inputs, args.manifest.as_deref())?;
         check_flags(&args.settings)?;
-        let out = args
-            .run
-            .out
-            .clone()
-            .or_else(|| manifest.as_ref().and_then(|m| m.out.clone()))
-            .ok_or(UsageError::NoOut(true))?;
-        let mut problems = Vec::new();
-        let mut found = expand_inputs(&args.inputs, &Draft::new(), &out, &mut problems)?;
-        if let Some(m) = &manifest {
-            found.extend(expand_manifest(m, &Draft::new(), &out, &mut problems)?);
-        }
+        let (out, mut found, problems) = gather(&args.inputs, manifest.as_ref(), &args.run)?;
         for (_, _, d, _) in &mut found {
             d.apply_flags(&args.settings);
             d.add_blends(&args.settings.blends)?;

@@ -563,15 +563,8 @@ fn identical_skins_across_models_share_one_bone_texture() {
 
 /// Validates a `--json` report against formats/report.schema.json.
 fn assert_valid_report(doc: &serde_json::Value) {
-    let path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../formats/report.schema.json");
-    let schema: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("the schema itself is valid");
-    let errors: Vec<String> = validator
-        .iter_errors(doc)
-        .map(|e| format!("{e} at {}", e.instance_path()))
-        .collect();
-    assert!(errors.is_empty(), "{errors:#?}\n{doc:#}");
+    let validator = common::schema_validator("report.schema.json");
+    common::assert_schema(&validator, doc, "the --json report");
 }
 
 /// (path, bytes) of a report model's outputs, sorted.

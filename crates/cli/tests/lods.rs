@@ -532,7 +532,7 @@ fn bad_lod_declarations_are_clear_errors() {
         ],
     );
     assert!(
-        e.contains("no node `tentacle_mesh_lo`") && e.contains("tentacle_mesh_low"),
+        e.contains("no node named `tentacle_mesh_lo`") && e.contains("tentacle_mesh_low"),
         "{e}"
     );
     let e = bake_fails(&plain, &out, &["--lod", "tentacle_mesh=seg3"]);

@@ -36,7 +36,8 @@ pub fn bake(models: &[PathBuf], out: &Path, flags: &[&str]) -> Output {
     r
 }
 
-fn schema_validator(name: &str) -> jsonschema::Validator {
+/// A validator for `formats/<name>`.
+pub fn schema_validator(name: &str) -> jsonschema::Validator {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../formats")
         .join(name);
