@@ -1114,3 +1114,36 @@ fn view_serves_from_the_folder_it_started_with_after_a_swap() {
     assert_eq!(status, 404, "{body}");
     assert!(!body.contains("SECRET"));
 }
+
+/// The viewer's catalogue has a total memory bound (issue 30, class 4):
+/// each report is kept as its JSON text only, and their total is bounded.
+/// A folder of 200 hard links to one container starts (a few MB of
+/// reports); the same folder under a small bound is refused with a usage
+/// error that says what to do, never an abort.
+#[cfg(unix)]
+#[test]
+fn the_catalogue_bounds_the_reports_it_keeps() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/tentacle.glb");
+    let o = bake(&[model], &out, &["--vat"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let dir = out.join("tentacle");
+    for k in 0..200 {
+        std::fs::hard_link(
+            dir.join("tentacle.rigbake"),
+            dir.join(format!("link{k}.rigbake")),
+        )
+        .unwrap();
+    }
+    let catalog = rigbake_view::Catalog::open(&out, None).expect("200 links fit");
+    assert_eq!(catalog.bakes.len(), 201);
+    let total: usize = catalog.bakes.iter().map(|b| b.report.get().len()).sum();
+    assert!(total <= rigbake_view::catalog::MAX_REPORT_BYTES, "{total}");
+    let one = catalog.bakes[0].report.get().len();
+    let e = rigbake_view::Catalog::open_with(&out, None, one * 10).expect_err("over a small bound");
+    assert!(
+        matches!(&e, rigbake_view::CatalogError::Usage(m) if m.contains("add up to more than") && m.contains("fewer bakes")),
+        "{e}"
+    );
+}

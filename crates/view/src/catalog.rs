@@ -136,6 +136,16 @@ impl Catalog {
     /// model of a single container, used for placements; otherwise each
     /// container's recorded source file is looked for beside it.
     pub fn open(target: &Path, source: Option<&Path>) -> Result<Self, CatalogError> {
+        Self::open_with(target, source, MAX_REPORT_BYTES)
+    }
+
+    /// [`Catalog::open`] with another bound on the reports' total size
+    /// (tests use a small one).
+    pub fn open_with(
+        target: &Path,
+        source: Option<&Path>,
+        max_report_bytes: usize,
+    ) -> Result<Self, CatalogError> {
         let meta = std::fs::metadata(target)
             .map_err(|e| CatalogError::Usage(format!("{}: {e}", target.display())))?;
         let files: Vec<PathBuf> = if meta.is_file() {
@@ -177,12 +187,11 @@ impl Catalog {
         for f in &files {
             let b = bake(root, f, source)?;
             report_bytes += b.report.get().len();
-            if report_bytes > MAX_REPORT_BYTES {
+            if report_bytes > max_report_bytes {
                 return Err(CatalogError::Usage(format!(
-                    "{}: the reports of the first {} bakes add up to more than {} MiB (the viewer's limit); point view at fewer bakes",
+                    "{}: the reports of the first {} bakes add up to more than {max_report_bytes} bytes (the viewer's limit); point view at fewer bakes",
                     target.display(),
                     bakes.len() + 1,
-                    MAX_REPORT_BYTES >> 20
                 )));
             }
             bakes.push(b);
