@@ -152,9 +152,9 @@ pub enum UsageError {
         "nothing to bake: give models or folders, --manifest FILE, or run in a folder with a rigbake.toml"
     )]
     NothingToBake,
-    /// No output folder was given.
-    #[error("no output folder: give --out DIR{}", if *.0 { " (or `out` in the manifest)" } else { "" })]
-    NoOut(bool),
+    /// No output folder was given (neither `--out` nor the manifest's `out`).
+    #[error("no output folder: give --out DIR (or `out` in the manifest)")]
+    NoOut,
     /// `--jobs` outside 1..=[`MAX_JOBS`].
     #[error("--jobs must be 1 to {max}, got {0}", max = MAX_JOBS)]
     Jobs(usize),

@@ -439,7 +439,7 @@ fn gather(
         .out
         .clone()
         .or_else(|| manifest.and_then(|m| m.out.clone()))
-        .ok_or(UsageError::NoOut(true))?;
+        .ok_or(UsageError::NoOut)?;
     let mut problems = Vec::new();
     let mut found = expand_inputs(inputs, &Draft::new(), &out, &mut problems)?;
     if let Some(m) = manifest {

@@ -356,15 +356,7 @@ fn every_fixture_and_shared_model_bake_follows_the_schemas() {
         // The OpenVAT export beside a VAT bake.
         let out = tempfile::tempdir().unwrap();
         let since = std::time::SystemTime::now() - std::time::Duration::from_secs(1);
-        let r = rigbake(&[
-            "vat".as_ref(),
-            model.as_os_str(),
-            "--compat".as_ref(),
-            "openvat".as_ref(),
-            "--out".as_ref(),
-            out.path().as_os_str(),
-        ]);
-        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        common::openvat_export(model, out.path());
         common::check_documents(out.path(), since);
     }
     assert!(fixtures.len() >= 9, "{} fixtures", fixtures.len());
@@ -373,28 +365,10 @@ fn every_fixture_and_shared_model_bake_follows_the_schemas() {
     else {
         return;
     };
-    let all = [
-        "--vat",
-        "--normals",
-        "--tangents",
-        "--anchors",
-        "auto",
-        "--anchors-exr",
-        "--root-motion",
-        "extract",
-        "--format",
-        "png16",
-        "--embed-textures",
-        "--layout",
-        "mat3x4",
-        "--precision",
-        "f16",
-        "--weights-as-uv",
-        "--max-influences",
-        "2",
-        "--fps",
-        "10",
-    ];
+    // Every family at once (one `--vat`), at 10 fps.
+    let mut all: Vec<&str> = families[1].to_vec();
+    all.extend(families[2].iter().filter(|f| **f != "--vat"));
+    all.extend(["--fps", "10"]);
     let models = common::model_files(&dir);
     assert!(models.len() >= 15, "{} shared models", models.len());
     for model in &models {

@@ -49,23 +49,11 @@ fn decode(folder: &Path, name: &str, stride: usize) -> Option<serde_json::Value>
     }
 }
 
-fn export(model: &Path, out: &Path) {
-    let r = rigbake(&[
-        "vat".as_ref(),
-        model.as_os_str(),
-        "--compat".as_ref(),
-        "openvat".as_ref(),
-        "--out".as_ref(),
-        out.as_os_str(),
-    ]);
-    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
-}
-
 /// Decodes the export of `model` and compares every decoded vertex with
 /// direct evaluation; returns (largest error, tolerance).
 fn check(model: &Path, name: &str, stride: usize) -> Option<(f64, f64)> {
     let out = tempfile::tempdir().unwrap();
-    export(model, out.path());
+    common::openvat_export(model, out.path());
     let dir = out.path().join(name);
     let decoded = decode(&dir, name, stride)?;
     let info: serde_json::Value = serde_json::from_slice(
@@ -128,7 +116,7 @@ fn fox_export_names_its_clips_and_decodes_to_direct_evaluation() {
     };
     let model = shared.join("khronos/Fox.glb");
     let out = tempfile::tempdir().unwrap();
-    export(&model, out.path());
+    common::openvat_export(&model, out.path());
     let dir = out.path().join("Fox");
     let text = std::fs::read_to_string(dir.join("Fox-remap_info.json")).unwrap();
     let info: serde_json::Value = serde_json::from_str(&text).unwrap();
@@ -177,7 +165,7 @@ fn fox_export_names_its_clips_and_decodes_to_direct_evaluation() {
 fn textured_fixture_export_keeps_its_look_with_the_lookup_in_uv_set_1() {
     let model = rigbake_fixtures::fixture("textured.gltf");
     let out = tempfile::tempdir().unwrap();
-    export(&model, out.path());
+    common::openvat_export(&model, out.path());
     let file = out.path().join("textured/textured.glb");
     if let Some(issues) = common::gltf_validator(&file) {
         assert_eq!(issues["numErrors"], 0, "{issues}");
@@ -268,7 +256,7 @@ fn multi_primitive_exports_count_each_vertex_once() {
     };
     let girl = shared.join("raylib/girl.glb");
     let out = tempfile::tempdir().unwrap();
-    export(&girl, out.path());
+    common::openvat_export(&girl, out.path());
     let dir = out.path().join("girl");
     let sidecar: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("girl-openvat.rigbake.json")).unwrap())
@@ -286,7 +274,7 @@ fn multi_primitive_exports_count_each_vertex_once() {
         );
     }
     let out = tempfile::tempdir().unwrap();
-    export(&shared.join("threejs/RobotExpressive.glb"), out.path());
+    common::openvat_export(&shared.join("threejs/RobotExpressive.glb"), out.path());
     let sidecar: serde_json::Value = serde_json::from_slice(
         &std::fs::read(
             out.path()

@@ -439,6 +439,13 @@ fn raw_get(addr: &str, request: &str) -> (u16, String) {
     (status, body)
 }
 
+/// `127.0.0.1:PORT` of a server URL `http://127.0.0.1:PORT/`.
+fn addr_of(url: &str) -> String {
+    url.trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_owned()
+}
+
 fn get(addr: &str, path: &str) -> (u16, String) {
     raw_get(
         addr,
@@ -486,10 +493,7 @@ fn view_serves_only_the_bake_and_only_on_loopback() {
     std::fs::write(dir.join("secret.txt"), "SECRET-IN-FOLDER").unwrap();
     std::fs::write(tmp.path().join("outside.txt"), "SECRET-OUTSIDE").unwrap();
     let (_server, url) = start_view(&out);
-    let addr = url
-        .trim_start_matches("http://")
-        .trim_end_matches('/')
-        .to_owned();
+    let addr = addr_of(&url);
     assert!(addr.starts_with("127.0.0.1:"), "{url}");
     let port: u16 = addr.rsplit(':').next().unwrap().parse().unwrap();
 
@@ -1036,10 +1040,7 @@ fn view_serves_a_bake_whose_name_needs_percent_encoding() {
     let o = bake(&[model], &out, &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let (_server, url) = start_view(&out);
-    let addr = url
-        .trim_start_matches("http://")
-        .trim_end_matches('/')
-        .to_owned();
+    let addr = addr_of(&url);
     let (status, index) = get(&addr, "/bakes.json");
     assert_eq!(status, 200);
     let index: serde_json::Value = serde_json::from_str(&index).unwrap();
@@ -1073,10 +1074,7 @@ fn view_serves_from_the_folder_it_started_with_after_a_swap() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let original = std::fs::read(out.join("tentacle/tentacle.rigbake")).unwrap();
     let (_server, url) = start_view(&out);
-    let addr = url
-        .trim_start_matches("http://")
-        .trim_end_matches('/')
-        .to_owned();
+    let addr = addr_of(&url);
     assert_eq!(get(&addr, "/bake/0/tentacle.rigbake").0, 200);
     // The folder is swapped for a link to a folder of secrets with the
     // same file names.

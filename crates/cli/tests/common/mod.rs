@@ -36,6 +36,19 @@ pub fn bake(models: &[PathBuf], out: &Path, flags: &[&str]) -> Output {
     r
 }
 
+/// Runs `rigbake vat MODEL --compat openvat --out OUT`, asserting success.
+pub fn openvat_export(model: &Path, out: &Path) {
+    let r = rigbake(&[
+        "vat".as_ref(),
+        model.as_os_str(),
+        "--compat".as_ref(),
+        "openvat".as_ref(),
+        "--out".as_ref(),
+        out.as_os_str(),
+    ]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+}
+
 /// A validator for `formats/<name>`.
 pub fn schema_validator(name: &str) -> jsonschema::Validator {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
