@@ -446,6 +446,19 @@ fn addr_of(url: &str) -> String {
         .to_owned()
 }
 
+/// The file names `/bakes.json` lists for bake 0.
+fn first_bake_files(addr: &str) -> Vec<String> {
+    let (status, index) = get(addr, "/bakes.json");
+    assert_eq!(status, 200);
+    let index: serde_json::Value = serde_json::from_str(&index).unwrap();
+    index["bakes"][0]["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap().to_owned())
+        .collect()
+}
+
 fn get(addr: &str, path: &str) -> (u16, String) {
     raw_get(
         addr,
@@ -498,15 +511,7 @@ fn view_serves_only_the_bake_and_only_on_loopback() {
     let port: u16 = addr.rsplit(':').next().unwrap().parse().unwrap();
 
     // What it serves.
-    let (status, index) = get(&addr, "/bakes.json");
-    assert_eq!(status, 200);
-    let index: serde_json::Value = serde_json::from_str(&index).unwrap();
-    let files: Vec<String> = index["bakes"][0]["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f.as_str().unwrap().to_owned())
-        .collect();
+    let files = first_bake_files(&addr);
     assert!(files.contains(&"tentacle.rigbake".to_owned()), "{files:?}");
     assert!(!files.contains(&"secret.txt".to_owned()));
     let (status, body) = get(&addr, "/bake/0/tentacle.rigbake");
@@ -1041,15 +1046,7 @@ fn view_serves_a_bake_whose_name_needs_percent_encoding() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let (_server, url) = start_view(&out);
     let addr = addr_of(&url);
-    let (status, index) = get(&addr, "/bakes.json");
-    assert_eq!(status, 200);
-    let index: serde_json::Value = serde_json::from_str(&index).unwrap();
-    let files: Vec<String> = index["bakes"][0]["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f.as_str().unwrap().to_owned())
-        .collect();
+    let files = first_bake_files(&addr);
     assert!(files.iter().any(|f| f == "t%41.weights.glb"), "{files:?}");
     for name in &files {
         let (status, _) = get(&addr, &format!("/bake/0/{}", enc(name)));
