@@ -518,3 +518,50 @@ fn golden_version_1_7_containers_with_atlas_and_bone_fold_stay_readable() {
     let t = &c.metadata().textures[0];
     assert_eq!((t.width, t.height), (64, 181));
 }
+
+#[test]
+fn golden_version_1_8_containers_with_lods_and_root_motion_stay_readable() {
+    // formats/golden/v1.8 was written by rigbake 0.1.0 (container format
+    // 1.8, before the LOD detail record) with `rigbake bake
+    // tentacle_lods.glb --vat --fps 10 --embed-textures`
+    // (tentacle_lods_vat_10fps.rigbake) and `rigbake bake walker.glb
+    // --root-motion extract --embed-textures` (walker_root_motion.rigbake),
+    // each model copied beside its output folder first. Never regenerate
+    // them.
+    use rigbake_format::meta::{LodSource, RootMotionMode};
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../formats/golden/v1.8");
+    let mut c = Container::open(&dir.join("tentacle_lods_vat_10fps.rigbake")).unwrap();
+    assert_eq!(c.version().to_string(), "1.8");
+    c.verify().unwrap();
+    let lods = c.lods().expect("the LOD record").clone();
+    assert!(c.lod_details().is_none(), "1.8 has no LOD detail record");
+    assert_eq!(lods.groups.len(), 1);
+    let group = &lods.groups[0];
+    assert_eq!(group.source, LodSource::MsftLod);
+    let vertices: Vec<u32> = group.levels.iter().map(|l| l.vertices).collect();
+    assert_eq!(vertices, [204, 108, 50]);
+    for (k, level) in group.levels.iter().enumerate() {
+        assert_eq!(level.weights_primitives, [k as u32]);
+        assert_eq!(level.vat_primitives, [k as u32]);
+    }
+    let weights = c.weights().expect("the weights record").clone();
+    for (p, v) in weights.primitives.iter().zip(vertices) {
+        let bytes = c.read_section(p.section as usize).unwrap();
+        assert_eq!(bytes.len() as u32, v * weights.channels * 16);
+    }
+    assert_eq!(c.vat().expect("the VAT record").primitives.len(), 3);
+
+    let mut c = Container::open(&dir.join("walker_root_motion.rigbake")).unwrap();
+    assert_eq!(c.version().to_string(), "1.8");
+    c.verify().unwrap();
+    let motion = c.root_motion().expect("the root-motion record").clone();
+    assert_eq!(motion.clips.len(), c.metadata().clips.len());
+    for (clip, meta) in motion.clips.iter().zip(&c.metadata().clips) {
+        assert_eq!(clip.mode, RootMotionMode::Extract);
+        assert_eq!(clip.track.len() as u32, meta.frames);
+    }
+    // walk travels 1 unit along z over the clip, turn 1 along x and z.
+    let end = |i: usize| motion.clips[i].end;
+    assert!((end(0)[2] - 1.0).abs() < 1e-6 && end(0)[0].abs() < 1e-6, "{:?}", end(0));
+    assert!((end(1)[0] - 1.0).abs() < 1e-6 && (end(1)[2] - 1.0).abs() < 1e-6, "{:?}", end(1));
+}
