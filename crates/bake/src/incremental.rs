@@ -15,8 +15,9 @@ use crate::settings::BakeSettings;
 /// (`shared`), and every input byte (`bytes`, the model file at `input`, and
 /// its external buffers, each read within the import limits), and the
 /// source's location relative to the container when one is recorded
-/// (`source_location`, [`crate::source_path::relative_source`]). Same key,
-/// same outputs.
+/// (`source_location`, [`crate::source_path::relative_source`]), and the
+/// bytes of every LOD level file (`settings.lod_files`) with their
+/// external buffers. Same key, same outputs.
 pub fn bake_key(
     input: &Path,
     bytes: &[u8],
@@ -36,6 +37,25 @@ pub fn bake_key(
     if let Some(location) = source_location {
         h.update(format!("source at {location:?}\n"));
     }
+    hash_model(&mut h, input, bytes, settings)?;
+    // LOD levels in files of their own: their bytes decide the outputs
+    // too (their paths are in the settings).
+    for level in &settings.lod_files {
+        let data = import::read_file(level, &settings.import.limits)
+            .map_err(|e| BakeError::new(Stage::Key, e))?;
+        hash_model(&mut h, level, &data, settings)?;
+    }
+    Ok(format!("{:x}", h.finalize()))
+}
+
+/// Feeds a model file's bytes and those of every external file it reads
+/// into `h`, each prefixed with its length.
+fn hash_model(
+    h: &mut Sha256,
+    input: &Path,
+    bytes: &[u8],
+    settings: &BakeSettings,
+) -> Result<(), BakeError> {
     h.update((bytes.len() as u64).to_le_bytes());
     h.update(bytes);
     let files = import::external_files(input, bytes, &settings.import)
@@ -46,7 +66,7 @@ pub fn bake_key(
         h.update((data.len() as u64).to_le_bytes());
         h.update(&data);
     }
-    Ok(format!("{:x}", h.finalize()))
+    Ok(())
 }
 
 /// Whether the file `name` beside the container (in `out_dir`) is a regular

@@ -46,6 +46,10 @@ pub struct InspectReport {
     /// The LOD record (LOD groups and each level's outputs), since format
     /// 1.8; `null` when the model has no LOD groups.
     pub lods: Option<rigbake_format::meta::LodsMetadata>,
+    /// The LOD detail record (per level: its file, the influences it keeps
+    /// and their loss), since format 1.9; `null` without LOD groups or in
+    /// older containers.
+    pub lod_details: Option<rigbake_format::meta::LodDetailsMetadata>,
     /// Sums over the metadata.
     pub totals: Totals,
     /// Result of `--verify` (`null` when not asked).
@@ -230,6 +234,7 @@ pub fn load_report(
         texture_layout: container.layout().cloned(),
         vat_compression: container.vat_compression().cloned(),
         lods: container.lods().cloned(),
+        lod_details: container.lod_details().cloned(),
         verified,
         sidecar: crate::sidecar::Sidecar::build(crate::sidecar::Records {
             container: &file
@@ -245,6 +250,7 @@ pub fn load_report(
             uv_sets: container.uv_sets(),
             root_motion: container.root_motion(),
             lods: container.lods(),
+            lod_details: container.lod_details(),
         }),
     };
     Ok((report, problem))
@@ -332,14 +338,19 @@ fn shown_list(names: &[String]) -> String {
         .join(", ")
 }
 
-/// The LOD groups: per level its node, size, weights mesh and VAT entries.
-fn render_lods(s: &mut String, l: &rigbake_format::meta::LodsMetadata) {
+/// The LOD groups: per level its node, size, weights mesh and VAT entries,
+/// and (format 1.9) its file, influences and their loss.
+fn render_lods(
+    s: &mut String,
+    l: &rigbake_format::meta::LodsMetadata,
+    details: Option<&rigbake_format::meta::LodDetailsMetadata>,
+) {
     let _ = writeln!(
         s,
         "\nLODs ({})",
         count(l.groups.len() as u64, "group", None)
     );
-    for g in &l.groups {
+    for (gi, g) in l.groups.iter().enumerate() {
         let _ = writeln!(
             s,
             "  {} ({}, from {})",
@@ -361,9 +372,23 @@ fn render_lods(s: &mut String, l: &rigbake_format::meta::LodsMetadata) {
             } else {
                 format!("  vat {:?}", level.vat_primitives)
             };
+            let detail = details.and_then(|d| d.groups.get(gi)?.get(k));
+            let kept = detail.map_or_else(String::new, |d| {
+                format!(
+                    "  {} (dropped weight max {:.4}, position error {})",
+                    count(u64::from(d.max_influences), "influence", None),
+                    d.dropped_max,
+                    error_text(d.position_error)
+                )
+            });
+            let file = detail
+                .and_then(|d| d.file.as_ref())
+                .map_or_else(String::new, |f| {
+                    format!("  from {} (node {})", shown(&f.file_name), shown(&f.node))
+                });
             let _ = writeln!(
                 s,
-                "    LOD{k} {}  {}  {}{coverage}{weights}{vat}",
+                "    LOD{k} {}  {}  {}{coverage}{weights}{vat}{kept}{file}",
                 shown(&level.node),
                 count(u64::from(level.vertices), "vertex", Some("vertices")),
                 count(u64::from(level.triangles), "triangle", None),
@@ -595,7 +620,7 @@ pub fn render(r: &InspectReport) -> String {
         }
     }
     if let Some(l) = &r.lods {
-        render_lods(&mut s, l);
+        render_lods(&mut s, l, r.lod_details.as_ref());
     }
     if let Some(v) = &r.vat {
         let _ = writeln!(

@@ -15,6 +15,7 @@
 //!   source model holds, before baking.
 //! - [`records`] maps core values to metadata records and back.
 //! - [`report`] is the batch report: outcomes, JSON, shard merging.
+//! - [`lod_siblings`] finds LOD level files beside their model.
 //!
 //! The `rigbake` command line (crate `rigbake-cli`) is a thin layer over
 //! this crate: arguments, manifests, planning, scheduling and reports.
@@ -27,6 +28,7 @@ pub mod inspect;
 pub mod inspect_source;
 pub mod job;
 pub mod listed;
+pub mod lod_siblings;
 pub mod playback;
 pub mod preview;
 pub mod records;

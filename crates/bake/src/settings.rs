@@ -64,8 +64,13 @@ pub struct BakeSettings {
     pub layout: MatrixLayout,
     /// Bone texture precision.
     pub precision: Precision,
-    /// Bone-weight pairs kept per vertex.
+    /// Bone-weight pairs kept per vertex (level 0 of LOD groups and every
+    /// mesh that is no LOD level).
     pub max_influences: usize,
+    /// Bone-weight pairs kept per vertex at LOD levels 1, 2, ...; the last
+    /// entry also applies to deeper levels; empty: `max_influences` at
+    /// every level (`max_influences = [4, 2, 1]`, `--max-influences 4,2,1`).
+    pub lod_influences: Vec<usize>,
     /// Largest texture width or height.
     pub max_texture_size: usize,
     /// Embed textures in the container instead of writing files beside it.
@@ -84,6 +89,11 @@ pub struct BakeSettings {
     /// LOD groups named by the manifest (`[[model.lod]]`) or `--lod`, on
     /// top of those the model declares (see `rigbake_core::lod`).
     pub lods: Vec<rigbake_core::lod::LodSpec>,
+    /// Files holding lower LOD levels of the model's skinned meshes, level
+    /// 1 first (`lod_files` in the manifest, `--lod MODEL=LOD1.glb,...`,
+    /// or `<stem>_LOD<n>.glb` beside a model in a baked folder; see
+    /// `rigbake_core::lod_files`).
+    pub lod_files: Vec<std::path::PathBuf>,
     /// Also write the OpenVAT-compatible export (`--compat openvat`, see
     /// `docs/openvat.md`).
     pub openvat: bool,
@@ -96,6 +106,30 @@ pub struct BakeSettings {
     /// Root motion: the mode of clips that set none, and the motion root
     /// (`--root-motion`, `--root-node`; see `docs/root-motion.md`).
     pub root_motion: RootMotionRequest,
+}
+
+impl BakeSettings {
+    /// Bone-weight pairs kept per vertex at LOD level `level` (0 for meshes
+    /// that are no LOD level).
+    pub fn influences_at(&self, level: usize) -> usize {
+        match level {
+            0 => self.max_influences,
+            _ => self
+                .lod_influences
+                .get(level - 1)
+                .or(self.lod_influences.last())
+                .copied()
+                .unwrap_or(self.max_influences),
+        }
+    }
+
+    /// The most pairs any level keeps: the weight channels of every
+    /// primitive are sized for it.
+    pub fn most_influences(&self) -> usize {
+        self.lod_influences
+            .iter()
+            .fold(self.max_influences, |m, &k| m.max(k))
+    }
 }
 
 impl Default for BakeSettings {
@@ -113,6 +147,7 @@ impl Default for BakeSettings {
             layout: MatrixLayout::Mat4,
             precision: Precision::F32,
             max_influences: 6,
+            lod_influences: Vec::new(),
             max_texture_size: 8192,
             embed_textures: false,
             anchors: AnchorSettings::default(),
@@ -129,6 +164,7 @@ impl Default for BakeSettings {
             },
             exclude: Vec::new(),
             lods: Vec::new(),
+            lod_files: Vec::new(),
             openvat: false,
             lookup_uv_set: None,
             weights_as_uv: false,

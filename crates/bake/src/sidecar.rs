@@ -119,6 +119,20 @@ pub struct SidecarLodLevel {
     pub weights_primitives: Vec<u32>,
     /// Its entries in `vat.primitives` (= meshes of the VAT playback mesh).
     pub vat_primitives: Vec<u32>,
+    /// The file the level came from, when it is not the source model
+    /// (absent otherwise): path relative to the container, name, SHA-256
+    /// and the level's node in that file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<rigbake_format::meta::LodFileMeta>,
+    /// Bone-weight pairs the level keeps per vertex (format 1.9 and later).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_influences: Option<u32>,
+    /// Largest fraction of a vertex's weight the level dropped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dropped_max: Option<f64>,
+    /// Largest position error the dropped influences cause, model units.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub position_error: Option<f64>,
 }
 
 /// The source a bake came from.
@@ -392,6 +406,8 @@ pub struct Records<'a> {
     pub root_motion: Option<&'a RootMotionMetadata>,
     /// LOD record.
     pub lods: Option<&'a rigbake_format::meta::LodsMetadata>,
+    /// LOD detail record.
+    pub lod_details: Option<&'a rigbake_format::meta::LodDetailsMetadata>,
 }
 
 fn storage_name(storage: Storage, name: &str) -> &'static str {
@@ -620,13 +636,21 @@ impl Sidecar {
             lods: r.lods.map_or_else(Vec::new, |l| {
                 l.groups
                     .iter()
-                    .map(|g| SidecarLodGroup {
+                    .enumerate()
+                    .map(|(gi, g)| SidecarLodGroup {
                         source: g.source,
                         levels: g
                             .levels
                             .iter()
                             .enumerate()
-                            .map(|(k, level)| SidecarLodLevel {
+                            .map(|(k, level)| {
+                                (
+                                    k,
+                                    level,
+                                    r.lod_details.and_then(|d| d.groups.get(gi)?.get(k)),
+                                )
+                            })
+                            .map(|(k, level, detail)| SidecarLodLevel {
                                 level: k as u32,
                                 node: level.node.clone(),
                                 mesh: level.mesh.clone(),
@@ -636,6 +660,10 @@ impl Sidecar {
                                 weights_file: level.weights_file.clone(),
                                 weights_primitives: level.weights_primitives.clone(),
                                 vat_primitives: level.vat_primitives.clone(),
+                                file: detail.and_then(|d| d.file.clone()),
+                                max_influences: detail.map(|d| d.max_influences),
+                                dropped_max: detail.map(|d| d.dropped_max),
+                                position_error: detail.map(|d| d.position_error),
                             })
                             .collect(),
                     })

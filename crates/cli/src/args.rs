@@ -161,11 +161,14 @@ pub struct SettingFlags {
     #[arg(long = "exclude", value_name = "NAME")]
     pub exclude: Vec<String>,
     /// A LOD group: node BASE (level 0) and the nodes of levels 1, 2, ...
-    /// (repeatable; `--lod Body=Body_low,Body_lowest`). Each level gets its
-    /// own weights mesh and shares BASE's bone texture; the model's own
-    /// groups (MSFT_lod, `_LOD<n>` names) need no flag (docs/lods.md).
+    /// (repeatable; `--lod Body=Body_low,Body_lowest`), or a model file and
+    /// the files of its levels (`--lod hero.glb=hero_LOD1.glb,hero_LOD2.glb`:
+    /// every level ends in .glb or .gltf). Each level gets its own weights
+    /// mesh and shares BASE's bone texture; the model's own groups
+    /// (MSFT_lod, `_LOD<n>` names) and `<stem>_LOD<n>.glb` files beside a
+    /// model in a baked folder need no flag (docs/lods.md).
     #[arg(long = "lod", value_name = "BASE=LOD1,LOD2", value_parser = parse_lod)]
-    pub lod: Vec<rigbake_types::LodSpec>,
+    pub lod: Vec<LodArg>,
     /// Store textures inside the container instead of as files beside it.
     #[arg(long)]
     pub embed_textures: bool,
@@ -240,9 +243,10 @@ pub struct BakeArgs {
     /// Bone texture sample precision [default: f32].
     #[arg(long, value_enum)]
     pub precision: Option<Precision>,
-    /// Bone-weight pairs kept per vertex, 1 to 8 [default: 6].
-    #[arg(long, value_name = "N")]
-    pub max_influences: Option<usize>,
+    /// Bone-weight pairs kept per vertex, 1 to 8 [default: 6]; with LODs,
+    /// one per level (`4,2,1`; the last also for deeper levels).
+    #[arg(long, value_name = "N[,N...]", value_parser = parse_influences)]
+    pub max_influences: Option<crate::manifest::Influences>,
     /// Do not write bone-weight channels and the weights mesh.
     #[arg(long)]
     pub no_weights: bool,
@@ -341,8 +345,65 @@ pub struct MergeReportArgs {
     pub json: bool,
 }
 
-/// Parses `--lod BASE=LOD1,LOD2`.
-fn parse_lod(text: &str) -> Result<rigbake_types::LodSpec, String> {
+/// `--lod`: a group of the model's nodes, or a model file and its level
+/// files.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LodArg {
+    /// Node names (`Body=Body_low,Body_lowest`).
+    Nodes(rigbake_types::LodSpec),
+    /// A model file and the files of levels 1, 2, ... (paths as given).
+    Files {
+        /// The model (one of the inputs).
+        model: PathBuf,
+        /// Its level files.
+        levels: Vec<PathBuf>,
+    },
+}
+
+impl LodArg {
+    /// The node group, when it is one.
+    pub fn nodes(&self) -> Option<&rigbake_types::LodSpec> {
+        match self {
+            Self::Nodes(spec) => Some(spec),
+            Self::Files { .. } => None,
+        }
+    }
+}
+
+/// Parses `--max-influences N[,N...]`.
+fn parse_influences(text: &str) -> Result<crate::manifest::Influences, String> {
+    let levels = text
+        .split(',')
+        .map(|n| n.trim().parse::<usize>())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|_| format!("`{text}`: expected a count or counts per LOD level (4,2,1)"))?;
+    Ok(match levels[..] {
+        [one] => crate::manifest::Influences::One(one),
+        _ => crate::manifest::Influences::PerLevel(levels),
+    })
+}
+
+/// Whether `name` names a model file (ends in .glb or .gltf).
+fn is_model_file(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    lower.ends_with(".glb") || lower.ends_with(".gltf")
+}
+
+/// Parses `--lod BASE=LOD1,LOD2`: level files when every level names a
+/// model file, else node names.
+fn parse_lod(text: &str) -> Result<LodArg, String> {
+    let spec = parse_lod_nodes(text)?;
+    Ok(if spec.levels.iter().all(|l| is_model_file(l)) {
+        LodArg::Files {
+            model: PathBuf::from(spec.base),
+            levels: spec.levels.into_iter().map(PathBuf::from).collect(),
+        }
+    } else {
+        LodArg::Nodes(spec)
+    })
+}
+
+fn parse_lod_nodes(text: &str) -> Result<rigbake_types::LodSpec, String> {
     let (base, levels) = text
         .split_once('=')
         .ok_or_else(|| format!("`{text}`: expected BASE=LOD1,LOD2 (node names)"))?;

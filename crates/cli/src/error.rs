@@ -119,6 +119,9 @@ pub enum UsageError {
     /// Folder discovery found problems and no model (the text names them).
     #[error("{0}")]
     Discovery(String),
+    /// `--lod MODEL=LOD1.glb,...` names a model that is not an input.
+    #[error("--lod {}=...: `{}` is not one of the models to bake (give it as an input)", .0.display(), .0.display())]
+    LodModel(PathBuf),
     /// A folder holds no model.
     #[error("`{}` holds no .glb or .gltf file", .0.display())]
     NoModels(PathBuf),

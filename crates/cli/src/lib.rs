@@ -62,6 +62,9 @@ fn run_plan(plan: Result<plan::BakePlan, error::UsageError>) -> ExitCode {
             for problem in &plan.problems {
                 eprintln!("error: {problem}");
             }
+            for note in &plan.notes {
+                eprintln!("note: {note}");
+            }
             let code = batch::execute(&plan);
             if !plan.problems.is_empty() && code == EXIT_OK {
                 eprintln!(

@@ -90,6 +90,26 @@ pub struct BlendEntry {
     pub root_motion: Option<RootMotionMode>,
 }
 
+/// `max_influences`: one count for every level, or one per LOD level.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum Influences {
+    /// The same count at every level.
+    One(usize),
+    /// Level 0, 1, ...; the last also for deeper levels.
+    PerLevel(Vec<usize>),
+}
+
+impl Influences {
+    /// The counts, level 0 first.
+    pub fn levels(&self) -> Vec<usize> {
+        match self {
+            Self::One(n) => vec![*n],
+            Self::PerLevel(v) => v.clone(),
+        }
+    }
+}
+
 /// Settings as a manifest writes them: every field optional, applied over
 /// what came before.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -112,8 +132,9 @@ pub struct Overrides {
     pub max_texture_size: Option<usize>,
     /// Scene of the file to bake (index; default: the file's `scene`, else 0).
     pub scene: Option<usize>,
-    /// Bone-weight pairs per vertex.
-    pub max_influences: Option<usize>,
+    /// Bone-weight pairs per vertex: one number for every level, or one
+    /// per LOD level (`[4, 2, 1]`; the last also for deeper levels).
+    pub max_influences: Option<Influences>,
     /// Embed textures in the container.
     pub embed_textures: Option<bool>,
     /// Socket nodes to track.
@@ -130,6 +151,9 @@ pub struct Overrides {
     /// later layer that lists any replaces the list.
     #[serde(default)]
     pub lod: Vec<rigbake_types::LodSpec>,
+    /// Files holding LOD levels 1, 2, ... of the model's skinned meshes
+    /// (relative to the manifest's model folder); `[[model]]` entries only.
+    pub lod_files: Option<Vec<String>>,
     /// VAT options.
     pub vat: Option<VatOverrides>,
     /// Root motion of clips that set none: `keep`, `extract`, `extract-yaw`.
@@ -278,6 +302,12 @@ impl Manifest {
             return Err(error(
                 format!(":{line}:{col}"),
                 "`path` belongs in [[model]] entries, not in [defaults]",
+            ));
+        }
+        if raw.defaults.as_ref().is_some_and(|d| d.lod_files.is_some()) {
+            return Err(error(
+                String::new(),
+                "`lod_files` belongs in [[model]] entries (the files are one model's levels), not in [defaults]",
             ));
         }
         let mut models = Vec::with_capacity(raw.entries.len());

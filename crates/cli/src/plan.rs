@@ -8,7 +8,7 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 use rigbake_types::{TextureCompression, VatEncoding};
 use sha2::{Digest, Sha256};
 
-use crate::args::{BakeArgs, RunArgs, SettingFlags, VatArgs, Verbosity};
+use crate::args::{BakeArgs, LodArg, RunArgs, SettingFlags, VatArgs, Verbosity};
 use crate::error::{MAX_JOBS, UsageError};
 use crate::manifest::Manifest;
 use crate::settings::{Draft, check_max_texture_size};
@@ -68,6 +68,9 @@ pub struct BakePlan {
     /// What folder discovery could not search or use (see
     /// [`Discovery::problems`]): printed, and the run fails at the end.
     pub problems: Vec<String>,
+    /// What the user should know before the run (LOD level files baked as
+    /// levels of their model, not on their own): printed.
+    pub notes: Vec<String>,
 }
 
 fn is_model(p: &Path) -> bool {
@@ -352,6 +355,9 @@ fn expand_manifest(
                         d
                     });
                 draft.apply(&entry.overrides);
+                if let Some(files) = &entry.overrides.lod_files {
+                    draft.set_lod_files(files.iter().map(|f| manifest.root.join(f)).collect());
+                }
             }
         }
         if !matched {
@@ -427,14 +433,28 @@ fn load_manifest(
         .transpose()
 }
 
+/// What [`gather`] found: the output folder, the models, and what was
+/// noticed on the way.
+struct Gathered {
+    out: PathBuf,
+    found: Found,
+    /// Paths that could not be searched or used (the run fails at the end).
+    problems: Vec<String>,
+    /// What the user should know (LOD files baked as levels).
+    notes: Vec<String>,
+}
+
 /// The output folder (`--out`, else the manifest's `out`) and the models of
 /// a `bake` or `vat` run: the inputs given, then the manifest's, with the
-/// problems found while searching folders.
+/// problems found while searching folders; LOD level files attached to
+/// their models (`lod`, manifest `lod_files`, siblings found in folders)
+/// and taken out of the models.
 fn gather(
     inputs: &[PathBuf],
     manifest: Option<&Manifest>,
     run: &RunArgs,
-) -> Result<(PathBuf, Found, Vec<String>), UsageError> {
+    lod: &[LodArg],
+) -> Result<Gathered, UsageError> {
     let out = run
         .out
         .clone()
@@ -445,7 +465,59 @@ fn gather(
     if let Some(m) = manifest {
         found.extend(expand_manifest(m, &Draft::new(), &out, &mut problems)?);
     }
-    Ok((out, found, problems))
+    let notes = attach_lod_files(&mut found, lod)?;
+    Ok(Gathered {
+        out,
+        found,
+        problems,
+        notes,
+    })
+}
+
+/// Gives each model its LOD level files: `--lod MODEL=LOD1.glb,...` (the
+/// model must be an input), else those the manifest named, else, for a
+/// model found in a folder, `<stem>_LOD<n>` files beside it
+/// ([`rigbake::lod_siblings`]). Every level file that is also an input is
+/// taken out of the models; the notes say so.
+fn attach_lod_files(found: &mut Found, lod: &[LodArg]) -> Result<Vec<String>, UsageError> {
+    for arg in lod {
+        let LodArg::Files { model, levels } = arg else {
+            continue;
+        };
+        let mut matched = false;
+        for (path, _, draft, _) in found.iter_mut() {
+            if same_file(path, model) {
+                draft.set_lod_files(levels.clone());
+                matched = true;
+            }
+        }
+        if !matched {
+            return Err(UsageError::LodModel(model.clone()));
+        }
+    }
+    let paths: Vec<PathBuf> = found.iter().map(|f| f.0.clone()).collect();
+    for group in rigbake::lod_siblings::find(&paths) {
+        let (_, _, draft, mirrored) = &mut found[group.base];
+        if *mirrored && draft.lod_files().is_empty() {
+            draft.set_lod_files(group.levels.iter().map(|&i| paths[i].clone()).collect());
+        }
+    }
+    let mut levels: Vec<(PathBuf, String)> = Vec::new();
+    for (_, id, draft, _) in found.iter() {
+        levels.extend(draft.lod_files().iter().map(|l| (l.clone(), id.clone())));
+    }
+    let mut notes = Vec::new();
+    found.retain(|(path, id, _, _)| {
+        let Some((_, base)) = levels.iter().find(|(l, _)| same_file(l, path)) else {
+            return true;
+        };
+        notes.push(format!(
+            "{id}: a LOD level of {base}, baked with it and not as a model of its own"
+        ));
+        false
+    });
+    notes.dedup();
+    Ok(notes)
 }
 
 impl BakePlan {
@@ -468,13 +540,19 @@ impl BakePlan {
             d.add_blends(&args.settings.blends)
         };
         check_flags(&args.settings)?;
-        let (out, mut found, problems) = gather(&args.inputs, manifest.as_ref(), &args.run)?;
-        for (_, _, d, _) in &mut found {
+        let mut g = gather(
+            &args.inputs,
+            manifest.as_ref(),
+            &args.run,
+            &args.settings.lod,
+        )?;
+        for (_, _, d, _) in &mut g.found {
             finish(d)?;
         }
-        let mut plan = Self::assemble(found, out, &args.run, verbosity)?;
+        let mut plan = Self::assemble(g.found, g.out, &args.run, verbosity)?;
         plan.share_bones = args.share_bones;
-        plan.problems = problems;
+        plan.problems = g.problems;
+        plan.notes = g.notes;
         Ok(plan)
     }
 
@@ -484,8 +562,13 @@ impl BakePlan {
     pub fn from_vat_args(args: &VatArgs, verbosity: Verbosity) -> Result<Self, UsageError> {
         let manifest = load_manifest(&args.inputs, args.manifest.as_deref())?;
         check_flags(&args.settings)?;
-        let (out, mut found, problems) = gather(&args.inputs, manifest.as_ref(), &args.run)?;
-        for (_, _, d, _) in &mut found {
+        let mut g = gather(
+            &args.inputs,
+            manifest.as_ref(),
+            &args.run,
+            &args.settings.lod,
+        )?;
+        for (_, _, d, _) in &mut g.found {
             d.apply_flags(&args.settings);
             d.add_blends(&args.settings.blends)?;
             d.vat_only();
@@ -493,8 +576,9 @@ impl BakePlan {
                 d.openvat();
             }
         }
-        let mut plan = Self::assemble(found, out, &args.run, verbosity)?;
-        plan.problems = problems;
+        let mut plan = Self::assemble(g.found, g.out, &args.run, verbosity)?;
+        plan.problems = g.problems;
+        plan.notes = g.notes;
         Ok(plan)
     }
 
@@ -569,6 +653,7 @@ impl BakePlan {
             out,
             share_bones: false,
             problems: Vec::new(),
+            notes: Vec::new(),
         })
     }
 }

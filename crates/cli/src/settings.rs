@@ -8,7 +8,7 @@ use rigbake_core::bake::weights::MAX_INFLUENCES;
 use rigbake_core::timeline::{ClipRequest, ClipSpec};
 use rigbake_types::{AnchorsMode, Props, TextureCompression};
 
-use crate::args::{BakeArgs, SettingFlags};
+use crate::args::{BakeArgs, LodArg, SettingFlags};
 use crate::error::{MAX_TEXTURE_SIZE, SettingsError};
 use crate::manifest::{BlendEntry, ClipEntry, OutputName, Overrides, VatOverrides};
 
@@ -51,6 +51,17 @@ impl Draft {
         Self::default()
     }
 
+    /// The LOD level files given so far.
+    pub fn lod_files(&self) -> &[std::path::PathBuf] {
+        &self.settings.lod_files
+    }
+
+    /// Sets the LOD level files (manifest `lod_files`, `--lod MODEL=...`,
+    /// or siblings found beside the model).
+    pub fn set_lod_files(&mut self, files: Vec<std::path::PathBuf>) {
+        self.settings.lod_files = files;
+    }
+
     /// Applies manifest overrides (later calls win).
     pub fn apply(&mut self, o: &Overrides) {
         let s = &mut self.settings;
@@ -78,8 +89,10 @@ impl Draft {
             s.max_texture_size = m;
             s.vat.options.max_texture_size = m;
         }
-        if let Some(m) = o.max_influences {
-            s.max_influences = m;
+        if let Some(m) = &o.max_influences {
+            let levels = m.levels();
+            s.max_influences = levels.first().copied().unwrap_or(0);
+            s.lod_influences = levels.get(1..).unwrap_or_default().to_vec();
         }
         if let Some(n) = o.scene {
             s.import.scene = Some(n);
@@ -142,7 +155,7 @@ impl Draft {
             scene: f.scene,
             embed_textures: f.embed_textures.then_some(true),
             exclude: (!f.exclude.is_empty()).then(|| f.exclude.clone()),
-            lod: f.lod.clone(),
+            lod: f.lod.iter().filter_map(LodArg::nodes).cloned().collect(),
             vat: Some(vat),
             root_motion: f.root_motion,
             root_node: f.root_node.clone(),
@@ -172,7 +185,7 @@ impl Draft {
         self.apply(&Overrides {
             layout: a.layout,
             precision: a.precision,
-            max_influences: a.max_influences,
+            max_influences: a.max_influences.clone(),
             anchors_exr: a.anchors_exr.then_some(true),
             props: a.props,
             ..Overrides::default()
@@ -248,11 +261,13 @@ impl Draft {
             }
             return Err(SettingsError::NeedsBones(format!("[{}]", names.join(", "))));
         }
-        if !(1..=MAX_INFLUENCES).contains(&s.max_influences) {
-            return Err(SettingsError::MaxInfluences {
-                max: MAX_INFLUENCES,
-                got: s.max_influences,
-            });
+        for &got in std::iter::once(&s.max_influences).chain(&s.lod_influences) {
+            if !(1..=MAX_INFLUENCES).contains(&got) {
+                return Err(SettingsError::MaxInfluences {
+                    max: MAX_INFLUENCES,
+                    got,
+                });
+            }
         }
         if s.outputs.anchors && s.anchors.nodes.is_empty() {
             s.anchors.auto = true;

@@ -51,7 +51,7 @@ fn open(out: &Path, model: &Path) -> Baked {
     let dir = out.join(&name);
     let mut c = Container::open(&dir.join(format!("{name}.rigbake"))).unwrap();
     c.verify().unwrap();
-    assert_eq!(c.version().to_string(), "1.8");
+    assert_eq!(c.version().to_string(), "1.9");
     let weights = c.weights().expect("a weights record").clone();
     let channels = weights
         .primitives
@@ -730,4 +730,331 @@ fn cesium_man_with_meshopt_lods_bakes_and_verifies_every_level() {
         model_path.as_os_str(),
     ]);
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stdout));
+}
+
+// ---------------------------------------------------------------------------
+// Levels in extra files (issue 35)
+
+/// A LOD file of the model `bytes` (imported as `model`), as `gltfpack
+/// -si` or a DCC's LOD export writes one: the same skeleton, every skinned
+/// mesh node's mesh simplified by meshopt to `ratio` of its triangles.
+fn level_file(bytes: &[u8], model: &rigbake_core::Model, ratio: f64) -> Builder {
+    let mut b = Builder::from_glb(bytes);
+    let skinned: Vec<usize> = model.skinned_nodes().collect();
+    for node in skinned {
+        let mesh = &model.meshes[model.nodes[node].mesh.unwrap()];
+        let prims = (0..mesh.primitives.len())
+            .map(|p| {
+                let level =
+                    rigbake_fixtures::lods::simplified(&primitive_data(model, node, p), ratio);
+                rigbake_fixtures::parts::primitive(
+                    &mut b,
+                    &level,
+                    rigbake_fixtures::builder::Component::U16,
+                )
+            })
+            .collect();
+        let m = rigbake_fixtures::parts::add_mesh(&mut b, &format!("{}_lod", mesh.name), prims);
+        b.get_mut("nodes", node).insert("mesh".into(), json!(m));
+    }
+    b
+}
+
+/// The model `base` with the skinned meshes of `levels` attached as its
+/// lower LOD levels, as the bake documents it (the direct evaluation
+/// reference the levels are compared with).
+fn with_level_files(base: &Path, levels: &[PathBuf]) -> rigbake_core::Model {
+    use rigbake_core::lod_files::{add_groups, attach, match_nodes};
+    let mut model = import_file(base, &ImportOptions::default()).unwrap();
+    let (mut pairs, mut added) = (Vec::new(), Vec::new());
+    for path in levels {
+        let level = import_file(path, &ImportOptions::default()).unwrap();
+        let stem = stem(path);
+        let p = match_nodes(&model, &level, &stem).unwrap();
+        added.push(attach(&mut model, &level, &stem, &p).unwrap());
+        pairs.push(p);
+    }
+    add_groups(&mut model, &pairs, &added);
+    model
+}
+
+fn details(container: &Path) -> rigbake_format::meta::LodDetailsMetadata {
+    let c = Container::open(container).unwrap();
+    assert_eq!(c.version().to_string(), "1.9");
+    c.lod_details().expect("a LOD detail record").clone()
+}
+
+fn verify(container: &Path, flags: &[&str]) -> std::process::Output {
+    let mut args = vec![OsStr::new("verify"), container.as_os_str()];
+    args.extend(flags.iter().map(OsStr::new));
+    rigbake(&args)
+}
+
+/// CesiumMan with two LOD files beside it (meshopt at 50% and 20%, made
+/// here): baking the folder finds them, bakes them as levels 1 and 2 (one
+/// bone texture, three weights meshes, one atlas) and not as models; every
+/// level, skinned from its weights mesh and read from the VAT, matches
+/// direct evaluation of its own file; `verify` finds the files through the
+/// recorded paths; changing a level file rebakes the model.
+#[test]
+fn cesium_man_with_lod_files_beside_it_bakes_every_level_against_its_own_file() {
+    let Some(models) = common::shared_models(
+        "cesium_man_with_lod_files_beside_it_bakes_every_level_against_its_own_file",
+    ) else {
+        return;
+    };
+    let source = models.join("khronos/CesiumMan.glb");
+    let bytes = std::fs::read(&source).unwrap();
+    let original = import_file(&source, &ImportOptions::default()).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("models");
+    std::fs::create_dir(&dir).unwrap();
+    let base = dir.join("CesiumMan.glb");
+    std::fs::write(&base, &bytes).unwrap();
+    let levels: Vec<PathBuf> = rigbake_fixtures::lods::LOD_RATIOS
+        .iter()
+        .enumerate()
+        .map(|(k, ratio)| {
+            write(
+                &dir,
+                &format!("CesiumMan_LOD{}.glb", k + 1),
+                &level_file(&bytes, &original, *ratio),
+            )
+        })
+        .collect();
+    let out = tmp.path().join("out");
+    let r = bake(
+        std::slice::from_ref(&dir),
+        &out,
+        &["--vat", "--format", "exr32"],
+    );
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert!(r.status.success(), "{stderr}");
+    for k in 1..=2 {
+        assert!(
+            stderr.contains(&format!(
+                "CesiumMan_LOD{k}.glb: a LOD level of CesiumMan.glb"
+            )),
+            "{stderr}"
+        );
+        assert!(
+            !out.join(format!("CesiumMan_LOD{k}")).exists(),
+            "not a model of its own"
+        );
+    }
+    let baked = open(&out, &base);
+    assert_eq!(baked.meta.textures.len(), 1, "one bone texture");
+    let group = &baked.lods.groups[0];
+    assert_eq!(group.levels.len(), 3);
+    let container = baked.dir.join("CesiumMan.rigbake");
+    let d = details(&container);
+    assert!(d.groups[0][0].file.is_none(), "level 0 is the model itself");
+    for k in 1..=2 {
+        let f = d.groups[0][k].file.as_ref().expect("a level file");
+        assert_eq!(f.file_name, format!("CesiumMan_LOD{k}.glb"));
+        assert_eq!(
+            f.relative_path.as_deref(),
+            Some(&format!("../../models/CesiumMan_LOD{k}.glb")[..])
+        );
+        assert_eq!(
+            f.node,
+            original.nodes[original.skinned_nodes().next().unwrap()].name
+        );
+        let weights_file = group.levels[k].weights_file.as_deref().unwrap();
+        assert_eq!(weights_file, format!("CesiumMan.lod{k}.weights.glb"));
+    }
+    let model = with_level_files(&base, &levels);
+    let vertices: Vec<u32> = group.levels.iter().map(|l| l.vertices).collect();
+    assert!(
+        vertices[0] > vertices[1] && vertices[1] > vertices[2],
+        "{vertices:?}"
+    );
+    for level in 0..3 {
+        let e = weights_mesh_error(&baked, &model, level);
+        assert!(e < TOLERANCE, "CesiumMan LOD{level} weights: {e}");
+        let e = vat_error(&baked, &model, level);
+        assert!(e < TOLERANCE, "CesiumMan LOD{level} VAT: {e}");
+    }
+    let v = verify(&container, &[]);
+    assert!(
+        v.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&v.stdout),
+        String::from_utf8_lossy(&v.stderr)
+    );
+
+    // Up to date, until a level file changes.
+    let again = bake(
+        std::slice::from_ref(&dir),
+        &out,
+        &["--vat", "--format", "exr32"],
+    );
+    assert!(String::from_utf8_lossy(&again.stderr).contains("0 baked, 1 up to date"));
+    std::fs::write(&levels[1], level_file(&bytes, &original, 0.1).to_glb()).unwrap();
+    let changed = bake(
+        std::slice::from_ref(&dir),
+        &out,
+        &["--vat", "--format", "exr32"],
+    );
+    let text = String::from_utf8_lossy(&changed.stderr);
+    assert!(text.contains("1 baked, 0 up to date"), "{text}");
+    // verify refuses a level file that changed after the bake.
+    std::fs::write(&levels[0], level_file(&bytes, &original, 0.3).to_glb()).unwrap();
+    let v = verify(&container, &[]);
+    assert_eq!(v.status.code(), Some(2));
+    let text = String::from_utf8_lossy(&v.stderr);
+    assert!(
+        text.contains("CesiumMan_LOD1.glb") && text.contains("SHA-256"),
+        "{text}"
+    );
+}
+
+/// The tentacle fixture and a LOD file of it: named on the command line
+/// (`--lod MODEL=FILE`) it bakes and verifies; a level file whose skeleton
+/// differs from the model's (a renamed joint, a moved inverse bind) is
+/// refused with an error naming the file and the joint.
+#[test]
+fn lod_files_with_another_skeleton_are_refused_naming_the_joint() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+    let bytes = std::fs::read(fixtures.join("tentacle.glb")).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().join("tentacle.glb");
+    std::fs::write(&base, &bytes).unwrap();
+    let model = import_file(&base, &ImportOptions::default()).unwrap();
+    let skin = &model.skins[0];
+    let joint = skin.joints[1];
+    let joint_name = model.nodes[joint].name.clone();
+
+    let good = write(
+        tmp.path(),
+        "tentacle_low.glb",
+        &level_file(&bytes, &model, 0.5),
+    );
+    let lod = format!("{}={}", base.display(), good.display());
+    let out = tmp.path().join("out");
+    bake_ok(
+        std::slice::from_ref(&base),
+        &out,
+        &["--lod", &lod, "--max-influences", "4,1"],
+    );
+    let container = out.join("tentacle/tentacle.rigbake");
+    let d = details(&container);
+    let kept: Vec<u32> = d.groups[0].iter().map(|l| l.max_influences).collect();
+    assert_eq!(kept, [4, 1]);
+    assert!(
+        d.groups[0][1].position_error > d.groups[0][0].position_error,
+        "{d:?}"
+    );
+    let v = verify(&container, &["--accept-recorded-loss"]);
+    assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stdout));
+    let inspect = rigbake(&[OsStr::new("inspect"), container.as_os_str()]);
+    let text = String::from_utf8_lossy(&inspect.stdout);
+    assert!(
+        text.contains("LOD1 tentacle_low/")
+            && text.contains("1 influence")
+            && text.contains("from tentacle_low.glb"),
+        "{text}"
+    );
+
+    let mut renamed = level_file(&bytes, &model, 0.5);
+    renamed
+        .get_mut("nodes", joint)
+        .insert("name".into(), json!("renamed_joint"));
+    let ibm: Vec<f64> = skin
+        .inverse_binds
+        .iter()
+        .enumerate()
+        .flat_map(|(j, m)| {
+            let mut m = *m;
+            if j == 1 {
+                m.w_axis.y += 0.25;
+            }
+            m.to_cols_array()
+        })
+        .collect();
+    let mut moved = level_file(&bytes, &model, 0.5);
+    let accessor = moved.floats(&ibm, "MAT4");
+    moved
+        .get_mut("skins", 0)
+        .insert("inverseBindMatrices".into(), json!(accessor));
+    for (name, b, words) in [
+        (
+            "renamed",
+            renamed,
+            vec!["`renamed_joint`", "is not a joint of the model's skin"],
+        ),
+        (
+            "moved",
+            moved,
+            vec![
+                &format!("`{joint_name}`")[..],
+                "inverse bind matrix differs",
+            ],
+        ),
+    ] {
+        let file = write(tmp.path(), &format!("tentacle_{name}.glb"), &b);
+        let lod = format!("{}={}", base.display(), file.display());
+        let text = bake_fails(&base, &tmp.path().join(name), &["--lod", &lod]);
+        assert!(text.contains(&format!("tentacle_{name}.glb")), "{text}");
+        for w in words {
+            assert!(text.contains(w), "{name}: `{w}` in {text}");
+        }
+    }
+}
+
+/// Knight with two LOD files of all six skinned meshes and
+/// `max_influences = [4, 2, 1]` in the manifest: each level keeps its own
+/// count, the recorded losses grow level by level, and `verify` passes
+/// every level against its own recorded loss (and fails without it).
+#[test]
+fn knight_with_fewer_influences_per_level_records_growing_losses() {
+    let Some(models) =
+        common::shared_models("knight_with_fewer_influences_per_level_records_growing_losses")
+    else {
+        return;
+    };
+    let bytes = std::fs::read(models.join("kaykit/Knight.glb")).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("chars");
+    std::fs::create_dir(&dir).unwrap();
+    let base = dir.join("Knight.glb");
+    std::fs::write(&base, &bytes).unwrap();
+    let original = import_file(&base, &ImportOptions::default()).unwrap();
+    for (name, ratio) in [("Knight_far.glb", 0.5), ("Knight_farthest.glb", 0.2)] {
+        write(&dir, name, &level_file(&bytes, &original, ratio));
+    }
+    let manifest = tmp.path().join("rigbake.toml");
+    std::fs::write(
+        &manifest,
+        "models = \"chars\"\nout = \"out\"\n\n[[model]]\npath = \"Knight.glb\"\nfps = 10\nmax_influences = [4, 2, 1]\nlod_files = [\"Knight_far.glb\", \"Knight_farthest.glb\"]\n\n[[model.clip]]\nsource = \"1H_Melee_Attack_Chop\"\n",
+    )
+    .unwrap();
+    let r = rigbake(&[
+        OsStr::new("bake"),
+        OsStr::new("--manifest"),
+        manifest.as_os_str(),
+    ]);
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert!(r.status.success(), "{stderr}");
+    let container = tmp.path().join("out/Knight/Knight.rigbake");
+    let d = details(&container);
+    assert_eq!(d.groups.len(), 6, "one group per skinned mesh");
+    let mut worst = [0.0f64; 3];
+    for group in &d.groups {
+        let kept: Vec<u32> = group.iter().map(|l| l.max_influences).collect();
+        assert_eq!(kept, [4, 2, 1]);
+        assert_eq!(
+            group[0].position_error, 0.0,
+            "Knight has at most 4 influences"
+        );
+        for (w, l) in worst.iter_mut().zip(group) {
+            *w = w.max(l.position_error);
+        }
+    }
+    assert!(worst[0] < worst[1] && worst[1] < worst[2], "{worst:?}");
+    let v = verify(&container, &[]);
+    assert_eq!(v.status.code(), Some(1), "the losses exceed the tolerance");
+    assert!(String::from_utf8_lossy(&v.stdout).contains("--accept-recorded-loss"));
+    let v = verify(&container, &["--accept-recorded-loss"]);
+    assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stdout));
 }

@@ -34,6 +34,7 @@ pub mod fold;
 pub mod import;
 pub mod layout;
 pub mod lod;
+pub mod lod_files;
 pub mod model;
 pub mod names;
 pub mod node_lookup;

@@ -57,7 +57,12 @@ pub fn level_of(model: &Model) -> Vec<Option<(usize, usize)>> {
 }
 
 /// Splits `name` into `(prefix, n)` when it ends in `_LOD<n>`
-/// (case-insensitive), with a non-empty prefix and at most 4 digits.
+/// (case-insensitive; separator `_`, `-`, `.` or space), with a non-empty
+/// prefix and at most 4 digits. Also names LOD files (`hero_LOD1`).
+pub fn split_suffix(name: &str) -> Option<(&str, u32)> {
+    suffix(name)
+}
+
 fn suffix(name: &str) -> Option<(&str, u32)> {
     let at = name.rfind(['_', '-', '.', ' '])?;
     let (prefix, tail) = (&name[..at], &name[at + 1..]);

@@ -604,6 +604,72 @@ pub fn lods(l: &crate::meta::LodsMetadata, weights: usize, vat: usize) -> Result
     Ok(())
 }
 
+/// Checks the LOD detail record against the LOD record: one entry per
+/// group and level, influences 1 to [`MAX_INFLUENCES`], errors finite and
+/// not negative, file names plain, relative paths as the source record's,
+/// SHA-256 64 lowercase hex digits.
+pub fn lod_details(
+    d: &crate::meta::LodDetailsMetadata,
+    lods: Option<&crate::meta::LodsMetadata>,
+) -> Result<()> {
+    let Some(lods) = lods else {
+        return Err(invalid(
+            "a LOD detail record without a LOD record".to_owned(),
+        ));
+    };
+    if d.groups.len() != lods.groups.len() {
+        return Err(invalid(format!(
+            "lod_details: {} groups, the LOD record has {}",
+            d.groups.len(),
+            lods.groups.len()
+        )));
+    }
+    for (g, (levels, group)) in d.groups.iter().zip(&lods.groups).enumerate() {
+        if levels.len() != group.levels.len() {
+            return Err(invalid(format!(
+                "lod_details.groups[{g}]: {} levels, the LOD record has {}",
+                levels.len(),
+                group.levels.len()
+            )));
+        }
+        for (k, level) in levels.iter().enumerate() {
+            let at = format!("lod_details.groups[{g}][{k}]");
+            if !(1..=MAX_INFLUENCES).contains(&level.max_influences) {
+                return Err(invalid(format!(
+                    "{at}: max_influences is {}, outside 1..={MAX_INFLUENCES}",
+                    level.max_influences
+                )));
+            }
+            non_negative(&format!("{at}.dropped_max"), level.dropped_max)?;
+            non_negative(&format!("{at}.position_error"), level.position_error)?;
+            let Some(file) = &level.file else { continue };
+            plain_name(&format!("{at}.file.file_name"), &file.file_name)?;
+            if let Some(path) = &file.relative_path {
+                source(&SourceLocation {
+                    relative_path: path.clone(),
+                })
+                .map_err(|e| invalid(format!("{at}.file: {e}")))?;
+            }
+            if file.sha256.len() != 64
+                || !file
+                    .sha256
+                    .bytes()
+                    .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+            {
+                return Err(invalid(format!(
+                    "{at}.file.sha256 is not 64 lowercase hex digits"
+                )));
+            }
+            if file.node.is_empty() || file.node.len() > MAX_SOURCE_PATH {
+                return Err(invalid(format!(
+                    "{at}.file.node is empty or longer than {MAX_SOURCE_PATH} bytes"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Checks the outputs record: plain, distinct file names.
 pub fn outputs(o: &OutputsMetadata) -> Result<()> {
     let mut seen = std::collections::HashSet::new();

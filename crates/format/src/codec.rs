@@ -128,6 +128,19 @@ pub fn decode_lods(bytes: &[u8]) -> Result<crate::meta::LodsMetadata> {
         .map_err(|e| FormatError::Invalid(format!("the LOD record cannot be decoded: {e}")))
 }
 
+/// Encodes the LOD detail record.
+pub fn encode_lod_details(l: &crate::meta::LodDetailsMetadata) -> Result<Vec<u8>> {
+    bincode::serde::encode_to_vec(l, config())
+        .map_err(|e| FormatError::Invalid(format!("cannot encode the LOD detail record: {e}")))
+}
+
+/// Decodes the LOD detail record (trailing bytes ignored).
+pub fn decode_lod_details(bytes: &[u8]) -> Result<crate::meta::LodDetailsMetadata> {
+    bincode::serde::decode_from_slice(bytes, config())
+        .map(|(m, _)| m)
+        .map_err(|e| FormatError::Invalid(format!("the LOD detail record cannot be decoded: {e}")))
+}
+
 /// Encodes the UV-set record.
 pub fn encode_uv_sets(u: &UvSetsMetadata) -> Result<Vec<u8>> {
     bincode::serde::encode_to_vec(u, config())

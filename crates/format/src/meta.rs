@@ -727,3 +727,46 @@ pub struct LodsMetadata {
     /// The groups, in the order of their level-0 nodes.
     pub groups: Vec<LodGroupMeta>,
 }
+
+// ---------------------------------------------------------------------------
+// LOD detail section (container section kind 18, since format 1.9): per LOD
+// level, the file it came from and the influences it keeps.
+
+/// A LOD level read from a file of its own (`hero_LOD1.glb`), not from
+/// the source model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LodFileMeta {
+    /// The file's path relative to the container's folder, `/`-separated
+    /// (the source record's rules), when it could be expressed.
+    pub relative_path: Option<String>,
+    /// The file's name (no folders).
+    pub file_name: String,
+    /// SHA-256 of the file's bytes, lowercase hex.
+    pub sha256: String,
+    /// The name of the level's skinned mesh node in that file.
+    pub node: String,
+}
+
+/// What one LOD level keeps of its source.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LodLevelDetail {
+    /// The file the level came from; `None`: the source model itself.
+    pub file: Option<LodFileMeta>,
+    /// Influences kept per vertex at this level (1 to 8).
+    pub max_influences: u32,
+    /// Largest fraction of a vertex's weight dropped at this level (0 when
+    /// no weights were baked).
+    pub dropped_max: f64,
+    /// Largest position error the dropped influences cause at this level
+    /// over the baked frames, in model units (0 when none were dropped).
+    pub position_error: f64,
+}
+
+/// The LOD detail record (section kind 18, since format 1.9): one entry
+/// per group and level of the LOD record, in the same order. Written
+/// exactly when the LOD record is.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct LodDetailsMetadata {
+    /// Per group, per level.
+    pub groups: Vec<Vec<LodLevelDetail>>,
+}

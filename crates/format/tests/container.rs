@@ -562,6 +562,14 @@ fn golden_version_1_8_containers_with_lods_and_root_motion_stay_readable() {
     }
     // walk travels 1 unit along z over the clip, turn 1 along x and z.
     let end = |i: usize| motion.clips[i].end;
-    assert!((end(0)[2] - 1.0).abs() < 1e-6 && end(0)[0].abs() < 1e-6, "{:?}", end(0));
-    assert!((end(1)[0] - 1.0).abs() < 1e-6 && (end(1)[2] - 1.0).abs() < 1e-6, "{:?}", end(1));
+    assert!(
+        (end(0)[2] - 1.0).abs() < 1e-6 && end(0)[0].abs() < 1e-6,
+        "{:?}",
+        end(0)
+    );
+    assert!(
+        (end(1)[0] - 1.0).abs() < 1e-6 && (end(1)[2] - 1.0).abs() < 1e-6,
+        "{:?}",
+        end(1)
+    );
 }

@@ -124,3 +124,44 @@ pub(super) fn record(
         .collect();
     Some(meta::LodsMetadata { groups })
 }
+
+/// The LOD detail record: per group and level of `record`, the file the
+/// level came from (`files`), the influences it keeps and the largest
+/// weight and position loss of its entries in the weights record.
+pub(super) fn details(
+    model: &Model,
+    record: &meta::LodsMetadata,
+    weights: Option<&meta::WeightsMetadata>,
+    files: &[super::lod_files::AttachedFile],
+    settings: &crate::settings::BakeSettings,
+) -> meta::LodDetailsMetadata {
+    let groups = record
+        .groups
+        .iter()
+        .zip(&model.lods)
+        .map(|(group, nodes)| {
+            group
+                .levels
+                .iter()
+                .zip(&nodes.levels)
+                .enumerate()
+                .map(|(level, (l, &node))| {
+                    let entries = l
+                        .weights_primitives
+                        .iter()
+                        .filter_map(|&i| weights.and_then(|w| w.primitives.get(i as usize)));
+                    let (dropped, moved) = entries.fold((0.0f64, 0.0f64), |(d, m), p| {
+                        (d.max(p.dropped_max), m.max(p.position_error))
+                    });
+                    meta::LodLevelDetail {
+                        file: files.iter().find_map(|f| f.level(node)),
+                        max_influences: settings.influences_at(level) as u32,
+                        dropped_max: dropped,
+                        position_error: moved,
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    meta::LodDetailsMetadata { groups }
+}

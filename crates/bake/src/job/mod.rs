@@ -6,6 +6,7 @@
 
 mod bones;
 mod common;
+mod lod_files;
 mod lods;
 mod mesh;
 mod openvat;
@@ -155,6 +156,8 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
     crate::exclude::apply(&mut model, &settings.exclude).map_err(at(Stage::Import))?;
     rigbake_core::lod::drop_meshless(&mut model);
     rigbake_core::lod::apply_specs(&mut model, &settings.lods).map_err(at(Stage::Import))?;
+    let level_files = lod_files::attach_all(&mut model, path, settings, job.out_dir)
+        .map_err(at(Stage::Import))?;
     for warning in &model.looks.warnings {
         job.observer.warning(warning);
     }
@@ -189,7 +192,11 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
         job.shared,
     )
     .map_err(|e| e.at(Stage::Prepare))?;
-    sink.protect(protected_inputs(job));
+    let mut protected = protected_inputs(job);
+    for f in &level_files {
+        protected.add(&f.path);
+    }
+    sink.protect(protected);
 
     let mut skipped = Vec::new();
     let mut weights_record = None;
@@ -324,6 +331,22 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
     if let Some(record) = &lods_record {
         add_record(&mut sink, SectionKind::Lods, codec::encode_lods(record))?;
     }
+    let lod_details = lods_record.as_ref().map(|record| {
+        lods::details(
+            &model,
+            record,
+            weights_record.as_ref(),
+            &level_files,
+            settings,
+        )
+    });
+    if let Some(details) = &lod_details {
+        add_record(
+            &mut sink,
+            SectionKind::LodDetails,
+            codec::encode_lod_details(details),
+        )?;
+    }
     warn_about_uv_sets(&uv_sets, job.observer);
     let uv_record = (!uv_sets.is_empty()).then_some(meta::UvSetsMetadata {
         primitives: uv_sets,
@@ -354,7 +377,24 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
         codec::encode_bounds(&bounds),
     )?;
     if let Some(weights) = &weights_record {
-        warn_about_dropped_influences(weights, &bounds, job.observer);
+        // A LOD level keeps its own count of pairs.
+        let level_of_entry = |entry: usize| {
+            lods_record
+                .iter()
+                .flat_map(|r| &r.groups)
+                .find_map(|g| {
+                    g.levels
+                        .iter()
+                        .position(|l| l.weights_primitives.contains(&(entry as u32)))
+                })
+                .unwrap_or(0)
+        };
+        warn_about_dropped_influences(
+            weights,
+            &bounds,
+            |entry| settings.influences_at(level_of_entry(entry)),
+            job.observer,
+        );
     }
     let sidecar = Sidecar::build(sidecar::Records {
         container: &container_name,
@@ -367,6 +407,7 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
         uv_sets: uv_record.as_ref(),
         root_motion: root_motion_record.as_ref(),
         lods: lods_record.as_ref(),
+        lod_details: lod_details.as_ref(),
     });
     let sidecar_bytes = sidecar.to_bytes().map_err(|e| {
         let e = rigbake_format::FormatError::Invalid(format!("cannot encode the sidecar: {e}"));
@@ -635,13 +676,15 @@ fn build_metadata(
 fn warn_about_dropped_influences(
     weights: &meta::WeightsMetadata,
     bounds: &meta::BoundsMetadata,
+    kept: impl Fn(usize) -> usize,
     observer: &dyn Observer,
 ) {
-    let Some(worst) = weights
+    let Some((entry, worst)) = weights
         .primitives
         .iter()
-        .filter(|p| p.position_error > 0.0)
-        .max_by(|a, b| a.position_error.total_cmp(&b.position_error))
+        .enumerate()
+        .filter(|(_, p)| p.position_error > 0.0)
+        .max_by(|a, b| a.1.position_error.total_cmp(&b.1.position_error))
     else {
         return;
     };
@@ -666,8 +709,8 @@ fn warn_about_dropped_influences(
         .map(|p| p.dropped_max)
         .fold(0.0f64, f64::max);
     observer.warning(&format!(
-        "keeping {} bone influences per vertex (--max-influences) drops up to {:.1}% of a vertex's weight and moves vertices by up to {:.3e} ({:.2e} of the model's size, node `{}`, mesh `{}`, primitive {}), beyond verify's default tolerance of {tolerance:.0e}; the loss is recorded and `rigbake verify` fails unless given --accept-recorded-loss; raise --max-influences to keep more",
-        weights.max_influences,
+        "keeping {} per vertex (--max-influences) drops up to {:.1}% of a vertex's weight and moves vertices by up to {:.3e} ({:.2e} of the model's size, node `{}`, mesh `{}`, primitive {}), beyond verify's default tolerance of {tolerance:.0e}; the loss is recorded and `rigbake verify` fails unless given --accept-recorded-loss; raise --max-influences to keep more",
+        count(kept(entry) as u64, "bone influence", None),
         dropped_max * 100.0,
         worst.position_error,
         worst.position_error / diagonal.max(f64::MIN_POSITIVE),

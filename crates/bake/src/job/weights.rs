@@ -52,7 +52,9 @@ pub(super) fn bake(
 ) -> Result<WeightsPart, StepError> {
     let mesh_file = mesh_file_name(&model.name, 0);
     let as_uv = settings.weights_as_uv;
-    let max = settings.max_influences;
+    // Every primitive's channels are sized for the most pairs any LOD
+    // level keeps; a level that keeps fewer has zero pairs above its own.
+    let max = settings.most_influences();
     let channels = channel_count(max);
     let level_of = rigbake_core::lod::level_of(model);
     let mut primitives = Vec::new();
@@ -66,14 +68,15 @@ pub(super) fn bake(
             .iter()
             .position(|t| t.set.members.contains(&node))
             .ok_or_else(|| StepError::bare(Source::MissingBoneTexture { node }))?;
-        let reduced = weights::reduce_primitive(model, node, p, max).map_err(StepError::bare)?;
+        let level = level_of[node].map_or(0, |(_, l)| l);
+        let kept = settings.influences_at(level);
+        let reduced = weights::reduce_primitive(model, node, p, kept).map_err(StepError::bare)?;
         let position_error = weights::truncation_error(model, &reduced, &bones.baked[set]);
-        let values = reduced.channels();
+        let values = reduced.channels_in(channels);
         let section = store_channels(sink, &values)?;
 
         // The weights mesh of the node's LOD level: one mesh per skinned
         // node, its primitives in order.
-        let level = level_of[node].map_or(0, |(_, l)| l);
         while files.len() <= level {
             files.push((mesh_file_name(&model.name, files.len()), Vec::new()));
         }

@@ -257,7 +257,8 @@ pub fn load(file: &Path, source: Option<&Path>, paths: Paths) -> Result<Loaded, 
     let mut container = Container::open(file).map_err(fail)?;
     let metadata = container.metadata().clone();
     let location = container.source_location().cloned();
-    let source = source::load_source(file, &metadata, location.as_ref(), source)?;
+    let mut source = source::load_source(file, &metadata, location.as_ref(), source)?;
+    source::attach_lod_files(file, &mut source, container.lods(), container.lod_details())?;
     let model = &source.model;
     let mut clips = load_clips(file, &metadata, container.rig(), model)?;
     if let Some(record) = container.root_motion() {

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use rigbake_core::Model;
 use rigbake_core::import::{self, ImportOptions};
-use rigbake_format::meta::{Metadata, SourceLocation};
+use rigbake_format::meta::{self, Metadata, SourceLocation};
 use sha2::{Digest, Sha256};
 
 use super::LoadError;
@@ -121,4 +121,116 @@ pub(super) fn load_source(
         path,
         model,
     })
+}
+
+/// One recorded LOD file and the levels it gives: `(model node, level
+/// node)` names, in record order.
+struct RecordedFile<'a> {
+    file: &'a meta::LodFileMeta,
+    names: Vec<(String, String)>,
+}
+
+/// The LOD files the bake recorded (the LOD detail record), each once, in
+/// the order their first level appears.
+fn recorded_files<'a>(
+    lods: &'a meta::LodsMetadata,
+    details: &'a meta::LodDetailsMetadata,
+) -> Vec<RecordedFile<'a>> {
+    let mut out: Vec<RecordedFile<'a>> = Vec::new();
+    for (group, levels) in lods.groups.iter().zip(&details.groups) {
+        let Some(base) = group.levels.first() else {
+            continue;
+        };
+        for file in levels.iter().filter_map(|l| l.file.as_ref()) {
+            let pair = (base.node.clone(), file.node.clone());
+            match out
+                .iter_mut()
+                .find(|r| r.file.file_name == file.file_name && r.file.sha256 == file.sha256)
+            {
+                Some(r) => r.names.push(pair),
+                None => out.push(RecordedFile {
+                    file,
+                    names: vec![pair],
+                }),
+            }
+        }
+    }
+    out
+}
+
+/// Where the recorded LOD file `f` is now: at its recorded path relative
+/// to the container, else beside the source model, else beside the
+/// container, whichever has the recorded SHA-256. A usage error naming
+/// the file and what was tried when none has.
+fn find_lod_file(
+    container: &Path,
+    source: &Path,
+    f: &meta::LodFileMeta,
+) -> Result<(PathBuf, Vec<u8>), LoadError> {
+    let options = ImportOptions::default();
+    let plain = Path::new(&f.file_name).components().count() == 1;
+    let candidates = f
+        .relative_path
+        .as_deref()
+        .and_then(|r| crate::source_path::follow(container, r))
+        .into_iter()
+        .chain(plain.then(|| source.parent().unwrap_or(Path::new(".")).join(&f.file_name)))
+        .chain(plain.then(|| {
+            container
+                .parent()
+                .unwrap_or(Path::new("."))
+                .join(&f.file_name)
+        }));
+    let mut changed = None;
+    for path in candidates {
+        let Ok(bytes) = import::read_file(&path, &options.limits) else {
+            continue;
+        };
+        if format!("{:x}", Sha256::digest(&bytes)) == f.sha256 {
+            return Ok((path, bytes));
+        }
+        changed = Some(path);
+    }
+    let why = match changed {
+        Some(p) => format!(
+            "{} has changed since the bake (its SHA-256 differs)",
+            p.display()
+        ),
+        None => format!(
+            "it is not at its recorded path ({}) nor beside the source or the container",
+            f.relative_path.as_deref().unwrap_or("none recorded")
+        ),
+    };
+    Err(LoadError::Usage(format!(
+        "{}: the LOD file `{}` the bake was made with cannot be used: {why}; put the file the bake read back",
+        container.display(),
+        f.file_name
+    )))
+}
+
+/// Attaches the LOD files the bake recorded to the imported source, as
+/// the bake did ([`rigbake_core::lod_files::attach_named`]), so that every
+/// level's node and mesh exist for playback.
+pub(super) fn attach_lod_files(
+    container: &Path,
+    source: &mut SourceModel,
+    lods: Option<&meta::LodsMetadata>,
+    details: Option<&meta::LodDetailsMetadata>,
+) -> Result<(), LoadError> {
+    let (Some(lods), Some(details)) = (lods, details) else {
+        return Ok(());
+    };
+    let options = ImportOptions::default();
+    for r in recorded_files(lods, details) {
+        let (path, bytes) = find_lod_file(container, &source.path, r.file)?;
+        let failed = |e: rigbake_core::Error| LoadError::Failed(e.with_file(&path).to_string());
+        let level = import::import_bytes(&path, &bytes, &options).map_err(failed)?;
+        let stem = Path::new(&r.file.file_name)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        rigbake_core::lod_files::attach_named(&mut source.model, &level, &stem, &r.names)
+            .map_err(failed)?;
+    }
+    Ok(())
 }

@@ -109,8 +109,15 @@ impl PrimitiveWeights {
     /// channel `c` of vertex `v` is `(b[2c], w[2c], b[2c+1], w[2c+1])`, bone
     /// indices as exact float integers.
     pub fn channels(&self) -> Vec<[f32; 4]> {
+        self.channels_in(channel_count(self.influences))
+    }
+
+    /// [`Self::channels`] with `per` channels per vertex: pairs beyond the
+    /// kept influences are `(0, 0)` (a LOD level that keeps fewer pairs
+    /// than the bake's channels hold). `per` below the kept channels
+    /// drops the pairs that do not fit.
+    pub fn channels_in(&self, per: usize) -> Vec<[f32; 4]> {
         let k = self.influences;
-        let per = channel_count(k);
         let mut out = Vec::with_capacity(self.vertex_count() * per);
         for v in 0..self.vertex_count() {
             let (b, w) = (

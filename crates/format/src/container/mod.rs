@@ -26,7 +26,7 @@ pub const FORMAT_MAJOR: u16 = 1;
 /// Minor version this code writes. Minor versions only add section kinds and
 /// append fields at the end of the metadata record; older readers skip the
 /// former and ignore the latter.
-pub const FORMAT_MINOR: u16 = 8;
+pub const FORMAT_MINOR: u16 = 9;
 
 /// Header size written by this version (readers accept larger headers).
 pub const HEADER_LEN: u32 = 48;
@@ -89,6 +89,9 @@ pub enum SectionKind {
     /// The LOD record (bincode [`crate::meta::LodsMetadata`]): the model's
     /// LOD groups and each level's outputs, since 1.8.
     Lods,
+    /// The LOD detail record (bincode [`crate::meta::LodDetailsMetadata`]):
+    /// per LOD level, its file and influences, since 1.9.
+    LodDetails,
     /// A kind this version does not know; skipped by readers.
     Unknown(u32),
 }
@@ -114,6 +117,7 @@ impl SectionKind {
             Self::UvSets => 15,
             Self::RootMotion => 16,
             Self::Lods => 17,
+            Self::LodDetails => 18,
             Self::Unknown(c) => c,
         }
     }
@@ -138,6 +142,7 @@ impl SectionKind {
             15 => Self::UvSets,
             16 => Self::RootMotion,
             17 => Self::Lods,
+            18 => Self::LodDetails,
             c => Self::Unknown(c),
         }
     }
@@ -162,6 +167,7 @@ impl SectionKind {
             Self::UvSets => "uv_sets".to_owned(),
             Self::RootMotion => "root_motion".to_owned(),
             Self::Lods => "lods".to_owned(),
+            Self::LodDetails => "lod_details".to_owned(),
             Self::Unknown(c) => format!("unknown({c})"),
         }
     }

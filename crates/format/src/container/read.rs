@@ -60,6 +60,7 @@ pub struct Container<R> {
     source: Option<SourceLocation>,
     morphs: Option<MorphsMetadata>,
     lods: Option<crate::meta::LodsMetadata>,
+    lod_details: Option<crate::meta::LodDetailsMetadata>,
     vat_compression: Option<VatCompressionMetadata>,
     uv_sets: Option<crate::meta::UvSetsMetadata>,
 }
@@ -288,6 +289,14 @@ impl<R: Read + Seek> Container<R> {
             )?)?),
             None => None,
         };
+        let lod_details = match single(&sections, SectionKind::LodDetails)? {
+            Some(i) => Some(codec::decode_lod_details(&read_checked(
+                &mut reader,
+                &sections,
+                i,
+            )?)?),
+            None => None,
+        };
         let container = Self {
             reader,
             version,
@@ -304,6 +313,7 @@ impl<R: Read + Seek> Container<R> {
             source,
             morphs,
             lods,
+            lod_details,
             vat_compression,
             uv_sets,
             root_motion,
@@ -347,6 +357,9 @@ impl<R: Read + Seek> Container<R> {
                 self.weights.as_ref().map_or(0, |w| w.primitives.len()),
                 self.vat.as_ref().map_or(0, |v| v.primitives.len()),
             )?;
+        }
+        if let Some(details) = &self.lod_details {
+            check::lod_details(details, self.lods.as_ref())?;
         }
         if let Some(rig) = &self.rig {
             check::rig(rig, self.metadata.clips.len(), self.metadata.skins.len())?;
@@ -456,6 +469,13 @@ impl<R: Read + Seek> Container<R> {
     /// when the model has LOD groups (format 1.8 and later).
     pub fn lods(&self) -> Option<&crate::meta::LodsMetadata> {
         self.lods.as_ref()
+    }
+
+    /// The LOD detail record (per level, the file it came from and the
+    /// influences it keeps), when the model has LOD groups (format 1.9 and
+    /// later).
+    pub fn lod_details(&self) -> Option<&crate::meta::LodDetailsMetadata> {
+        self.lod_details.as_ref()
     }
 
     /// The morphs record (the morph targets the bone-matrix bake dropped),
