@@ -10,8 +10,31 @@ use sha2::{Digest, Sha256};
 use crate::error::{BakeError, Stage};
 use crate::settings::BakeSettings;
 
-/// The bake key of a model: SHA-256 over the tool and format versions, the
-/// resolved settings, whether bone textures go to the shared store
+/// The version of the bake key's composition (`formats/bake-key.md`):
+/// bumped whenever [`bake_key`] hashes something else or
+/// [`canonical_settings`] writes settings differently, so that a key never
+/// stands for two different bakes.
+pub const BAKE_KEY_VERSION: u32 = 1;
+
+/// The resolved settings as the bake key hashes them: compact JSON
+/// (serde_json), fields in declaration order, enums by their snake_case
+/// names, numbers in shortest round-trip form. Independent of `Debug`; a
+/// test pins the form of the default settings
+/// (`formats/golden/bake-key-v1-default-settings.json`).
+pub fn canonical_settings(settings: &BakeSettings) -> Result<String, BakeError> {
+    serde_json::to_string(settings).map_err(|e| {
+        BakeError::new(
+            Stage::Key,
+            rigbake_core::Error::invalid(
+                "",
+                format!("cannot write the settings for the bake key: {e}"),
+            ),
+        )
+    })
+}
+
+/// The bake key of a model: SHA-256 over the key version, the tool and
+/// format versions, the canonical settings ([`canonical_settings`]), whether bone textures go to the shared store
 /// (`shared`), and every input byte (`bytes`, the model file at `input`, and
 /// its external buffers, each read within the import limits), and the
 /// source's location relative to the container when one is recorded
@@ -27,10 +50,11 @@ pub fn bake_key(
 ) -> Result<String, BakeError> {
     let mut h = Sha256::new();
     h.update(format!(
-        "rigbake {}\ncontainer {FORMAT_MAJOR}.{FORMAT_MINOR}\n",
+        "rigbake bake key {BAKE_KEY_VERSION}\ntool {}\ncontainer {FORMAT_MAJOR}.{FORMAT_MINOR}\n",
         env!("CARGO_PKG_VERSION")
     ));
-    h.update(format!("{settings:?}\n"));
+    h.update(canonical_settings(settings)?);
+    h.update("\n");
     if shared {
         h.update("shared bone textures\n");
     }
@@ -126,4 +150,54 @@ pub fn up_to_date_outputs(
             .map(|f| (crate::listed::normalised(&out_dir.join(&f.name)), f.bytes)),
     );
     Some(all)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The canonical form of the default settings is pinned: a change to
+    /// it (a field added, renamed or moved, an enum spelt differently)
+    /// must come with a new [`BAKE_KEY_VERSION`] and a new golden file.
+    #[test]
+    fn the_canonical_settings_of_the_defaults_are_pinned_to_the_key_version() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!(
+            "../../formats/golden/bake-key-v{BAKE_KEY_VERSION}-default-settings.json"
+        ));
+        let text = canonical_settings(&BakeSettings::default()).unwrap();
+        if std::env::var_os("RIGBAKE_BLESS").is_some() {
+            std::fs::write(&path, format!("{text}\n")).unwrap();
+        }
+        let pinned = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(
+            pinned.trim_end(),
+            text,
+            "the canonical settings changed: bump BAKE_KEY_VERSION and write the new golden file (RIGBAKE_BLESS=1)"
+        );
+    }
+
+    #[test]
+    fn settings_that_differ_give_different_keys_and_equal_ones_the_same() {
+        let model = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fixtures/spec_worked_example.glb");
+        let bytes = std::fs::read(&model).unwrap();
+        let key = |s: &BakeSettings| bake_key(&model, &bytes, s, false, None).unwrap();
+        let base = BakeSettings::default();
+        let mut fps = base.clone();
+        fps.sampling.fps = 30.000001;
+        let mut lod = base.clone();
+        lod.lod_influences = vec![2];
+        let mut exclude = base.clone();
+        exclude.exclude = vec!["a,b".into()];
+        let mut two = base.clone();
+        two.exclude = vec!["a".into(), "b".into()];
+        let keys = [key(&base), key(&fps), key(&lod), key(&exclude), key(&two)];
+        for (i, a) in keys.iter().enumerate() {
+            for b in &keys[i + 1..] {
+                assert_ne!(a, b);
+            }
+        }
+        assert_eq!(key(&base), key(&base.clone()));
+        assert_eq!(keys[0].len(), 64);
+    }
 }

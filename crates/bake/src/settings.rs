@@ -10,9 +10,16 @@ use rigbake_core::timeline::{ClipSpec, Sampling};
 use rigbake_format::meta;
 use rigbake_format::texture::Precision;
 use rigbake_format::texture::exr::TextureCompression;
+use serde::{Serialize, Serializer};
+
+/// Paths as text in the canonical settings (a path that is not UTF-8
+/// keeps its readable part; the level files' bytes enter the key too).
+fn lossy_paths<S: Serializer>(paths: &[std::path::PathBuf], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(paths.iter().map(|p| p.to_string_lossy()))
+}
 
 /// Which outputs a bake writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 pub struct Outputs {
     /// Bone-matrix textures.
     pub bones: bool,
@@ -26,7 +33,7 @@ pub struct Outputs {
 }
 
 /// Options of vertex animation textures.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct VatSettings {
     /// Sample encoding.
     pub encoding: meta::VatEncoding,
@@ -39,7 +46,7 @@ pub struct VatSettings {
 }
 
 /// Which socket tracks to bake.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct AnchorSettings {
     /// Nodes named by the user.
     pub nodes: Vec<String>,
@@ -49,8 +56,9 @@ pub struct AnchorSettings {
     pub exr: bool,
 }
 
-/// Everything that decides one model's outputs (part of its bake key).
-#[derive(Debug, Clone, PartialEq)]
+/// Everything that decides one model's outputs (part of its bake key, in
+/// the canonical form of [`crate::incremental::canonical_settings`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BakeSettings {
     /// Frame rate and rule.
     pub sampling: Sampling,
@@ -93,6 +101,7 @@ pub struct BakeSettings {
     /// 1 first (`lod_files` in the manifest, `--lod MODEL=LOD1.glb,...`,
     /// or `<stem>_LOD<n>.glb` beside a model in a baked folder; see
     /// `rigbake_core::lod_files`).
+    #[serde(serialize_with = "lossy_paths")]
     pub lod_files: Vec<std::path::PathBuf>,
     /// Also write the OpenVAT-compatible export (`--compat openvat`, see
     /// `docs/openvat.md`).

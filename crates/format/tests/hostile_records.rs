@@ -502,3 +502,124 @@ fn malformed_vat_folds_are_refused() {
         l.folds.push(f);
     });
 }
+
+/// A LOD record of one group (the weights entry as level 0, a level with
+/// no entries as level 1) and its detail record, level 1 from a file.
+fn lod_records() -> (
+    rigbake_format::meta::LodsMetadata,
+    rigbake_format::meta::LodDetailsMetadata,
+) {
+    use rigbake_format::meta::{
+        LodDetailsMetadata, LodFileMeta, LodGroupMeta, LodLevelDetail, LodLevelMeta, LodSource,
+        LodsMetadata,
+    };
+    let level = |node: &str, weights: Vec<u32>| LodLevelMeta {
+        node: node.into(),
+        mesh: "m".into(),
+        vertices: 10,
+        triangles: 4,
+        screen_coverage: None,
+        weights_file: None,
+        weights_primitives: weights,
+        vat_primitives: vec![],
+    };
+    let detail = |file: Option<LodFileMeta>, max_influences: u32| LodLevelDetail {
+        file,
+        max_influences,
+        dropped_max: 0.0,
+        position_error: 0.0,
+    };
+    (
+        LodsMetadata {
+            groups: vec![LodGroupMeta {
+                source: LodSource::Manifest,
+                levels: vec![level("mesh", vec![0]), level("mesh_LOD1/mesh", vec![])],
+            }],
+        },
+        LodDetailsMetadata {
+            groups: vec![vec![
+                detail(None, 4),
+                detail(
+                    Some(LodFileMeta {
+                        relative_path: Some("../models/mesh_LOD1.glb".into()),
+                        file_name: "mesh_LOD1.glb".into(),
+                        sha256: "0f".repeat(32),
+                        node: "mesh".into(),
+                    }),
+                    2,
+                ),
+            ]],
+        },
+    )
+}
+
+/// Opens the consistent records plus a LOD record (when given) and the
+/// LOD detail record.
+fn open_lods(
+    lods: Option<&rigbake_format::meta::LodsMetadata>,
+    details: &rigbake_format::meta::LodDetailsMetadata,
+) -> Result<(), String> {
+    let (m, w) = (metadata(), weights());
+    let mut out = ContainerWriter::new(Cursor::new(Vec::new())).unwrap();
+    let vertex_data = vec![0u8; (w.primitives[0].vertices * w.channels * 16) as usize];
+    out.add_section(SectionKind::VertexData, &vertex_data)
+        .unwrap();
+    out.add_section(SectionKind::Weights, &codec::encode_weights(&w).unwrap())
+        .unwrap();
+    if let Some(lods) = lods {
+        out.add_section(SectionKind::Lods, &codec::encode_lods(lods).unwrap())
+            .unwrap();
+    }
+    out.add_section(
+        SectionKind::LodDetails,
+        &codec::encode_lod_details(details).unwrap(),
+    )
+    .unwrap();
+    let (cursor, _) = out.finish(&m).unwrap();
+    let bytes = cursor.into_inner();
+    Container::from_reader(Cursor::new(&bytes[..]))
+        .map(drop)
+        .map_err(|e| e.to_string())
+}
+
+#[test]
+fn lod_details_that_disagree_with_the_lod_record_or_lie_are_refused() {
+    let (lods, details) = lod_records();
+    open_lods(Some(&lods), &details).unwrap();
+    let e = open_lods(None, &details).unwrap_err();
+    assert!(e.contains("without a LOD record"), "{e}");
+    type Change = fn(&mut rigbake_format::meta::LodDetailsMetadata);
+    let cases: [(&str, Change); 9] = [
+        ("1 levels, the LOD record has 2", |d| {
+            d.groups[0].pop();
+        }),
+        ("2 groups, the LOD record has 1", |d| {
+            d.groups.push(d.groups[0].clone())
+        }),
+        ("max_influences is 0", |d| d.groups[0][0].max_influences = 0),
+        ("max_influences is 9", |d| d.groups[0][1].max_influences = 9),
+        ("position_error", |d| {
+            d.groups[0][1].position_error = f64::NAN
+        }),
+        ("dropped_max", |d| d.groups[0][1].dropped_max = -0.5),
+        ("file_name", |d| {
+            d.groups[0][1].file.as_mut().unwrap().file_name = "../mesh_LOD1.glb".into()
+        }),
+        ("relative_path", |d| {
+            d.groups[0][1].file.as_mut().unwrap().relative_path = Some("/etc/passwd".into())
+        }),
+        ("sha256", |d| {
+            d.groups[0][1].file.as_mut().unwrap().sha256 = "AB".repeat(32)
+        }),
+    ];
+    for (needle, change) in cases {
+        let mut d = details.clone();
+        change(&mut d);
+        let e = open_lods(Some(&lods), &d).expect_err(needle);
+        assert!(e.contains(needle), "expected `{needle}` in: {e}");
+    }
+    let mut d = details.clone();
+    d.groups[0][1].file.as_mut().unwrap().node = String::new();
+    let e = open_lods(Some(&lods), &d).unwrap_err();
+    assert!(e.contains("node is empty"), "{e}");
+}

@@ -39,7 +39,7 @@ use crate::timeline::Timeline;
 pub use rigbake_types::{NormalConvention, VatLayoutMode};
 
 /// Options of the VAT bake.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct VatOptions {
     /// Bake normals (of primitives that have them).
     pub normals: bool,

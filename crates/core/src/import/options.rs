@@ -4,7 +4,7 @@
 use std::path::Path;
 
 /// Size limits enforced while importing, checked before allocating.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Limits {
     /// Largest model or external buffer file, in bytes.
     pub max_file_bytes: u64,
@@ -37,7 +37,7 @@ impl Default for Limits {
 }
 
 /// Options for [`super::import_file`] and [`super::import_slice`].
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct ImportOptions {
     /// Allow external buffers outside the model's folder (off by default).
     pub allow_outside_folder: bool,

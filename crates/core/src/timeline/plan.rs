@@ -17,7 +17,7 @@ use crate::timeline::root_motion::{RootMotionMode, RootMotionPlan};
 pub use rigbake_types::SampleRule;
 
 /// Sampling rate and rule.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Sampling {
     /// Frames per second (positive, finite).
     pub fps: f64,
@@ -83,7 +83,8 @@ pub enum ClipSource {
 }
 
 /// What to bake, named by the user and resolved against a model.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum ClipRequest {
     /// A whole animation.
     Whole {
@@ -112,7 +113,7 @@ pub enum ClipRequest {
 }
 
 /// One clip to bake: what, under which name, with which loop flag.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ClipSpec {
     /// What to sample.
     pub request: ClipRequest,

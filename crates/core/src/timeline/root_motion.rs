@@ -31,7 +31,7 @@ use crate::eval::evaluate::Evaluator;
 use crate::model::Model;
 
 /// How a bake treats root motion: the default mode, and the motion root.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct RootMotionRequest {
     /// Mode of every clip that does not set its own.
     pub mode: RootMotionMode,
