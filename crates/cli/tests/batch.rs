@@ -624,7 +624,7 @@ fn the_json_report_carries_warnings_every_output_and_paths_relative_to_out() {
     assert!(
         warnings
             .iter()
-            .any(|w| w.contains("bone influences per vertex")),
+            .any(|w| w.contains("per vertex (--max-influences)")),
         "{warnings:?}"
     );
     let written = outputs_of(model);

@@ -66,7 +66,7 @@ fn eight_influences_reduce_to_the_hand_computed_pairs() {
             (_, Some(line)) => {
                 let moved = format!("{:.3e}", w.primitives[0].position_error);
                 assert!(
-                    line.contains(&format!("keeping {max} bone influences")),
+                    line.contains(&format!("keeping {max} bone influence")),
                     "{line}"
                 );
                 assert!(line.contains(&moved), "`{moved}` missing from {line}");
