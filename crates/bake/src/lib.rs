@@ -15,12 +15,14 @@
 //!   source model holds, before baking.
 //! - [`records`] maps core values to metadata records and back.
 //! - [`report`] is the batch report: outcomes, JSON, shard merging.
-//! - [`lod_siblings`] finds LOD level files beside their model.
+//! - [`lod_siblings`] finds LOD level files beside their model;
+//!   [`discover`] finds the models of a folder.
 //!
 //! The `rigbake` command line (crate `rigbake-cli`) is a thin layer over
 //! this crate: arguments, manifests, planning, scheduling and reports.
 //! `examples/open_bake.rs` shows a library user's view.
 
+pub mod discover;
 pub mod error;
 pub mod exclude;
 pub mod incremental;

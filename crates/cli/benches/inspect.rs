@@ -50,7 +50,5 @@ fn containers() -> &'static (PathBuf, PathBuf, tempfile::TempDir) {
 fn inspect(bencher: divan::Bencher<'_, '_>, which: &str) {
     let (tiny, huge, _) = containers();
     let path = if which == "tiny" { tiny } else { huge };
-    bencher.bench(|| {
-        rigbake_cli::inspect::load_report(divan::black_box(path), false).expect("report")
-    });
+    bencher.bench(|| rigbake::inspect::load_report(divan::black_box(path), false).expect("report"));
 }

@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use clap::{ArgAction, Args, Parser, Subcommand};
+use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 use rigbake_types::{
     AnchorsMode, DirectionEncoding, MatrixLayout, NormalConvention, Precision, Props,
     RootMotionMode, SampleRule, TextureCompression, VatEncoding, VatLayoutMode,
@@ -14,7 +14,7 @@ use rigbake_types::{
 
 /// `rigbake --version`: the tool's version and the container format it
 /// writes (checked against the format crate by a test).
-pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (container format 1.8)");
+pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (container format 1.9)");
 
 /// The exit codes, listed at the end of `rigbake --help`.
 pub const EXIT_CODES_HELP: &str = "Exit codes: 0 when every model was baked, up to date or skipped with a reason (and for \
@@ -88,9 +88,9 @@ pub enum Command {
     MergeReport(MergeReportArgs),
     /// Check a bake: play it through the runtime reference and compare with
     /// a direct evaluation of its source model.
-    Verify(crate::verify::VerifyArgs),
+    Verify(VerifyArgs),
     /// Render a bake as a contact sheet (or an animated PNG of one clip).
-    Preview(crate::preview::PreviewArgs),
+    Preview(PreviewArgs),
     /// Play bakes in the browser: a local server (127.0.0.1 only) and a
     /// WebGL2 page showing a crowd through either playback path.
     View(crate::view::ViewArgs),
@@ -343,6 +343,90 @@ pub struct MergeReportArgs {
     /// Print the merged report as JSON on stdout (default: a summary).
     #[arg(long)]
     pub json: bool,
+}
+
+/// Arguments of `rigbake verify`.
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// The .rigbake container to check.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// The model the bake was made from (default: the path the bake
+    /// recorded relative to the container, if that file is unchanged; else
+    /// the recorded file name beside the container).
+    #[arg(long, value_name = "MODEL")]
+    pub source: Option<PathBuf>,
+    /// Largest position error at frame times, beyond the errors the bake
+    /// recorded for lossy encodings, relative to the bounding-box diagonal.
+    #[arg(long, default_value_t = rigbake::verify::DEFAULT_RELATIVE_TOLERANCE, value_name = "REL")]
+    pub tolerance: f64,
+    /// Largest normal error at frame times, beyond recorded errors, in
+    /// degrees (judged where the bake records a bound or is exact).
+    #[arg(long, default_value_t = 0.01, value_name = "DEGREES")]
+    pub normal_tolerance: f64,
+    /// Also judge mid-frame position errors (relative to the diagonal);
+    /// without it they are only reported.
+    #[arg(long, value_name = "REL")]
+    pub mid_tolerance: Option<f64>,
+    /// Check every N-th frame (and always the last) of every clip.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub stride: usize,
+    /// Check only this clip (repeatable; default: every clip).
+    #[arg(long = "clip", value_name = "NAME")]
+    pub clips: Vec<String>,
+    /// Compare even when the source's SHA-256 differs from the recorded one
+    /// (reported as a problem, but not a failure by itself).
+    #[arg(long)]
+    pub allow_source_mismatch: bool,
+    /// Accept the position loss the bake recorded for dropped bone
+    /// influences (--max-influences below the source's count): judge
+    /// against it instead of against the source. Without it such a bake
+    /// fails when its error against the source exceeds --tolerance.
+    #[arg(long)]
+    pub accept_recorded_loss: bool,
+    /// Print one JSON document (see docs/runtime.md).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `--path` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PathArg {
+    /// The bone-matrix texture with the bone-weight channels.
+    Bones,
+    /// The vertex animation textures.
+    Vat,
+}
+
+/// Arguments of `rigbake preview`.
+#[derive(Debug, Args)]
+pub struct PreviewArgs {
+    /// The .rigbake container to show.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// The PNG to write.
+    #[arg(long, short, value_name = "PNG")]
+    pub out: PathBuf,
+    /// The model the bake was made from (default: the path the bake
+    /// recorded relative to the container, if that file is unchanged; else
+    /// the recorded file name beside the container); it provides the triangles.
+    #[arg(long, value_name = "MODEL")]
+    pub source: Option<PathBuf>,
+    /// Which playback path to show (default: bones when the bake has them).
+    #[arg(long, value_enum)]
+    pub path: Option<PathArg>,
+    /// Frames per clip, evenly spaced from the first to the last.
+    #[arg(long, default_value_t = 8, value_name = "N")]
+    pub columns: u32,
+    /// Width and height of each frame in pixels.
+    #[arg(long, default_value_t = 160, value_name = "PIXELS")]
+    pub size: u32,
+    /// Show only this clip (repeatable; default: every clip).
+    #[arg(long = "clip", value_name = "NAME")]
+    pub clips: Vec<String>,
+    /// Write an animated PNG of every frame of this clip instead.
+    #[arg(long, value_name = "CLIP")]
+    pub animate: Option<String>,
 }
 
 /// `--lod`: a group of the model's nodes, or a model file and its level

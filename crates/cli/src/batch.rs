@@ -14,7 +14,7 @@ use rigbake_core::import;
 use crate::exit::{EXIT_FAILED, EXIT_OK};
 use crate::plan::{BakeJob, BakePlan, ProgressMode};
 use crate::progress::{ModelProgress, Progress};
-use crate::report::{Entry, Outcome, Report};
+use rigbake::report::{Entry, Outcome, Report};
 
 fn run_job(
     job: &BakeJob,

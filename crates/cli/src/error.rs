@@ -109,13 +109,8 @@ pub enum UsageError {
         message: String,
     },
     /// Models cannot be listed.
-    #[error("{}: {source}", dir.display())]
-    Walk {
-        /// The folder searched.
-        dir: PathBuf,
-        /// Why.
-        source: walkdir::Error,
-    },
+    #[error(transparent)]
+    Discover(#[from] rigbake::discover::DiscoverError),
     /// Folder discovery found problems and no model (the text names them).
     #[error("{0}")]
     Discovery(String),
@@ -162,7 +157,7 @@ pub enum UsageError {
     #[error("--jobs must be 1 to {max}, got {0}", max = MAX_JOBS)]
     Jobs(usize),
     /// `--shard` is not `K/N`.
-    #[error("--shard must be K/N with 1 <= K <= N <= {max}, got `{0}`", max = crate::report::MAX_SHARDS)]
+    #[error("--shard must be K/N with 1 <= K <= N <= {max}, got `{0}`", max = rigbake::report::MAX_SHARDS)]
     Shard(String),
     /// An input has no file name.
     #[error("`{}` is not a file name", .0.display())]

@@ -4,7 +4,7 @@
 //! for scripts (`formats/inspect.schema.json`,
 //! `formats/inspect-source.schema.json`).
 
-pub use rigbake::inspect::{INSPECT_SCHEMA_VERSION, InspectReport, load_report, render};
+use rigbake::inspect::{load_report, render};
 
 use rigbake::inspect_source::{describe_source, render_source};
 use rigbake_core::import::ImportOptions;

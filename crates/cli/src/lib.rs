@@ -4,30 +4,28 @@
 //! `rigbake` library crate; this crate decides what to run and shows what
 //! happened.
 
-pub mod args;
-pub mod batch;
-pub mod docs;
-pub mod error;
-pub mod exit;
-pub mod inspect;
-pub mod manifest;
-pub mod plan;
-pub mod preview;
-pub mod progress;
-pub use rigbake::report;
-pub mod settings;
-pub mod stdout;
-pub mod verify;
-pub mod view;
-
-pub use exit::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
-/// Playback of a bake (re-exported from the library for existing callers).
-pub use rigbake::playback;
+mod args;
+mod batch;
+mod docs;
+mod error;
+mod exit;
+mod inspect;
+mod manifest;
+mod plan;
+mod preview;
+mod progress;
+mod settings;
+mod stdout;
+mod verify;
+mod view;
 
 use std::ffi::OsString;
 use std::process::ExitCode;
 
 use clap::Parser as _;
+use rigbake::report;
+
+use crate::exit::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
 
 /// Runs the command line with `args` (including the program name).
 pub fn run<I, T>(args: I) -> ExitCode

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
+use rigbake::discover::discover;
 use rigbake_types::{TextureCompression, VatEncoding};
 use sha2::{Digest, Sha256};
 
@@ -66,132 +67,11 @@ pub struct BakePlan {
     /// Share identical bone textures across models (in `out/_shared`).
     pub share_bones: bool,
     /// What folder discovery could not search or use (see
-    /// [`Discovery::problems`]): printed, and the run fails at the end.
+    /// [`rigbake::discover::Discovery::problems`]): printed, and the run fails at the end.
     pub problems: Vec<String>,
     /// What the user should know before the run (LOD level files baked as
     /// levels of their model, not on their own): printed.
     pub notes: Vec<String>,
-}
-
-fn is_model(p: &Path) -> bool {
-    matches!(
-        p.extension()
-            .and_then(|e| e.to_str())
-            .map(str::to_ascii_lowercase)
-            .as_deref(),
-        Some("glb" | "gltf")
-    )
-}
-
-/// Every .glb/.gltf under `dir` (skipping hidden folders), as (path, id
-/// relative to `dir`), sorted by id; the first folder that cannot be read
-/// is an error. See [`discover`] for the rules.
-pub fn find_models(dir: &Path) -> Result<Vec<(PathBuf, String)>, UsageError> {
-    let found = discover(dir, None)?;
-    match found.problems.into_iter().next() {
-        Some(problem) => Err(UsageError::Discovery(problem)),
-        None => Ok(found.models),
-    }
-}
-
-/// What folder discovery found.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Discovery {
-    /// Models as (path, id relative to the folder searched), sorted by id.
-    pub models: Vec<(PathBuf, String)>,
-    /// What could not be searched or used, one line each naming the path
-    /// (an unreadable folder, a link to nothing). The run goes on with the
-    /// other models and fails at the end.
-    pub problems: Vec<String>,
-}
-
-/// Searches `dir` for .glb/.gltf files.
-///
-/// - Hidden folders are skipped, and so are the output root `skip` (when
-///   it lies inside `dir`; compared by canonical path) and any folder
-///   holding a `.rigbake.lock` (another output root): their GLBs are
-///   outputs, not inputs.
-/// - A symbolic link to a regular model file is followed; linked folders
-///   are not (no loops).
-/// - A folder that cannot be read, or a link to nothing, is a problem
-///   reported in [`Discovery::problems`]; only `dir` itself being
-///   unreadable is an error.
-pub fn discover(dir: &Path, skip: Option<&Path>) -> Result<Discovery, UsageError> {
-    let skip = skip.and_then(|s| s.canonicalize().ok());
-    let mut found = Discovery::default();
-    let walker = walkdir::WalkDir::new(dir)
-        .follow_links(false)
-        .into_iter()
-        .filter_entry(|e| {
-            if e.depth() == 0 {
-                return true;
-            }
-            if e.file_name().to_string_lossy().starts_with('.') {
-                return false;
-            }
-            if !e.file_type().is_dir() {
-                return true;
-            }
-            let is_out = skip
-                .as_deref()
-                .is_some_and(|s| e.path().canonicalize().is_ok_and(|c| c == s));
-            let is_lock =
-                std::fs::symlink_metadata(e.path().join(rigbake::staging::LOCK_FILE)).is_ok();
-            !(is_out || is_lock)
-        });
-    for entry in walker {
-        let entry = match entry {
-            Ok(entry) => entry,
-            Err(source) if source.depth() == 0 => {
-                return Err(UsageError::Walk {
-                    dir: dir.to_path_buf(),
-                    source,
-                });
-            }
-            Err(e) => {
-                let path = e.path().unwrap_or(dir);
-                found.problems.push(format!(
-                    "{}: cannot search this folder: {e}",
-                    path.display()
-                ));
-                continue;
-            }
-        };
-        if !is_model(entry.path()) {
-            continue;
-        }
-        if entry.file_type().is_symlink() {
-            match std::fs::metadata(entry.path()) {
-                Ok(m) if m.is_file() => {}
-                Ok(m) if m.is_dir() => continue, // linked folders are not followed
-                Ok(_) => {
-                    found.problems.push(format!(
-                        "{}: a link to something that is not a regular file",
-                        entry.path().display()
-                    ));
-                    continue;
-                }
-                Err(e) => {
-                    found.problems.push(format!(
-                        "{}: a link that cannot be followed: {e}",
-                        entry.path().display()
-                    ));
-                    continue;
-                }
-            }
-        } else if !entry.file_type().is_file() {
-            continue;
-        }
-        let rel = entry.path().strip_prefix(dir).unwrap_or(entry.path());
-        let id = rel
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy())
-            .collect::<Vec<_>>()
-            .join("/");
-        found.models.push((entry.path().to_path_buf(), id));
-    }
-    found.models.sort_by(|a, b| a.1.cmp(&b.1));
-    Ok(found)
 }
 
 /// The output folder of a model found as `id` (`a/b/c.glb` -> `out/a/b/c`).
@@ -230,10 +110,10 @@ fn same_file(a: &Path, b: &Path) -> bool {
         )
 }
 
-/// Parses `--shard K/N` ([`crate::report::parse_shard`]: 1 <= K <= N <=
-/// [`crate::report::MAX_SHARDS`]).
+/// Parses `--shard K/N` ([`rigbake::report::parse_shard`]: 1 <= K <= N <=
+/// [`rigbake::report::MAX_SHARDS`]).
 fn parse_shard(text: &str) -> Result<(usize, usize), UsageError> {
-    crate::report::parse_shard(text).ok_or_else(|| UsageError::Shard(text.to_owned()))
+    rigbake::report::parse_shard(text).ok_or_else(|| UsageError::Shard(text.to_owned()))
 }
 
 /// The shard (1-based) a model id belongs to among `n`: a hash of the id, so

@@ -6,61 +6,15 @@
 //! bytes. Exit code 0 when written, 1 on damaged or unwritable files, 2 for
 //! usage errors.
 
-use std::path::PathBuf;
-
-use clap::{Args, ValueEnum};
 use rigbake::playback::{self, LoadError, Loaded};
-pub use rigbake::preview::{
-    MAX_PIXELS, Plan, fit_camera, fit_plan_camera, pose_cells, render, render_cells, render_range,
-    scene, spaced_frames,
-};
+use rigbake::preview::{MAX_PIXELS, Plan, fit_plan_camera, render_range, scene, spaced_frames};
 use rigbake_format::image::{Rgb8, encode_apng, encode_png};
 use rigbake_preview::sheet;
 use scene::{PathChoice, Producer, Topology};
 
-use crate::args::Verbosity;
+use crate::args::{PathArg, PreviewArgs, Verbosity};
 use crate::error::UsageError;
 use crate::exit::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
-
-/// `--path` values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum PathArg {
-    /// The bone-matrix texture with the bone-weight channels.
-    Bones,
-    /// The vertex animation textures.
-    Vat,
-}
-
-/// Arguments of `rigbake preview`.
-#[derive(Debug, Args)]
-pub struct PreviewArgs {
-    /// The .rigbake container to show.
-    #[arg(value_name = "FILE")]
-    pub file: PathBuf,
-    /// The PNG to write.
-    #[arg(long, short, value_name = "PNG")]
-    pub out: PathBuf,
-    /// The model the bake was made from (default: the path the bake
-    /// recorded relative to the container, if that file is unchanged; else
-    /// the recorded file name beside the container); it provides the triangles.
-    #[arg(long, value_name = "MODEL")]
-    pub source: Option<PathBuf>,
-    /// Which playback path to show (default: bones when the bake has them).
-    #[arg(long, value_enum)]
-    pub path: Option<PathArg>,
-    /// Frames per clip, evenly spaced from the first to the last.
-    #[arg(long, default_value_t = 8, value_name = "N")]
-    pub columns: u32,
-    /// Width and height of each frame in pixels.
-    #[arg(long, default_value_t = 160, value_name = "PIXELS")]
-    pub size: u32,
-    /// Show only this clip (repeatable; default: every clip).
-    #[arg(long = "clip", value_name = "NAME")]
-    pub clips: Vec<String>,
-    /// Write an animated PNG of every frame of this clip instead.
-    #[arg(long, value_name = "CLIP")]
-    pub animate: Option<String>,
-}
 
 fn usage(message: &str) -> u8 {
     eprintln!("error: {message}");

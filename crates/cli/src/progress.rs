@@ -9,7 +9,7 @@ use std::time::Duration;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
 use crate::plan::ProgressMode;
-use crate::report::{Outcome, count, human_bytes};
+use rigbake::report::{Outcome, count, human_bytes};
 
 /// Progress of a whole batch.
 pub struct Progress {
@@ -36,17 +36,6 @@ pub struct ModelProgress {
 }
 
 impl ModelProgress {
-    /// A handle that shows nothing (for tests and library callers).
-    pub fn hidden(id: &str) -> Self {
-        Self {
-            bar: None,
-            id: id.to_owned(),
-            warnings: false,
-            given: Mutex::new(Vec::new()),
-            info: Mutex::new(String::new()),
-        }
-    }
-
     /// The warnings given so far (for the JSON report), in order.
     pub fn warnings(&self) -> Vec<String> {
         self.given.lock().map(|w| w.clone()).unwrap_or_default()

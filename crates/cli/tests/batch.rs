@@ -492,7 +492,7 @@ fn shards_bake_the_full_set_exactly_once_and_reports_merge() {
         reports.push(file);
         seen.extend(statuses(&report(&r)).into_iter().map(|(id, _)| id));
     }
-    let all: Vec<String> = rigbake_cli::plan::find_models(&fixtures())
+    let all: Vec<String> = rigbake::discover::find_models(&fixtures())
         .unwrap()
         .into_iter()
         .map(|(_, id)| id)

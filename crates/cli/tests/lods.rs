@@ -356,8 +356,8 @@ fn three_lods_share_one_bone_texture_and_every_level_matches_direct_evaluation()
 /// of: the levels used to be drawn overlapping).
 #[test]
 fn pictures_draw_level_zero_of_every_group() {
-    use rigbake_cli::playback;
-    use rigbake_cli::preview::scene::{PathChoice, Topology};
+    use rigbake::playback;
+    use rigbake::preview::scene::{PathChoice, Topology};
     let tmp = tempfile::tempdir().unwrap();
     let cases = [
         (rigbake_fixtures::fixture("tentacle_lods.glb"), vec![]),

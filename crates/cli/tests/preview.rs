@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::{bake, rigbake, shared_models};
-use rigbake_cli::playback;
-use rigbake_cli::preview::scene::{PathChoice, Producer, Topology};
-use rigbake_cli::preview::{Plan, fit_camera, pose_cells, render_cells, spaced_frames};
+use rigbake::playback;
+use rigbake::preview::scene::{PathChoice, Producer, Topology};
+use rigbake::preview::{Plan, fit_camera, pose_cells, render_cells, spaced_frames};
 
 fn container(out: &Path, model: &Path) -> PathBuf {
     let name = model.file_stem().unwrap().to_string_lossy().into_owned();

@@ -25,9 +25,9 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use common::{bake, shared_models};
-use rigbake_cli::playback;
-use rigbake_cli::preview::scene::{self, PathChoice, Producer, Topology};
-use rigbake_cli::preview::{fit_camera, render};
+use rigbake::playback;
+use rigbake::preview::scene::{self, PathChoice, Producer, Topology};
+use rigbake::preview::{fit_camera, render};
 use rigbake_preview::camera::{AZIMUTH_DEGREES, ELEVATION_DEGREES};
 
 /// Pixels per side of the compared frames.

@@ -20,7 +20,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use crate::error::{Error, Result};
-use crate::model::Model;
+use crate::model::{LodGroup, Model};
 
 pub use rigbake_types::{LodSource, LodSpec};
 
@@ -29,19 +29,6 @@ pub const MAX_LOD_LEVELS: usize = 16;
 
 /// Most groups the manifest may list for one model.
 pub const MAX_LOD_SPECS: usize = 256;
-
-/// One LOD group of a model.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LodGroup {
-    /// How the group was recognised.
-    pub source: LodSource,
-    /// Node per level; `levels[0]` is level 0 (the full-detail mesh).
-    pub levels: Vec<usize>,
-    /// Per level, the screen coverage below which the next level takes
-    /// over (`MSFT_screencoverage` in the base node's extras); empty when
-    /// not given.
-    pub coverage: Vec<f64>,
-}
 
 /// Per node: `(group, level)` when the node is a level of a group.
 pub fn level_of(model: &Model) -> Vec<Option<(usize, usize)>> {

@@ -23,8 +23,8 @@ use std::collections::HashMap;
 use glam::DMat4;
 
 use crate::error::{Error, Result};
-use crate::lod::{self, LodGroup, LodSource};
-use crate::model::{Mesh, Model, Node};
+use crate::lod::{self, LodSource};
+use crate::model::{LodGroup, Mesh, Model, Node};
 
 /// How far a level's inverse bind or rest-pose matrix entry may be from
 /// the base's, relative to the largest entry of the base's matrix (at

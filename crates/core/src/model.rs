@@ -37,7 +37,20 @@ pub struct Model {
     pub topological_order: Vec<usize>,
     /// LOD groups: skinned mesh nodes that are levels of detail of one
     /// another (see [`crate::lod`]); empty when the model has none.
-    pub lods: Vec<crate::lod::LodGroup>,
+    pub lods: Vec<LodGroup>,
+}
+
+/// One LOD group of a model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LodGroup {
+    /// How the group was recognised.
+    pub source: rigbake_types::LodSource,
+    /// Node per level; `levels[0]` is level 0 (the full-detail mesh).
+    pub levels: Vec<usize>,
+    /// Per level, the screen coverage below which the next level takes
+    /// over (`MSFT_screencoverage` in the base node's extras); empty when
+    /// not given.
+    pub coverage: Vec<f64>,
 }
 
 /// A local transform as translation, rotation and scale (matrix `T * R * S`).

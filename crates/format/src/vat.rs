@@ -14,7 +14,7 @@ use crate::digest::{Digest, DigestFile};
 use crate::error::{FormatError, Result};
 use crate::meta::{DirectionEncoding, VatEncoding, VatStream};
 use crate::texture::Precision;
-use crate::texture::exr::{Rows, StreamSpec, StreamWriter, TextureCompression};
+use crate::texture::exr::{Rows, StreamSpec, StreamWriter, TextureCompression, pxr24_round};
 use crate::texture::png::Png16Stream;
 use crate::texture::quantize::{RowQuantizer, interleave_be, quantize_planar_row};
 
@@ -284,28 +284,6 @@ impl VatFileWriter {
             crc32,
         })
     }
-}
-
-/// What a reader decodes from `value` stored as a 32-bit float under EXR's
-/// PXR24 compression: the significand rounded to 15 bits (OpenEXR's
-/// `floatToFloat24`, ties away from zero; truncated where rounding would
-/// overflow to infinity), the low 8 bits zero.
-pub fn pxr24_round(value: f32) -> f32 {
-    let bits = value.to_bits();
-    let (sign, exponent, mantissa) = (bits & 0x8000_0000, bits & 0x7f80_0000, bits & 0x007f_ffff);
-    let f24 = if exponent == 0x7f80_0000 {
-        // Infinity, or NaN (keeping at least one significand bit).
-        let m = mantissa >> 8;
-        (exponent >> 8) | m | u32::from(mantissa != 0 && m == 0)
-    } else {
-        let rounded = ((exponent | mantissa) + (mantissa & 0x80)) >> 8;
-        if rounded >= 0x7f_8000 {
-            (exponent | mantissa) >> 8
-        } else {
-            rounded
-        }
-    };
-    f32::from_bits(((sign >> 8) | f24) << 8)
 }
 
 /// Texel `x` of a planar row (`floats` planes of `width`).

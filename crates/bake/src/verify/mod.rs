@@ -5,6 +5,7 @@
 
 mod measure;
 pub mod records;
+pub mod report;
 
 pub use measure::{ClipStats, Output, OutputStats, Path, Stats, Subject, max_nan, measure};
 use serde::Serialize;

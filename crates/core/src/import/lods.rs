@@ -12,8 +12,8 @@
 use serde::Deserialize;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::lod::{LodGroup, LodSource, MAX_LOD_LEVELS};
-use crate::model::Node;
+use crate::lod::{LodSource, MAX_LOD_LEVELS};
+use crate::model::{LodGroup, Node};
 
 #[derive(Deserialize)]
 struct Raw {

@@ -142,6 +142,28 @@ fn read_checked<R: Read + Seek + BufRead>(
     Ok(image.layer_data.channel_data.pixels)
 }
 
+/// What a reader decodes from `value` stored as a 32-bit float under EXR's
+/// PXR24 compression: the significand rounded to 15 bits (OpenEXR's
+/// `floatToFloat24`, ties away from zero; truncated where rounding would
+/// overflow to infinity), the low 8 bits zero.
+pub fn pxr24_round(value: f32) -> f32 {
+    let bits = value.to_bits();
+    let (sign, exponent, mantissa) = (bits & 0x8000_0000, bits & 0x7f80_0000, bits & 0x007f_ffff);
+    let f24 = if exponent == 0x7f80_0000 {
+        // Infinity, or NaN (keeping at least one significand bit).
+        let m = mantissa >> 8;
+        (exponent >> 8) | m | u32::from(mantissa != 0 && m == 0)
+    } else {
+        let rounded = ((exponent | mantissa) + (mantissa & 0x80)) >> 8;
+        if rounded >= 0x7f_8000 {
+            (exponent | mantissa) >> 8
+        } else {
+            rounded
+        }
+    };
+    f32::from_bits(((sign >> 8) | f24) << 8)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -536,7 +558,7 @@ fn zip_transform(raw: &[u8]) -> Vec<u8> {
 
 /// OpenEXR's PXR24 pre-pass for one block (little-endian samples, per
 /// line, per channel in header order): 32-bit floats rounded to 24 bits
-/// ([`crate::vat::pxr24_round`]), 16-bit samples as they are; each channel
+/// ([`pxr24_round`]), 16-bit samples as they are; each channel
 /// line's samples replaced by their differences (wrapping) and split into
 /// byte planes, most significant first. `None` for sample types it does not
 /// handle here.
@@ -580,7 +602,7 @@ fn pxr24_transform(
                     let mut previous = 0u32;
                     for (x, s) in line.chunks_exact(4).enumerate() {
                         let f = f32::from_le_bytes([s[0], s[1], s[2], s[3]]);
-                        let v = crate::vat::pxr24_round(f).to_bits() >> 8;
+                        let v = pxr24_round(f).to_bits() >> 8;
                         let [_, h, m, l] = v.wrapping_sub(previous).to_be_bytes();
                         (b0[x], b1[x], b2[x]) = (h, m, l);
                         previous = v;
@@ -737,7 +759,7 @@ mod stream_tests {
                 // 15 kept significand bits mean a relative error <= 2^-16.
                 assert_eq!(
                     decoded.to_bits(),
-                    crate::vat::pxr24_round(original).to_bits(),
+                    pxr24_round(original).to_bits(),
                     "{original}"
                 );
                 assert!((decoded - original).abs() <= original.abs() * 2f32.powi(-16));

@@ -7,61 +7,11 @@
 //!
 //! Semantics and tolerances are described in `docs/runtime.md`.
 
-mod report;
-
-use std::path::PathBuf;
-
-use clap::Args;
-pub use report::{VERIFY_SCHEMA_VERSION, VerifyReport};
 use rigbake::playback::{self, LoadError};
-use rigbake::verify as measure;
-pub use rigbake::verify::{Output, OutputStats, Stats, Tolerances};
+use rigbake::verify::{self as measure, Tolerances, report};
 
+use crate::args::{Verbosity, VerifyArgs};
 use crate::exit::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
-
-/// Arguments of `rigbake verify`.
-#[derive(Debug, Args)]
-pub struct VerifyArgs {
-    /// The .rigbake container to check.
-    #[arg(value_name = "FILE")]
-    pub file: PathBuf,
-    /// The model the bake was made from (default: the path the bake
-    /// recorded relative to the container, if that file is unchanged; else
-    /// the recorded file name beside the container).
-    #[arg(long, value_name = "MODEL")]
-    pub source: Option<PathBuf>,
-    /// Largest position error at frame times, beyond the errors the bake
-    /// recorded for lossy encodings, relative to the bounding-box diagonal.
-    #[arg(long, default_value_t = rigbake::verify::DEFAULT_RELATIVE_TOLERANCE, value_name = "REL")]
-    pub tolerance: f64,
-    /// Largest normal error at frame times, beyond recorded errors, in
-    /// degrees (judged where the bake records a bound or is exact).
-    #[arg(long, default_value_t = 0.01, value_name = "DEGREES")]
-    pub normal_tolerance: f64,
-    /// Also judge mid-frame position errors (relative to the diagonal);
-    /// without it they are only reported.
-    #[arg(long, value_name = "REL")]
-    pub mid_tolerance: Option<f64>,
-    /// Check every N-th frame (and always the last) of every clip.
-    #[arg(long, default_value_t = 1, value_name = "N")]
-    pub stride: usize,
-    /// Check only this clip (repeatable; default: every clip).
-    #[arg(long = "clip", value_name = "NAME")]
-    pub clips: Vec<String>,
-    /// Compare even when the source's SHA-256 differs from the recorded one
-    /// (reported as a problem, but not a failure by itself).
-    #[arg(long)]
-    pub allow_source_mismatch: bool,
-    /// Accept the position loss the bake recorded for dropped bone
-    /// influences (--max-influences below the source's count): judge
-    /// against it instead of against the source. Without it such a bake
-    /// fails when its error against the source exceeds --tolerance.
-    #[arg(long)]
-    pub accept_recorded_loss: bool,
-    /// Print one JSON document (see docs/runtime.md).
-    #[arg(long)]
-    pub json: bool,
-}
 
 fn usage(message: &str) -> u8 {
     eprintln!("error: {message}");
@@ -69,7 +19,7 @@ fn usage(message: &str) -> u8 {
 }
 
 /// Runs `rigbake verify`; returns the exit code.
-pub fn run(args: &VerifyArgs, verbosity: crate::args::Verbosity) -> u8 {
+pub fn run(args: &VerifyArgs, verbosity: Verbosity) -> u8 {
     if args.stride == 0 {
         return usage("--stride must be at least 1");
     }
@@ -176,7 +126,7 @@ pub fn run(args: &VerifyArgs, verbosity: crate::args::Verbosity) -> u8 {
                 return EXIT_FAILED;
             }
         }
-    } else if verbosity != crate::args::Verbosity::Quiet {
+    } else if verbosity != Verbosity::Quiet {
         crate::stdout::print(&report::text(&report));
     } else if !report.pass {
         // -q: only what went wrong.

@@ -1,11 +1,11 @@
 //! What `rigbake verify` prints: a table per output (one line per clip)
 //! and a verdict, or one JSON document for scripts (`--json`, described in
 //! `docs/runtime.md`). Both show the verdicts of
-//! [`rigbake::verify::judge`], so the text and the JSON always agree.
+//! [`super::judge`], so the text and the JSON always agree.
 
-use rigbake::inspect::shown;
-use rigbake::playback::Loaded;
-use rigbake::verify::{OutputStats, Stats, Tolerances, judge, max_nan};
+use super::{OutputStats, Stats, Tolerances, judge, max_nan};
+use crate::inspect::shown;
+use crate::playback::Loaded;
 use serde::Serialize;
 
 /// Version of the `verify --json` document layout.
@@ -135,7 +135,7 @@ pub fn build(
     stride: usize,
     problems: Vec<String>,
     problems_fail: bool,
-    records: rigbake::verify::records::RecordChecks,
+    records: super::records::RecordChecks,
 ) -> VerifyReport {
     let outputs: Vec<OutputJson> = outputs
         .iter()
