@@ -6,7 +6,8 @@
 //!   decides where they land (a file, the [`sink::SharedStore`], or a
 //!   section embedded in the container). Failures are [`error::BakeError`]s
 //!   naming the stage and the source.
-//! - [`incremental`] computes bake keys and tells up-to-date outputs.
+//! - [`incremental`] computes bake keys and tells up-to-date outputs;
+//!   [`run`] runs one model of a batch (read, key, up to date or bake).
 //! - [`playback::load`] turns a container and its textures into the views
 //!   the runtime reference (`rigbake_core::runtime`) reads.
 //! - [`verify`] measures a loaded bake against its source and judges it.
@@ -35,6 +36,7 @@ pub mod playback;
 pub mod preview;
 pub mod records;
 pub mod report;
+pub mod run;
 pub mod settings;
 pub mod sidecar;
 pub mod sink;

@@ -6,10 +6,9 @@
 use std::time::Instant;
 
 use rayon::prelude::*;
-use rigbake::sink::{SharedStore, container_path};
+use rigbake::run::{ModelRun, run_model};
+use rigbake::sink::SharedStore;
 use rigbake::staging::{OutputLock, Protected};
-use rigbake::{BakeError, Baked, ModelJob, Stage, bake_key, bake_model, up_to_date_outputs};
-use rigbake_core::import;
 
 use crate::exit::{EXIT_FAILED, EXIT_OK};
 use crate::plan::{BakeJob, BakePlan, ProgressMode};
@@ -23,69 +22,16 @@ fn run_job(
     shared: Option<&SharedStore>,
     protected: &Protected,
 ) -> Outcome {
-    let o = job.settings.outputs;
-    if !(o.bones || o.weights || o.vat || o.anchors) {
-        return Outcome::Skipped {
-            reason: "no outputs requested".to_owned(),
-        };
-    }
-    let failed = |e: BakeError| Outcome::Failed {
-        error: e.in_file(&job.input),
-    };
-    if let Err(e) = rigbake::staging::check_dir(&plan.out, &job.out_dir) {
-        return failed(
-            rigbake::error::StepError::io(
-                format!("cannot prepare `{}`", job.out_dir.display()),
-                &job.out_dir,
-                e,
-            )
-            .at(Stage::Prepare),
-        );
-    }
-    let bytes = match import::read_file(&job.input, &job.settings.import.limits) {
-        Ok(b) => b,
-        Err(e) => return failed(BakeError::new(Stage::Import, e)),
-    };
-    let location = rigbake::source_path::relative_source(&job.input, &job.out_dir);
-    let key = match bake_key(
-        &job.input,
-        &bytes,
-        &job.settings,
-        shared.is_some(),
-        location.as_deref(),
-    ) {
-        Ok(k) => k,
-        Err(e) => return failed(e),
-    };
-    if !plan.force
-        && let Some(files) = up_to_date_outputs(
-            &container_path(&job.input, &job.out_dir),
-            &job.out_dir,
-            &key,
-        )
-    {
-        return Outcome::UpToDate { files, key };
-    }
-    let baked = bake_model(&ModelJob {
+    run_model(&ModelRun {
         input: &job.input,
-        bytes: &bytes,
+        out_root: &plan.out,
         out_dir: &job.out_dir,
         settings: &job.settings,
-        key: &key,
+        force: plan.force,
         shared,
+        protected,
         observer: progress,
-        source_location: location.as_deref(),
-        protected: Some(protected),
-    });
-    match baked {
-        Ok(Baked::Written { files, removed }) => Outcome::Baked {
-            files,
-            removed,
-            key,
-        },
-        Ok(Baked::Skipped(reason)) => Outcome::Skipped { reason },
-        Err(e) => failed(e),
-    }
+    })
 }
 
 /// Runs every job of `plan`, prints progress and the report; returns the

@@ -7,10 +7,9 @@
 //! usage errors.
 
 use rigbake::playback::{self, LoadError, Loaded};
-use rigbake::preview::{MAX_PIXELS, Plan, fit_plan_camera, render_range, scene, spaced_frames};
-use rigbake_format::image::{Rgb8, encode_apng, encode_png};
-use rigbake_preview::sheet;
-use scene::{PathChoice, Producer, Topology};
+use rigbake::preview::picture::{self, Picture};
+use rigbake::preview::scene::PathChoice;
+use rigbake::preview::{MAX_PIXELS, Plan, spaced_frames};
 
 use crate::args::{PathArg, PreviewArgs, Verbosity};
 use crate::error::UsageError;
@@ -34,18 +33,6 @@ pub fn clip_index(loaded: &Loaded, name: &str) -> Result<usize, UsageError> {
         })
 }
 
-/// The frame delay of an animation of `clip` as a PNG fraction of seconds.
-fn delay(clip: &playback::LoadedClip) -> (u16, u16) {
-    let rate = clip.info.frame_rate();
-    if rate.fract() == 0.0 && (1.0..=65535.0).contains(&rate) {
-        (1, rate as u16)
-    } else if rate > 0.0 {
-        ((1000.0 / rate).round().clamp(1.0, 65535.0) as u16, 1000)
-    } else {
-        (1, 30)
-    }
-}
-
 /// Runs `rigbake preview`; returns the exit code.
 pub fn run(args: &PreviewArgs, verbosity: Verbosity) -> u8 {
     if args.columns == 0 || !(16..=2048).contains(&args.size) {
@@ -67,8 +54,8 @@ pub fn run(args: &PreviewArgs, verbosity: Verbosity) -> u8 {
         },
     ) {
         Ok(l) => l,
-        Err(LoadError::Usage(m)) => return usage(&m),
-        Err(LoadError::Failed(m)) => {
+        Err(LoadError::NotFound(m)) => return usage(&m),
+        Err(LoadError::Damaged(m)) => {
             eprintln!("error: {m}");
             return EXIT_FAILED;
         }
@@ -126,22 +113,7 @@ pub fn run(args: &PreviewArgs, verbosity: Verbosity) -> u8 {
             (selected.len() as u64).saturating_mul(u64::from(args.columns)),
         ),
     };
-    let size = u64::from(args.size);
-    let pixels = match animated {
-        Some(_) => cell_count.saturating_mul(size * size),
-        None => {
-            // In u64 before any u32 sheet arithmetic: at most 2048-pixel
-            // cells, and the cell count bounds the rows.
-            let (columns, gap, label) = (
-                u64::from(columns),
-                u64::from(sheet::GAP),
-                u64::from(rigbake_preview::label::LABEL_HEIGHT),
-            );
-            let rows = cell_count.div_ceil(columns).max(1);
-            (columns.saturating_mul(size + gap) + gap)
-                .saturating_mul(rows.saturating_mul(size + label + gap) + gap)
-        }
-    };
+    let pixels = picture::pixels(cell_count, columns, args.size, animated.is_some());
     if pixels > MAX_PIXELS {
         return usage(&format!(
             "the image would have {pixels} pixels (more than {MAX_PIXELS}); use a smaller --size, fewer --columns or --clip"
@@ -163,66 +135,17 @@ pub fn run(args: &PreviewArgs, verbosity: Verbosity) -> u8 {
         columns,
         size: args.size,
     };
-    let topology = Topology::new(&loaded, path);
-    let camera = fit_plan_camera(&loaded, &plan, &topology, Producer::Bake);
-    // A few rows of cells at a time: parallel, with bounded memory.
-    let batch = (plan.columns as usize * 4).max(8);
-    let bytes = match animated {
-        Some(c) => {
-            let mut images: Vec<Vec<u8>> = Vec::with_capacity(plan.cells.len());
-            for first in (0..plan.cells.len()).step_by(batch) {
-                let frames = render_range(&loaded, &plan, &topology, &camera, first, batch);
-                images.extend(frames.into_iter().map(|f| f.rgb));
-            }
-            let (num, den) = delay(&loaded.clips[c]);
-            let frames: Vec<Rgb8<'_>> = images
-                .iter()
-                .map(|rgb| Rgb8 {
-                    width: plan.size,
-                    height: plan.size,
-                    pixels: rgb,
-                })
-                .collect();
-            encode_apng(&frames, num, den)
-        }
-        None => {
-            let mut s = sheet::Sheet::new(plan.cells.len(), plan.columns, plan.size);
-            for first in (0..plan.cells.len()).step_by(batch) {
-                let frames = render_range(&loaded, &plan, &topology, &camera, first, batch);
-                for (i, f) in frames.iter().enumerate() {
-                    s.place(first + i, plan.columns, f);
-                }
-            }
-            // Each cell's label: the clip's name on its first cell, then
-            // the frame number (clip-table frames, from 0).
-            for (i, &(c, f)) in plan.cells.iter().enumerate() {
-                let first_of_clip = i == 0 || plan.cells[i - 1].0 != c;
-                let text = if first_of_clip {
-                    format!("{} {f}", loaded.clips[c].name)
-                } else {
-                    f.to_string()
-                };
-                s.label(i, plan.columns, plan.size, &text);
-            }
-            encode_png(&Rgb8 {
-                width: s.width,
-                height: s.height,
-                pixels: &s.rgb,
-            })
-        }
-    };
-    let (width, height) = match animated {
-        Some(_) => (plan.size, plan.size),
-        None => sheet::Sheet::dimensions(plan.cells.len(), plan.columns, plan.size),
-    };
-    let written: Result<usize, Box<dyn std::error::Error>> =
-        bytes.map_err(Into::into).and_then(|b| {
-            std::fs::write(&args.out, &b)
-                .map(|()| b.len())
+    let drawn = picture::picture(&loaded, &plan, animated);
+    let written: Result<Picture, Box<dyn std::error::Error>> =
+        drawn.map_err(Into::into).and_then(|p| {
+            std::fs::write(&args.out, &p.png)
+                .map(|()| p)
                 .map_err(Into::into)
         });
     match written {
-        Ok(bytes) => {
+        Ok(Picture {
+            png, width, height, ..
+        }) => {
             if verbosity != Verbosity::Quiet {
                 eprintln!(
                     "wrote {} ({width} x {height}, {}, {} path; {})",
@@ -233,7 +156,7 @@ pub fn run(args: &PreviewArgs, verbosity: Verbosity) -> u8 {
                     } else {
                         "VAT"
                     },
-                    rigbake::report::human_bytes(bytes as u64)
+                    rigbake::report::human_bytes(png.len() as u64)
                 );
             }
             if verbosity == Verbosity::Verbose {

@@ -32,8 +32,8 @@ pub fn run(args: &VerifyArgs, verbosity: Verbosity) -> u8 {
     }
     let loaded = match playback::load(&args.file, args.source.as_deref(), playback::Paths::All) {
         Ok(l) => l,
-        Err(LoadError::Usage(m)) => return usage(&m),
-        Err(LoadError::Failed(m)) => {
+        Err(LoadError::NotFound(m)) => return usage(&m),
+        Err(LoadError::Damaged(m)) => {
             eprintln!("error: {m}");
             return EXIT_FAILED;
         }

@@ -34,20 +34,22 @@ use crate::records;
 pub use source::{SourceModel, find_source};
 pub use textures::{VatPages, VatTexture};
 
-/// Why a bake could not be loaded.
+/// Why a bake could not be loaded. What a caller makes of it (an exit
+/// code, a message) is the caller's business.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LoadError {
-    /// The command was given something it cannot use (exit code 2): a
-    /// missing source model, for instance. The message says what to do.
-    Usage(String),
-    /// A file is damaged, inconsistent or unreadable (exit code 1).
-    Failed(String),
+    /// An input the bake needs is not where the bake recorded it, was
+    /// changed since, or is not a regular file (the source model, a LOD
+    /// file, `--source`): the message says what was tried and what to give.
+    NotFound(String),
+    /// A file is damaged, inconsistent or unreadable.
+    Damaged(String),
 }
 
 impl std::fmt::Display for LoadError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Self::Usage(m) | Self::Failed(m) => f.write_str(m),
+            Self::NotFound(m) | Self::Damaged(m) => f.write_str(m),
         }
     }
 }
@@ -253,7 +255,7 @@ pub enum Paths {
 /// name beside the container) and decodes the textures of `paths`.
 pub fn load(file: &Path, source: Option<&Path>, paths: Paths) -> Result<Loaded, LoadError> {
     let fail =
-        |e: rigbake_format::FormatError| LoadError::Failed(format!("{}: {e}", file.display()));
+        |e: rigbake_format::FormatError| LoadError::Damaged(format!("{}: {e}", file.display()));
     let mut container = Container::open(file).map_err(fail)?;
     let metadata = container.metadata().clone();
     let location = container.source_location().cloned();
@@ -368,7 +370,7 @@ fn load_clips(
             .iter()
             .position(|m| m.name == name)
             .ok_or_else(|| {
-                LoadError::Failed(format!(
+                LoadError::Damaged(format!(
                     "{}: clip `{name}` is not an animation of the source model",
                     file.display()
                 ))
@@ -438,7 +440,7 @@ impl Matcher {
                 self.used.push((i, primitive));
                 Ok((i, primitive))
             }
-            None => Err(LoadError::Failed(format!(
+            None => Err(LoadError::Damaged(format!(
                 "{}: the source has no node `{node}` with mesh `{mesh}` primitive {primitive} (is it the model the bake was made from?)",
                 file.display()
             ))),
@@ -453,7 +455,7 @@ fn mesh_node(file: &Path, model: &Model, name: &str) -> Result<usize, LoadError>
         .iter()
         .position(|n| n.name == name && n.mesh.is_some())
         .ok_or_else(|| {
-            LoadError::Failed(format!(
+            LoadError::Damaged(format!(
                 "{}: the source has no mesh node `{name}`",
                 file.display()
             ))
@@ -472,7 +474,7 @@ fn vertex_count_matches(
     if have == vertices as usize {
         Ok(())
     } else {
-        Err(LoadError::Failed(format!(
+        Err(LoadError::Damaged(format!(
             "{}: node `{}` primitive {primitive} has {have} vertices in the source but {vertices} in the bake",
             file.display(),
             model.nodes[node].name
@@ -497,7 +499,7 @@ fn load_bones(
     let mut textures = Vec::with_capacity(metadata.skins.len());
     for skin in &metadata.skins {
         let Some(tex) = metadata.textures.get(skin.texture as usize) else {
-            return Err(LoadError::Failed(format!(
+            return Err(LoadError::Damaged(format!(
                 "{}: skin `{}` refers to texture {}, which does not exist",
                 file.display(),
                 skin.name,
@@ -525,7 +527,7 @@ fn load_bones(
         let (node, primitive) = matcher.find(file, model, &p.node, &p.mesh, p.primitive)?;
         vertex_count_matches(file, model, node, primitive, p.vertices)?;
         if p.skin as usize >= textures.len() {
-            return Err(LoadError::Failed(format!(
+            return Err(LoadError::Damaged(format!(
                 "{}: weights of node `{}` refer to bone set {}, which does not exist",
                 file.display(),
                 p.node,
@@ -535,7 +537,7 @@ fn load_bones(
         let bytes = reader
             .container
             .read_section(p.section as usize)
-            .map_err(|e| LoadError::Failed(format!("{}: {e}", file.display())))?;
+            .map_err(|e| LoadError::Damaged(format!("{}: {e}", file.display())))?;
         let values: Vec<[f32; 4]> = bytes
             .chunks_exact(16)
             .map(|b| {
@@ -544,7 +546,7 @@ fn load_bones(
             })
             .collect();
         if values.len() != p.vertices as usize * channels {
-            return Err(LoadError::Failed(format!(
+            return Err(LoadError::Damaged(format!(
                 "{}: weights of node `{}` hold {} channels, expected {}",
                 file.display(),
                 p.node,
@@ -559,14 +561,14 @@ fn load_bones(
                     .iter()
                     .find(|prop| prop.node == node && model.nodes[prop.joint_node].name == *joint);
                 let Some(prop) = prop else {
-                    return Err(LoadError::Failed(format!(
+                    return Err(LoadError::Damaged(format!(
                         "{}: weights of node `{}` are bound to joint `{joint}`, but the source has no such prop",
                         file.display(),
                         p.node
                     )));
                 };
                 let bound = anchors::bind_prop(model, &sets, prop)
-                    .map_err(|e| LoadError::Failed(format!("{}: {e}", file.display())))?;
+                    .map_err(|e| LoadError::Damaged(format!("{}: {e}", file.display())))?;
                 bound.primitives.into_iter().nth(primitive)
             }
         };
@@ -601,7 +603,7 @@ fn load_vat(
     };
     let texture = |i: u32| {
         vat.textures.get(i as usize).ok_or_else(|| {
-            LoadError::Failed(format!(
+            LoadError::Damaged(format!(
                 "{}: VAT texture {i} does not exist",
                 file.display()
             ))

@@ -33,11 +33,11 @@ pub struct SourceModel {
 fn explicit_source(path: &Path) -> Result<PathBuf, LoadError> {
     match std::fs::metadata(path) {
         Ok(m) if m.is_file() => Ok(path.to_path_buf()),
-        Ok(_) => Err(LoadError::Usage(format!(
+        Ok(_) => Err(LoadError::NotFound(format!(
             "--source {}: not a regular file (a folder, FIFO or device)",
             path.display()
         ))),
-        Err(e) => Err(LoadError::Usage(format!(
+        Err(e) => Err(LoadError::NotFound(format!(
             "--source {}: {e}",
             path.display()
         ))),
@@ -96,7 +96,7 @@ pub fn find_source(
             metadata.source.file_name
         );
     }
-    Err(LoadError::Usage(format!(
+    Err(LoadError::NotFound(format!(
         "{}: {tried}; pass --source MODEL",
         file.display()
     )))
@@ -111,7 +111,7 @@ pub(super) fn load_source(
 ) -> Result<SourceModel, LoadError> {
     let path = find_source(file, metadata, location, explicit)?;
     let options = ImportOptions::default();
-    let failed = |e: rigbake_core::Error| LoadError::Failed(e.to_string());
+    let failed = |e: rigbake_core::Error| LoadError::Damaged(e.to_string());
     let bytes = import::read_file(&path, &options.limits).map_err(failed)?;
     let sha256 = format!("{:x}", Sha256::digest(&bytes));
     let model = import::import_bytes(&path, &bytes, &options).map_err(failed)?;
@@ -201,7 +201,7 @@ fn find_lod_file(
             f.relative_path.as_deref().unwrap_or("none recorded")
         ),
     };
-    Err(LoadError::Usage(format!(
+    Err(LoadError::NotFound(format!(
         "{}: the LOD file `{}` the bake was made with cannot be used: {why}; put the file the bake read back",
         container.display(),
         f.file_name
@@ -223,7 +223,7 @@ pub(super) fn attach_lod_files(
     let options = ImportOptions::default();
     for r in recorded_files(lods, details) {
         let (path, bytes) = find_lod_file(container, &source.path, r.file)?;
-        let failed = |e: rigbake_core::Error| LoadError::Failed(e.with_file(&path).to_string());
+        let failed = |e: rigbake_core::Error| LoadError::Damaged(e.with_file(&path).to_string());
         let level = import::import_bytes(&path, &bytes, &options).map_err(failed)?;
         let stem = Path::new(&r.file.file_name)
             .file_stem()

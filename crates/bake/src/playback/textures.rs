@@ -41,7 +41,7 @@ impl TextureReader<'_> {
     ) -> Result<Vec<u8>, LoadError> {
         match storage {
             Storage::Section(i) => self.container.read_section(i as usize).map_err(|e| {
-                LoadError::Failed(format!("{}: texture `{name}`: {e}", self.file.display()))
+                LoadError::Damaged(format!("{}: texture `{name}`: {e}", self.file.display()))
             }),
             Storage::File => {
                 let path = self.dir.join(name);
@@ -50,7 +50,7 @@ impl TextureReader<'_> {
                 let data =
                     rigbake_format::fsread::read_regular(&path, bytes.saturating_add(1 << 20))
                         .map_err(|e| {
-                            LoadError::Failed(format!(
+                            LoadError::Damaged(format!(
                                 "{}: texture `{name}`: {e}",
                                 self.file.display()
                             ))
@@ -68,7 +68,7 @@ impl TextureReader<'_> {
 }
 
 fn size_error(file: &Path, name: &str, got: (usize, usize), want: (u32, u32)) -> LoadError {
-    LoadError::Failed(format!(
+    LoadError::Damaged(format!(
         "{}: texture `{name}` is {} x {} but the metadata says {} x {}",
         file.display(),
         got.0,
@@ -88,7 +88,7 @@ pub(super) fn bone_texture(
     let bytes = reader.bytes(&tex.name, tex.storage, tex.bytes, tex.crc32)?;
     let (w, h) = (tex.width as usize, tex.height as usize);
     let decoded = exr::read_expecting(Cursor::new(bytes), w, h).map_err(|e| {
-        LoadError::Failed(format!("{}: texture `{}`: {e}", file.display(), tex.name))
+        LoadError::Damaged(format!("{}: texture `{}`: {e}", file.display(), tex.name))
     })?;
     if (decoded.width, decoded.height) != (tex.width as usize, tex.height as usize) {
         return Err(size_error(
@@ -174,7 +174,7 @@ pub(super) fn vat_texture(
     let file = reader.file;
     let bytes = reader.bytes(&tex.name, tex.storage, tex.bytes, tex.crc32)?;
     let failed = |e: rigbake_format::FormatError| {
-        LoadError::Failed(format!("{}: texture `{}`: {e}", file.display(), tex.name))
+        LoadError::Damaged(format!("{}: texture `{}`: {e}", file.display(), tex.name))
     };
     let want = (tex.width, tex.height);
     match tex.encoding {
@@ -210,7 +210,7 @@ pub(super) fn vat_texture(
                 return Err(size_error(file, &tex.name, (d.width, d.height), want));
             }
             if d.channels != usize::from(tex.channels) {
-                return Err(LoadError::Failed(format!(
+                return Err(LoadError::Damaged(format!(
                     "{}: texture `{}` has {} channels but the metadata says {}",
                     file.display(),
                     tex.name,
@@ -224,7 +224,7 @@ pub(super) fn vat_texture(
                 VatDecode::Octahedral
             } else {
                 let [min, max] = tex.bounds.ok_or_else(|| {
-                    LoadError::Failed(format!(
+                    LoadError::Damaged(format!(
                         "{}: PNG texture `{}` records no bounds to decode it with",
                         file.display(),
                         tex.name

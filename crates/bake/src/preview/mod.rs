@@ -4,6 +4,7 @@
 //! pictures rendered by `rigbake-preview`. Writing the PNG is the caller's
 //! business.
 
+pub mod picture;
 pub mod scene;
 
 use rayon::prelude::*;

@@ -1,0 +1,102 @@
+//! One model of a batch: check its output folder, read it, compute its
+//! bake key, report it up to date when its outputs are, else bake it.
+//! Every failure is an [`Outcome`] whose error names the model file, so a
+//! batch goes on past it.
+
+use std::path::Path;
+
+use rigbake_core::import;
+
+use crate::report::Outcome;
+use crate::settings::BakeSettings;
+use crate::sink::{SharedStore, container_path};
+use crate::staging::Protected;
+use crate::{
+    BakeError, Baked, ModelJob, Observer, Stage, bake_key, bake_model, up_to_date_outputs,
+};
+
+/// What one model's run needs.
+pub struct ModelRun<'a> {
+    /// The model file.
+    pub input: &'a Path,
+    /// The run's output root (the model's folder must lie inside it).
+    pub out_root: &'a Path,
+    /// The model's output folder.
+    pub out_dir: &'a Path,
+    /// Its resolved settings.
+    pub settings: &'a BakeSettings,
+    /// Rebake even when the outputs are up to date (`--force`).
+    pub force: bool,
+    /// Where shared bone textures go, when sharing.
+    pub shared: Option<&'a SharedStore>,
+    /// The run's inputs, which no output may replace.
+    pub protected: &'a Protected,
+    /// Who hears about progress and warnings.
+    pub observer: &'a dyn Observer,
+}
+
+/// Runs one model: skipped when it asks for no output, up to date when
+/// its container has the same bake key and every file it lists is intact
+/// (unless `force`), else baked.
+pub fn run_model(r: &ModelRun<'_>) -> Outcome {
+    let o = r.settings.outputs;
+    if !(o.bones || o.weights || o.vat || o.anchors) {
+        return Outcome::Skipped {
+            reason: "no outputs requested".to_owned(),
+        };
+    }
+    let failed = |e: BakeError| Outcome::Failed {
+        error: e.in_file(r.input),
+    };
+    if let Err(e) = crate::staging::check_dir(r.out_root, r.out_dir) {
+        return failed(
+            crate::error::StepError::io(
+                format!("cannot prepare `{}`", r.out_dir.display()),
+                r.out_dir,
+                e,
+            )
+            .at(Stage::Prepare),
+        );
+    }
+    let bytes = match import::read_file(r.input, &r.settings.import.limits) {
+        Ok(b) => b,
+        Err(e) => return failed(BakeError::new(Stage::Import, e)),
+    };
+    let location = crate::source_path::relative_source(r.input, r.out_dir);
+    let key = match bake_key(
+        r.input,
+        &bytes,
+        r.settings,
+        r.shared.is_some(),
+        location.as_deref(),
+    ) {
+        Ok(k) => k,
+        Err(e) => return failed(e),
+    };
+    if !r.force
+        && let Some(files) =
+            up_to_date_outputs(&container_path(r.input, r.out_dir), r.out_dir, &key)
+    {
+        return Outcome::UpToDate { files, key };
+    }
+    let baked = bake_model(&ModelJob {
+        input: r.input,
+        bytes: &bytes,
+        out_dir: r.out_dir,
+        settings: r.settings,
+        key: &key,
+        shared: r.shared,
+        observer: r.observer,
+        source_location: location.as_deref(),
+        protected: Some(r.protected),
+    });
+    match baked {
+        Ok(Baked::Written { files, removed }) => Outcome::Baked {
+            files,
+            removed,
+            key,
+        },
+        Ok(Baked::Skipped(reason)) => Outcome::Skipped { reason },
+        Err(e) => failed(e),
+    }
+}
