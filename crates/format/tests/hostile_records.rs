@@ -157,6 +157,16 @@ fn rig() -> RigMetadata {
     }
 }
 
+/// Finishes `out` with metadata `m` and opens the bytes: `Ok` when the
+/// reader accepts them, else its message.
+fn finish_and_open(out: ContainerWriter<Cursor<Vec<u8>>>, m: &Metadata) -> Result<(), String> {
+    let (cursor, _) = out.finish(m).unwrap();
+    let bytes = cursor.into_inner();
+    Container::from_reader(Cursor::new(&bytes[..]))
+        .map(drop)
+        .map_err(|e| e.to_string())
+}
+
 /// Writes a container holding the records (weights vertex data first, so
 /// its section index 0 is right) and opens it.
 fn open(m: &Metadata, v: &VatMetadata, w: &WeightsMetadata, r: &RigMetadata) -> Result<(), String> {
@@ -170,11 +180,7 @@ fn open(m: &Metadata, v: &VatMetadata, w: &WeightsMetadata, r: &RigMetadata) -> 
         .unwrap();
     out.add_section(SectionKind::Rig, &codec::encode_rig(r).unwrap())
         .unwrap();
-    let (cursor, _) = out.finish(m).unwrap();
-    let bytes = cursor.into_inner();
-    Container::from_reader(Cursor::new(&bytes[..]))
-        .map(drop)
-        .map_err(|e| e.to_string())
+    finish_and_open(out, m)
 }
 
 /// Opens the consistent records with one change, expecting an error that
@@ -433,11 +439,7 @@ fn open_folded(v: &VatMetadata, l: &rigbake_format::meta::LayoutMetadata) -> Res
         .unwrap();
     out.add_section(SectionKind::Layout, &codec::encode_layout(l).unwrap())
         .unwrap();
-    let (cursor, _) = out.finish(&m).unwrap();
-    let bytes = cursor.into_inner();
-    Container::from_reader(Cursor::new(&bytes[..]))
-        .map(drop)
-        .map_err(|e| e.to_string())
+    finish_and_open(out, &m)
 }
 
 #[test]
@@ -575,11 +577,7 @@ fn open_lods(
         &codec::encode_lod_details(details).unwrap(),
     )
     .unwrap();
-    let (cursor, _) = out.finish(&m).unwrap();
-    let bytes = cursor.into_inner();
-    Container::from_reader(Cursor::new(&bytes[..]))
-        .map(drop)
-        .map_err(|e| e.to_string())
+    finish_and_open(out, &m)
 }
 
 #[test]
