@@ -63,7 +63,8 @@ pub fn bake_key(
     }
     hash_model(&mut h, input, bytes, settings)?;
     // LOD levels in files of their own: their bytes decide the outputs
-    // too (their paths are in the settings).
+    // too (their paths are in the settings), counted before any is read.
+    crate::job::lod_files::check_count(settings).map_err(|e| BakeError::new(Stage::Key, e))?;
     for level in &settings.lod_files {
         let data = import::read_file(level, &settings.import.limits)
             .map_err(|e| BakeError::new(Stage::Key, e))?;

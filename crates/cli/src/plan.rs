@@ -327,13 +327,13 @@ struct Gathered {
 /// The output folder (`--out`, else the manifest's `out`) and the models of
 /// a `bake` or `vat` run: the inputs given, then the manifest's, with the
 /// problems found while searching folders; LOD level files attached to
-/// their models (`lod`, manifest `lod_files`, siblings found in folders)
+/// their models (`--lod` in `flags`, manifest `lod_files`, siblings found in folders)
 /// and taken out of the models.
 fn gather(
     inputs: &[PathBuf],
     manifest: Option<&Manifest>,
     run: &RunArgs,
-    lod: &[LodArg],
+    flags: &SettingFlags,
 ) -> Result<Gathered, UsageError> {
     let out = run
         .out
@@ -345,7 +345,7 @@ fn gather(
     if let Some(m) = manifest {
         found.extend(expand_manifest(m, &Draft::new(), &out, &mut problems)?);
     }
-    let notes = attach_lod_files(&mut found, lod)?;
+    let notes = attach_lod_files(&mut found, &flags.lod)?;
     Ok(Gathered {
         out,
         found,
@@ -420,12 +420,7 @@ impl BakePlan {
             d.add_blends(&args.settings.blends)
         };
         check_flags(&args.settings)?;
-        let mut g = gather(
-            &args.inputs,
-            manifest.as_ref(),
-            &args.run,
-            &args.settings.lod,
-        )?;
+        let mut g = gather(&args.inputs, manifest.as_ref(), &args.run, &args.settings)?;
         for (_, _, d, _) in &mut g.found {
             finish(d)?;
         }
@@ -442,12 +437,7 @@ impl BakePlan {
     pub fn from_vat_args(args: &VatArgs, verbosity: Verbosity) -> Result<Self, UsageError> {
         let manifest = load_manifest(&args.inputs, args.manifest.as_deref())?;
         check_flags(&args.settings)?;
-        let mut g = gather(
-            &args.inputs,
-            manifest.as_ref(),
-            &args.run,
-            &args.settings.lod,
-        )?;
+        let mut g = gather(&args.inputs, manifest.as_ref(), &args.run, &args.settings)?;
         for (_, _, d, _) in &mut g.found {
             d.apply_flags(&args.settings);
             d.add_blends(&args.settings.blends)?;

@@ -1058,3 +1058,18 @@ fn knight_with_fewer_influences_per_level_records_growing_losses() {
     let v = verify(&container, &["--accept-recorded-loss"]);
     assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stdout));
 }
+
+/// More LOD files than a group has levels are refused before any is read
+/// (these do not even exist).
+#[test]
+fn too_many_lod_files_are_refused_before_any_is_read() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().join("tentacle.glb");
+    std::fs::copy(fixtures.join("tentacle.glb"), &base).unwrap();
+    let levels: Vec<String> = (1..=16).map(|k| format!("missing_{k}.glb")).collect();
+    let lod = format!("{}={}", base.display(), levels.join(","));
+    let text = bake_fails(&base, &tmp.path().join("out"), &["--lod", &lod]);
+    assert!(text.contains("16 LOD files"), "{text}");
+    assert!(!text.contains("missing_1.glb"), "no file was read: {text}");
+}

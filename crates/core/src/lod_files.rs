@@ -243,8 +243,9 @@ pub fn attached_name(file_stem: &str, node: &str) -> String {
 /// joint indices renumbered into the base node's skin and materials
 /// matched by name, on a new node named [`attached_name`] with the base
 /// node's parent, rest transform and skin. Returns the new nodes, one per
-/// pair. Errors (a joint missing from the base skin, an inverse bind or
-/// rest pose that differs) name the file, the node and the joint.
+/// pair. Errors (a level node without a mesh, a joint missing from the
+/// base skin, an inverse bind or rest pose that differs) name the file,
+/// the node and the joint.
 pub fn attach(
     base: &mut Model,
     level: &Model,
@@ -256,7 +257,13 @@ pub fn attach(
     for &pair in pairs {
         let remap = joint_map(base, &base_globals, level, &level_globals, pair, file_stem)?;
         let Some(mesh) = level.nodes[pair.level].mesh else {
-            continue;
+            return Err(Error::invalid(
+                format!(
+                    "LOD file `{file_stem}`, node `{}`",
+                    level.nodes[pair.level].name
+                ),
+                "has no mesh",
+            ));
         };
         let mut mesh: Mesh = level.meshes[mesh].clone();
         for p in &mut mesh.primitives {

@@ -43,6 +43,23 @@ pub(crate) fn file_stem(path: &Path) -> String {
         .unwrap_or_default()
 }
 
+/// Refuses more LOD files than a group has levels besides level 0 (file
+/// `k` gives level `k + 1`); checked before any file is read, by the bake
+/// key and by the job.
+pub(crate) fn check_count(settings: &BakeSettings) -> rigbake_core::Result<()> {
+    let most = rigbake_core::lod::MAX_LOD_LEVELS - 1;
+    if settings.lod_files.len() > most {
+        return Err(Error::invalid(
+            "lod_files",
+            format!(
+                "{} LOD files; a LOD group has at most {most} levels besides level 0",
+                settings.lod_files.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Reads, imports and attaches every level file of `settings` to `model`,
 /// in order (file `k` gives level `k + 1` of each group it matches), and
 /// adds the groups; `out_dir` is where the container goes (for the
@@ -53,6 +70,7 @@ pub(super) fn attach_all(
     settings: &BakeSettings,
     out_dir: &Path,
 ) -> rigbake_core::Result<Vec<AttachedFile>> {
+    check_count(settings)?;
     let mut attached = Vec::with_capacity(settings.lod_files.len());
     let (mut all_pairs, mut all_nodes) = (Vec::new(), Vec::new());
     for path in &settings.lod_files {

@@ -6,7 +6,7 @@
 
 mod bones;
 mod common;
-mod lod_files;
+pub(crate) mod lod_files;
 mod lods;
 mod mesh;
 mod openvat;

@@ -221,7 +221,17 @@ pub(super) fn attach_lod_files(
         return Ok(());
     };
     let options = ImportOptions::default();
-    for r in recorded_files(lods, details) {
+    let files = recorded_files(lods, details);
+    // Counted before any file is read, as the bake counted them.
+    let most = rigbake_core::lod::MAX_LOD_LEVELS - 1;
+    if files.len() > most {
+        return Err(LoadError::Damaged(format!(
+            "{}: the LOD detail record names {} LOD files; a bake reads at most {most}",
+            container.display(),
+            files.len()
+        )));
+    }
+    for r in files {
         let (path, bytes) = find_lod_file(container, &source.path, r.file)?;
         let failed = |e: rigbake_core::Error| LoadError::Damaged(e.with_file(&path).to_string());
         let level = import::import_bytes(&path, &bytes, &options).map_err(failed)?;
