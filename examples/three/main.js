@@ -1,5 +1,6 @@
 // docs/engines.md's three.js recipe as runnable code: a rigbake bake played
-// through three.js's own GLTFLoader and EXRLoader with a ShaderMaterial,
+// through three.js's own GLTFLoader and EXRLoader (or KTX2Loader, for bakes
+// made with --texture-container ktx2 or ktx2-zstd) with a ShaderMaterial,
 // for both playback paths.
 //
 // What it reads (served by serve.mjs): /bake.json, the `rigbake inspect
@@ -11,15 +12,31 @@
 // (it flips), and DataTexture uploads with flipY false, so texelFetch(x, r)
 // reads scanline H - 1 - r. rigbake's row r (row 0 = the first frame) is
 // scanline r, so the shaders fetch texel row H - 1 - r (see `flip` below).
+// KTX2Loader does not flip: it hands the file's rows (row 0 first) to a
+// DataTexture as they are, so texel row r is rigbake's row r and the
+// shaders fetch it unflipped (uniform `row_flip` 0).
+//
+// KTX2 (the sidecar's encoding ktx2_f32, ktx2_f16, ktx2_unorm16; with or
+// without Zstandard supercompression, which KTX2Loader inflates with its
+// bundled zstddec): uncompressed formats need no Basis transcoder. 16-bit
+// UNORM textures are bound as RGBA16UI (no extension needed), normalised in
+// the shader and decoded with the recorded bounds (positions) or the
+// octahedral rule (normals), as the PNG16 samples they are. A folded
+// VAT (pages as the array layers of one KTX2 file) is refused: KTX2Loader
+// builds a plain 2D DataTexture from an uncompressed KTX2 even when its
+// layerCount is above 1. DDS bakes are refused too (three.js's DDSLoader
+// reads block-compressed formats only).
 //
 // URL parameters: path (bones | vat), clip, frame (a still frame; else the
 // clip plays), look=mask (white silhouette on black), cam=ortho with az, el,
 // cx, cy, cz, half (the rigbake preview's camera); else a perspective view;
-// flip=0 leaves out the row flip, to show what goes wrong without it.
+// flip=0 leaves out the EXR row flip, to show what goes wrong without it;
+// flip=1 flips every texture's rows, KTX2 ones too (wrong for them).
 
 import * as THREE from 'three';
 import { GLTFLoader } from 'three/addons/loaders/GLTFLoader.js';
 import { EXRLoader } from 'three/addons/loaders/EXRLoader.js';
+import { KTX2Loader } from 'three/addons/loaders/KTX2Loader.js';
 
 const params = new URLSearchParams(location.search);
 const status = { ready: false, error: null };
@@ -31,10 +48,12 @@ precision highp int;
 precision highp sampler2D;
 uniform vec4 state; // (row, next row, fraction, unused)
 uniform int mask;
-uniform int literal; // 1: skip the flip (docs/engines.md's recipe taken literally; wrong)
+// 1: fetch rigbake row r at texel row H - 1 - r (EXRLoader flipped the
+// rows); 0: at row r (KTX2Loader keeps them). URL flip=0 / flip=1 force
+// either, to show what goes wrong with the other.
+uniform int row_flip;
 out vec3 v_normal;
-// rigbake row r is EXRLoader texture row H - 1 - r.
-int flip(int row, int height) { return literal == 1 ? row : height - 1 - row; }
+int flip(int row, int height) { return row_flip == 1 ? height - 1 - row : row; }
 `;
 
 const BONES_VERTEX = GLSL_COMMON + /* glsl */ `
@@ -79,10 +98,29 @@ void main() {
 `;
 
 const VAT_VERTEX = GLSL_COMMON + /* glsl */ `
+// 16-bit UNORM textures (ktx2_unorm16) are bound as unsigned integers
+// (RGBA16UI: WebGL2 has no RGBA16 UNORM without EXT_texture_norm16) and
+// divided by 65535 here, the value a UNORM fetch returns.
+#ifdef UINT_TEXTURES
+uniform highp usampler2D positions;
+uniform highp usampler2D normals;
+#define FETCH(t, c) (vec4(texelFetch(t, c, 0)) / 65535.0)
+#else
 uniform sampler2D positions;
 uniform sampler2D normals;
+#define FETCH(t, c) texelFetch(t, c, 0)
+#endif
 uniform int has_normals;
 uniform ivec4 vat; // width, bands, frames, height
+// 16-bit UNORM textures (ktx2_unorm16, the PNG16 samples): positions are
+// lo + s * (hi - lo) (encoding 1), normals bounds-normalised (1) or
+// octahedral (2); floats are the values (0).
+uniform int position_encoding;
+uniform vec4 position_min;
+uniform vec4 position_max;
+uniform int normal_encoding;
+uniform vec4 normal_min;
+uniform vec4 normal_max;
 in vec2 vat_uv;
 
 ivec2 texel(int row) {
@@ -91,10 +129,23 @@ ivec2 texel(int row) {
   return ivec2(x, flip(y, vat.w));
 }
 
+vec3 octahedral(vec2 e) {
+  vec3 n = vec3(e, 1.0 - abs(e.x) - abs(e.y));
+  if (n.z < 0.0) n.xy = (1.0 - abs(n.yx)) * vec2(n.x >= 0.0 ? 1.0 : -1.0, n.y >= 0.0 ? 1.0 : -1.0);
+  return normalize(n);
+}
+vec3 decode(vec4 raw, int encoding, vec4 lo, vec4 hi) {
+  if (encoding == 1) return (lo + raw * (hi - lo)).xyz;
+  if (encoding == 2) return octahedral(raw.xy * 2.0 - 1.0);
+  return raw.xyz;
+}
+vec3 position_at(ivec2 t) { return decode(FETCH(positions, t), position_encoding, position_min, position_max); }
+vec3 normal_at(ivec2 t) { return decode(FETCH(normals, t), normal_encoding, normal_min, normal_max); }
+
 void main() {
   ivec2 t0 = texel(int(state.x)), t1 = texel(int(state.y));
-  vec3 p = mix(texelFetch(positions, t0, 0).xyz, texelFetch(positions, t1, 0).xyz, state.z);
-  vec3 n = has_normals == 1 ? mix(texelFetch(normals, t0, 0).xyz, texelFetch(normals, t1, 0).xyz, state.z) : normal;
+  vec3 p = mix(position_at(t0), position_at(t1), state.z);
+  vec3 n = has_normals == 1 ? mix(normal_at(t0), normal_at(t1), state.z) : normal;
   v_normal = normalize(normalMatrix * n);
   gl_Position = projectionMatrix * modelViewMatrix * vec4(p, 1.0);
 }
@@ -118,16 +169,85 @@ async function json(url) {
   return r.json();
 }
 
+// Data, not colour: linear, point-sampled, no mipmaps.
+function asData(t) {
+  t.colorSpace = THREE.NoColorSpace;
+  t.magFilter = t.minFilter = THREE.NearestFilter;
+  t.generateMipmaps = false;
+  t.needsUpdate = true;
+  return t;
+}
+
 function exr(url) {
   const loader = new EXRLoader().setDataType(THREE.FloatType);
-  return new Promise((resolve, reject) => loader.load(url, (t) => {
-    // Data, not colour: linear, point-sampled, no mipmaps.
-    t.colorSpace = THREE.NoColorSpace;
-    t.magFilter = t.minFilter = THREE.NearestFilter;
-    t.generateMipmaps = false;
-    t.needsUpdate = true;
-    resolve(t);
-  }, undefined, () => reject(new Error(`${url}: EXRLoader failed`))));
+  return new Promise((resolve, reject) => loader.load(url, (t) => resolve(asData(t)),
+    undefined, () => reject(new Error(`${url}: EXRLoader failed`))));
+}
+
+// The sidecar's record of the texture in file `name`.
+function sidecarTexture(report, name) {
+  return report.sidecar?.textures?.find((s) => s.file === name) ?? null;
+}
+
+// Loads the texture file `name` of the bake with the loader its encoding
+// needs: { texture, flipped } (flipped: the loader put file row y at texture
+// row H - 1 - y).
+let ktx2Loader = null;
+async function bakeTexture(report, name, renderer) {
+  const url = `/bake/${encodeURIComponent(name)}`;
+  const side = sidecarTexture(report, name);
+  const encoding = side?.encoding ?? 'exr';
+  if (encoding.startsWith('dds_')) {
+    throw new Error(`${name}: a DDS bake (${encoding}); three.js's DDSLoader reads block-compressed DDS only, so this example plays EXR and KTX2 bakes: rebake with --texture-container ktx2`);
+  }
+  if (!encoding.startsWith('ktx2_')) return { texture: await exr(url), flipped: 1, uint: false };
+  if (!ktx2Loader) {
+    // Uncompressed formats need no Basis transcoder; Zstandard-supercompressed
+    // files are inflated with three.js's bundled zstddec.
+    ktx2Loader = new KTX2Loader().detectSupport(renderer);
+  }
+  const texture = await ktx2Loader.loadAsync(url).catch((e) => {
+    throw new Error(`${name}: KTX2Loader failed: ${e?.message ?? e}`);
+  });
+  if (!texture.isDataTexture) throw new Error(`${name}: KTX2Loader built a ${texture.type ?? texture.constructor.name}, not a DataTexture of uncompressed texels`);
+  const { width, height } = texture.image;
+  if (width !== side.width || height !== side.height) {
+    throw new Error(`${name}: the KTX2 file is ${width} x ${height}, the sidecar says ${side.width} x ${side.height}`);
+  }
+  // Row 0 first, as the file has it (no flip).
+  texture.flipY = false;
+  const uint = encoding === 'ktx2_unorm16';
+  if (uint) {
+    // KTX2Loader marks R16G16B16A16_UNORM `normalized`, which WebGL2 uploads
+    // only with EXT_texture_norm16: take the same samples as RGBA16UI.
+    texture.normalized = false;
+    texture.format = THREE.RGBAIntegerFormat;
+    texture.internalFormat = 'RGBA16UI';
+  }
+  return { texture: asData(texture), flipped: 0, uint };
+}
+
+// Refuses a folded VAT texture (formats/vat.md, "Folding"): this example
+// reads timeline row r at texel rows r * bands .. only.
+function refuseFold(report, t) {
+  const side = sidecarTexture(report, t.name);
+  const fold = side?.fold ?? report.texture_layout?.folds?.find((f) => f.texture?.vat === report.vat.textures.indexOf(t)) ?? null;
+  if (!fold) return;
+  if (side?.encoding?.startsWith('ktx2_') && fold.pages > 1) {
+    throw new Error(`${t.name}: a folded VAT whose ${fold.pages} pages are the array layers of one KTX2 file; three.js's KTX2Loader builds a plain 2D DataTexture from an uncompressed KTX2 even when its layerCount is above 1, so this example cannot play it: rebake with a larger --max-texture-size (no folding), or play it with rigbake view`);
+  }
+  throw new Error(`${t.name}: a folded VAT (rows in column blocks${fold.pages > 1 ? ` on ${fold.pages} pages` : ''}); this example reads unfolded VAT textures only: rebake with a larger --max-texture-size, or play it with rigbake view`);
+}
+
+const DIRECTION = { float: 1, bounds: 1, octahedral: 2 };
+
+// The shader's decoding of a VAT texture record: 0 for floats; for 16-bit
+// UNORM samples (ktx2_unorm16), the bounds or the octahedral rule.
+function vatDecoding(report, t) {
+  const encoding = sidecarTexture(report, t.name)?.encoding ?? t.encoding;
+  if (!['png16', 'ktx2_unorm16'].includes(encoding)) return { encoding: 0, lo: new THREE.Vector4(), hi: new THREE.Vector4(1, 1, 1, 1) };
+  const [lo, hi] = t.bounds ?? [[0, 0, 0, 0], [1, 1, 1, 1]];
+  return { encoding: DIRECTION[t.direction_encoding] ?? 1, lo: new THREE.Vector4(...lo), hi: new THREE.Vector4(...hi) };
 }
 
 const gltf = (url) => new GLTFLoader().loadAsync(url);
@@ -169,22 +289,32 @@ async function main() {
     return null;
   });
   const mask = params.get('look') === 'mask' ? 1 : 0;
-  const literal = params.get('flip') === '0' ? 1 : 0;
+  // The row flip each texture needs (its loader's), unless flip=0 (never:
+  // docs/engines.md's recipe taken literally, wrong for EXR) or flip=1
+  // (always: wrong for KTX2) says otherwise.
+  const forced = params.get('flip');
+  const rowFlip = (loaderFlipped) => (forced === '0' ? 0 : forced === '1' ? 1 : loaderFlipped);
   const state = new THREE.Vector4(clip.start_row, clip.start_row, 0, 0);
   const group = new THREE.Group();
+
+  // The renderer first: KTX2Loader asks it what the GPU supports.
+  const renderer = new THREE.WebGLRenderer({ antialias: !mask, preserveDrawingBuffer: true });
+  renderer.setPixelRatio(1);
+  renderer.setSize(innerWidth, innerHeight);
 
   if (pathName === 'bones') {
     const w = report.weights;
     const file = await gltf(`/bake/${encodeURIComponent(w.mesh_file)}`);
     const sets = await Promise.all(meta.skins.map(async (skin) => {
       const t = meta.textures[skin.texture];
-      return { texture: await exr(`/bake/${encodeURIComponent(t.name)}`), height: t.height, layout: t.layout, node: skin.mesh_nodes[0] };
+      const { texture, flipped } = await bakeTexture(report, t.name, renderer);
+      return { texture, flipped, height: t.height, layout: t.layout, node: skin.mesh_nodes[0] };
     }));
     for (const p of w.primitives) {
       const set = sets[p.skin];
       const material = new THREE.ShaderMaterial({
         glslVersion: THREE.GLSL3, vertexShader: BONES_VERTEX, fragmentShader: FRAGMENT,
-        uniforms: { bones: { value: set.texture }, bones_height: { value: set.height }, layout3x4: { value: set.layout === 'mat3x4' ? 1 : 0 }, state: { value: state }, mask: { value: mask }, literal: { value: literal } },
+        uniforms: { bones: { value: set.texture }, bones_height: { value: set.height }, layout3x4: { value: set.layout === 'mat3x4' ? 1 : 0 }, state: { value: state }, mask: { value: mask }, row_flip: { value: rowFlip(set.flipped) } },
       });
       const geometry = await primitive(file, p.mesh_index, p.mesh_primitive);
       // Channels beyond the bake's `channels` are absent; a missing vertex
@@ -204,15 +334,32 @@ async function main() {
     const v = report.vat;
     const file = await gltf(`/bake/${encodeURIComponent(v.playback_file)}`);
     const place = await restGlobal(source, v.reference_node);
+    // Textures by file: the primitives of an atlas share them.
+    const loaded = new Map();
+    const load = (name) => {
+      if (!loaded.has(name)) loaded.set(name, bakeTexture(report, name, renderer));
+      return loaded.get(name);
+    };
     for (const p of v.primitives) {
       const geometry = (await primitive(file, p.playback_mesh, 0)).clone();
       const uvs = Object.keys(geometry.attributes).filter((k) => /^uv\d*$/.test(k)).sort((a, b) => Number(a.slice(2) || 0) - Number(b.slice(2) || 0));
       geometry.setAttribute('vat_uv', geometry.getAttribute(uvs[uvs.length - 1]));
-      const positions = await exr(`/bake/${encodeURIComponent(v.textures[p.positions].name)}`);
-      const normals = p.normals === null ? null : await exr(`/bake/${encodeURIComponent(v.textures[p.normals].name)}`);
+      const pt = v.textures[p.positions], nt = p.normals === null ? null : v.textures[p.normals];
+      refuseFold(report, pt);
+      if (nt) refuseFold(report, nt);
+      const positions = await load(pt.name);
+      const normals = nt ? await load(nt.name) : null;
+      const pd = vatDecoding(report, pt), nd = nt ? vatDecoding(report, nt) : pd;
+      if (normals && normals.uint !== positions.uint) throw new Error(`${pt.name} and ${nt.name} differ in sample type`);
       const material = new THREE.ShaderMaterial({
         glslVersion: THREE.GLSL3, vertexShader: VAT_VERTEX, fragmentShader: FRAGMENT,
-        uniforms: { positions: { value: positions }, normals: { value: normals ?? positions }, has_normals: { value: normals ? 1 : 0 }, vat: { value: [p.width, p.bands, p.frames, p.height] }, state: { value: state }, mask: { value: mask }, literal: { value: literal } },
+        defines: positions.uint ? { UINT_TEXTURES: 1 } : {},
+        uniforms: {
+          positions: { value: positions.texture }, normals: { value: (normals ?? positions).texture }, has_normals: { value: normals ? 1 : 0 },
+          vat: { value: [p.width, p.bands, p.frames, p.height] }, state: { value: state }, mask: { value: mask }, row_flip: { value: rowFlip(positions.flipped) },
+          position_encoding: { value: pd.encoding }, position_min: { value: pd.lo }, position_max: { value: pd.hi },
+          normal_encoding: { value: nd.encoding }, normal_min: { value: nd.lo }, normal_max: { value: nd.hi },
+        },
       });
       const mesh = new THREE.Mesh(geometry, material);
       mesh.matrixAutoUpdate = false;
@@ -225,9 +372,6 @@ async function main() {
   const scene = new THREE.Scene();
   scene.background = new THREE.Color(mask ? 0x000000 : 0x26282e);
   scene.add(group);
-  const renderer = new THREE.WebGLRenderer({ antialias: !mask, preserveDrawingBuffer: true });
-  renderer.setPixelRatio(1);
-  renderer.setSize(innerWidth, innerHeight);
   document.body.appendChild(renderer.domElement);
 
   // The camera: the rigbake preview's (orthographic) when asked, else a

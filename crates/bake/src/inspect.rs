@@ -50,6 +50,9 @@ pub struct InspectReport {
     /// and their loss), since format 1.9; `null` without LOD groups or in
     /// older containers.
     pub lod_details: Option<rigbake_format::meta::LodDetailsMetadata>,
+    /// The texture-container record (KTX2 or DDS files), since format 1.10;
+    /// `null`: EXR (and PNG) files.
+    pub texture_container: Option<rigbake_format::meta::TextureContainerMetadata>,
     /// Sums over the metadata.
     pub totals: Totals,
     /// Result of `--verify` (`null` when not asked).
@@ -235,6 +238,7 @@ pub fn load_report(
         vat_compression: container.vat_compression().cloned(),
         lods: container.lods().cloned(),
         lod_details: container.lod_details().cloned(),
+        texture_container: container.texture_container_record().copied(),
         verified,
         sidecar: crate::sidecar::Sidecar::build(crate::sidecar::Records {
             container: &file
@@ -251,6 +255,7 @@ pub fn load_report(
             root_motion: container.root_motion(),
             lods: container.lods(),
             lod_details: container.lod_details(),
+            texture_container: container.texture_container(),
         }),
     };
     Ok((report, problem))
@@ -532,9 +537,12 @@ pub fn render(r: &InspectReport) -> String {
     }
     let _ = writeln!(
         s,
-        "\ntextures ({}, {})",
+        "\ntextures ({}, {}{})",
         r.totals.textures,
-        kib(r.totals.texture_bytes)
+        kib(r.totals.texture_bytes),
+        r.texture_container
+            .map(|t| format!(", every texture in {} files", name(&t.container)))
+            .unwrap_or_default()
     );
     for (i, t) in m.textures.iter().enumerate() {
         let place = match t.storage {

@@ -10,6 +10,7 @@ use rigbake_core::timeline::{ClipSpec, Sampling};
 use rigbake_format::meta;
 use rigbake_format::texture::Precision;
 use rigbake_format::texture::exr::TextureCompression;
+use rigbake_format::texture::gpu::TextureContainer;
 use serde::{Serialize, Serializer};
 
 /// Paths as text in the canonical settings (a path that is not UTF-8
@@ -115,6 +116,12 @@ pub struct BakeSettings {
     /// Root motion: the mode of clips that set none, and the motion root
     /// (`--root-motion`, `--root-node`; see `docs/root-motion.md`).
     pub root_motion: RootMotionRequest,
+    /// The file container of every texture (`--texture-container`): EXR
+    /// (and PNG) by default, or KTX2 / DDS with the same samples. Left out
+    /// of the canonical settings at its default, so the key of a bake that
+    /// does not use it is computed as before the setting existed.
+    #[serde(skip_serializing_if = "TextureContainer::is_exr")]
+    pub texture_container: TextureContainer,
 }
 
 impl BakeSettings {
@@ -178,6 +185,7 @@ impl Default for BakeSettings {
             lookup_uv_set: None,
             weights_as_uv: false,
             root_motion: RootMotionRequest::default(),
+            texture_container: TextureContainer::Exr,
         }
     }
 }

@@ -14,6 +14,7 @@ use rigbake_format::meta::{
     RigMetadata, RootMotionMetadata, Storage, UvSetsMetadata, VatLayoutMode, VatMetadata,
     WeightsMetadata,
 };
+use rigbake_format::texture::gpu::TextureContainer;
 use serde::Serialize;
 
 /// Version of the sidecar document layout.
@@ -275,8 +276,15 @@ pub struct SidecarTexture {
     pub channels: u8,
     /// Matrix layout (`mat4`, `mat3x4`) of bone textures; `null` for VAT.
     pub layout: Option<rigbake_format::meta::MatrixLayout>,
-    /// Sample encoding: `exr_f32`, `exr_f16` or `png16`.
+    /// File container and sample type: `exr_f32`, `exr_f16`, `png16`, or
+    /// with `--texture-container`, `ktx2_f32`, `ktx2_f16`, `ktx2_unorm16`,
+    /// `dds_f32`, `dds_f16`, `dds_unorm16` (RGBA texels, alpha 1 for RGB
+    /// streams; UNORM samples decode as PNG16's).
     pub encoding: &'static str,
+    /// `zstd` for KTX2 files with Zstandard supercompression; absent
+    /// otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub supercompression: Option<&'static str>,
     /// Per-channel `[min, max]` for bounds-normalised PNG16 samples
     /// (`value = min + sample / 65535 * (max - min)`); `null` otherwise.
     pub bounds: Option<[[f32; 4]; 2]>,
@@ -292,6 +300,28 @@ pub struct SidecarTexture {
     /// texture `t + k`); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub page: Option<u32>,
+    /// For KTX2 and DDS pages of a folded VAT stream: the array layer of
+    /// `file` that holds this page (every page names the same file); absent
+    /// otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub layer: Option<u32>,
+}
+
+/// The sidecar's `encoding` of samples `sample` (`f32`, `f16`, `unorm16`)
+/// in the bake's `container` (`png` for the default container's 16-bit
+/// files).
+fn encoding_name(container: TextureContainer, sample: &str) -> &'static str {
+    match (container, sample) {
+        (TextureContainer::Exr, "f32") => "exr_f32",
+        (TextureContainer::Exr, "f16") => "exr_f16",
+        (TextureContainer::Exr, _) => "png16",
+        (TextureContainer::Ktx2 | TextureContainer::Ktx2Zstd, "f32") => "ktx2_f32",
+        (TextureContainer::Ktx2 | TextureContainer::Ktx2Zstd, "f16") => "ktx2_f16",
+        (TextureContainer::Ktx2 | TextureContainer::Ktx2Zstd, _) => "ktx2_unorm16",
+        (TextureContainer::Dds, "f32") => "dds_f32",
+        (TextureContainer::Dds, "f16") => "dds_f16",
+        (TextureContainer::Dds, _) => "dds_unorm16",
+    }
 }
 
 /// The bone-weight path.
@@ -408,6 +438,9 @@ pub struct Records<'a> {
     pub lods: Option<&'a rigbake_format::meta::LodsMetadata>,
     /// LOD detail record.
     pub lod_details: Option<&'a rigbake_format::meta::LodDetailsMetadata>,
+    /// The container of every texture (the texture-container record; EXR
+    /// without it).
+    pub texture_container: TextureContainer,
 }
 
 fn storage_name(storage: Storage, name: &str) -> &'static str {
@@ -424,6 +457,8 @@ impl Sidecar {
         use rigbake_format::meta::{VatEncoding, VatStream};
         use rigbake_format::texture::Precision;
         let m = r.metadata;
+        let container = r.texture_container;
+        let supercompression = (container == TextureContainer::Ktx2Zstd).then_some("zstd");
         let fold = |t: FoldedTexture| {
             r.layout
                 .and_then(|l| l.folds.iter().find(|f| f.texture == t))
@@ -443,10 +478,15 @@ impl Sidecar {
                 height: t.height,
                 channels: 4,
                 layout: Some(t.layout),
-                encoding: match t.precision {
-                    Precision::F32 => "exr_f32",
-                    Precision::F16 => "exr_f16",
-                },
+                encoding: encoding_name(
+                    container,
+                    match t.precision {
+                        Precision::F32 => "f32",
+                        Precision::F16 => "f16",
+                    },
+                ),
+                supercompression,
+                layer: None,
                 bounds: None,
                 max_error: t.max_error,
             })
@@ -482,11 +522,19 @@ impl Sidecar {
                     height: t.height,
                     channels: t.channels,
                     layout: None,
-                    encoding: match t.encoding {
-                        VatEncoding::Exr32 => "exr_f32",
-                        VatEncoding::Exr16 => "exr_f16",
-                        VatEncoding::Png16 => "png16",
-                    },
+                    encoding: encoding_name(
+                        container,
+                        match t.encoding {
+                            VatEncoding::Exr32 => "f32",
+                            VatEncoding::Exr16 => "f16",
+                            VatEncoding::Png16 => "unorm16",
+                        },
+                    ),
+                    supercompression,
+                    // KTX2 and DDS keep a folded stream's pages as layers.
+                    layer: fold
+                        .filter(|f| f.pages > 1 && !container.is_exr())
+                        .map(|_| page.unwrap_or(0)),
                     bounds: t.bounds,
                     max_error: t.max_error,
                 }

@@ -74,8 +74,9 @@ impl SharedStore {
     /// the path relative to `out_dir` (a folder below the store's root). A
     /// stored copy whose bytes no longer match its name (damaged) is
     /// replaced.
-    pub fn store(&self, out_dir: &Path, bytes: &[u8]) -> std::io::Result<String> {
-        let name = format!("{:x}.exr", Sha256::digest(bytes));
+    /// The stored file keeps the extension `ext` (`exr`, `ktx2`, `dds`).
+    pub fn store(&self, out_dir: &Path, bytes: &[u8], ext: &str) -> std::io::Result<String> {
+        let name = format!("{:x}.{ext}", Sha256::digest(bytes));
         let file = self.dir.join(&name);
         let intact = rigbake_format::fsread::read_regular(&file, bytes.len() as u64)
             .is_ok_and(|stored| stored == bytes);
@@ -90,6 +91,14 @@ impl SharedStore {
             .map_or(0, |p| p.components().count());
         Ok(format!("{}_shared/bones/{name}", "../".repeat(depth)))
     }
+}
+
+/// The extension of a texture's file name (`exr` when it has none).
+fn extension_of(name: &str) -> &str {
+    Path::new(name)
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("exr")
 }
 
 /// The container a bake of `input` writes into `out_dir`.
@@ -233,7 +242,7 @@ impl Sink for OutputSink<'_> {
     fn place_texture(&mut self, name: &str, bytes: &[u8]) -> Result<(String, Storage), StepError> {
         if let (Some(store), false) = (self.shared, self.embed) {
             let shared = store
-                .store(&self.out_dir, bytes)
+                .store(&self.out_dir, bytes, extension_of(name))
                 .map_err(|e| StepError::io("cannot write a shared bone texture", &store.dir, e))?;
             Ok((shared, Storage::File))
         } else if self.embed {

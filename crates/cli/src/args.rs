@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 use rigbake_types::{
     AnchorsMode, DirectionEncoding, MatrixLayout, NormalConvention, Precision, Props,
-    RootMotionMode, SampleRule, TextureCompression, VatEncoding, VatLayoutMode,
+    RootMotionMode, SampleRule, TextureCompression, TextureContainer, VatEncoding, VatLayoutMode,
 };
 
 /// `rigbake --version`: the tool's version and the container format it
@@ -172,6 +172,13 @@ pub struct SettingFlags {
     /// Store textures inside the container instead of as files beside it.
     #[arg(long)]
     pub embed_textures: bool,
+    /// The file container of every texture (bone-matrix, VAT, anchors)
+    /// [default: exr]: exr (and PNG for --format png16), or KTX2 / DDS
+    /// holding the same samples as RGBA (ktx2-zstd: Zstandard
+    /// supercompressed); --precision and --format keep the sample type
+    /// (formats/textures.md).
+    #[arg(long, value_enum, value_name = "CONTAINER")]
+    pub texture_container: Option<TextureContainer>,
     /// VAT sample encoding [default: exr16].
     #[arg(long = "format", value_enum)]
     pub format: Option<VatEncoding>,

@@ -89,6 +89,11 @@ pub enum UsageError {
         "{0} applies to EXR formats only: png16 is always deflate (drop it, or use --format exr16 or exr32)"
     )]
     PngCompression(&'static str),
+    /// `--compression` (or `--zip`) with a KTX2 or DDS texture container.
+    #[error(
+        "{0} applies to EXR files only: --texture-container {1} stores texels uncompressed (use ktx2-zstd for Zstandard supercompression, or drop {0})"
+    )]
+    GpuCompression(&'static str, &'static str),
     /// The manifest cannot be read.
     #[error("{}: cannot read the manifest: {source}", path.display())]
     ManifestRead {

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use rigbake_types::{
     DirectionEncoding, MatrixLayout, NormalConvention, Precision, Props, RootMotionMode,
-    SampleRule, TextureCompression, VatEncoding, VatLayoutMode,
+    SampleRule, TextureCompression, TextureContainer, VatEncoding, VatLayoutMode,
 };
 use serde::Deserialize;
 
@@ -137,6 +137,8 @@ pub struct Overrides {
     pub max_influences: Option<Influences>,
     /// Embed textures in the container.
     pub embed_textures: Option<bool>,
+    /// Texture files: `exr` (and PNG), `ktx2`, `ktx2-zstd` or `dds`.
+    pub texture_container: Option<TextureContainer>,
     /// Socket nodes to track.
     pub anchors: Option<Vec<String>>,
     /// Also choose sockets automatically.

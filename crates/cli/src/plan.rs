@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use rigbake::discover::discover;
-use rigbake_types::{TextureCompression, VatEncoding};
+use rigbake_types::{TextureCompression, TextureContainer, VatEncoding};
 use sha2::{Digest, Sha256};
 
 use crate::args::{BakeArgs, LodArg, RunArgs, SettingFlags, VatArgs, Verbosity};
@@ -260,6 +260,19 @@ fn expand_manifest(
 fn check_flags(flags: &SettingFlags) -> Result<(), UsageError> {
     if let Some(m) = flags.max_texture_size {
         check_max_texture_size("--max-texture-size", m)?;
+    }
+    let compressed = flags.zip
+        || flags
+            .compression
+            .is_some_and(|c| c != TextureCompression::None);
+    if let Some(container) = flags.texture_container.filter(|c| !c.is_exr() && compressed) {
+        let name = match container {
+            TextureContainer::Ktx2 => "ktx2",
+            TextureContainer::Ktx2Zstd => "ktx2-zstd",
+            _ => "dds",
+        };
+        let flag = if flags.zip { "--zip" } else { "--compression" };
+        return Err(UsageError::GpuCompression(flag, name));
     }
     if flags.format == Some(VatEncoding::Png16) {
         if flags.zip {

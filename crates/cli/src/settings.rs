@@ -100,6 +100,9 @@ impl Draft {
         if let Some(e) = o.embed_textures {
             s.embed_textures = e;
         }
+        if let Some(c) = o.texture_container {
+            s.texture_container = c;
+        }
         if let Some(a) = &o.anchors {
             s.anchors.nodes.clone_from(a);
         }
@@ -154,6 +157,7 @@ impl Draft {
             max_texture_size: f.max_texture_size,
             scene: f.scene,
             embed_textures: f.embed_textures.then_some(true),
+            texture_container: f.texture_container,
             exclude: (!f.exclude.is_empty()).then(|| f.exclude.clone()),
             lod: f.lod.iter().filter_map(LodArg::nodes).cloned().collect(),
             vat: Some(vat),

@@ -145,17 +145,46 @@ struct Shot {
     out: PathBuf,
 }
 
+/// The browser_shoot.mjs job of a shot.
+fn shot_job(s: &Shot) -> serde_json::Value {
+    serde_json::json!({
+        "url": s.url, "width": s.width, "height": s.height, "out": s.out,
+        "timeout_ms": 90000,
+    })
+}
+
+/// A page that must refuse what it is given (browser_shoot.mjs
+/// `expect_error`); what it said is written to `state`.
+fn refusal_job(url: String, state: &Path) -> serde_json::Value {
+    serde_json::json!({
+        "url": url, "width": SIZE, "height": SIZE, "out": state.with_extension("png"),
+        "timeout_ms": 60000, "expect_error": true, "state_out": state,
+    })
+}
+
+/// What a page showed while it loaded (browser_shoot.mjs `state_out`).
+fn page_state(file: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap()
+}
+
+/// The error a refusing page showed (from its `state_out` file), checked
+/// to contain every one of `says`.
+fn assert_refused(what: &str, state: &Path, says: &[&str]) {
+    let state = page_state(state);
+    let error = state["error"].as_str().unwrap_or("").to_owned();
+    rigbake_fixtures::testkit::notice(&format!("{what}: refused with: {error}"));
+    for s in says {
+        assert!(error.contains(s), "{what}: the message lacks {s:?}: {error:?}");
+    }
+}
+
 /// Takes every shot in one headless Chromium session.
 fn shoot(chromium: &Path, modules: &Path, shots: &[Shot], dir: &Path) {
-    let jobs: Vec<serde_json::Value> = shots
-        .iter()
-        .map(|s| {
-            serde_json::json!({
-                "url": s.url, "width": s.width, "height": s.height, "out": s.out,
-                "timeout_ms": 90000,
-            })
-        })
-        .collect();
+    run_jobs(chromium, modules, shots.iter().map(shot_job).collect(), dir);
+}
+
+/// Runs browser_shoot.mjs jobs in one headless Chromium session.
+fn run_jobs(chromium: &Path, modules: &Path, jobs: Vec<serde_json::Value>, dir: &Path) {
     let spec = serde_json::json!({ "chromium": chromium, "node_modules": modules, "jobs": jobs });
     let file = dir.join("shots.json");
     std::fs::write(&file, serde_json::to_vec(&spec).unwrap()).unwrap();
@@ -1141,4 +1170,446 @@ fn the_catalogue_bounds_the_reports_it_keeps() {
         matches!(&e, rigbake_view::CatalogError::Usage(m) if m.contains("add up to more than") && m.contains("fewer bakes")),
         "{e}"
     );
+}
+
+/// One texture-container case of the tentacle fixture: its folder, the bake
+/// flags besides `--vat --normals`, the paths drawn, and the sidecar
+/// encodings of its bone texture and VAT positions.
+struct ContainerCase {
+    dir: &'static str,
+    flags: &'static [&'static str],
+    paths: &'static [&'static str],
+    bones: &'static str,
+    vat: &'static str,
+}
+
+impl ContainerCase {
+    /// The same bake as EXR (and PNG for `--format png16`): the flags
+    /// before `--texture-container`, and the encodings they give.
+    fn exr_twin(&self) -> (Vec<&'static str>, &'static str, &'static str) {
+        let flags = self
+            .flags
+            .iter()
+            .copied()
+            .take_while(|f| *f != "--texture-container")
+            .collect();
+        let bones = if self.bones.ends_with("f16") { "exr_f16" } else { "exr_f32" };
+        let vat = if self.vat.ends_with("unorm16") { "png16" } else { "exr_f16" };
+        (flags, bones, vat)
+    }
+}
+
+/// Bakes `case` of `model` into `root/<dir>` (the source copied beside the
+/// container, for placements) and checks the sidecar's encodings; returns
+/// the container.
+fn bake_container_case(model: &Path, root: &Path, case: &ContainerCase) -> PathBuf {
+    let file = bake_with_encodings(model, root, case.dir, case.flags, case.bones, case.vat);
+    if case.dir.contains("paged") {
+        // Folded into pages that are the array layers of one file.
+        let sidecar: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(file.with_extension("rigbake.json")).unwrap())
+                .unwrap();
+        let textures = sidecar["textures"].as_array().unwrap();
+        let positions = textures.iter().find(|t| t["role"] == "vat_positions").unwrap();
+        let pages = positions["fold"]["pages"].as_u64().unwrap_or(0);
+        assert!(pages > 1, "{}: {pages} pages", case.dir);
+        assert!(
+            textures.iter().any(|t| t["layer"] == pages - 1),
+            "{}: no layer {}",
+            case.dir,
+            pages - 1
+        );
+    }
+    file
+}
+
+/// Bakes `model` with `--vat --normals` and `flags` into `root/<dir>` (the
+/// source copied beside the container, for placements), checks the
+/// sidecar's encodings of the bone texture and the VAT positions, and
+/// returns the container.
+fn bake_with_encodings(
+    model: &Path,
+    root: &Path,
+    dir: &str,
+    flags: &[&str],
+    bones: &str,
+    vat: &str,
+) -> PathBuf {
+    let out = root.join(dir);
+    let mut all = vec!["--vat", "--normals"];
+    all.extend(flags);
+    let o = bake(std::slice::from_ref(&model.to_path_buf()), &out, &all);
+    assert!(o.status.success(), "{dir}: {}", String::from_utf8_lossy(&o.stderr));
+    let stem = model.file_stem().unwrap().to_str().unwrap();
+    let folder = out.join(stem);
+    std::fs::copy(model, folder.join(model.file_name().unwrap())).unwrap();
+    let sidecar: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(folder.join(format!("{stem}.rigbake.json"))).unwrap(),
+    )
+    .unwrap();
+    let textures = sidecar["textures"].as_array().unwrap();
+    let role = |r: &str| textures.iter().find(|t| t["role"] == r).unwrap();
+    assert_eq!(role("bone_matrices")["encoding"], bones, "{dir}");
+    assert_eq!(role("vat_positions")["encoding"], vat, "{dir}");
+    folder.join(format!("{stem}.rigbake"))
+}
+
+/// Adds `delta` to the little-endian u32 at `offset` of `file`.
+fn patch_u32(file: &Path, offset: usize, delta: u32) {
+    let mut bytes = std::fs::read(file).unwrap();
+    let v = u32::from_le_bytes(bytes[offset..offset + 4].try_into().unwrap());
+    bytes[offset..offset + 4].copy_from_slice(&(v + delta).to_le_bytes());
+    std::fs::write(file, bytes).unwrap();
+}
+
+/// `rigbake view` plays bakes whose textures are KTX2 or DDS
+/// (`--texture-container`, formats/textures.md), their texel bytes handed
+/// to WebGL as they are (RGBA32F, RGBA16F, RGBA16UI for 16-bit UNORM): the
+/// tentacle fixture baked as KTX2 and as DDS (f32 bones, f16 VAT), as KTX2
+/// with f16 bones and 16-bit UNORM VAT (`--format png16`), and folded into
+/// pages that are the array layers of one file (KTX2 f16, DDS UNORM16; the
+/// bone texture then folds into column blocks), draws every path like the CPU preview of the same bake made as EXR/PNG
+/// (IoU at least 0.95). The page refuses, with a message naming the file and
+/// the cause: a Zstandard-supercompressed KTX2 (rebake with
+/// `--texture-container ktx2`), a KTX2 whose `pixelWidth` and a DDS whose
+/// `dwHeight` disagree with the sidecar, and a texture larger than the
+/// GPU's MAX_TEXTURE_SIZE (lowered with `max_texture=64`).
+#[test]
+fn view_plays_ktx2_and_dds_bakes_like_the_cpu_preview() {
+    let test = "view_plays_ktx2_and_dds_bakes_like_the_cpu_preview";
+    let Some((chromium, modules)) = browser(test) else {
+        return;
+    };
+    let started = std::time::Instant::now();
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("out");
+    let exr_root = tmp.path().join("exr");
+    let model = rigbake_fixtures::fixture("tentacle.glb");
+    let cases = [
+        ContainerCase {
+            dir: "ktx2",
+            flags: &["--texture-container", "ktx2"],
+            paths: &["bones", "vat"],
+            bones: "ktx2_f32",
+            vat: "ktx2_f16",
+        },
+        ContainerCase {
+            dir: "dds",
+            flags: &["--texture-container", "dds"],
+            paths: &["bones", "vat"],
+            bones: "dds_f32",
+            vat: "dds_f16",
+        },
+        ContainerCase {
+            dir: "ktx2-unorm16",
+            flags: &["--format", "png16", "--precision", "f16", "--texture-container", "ktx2"],
+            paths: &["bones", "vat"],
+            bones: "ktx2_f16",
+            vat: "ktx2_unorm16",
+        },
+        // At this size the bone texture folds too, into column blocks.
+        ContainerCase {
+            dir: "ktx2-paged",
+            flags: &["--max-texture-size", "64", "--texture-container", "ktx2"],
+            paths: &["bones", "vat"],
+            bones: "ktx2_f32",
+            vat: "ktx2_f16",
+        },
+        ContainerCase {
+            dir: "dds-unorm16-paged",
+            flags: &["--format", "png16", "--max-texture-size", "64", "--texture-container", "dds"],
+            paths: &["bones", "vat"],
+            bones: "dds_f32",
+            vat: "dds_unorm16",
+        },
+        ContainerCase {
+            dir: "zstd",
+            flags: &["--texture-container", "ktx2-zstd"],
+            paths: &[],
+            bones: "ktx2_f32",
+            vat: "ktx2_f16",
+        },
+    ];
+    let mut shots = Vec::new();
+    let mut expected = Vec::new();
+    for case in &cases {
+        bake_container_case(&model, &root, case);
+        // The same bake as EXR (and PNG), whose CPU preview is the reference.
+        let (flags, bones, vat) = case.exr_twin();
+        let exr_file = bake_with_encodings(&model, &exr_root, case.dir, &flags, bones, vat);
+        for path in case.paths {
+            let choice = if *path == "bones" { PathChoice::Bones } else { PathChoice::Vat };
+            let r = reference(&exr_file, &model, choice, 0);
+            let shot = tmp.path().join(format!("{}-{path}.png", case.dir));
+            shots.push(Shot {
+                url: format!(
+                    "BASE?bake={}&path={path}&clip={}&frame={}&look=mask&hud=0&{}",
+                    enc(&format!("{}/tentacle/tentacle.rigbake", case.dir)),
+                    enc(&r.clip),
+                    r.frame,
+                    r.camera_query
+                ),
+                width: SIZE,
+                height: SIZE,
+                out: shot.clone(),
+            });
+            expected.push((format!("{} {path} {} frame {}", case.dir, r.clip, r.frame), shot, r.covered));
+        }
+    }
+    // Headers that disagree with the sidecar: a KTX2 one texel wider, a DDS
+    // one row taller (copies of good bakes; the server reads no checksums).
+    for (from, to, file, offset) in [
+        ("ktx2", "bad-ktx2", "bones.skin0.ktx2", 20),
+        ("dds", "bad-dds", "tentacle.vat.positions.dds", 12),
+    ] {
+        let dir = root.join(to).join("tentacle");
+        std::fs::create_dir_all(&dir).unwrap();
+        for entry in std::fs::read_dir(root.join(from).join("tentacle")).unwrap() {
+            let entry = entry.unwrap();
+            std::fs::copy(entry.path(), dir.join(entry.file_name())).unwrap();
+        }
+        patch_u32(&dir.join(file), offset, 1);
+    }
+    let (_server, url) = start_view(&root);
+    let mut jobs: Vec<serde_json::Value> = shots
+        .iter_mut()
+        .map(|s| {
+            s.url = s.url.replacen("BASE", &url, 1);
+            shot_job(s)
+        })
+        .collect();
+    let bake_url = |dir: &str, rest: &str| {
+        format!("{url}?bake={}&{rest}", enc(&format!("{dir}/tentacle/tentacle.rigbake")))
+    };
+    let refusals = [
+        ("zstd", bake_url("zstd", "path=vat"), &["tentacle.vat.positions.ktx2", "Zstandard", "--texture-container ktx2"][..]),
+        ("bad-ktx2", bake_url("bad-ktx2", "path=bones"), &["bones.skin0.ktx2", "pixelWidth is 33", "width 32"][..]),
+        ("bad-dds", bake_url("bad-dds", "path=vat"), &["tentacle.vat.positions.dds", "dwHeight is 93", "height 92"][..]),
+        (
+            "max-texture",
+            bake_url("ktx2", "path=vat&max_texture=64"),
+            &["tentacle.vat.positions.ktx2", "204 x 92", "MAX_TEXTURE_SIZE", "--max-texture-size 64"][..],
+        ),
+    ];
+    for (name, url, _) in &refusals {
+        jobs.push(refusal_job(url.clone(), &tmp.path().join(format!("{name}.json"))));
+    }
+    run_jobs(&chromium, &modules, jobs, tmp.path());
+
+    for (what, shot, covered) in &expected {
+        let (w, h, mask) = mask_of(shot);
+        assert_eq!((w, h), (SIZE, SIZE), "{what}: screenshot size");
+        let (score, area) = iou(&mask, covered);
+        rigbake_fixtures::testkit::notice(&format!("view {what}: IoU {score:.4} over {area} pixels"));
+        assert!(area > 500, "{what}: almost nothing drawn ({area} pixels)");
+        assert!(score >= MIN_IOU, "{what}: IoU {score:.4} < {MIN_IOU}");
+    }
+    for (name, _, says) in &refusals {
+        assert_refused(name, &tmp.path().join(format!("{name}.json")), says);
+    }
+    rigbake_fixtures::testkit::notice(&format!("{test}: {:.1} s", started.elapsed().as_secs_f64()));
+}
+
+/// A large KTX2 VAT loads in time and shows its progress: BrainStem (34,159
+/// vertices, 1,047 frames; a 286 MB half-float positions texture) baked with
+/// `--vat --no-weights --texture-container ktx2` is ready in the viewer
+/// within 60 s and draws like the CPU preview (IoU at least 0.95); from the
+/// first second until it is ready, the page shows what it is loading, and
+/// the positions texture's download is shown in megabytes as it arrives.
+#[test]
+fn view_loads_a_large_ktx2_vat_in_time_with_progress() {
+    let test = "view_loads_a_large_ktx2_vat_in_time_with_progress";
+    let Some((chromium, modules)) = browser(test) else {
+        return;
+    };
+    let Some(models) = shared_models(test) else {
+        return;
+    };
+    let started = std::time::Instant::now();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let model = models.join("khronos/BrainStem.glb");
+    let o = bake(
+        std::slice::from_ref(&model),
+        &out,
+        &["--vat", "--no-weights", "--texture-container", "ktx2"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let dir = out.join("BrainStem");
+    std::fs::copy(&model, dir.join("BrainStem.glb")).unwrap();
+    let texture = "BrainStem.vat.positions.ktx2";
+    let size = std::fs::metadata(dir.join(texture)).unwrap().len();
+    assert!(size > 100_000_000, "{texture} is only {size} bytes");
+    let r = reference(&dir.join("BrainStem.rigbake"), &model, PathChoice::Vat, 0);
+    let baked = started.elapsed();
+    let (_server, url) = start_view(&out);
+    let shot = tmp.path().join("BrainStem.png");
+    let state = tmp.path().join("BrainStem.json");
+    let job = serde_json::json!({
+        "url": format!(
+            "{url}?path=vat&clip={}&frame={}&look=mask&hud=0&{}",
+            enc(&r.clip),
+            r.frame,
+            r.camera_query
+        ),
+        "width": SIZE, "height": SIZE, "out": shot, "timeout_ms": 60000, "state_out": state,
+    });
+    run_jobs(&chromium, &modules, vec![job], tmp.path());
+    let state = page_state(&state);
+    let ready_ms = state["ready_ms"].as_u64().expect("ready");
+    let polled: Vec<(u64, String)> = serde_json::from_value(state["polled"].clone()).unwrap();
+    let shown: Vec<String> = serde_json::from_value(state["shown"].clone()).unwrap();
+    rigbake_fixtures::testkit::notice(&format!(
+        "BrainStem KTX2 VAT ({:.1} MB): ready after {ready_ms} ms; the page showed {} progress texts, the first at {} ms: {:?}",
+        size as f64 / 1e6,
+        polled.len(),
+        polled.first().map_or(0, |p| p.0),
+        polled.iter().map(|p| &p.1).take(12).collect::<Vec<_>>()
+    ));
+    assert!(ready_ms <= 60_000, "ready after {ready_ms} ms");
+    let first = polled.first().expect("no progress was ever visible");
+    assert!(first.0 < 1000, "the first progress text showed after {} ms", first.0);
+    let mb = format!("{:.1}", size as f64 / 1e6);
+    let downloading = |t: &str| t.starts_with(&format!("loading {texture} ")) && t.contains(&format!("/{mb} MB"));
+    // Seen on screen while it downloaded (sampled every 50 ms) ...
+    assert!(
+        polled.iter().any(|(_, t)| downloading(t)),
+        "the download of {texture} was never on screen: {polled:?}"
+    );
+    // ... and in the page's own list, before all of it had arrived.
+    assert!(
+        shown.iter().any(|t| downloading(t) && !t.contains(&format!("{mb}/{mb} MB"))),
+        "no partial progress of {texture}: {shown:?}"
+    );
+    let (_, _, mask) = mask_of(&shot);
+    let (score, area) = iou(&mask, &r.covered);
+    rigbake_fixtures::testkit::notice(&format!(
+        "view BrainStem KTX2 vat {} frame {}: IoU {score:.4} over {area} pixels; {test}: {:.1} s ({:.1} s baking and the CPU reference)",
+        r.clip,
+        r.frame,
+        started.elapsed().as_secs_f64(),
+        baked.as_secs_f64()
+    ));
+    assert!(area > 500, "almost nothing drawn ({area} pixels)");
+    assert!(score >= MIN_IOU, "IoU {score:.4} < {MIN_IOU}");
+}
+
+/// The three.js example plays KTX2 bakes through three.js's own KTX2Loader
+/// (examples/three/main.js): the tentacle fixture baked as KTX2 (f32 bones,
+/// f16 VAT), as Zstandard-supercompressed KTX2 (inflated by three.js's
+/// bundled zstddec) and with a 16-bit UNORM VAT (`--format png16`, bound as
+/// RGBA16UI and decoded with the recorded bounds and the octahedral rule)
+/// draws like the CPU preview (IoU at least 0.95) with KTX2's rows taken as
+/// they are; flipping them as the EXR path must (`flip=1`) fails to match.
+/// A folded VAT (pages as KTX2 array layers, which KTX2Loader does not
+/// build) and a DDS bake are refused with a message.
+#[test]
+fn the_three_example_plays_ktx2_bakes_with_ktx2loader() {
+    let test = "the_three_example_plays_ktx2_bakes_with_ktx2loader";
+    let Some((chromium, modules)) = browser(test) else {
+        return;
+    };
+    let started = std::time::Instant::now();
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("out");
+    let model = rigbake_fixtures::fixture("tentacle.glb");
+    let cases = [
+        ContainerCase {
+            dir: "ktx2",
+            flags: &["--texture-container", "ktx2"],
+            paths: &["bones", "vat"],
+            bones: "ktx2_f32",
+            vat: "ktx2_f16",
+        },
+        ContainerCase {
+            dir: "zstd",
+            flags: &["--texture-container", "ktx2-zstd"],
+            paths: &["bones", "vat"],
+            bones: "ktx2_f32",
+            vat: "ktx2_f16",
+        },
+        ContainerCase {
+            dir: "unorm16",
+            flags: &["--format", "png16", "--texture-container", "ktx2"],
+            paths: &["vat"],
+            bones: "ktx2_f32",
+            vat: "ktx2_unorm16",
+        },
+        ContainerCase {
+            dir: "paged",
+            flags: &["--max-texture-size", "64", "--texture-container", "ktx2"],
+            paths: &[],
+            bones: "ktx2_f32",
+            vat: "ktx2_f16",
+        },
+        ContainerCase {
+            dir: "dds",
+            flags: &["--texture-container", "dds"],
+            paths: &[],
+            bones: "dds_f32",
+            vat: "dds_f16",
+        },
+    ];
+    let mut servers = Vec::new();
+    let mut jobs = Vec::new();
+    let mut expected = Vec::new();
+    let mut flipped = Vec::new();
+    let mut refusals = Vec::new();
+    for case in &cases {
+        let file = bake_container_case(&model, &root, case);
+        let (server, three_url) = start_three(&file);
+        servers.push(server);
+        for path in case.paths {
+            let choice = if *path == "bones" { PathChoice::Bones } else { PathChoice::Vat };
+            let r = reference(&file, &model, choice, 0);
+            let query = format!(
+                "path={path}&clip={}&frame={}&look=mask&{}",
+                enc(&r.clip),
+                r.frame,
+                r.camera_query
+            );
+            for (flip, list) in [("", &mut expected), ("&flip=1", &mut flipped)] {
+                if !flip.is_empty() && case.dir != "ktx2" {
+                    continue;
+                }
+                let shot = tmp.path().join(format!("three-{}-{path}{flip}.png", case.dir));
+                jobs.push(shot_job(&Shot {
+                    url: format!("{three_url}?{query}{flip}"),
+                    width: SIZE,
+                    height: SIZE,
+                    out: shot.clone(),
+                }));
+                list.push((format!("three.js {} {path} {} frame {}", case.dir, r.clip, r.frame), shot, r.covered.clone()));
+            }
+        }
+        if case.paths.is_empty() {
+            let state = tmp.path().join(format!("three-{}.json", case.dir));
+            jobs.push(refusal_job(format!("{three_url}?path=vat"), &state));
+            refusals.push((case.dir, state));
+        }
+    }
+    run_jobs(&chromium, &modules, jobs, tmp.path());
+    for (what, shot, covered) in &expected {
+        let (_, _, mask) = mask_of(shot);
+        let (score, area) = iou(&mask, covered);
+        rigbake_fixtures::testkit::notice(&format!("{what}: IoU {score:.4} over {area} pixels"));
+        assert!(area > 500, "{what}: almost nothing drawn ({area} pixels)");
+        assert!(score >= MIN_IOU, "{what}: IoU {score:.4} < {MIN_IOU}");
+    }
+    for (what, shot, covered) in &flipped {
+        let (_, _, mask) = mask_of(shot);
+        let (score, _) = iou(&mask, covered);
+        rigbake_fixtures::testkit::notice(&format!("{what} with the EXR row flip: IoU {score:.4}"));
+        assert!(score < 0.9, "{what}: flipped rows match too ({score:.4}): the test cannot tell");
+    }
+    for (dir, state) in &refusals {
+        let says: &[&str] = if *dir == "paged" {
+            &["tentacle.vat.positions.ktx2", "KTX2Loader", "layerCount", "pages"]
+        } else {
+            &["tentacle.vat.positions.dds", "DDS", "--texture-container ktx2"]
+        };
+        assert_refused(&format!("three.js {dir}"), state, says);
+    }
+    drop(servers);
+    rigbake_fixtures::testkit::notice(&format!("{test}: {:.1} s", started.elapsed().as_secs_f64()));
 }

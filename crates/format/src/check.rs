@@ -497,7 +497,11 @@ pub fn source(s: &SourceLocation) -> Result<()> {
 /// Checks the VAT compression record against the VAT record: one entry per
 /// VAT texture, `deflate` exactly for PNG textures, and only EXR modes
 /// asked for.
-pub fn vat_compression(c: &VatCompressionMetadata, vat: Option<&VatMetadata>) -> Result<()> {
+pub fn vat_compression(
+    c: &VatCompressionMetadata,
+    vat: Option<&VatMetadata>,
+    container: crate::meta::TextureContainer,
+) -> Result<()> {
     let Some(vat) = vat else {
         return Err(invalid(
             "a VAT compression record without a VAT record".to_owned(),
@@ -515,12 +519,64 @@ pub fn vat_compression(c: &VatCompressionMetadata, vat: Option<&VatMetadata>) ->
             vat.textures.len()
         )));
     }
+    let gpu = !container.is_exr();
     for (i, (mode, t)) in c.textures.iter().zip(&vat.textures).enumerate() {
+        if gpu {
+            // KTX2 and DDS: no EXR or PNG compression (supercompression is
+            // the container's own).
+            if *mode != TextureCompression::None {
+                return Err(invalid(format!(
+                    "vat_compression.textures[{i}] is {mode:?} for a {container:?} texture"
+                )));
+            }
+            continue;
+        }
         let png = t.encoding == VatEncoding::Png16;
         if png != (*mode == TextureCompression::Deflate) {
             return Err(invalid(format!(
                 "vat_compression.textures[{i}] is {mode:?} for a {:?} texture",
                 t.encoding
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Checks the texture-container record: a GPU container (EXR is the
+/// record's absence), and every folded VAT stream's pages in one file
+/// (the same name, size, checksum and storage: page `k` is layer `k`).
+pub fn texture_container(
+    t: &crate::meta::TextureContainerMetadata,
+    vat: Option<&VatMetadata>,
+    layout: Option<&crate::meta::LayoutMetadata>,
+) -> Result<()> {
+    if t.container.is_exr() {
+        return Err(invalid(
+            "texture_container.container is exr: EXR bakes have no texture-container record"
+                .to_owned(),
+        ));
+    }
+    let (Some(vat), Some(layout)) = (vat, layout) else {
+        return Ok(());
+    };
+    for (f, fold) in layout.folds.iter().enumerate() {
+        let crate::meta::FoldedTexture::Vat(first) = fold.texture else {
+            continue;
+        };
+        let first = first as usize;
+        let Some(pages) = vat.textures.get(first..first.saturating_add(fold.pages as usize)) else {
+            // The layout check reports pages beyond the table.
+            continue;
+        };
+        let one = &pages[0];
+        if let Some(k) = pages.iter().position(|p| {
+            (&p.name, p.bytes, p.crc32, p.storage) != (&one.name, one.bytes, one.crc32, one.storage)
+        }) {
+            return Err(invalid(format!(
+                "layout.folds[{f}]: page {k} (vat.textures[{}]) is not in the file of page 0 (`{}`): a {:?} bake keeps a folded stream's pages as the layers of one file",
+                first + k,
+                one.name,
+                t.container
             )));
         }
     }

@@ -141,6 +141,22 @@ pub fn decode_lod_details(bytes: &[u8]) -> Result<crate::meta::LodDetailsMetadat
         .map_err(|e| FormatError::Invalid(format!("the LOD detail record cannot be decoded: {e}")))
 }
 
+/// Encodes the texture-container record.
+pub fn encode_texture_container(t: &crate::meta::TextureContainerMetadata) -> Result<Vec<u8>> {
+    bincode::serde::encode_to_vec(t, config()).map_err(|e| {
+        FormatError::Invalid(format!("cannot encode the texture-container record: {e}"))
+    })
+}
+
+/// Decodes the texture-container record (trailing bytes ignored).
+pub fn decode_texture_container(bytes: &[u8]) -> Result<crate::meta::TextureContainerMetadata> {
+    bincode::serde::decode_from_slice(bytes, config())
+        .map(|(m, _)| m)
+        .map_err(|e| {
+            FormatError::Invalid(format!("the texture-container record cannot be decoded: {e}"))
+        })
+}
+
 /// Encodes the UV-set record.
 pub fn encode_uv_sets(u: &UvSetsMetadata) -> Result<Vec<u8>> {
     bincode::serde::encode_to_vec(u, config())

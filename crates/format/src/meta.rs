@@ -770,3 +770,23 @@ pub struct LodDetailsMetadata {
     /// Per group, per level.
     pub groups: Vec<Vec<LodLevelDetail>>,
 }
+
+// ---------------------------------------------------------------------------
+// Texture-container record (section kind 19, since format 1.10).
+
+pub use rigbake_types::TextureContainer;
+
+/// The texture-container record (section kind 19, since format 1.10):
+/// written when the bake's textures are KTX2 or DDS files instead of EXR
+/// (and PNG). Every texture of the bake (bone-matrix, VAT, anchors) is then
+/// in that container, holding the samples the texture records describe as
+/// RGBA: 32-bit floats, half floats, or 16-bit UNORM for `png16` VAT
+/// textures. A folded VAT stream's pages are the array layers of one file:
+/// every page's texture record names that file (page `k` is layer `k`).
+/// Absent: EXR and PNG, one file per page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TextureContainerMetadata {
+    /// `ktx2`, `ktx2_zstd` or `dds` (never `exr`: that is the absence of
+    /// this record).
+    pub container: TextureContainer,
+}

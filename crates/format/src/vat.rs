@@ -15,6 +15,10 @@ use crate::error::{FormatError, Result};
 use crate::meta::{DirectionEncoding, VatEncoding, VatStream};
 use crate::texture::Precision;
 use crate::texture::exr::{Rows, StreamSpec, StreamWriter, TextureCompression, pxr24_round};
+use crate::texture::gpu::{
+    GpuSpec, GpuStream, SampleType, TextureContainer, interleave_f16, interleave_f32,
+    interleave_u16,
+};
 use crate::texture::png::Png16Stream;
 use crate::texture::quantize::{RowQuantizer, interleave_be, quantize_planar_row};
 
@@ -45,6 +49,12 @@ pub struct VatFileSpec {
     /// Per-channel `[min, max]` for bounds-normalised PNG channels (required
     /// for PNG positions and for PNG directions with `Bounds`).
     pub bounds: Option<[[f32; 4]; 2]>,
+    /// The file's container: EXR/PNG by `encoding`, or KTX2/DDS holding the
+    /// same samples (float, half, or UNORM for `Png16`) as RGBA.
+    pub container: TextureContainer,
+    /// Pages written into this one file as array layers, one after another
+    /// (KTX2 and DDS only; 1 otherwise).
+    pub layers: usize,
 }
 
 impl VatFileSpec {
@@ -61,11 +71,23 @@ impl VatFileSpec {
     }
 
     /// The compression the file actually gets: the spec's for EXR,
-    /// `Deflate` for PNG.
+    /// `Deflate` for PNG, `None` for KTX2 and DDS (whose supercompression
+    /// is the container's).
     pub fn effective_compression(&self) -> TextureCompression {
-        match self.encoding {
-            VatEncoding::Png16 => TextureCompression::Deflate,
-            _ => self.compression,
+        match (self.container, self.encoding) {
+            (TextureContainer::Exr, VatEncoding::Png16) => TextureCompression::Deflate,
+            (TextureContainer::Exr, _) => self.compression,
+            _ => TextureCompression::None,
+        }
+    }
+
+    /// The GPU texture this spec describes (KTX2 and DDS).
+    pub fn gpu_spec(&self) -> GpuSpec {
+        GpuSpec {
+            width: self.width,
+            height: self.height,
+            layers: self.layers,
+            sample: sample_type(self.encoding),
         }
     }
 
@@ -80,11 +102,23 @@ impl VatFileSpec {
     }
 }
 
+/// The GPU sample type of a VAT encoding: floats, halves, or the UNORM
+/// samples PNG would store.
+pub fn sample_type(encoding: VatEncoding) -> SampleType {
+    match encoding {
+        VatEncoding::Exr32 => SampleType::F32,
+        VatEncoding::Exr16 => SampleType::F16,
+        VatEncoding::Png16 => SampleType::Unorm16,
+    }
+}
+
 enum Sink {
     Exr(StreamWriter),
     // No BufWriter: the PNG encoder buffers whole chunks itself, and a
     // buffer dropped with the encoder would swallow its last write's error.
     Png(Png16Stream),
+    /// KTX2 or DDS: RGBA little-endian texels, layer after layer.
+    Gpu(GpuStream),
 }
 
 /// Streams one VAT file, measuring the encoding error.
@@ -99,6 +133,8 @@ pub struct VatFileWriter {
     /// between batches (allocating them per batch or per row cost a fifth
     /// of the CPU time in page faults).
     scratch: (Vec<u16>, Vec<f32>),
+    /// Half floats of a KTX2/DDS batch, kept between batches likewise.
+    halves: Vec<half::f16>,
 }
 
 /// What a finished VAT file reports.
@@ -129,9 +165,17 @@ impl VatFileWriter {
         if spec.needs_bounds() && spec.bounds.is_none() {
             return Err(FormatError::Invalid("PNG positions need bounds".to_owned()));
         }
+        if spec.layers != 1 && spec.container == TextureContainer::Exr {
+            return Err(FormatError::Invalid(
+                "EXR and PNG files hold one page; layers need KTX2 or DDS".to_owned(),
+            ));
+        }
         let file = DigestFile::create(path)?;
         let digest = file.digest();
         let sink = match spec.encoding {
+            _ if spec.container != TextureContainer::Exr => {
+                Sink::Gpu(GpuStream::new(file, spec.container, spec.gpu_spec())?)
+            }
             VatEncoding::Exr32 | VatEncoding::Exr16 => Sink::Exr(StreamWriter::new(
                 BufWriter::with_capacity(1 << 20, file),
                 StreamSpec {
@@ -160,6 +204,7 @@ impl VatFileWriter {
             digest,
             spare: Vec::new(),
             scratch: (Vec::new(), Vec::new()),
+            halves: Vec::new(),
         })
     }
 
@@ -174,8 +219,61 @@ impl VatFileWriter {
             return Err(FormatError::Invalid("VAT rows are not whole".to_owned()));
         }
         let stream = self.spec.stream;
+        let encoding = self.spec.encoding;
+        let quantizer = self.quantizer();
         match &mut self.sink {
-            Sink::Exr(writer) if self.spec.encoding == VatEncoding::Exr16 => {
+            Sink::Gpu(writer) => {
+                let texel_bytes = self.spec.gpu_spec().texel_bytes();
+                let mut bytes = writer.take_spare().unwrap_or_default();
+                bytes.resize(values.len() / floats * texel_bytes, 0);
+                let out_row = width * texel_bytes;
+                let (samples, decoded) = &mut self.scratch;
+                let errors: Vec<WorstError> = match encoding {
+                    VatEncoding::Exr32 => {
+                        bytes
+                            .par_chunks_mut(out_row)
+                            .zip(values.par_chunks(row_len))
+                            .for_each(|(out, row)| interleave_f32(row, width, floats, out));
+                        Vec::new()
+                    }
+                    VatEncoding::Exr16 => {
+                        let halves = &mut self.halves;
+                        halves.resize(values.len(), half::f16::ZERO);
+                        let errors: Vec<Result<WorstError>> = halves
+                            .par_chunks_mut(row_len)
+                            .zip(values.par_chunks(row_len))
+                            .zip(bytes.par_chunks_mut(out_row))
+                            .map(|((h, row), out)| {
+                                let e = WorstError::of_f16_row(stream, row, h, width, floats);
+                                interleave_f16(h, width, floats, out);
+                                e
+                            })
+                            .collect();
+                        errors.into_iter().collect::<Result<_>>()?
+                    }
+                    VatEncoding::Png16 => {
+                        samples.resize(values.len(), 0);
+                        decoded.resize(values.len(), 0.0);
+                        bytes
+                            .par_chunks_mut(out_row)
+                            .zip(values.par_chunks(row_len))
+                            .zip(samples.par_chunks_mut(row_len))
+                            .zip(decoded.par_chunks_mut(row_len))
+                            .map(|(((out, row), q), decoded)| {
+                                quantize_planar_row(&quantizer, row, width, floats, q, decoded);
+                                interleave_u16(q, width, floats, out);
+                                WorstError::of_planar_row(stream, row, decoded, width, floats)
+                            })
+                            .collect()
+                    }
+                };
+                for e in errors {
+                    self.max_error = self.max_error.max(e.value());
+                }
+                self.spare.push(values);
+                writer.push(bytes)
+            }
+            Sink::Exr(writer) if encoding == VatEncoding::Exr16 => {
                 let mut halves = match writer.take_spare() {
                     Some(Rows::F16(h)) => h,
                     _ => Vec::new(),
@@ -216,10 +314,6 @@ impl VatFileWriter {
             }
             Sink::Exr(writer) => writer.push_rows(Rows::F32(values)),
             Sink::Png(writer) => {
-                let quantizer = match self.spec.effective_direction_encoding() {
-                    DirectionEncoding::Octahedral => RowQuantizer::Octahedral,
-                    _ => RowQuantizer::Bounds(self.spec.bounds.unwrap_or(EMPTY_BOUNDS)),
-                };
                 // Quantised in parallel over rows, plane by plane, into
                 // planar samples and decoded values (kept per writer and
                 // reused), then interleaved into the bytes PNG stores
@@ -250,6 +344,14 @@ impl VatFileWriter {
         }
     }
 
+    /// How 16-bit samples are made of this file's values.
+    fn quantizer(&self) -> RowQuantizer {
+        match self.spec.effective_direction_encoding() {
+            DirectionEncoding::Octahedral => RowQuantizer::Octahedral,
+            _ => RowQuantizer::Bounds(self.spec.bounds.unwrap_or(EMPTY_BOUNDS)),
+        }
+    }
+
     /// A buffer of a batch this writer is done with, to fill with the next
     /// batch instead of allocating one (its contents are stale).
     pub fn take_spare(&mut self) -> Option<Vec<f32>> {
@@ -261,7 +363,7 @@ impl VatFileWriter {
                 Rows::F32(v) => Some(v),
                 Rows::F16(_) => None,
             },
-            Sink::Png(_) => None,
+            Sink::Png(_) | Sink::Gpu(_) => None,
         }
     }
 
@@ -276,6 +378,7 @@ impl VatFileWriter {
                 Rows::F16(_) => None,
             })),
             Sink::Png(w) => w.finish()?,
+            Sink::Gpu(w) => w.finish()?,
         }
         let (bytes, crc32) = self.digest.finish()?;
         Ok(VatFileDone {

@@ -114,6 +114,39 @@ pub enum VatEncoding {
     Png16,
 }
 
+/// The file container of every texture a bake writes (`--texture-container`):
+/// the sample type stays what `--precision` and `--format` say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all(serialize = "snake_case", deserialize = "kebab-case"))]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum TextureContainer {
+    /// OpenEXR (and 16-bit PNG for `--format png16`): the default.
+    #[default]
+    Exr,
+    /// KTX 2.0, uncompressed, one mip level; folded pages as array layers.
+    Ktx2,
+    /// KTX 2.0 with Zstandard supercompression (`supercompressionScheme` 2).
+    Ktx2Zstd,
+    /// DirectDraw Surface with the DX10 header; folded pages as an array.
+    Dds,
+}
+
+impl TextureContainer {
+    /// Whether this is the default (EXR and PNG files).
+    pub fn is_exr(&self) -> bool {
+        *self == Self::Exr
+    }
+
+    /// The file extension of its textures (`None`: EXR or PNG by encoding).
+    pub fn extension(self) -> Option<&'static str> {
+        match self {
+            Self::Exr => None,
+            Self::Ktx2 | Self::Ktx2Zstd => Some("ktx2"),
+            Self::Dds => Some("dds"),
+        }
+    }
+}
+
 /// How the bytes of a texture file are compressed (`--compression` for VAT
 /// EXRs; PNG files are always zlib/deflate).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]

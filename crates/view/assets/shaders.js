@@ -68,20 +68,32 @@ layout(location = 6) in vec4 in_uv4;
 
 uniform sampler2D u_bones;
 uniform int u_layout;   // 0: mat4 (columns), 1: mat3x4 (rows)
-uniform int u_height;   // texture rows
+uniform int u_height;   // timeline rows
 uniform int u_channels; // UV channels per vertex (1 to 4)
+// A bone texture taller than the maximum size folds into column blocks of
+// one page (formats/vat.md, "Folding"): rows_per_block (0: unfolded),
+// blocks_per_page, block_width, row_height.
+uniform ivec4 u_bone_fold;
+
+ivec2 bone_texel(int x, int row) {
+  if (u_bone_fold.x > 0) {
+    int block = row / u_bone_fold.x;
+    return ivec2((block % u_bone_fold.y) * u_bone_fold.z + x, (row % u_bone_fold.x) * u_bone_fold.w);
+  }
+  return ivec2(x, row);
+}
 
 Affine bone_matrix(int joint, int row) {
   if (u_layout == 0) {
     int x = joint * 4;
-    vec4 c0 = texelFetch(u_bones, ivec2(x, row), 0);
-    vec4 c1 = texelFetch(u_bones, ivec2(x + 1, row), 0);
-    vec4 c2 = texelFetch(u_bones, ivec2(x + 2, row), 0);
-    vec4 c3 = texelFetch(u_bones, ivec2(x + 3, row), 0);
+    vec4 c0 = texelFetch(u_bones, bone_texel(x, row), 0);
+    vec4 c1 = texelFetch(u_bones, bone_texel(x + 1, row), 0);
+    vec4 c2 = texelFetch(u_bones, bone_texel(x + 2, row), 0);
+    vec4 c3 = texelFetch(u_bones, bone_texel(x + 3, row), 0);
     return Affine(vec4(c0.x, c1.x, c2.x, c3.x), vec4(c0.y, c1.y, c2.y, c3.y), vec4(c0.z, c1.z, c2.z, c3.z));
   }
   int x = joint * 3;
-  return Affine(texelFetch(u_bones, ivec2(x, row), 0), texelFetch(u_bones, ivec2(x + 1, row), 0), texelFetch(u_bones, ivec2(x + 2, row), 0));
+  return Affine(texelFetch(u_bones, bone_texel(x, row), 0), texelFetch(u_bones, bone_texel(x + 1, row), 0), texelFetch(u_bones, bone_texel(x + 2, row), 0));
 }
 
 Affine blend_bones(vec4 uv[4], int row) {
@@ -127,9 +139,16 @@ export const VAT_VERTEX = COMMON + `
 layout(location = 3) in vec2 in_vat_uv; // the playback mesh's last UV set
 
 // One layer per page (a set that does not fold, or folds into column
-// blocks of one page, has one layer).
+// blocks of one page, has one layer). Float textures (RGBA32F, RGBA16F) are
+// read through the float samplers; 16-bit UNORM samples (KTX2 and DDS
+// unorm16, uploaded as RGBA16UI as they are) through the unsigned ones and
+// divided by 65535, the value a UNORM fetch returns. u_vat_uint: bit 0
+// positions, bit 1 normals are unsigned.
 uniform highp sampler2DArray u_vat_positions;
 uniform highp sampler2DArray u_vat_normals;
+uniform highp usampler2DArray u_vat_positions_u;
+uniform highp usampler2DArray u_vat_normals_u;
+uniform int u_vat_uint;
 uniform int u_has_normals;
 uniform ivec4 u_vat; // width, bands, frames, height
 uniform ivec4 u_vat_fold; // rows_per_block (0: unfolded), blocks_per_page, page width, 0
@@ -149,6 +168,14 @@ vec3 octahedral_decode(vec2 e) {
     n.y = (1.0 - abs(x)) * sign_not_zero(y);
   }
   return safe_normalize(n);
+}
+vec4 fetch_positions(ivec3 t) {
+  if ((u_vat_uint & 1) != 0) return vec4(texelFetch(u_vat_positions_u, t, 0)) / 65535.0;
+  return texelFetch(u_vat_positions, t, 0);
+}
+vec4 fetch_normals(ivec3 t) {
+  if ((u_vat_uint & 2) != 0) return vec4(texelFetch(u_vat_normals_u, t, 0)) / 65535.0;
+  return texelFetch(u_vat_normals, t, 0);
 }
 vec4 vat_decode(vec4 raw, int encoding, vec4 lo, vec4 hi) {
   if (encoding == 1) return lo + raw * (hi - lo);
@@ -181,12 +208,12 @@ void main() {
     int row = int(s.z);
     ivec3 t0 = vat_texel_from_uv(in_vat_uv, row);
     ivec3 t1 = vat_texel_from_uv(in_vat_uv, min(row + 1, last_row));
-    vec3 p = vat_decode(texelFetch(u_vat_positions, t0, 0), u_position_encoding, u_position_min, u_position_max).xyz;
+    vec3 p = vat_decode(fetch_positions(t0), u_position_encoding, u_position_min, u_position_max).xyz;
     vec3 n = in_normal;
-    if (u_has_normals == 1) n = vat_decode(texelFetch(u_vat_normals, t0, 0), u_normal_encoding, u_normal_min, u_normal_max).xyz;
+    if (u_has_normals == 1) n = vat_decode(fetch_normals(t0), u_normal_encoding, u_normal_min, u_normal_max).xyz;
     if (s.y > 0.0) {
-      p = lerp3(p, vat_decode(texelFetch(u_vat_positions, t1, 0), u_position_encoding, u_position_min, u_position_max).xyz, s.y);
-      if (u_has_normals == 1) n = lerp3(n, vat_decode(texelFetch(u_vat_normals, t1, 0), u_normal_encoding, u_normal_min, u_normal_max).xyz, s.y);
+      p = lerp3(p, vat_decode(fetch_positions(t1), u_position_encoding, u_position_min, u_position_max).xyz, s.y);
+      if (u_has_normals == 1) n = lerp3(n, vat_decode(fetch_normals(t1), u_normal_encoding, u_normal_min, u_normal_max).xyz, s.y);
     }
     pos += p * s.x;
     nrm += n * s.x;

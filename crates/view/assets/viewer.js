@@ -5,8 +5,11 @@
 //    table, textures, weights and VAT records) and the placement of the
 //    node whose space the values are in;
 // 2. fetch the textures and meshes the report names (beside the container,
-//    or embedded in a container section) and decode them (exr.js, png.js,
-//    glb.js) with texture row y = file row y;
+//    or embedded in a container section), streaming with visible progress,
+//    and decode them (exr.js, png.js, glb.js) with texture row y = file row
+//    y; KTX2 and DDS textures (ktx2.js) are not decoded: their texel bytes
+//    go to the GPU as they are (RGBA32F, RGBA16F, or RGBA16UI for 16-bit
+//    UNORM, normalised in the shader);
 // 3. per instance and frame, the animation state (state.js) gives up to four
 //    (weight, fraction, row) rows; the vertex shaders (shaders.js) skin from
 //    the bone-matrix texture with the mesh's bone-weight channels, or read
@@ -14,17 +17,20 @@
 //
 // URL parameters make a frame reproducible (see docs/viewer.md): bake, path,
 // clip, frame, time, n, seed, cam (orbit | ortho), az, el, dist, cx, cy, cz,
-// half, look (textured | mask), grid, hud, paused, motion, lod.
+// half, look (textured | mask), grid, hud, paused, motion, lod, max_texture.
 
 import { decodeExr } from './exr.js';
 import { decodePng16 } from './png.js';
+import { parseGpuTexture, sniff, gpuEncoding, FORMATS, ZSTD_ADVICE } from './ktx2.js';
 import { parseGlb, readAccessor, readImage, baseColour } from './glb.js';
 import { ClipInfo, AnimationState, MotionTracker, composeMotion } from './state.js';
 import * as S from './shaders.js';
 
 const MAX_INSTANCES = 20000;
 const params = new URLSearchParams(location.search);
-const status = { ready: false, error: null, frames: 0, stage: 'start' };
+// `progress`: the loading line on screen now; `shown`: every distinct line
+// shown before the first frame (at most 400), for scripts and tests.
+const status = { ready: false, error: null, frames: 0, stage: 'start', progress: null, shown: [] };
 window.rigbakeViewer = status;
 
 const $ = (id) => document.getElementById(id);
@@ -33,8 +39,22 @@ function report(message) {
   status.error = message;
   $('error').textContent = message;
   $('error').hidden = false;
+  $('progress').hidden = true;
   document.title = 'rigbake view: error';
 }
+
+// The loading display: a line of text ("loading FILE 12.3/34.5 MB") and a
+// bar (`fraction` of the file, or none).
+function showProgress(text, fraction = null) {
+  $('progress').hidden = false;
+  $('progress-text').textContent = text;
+  $('progress-bar').style.width = fraction === null ? '0' : `${(Math.min(Math.max(fraction, 0), 1) * 100).toFixed(1)}%`;
+  status.progress = text;
+  if (!status.ready && status.shown.at(-1) !== text && status.shown.length < 400) status.shown.push(text);
+}
+const megabytes = (n) => (n / 1e6).toFixed(1);
+// Files and bytes fetched so far.
+const fetched = { files: 0, bytes: 0 };
 
 function num(name, fallback) {
   const v = params.get(name);
@@ -102,10 +122,39 @@ function perspectiveMatrix(ax, target, dist, aspect) {
 
 // --------------------------------------------------------------- loading
 
-async function fetchBytes(url) {
+// The bytes at `url` (an ArrayBuffer), streamed into one buffer of the
+// response's Content-Length, with the progress shown as they arrive.
+async function fetchBytes(url, label = decodeURIComponent(url.split('/').pop())) {
+  showProgress(`loading ${label}`);
   const r = await fetch(url);
-  if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
-  return r.arrayBuffer();
+  if (!r.ok) throw new Error(`${label}: HTTP ${r.status} (${url})`);
+  const total = Number(r.headers.get('Content-Length'));
+  const line = (got) => `loading ${label} ${megabytes(got)}/${total ? megabytes(total) : '?'} MB` +
+    (fetched.files ? ` (${fetched.files} file${fetched.files === 1 ? '' : 's'}, ${megabytes(fetched.bytes)} MB loaded before)` : '');
+  let buffer;
+  if (!r.body || !(total > 0)) {
+    buffer = await r.arrayBuffer();
+  } else {
+    const bytes = new Uint8Array(total);
+    const reader = r.body.getReader();
+    let got = 0, shown = 0;
+    showProgress(line(0), 0);
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (got + value.length > total) throw new Error(`${label}: the server sent more than the ${total} bytes it announced`);
+      bytes.set(value, got);
+      got += value.length;
+      const now = performance.now();
+      if (now - shown > 100) { shown = now; showProgress(line(got), got / total); }
+    }
+    if (got !== total) throw new Error(`${label}: ${got} of ${total} bytes arrived`);
+    showProgress(line(got), 1);
+    buffer = bytes.buffer;
+  }
+  fetched.files++;
+  fetched.bytes += buffer.byteLength;
+  return buffer;
 }
 
 // The encoded bytes of a texture record: its file, or its container section.
@@ -119,47 +168,149 @@ async function textureBytes(bake, t, cache) {
   return all.slice(entry.offset, entry.offset + entry.length);
 }
 
-async function decodeTexture(bake, t, cache) {
-  const bytes = await textureBytes(bake, t, cache);
-  const isPng = (t.encoding ?? '').startsWith('png') || t.name.endsWith('.png');
-  const image = isPng ? await decodePng16(t.name, bytes) : await decodeExr(t.name, bytes);
-  if (image.width !== t.width || image.height !== t.height) {
-    throw new Error(`${t.name}: the file is ${image.width} x ${image.height}, the record says ${t.width} x ${t.height}`);
-  }
-  return image;
+// The sidecar's record of texture record `t` (page `page` of a folded
+// stream: KTX2 and DDS pages share one file and differ in `layer`), or null
+// for containers without a sidecar.
+function sidecarTexture(bake, t, page = 0) {
+  const same = (bake.report.sidecar?.textures ?? []).filter((s) => s.file === t.name);
+  return same.find((s) => (s.layer ?? s.page ?? 0) === page) ?? same[0] ?? null;
 }
 
-function floatTexture(gl, image) {
-  const max = gl.getParameter(gl.MAX_TEXTURE_SIZE);
-  if (image.width > max || image.height > max) throw new Error(`a ${image.width} x ${image.height} texture exceeds this GPU's limit of ${max}`);
+// The largest texture side and layer count WebGL gives, lowered by the URL
+// parameter `max_texture` (to see what a smaller GPU does).
+function gpuLimits(gl) {
+  const wanted = num('max_texture', Infinity);
+  return {
+    size: Math.min(gl.getParameter(gl.MAX_TEXTURE_SIZE), wanted),
+    layers: gl.getParameter(gl.MAX_ARRAY_TEXTURE_LAYERS),
+  };
+}
+
+// Why a Zstandard-supercompressed KTX2 is not played.
+function refuseSupercompressed(t, side) {
+  const how = side.supercompression === 'zstd' ? 'Zstandard-supercompressed (--texture-container ktx2-zstd)' : `supercompressed (${side.supercompression})`;
+  throw new Error(`${t.name} is ${how}: ${ZSTD_ADVICE}`);
+}
+
+// Refuses texture record `t` of `bake` (with `layers` array layers) before
+// anything is fetched when the page cannot play it: supercompressed, or
+// larger than the GPU holds.
+function checkTexture(gl, bake, t, layers = 1) {
+  const side = sidecarTexture(bake, t);
+  if (side?.supercompression) refuseSupercompressed(t, side);
+  const max = gpuLimits(gl);
+  if (t.width > max.size || t.height > max.size) {
+    throw new Error(`${t.name} is ${t.width} x ${t.height} texels, more than this browser's WebGL limit of ${max.size} x ${max.size} (MAX_TEXTURE_SIZE): it cannot be shown here; rebake with --max-texture-size ${max.size} (taller textures then fold into column blocks and pages)`);
+  }
+  if (layers > max.layers) throw new Error(`${t.name}: ${layers} pages exceed this browser's WebGL limit of ${max.layers} texture layers (MAX_ARRAY_TEXTURE_LAYERS)`);
+}
+
+// Texture record `t` as { width, height, layers, format, data }: a KTX2 or
+// DDS file's texels as they are (format f32, f16 or unorm16; `layers` the
+// array layers, 0 for a plain 2D texture), or an EXR or PNG decoded to
+// 32-bit floats (format f32, 0 layers). `pages` is the page count of a
+// folded stream whose pages are the layers of one KTX2 or DDS file.
+async function loadTexture(bake, t, cache, pages = 1) {
+  const side = sidecarTexture(bake, t);
+  const gpu = gpuEncoding(side?.encoding);
+  if (side?.supercompression) refuseSupercompressed(t, side);
+  const bytes = await textureBytes(bake, t, cache);
+  const kind = sniff(bytes);
+  const record = side ? 'the sidecar' : 'the record';
+  const want = { width: side?.width ?? t.width, height: side?.height ?? t.height };
+  if (gpu && kind !== gpu.container) throw new Error(`${t.name}: the sidecar says encoding ${side.encoding}, but the file is ${kind ? kind.toUpperCase() : 'neither KTX2 nor DDS'}`);
+  // The header is checked field by field against the sidecar (size, sample
+  // type, layers) before its texels are taken as they are.
+  if (kind) return parseGpuTexture(t.name, bytes, { ...want, layers: pages, format: gpu?.format, by: record });
+  if (pages > 1) throw new Error(`${t.name}: the sidecar says the pages of this stream are layers of one KTX2 or DDS file, but the file is neither`);
+  const isPng = (t.encoding ?? '').startsWith('png') || t.name.endsWith('.png');
+  showProgress(`decoding ${t.name}`);
+  const image = isPng ? await decodePng16(t.name, bytes) : await decodeExr(t.name, bytes);
+  if (image.width !== want.width || image.height !== want.height) {
+    throw new Error(`${t.name}: the file is ${image.width} x ${image.height}, ${record} says ${want.width} x ${want.height}`);
+  }
+  return { ...image, layers: 0, format: 'f32' };
+}
+
+// WebGL's internal format, format and type for a sample type: floats and
+// halves as they are, 16-bit UNORM as unsigned integers that the VAT shader
+// divides by 65535 (WebGL2 has no RGBA16 UNORM textures without an
+// extension).
+function glFormat(gl, format) {
+  if (format === 'f32') return [gl.RGBA32F, gl.RGBA, gl.FLOAT];
+  if (format === 'f16') return [gl.RGBA16F, gl.RGBA, gl.HALF_FLOAT];
+  return [gl.RGBA16UI, gl.RGBA_INTEGER, gl.UNSIGNED_SHORT];
+}
+
+function nearest(gl, target) {
+  for (const [k, v] of [[gl.TEXTURE_MIN_FILTER, gl.NEAREST], [gl.TEXTURE_MAG_FILTER, gl.NEAREST], [gl.TEXTURE_WRAP_S, gl.CLAMP_TO_EDGE], [gl.TEXTURE_WRAP_T, gl.CLAMP_TO_EDGE]]) gl.texParameteri(target, k, v);
+}
+
+// A bone-matrix texture (RGBA32F or RGBA16F), row 0 of the data (the file's
+// first row) as texel row 0 of texelFetch.
+function floatTexture(gl, image, name) {
+  if (image.format === 'unorm16') throw new Error(`${name}: a bone-matrix texture must hold floats, not 16-bit UNORM samples`);
+  if (image.layers > 1) throw new Error(`${name}: a bone-matrix texture has ${image.layers} layers; it must be a plain 2D texture`);
+  const max = gpuLimits(gl).size;
+  if (image.width > max || image.height > max) throw new Error(`${name}: a ${image.width} x ${image.height} texture exceeds this browser's WebGL limit of ${max} (MAX_TEXTURE_SIZE)`);
+  showProgress(`uploading ${name} to the GPU (${image.width} x ${image.height}, ${FORMATS[image.format].name})`);
   const tex = gl.createTexture();
   gl.bindTexture(gl.TEXTURE_2D, tex);
   gl.pixelStorei(gl.UNPACK_FLIP_Y_WEBGL, false);
   gl.pixelStorei(gl.UNPACK_ALIGNMENT, 1);
-  // Row 0 of the data (the file's first row) is texel row 0 of texelFetch.
-  gl.texImage2D(gl.TEXTURE_2D, 0, gl.RGBA32F, image.width, image.height, 0, gl.RGBA, gl.FLOAT, image.data);
-  for (const [k, v] of [[gl.TEXTURE_MIN_FILTER, gl.NEAREST], [gl.TEXTURE_MAG_FILTER, gl.NEAREST], [gl.TEXTURE_WRAP_S, gl.CLAMP_TO_EDGE], [gl.TEXTURE_WRAP_T, gl.CLAMP_TO_EDGE]]) gl.texParameteri(gl.TEXTURE_2D, k, v);
+  const [internal, format, type] = glFormat(gl, image.format);
+  gl.texStorage2D(gl.TEXTURE_2D, 1, internal, image.width, image.height);
+  gl.texSubImage2D(gl.TEXTURE_2D, 0, 0, 0, image.width, image.height, format, type, image.data);
+  nearest(gl, gl.TEXTURE_2D);
   return tex;
 }
 
-// The pages of one VAT stream as one RGBA32F texture array, layer k = page
-// k (every page has the same size: formats/vat.md, "Folding").
-function floatTextureArray(gl, images) {
-  const max = gl.getParameter(gl.MAX_TEXTURE_SIZE);
-  const layers = gl.getParameter(gl.MAX_ARRAY_TEXTURE_LAYERS);
-  const { width, height } = images[0];
-  if (width > max || height > max) throw new Error(`a ${width} x ${height} texture exceeds this GPU's limit of ${max}`);
-  if (images.length > layers) throw new Error(`${images.length} VAT pages exceed this GPU's limit of ${layers} texture layers`);
-  if (images.some((i) => i.width !== width || i.height !== height)) throw new Error('the pages of a VAT stream differ in size');
+// The pages of one VAT stream as one texture array, layer k = page k (every
+// page has the same size: formats/vat.md, "Folding"): `images` are either
+// one image per page (EXR, PNG) or one KTX2 or DDS image whose layers are
+// the pages. Returns { tex, uint } (uint: RGBA16UI, read through the
+// shader's unsigned samplers).
+function textureArray(gl, images, name) {
+  const max = gpuLimits(gl);
+  const { width, height, format } = images[0];
+  const depth = images.reduce((n, i) => n + Math.max(i.layers, 1), 0);
+  if (width > max.size || height > max.size) throw new Error(`${name}: a ${width} x ${height} texture exceeds this browser's WebGL limit of ${max.size} (MAX_TEXTURE_SIZE)`);
+  if (depth > max.layers) throw new Error(`${name}: ${depth} VAT pages exceed this browser's WebGL limit of ${max.layers} texture layers`);
+  if (images.some((i) => i.width !== width || i.height !== height || i.format !== format)) throw new Error(`${name}: the pages of a VAT stream differ in size or sample type`);
+  showProgress(`uploading ${name} to the GPU (${width} x ${height}${depth > 1 ? ` x ${depth} pages` : ''}, ${FORMATS[format].name})`);
   const tex = gl.createTexture();
   gl.bindTexture(gl.TEXTURE_2D_ARRAY, tex);
   gl.pixelStorei(gl.UNPACK_FLIP_Y_WEBGL, false);
   gl.pixelStorei(gl.UNPACK_ALIGNMENT, 1);
-  gl.texStorage3D(gl.TEXTURE_2D_ARRAY, 1, gl.RGBA32F, width, height, images.length);
+  const [internal, glFmt, type] = glFormat(gl, format);
+  gl.texStorage3D(gl.TEXTURE_2D_ARRAY, 1, internal, width, height, depth);
   // Row 0 of each page's data (its file's first row) is texel row 0.
-  images.forEach((image, k) => gl.texSubImage3D(gl.TEXTURE_2D_ARRAY, 0, 0, 0, k, width, height, 1, gl.RGBA, gl.FLOAT, image.data));
-  for (const [k, v] of [[gl.TEXTURE_MIN_FILTER, gl.NEAREST], [gl.TEXTURE_MAG_FILTER, gl.NEAREST], [gl.TEXTURE_WRAP_S, gl.CLAMP_TO_EDGE], [gl.TEXTURE_WRAP_T, gl.CLAMP_TO_EDGE]]) gl.texParameteri(gl.TEXTURE_2D_ARRAY, k, v);
-  return tex;
+  let z = 0;
+  for (const image of images) {
+    const layers = Math.max(image.layers, 1);
+    gl.texSubImage3D(gl.TEXTURE_2D_ARRAY, 0, 0, 0, z, width, height, layers, glFmt, type, image.data);
+    z += layers;
+  }
+  nearest(gl, gl.TEXTURE_2D_ARRAY);
+  return { tex, uint: format === 'unorm16' };
+}
+
+// 1 x 1 x 1 stand-ins for the VAT samplers a primitive does not use (WebGL
+// refuses to draw when a float sampler and an unsigned one share a unit,
+// or a sampler's texture does not match its type).
+function placeholders(gl) {
+  const make = (internal, format, type, data) => {
+    const tex = gl.createTexture();
+    gl.bindTexture(gl.TEXTURE_2D_ARRAY, tex);
+    gl.texStorage3D(gl.TEXTURE_2D_ARRAY, 1, internal, 1, 1, 1);
+    gl.texSubImage3D(gl.TEXTURE_2D_ARRAY, 0, 0, 0, 0, 1, 1, 1, format, type, data);
+    nearest(gl, gl.TEXTURE_2D_ARRAY);
+    return tex;
+  };
+  return {
+    float: make(gl.RGBA32F, gl.RGBA, gl.FLOAT, new Float32Array(4)),
+    uint: make(gl.RGBA16UI, gl.RGBA_INTEGER, gl.UNSIGNED_SHORT, new Uint16Array(4)),
+  };
 }
 
 function colourTexture(gl, bitmap) {
@@ -305,8 +456,21 @@ async function loadBones(gl, bake, cache) {
   for (const skin of r.metadata.skins) {
     const t = r.metadata.textures[skin.texture];
     if (!t || t.kind !== 'bone_matrices') throw new Error(`${bake.name}: skin ${skin.name} names no bone-matrix texture`);
-    const image = await decodeTexture(bake, t, cache);
-    textures.push({ tex: floatTexture(gl, image), layout: t.layout === 'mat3x4' ? 1 : 0, height: t.height, node: skin.mesh_nodes[0] });
+    checkTexture(gl, bake, t);
+  }
+  // Timeline rows (a folded texture is shorter than the timeline).
+  const rows = Math.max(1, ...r.metadata.clips.map((c) => c.start_row + c.frames));
+  for (const skin of r.metadata.skins) {
+    const t = r.metadata.textures[skin.texture];
+    // A bone texture taller than the maximum size folds into column blocks
+    // (container 1.8 layout record); one page is read, more are refused.
+    const fold = r.texture_layout?.folds?.find((f) => f.texture?.bones === skin.texture);
+    if (fold && fold.pages > 1) throw new Error(`${t.name}: the bone-matrix texture folds onto ${fold.pages} pages, which the viewer does not read: rebake with a larger --max-texture-size, or play the VAT path`);
+    const image = await loadTexture(bake, t, cache);
+    textures.push({
+      tex: floatTexture(gl, image, t.name), layout: t.layout === 'mat3x4' ? 1 : 0, height: fold ? rows : t.height, node: skin.mesh_nodes[0],
+      fold: fold ? [fold.rows_per_block, fold.blocks_per_page, fold.block_width, fold.row_height] : [0, 1, t.width, 1],
+    });
   }
   const attrs = [[3, '_RIGBAKE_UV1', 4], [4, '_RIGBAKE_UV2', 4], [5, '_RIGBAKE_UV3', 4], [6, '_RIGBAKE_UV4', 4]];
   const prims = [];
@@ -330,11 +494,23 @@ const DIRECTION = { float: 0, bounds: 1, octahedral: 2 };
 async function loadVat(gl, bake, cache) {
   const v = bake.report.vat;
   if (!v || !v.playback_file) return null;
+  const lods = lodChoice(bake.report, 'vat_primitives');
+  // Every texture the drawn primitives read fits this GPU, before anything
+  // is fetched.
+  const foldOf = (first) => bake.report.texture_layout?.folds?.find((f) => f.texture?.vat === first);
+  for (const [index, p] of v.primitives.entries()) {
+    if (lods.skip.has(index)) continue;
+    for (const first of [p.positions, p.normals]) {
+      const t = first === null || first === undefined ? null : v.textures[first];
+      if (t) checkTexture(gl, bake, t, foldOf(first)?.pages ?? 1);
+    }
+  }
   const glb = parseGlb(v.playback_file, await fetchBytes(bake.base + encodeURIComponent(v.playback_file)));
   const images = new Map();
   const place = placement(bake, v.reference_node);
   const prims = [];
-  const lods = lodChoice(bake.report, 'vat_primitives');
+  // Streams by their first texture: primitives of one atlas share them.
+  const streams = new Map();
   for (const [index, p] of v.primitives.entries()) {
     if (lods.skip.has(index)) continue;
     const prim = glb.json.meshes?.[p.playback_mesh]?.primitives?.[0];
@@ -348,19 +524,31 @@ async function loadVat(gl, bake, cache) {
     // A folded set (layout record, container 1.8+) continues its rows in
     // column blocks, then on further pages: textures `first .. first +
     // pages` of each stream, bound as the layers of one texture array.
-    const fold = bake.report.texture_layout?.folds?.find((f) => f.texture?.vat === p.positions);
+    const fold = foldOf(p.positions);
     const pages = fold ? fold.pages : 1;
-    const stream = async (first) => {
+    const load = async (first) => {
       const layers = [];
+      const names = [];
       for (let k = 0; k < pages; k++) {
         const t = v.textures[first + k];
         if (!t) throw new Error(`${bake.name}: VAT texture ${first + k} (page ${k} of ${pages}) does not exist`);
-        layers.push(await decodeTexture(bake, t, cache));
+        names.push(t.name);
       }
       const t = v.textures[first];
-      const enc = t.encoding === 'png16' ? DIRECTION[t.direction_encoding === 'float' ? 'bounds' : t.direction_encoding] : 0;
+      // KTX2 and DDS: every page names one file, whose layers they are.
+      if (pages > 1 && names.every((n) => n === t.name)) layers.push(await loadTexture(bake, t, cache, pages));
+      else for (let k = 0; k < pages; k++) layers.push(await loadTexture(bake, v.textures[first + k], cache));
+      // 16-bit samples (PNG16, KTX2/DDS UNORM16) decode with the recorded
+      // bounds or the octahedral rule; floats are the values.
+      const encoding = sidecarTexture(bake, t)?.encoding ?? t.encoding;
+      const unorm = ['png16', 'ktx2_unorm16', 'dds_unorm16'].includes(encoding);
+      const enc = unorm ? DIRECTION[t.direction_encoding === 'float' ? 'bounds' : t.direction_encoding] : 0;
       const [lo, hi] = t.bounds ?? [[0, 0, 0, 0], [1, 1, 1, 1]];
-      return { tex: floatTextureArray(gl, layers), enc, lo, hi };
+      return { ...textureArray(gl, layers, t.name), enc, lo, hi };
+    };
+    const stream = (first) => {
+      if (!streams.has(first)) streams.set(first, load(first));
+      return streams.get(first);
     };
     const positions = await stream(p.positions);
     const normals = p.normals !== null && p.normals !== undefined ? await stream(p.normals) : null;
@@ -484,6 +672,7 @@ async function main() {
   if (!gl) throw new Error('this browser has no WebGL2');
   canvas.addEventListener('webglcontextlost', () => report('the WebGL context was lost (the GPU took too long or ran out of memory): try fewer instances'));
   status.stage = 'index';
+  showProgress('loading the list of bakes (bakes.json)');
   const index = await (await fetch('/bakes.json')).json();
   const bakes = index.bakes;
   if (!bakes.length) throw new Error('the server lists no bakes');
@@ -511,6 +700,7 @@ async function main() {
   status.stage = `loading ${pathName}`;
   let path = await loadPath(pathName);
   status.stage = 'building';
+  showProgress('building the crowd');
   if (!path) throw new Error(`${bake.name}: the bake has no ${pathName === 'bones' ? 'bone-weight mesh' : 'VAT playback mesh'}`);
   const pathSelect = $('path');
   for (const p of ['bones', 'vat']) {
@@ -617,6 +807,7 @@ async function main() {
   pathSelect.onchange = async () => {
     try {
       const next = await loadPath(pathSelect.value);
+      $('progress').hidden = true;
       if (next) { path = next; pathName = pathSelect.value; box = bounds(path); }
     } catch (e) {
       report(e.message ?? String(e));
@@ -675,15 +866,23 @@ async function main() {
         gl.uniform1i(prog.u.u_bones, 1);
         gl.uniform1i(prog.u.u_layout, p.extra.set.layout);
         gl.uniform1i(prog.u.u_height, p.extra.set.height);
+        gl.uniform4iv(prog.u.u_bone_fold, p.extra.set.fold);
         gl.uniform1i(prog.u.u_channels, p.extra.channels);
       } else {
         const { positions, normals, vat, fold } = p.extra;
-        gl.activeTexture(gl.TEXTURE1);
-        gl.bindTexture(gl.TEXTURE_2D_ARRAY, positions.tex);
-        gl.uniform1i(prog.u.u_vat_positions, 1);
-        gl.activeTexture(gl.TEXTURE2);
-        gl.bindTexture(gl.TEXTURE_2D_ARRAY, normals ? normals.tex : positions.tex);
-        gl.uniform1i(prog.u.u_vat_normals, 2);
+        // Units 1 and 2: float positions and normals; 3 and 4: unsigned
+        // (16-bit UNORM) ones; the unused ones hold placeholders.
+        const stand = programs.placeholders ??= placeholders(gl);
+        const bind = (unit, uniform, tex) => {
+          gl.activeTexture(gl.TEXTURE0 + unit);
+          gl.bindTexture(gl.TEXTURE_2D_ARRAY, tex);
+          gl.uniform1i(uniform, unit);
+        };
+        bind(1, prog.u.u_vat_positions, positions.uint ? stand.float : positions.tex);
+        bind(2, prog.u.u_vat_normals, normals && !normals.uint ? normals.tex : stand.float);
+        bind(3, prog.u.u_vat_positions_u, positions.uint ? positions.tex : stand.uint);
+        bind(4, prog.u.u_vat_normals_u, normals?.uint ? normals.tex : stand.uint);
+        gl.uniform1i(prog.u.u_vat_uint, (positions.uint ? 1 : 0) | (normals?.uint ? 2 : 0));
         gl.uniform1i(prog.u.u_has_normals, normals ? 1 : 0);
         gl.uniform4iv(prog.u.u_vat, vat);
         gl.uniform4iv(prog.u.u_vat_fold, fold);
@@ -708,11 +907,14 @@ async function main() {
     if (!status.ready) {
       gl.finish();
       status.ready = true;
+      status.progress = null;
+      $('progress').hidden = true;
       document.title = 'rigbake view: ready';
     }
     requestAnimationFrame(draw);
   };
   status.stage = 'drawing';
+  showProgress(`drawing the first frame (${fetched.files} files, ${megabytes(fetched.bytes)} MB loaded)`);
   requestAnimationFrame(draw);
 }
 

@@ -5,6 +5,9 @@
 //! - `viewer.js`: loads `/bakes.json`, builds the crowd, draws every frame;
 //! - `exr.js`, `png.js`: decode the scanline EXR (uncompressed, ZIPS, ZIP)
 //!   and 16-bit PNG textures rigbake writes;
+//! - `ktx2.js`: parses the headers of the uncompressed KTX2 and DDS
+//!   textures (`--texture-container`) and hands their texel bytes to WebGL
+//!   as they are;
 //! - `glb.js`: reads the weights and VAT playback meshes;
 //! - `state.js`: the animation state of SPEC section 6, a port of
 //!   `rigbake_core::runtime::state`;
@@ -19,6 +22,7 @@ pub const SCRIPTS: &[(&str, &str)] = &[
     ("viewer.js", include_str!("../assets/viewer.js")),
     ("exr.js", include_str!("../assets/exr.js")),
     ("png.js", include_str!("../assets/png.js")),
+    ("ktx2.js", include_str!("../assets/ktx2.js")),
     ("glb.js", include_str!("../assets/glb.js")),
     ("state.js", include_str!("../assets/state.js")),
     ("shaders.js", include_str!("../assets/shaders.js")),

@@ -63,6 +63,7 @@ fn content_type(name: &str) -> &'static str {
         Some("json") => "application/json",
         Some("glb") => "model/gltf-binary",
         Some("png") => "image/png",
+        Some("ktx2") => "image/ktx2",
         _ => "application/octet-stream",
     }
 }

@@ -1,7 +1,5 @@
 //! The bone-matrix output: bake, encode as EXR, stage or embed, describe.
 
-use std::io::Cursor;
-
 use rigbake_core::Model;
 use rigbake_core::bake::anchors::AnchorTracks;
 use rigbake_core::bake::frames::{FrameBake, bake_frames};
@@ -74,7 +72,8 @@ pub(super) fn bake(
         }
         let (bytes, max_error) = encode(tex, settings)
             .map_err(|e| StepError::during(format!("skins[{}]", tex.set.skin), e))?;
-        let (name, storage) = sink.place_texture(&format!("bones.skin{k}.exr"), &bytes)?;
+        let ext = settings.texture_container.extension().unwrap_or("exr");
+        let (name, storage) = sink.place_texture(&format!("bones.skin{k}.{ext}"), &bytes)?;
         texture_meta.push(meta::TextureMeta {
             kind: meta::TextureKind::BoneMatrices,
             name,
@@ -117,8 +116,8 @@ pub(super) fn bake(
     ))
 }
 
-/// Encodes a bone texture as EXR; returns the bytes and the largest error the
-/// precision introduced.
+/// Encodes a bone texture (EXR, KTX2 or DDS); returns the bytes and the
+/// largest error the precision introduced.
 fn encode(tex: &BoneTexture, settings: &BakeSettings) -> rigbake_format::Result<(Vec<u8>, f64)> {
     let max_error = texture::quantization_error(&tex.data, settings.precision)?;
     let image = RgbaImage {
@@ -126,7 +125,6 @@ fn encode(tex: &BoneTexture, settings: &BakeSettings) -> rigbake_format::Result<
         height: tex.height,
         data: &tex.data,
     };
-    let mut buf = Cursor::new(Vec::new());
-    texture::exr::write(&mut buf, &image, settings.precision)?;
-    Ok((buf.into_inner(), max_error))
+    let bytes = texture::encode_image(&image, settings.precision, settings.texture_container)?;
+    Ok((bytes, max_error))
 }

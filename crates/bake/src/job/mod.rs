@@ -291,7 +291,20 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
         add_record(
             &mut sink,
             SectionKind::VatCompression,
-            codec::encode_vat_compression(&vat::compression_record(vat, &settings.vat)),
+            codec::encode_vat_compression(&vat::compression_record(
+                vat,
+                &settings.vat,
+                settings.texture_container,
+            )),
+        )?;
+    }
+    if !settings.texture_container.is_exr() {
+        add_record(
+            &mut sink,
+            SectionKind::TextureContainer,
+            codec::encode_texture_container(&rigbake_format::meta::TextureContainerMetadata {
+                container: settings.texture_container,
+            }),
         )?;
     }
     if layout != rigbake_format::meta::LayoutMetadata::default() {
@@ -408,6 +421,7 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
         root_motion: root_motion_record.as_ref(),
         lods: lods_record.as_ref(),
         lod_details: lod_details.as_ref(),
+        texture_container: settings.texture_container,
     });
     let sidecar_bytes = sidecar.to_bytes().map_err(|e| {
         let e = rigbake_format::FormatError::Invalid(format!("cannot encode the sidecar: {e}"));

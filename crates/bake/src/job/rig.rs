@@ -1,8 +1,6 @@
 //! Anchors, props and clip origins: which sockets to track, how rigid props
 //! are handled, and the rig record that describes them.
 
-use std::io::Cursor;
-
 use rigbake_core::Model;
 use rigbake_core::bake::anchors::{self, AnchorTracks, Prop};
 use rigbake_core::bake::bones::BoneSet;
@@ -83,7 +81,8 @@ pub(super) fn record(
                 .map_err(|e| e.or_context("anchor tracks"))? as u32,
         );
         if settings.anchors.exr {
-            let name = "anchors.exr".to_owned();
+            let ext = settings.texture_container.extension().unwrap_or("exr");
+            let name = format!("anchors.{ext}");
             // Checked (with the same fold) before the tracks were baked.
             let fold = rigbake_core::bake::frames::anchor_fold(
                 tracks.nodes.len(),
@@ -104,10 +103,9 @@ pub(super) fn record(
                 height: fold.height() as usize,
                 data,
             };
-            let mut buf = Cursor::new(Vec::new());
-            texture::exr::write(&mut buf, &image, Precision::F32)
+            let bytes = texture::encode_image(&image, Precision::F32, settings.texture_container)
                 .map_err(|e| StepError::during("anchor tracks", e))?;
-            sink.write_file(&name, &buf.into_inner())?;
+            sink.write_file(&name, &bytes)?;
             anchor_texture = Some(name);
         }
     }

@@ -10,6 +10,7 @@ use rigbake_core::timeline::Timeline;
 use rigbake_core::{ErrorKind, Model};
 use rigbake_format::glb;
 use rigbake_format::meta::{self, VatStream};
+use rigbake_format::texture::gpu::TextureContainer;
 use rigbake_format::vat::{EMPTY_BOUNDS, VatFileSpec, VatFileWriter, stream_floats};
 
 use super::Observer;
@@ -24,10 +25,13 @@ use crate::sink::Sink;
 /// to keep memory flat. A multiple of 16 rows (an EXR ZIP block).
 const BATCH_TEXELS: usize = 1 << 18;
 
-fn extension(settings: &VatSettings) -> &'static str {
-    match settings.encoding {
-        meta::VatEncoding::Png16 => "png",
-        _ => "exr",
+/// The extension of VAT files: the container's (`ktx2`, `dds`), else
+/// `png` or `exr` by encoding.
+fn extension(settings: &VatSettings, container: TextureContainer) -> &'static str {
+    match (container.extension(), settings.encoding) {
+        (Some(ext), _) => ext,
+        (None, meta::VatEncoding::Png16) => "png",
+        (None, _) => "exr",
     }
 }
 
@@ -41,7 +45,8 @@ fn stream_name(stream: VatStream) -> &'static str {
 
 /// The file of page `page` of `pages` of a stream of the texture set
 /// `base`: `<base>.<stream>.<ext>` when the set has one page (unfolded, or
-/// folded into column blocks of one texture), else
+/// folded into column blocks of one texture) or its pages are the layers of
+/// one file (KTX2, DDS: called with `pages` 1), else
 /// `<base>.<stream>.page<k>.<ext>` for every page, `k` from 0.
 fn page_file_name(base: &str, stream: VatStream, page: usize, pages: usize, ext: &str) -> String {
     if pages > 1 {
@@ -379,7 +384,15 @@ pub(super) fn bake(
                 base
             }
         };
-        let staged = bake_primitive(&baker, index, &base, vs, sink, &mut pool, &mut boxes)?;
+        let staged = bake_primitive(
+            &baker,
+            index,
+            &base,
+            (vs, settings.texture_container),
+            sink,
+            &mut pool,
+            &mut boxes,
+        )?;
         // The previous set's writers finished their tails while this one
         // baked; its textures come first in the table.
         if let Some(previous) = pending.replace(staged) {
@@ -495,19 +508,24 @@ pub(super) fn bake(
 
 /// The VAT compression record of `vat`: the compression asked for, and per
 /// texture the one its file has (`deflate` for PNG, the asked EXR mode
-/// otherwise, as [`VatFileSpec::effective_compression`] applies it).
+/// for EXR, none for KTX2 and DDS, as
+/// [`VatFileSpec::effective_compression`] applies it).
 pub(super) fn compression_record(
     vat: &meta::VatMetadata,
     settings: &VatSettings,
+    container: TextureContainer,
 ) -> meta::VatCompressionMetadata {
     meta::VatCompressionMetadata {
         requested: settings.compression,
         textures: vat
             .textures
             .iter()
-            .map(|t| match t.encoding {
-                meta::VatEncoding::Png16 => meta::TextureCompression::Deflate,
-                _ => settings.compression,
+            .map(|t| match (container, t.encoding) {
+                (TextureContainer::Exr, meta::VatEncoding::Png16) => {
+                    meta::TextureCompression::Deflate
+                }
+                (TextureContainer::Exr, _) => settings.compression,
+                _ => meta::TextureCompression::None,
             })
             .collect(),
     }
@@ -571,9 +589,10 @@ fn playback_document(
 /// both cores busy across primitive boundaries.
 struct StagedPrimitive {
     base: String,
+    /// Per file: what it holds (its `layers` pages).
     specs: Vec<VatFileSpec>,
     writers: Vec<VatFileWriter>,
-    /// Per texture: its file name and where it is being written.
+    /// Per file: its name and where it is being written.
     files: Vec<(String, PathBuf)>,
 }
 
@@ -583,12 +602,15 @@ fn bake_primitive(
     baker: &VatBaker<'_>,
     index: usize,
     base: &str,
-    vs: &VatSettings,
+    (vs, container): (&VatSettings, TextureContainer),
     sink: &mut dyn Sink,
     pool: &mut Pool,
     boxes: &mut RowBoxes,
 ) -> Result<StagedPrimitive, StepError> {
     let p = &baker.plan().sets[index];
+    let pages = p.layout.pages();
+    // KTX2 and DDS keep a stream's pages as the layers of one file.
+    let layers = if container.is_exr() { 1 } else { pages };
     let mut streams = vec![VatStream::Positions];
     if p.normals {
         streams.push(VatStream::Normals);
@@ -604,6 +626,8 @@ fn bake_primitive(
         direction_encoding: vs.direction_encoding,
         compression: vs.compression,
         bounds: None,
+        container,
+        layers,
     };
     let mut specs: Vec<VatFileSpec> = streams.iter().map(|s| spec_of(*s)).collect();
     if specs.iter().any(VatFileSpec::needs_bounds) {
@@ -630,18 +654,18 @@ fn bake_primitive(
         }
     }
     let fail = |e| StepError::during(format!("VAT of {base}"), e);
-    let ext = extension(vs);
-    // One file per stream and page, stream after stream, pages in order
-    // (the texture table's order).
-    let pages = p.layout.pages();
+    let ext = extension(vs, container);
+    // One file per stream and page (or per stream, its pages as layers),
+    // stream after stream, pages in order (the texture table's order).
+    let files_per_stream = pages / layers;
     let specs: Vec<VatFileSpec> = specs
         .iter()
-        .flat_map(|spec| std::iter::repeat_n(*spec, pages))
+        .flat_map(|spec| std::iter::repeat_n(*spec, files_per_stream))
         .collect();
     let mut files = Vec::with_capacity(specs.len());
     let mut writers = Vec::with_capacity(specs.len());
     for (i, spec) in specs.iter().enumerate() {
-        let name = page_file_name(base, spec.stream, i % pages, pages, ext);
+        let name = page_file_name(base, spec.stream, i % files_per_stream, files_per_stream, ext);
         let file = sink.stream_target(&name)?;
         writers.push(VatFileWriter::create(&file, *spec).map_err(fail)?);
         files.push((name, file));
@@ -649,8 +673,12 @@ fn bake_primitive(
     if p.layout.is_folded() {
         for page in 0..pages {
             for_each_page_batch(baker, index, page, pool, boxes, |pos, nrm, tan| {
-                // This page's writer of every stream, in stream order.
-                let of_page = writers.iter_mut().skip(page).step_by(pages);
+                // This page's writer of every stream, in stream order (one
+                // writer a stream when pages are layers).
+                let of_page = writers
+                    .iter_mut()
+                    .skip(page % files_per_stream)
+                    .step_by(files_per_stream);
                 push_batches(of_page, [Some(pos), nrm, tan]).map_err(fail)
             })?;
         }
@@ -717,20 +745,24 @@ fn finish_primitive(
                 crate::error::Source::Format(f) if e.context.is_none() => fail(f),
                 _ => e,
             })?;
-        out.push(meta::VatTextureMeta {
-            stream: spec.stream,
-            name,
-            width: spec.width as u32,
-            height: spec.height as u32,
-            channels: spec.channels() as u8,
-            encoding: spec.encoding,
-            direction_encoding: spec.effective_direction_encoding(),
-            bounds: spec.bounds,
-            bytes,
-            crc32,
-            storage,
-            max_error,
-        });
+        // One record a page: the layers of one file all name it.
+        out.extend(std::iter::repeat_n(
+            meta::VatTextureMeta {
+                stream: spec.stream,
+                name,
+                width: spec.width as u32,
+                height: spec.height as u32,
+                channels: spec.channels() as u8,
+                encoding: spec.encoding,
+                direction_encoding: spec.effective_direction_encoding(),
+                bounds: spec.bounds,
+                bytes,
+                crc32,
+                storage,
+                max_error,
+            },
+            spec.layers,
+        ));
     }
     Ok(out)
 }

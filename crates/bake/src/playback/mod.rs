@@ -613,11 +613,11 @@ fn load_vat(
     let mut primitives = Vec::with_capacity(vat.primitives.len());
     // Decoded once per texture: an atlas is shared by every primitive.
     let mut decoded: std::collections::BTreeMap<u32, VatTexture> = Default::default();
-    let mut decode = |reader: &mut textures::TextureReader<'_>, i: u32| {
+    let mut decode = |reader: &mut textures::TextureReader<'_>, i: u32, layer: (u32, u32)| {
         if let Some(t) = decoded.get(&i) {
             return Ok(t.clone());
         }
-        let t = textures::vat_texture(reader, texture(i)?)?;
+        let t = textures::vat_texture(reader, texture(i)?, layer)?;
         decoded.insert(i, t.clone());
         Ok::<_, LoadError>(t)
     };
@@ -635,7 +635,7 @@ fn load_vat(
         let pages = fold.map_or(1, |f| f.pages);
         let mut stream = |reader: &mut textures::TextureReader<'_>, first: u32| {
             let pages = (0..pages)
-                .map(|k| decode(reader, first.saturating_add(k)))
+                .map(|k| decode(reader, first.saturating_add(k), (k, pages)))
                 .collect::<Result<Vec<_>, _>>()?;
             Ok::<_, LoadError>(VatPages { pages })
         };

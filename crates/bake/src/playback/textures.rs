@@ -12,7 +12,8 @@ use std::path::Path;
 use rigbake_core::runtime::vat_path::{VatDecode, VatSamples, VatTextureView};
 use rigbake_format::container::Container;
 use rigbake_format::meta::{self, DirectionEncoding, Storage, VatEncoding, VatStream};
-use rigbake_format::texture::{exr, png};
+use rigbake_format::texture::gpu::{self, GpuSamples, GpuSpec, SampleType, TextureContainer};
+use rigbake_format::texture::{Precision, exr, png};
 
 use super::{BoneTexture, LoadError};
 
@@ -67,6 +68,20 @@ impl TextureReader<'_> {
     }
 }
 
+/// Decodes a KTX2 or DDS texture of the bake's `container`, its header
+/// checked against `spec` (an error names the file, the texture and the
+/// field).
+fn gpu_samples(
+    file: &Path,
+    name: &str,
+    bytes: &[u8],
+    container: TextureContainer,
+    spec: &GpuSpec,
+) -> Result<GpuSamples, LoadError> {
+    gpu::read(bytes, container, spec)
+        .map_err(|e| LoadError::Damaged(format!("{}: texture `{name}`: {e}", file.display())))
+}
+
 fn size_error(file: &Path, name: &str, got: (usize, usize), want: (u32, u32)) -> LoadError {
     LoadError::Damaged(format!(
         "{}: texture `{name}` is {} x {} but the metadata says {} x {}",
@@ -87,6 +102,36 @@ pub(super) fn bone_texture(
     let file = reader.file;
     let bytes = reader.bytes(&tex.name, tex.storage, tex.bytes, tex.crc32)?;
     let (w, h) = (tex.width as usize, tex.height as usize);
+    let container = reader.container.texture_container();
+    if !container.is_exr() {
+        let spec = GpuSpec {
+            width: w,
+            height: h,
+            layers: 1,
+            sample: match tex.precision {
+                Precision::F32 => SampleType::F32,
+                Precision::F16 => SampleType::F16,
+            },
+        };
+        let GpuSamples::Float(texels) = gpu_samples(file, &tex.name, &bytes, container, &spec)?
+        else {
+            return Err(LoadError::Damaged(format!(
+                "{}: texture `{}` holds no float samples",
+                file.display(),
+                tex.name
+            )));
+        };
+        return Ok(BoneTexture {
+            width: tex.width,
+            height: tex.height,
+            rows: tex.height,
+            fold: rigbake_core::fold::Fold::unfolded(tex.width, 1, tex.height),
+            layout: tex.layout,
+            texels,
+            max_error: tex.max_error,
+            space_node,
+        });
+    }
     let decoded = exr::read_expecting(Cursor::new(bytes), w, h).map_err(|e| {
         LoadError::Damaged(format!("{}: texture `{}`: {e}", file.display(), tex.name))
     })?;
@@ -166,13 +211,89 @@ impl VatPages {
     }
 }
 
-/// Reads and decodes a vertex animation texture.
+/// How a VAT texture's 16-bit samples decode (bounds or octahedral).
+fn unorm_decode(file: &Path, tex: &meta::VatTextureMeta) -> Result<VatDecode, LoadError> {
+    let octahedral = tex.stream != VatStream::Positions
+        && tex.direction_encoding == DirectionEncoding::Octahedral;
+    if octahedral {
+        return Ok(VatDecode::Octahedral);
+    }
+    let [min, max] = tex.bounds.ok_or_else(|| {
+        LoadError::Damaged(format!(
+            "{}: 16-bit texture `{}` records no bounds to decode it with",
+            file.display(),
+            tex.name
+        ))
+    })?;
+    Ok(VatDecode::Bounds { min, max })
+}
+
+/// Keeps the first `channels` of every RGBA texel (RGB streams keep three
+/// samples per texel: a quarter less memory).
+fn keep_channels<T: Copy>(rgba: Vec<T>, channels: u32) -> Vec<T> {
+    if channels == 4 {
+        return rgba;
+    }
+    let keep = channels as usize;
+    let mut out = Vec::with_capacity(rgba.len() / 4 * keep);
+    for texel in rgba.chunks_exact(4) {
+        out.extend_from_slice(&texel[..keep]);
+    }
+    out
+}
+
+/// Decodes layer `layer.0` of the `layer.1` layers of a KTX2 or DDS VAT
+/// file (its pages are the layers of one file).
+fn gpu_vat_texture(
+    file: &Path,
+    tex: &meta::VatTextureMeta,
+    bytes: &[u8],
+    container: TextureContainer,
+    (layer, layers): (u32, u32),
+) -> Result<VatTexture, LoadError> {
+    let spec = GpuSpec {
+        width: tex.width as usize,
+        height: tex.height as usize,
+        layers: layers.max(1) as usize,
+        sample: rigbake_format::vat::sample_type(tex.encoding),
+    };
+    let page = tex.width as usize * tex.height as usize * 4;
+    let range = layer as usize * page..(layer as usize + 1) * page;
+    let channels = u32::from(tex.channels.clamp(3, 4));
+    let (samples, decode) = match gpu_samples(file, &tex.name, bytes, container, &spec)? {
+        GpuSamples::Float(v) => (
+            Samples::Float(keep_channels(v[range].to_vec(), channels).into()),
+            VatDecode::Float,
+        ),
+        GpuSamples::Unorm16(v) => (
+            Samples::Unorm16(keep_channels(v[range].to_vec(), channels).into()),
+            unorm_decode(file, tex)?,
+        ),
+    };
+    Ok(VatTexture {
+        width: tex.width,
+        height: tex.height,
+        channels,
+        samples,
+        decode,
+        max_error: tex.max_error,
+    })
+}
+
+/// Reads and decodes a vertex animation texture: page `layer.0` of the
+/// `layer.1` pages of its stream (the layer of a KTX2 or DDS file; EXR and
+/// PNG files hold one page each).
 pub(super) fn vat_texture(
     reader: &mut TextureReader<'_>,
     tex: &meta::VatTextureMeta,
+    layer: (u32, u32),
 ) -> Result<VatTexture, LoadError> {
     let file = reader.file;
     let bytes = reader.bytes(&tex.name, tex.storage, tex.bytes, tex.crc32)?;
+    let container = reader.container.texture_container();
+    if !container.is_exr() {
+        return gpu_vat_texture(file, tex, &bytes, container, layer);
+    }
     let failed = |e: rigbake_format::FormatError| {
         LoadError::Damaged(format!("{}: texture `{}`: {e}", file.display(), tex.name))
     };
@@ -184,16 +305,8 @@ pub(super) fn vat_texture(
             if (d.width, d.height) != (want.0 as usize, want.1 as usize) {
                 return Err(size_error(file, &tex.name, (d.width, d.height), want));
             }
-            // RGB streams keep three floats per texel (a quarter less memory).
             let channels = u32::from(tex.channels.clamp(3, 4));
-            let data = if channels == 3 {
-                d.data
-                    .chunks_exact(4)
-                    .flat_map(|t| [t[0], t[1], t[2]])
-                    .collect()
-            } else {
-                d.data
-            };
+            let data = keep_channels(d.data, channels);
             Ok(VatTexture {
                 width: tex.width,
                 height: tex.height,
@@ -218,20 +331,7 @@ pub(super) fn vat_texture(
                     tex.channels
                 )));
             }
-            let octahedral = tex.stream != VatStream::Positions
-                && tex.direction_encoding == DirectionEncoding::Octahedral;
-            let decode = if octahedral {
-                VatDecode::Octahedral
-            } else {
-                let [min, max] = tex.bounds.ok_or_else(|| {
-                    LoadError::Damaged(format!(
-                        "{}: PNG texture `{}` records no bounds to decode it with",
-                        file.display(),
-                        tex.name
-                    ))
-                })?;
-                VatDecode::Bounds { min, max }
-            };
+            let decode = unorm_decode(file, tex)?;
             Ok(VatTexture {
                 width: tex.width,
                 height: tex.height,

@@ -26,7 +26,7 @@ pub const FORMAT_MAJOR: u16 = 1;
 /// Minor version this code writes. Minor versions only add section kinds and
 /// append fields at the end of the metadata record; older readers skip the
 /// former and ignore the latter.
-pub const FORMAT_MINOR: u16 = 9;
+pub const FORMAT_MINOR: u16 = 10;
 
 /// Header size written by this version (readers accept larger headers).
 pub const HEADER_LEN: u32 = 48;
@@ -92,6 +92,10 @@ pub enum SectionKind {
     /// The LOD detail record (bincode [`crate::meta::LodDetailsMetadata`]):
     /// per LOD level, its file and influences, since 1.9.
     LodDetails,
+    /// The texture-container record (bincode
+    /// [`crate::meta::TextureContainerMetadata`]): the KTX2 or DDS container
+    /// every texture is in, since 1.10.
+    TextureContainer,
     /// A kind this version does not know; skipped by readers.
     Unknown(u32),
 }
@@ -118,6 +122,7 @@ impl SectionKind {
             Self::RootMotion => 16,
             Self::Lods => 17,
             Self::LodDetails => 18,
+            Self::TextureContainer => 19,
             Self::Unknown(c) => c,
         }
     }
@@ -143,6 +148,7 @@ impl SectionKind {
             16 => Self::RootMotion,
             17 => Self::Lods,
             18 => Self::LodDetails,
+            19 => Self::TextureContainer,
             c => Self::Unknown(c),
         }
     }
@@ -168,6 +174,7 @@ impl SectionKind {
             Self::RootMotion => "root_motion".to_owned(),
             Self::Lods => "lods".to_owned(),
             Self::LodDetails => "lod_details".to_owned(),
+            Self::TextureContainer => "texture_container".to_owned(),
             Self::Unknown(c) => format!("unknown({c})"),
         }
     }

@@ -61,6 +61,7 @@ pub struct Container<R> {
     morphs: Option<MorphsMetadata>,
     lods: Option<crate::meta::LodsMetadata>,
     lod_details: Option<crate::meta::LodDetailsMetadata>,
+    texture_container: Option<crate::meta::TextureContainerMetadata>,
     vat_compression: Option<VatCompressionMetadata>,
     uv_sets: Option<crate::meta::UvSetsMetadata>,
 }
@@ -297,7 +298,16 @@ impl<R: Read + Seek> Container<R> {
             )?)?),
             None => None,
         };
+        let texture_container = match single(&sections, SectionKind::TextureContainer)? {
+            Some(i) => Some(codec::decode_texture_container(&read_checked(
+                &mut reader,
+                &sections,
+                i,
+            )?)?),
+            None => None,
+        };
         let container = Self {
+            texture_container,
             reader,
             version,
             file_len,
@@ -343,7 +353,7 @@ impl<R: Read + Seek> Container<R> {
             check::source(source)?;
         }
         if let Some(c) = &self.vat_compression {
-            check::vat_compression(c, self.vat.as_ref())?;
+            check::vat_compression(c, self.vat.as_ref(), self.texture_container())?;
         }
         if let Some(uv_sets) = &self.uv_sets {
             check::uv_sets(uv_sets)?;
@@ -360,6 +370,9 @@ impl<R: Read + Seek> Container<R> {
         }
         if let Some(details) = &self.lod_details {
             check::lod_details(details, self.lods.as_ref())?;
+        }
+        if let Some(t) = &self.texture_container {
+            check::texture_container(t, self.vat.as_ref(), self.layout.as_ref())?;
         }
         if let Some(rig) = &self.rig {
             check::rig(rig, self.metadata.clips.len(), self.metadata.skins.len())?;
@@ -476,6 +489,21 @@ impl<R: Read + Seek> Container<R> {
     /// later).
     pub fn lod_details(&self) -> Option<&crate::meta::LodDetailsMetadata> {
         self.lod_details.as_ref()
+    }
+
+    /// The container every texture of the bake is in: KTX2 or DDS when the
+    /// texture-container record says so (format 1.10 and later), else EXR
+    /// (and PNG for `png16` VAT textures).
+    pub fn texture_container(&self) -> crate::texture::gpu::TextureContainer {
+        self.texture_container
+            .as_ref()
+            .map_or(crate::texture::gpu::TextureContainer::Exr, |t| t.container)
+    }
+
+    /// The texture-container record, when the bake's textures are KTX2 or
+    /// DDS files (format 1.10 and later).
+    pub fn texture_container_record(&self) -> Option<&crate::meta::TextureContainerMetadata> {
+        self.texture_container.as_ref()
     }
 
     /// The morphs record (the morph targets the bone-matrix bake dropped),

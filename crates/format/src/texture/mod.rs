@@ -1,8 +1,13 @@
 //! Texture encoders and decoders. Textures are RGBA float images handed over
-//! as flat slices; encoders never see where the values came from.
+//! as flat slices; encoders never see where the values came from. EXR and
+//! PNG are the default files; KTX2 and DDS ([`gpu`]) hold the same samples
+//! as GPUs upload them.
 
+pub mod dds;
 pub mod exr;
 pub(crate) mod feed;
+pub mod gpu;
+pub mod ktx2;
 pub mod png;
 pub mod quantize;
 
@@ -20,6 +25,33 @@ pub struct RgbaImage<'a> {
     pub height: usize,
     /// RGBA floats.
     pub data: &'a [f32],
+}
+
+/// Encodes a whole RGBA float image (bone-matrix and anchor textures) as
+/// an EXR (ZIP, scanlines) or, for KTX2 and DDS, as their RGBA texels of
+/// `precision`; the samples are the same either way.
+pub fn encode_image(
+    image: &RgbaImage<'_>,
+    precision: Precision,
+    container: gpu::TextureContainer,
+) -> Result<Vec<u8>> {
+    let mut buf = std::io::Cursor::new(Vec::new());
+    if container.is_exr() {
+        exr::write(&mut buf, image, precision)?;
+    } else {
+        let sample = match precision {
+            Precision::F32 => gpu::SampleType::F32,
+            Precision::F16 => gpu::SampleType::F16,
+        };
+        let spec = gpu::GpuSpec {
+            width: image.width,
+            height: image.height,
+            layers: 1,
+            sample,
+        };
+        gpu::write(&mut buf, container, &spec, &gpu::rgba_bytes(image.data, sample))?;
+    }
+    Ok(buf.into_inner())
 }
 
 /// The largest absolute error that storing `data` at `precision` introduces,

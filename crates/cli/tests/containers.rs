@@ -1,0 +1,447 @@
+//! KTX2 and DDS texture containers (`--texture-container`): every texture
+//! of a bake holds, sample for sample, what the EXR (or PNG) bake of the
+//! same settings holds, read back with readers we did not write (the
+//! `ktx2` and `ddsfile` crates; `tools/node/ktx_check.mjs` runs three.js's
+//! own ktx-parse); bakes in them verify and play; damaged files beside a
+//! container are refused naming the file and the header field.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{bake, rigbake, shared_models};
+use rigbake_format::container::Container;
+
+/// Every texture file of a container, with its record's shape: (name,
+/// width, height, channels stored by EXR/PNG, layer in its file, layers).
+#[derive(Clone)]
+struct Texture {
+    name: String,
+    width: usize,
+    height: usize,
+    channels: usize,
+    layer: usize,
+    layers: usize,
+}
+
+fn textures(container: &Path) -> Vec<Texture> {
+    let c = Container::open(container).unwrap();
+    let mut out: Vec<Texture> = c
+        .metadata()
+        .textures
+        .iter()
+        .map(|t| Texture {
+            name: t.name.clone(),
+            width: t.width as usize,
+            height: t.height as usize,
+            channels: 4,
+            layer: 0,
+            layers: 1,
+        })
+        .collect();
+    if let Some(vat) = c.vat() {
+        let folds = c.layout().map(|l| l.folds.clone()).unwrap_or_default();
+        for (i, t) in vat.textures.iter().enumerate() {
+            // Page k of a folded stream: layer k of a KTX2/DDS file.
+            let (layer, layers) = folds
+                .iter()
+                .find_map(|f| match f.texture {
+                    rigbake_format::meta::FoldedTexture::Vat(first)
+                        if (first as usize..first as usize + f.pages as usize).contains(&i) =>
+                    {
+                        Some((i - first as usize, f.pages as usize))
+                    }
+                    _ => None,
+                })
+                .unwrap_or((0, 1));
+            out.push(Texture {
+                name: t.name.clone(),
+                width: t.width as usize,
+                height: t.height as usize,
+                channels: usize::from(t.channels),
+                layer,
+                layers,
+            });
+        }
+    }
+    if let Some(anchors) = c.rig().and_then(|r| r.anchor_texture.clone()) {
+        // No record gives the anchor texture's size: the comparison takes
+        // it from the EXR bake's file.
+        out.push(Texture {
+            name: anchors,
+            width: 0,
+            height: 0,
+            channels: 4,
+            layer: 0,
+            layers: 1,
+        });
+    }
+    out
+}
+
+/// Samples of an EXR or PNG texture of the reference bake: per texel, its
+/// stored channels as raw bits (f32 bits, or u16 samples).
+/// Also returns the file's width and height.
+fn reference_samples(dir: &Path, t: &Texture) -> (Vec<u32>, (usize, usize)) {
+    let path = dir.join(&t.name);
+    let file = std::io::BufReader::new(std::fs::File::open(&path).unwrap());
+    if t.name.ends_with(".png") {
+        let d = rigbake_format::texture::png::read(file).unwrap();
+        assert_eq!(d.channels, t.channels, "{}", path.display());
+        let shape = (d.width, d.height);
+        (d.samples.into_iter().map(u32::from).collect(), shape)
+    } else {
+        let d = rigbake_format::texture::exr::read(file).unwrap();
+        let mut bits = Vec::with_capacity(d.data.len());
+        for px in d.data.chunks_exact(4) {
+            bits.extend(px[..t.channels].iter().map(|v| v.to_bits()));
+        }
+        (bits, (d.width, d.height))
+    }
+}
+
+/// What the independent readers make of a KTX2 or DDS file: the Vulkan or
+/// DXGI format's sample size, and layer `t.layer`'s samples, the channels
+/// the EXR/PNG stores (float bits or u16), checking alpha is 1 where the
+/// EXR/PNG has none.
+fn gpu_samples(path: &Path, t: &Texture) -> Vec<u32> {
+    let bytes = std::fs::read(path).unwrap();
+    let (sample_bytes, float, data): (usize, bool, Vec<u8>) = if path.extension().unwrap() == "dds"
+    {
+        let dds = ddsfile::Dds::read(&mut &bytes[..]).unwrap();
+        assert_eq!((dds.get_width(), dds.get_height()), (t.width as u32, t.height as u32));
+        assert_eq!(dds.get_num_array_layers(), t.layers as u32, "{}", path.display());
+        let (size, float) = match dds.get_dxgi_format() {
+            Some(ddsfile::DxgiFormat::R32G32B32A32_Float) => (4, true),
+            Some(ddsfile::DxgiFormat::R16G16B16A16_Float) => (2, true),
+            Some(ddsfile::DxgiFormat::R16G16B16A16_UNorm) => (2, false),
+            other => panic!("{}: DXGI format {other:?}", path.display()),
+        };
+        let layer = t.width * t.height * 4 * size;
+        let data = dds.get_data(t.layer as u32).unwrap()[..layer].to_vec();
+        (size, float, data)
+    } else {
+        let reader = ktx2::Reader::new(&bytes[..]).unwrap();
+        let h = reader.header();
+        assert_eq!((h.pixel_width, h.pixel_height), (t.width as u32, t.height as u32));
+        assert_eq!(h.layer_count.max(1), t.layers as u32, "{}", path.display());
+        assert_eq!(h.level_count, 1);
+        let (size, float) = match h.format {
+            Some(ktx2::Format::R32G32B32A32_SFLOAT) => (4, true),
+            Some(ktx2::Format::R16G16B16A16_SFLOAT) => (2, true),
+            Some(ktx2::Format::R16G16B16A16_UNORM) => (2, false),
+            other => panic!("{}: format {other:?}", path.display()),
+        };
+        let level = reader.levels().next().unwrap();
+        let raw = match h.supercompression_scheme {
+            None => level.data.to_vec(),
+            Some(ktx2::SupercompressionScheme::Zstandard) => {
+                zstd::bulk::decompress(level.data, level.uncompressed_byte_length as usize)
+                    .unwrap()
+            }
+            other => panic!("{}: supercompression {other:?}", path.display()),
+        };
+        assert_eq!(raw.len() as u64, level.uncompressed_byte_length);
+        let layer = t.width * t.height * 4 * size;
+        (size, float, raw[t.layer * layer..(t.layer + 1) * layer].to_vec())
+    };
+    let samples: Vec<u32> = data
+        .chunks_exact(sample_bytes)
+        .map(|b| match (sample_bytes, float) {
+            (4, _) => u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+            // Half floats widen exactly: compare the f32 bits EXR's reader gives.
+            (_, true) => half::f16::from_bits(u16::from_le_bytes([b[0], b[1]]))
+                .to_f32()
+                .to_bits(),
+            _ => u32::from(u16::from_le_bytes([b[0], b[1]])),
+        })
+        .collect();
+    let one = if float { 1f32.to_bits() } else { 65535 };
+    let mut kept = Vec::with_capacity(samples.len());
+    for texel in samples.chunks_exact(4) {
+        kept.extend_from_slice(&texel[..t.channels]);
+        if t.channels == 3 {
+            assert_eq!(texel[3], one, "{}: alpha of an RGB stream", path.display());
+        }
+    }
+    kept
+}
+
+/// Every container under `dir`, by path relative to it.
+fn containers(dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.path().extension().is_some_and(|x| x == "rigbake"))
+        .map(|e| e.path().strip_prefix(dir).unwrap().to_path_buf())
+        .collect();
+    out.sort();
+    out
+}
+
+/// Runs `rigbake <command> INPUTS --out OUT FLAGS` (`bake` through the
+/// schema-checking helper).
+fn run(command: &str, inputs: &[PathBuf], out: &Path, flags: &[&str]) -> std::process::Output {
+    if command == "bake" {
+        return bake(inputs, out, flags);
+    }
+    let mut args: Vec<&std::ffi::OsStr> = vec![command.as_ref()];
+    args.extend(inputs.iter().map(|m| m.as_os_str()));
+    args.extend(["--out".as_ref(), out.as_os_str()]);
+    args.extend(flags.iter().map(std::ffi::OsStr::new));
+    rigbake(&args)
+}
+
+/// Bakes `inputs` once per container with `flags` and checks that every
+/// texture of the KTX2 and DDS bakes holds the EXR/PNG bake's samples.
+fn assert_same_samples(inputs: &[PathBuf], flags: &[&str], gpu: &[&str]) -> usize {
+    assert_same_samples_of("bake", inputs, flags, gpu)
+}
+
+/// [`assert_same_samples`] with `command` (`bake` or `vat`).
+fn assert_same_samples_of(command: &str, inputs: &[PathBuf], flags: &[&str], gpu: &[&str]) -> usize {
+    let root = tempfile::tempdir().unwrap();
+    let bake_in = |name: &str, extra: &[&str]| {
+        let out = root.path().join(name);
+        let mut all = flags.to_vec();
+        all.extend_from_slice(extra);
+        let r = run(command, inputs, &out, &all);
+        assert!(r.status.success(), "{name} {all:?}: {}", String::from_utf8_lossy(&r.stderr));
+        out
+    };
+    let reference = bake_in("exr", &[]);
+    let mut compared = 0;
+    for container in gpu {
+        let out = bake_in(container, &["--texture-container", container]);
+        let expected = containers(&reference);
+        assert_eq!(containers(&out), expected, "{container}: the same models bake");
+        for rel in &expected {
+            let (ref_tex, gpu_tex) = (textures(&reference.join(rel)), textures(&out.join(rel)));
+            assert_eq!(ref_tex.len(), gpu_tex.len(), "{}", rel.display());
+            for (r, g) in ref_tex.iter().zip(&gpu_tex) {
+                let ext = if *container == "dds" { ".dds" } else { ".ktx2" };
+                assert!(g.name.ends_with(ext), "{}: {}", rel.display(), g.name);
+                assert_eq!((r.width, r.height, r.channels), (g.width, g.height, g.channels));
+                let ref_dir = reference.join(rel).parent().unwrap().to_path_buf();
+                let (want, shape) = reference_samples(&ref_dir, r);
+                let g = Texture {
+                    name: g.name.clone(),
+                    width: shape.0,
+                    height: shape.1,
+                    ..g.clone()
+                };
+                let got = gpu_samples(&out.join(rel).parent().unwrap().join(&g.name), &g);
+                assert!(
+                    want == got,
+                    "{} {container}: {} differs from {}",
+                    rel.display(),
+                    g.name,
+                    r.name
+                );
+                compared += 1;
+            }
+        }
+    }
+    compared
+}
+
+/// The bakes the container tests compare: bone textures (f32, f16) with
+/// anchors, and VAT with normals and tangents as exr32, exr16 and png16.
+const SETTINGS: [&[&str]; 3] = [
+    &["--vat", "--normals", "--tangents", "--format", "exr32", "--anchors", "auto", "--anchors-exr"],
+    &["--vat", "--normals", "--format", "exr16", "--precision", "f16"],
+    &["--vat", "--normals", "--tangents", "--format", "png16", "--no-weights"],
+];
+
+#[test]
+fn fixtures_in_ktx2_and_dds_hold_the_exr_and_png_samples() {
+    let inputs: Vec<PathBuf> = ["tentacle.glb", "hierarchy.gltf", "spec_worked_example.glb"]
+        .iter()
+        .map(|f| rigbake_fixtures::fixture(f))
+        .collect();
+    let mut compared = 0;
+    for flags in SETTINGS {
+        compared += assert_same_samples(&inputs, flags, &["ktx2", "ktx2-zstd", "dds"]);
+    }
+    assert!(compared >= 30, "{compared} textures compared");
+}
+
+#[test]
+fn every_shared_model_in_ktx2_and_dds_holds_the_exr_and_png_samples() {
+    let Some(models) = shared_models("every_shared_model_in_ktx2_and_dds_holds_the_exr_and_png_samples")
+    else {
+        return;
+    };
+    // A low frame rate keeps the bakes small; every texture kind, sample
+    // type and container is still written and compared.
+    let mut compared = 0;
+    for (flags, gpu) in SETTINGS.iter().zip([["ktx2", "dds"], ["ktx2-zstd", "dds"], ["ktx2", "dds"]]) {
+        let mut all = flags.to_vec();
+        all.extend(["--fps", "4"]);
+        compared += assert_same_samples(std::slice::from_ref(&models), &all, &gpu);
+    }
+    eprintln!("{compared} textures compared");
+    assert!(compared > 100, "{compared} textures compared");
+}
+
+#[test]
+fn folded_pages_are_the_layers_of_one_file_and_verify() {
+    let tentacle = rigbake_fixtures::fixture("tentacle.glb");
+    // A tiny maximum size folds the VAT into several pages.
+    let flags = ["--normals", "--max-texture-size", "16"];
+    let root = tempfile::tempdir().unwrap();
+    let exr = root.path().join("exr");
+    let r = run("vat", std::slice::from_ref(&tentacle), &exr, &flags);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let pages = std::fs::read_dir(exr.join("tentacle"))
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().contains(".page"))
+        .count();
+    assert!(pages >= 4, "the EXR bake has {pages} page files");
+    for container in ["ktx2", "dds"] {
+        let out = root.path().join(container);
+        let mut all = flags.to_vec();
+        all.extend(["--texture-container", container]);
+        let r = run("vat", std::slice::from_ref(&tentacle), &out, &all);
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        let files: Vec<String> = std::fs::read_dir(out.join("tentacle"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(container))
+            .collect();
+        assert!(files.iter().all(|n| !n.contains(".page")), "{files:?}");
+        let layered = textures(&out.join("tentacle/tentacle.rigbake"));
+        assert!(layered.iter().any(|t| t.layers > 1));
+        let sidecar: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(out.join("tentacle/tentacle.rigbake.json")).unwrap(),
+        )
+        .unwrap();
+        let layers: Vec<u64> = sidecar["textures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|t| t["layer"].as_u64())
+            .collect();
+        assert!(layers.contains(&1), "sidecar layers {layers:?}");
+        let v = rigbake(&["verify".as_ref(), out.join("tentacle/tentacle.rigbake").as_os_str()]);
+        assert!(v.status.success(), "{}{}", String::from_utf8_lossy(&v.stdout), String::from_utf8_lossy(&v.stderr));
+    }
+    assert_same_samples_of("vat", std::slice::from_ref(&tentacle), &flags, &["ktx2", "dds"]);
+}
+
+/// The verify report of the bake in `dir`, with the container's own file
+/// names taken out (they differ by extension only).
+fn verify_json(dir: &Path) -> serde_json::Value {
+    let v = rigbake(&[
+        "verify".as_ref(),
+        dir.join("tentacle/tentacle.rigbake").as_os_str(),
+        "--json".as_ref(),
+    ]);
+    assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stderr));
+    serde_json::from_slice(&v.stdout).unwrap()
+}
+
+#[test]
+fn a_ktx2_or_dds_bake_verifies_with_the_exr_bakes_numbers() {
+    let tentacle = rigbake_fixtures::fixture("tentacle.glb");
+    let root = tempfile::tempdir().unwrap();
+    let flags = ["--vat", "--normals", "--precision", "f16"];
+    let exr = root.path().join("exr");
+    assert!(bake(std::slice::from_ref(&tentacle), &exr, &flags).status.success());
+    let want = verify_json(&exr);
+    for container in ["ktx2", "ktx2-zstd", "dds"] {
+        let out = root.path().join(container);
+        let mut all = flags.to_vec();
+        all.extend(["--texture-container", container]);
+        assert!(bake(std::slice::from_ref(&tentacle), &out, &all).status.success());
+        let got = verify_json(&out);
+        // Same playback, same errors: every measured number agrees.
+        assert_eq!(got["outputs"], want["outputs"], "{container}: verify's outputs");
+        assert_eq!(got["problems"], want["problems"], "{container}: verify's problems");
+    }
+}
+
+#[test]
+fn damaged_ktx2_and_dds_files_are_refused_naming_the_file_and_field() {
+    let tentacle = rigbake_fixtures::fixture("tentacle.glb");
+    let root = tempfile::tempdir().unwrap();
+    for (container, ext, field_at, field) in [
+        ("ktx2", "ktx2", 20usize, "pixelWidth"),
+        ("dds", "dds", 128, "dxgiFormat"),
+    ] {
+        let out = root.path().join(container);
+        let r = bake(
+            std::slice::from_ref(&tentacle),
+            &out,
+            &["--vat", "--texture-container", container],
+        );
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        let dir = out.join("tentacle");
+        let file = dir.join(format!("tentacle.vat.positions.{ext}"));
+        let good = std::fs::read(&file).unwrap();
+        let verify = || {
+            let v = rigbake(&["verify".as_ref(), dir.join("tentacle.rigbake").as_os_str()]);
+            (v.status.code(), String::from_utf8_lossy(&v.stderr).into_owned())
+        };
+        // A header field that disagrees with the records.
+        let mut lying = good.clone();
+        lying[field_at] ^= 1;
+        std::fs::write(&file, &lying).unwrap();
+        let (code, err) = verify();
+        assert_eq!(code, Some(1), "{err}");
+        assert!(err.contains(&format!("tentacle.vat.positions.{ext}")) && err.contains(field), "{err}");
+        // Truncated.
+        std::fs::write(&file, &good[..good.len() - 7]).unwrap();
+        let (code, err) = verify();
+        assert_eq!(code, Some(1), "{err}");
+        assert!(err.contains(&format!("tentacle.vat.positions.{ext}")), "{err}");
+        // Not a texture at all.
+        std::fs::write(&file, b"hello").unwrap();
+        let (code, err) = verify();
+        assert_eq!(code, Some(1), "{err}");
+        assert!(err.contains(&format!("not a {}", ext.to_uppercase())), "{err}");
+    }
+}
+
+#[test]
+fn exr_compression_with_a_gpu_container_is_a_usage_error() {
+    let tentacle = rigbake_fixtures::fixture("tentacle.glb");
+    let out = tempfile::tempdir().unwrap();
+    let r = bake(
+        std::slice::from_ref(&tentacle),
+        out.path(),
+        &["--vat", "--texture-container", "dds", "--compression", "zip"],
+    );
+    assert_eq!(r.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(err.contains("--compression") && err.contains("dds"), "{err}");
+}
+
+#[test]
+fn a_manifest_chooses_the_container_and_the_bake_key_sees_it() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::copy(rigbake_fixtures::fixture("tentacle.glb"), root.path().join("tentacle.glb"))
+        .unwrap();
+    let manifest = root.path().join("rigbake.toml");
+    let write = |container: &str| {
+        std::fs::write(
+            &manifest,
+            format!("out = \"out\"\n[defaults]\ntexture_container = \"{container}\"\n[[model]]\npath = \"tentacle.glb\"\n"),
+        )
+        .unwrap();
+    };
+    let run = || {
+        let r = rigbake(&["bake".as_ref(), "--manifest".as_ref(), manifest.as_os_str()]);
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    };
+    write("ktx2");
+    run();
+    let dir = root.path().join("out/tentacle");
+    assert!(dir.join("bones.skin0.ktx2").is_file());
+    write("dds");
+    run();
+    // The setting is part of the key: the bake is redone, and the KTX2
+    // files of the previous bake are removed as stale.
+    assert!(dir.join("bones.skin0.dds").is_file());
+    assert!(!dir.join("bones.skin0.ktx2").exists());
+}

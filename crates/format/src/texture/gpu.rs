@@ -1,0 +1,423 @@
+//! GPU-ready texture containers (KTX2, DDS): RGBA samples of one sample
+//! type, stored as a GPU uploads them (little-endian, interleaved, row 0
+//! first, array layers one after another), written whole or streamed row
+//! batch by row batch, and read back after checking every header field
+//! against what the container's records say. The headers themselves are
+//! [`super::ktx2`] and [`super::dds`].
+//!
+//! Three-channel data (VAT positions and normals) is stored as RGBA with
+//! alpha 1 (1.0, or 65535 for UNORM): the formats engines load are RGBA.
+
+use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::sync::mpsc::{Receiver, SyncSender};
+
+use half::f16;
+
+use super::feed::Feed;
+use super::{dds, ktx2};
+use crate::error::{FormatError, Result};
+
+pub use rigbake_types::TextureContainer;
+
+/// Zstandard level of supercompressed KTX2 (zstd's own default).
+const ZSTD_LEVEL: i32 = 3;
+
+/// The sample type of a GPU texture (the same for all four channels).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SampleType {
+    /// 32-bit IEEE floats.
+    F32,
+    /// 16-bit IEEE half floats.
+    F16,
+    /// 16-bit unsigned normalised integers (value / 65535).
+    Unorm16,
+}
+
+impl SampleType {
+    /// Bytes of one sample.
+    pub fn bytes(self) -> usize {
+        match self {
+            Self::F32 => 4,
+            Self::F16 | Self::Unorm16 => 2,
+        }
+    }
+}
+
+/// Shape and sample type of a GPU texture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GpuSpec {
+    /// Width in texels.
+    pub width: usize,
+    /// Height in texels.
+    pub height: usize,
+    /// Array layers (1: a plain 2D texture; folded VAT pages otherwise).
+    pub layers: usize,
+    /// Sample type.
+    pub sample: SampleType,
+}
+
+impl GpuSpec {
+    /// Bytes of one RGBA texel.
+    pub fn texel_bytes(&self) -> usize {
+        4 * self.sample.bytes()
+    }
+
+    /// Bytes of all texels of all layers.
+    pub fn data_bytes(&self) -> u64 {
+        self.width as u64 * self.height as u64 * self.layers as u64 * self.texel_bytes() as u64
+    }
+}
+
+fn not_gpu() -> FormatError {
+    FormatError::Invalid("EXR is not a GPU texture container".to_owned())
+}
+
+/// The header bytes of `container` for `spec` (supercompressed KTX2 with a
+/// placeholder length, patched once the data is written).
+fn header_of(container: TextureContainer, spec: &GpuSpec) -> Result<Vec<u8>> {
+    match container {
+        TextureContainer::Ktx2 => Ok(ktx2::header(spec, false, 0)),
+        TextureContainer::Ktx2Zstd => Ok(ktx2::header(spec, true, 0)),
+        TextureContainer::Dds => Ok(dds::header(spec)),
+        TextureContainer::Exr => Err(not_gpu()),
+    }
+}
+
+/// Writes a whole texture: `rgba` holds `width * height * layers` RGBA
+/// texels in the spec's sample type, already little-endian.
+pub fn write(out: &mut impl Write, container: TextureContainer, spec: &GpuSpec, rgba: &[u8]) -> Result<()> {
+    if rgba.len() as u64 != spec.data_bytes() {
+        return Err(FormatError::Invalid(format!(
+            "{} bytes of texels for a {} x {} x {} texture of {}",
+            rgba.len(),
+            spec.width,
+            spec.height,
+            spec.layers,
+            spec.data_bytes()
+        )));
+    }
+    if container == TextureContainer::Ktx2Zstd {
+        let packed = zstd::bulk::compress(rgba, ZSTD_LEVEL)?;
+        out.write_all(&ktx2::header(spec, true, packed.len() as u64))?;
+        out.write_all(&packed)?;
+    } else {
+        out.write_all(&header_of(container, spec)?)?;
+        out.write_all(rgba)?;
+    }
+    Ok(())
+}
+
+/// Little-endian RGBA bytes of interleaved RGBA floats, in `sample`
+/// (`F32` or `F16`; half floats rounded to nearest even, as EXR stores
+/// them).
+pub fn rgba_bytes(data: &[f32], sample: SampleType) -> Vec<u8> {
+    match sample {
+        SampleType::F32 => data.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        _ => data
+            .iter()
+            .flat_map(|v| f16::from_f32(*v).to_bits().to_le_bytes())
+            .collect(),
+    }
+}
+
+/// Interleaves one planar row (`floats` planes of `width` samples, R
+/// first) into little-endian RGBA texels (`width * 4 * N` bytes of `out`);
+/// a missing alpha plane is `one`.
+fn interleave<T: Copy, const N: usize>(
+    planes: &[T],
+    width: usize,
+    floats: usize,
+    one: T,
+    out: &mut [u8],
+    le: impl Fn(T) -> [u8; N],
+) {
+    for (x, texel) in out.chunks_exact_mut(4 * N).take(width).enumerate() {
+        for (c, sample) in texel.chunks_exact_mut(N).enumerate() {
+            let v = if c < floats { planes[c * width + x] } else { one };
+            sample.copy_from_slice(&le(v));
+        }
+    }
+}
+
+/// [`interleave`] for 32-bit floats (alpha 1.0).
+pub fn interleave_f32(planes: &[f32], width: usize, floats: usize, out: &mut [u8]) {
+    interleave(planes, width, floats, 1.0, out, f32::to_le_bytes);
+}
+
+/// [`interleave`] for half floats (alpha 1.0).
+pub fn interleave_f16(planes: &[f16], width: usize, floats: usize, out: &mut [u8]) {
+    interleave(planes, width, floats, f16::ONE, out, |h| h.to_bits().to_le_bytes());
+}
+
+/// [`interleave`] for 16-bit UNORM samples (alpha 65535).
+pub fn interleave_u16(planes: &[u16], width: usize, floats: usize, out: &mut [u8]) {
+    interleave(planes, width, floats, u16::MAX, out, u16::to_le_bytes);
+}
+
+/// Streams one GPU texture from row batches pushed in order (RGBA
+/// little-endian bytes, as [`interleave_f32`] and its siblings make them),
+/// on a writer thread; supercompressed KTX2 is compressed there and its
+/// level length patched in at the end (the output must seek back to byte
+/// 80). Consumed batches come back through [`Self::take_spare`].
+#[derive(Debug)]
+pub struct GpuStream {
+    spec: GpuSpec,
+    feed: Feed<Vec<u8>>,
+    pushed: u64,
+}
+
+impl GpuStream {
+    /// Starts writing `container` of `spec` to `out`.
+    pub fn new<W: Write + Seek + Send + 'static>(
+        out: W,
+        container: TextureContainer,
+        spec: GpuSpec,
+    ) -> Result<Self> {
+        if spec.width == 0 || spec.height == 0 || spec.layers == 0 {
+            return Err(FormatError::Invalid(format!(
+                "cannot stream a {} x {} x {} texture",
+                spec.width, spec.height, spec.layers
+            )));
+        }
+        let header = header_of(container, &spec)?;
+        let zstd = container == TextureContainer::Ktx2Zstd;
+        let feed = Feed::spawn("rigbake-gpu-writer", "texture writer", move |rows, spares| {
+            write_stream(BufWriter::with_capacity(1 << 20, out), &spec, header, zstd, rows, spares)
+        })?;
+        Ok(Self {
+            spec,
+            feed,
+            pushed: 0,
+        })
+    }
+
+    /// Appends whole texel rows (of the current layer, then the next).
+    pub fn push(&mut self, bytes: Vec<u8>) -> Result<()> {
+        let row = (self.spec.width * self.spec.texel_bytes()) as u64;
+        let len = bytes.len() as u64;
+        if !len.is_multiple_of(row) || self.pushed + len > self.spec.data_bytes() {
+            return Err(FormatError::Invalid(format!(
+                "{len} bytes are not whole rows of {row}, or run past the texture's {} bytes",
+                self.spec.data_bytes()
+            )));
+        }
+        self.pushed += len;
+        self.feed.send(bytes)
+    }
+
+    /// A batch the writer thread is done with (stale contents).
+    pub fn take_spare(&mut self) -> Option<Vec<u8>> {
+        self.feed.take_spare()
+    }
+
+    /// Waits for the file to be complete. Fails if fewer rows than the
+    /// texture holds were pushed.
+    pub fn finish(self) -> Result<()> {
+        if self.pushed != self.spec.data_bytes() {
+            return Err(FormatError::Invalid(format!(
+                "{} of the texture's {} bytes were written",
+                self.pushed,
+                self.spec.data_bytes()
+            )));
+        }
+        self.feed.finish().map(drop)
+    }
+}
+
+/// Counts the bytes written through it.
+struct Counting<W> {
+    inner: W,
+    bytes: u64,
+}
+
+impl<W: Write> Write for Counting<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.bytes += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+fn write_stream<W: Write + Seek>(
+    mut out: BufWriter<W>,
+    spec: &GpuSpec,
+    header: Vec<u8>,
+    zstd: bool,
+    rows: &Receiver<Vec<u8>>,
+    spares: &SyncSender<Vec<u8>>,
+) -> Result<()> {
+    out.write_all(&header)?;
+    if zstd {
+        let mut encoder = zstd::stream::write::Encoder::new(
+            Counting {
+                inner: &mut out,
+                bytes: 0,
+            },
+            ZSTD_LEVEL,
+        )?;
+        encoder.include_contentsize(true)?;
+        encoder.set_pledged_src_size(Some(spec.data_bytes()))?;
+        for batch in rows {
+            encoder.write_all(&batch)?;
+            let _ = spares.try_send(batch);
+        }
+        let packed = encoder.finish()?.bytes;
+        out.seek(SeekFrom::Start(ktx2::LEVEL_INDEX_AT))?;
+        out.write_all(&ktx2::level_index(spec, header.len() as u64, Some(packed)))?;
+        out.seek(SeekFrom::End(0))?;
+    } else {
+        for batch in rows {
+            out.write_all(&batch)?;
+            let _ = spares.try_send(batch);
+        }
+    }
+    out.into_inner().map_err(|e| FormatError::Io(e.into_error()))?.flush()?;
+    Ok(())
+}
+
+/// Samples decoded from a GPU texture: RGBA, all layers, row 0 first.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GpuSamples {
+    /// 32-bit or half floats, as f32 (half floats widen exactly).
+    Float(Vec<f32>),
+    /// 16-bit UNORM samples.
+    Unorm16(Vec<u16>),
+}
+
+/// Reads a whole GPU texture whose records say `container` and `spec`:
+/// the header is checked field by field first (an error names the field),
+/// the size is bounded by [`super::MAX_DECODED_BYTES`] before anything is
+/// allocated, and supercompressed data must decompress to exactly the
+/// texture's size.
+pub fn read(file: &[u8], container: TextureContainer, spec: &GpuSpec) -> Result<GpuSamples> {
+    super::check_decoded_size(spec.width, spec.height.saturating_mul(spec.layers), spec.texel_bytes())?;
+    let expected = spec.data_bytes() as usize;
+    let unpacked;
+    let raw: &[u8] = match container {
+        TextureContainer::Ktx2 => ktx2::level_data(file, spec, false)?,
+        TextureContainer::Dds => dds::data(file, spec)?,
+        TextureContainer::Ktx2Zstd => {
+            let packed = ktx2::level_data(file, spec, true)?;
+            unpacked = zstd::bulk::decompress(packed, expected).map_err(|e| {
+                FormatError::Invalid(format!(
+                    "KTX2 level 0: the Zstandard data does not decompress to {expected} bytes ({e})"
+                ))
+            })?;
+            if unpacked.len() != expected {
+                return Err(FormatError::Invalid(format!(
+                    "KTX2 level 0 decompresses to {} bytes, the texture has {expected}",
+                    unpacked.len()
+                )));
+            }
+            &unpacked
+        }
+        TextureContainer::Exr => return Err(not_gpu()),
+    };
+    Ok(match spec.sample {
+        SampleType::F32 => GpuSamples::Float(
+            raw.chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect(),
+        ),
+        SampleType::F16 => GpuSamples::Float(
+            raw.chunks_exact(2)
+                .map(|b| f16::from_bits(u16::from_le_bytes([b[0], b[1]])).to_f32())
+                .collect(),
+        ),
+        SampleType::Unorm16 => GpuSamples::Unorm16(
+            raw.chunks_exact(2)
+                .map(|b| u16::from_le_bytes([b[0], b[1]]))
+                .collect(),
+        ),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Cursor;
+
+    fn spec(sample: SampleType, layers: usize) -> GpuSpec {
+        GpuSpec {
+            width: 5,
+            height: 3,
+            layers,
+            sample,
+        }
+    }
+
+    #[test]
+    fn written_whole_or_streamed_the_bytes_agree_and_read_back() {
+        for container in [
+            TextureContainer::Ktx2,
+            TextureContainer::Ktx2Zstd,
+            TextureContainer::Dds,
+        ] {
+            for sample in [SampleType::F32, SampleType::F16] {
+                let s = spec(sample, 2);
+                let texels: Vec<f32> = (0..5 * 3 * 2 * 4).map(|i| i as f32 * 0.25 - 3.0).collect();
+                let bytes = rgba_bytes(&texels, sample);
+                let mut whole = Vec::new();
+                write(&mut whole, container, &s, &bytes).unwrap();
+                let shared = std::sync::Arc::new(std::sync::Mutex::new(Cursor::new(Vec::new())));
+                let mut stream = GpuStream::new(Shared(shared.clone()), container, s).unwrap();
+                for rows in bytes.chunks(2 * 5 * s.texel_bytes()) {
+                    stream.push(rows.to_vec()).unwrap();
+                }
+                stream.finish().unwrap();
+                let streamed = shared.lock().unwrap().get_ref().clone();
+                assert_eq!(whole, streamed, "{container:?} {sample:?}");
+                assert_eq!(read(&whole, container, &s).unwrap(), GpuSamples::Float(texels));
+            }
+        }
+    }
+
+    #[test]
+    fn planar_rows_interleave_with_opaque_alpha() {
+        let planes = [1.0f32, 2.0, 10.0, 20.0, 100.0, 200.0];
+        let mut out = vec![0u8; 2 * 16];
+        interleave_f32(&planes, 2, 3, &mut out);
+        let back: Vec<f32> = out
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        assert_eq!(back, [1.0, 10.0, 100.0, 1.0, 2.0, 20.0, 200.0, 1.0]);
+        let mut out = vec![0u8; 2 * 8];
+        interleave_u16(&[7, 8, 9, 10, 11, 12], 2, 3, &mut out);
+        assert_eq!(&out[..8], &[7, 0, 9, 0, 11, 0, 255, 255]);
+    }
+
+    #[test]
+    fn truncated_or_lying_zstd_data_is_refused() {
+        let s = spec(SampleType::Unorm16, 1);
+        let mut file = Vec::new();
+        write(&mut file, TextureContainer::Ktx2Zstd, &s, &vec![3u8; s.data_bytes() as usize]).unwrap();
+        assert!(matches!(read(&file, TextureContainer::Ktx2Zstd, &s), Ok(GpuSamples::Unorm16(v)) if v.iter().all(|&x| x == 0x0303)));
+        file.truncate(file.len() - 2);
+        assert!(read(&file, TextureContainer::Ktx2Zstd, &s).is_err());
+        let e = read(&file, TextureContainer::Ktx2, &s).unwrap_err().to_string();
+        assert!(e.contains("supercompressionScheme"), "{e}");
+    }
+
+    /// A cursor several owners write through (the stream's thread owns one).
+    struct Shared(std::sync::Arc<std::sync::Mutex<Cursor<Vec<u8>>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().write(buf)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl Seek for Shared {
+        fn seek(&mut self, pos: SeekFrom) -> std::io::Result<u64> {
+            self.0.lock().unwrap().seek(pos)
+        }
+    }
+}
