@@ -559,7 +559,8 @@ pub fn render(r: &InspectReport) -> String {
             t.height,
             name(&t.layout),
             name(&t.precision),
-            name(&t.encoding),
+            r.texture_container
+                .map_or_else(|| name(&t.encoding), |c| name(&c.container)),
             kib(t.bytes),
             place,
             error_text(t.max_error)

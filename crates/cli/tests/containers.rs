@@ -133,6 +133,17 @@ fn gpu_samples(path: &Path, t: &Texture) -> Vec<u32> {
             other => panic!("{}: format {other:?}", path.display()),
         };
         let level = reader.levels().next().unwrap();
+        KTX_LEVELS.with(|l| {
+            l.borrow_mut().push(KtxLevel {
+                path: path.to_path_buf(),
+                format: h.format.map_or(0, |f| f.value()),
+                width: t.width,
+                height: t.height,
+                layers: t.layers,
+                zstd: h.supercompression_scheme.is_some(),
+                sha256: format!("{:x}", <sha2::Sha256 as sha2::Digest>::digest(level.data)),
+            })
+        });
         let raw = match h.supercompression_scheme {
             None => level.data.to_vec(),
             Some(ktx2::SupercompressionScheme::Zstandard) => {
@@ -165,6 +176,78 @@ fn gpu_samples(path: &Path, t: &Texture) -> Vec<u32> {
         }
     }
     kept
+}
+
+/// A KTX2 level as the `ktx2` crate read it, for [`check_with_ktx_parse`].
+struct KtxLevel {
+    path: PathBuf,
+    format: u32,
+    width: usize,
+    height: usize,
+    layers: usize,
+    zstd: bool,
+    sha256: String,
+}
+
+thread_local! {
+    /// The KTX2 files a test's comparisons read (one entry per page).
+    static KTX_LEVELS: std::cell::RefCell<Vec<KtxLevel>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Reads every KTX2 file the comparisons read with three.js's ktx-parse
+/// (`tools/node/ktx_check.mjs`) and checks that it finds the same header
+/// and, byte for byte, the same level data as the `ktx2` crate (whose texels
+/// equal the EXR bake's). Skips with a message when Node or the pinned
+/// three.js is missing, unless `RIGBAKE_REQUIRE_THREEJS` is set.
+fn check_with_ktx_parse(test: &str) {
+    let mut levels = KTX_LEVELS.with(|l| std::mem::take(&mut *l.borrow_mut()));
+    levels.dedup_by(|a, b| a.path == b.path);
+    if levels.is_empty() {
+        return;
+    }
+    let tools = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tools/node");
+    let required = std::env::var_os("RIGBAKE_REQUIRE_THREEJS").is_some_and(|v| v != "0" && !v.is_empty());
+    let available = tools.join("node_modules/three/examples/jsm/libs/ktx-parse.module.js").is_file();
+    if !available {
+        assert!(!required, "{test}: three.js is not installed in tools/node (npm ci --prefix tools/node)");
+        eprintln!("SKIPPED {test} (ktx-parse part): three.js is not installed in tools/node");
+        return;
+    }
+    let mut documents = Vec::new();
+    for chunk in levels.chunks(200) {
+        let out = std::process::Command::new("node")
+            .arg(tools.join("ktx_check.mjs"))
+            .args(chunk.iter().map(|l| &l.path))
+            .output();
+        let out = match out {
+            Ok(o) => o,
+            Err(e) => {
+                assert!(!required, "{test}: cannot run node: {e}");
+                eprintln!("SKIPPED {test} (ktx-parse part): cannot run node: {e}");
+                return;
+            }
+        };
+        assert!(out.status.success(), "ktx_check.mjs: {}", String::from_utf8_lossy(&out.stderr));
+        for line in String::from_utf8(out.stdout).unwrap().lines() {
+            documents.push(serde_json::from_str::<serde_json::Value>(line).unwrap());
+        }
+    }
+    assert_eq!(documents.len(), levels.len());
+    for (doc, level) in documents.iter().zip(&levels) {
+        let what = level.path.display();
+        let layer_count = if level.layers > 1 { level.layers } else { 0 };
+        assert_eq!(doc["vkFormat"], level.format, "{what}");
+        assert_eq!(doc["pixelWidth"], level.width, "{what}");
+        assert_eq!(doc["pixelHeight"], level.height, "{what}");
+        assert_eq!(doc["pixelDepth"], 0, "{what}");
+        assert_eq!(doc["layerCount"], layer_count, "{what}");
+        assert_eq!(doc["levelCount"], 1, "{what}");
+        assert_eq!(doc["supercompressionScheme"], u32::from(level.zstd) * 2, "{what}");
+        assert_eq!(doc["colorModel"], 1, "{what}");
+        assert_eq!(doc["samples"], 4, "{what}");
+        assert_eq!(doc["keyValue"]["KTXorientation"], "rd", "{what}");
+        assert_eq!(doc["levels"][0]["sha256"], level.sha256.as_str(), "{what}: level data");
+    }
 }
 
 /// Every container under `dir`, by path relative to it.
@@ -242,6 +325,8 @@ fn assert_same_samples_of(command: &str, inputs: &[PathBuf], flags: &[&str], gpu
             }
         }
     }
+    // While the files exist: three.js's ktx-parse reads the same.
+    check_with_ktx_parse(&format!("containers ({command} {flags:?})"));
     compared
 }
 

@@ -51,7 +51,14 @@ fn open(out: &Path, model: &Path) -> Baked {
     let dir = out.join(&name);
     let mut c = Container::open(&dir.join(format!("{name}.rigbake"))).unwrap();
     c.verify().unwrap();
-    assert_eq!(c.version().to_string(), "1.9");
+    assert_eq!(
+        c.version().to_string(),
+        format!(
+            "{}.{}",
+            rigbake_format::container::FORMAT_MAJOR,
+            rigbake_format::container::FORMAT_MINOR
+        )
+    );
     let weights = c.weights().expect("a weights record").clone();
     let channels = weights
         .primitives
@@ -780,7 +787,14 @@ fn with_level_files(base: &Path, levels: &[PathBuf]) -> rigbake_core::Model {
 
 fn details(container: &Path) -> rigbake_format::meta::LodDetailsMetadata {
     let c = Container::open(container).unwrap();
-    assert_eq!(c.version().to_string(), "1.9");
+    assert_eq!(
+        c.version().to_string(),
+        format!(
+            "{}.{}",
+            rigbake_format::container::FORMAT_MAJOR,
+            rigbake_format::container::FORMAT_MINOR
+        )
+    );
     c.lod_details().expect("a LOD detail record").clone()
 }
 

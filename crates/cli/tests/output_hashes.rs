@@ -1,6 +1,7 @@
 //! Byte-identity lock: the SHA-256 of every file rigbake writes, for every
 //! fixture and every shared model, under `bake`, `bake --anchors auto`
-//! (with the anchors EXR) and `vat` in each encoding (with normals).
+//! (with the anchors EXR, and again all in DDS) and `vat` in each encoding
+//! (with normals, and exr16 again as Zstandard-supercompressed KTX2).
 //!
 //! The expected hashes live in `tests/golden/output_hashes.txt`. They were
 //! recorded before the pipeline moved into its own library crate, so a
@@ -21,6 +22,14 @@ const CONFIGS: &[(&str, &[&str])] = &[
     ("vat-exr16", &["vat", "--format", "exr16", "--normals"]),
     ("vat-exr32", &["vat", "--format", "exr32", "--normals"]),
     ("vat-png16", &["vat", "--format", "png16", "--normals"]),
+    (
+        "anchors-dds",
+        &["bake", "--anchors", "auto", "--anchors-exr", "--texture-container", "dds"],
+    ),
+    (
+        "vat-ktx2-zstd",
+        &["vat", "--format", "exr16", "--normals", "--texture-container", "ktx2-zstd"],
+    ),
 ];
 
 fn golden_path() -> PathBuf {

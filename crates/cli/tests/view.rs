@@ -9,7 +9,11 @@
 //! same frame: intersection over union at least 0.95. The examples/three
 //! page (three.js's own GLTFLoader and EXRLoader) is compared the same way.
 //! A crowd drawn at two moments differs. The server answers only on
-//! 127.0.0.1 and refuses traversal in every spelling.
+//! 127.0.0.1 and refuses traversal in every spelling. Bakes whose textures
+//! are KTX2 or DDS (`--texture-container`) play in the page and (KTX2,
+//! through three.js's KTX2Loader) in the example like the CPU preview, a
+//! large KTX2 VAT (BrainStem) loads within 60 s showing its progress, and
+//! what the page cannot play is refused with a message.
 //!
 //! Needs Chromium (`chromium` on PATH, or `RIGBAKE_CHROMIUM`) and Node with
 //! tools/node's packages (playwright-core drives the browser). Without them
@@ -174,7 +178,10 @@ fn assert_refused(what: &str, state: &Path, says: &[&str]) {
     let error = state["error"].as_str().unwrap_or("").to_owned();
     rigbake_fixtures::testkit::notice(&format!("{what}: refused with: {error}"));
     for s in says {
-        assert!(error.contains(s), "{what}: the message lacks {s:?}: {error:?}");
+        assert!(
+            error.contains(s),
+            "{what}: the message lacks {s:?}: {error:?}"
+        );
     }
 }
 
@@ -1193,8 +1200,16 @@ impl ContainerCase {
             .copied()
             .take_while(|f| *f != "--texture-container")
             .collect();
-        let bones = if self.bones.ends_with("f16") { "exr_f16" } else { "exr_f32" };
-        let vat = if self.vat.ends_with("unorm16") { "png16" } else { "exr_f16" };
+        let bones = if self.bones.ends_with("f16") {
+            "exr_f16"
+        } else {
+            "exr_f32"
+        };
+        let vat = if self.vat.ends_with("unorm16") {
+            "png16"
+        } else {
+            "exr_f16"
+        };
         (flags, bones, vat)
     }
 }
@@ -1210,7 +1225,10 @@ fn bake_container_case(model: &Path, root: &Path, case: &ContainerCase) -> PathB
             serde_json::from_slice(&std::fs::read(file.with_extension("rigbake.json")).unwrap())
                 .unwrap();
         let textures = sidecar["textures"].as_array().unwrap();
-        let positions = textures.iter().find(|t| t["role"] == "vat_positions").unwrap();
+        let positions = textures
+            .iter()
+            .find(|t| t["role"] == "vat_positions")
+            .unwrap();
         let pages = positions["fold"]["pages"].as_u64().unwrap_or(0);
         assert!(pages > 1, "{}: {pages} pages", case.dir);
         assert!(
@@ -1239,7 +1257,11 @@ fn bake_with_encodings(
     let mut all = vec!["--vat", "--normals"];
     all.extend(flags);
     let o = bake(std::slice::from_ref(&model.to_path_buf()), &out, &all);
-    assert!(o.status.success(), "{dir}: {}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "{dir}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let stem = model.file_stem().unwrap().to_str().unwrap();
     let folder = out.join(stem);
     std::fs::copy(model, folder.join(model.file_name().unwrap())).unwrap();
@@ -1302,7 +1324,14 @@ fn view_plays_ktx2_and_dds_bakes_like_the_cpu_preview() {
         },
         ContainerCase {
             dir: "ktx2-unorm16",
-            flags: &["--format", "png16", "--precision", "f16", "--texture-container", "ktx2"],
+            flags: &[
+                "--format",
+                "png16",
+                "--precision",
+                "f16",
+                "--texture-container",
+                "ktx2",
+            ],
             paths: &["bones", "vat"],
             bones: "ktx2_f16",
             vat: "ktx2_unorm16",
@@ -1317,7 +1346,14 @@ fn view_plays_ktx2_and_dds_bakes_like_the_cpu_preview() {
         },
         ContainerCase {
             dir: "dds-unorm16-paged",
-            flags: &["--format", "png16", "--max-texture-size", "64", "--texture-container", "dds"],
+            flags: &[
+                "--format",
+                "png16",
+                "--max-texture-size",
+                "64",
+                "--texture-container",
+                "dds",
+            ],
             paths: &["bones", "vat"],
             bones: "dds_f32",
             vat: "dds_unorm16",
@@ -1338,7 +1374,11 @@ fn view_plays_ktx2_and_dds_bakes_like_the_cpu_preview() {
         let (flags, bones, vat) = case.exr_twin();
         let exr_file = bake_with_encodings(&model, &exr_root, case.dir, &flags, bones, vat);
         for path in case.paths {
-            let choice = if *path == "bones" { PathChoice::Bones } else { PathChoice::Vat };
+            let choice = if *path == "bones" {
+                PathChoice::Bones
+            } else {
+                PathChoice::Vat
+            };
             let r = reference(&exr_file, &model, choice, 0);
             let shot = tmp.path().join(format!("{}-{path}.png", case.dir));
             shots.push(Shot {
@@ -1353,7 +1393,11 @@ fn view_plays_ktx2_and_dds_bakes_like_the_cpu_preview() {
                 height: SIZE,
                 out: shot.clone(),
             });
-            expected.push((format!("{} {path} {} frame {}", case.dir, r.clip, r.frame), shot, r.covered));
+            expected.push((
+                format!("{} {path} {} frame {}", case.dir, r.clip, r.frame),
+                shot,
+                r.covered,
+            ));
         }
     }
     // Headers that disagree with the sidecar: a KTX2 one texel wider, a DDS
@@ -1379,20 +1423,47 @@ fn view_plays_ktx2_and_dds_bakes_like_the_cpu_preview() {
         })
         .collect();
     let bake_url = |dir: &str, rest: &str| {
-        format!("{url}?bake={}&{rest}", enc(&format!("{dir}/tentacle/tentacle.rigbake")))
+        format!(
+            "{url}?bake={}&{rest}",
+            enc(&format!("{dir}/tentacle/tentacle.rigbake"))
+        )
     };
     let refusals = [
-        ("zstd", bake_url("zstd", "path=vat"), &["tentacle.vat.positions.ktx2", "Zstandard", "--texture-container ktx2"][..]),
-        ("bad-ktx2", bake_url("bad-ktx2", "path=bones"), &["bones.skin0.ktx2", "pixelWidth is 33", "width 32"][..]),
-        ("bad-dds", bake_url("bad-dds", "path=vat"), &["tentacle.vat.positions.dds", "dwHeight is 93", "height 92"][..]),
+        (
+            "zstd",
+            bake_url("zstd", "path=vat"),
+            &[
+                "tentacle.vat.positions.ktx2",
+                "Zstandard",
+                "--texture-container ktx2",
+            ][..],
+        ),
+        (
+            "bad-ktx2",
+            bake_url("bad-ktx2", "path=bones"),
+            &["bones.skin0.ktx2", "pixelWidth is 33", "width 32"][..],
+        ),
+        (
+            "bad-dds",
+            bake_url("bad-dds", "path=vat"),
+            &["tentacle.vat.positions.dds", "dwHeight is 93", "height 92"][..],
+        ),
         (
             "max-texture",
             bake_url("ktx2", "path=vat&max_texture=64"),
-            &["tentacle.vat.positions.ktx2", "204 x 92", "MAX_TEXTURE_SIZE", "--max-texture-size 64"][..],
+            &[
+                "tentacle.vat.positions.ktx2",
+                "204 x 92",
+                "MAX_TEXTURE_SIZE",
+                "--max-texture-size 64",
+            ][..],
         ),
     ];
     for (name, url, _) in &refusals {
-        jobs.push(refusal_job(url.clone(), &tmp.path().join(format!("{name}.json"))));
+        jobs.push(refusal_job(
+            url.clone(),
+            &tmp.path().join(format!("{name}.json")),
+        ));
     }
     run_jobs(&chromium, &modules, jobs, tmp.path());
 
@@ -1400,7 +1471,9 @@ fn view_plays_ktx2_and_dds_bakes_like_the_cpu_preview() {
         let (w, h, mask) = mask_of(shot);
         assert_eq!((w, h), (SIZE, SIZE), "{what}: screenshot size");
         let (score, area) = iou(&mask, covered);
-        rigbake_fixtures::testkit::notice(&format!("view {what}: IoU {score:.4} over {area} pixels"));
+        rigbake_fixtures::testkit::notice(&format!(
+            "view {what}: IoU {score:.4} over {area} pixels"
+        ));
         assert!(area > 500, "{what}: almost nothing drawn ({area} pixels)");
         assert!(score >= MIN_IOU, "{what}: IoU {score:.4} < {MIN_IOU}");
     }
@@ -1468,9 +1541,14 @@ fn view_loads_a_large_ktx2_vat_in_time_with_progress() {
     ));
     assert!(ready_ms <= 60_000, "ready after {ready_ms} ms");
     let first = polled.first().expect("no progress was ever visible");
-    assert!(first.0 < 1000, "the first progress text showed after {} ms", first.0);
+    assert!(
+        first.0 < 1000,
+        "the first progress text showed after {} ms",
+        first.0
+    );
     let mb = format!("{:.1}", size as f64 / 1e6);
-    let downloading = |t: &str| t.starts_with(&format!("loading {texture} ")) && t.contains(&format!("/{mb} MB"));
+    let downloading =
+        |t: &str| t.starts_with(&format!("loading {texture} ")) && t.contains(&format!("/{mb} MB"));
     // Seen on screen while it downloaded (sampled every 50 ms) ...
     assert!(
         polled.iter().any(|(_, t)| downloading(t)),
@@ -1478,7 +1556,9 @@ fn view_loads_a_large_ktx2_vat_in_time_with_progress() {
     );
     // ... and in the page's own list, before all of it had arrived.
     assert!(
-        shown.iter().any(|t| downloading(t) && !t.contains(&format!("{mb}/{mb} MB"))),
+        shown
+            .iter()
+            .any(|t| downloading(t) && !t.contains(&format!("{mb}/{mb} MB"))),
         "no partial progress of {texture}: {shown:?}"
     );
     let (_, _, mask) = mask_of(&shot);
@@ -1560,7 +1640,11 @@ fn the_three_example_plays_ktx2_bakes_with_ktx2loader() {
         let (server, three_url) = start_three(&file);
         servers.push(server);
         for path in case.paths {
-            let choice = if *path == "bones" { PathChoice::Bones } else { PathChoice::Vat };
+            let choice = if *path == "bones" {
+                PathChoice::Bones
+            } else {
+                PathChoice::Vat
+            };
             let r = reference(&file, &model, choice, 0);
             let query = format!(
                 "path={path}&clip={}&frame={}&look=mask&{}",
@@ -1572,14 +1656,20 @@ fn the_three_example_plays_ktx2_bakes_with_ktx2loader() {
                 if !flip.is_empty() && case.dir != "ktx2" {
                     continue;
                 }
-                let shot = tmp.path().join(format!("three-{}-{path}{flip}.png", case.dir));
+                let shot = tmp
+                    .path()
+                    .join(format!("three-{}-{path}{flip}.png", case.dir));
                 jobs.push(shot_job(&Shot {
                     url: format!("{three_url}?{query}{flip}"),
                     width: SIZE,
                     height: SIZE,
                     out: shot.clone(),
                 }));
-                list.push((format!("three.js {} {path} {} frame {}", case.dir, r.clip, r.frame), shot, r.covered.clone()));
+                list.push((
+                    format!("three.js {} {path} {} frame {}", case.dir, r.clip, r.frame),
+                    shot,
+                    r.covered.clone(),
+                ));
             }
         }
         if case.paths.is_empty() {
@@ -1600,13 +1690,25 @@ fn the_three_example_plays_ktx2_bakes_with_ktx2loader() {
         let (_, _, mask) = mask_of(shot);
         let (score, _) = iou(&mask, covered);
         rigbake_fixtures::testkit::notice(&format!("{what} with the EXR row flip: IoU {score:.4}"));
-        assert!(score < 0.9, "{what}: flipped rows match too ({score:.4}): the test cannot tell");
+        assert!(
+            score < 0.9,
+            "{what}: flipped rows match too ({score:.4}): the test cannot tell"
+        );
     }
     for (dir, state) in &refusals {
         let says: &[&str] = if *dir == "paged" {
-            &["tentacle.vat.positions.ktx2", "KTX2Loader", "layerCount", "pages"]
+            &[
+                "tentacle.vat.positions.ktx2",
+                "KTX2Loader",
+                "layerCount",
+                "pages",
+            ]
         } else {
-            &["tentacle.vat.positions.dds", "DDS", "--texture-container ktx2"]
+            &[
+                "tentacle.vat.positions.dds",
+                "DDS",
+                "--texture-container ktx2",
+            ]
         };
         assert_refused(&format!("three.js {dir}"), state, says);
     }

@@ -573,3 +573,59 @@ fn golden_version_1_8_containers_with_lods_and_root_motion_stay_readable() {
         end(1)
     );
 }
+
+#[test]
+fn golden_version_1_10_container_with_ktx2_textures_stays_readable() {
+    // formats/golden/v1.10/tentacle_vat_ktx2.rigbake was written by rigbake
+    // 0.1.0 (container format 1.10, the first with the texture-container
+    // record) with `rigbake bake tentacle.glb --out out --vat --normals
+    // --embed-textures --texture-container ktx2 --fps 5 --precision f16`,
+    // the model copied beside its output folder first. Never regenerate it.
+    use rigbake_format::texture::gpu::{self, GpuSamples, GpuSpec, SampleType, TextureContainer};
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../formats/golden/v1.10/tentacle_vat_ktx2.rigbake");
+    let mut c = Container::open(&path).unwrap();
+    assert_eq!(c.version().to_string(), "1.10");
+    c.verify().unwrap();
+    assert_eq!(c.texture_container(), TextureContainer::Ktx2);
+    let bones = c.metadata().textures[0].clone();
+    assert!(bones.name.ends_with(".ktx2"));
+    let Storage::Section(section) = bones.storage else {
+        panic!("golden textures are embedded")
+    };
+    let bytes = c.read_section(section as usize).unwrap();
+    let spec = GpuSpec {
+        width: bones.width as usize,
+        height: bones.height as usize,
+        layers: 1,
+        sample: SampleType::F16,
+    };
+    let GpuSamples::Float(texels) = gpu::read(&bytes, TextureContainer::Ktx2, &spec).unwrap() else {
+        panic!("half floats decode to floats")
+    };
+    // mat4 layout: pixel 4j + c holds column c, whose last element is 0
+    // for the three axes and 1 for the translation column.
+    for (p, texel) in texels.chunks_exact(4).enumerate() {
+        let want = if p % 4 == 3 { 1.0 } else { 0.0 };
+        assert_eq!(texel[3], want, "pixel {p}");
+    }
+    let vat = c.vat().expect("the VAT record").clone();
+    for t in &vat.textures {
+        let Storage::Section(section) = t.storage else {
+            panic!("golden textures are embedded")
+        };
+        let bytes = c.read_section(section as usize).unwrap();
+        let spec = GpuSpec {
+            width: t.width as usize,
+            height: t.height as usize,
+            layers: 1,
+            sample: SampleType::F16,
+        };
+        let GpuSamples::Float(texels) = gpu::read(&bytes, TextureContainer::Ktx2, &spec).unwrap()
+        else {
+            panic!("half floats decode to floats")
+        };
+        // RGB streams stored as RGBA with alpha 1.
+        assert!(texels.chunks_exact(4).all(|t| t[3] == 1.0 && t.iter().all(|v| v.is_finite())));
+    }
+}

@@ -621,3 +621,67 @@ fn lod_details_that_disagree_with_the_lod_record_or_lie_are_refused() {
     let e = open_lods(Some(&lods), &d).unwrap_err();
     assert!(e.contains("node is empty"), "{e}");
 }
+
+/// The folded VAT of [`folded_vat`] with a texture-container record of
+/// `container` and, for every VAT texture, `compression`.
+fn open_with_container(
+    v: &VatMetadata,
+    container: rigbake_format::meta::TextureContainer,
+    compression: rigbake_format::meta::TextureCompression,
+) -> Result<(), String> {
+    let (m, w) = (metadata(), weights());
+    let (_, l) = folded_vat();
+    let mut out = ContainerWriter::new(Cursor::new(Vec::new())).unwrap();
+    let vertex_data = vec![0u8; (w.primitives[0].vertices * w.channels * 16) as usize];
+    out.add_section(SectionKind::VertexData, &vertex_data)
+        .unwrap();
+    out.add_section(SectionKind::Vat, &codec::encode_vat(v).unwrap())
+        .unwrap();
+    out.add_section(SectionKind::Weights, &codec::encode_weights(&w).unwrap())
+        .unwrap();
+    out.add_section(SectionKind::Layout, &codec::encode_layout(&l).unwrap())
+        .unwrap();
+    let c = rigbake_format::meta::VatCompressionMetadata {
+        requested: rigbake_format::meta::TextureCompression::None,
+        textures: vec![compression; v.textures.len()],
+    };
+    out.add_section(SectionKind::VatCompression, &codec::encode_vat_compression(&c).unwrap())
+        .unwrap();
+    let record = rigbake_format::meta::TextureContainerMetadata { container };
+    out.add_section(
+        SectionKind::TextureContainer,
+        &codec::encode_texture_container(&record).unwrap(),
+    )
+    .unwrap();
+    finish_and_open(out, &m)
+}
+
+#[test]
+fn texture_container_records_that_lie_are_refused() {
+    use rigbake_format::meta::{TextureCompression, TextureContainer};
+    // KTX2: the three pages are the layers of one file.
+    let (mut layered, _) = folded_vat();
+    for t in &mut layered.textures {
+        t.name = "mesh.p0.positions.ktx2".into();
+    }
+    open_with_container(&layered, TextureContainer::Ktx2, TextureCompression::None)
+        .expect("a folded KTX2 stream in one file is consistent");
+    // EXR is the record's absence, never its value.
+    let e = open_with_container(&layered, TextureContainer::Exr, TextureCompression::None)
+        .unwrap_err();
+    assert!(e.contains("texture_container.container is exr"), "{e}");
+    // Pages of one stream in different files.
+    let (paged, _) = folded_vat();
+    let e = open_with_container(&paged, TextureContainer::Dds, TextureCompression::None)
+        .unwrap_err();
+    assert!(e.contains("page 1 (vat.textures[1]) is not in the file of page 0"), "{e}");
+    let mut split = layered.clone();
+    split.textures[2].crc32 ^= 1;
+    let e = open_with_container(&split, TextureContainer::Ktx2Zstd, TextureCompression::None)
+        .unwrap_err();
+    assert!(e.contains("page 2 (vat.textures[2])"), "{e}");
+    // KTX2 and DDS files have no EXR compression.
+    let e = open_with_container(&layered, TextureContainer::Ktx2, TextureCompression::Zip)
+        .unwrap_err();
+    assert!(e.contains("vat_compression.textures[0] is Zip for a Ktx2 texture"), "{e}");
+}
