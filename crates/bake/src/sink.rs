@@ -173,7 +173,7 @@ impl<'a> OutputSink<'a> {
         let outputs = OutputsMetadata {
             files: std::mem::take(&mut self.outputs),
         };
-        let record = codec::encode_outputs(&outputs).map_err(StepError::bare)?;
+        let record = codec::encode(&outputs).map_err(StepError::bare)?;
         self.container
             .add_section(SectionKind::Outputs, &record)
             .map_err(StepError::bare)?;

@@ -629,11 +629,11 @@ fn edit_container(
         match kind {
             SectionKind::Metadata => {}
             SectionKind::Vat => {
-                let mut record = codec::decode_vat(bytes).unwrap();
+                let mut record = codec::decode::<rigbake_format::meta::VatMetadata>(bytes).unwrap();
                 if let Some(edit) = vat.take() {
                     edit(&mut record);
                 }
-                w.add_section(*kind, &codec::encode_vat(&record).unwrap())
+                w.add_section(*kind, &codec::encode(&record).unwrap())
                     .unwrap();
             }
             _ => {

@@ -213,9 +213,9 @@ fn containers_round_trip_on_every_shared_model() {
             .position(|s| s.kind == rigbake_format::container::SectionKind::Metadata)
             .unwrap();
         let raw = a.read_section(meta_section).unwrap();
-        let decoded = rigbake_format::codec::decode_metadata(&raw).unwrap();
+        let decoded = rigbake_format::codec::decode::<rigbake_format::meta::Metadata>(&raw).unwrap();
         assert_eq!(
-            rigbake_format::codec::encode_metadata(&decoded).unwrap(),
+            rigbake_format::codec::encode(&decoded).unwrap(),
             raw,
             "{stem}"
         );

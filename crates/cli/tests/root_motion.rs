@@ -558,27 +558,27 @@ fn verify_recomputes_root_motion_and_bounds_records() {
             SectionKind::RootMotion,
             "the recorded end",
             Box::new(|b| {
-                let mut r = codec::decode_root_motion(b).unwrap();
+                let mut r = codec::decode::<rigbake_format::meta::RootMotionMetadata>(b).unwrap();
                 let c = r.clips.iter_mut().find(|c| c.mode.extracts()).unwrap();
                 c.end[0] += 1.0;
-                codec::encode_root_motion(&r).unwrap()
+                codec::encode(&r).unwrap()
             }),
         ),
         (
             SectionKind::RootMotion,
             "the recorded displacement",
             Box::new(|b| {
-                let mut r = codec::decode_root_motion(b).unwrap();
+                let mut r = codec::decode::<rigbake_format::meta::RootMotionMetadata>(b).unwrap();
                 let c = r.clips.iter_mut().find(|c| c.mode.extracts()).unwrap();
                 c.displacement[0] += 1.0;
-                codec::encode_root_motion(&r).unwrap()
+                codec::encode(&r).unwrap()
             }),
         ),
         (
             SectionKind::Bounds,
             "animated bounds of clip",
             Box::new(|b| {
-                let mut r = codec::decode_bounds(b).unwrap();
+                let mut r = codec::decode::<rigbake_format::meta::BoundsMetadata>(b).unwrap();
                 for c in &mut r.clips {
                     for k in 0..3 {
                         let mid = (c.min[k] + c.max[k]) / 2.0;
@@ -586,7 +586,7 @@ fn verify_recomputes_root_motion_and_bounds_records() {
                         c.max[k] = mid + (c.max[k] - mid) / 2.0;
                     }
                 }
-                codec::encode_bounds(&r).unwrap()
+                codec::encode(&r).unwrap()
             }),
         ),
     ];

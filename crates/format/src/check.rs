@@ -564,7 +564,10 @@ pub fn texture_container(
             continue;
         };
         let first = first as usize;
-        let Some(pages) = vat.textures.get(first..first.saturating_add(fold.pages as usize)) else {
+        let Some(pages) = vat
+            .textures
+            .get(first..first.saturating_add(fold.pages as usize))
+        else {
             // The layout check reports pages beyond the table.
             continue;
         };

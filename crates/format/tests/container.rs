@@ -191,13 +191,13 @@ fn a_newer_minor_version_with_appended_metadata_is_read() {
     // metadata field and after the header's fields; this reader opens the
     // container, decodes what it knows and ignores the rest.
     let (reference, payload, meta) = small_container();
-    let mut encoded = rigbake_format::codec::encode_metadata(&meta).unwrap();
+    let mut encoded = rigbake_format::codec::encode(&meta).unwrap();
     encoded.extend_from_slice(&[5, 1, 2, 3]);
     let newer = FORMAT_MINOR + 1;
     let metadata_code = SectionKind::Metadata.code();
     // The layout of `assemble` is the writer's: with nothing appended it
     // reproduces `small_container` byte for byte.
-    let plain = rigbake_format::codec::encode_metadata(&meta).unwrap();
+    let plain = rigbake_format::codec::encode(&meta).unwrap();
     assert_eq!(
         assemble(
             FORMAT_MINOR,
@@ -600,7 +600,8 @@ fn golden_version_1_10_container_with_ktx2_textures_stays_readable() {
         layers: 1,
         sample: SampleType::F16,
     };
-    let GpuSamples::Float(texels) = gpu::read(&bytes, TextureContainer::Ktx2, &spec).unwrap() else {
+    let GpuSamples::Float(texels) = gpu::read(&bytes, TextureContainer::Ktx2, &spec).unwrap()
+    else {
         panic!("half floats decode to floats")
     };
     // mat4 layout: pixel 4j + c holds column c, whose last element is 0
@@ -626,6 +627,10 @@ fn golden_version_1_10_container_with_ktx2_textures_stays_readable() {
             panic!("half floats decode to floats")
         };
         // RGB streams stored as RGBA with alpha 1.
-        assert!(texels.chunks_exact(4).all(|t| t[3] == 1.0 && t.iter().all(|v| v.is_finite())));
+        assert!(
+            texels
+                .chunks_exact(4)
+                .all(|t| t[3] == 1.0 && t.iter().all(|v| v.is_finite()))
+        );
     }
 }

@@ -174,11 +174,11 @@ fn open(m: &Metadata, v: &VatMetadata, w: &WeightsMetadata, r: &RigMetadata) -> 
     let vertex_data = vec![0u8; (w.primitives[0].vertices * w.channels * 16) as usize];
     out.add_section(SectionKind::VertexData, &vertex_data)
         .unwrap();
-    out.add_section(SectionKind::Vat, &codec::encode_vat(v).unwrap())
+    out.add_section(SectionKind::Vat, &codec::encode(v).unwrap())
         .unwrap();
-    out.add_section(SectionKind::Weights, &codec::encode_weights(w).unwrap())
+    out.add_section(SectionKind::Weights, &codec::encode(w).unwrap())
         .unwrap();
-    out.add_section(SectionKind::Rig, &codec::encode_rig(r).unwrap())
+    out.add_section(SectionKind::Rig, &codec::encode(r).unwrap())
         .unwrap();
     finish_and_open(out, m)
 }
@@ -333,14 +333,11 @@ fn open_with_compression(
 ) -> Result<(), String> {
     let mut out = ContainerWriter::new(Cursor::new(Vec::new())).unwrap();
     if let Some(v) = vat_record {
-        out.add_section(SectionKind::Vat, &codec::encode_vat(v).unwrap())
+        out.add_section(SectionKind::Vat, &codec::encode(v).unwrap())
             .unwrap();
     }
-    out.add_section(
-        SectionKind::VatCompression,
-        &codec::encode_vat_compression(c).unwrap(),
-    )
-    .unwrap();
+    out.add_section(SectionKind::VatCompression, &codec::encode(c).unwrap())
+        .unwrap();
     let (cursor, _) = out.finish(&metadata()).unwrap();
     let bytes = cursor.into_inner();
     Container::from_reader(Cursor::new(&bytes[..]))
@@ -433,11 +430,11 @@ fn open_folded(v: &VatMetadata, l: &rigbake_format::meta::LayoutMetadata) -> Res
     let vertex_data = vec![0u8; (w.primitives[0].vertices * w.channels * 16) as usize];
     out.add_section(SectionKind::VertexData, &vertex_data)
         .unwrap();
-    out.add_section(SectionKind::Vat, &codec::encode_vat(v).unwrap())
+    out.add_section(SectionKind::Vat, &codec::encode(v).unwrap())
         .unwrap();
-    out.add_section(SectionKind::Weights, &codec::encode_weights(&w).unwrap())
+    out.add_section(SectionKind::Weights, &codec::encode(&w).unwrap())
         .unwrap();
-    out.add_section(SectionKind::Layout, &codec::encode_layout(l).unwrap())
+    out.add_section(SectionKind::Layout, &codec::encode(l).unwrap())
         .unwrap();
     finish_and_open(out, &m)
 }
@@ -566,17 +563,14 @@ fn open_lods(
     let vertex_data = vec![0u8; (w.primitives[0].vertices * w.channels * 16) as usize];
     out.add_section(SectionKind::VertexData, &vertex_data)
         .unwrap();
-    out.add_section(SectionKind::Weights, &codec::encode_weights(&w).unwrap())
+    out.add_section(SectionKind::Weights, &codec::encode(&w).unwrap())
         .unwrap();
     if let Some(lods) = lods {
-        out.add_section(SectionKind::Lods, &codec::encode_lods(lods).unwrap())
+        out.add_section(SectionKind::Lods, &codec::encode(lods).unwrap())
             .unwrap();
     }
-    out.add_section(
-        SectionKind::LodDetails,
-        &codec::encode_lod_details(details).unwrap(),
-    )
-    .unwrap();
+    out.add_section(SectionKind::LodDetails, &codec::encode(details).unwrap())
+        .unwrap();
     finish_and_open(out, &m)
 }
 
@@ -635,22 +629,22 @@ fn open_with_container(
     let vertex_data = vec![0u8; (w.primitives[0].vertices * w.channels * 16) as usize];
     out.add_section(SectionKind::VertexData, &vertex_data)
         .unwrap();
-    out.add_section(SectionKind::Vat, &codec::encode_vat(v).unwrap())
+    out.add_section(SectionKind::Vat, &codec::encode(v).unwrap())
         .unwrap();
-    out.add_section(SectionKind::Weights, &codec::encode_weights(&w).unwrap())
+    out.add_section(SectionKind::Weights, &codec::encode(&w).unwrap())
         .unwrap();
-    out.add_section(SectionKind::Layout, &codec::encode_layout(&l).unwrap())
+    out.add_section(SectionKind::Layout, &codec::encode(&l).unwrap())
         .unwrap();
     let c = rigbake_format::meta::VatCompressionMetadata {
         requested: rigbake_format::meta::TextureCompression::None,
         textures: vec![compression; v.textures.len()],
     };
-    out.add_section(SectionKind::VatCompression, &codec::encode_vat_compression(&c).unwrap())
+    out.add_section(SectionKind::VatCompression, &codec::encode(&c).unwrap())
         .unwrap();
     let record = rigbake_format::meta::TextureContainerMetadata { container };
     out.add_section(
         SectionKind::TextureContainer,
-        &codec::encode_texture_container(&record).unwrap(),
+        &codec::encode(&record).unwrap(),
     )
     .unwrap();
     finish_and_open(out, &m)
@@ -667,21 +661,27 @@ fn texture_container_records_that_lie_are_refused() {
     open_with_container(&layered, TextureContainer::Ktx2, TextureCompression::None)
         .expect("a folded KTX2 stream in one file is consistent");
     // EXR is the record's absence, never its value.
-    let e = open_with_container(&layered, TextureContainer::Exr, TextureCompression::None)
-        .unwrap_err();
+    let e =
+        open_with_container(&layered, TextureContainer::Exr, TextureCompression::None).unwrap_err();
     assert!(e.contains("texture_container.container is exr"), "{e}");
     // Pages of one stream in different files.
     let (paged, _) = folded_vat();
-    let e = open_with_container(&paged, TextureContainer::Dds, TextureCompression::None)
-        .unwrap_err();
-    assert!(e.contains("page 1 (vat.textures[1]) is not in the file of page 0"), "{e}");
+    let e =
+        open_with_container(&paged, TextureContainer::Dds, TextureCompression::None).unwrap_err();
+    assert!(
+        e.contains("page 1 (vat.textures[1]) is not in the file of page 0"),
+        "{e}"
+    );
     let mut split = layered.clone();
     split.textures[2].crc32 ^= 1;
     let e = open_with_container(&split, TextureContainer::Ktx2Zstd, TextureCompression::None)
         .unwrap_err();
     assert!(e.contains("page 2 (vat.textures[2])"), "{e}");
     // KTX2 and DDS files have no EXR compression.
-    let e = open_with_container(&layered, TextureContainer::Ktx2, TextureCompression::Zip)
-        .unwrap_err();
-    assert!(e.contains("vat_compression.textures[0] is Zip for a Ktx2 texture"), "{e}");
+    let e =
+        open_with_container(&layered, TextureContainer::Ktx2, TextureCompression::Zip).unwrap_err();
+    assert!(
+        e.contains("vat_compression.textures[0] is Zip for a Ktx2 texture"),
+        "{e}"
+    );
 }

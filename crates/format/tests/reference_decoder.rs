@@ -382,17 +382,14 @@ fn reference_decoder_reads_every_record_kind() {
     };
     assert_eq!(w.add_section(SectionKind::TrackData, &tracks).unwrap(), 2);
     let records = [
-        (SectionKind::Vat, codec::encode_vat(&vat).unwrap()),
-        (
-            SectionKind::Weights,
-            codec::encode_weights(&weights).unwrap(),
-        ),
-        (SectionKind::Rig, codec::encode_rig(&rig).unwrap()),
+        (SectionKind::Vat, codec::encode(&vat).unwrap()),
+        (SectionKind::Weights, codec::encode(&weights).unwrap()),
+        (SectionKind::Rig, codec::encode(&rig).unwrap()),
         (SectionKind::Key, "ab01".repeat(16).into_bytes()),
-        (SectionKind::Bounds, codec::encode_bounds(&bounds).unwrap()),
+        (SectionKind::Bounds, codec::encode(&bounds).unwrap()),
         (
             SectionKind::VatCompression,
-            codec::encode_vat_compression(&compression).unwrap(),
+            codec::encode(&compression).unwrap(),
         ),
     ];
     for (kind, bytes) in &records {
@@ -425,7 +422,7 @@ fn encoding_examples_are_the_bytes_rigbake_writes() {
             weight: 0.5,
         }],
     };
-    let bytes = codec::encode_rig(&rig).unwrap();
+    let bytes = codec::encode(&rig).unwrap();
     let expected: Vec<u8> = [
         &[0x00, 0x00][..],                     // reference_node None, anchors []
         &[0x01, 0xFC, 0x70, 0x11, 0x01, 0x00], // Some(70000): u32 varint
@@ -446,17 +443,14 @@ fn encoding_examples_are_the_bytes_rigbake_writes() {
         primitives: Vec::new(),
     };
     assert_eq!(
-        codec::encode_weights(&weights).unwrap(),
+        codec::encode(&weights).unwrap(),
         [0xFA, 0xFB, 0xFB, 0x00, 0x00, 0x00]
     );
     weights.max_influences = 8192;
-    assert_eq!(
-        codec::encode_weights(&weights).unwrap()[..3],
-        [0xFB, 0x00, 0x20]
-    );
+    assert_eq!(codec::encode(&weights).unwrap()[..3], [0xFB, 0x00, 0x20]);
     let (mut metadata, ..) = full_records(310);
     metadata.skins[0].parents = vec![-1, 0, 1, -2];
-    let bytes = codec::encode_metadata(&metadata).unwrap();
+    let bytes = codec::encode(&metadata).unwrap();
     let parents = [0x04, 0x01, 0x00, 0x02, 0x03];
     assert!(bytes.windows(parents.len()).any(|w| w == parents));
 }

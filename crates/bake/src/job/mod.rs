@@ -131,18 +131,25 @@ fn fault(point: &str, input: &Path) {
 }
 
 /// Adds an encoded record to the container.
-fn add_record(
+/// Writes `bytes` as a section of `kind` (the bake key's raw text, or an
+/// encoded record).
+fn add_section(
     sink: &mut dyn Sink,
     kind: SectionKind,
-    record: rigbake_format::Result<Vec<u8>>,
+    bytes: rigbake_format::Result<Vec<u8>>,
 ) -> Result<(), BakeError> {
-    let written = record
+    let written = bytes
         .map_err(StepError::bare)
         .and_then(|r| sink.add_section(kind, &r).map(|_| ()));
     written.map_err(|e| {
         e.or_context("cannot write the container")
             .at(Stage::Container)
     })
+}
+
+/// Encodes `record` into a section of its own kind.
+fn add_record<R: codec::Record>(sink: &mut dyn Sink, record: &R) -> Result<(), BakeError> {
+    add_section(sink, R::KIND, codec::encode(record))
 }
 
 fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
@@ -221,11 +228,7 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
             job.observer.stage("bone weights");
             let w = weights::bake(&model, bones, rig_plan, settings, &mut sink, &mut uv_sets)
                 .map_err(|e| e.at(Stage::Weights))?;
-            add_record(
-                &mut sink,
-                SectionKind::Weights,
-                codec::encode_weights(&w.record),
-            )?;
+            add_record(&mut sink, &w.record)?;
             weights_nodes = w.nodes;
             weights_record = Some(w.record);
         }
@@ -287,35 +290,25 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
         out.metadata
     });
     if let Some(vat) = &vat_record {
-        add_record(&mut sink, SectionKind::Vat, codec::encode_vat(vat))?;
+        add_record(&mut sink, vat)?;
         add_record(
             &mut sink,
-            SectionKind::VatCompression,
-            codec::encode_vat_compression(&vat::compression_record(
-                vat,
-                &settings.vat,
-                settings.texture_container,
-            )),
+            &vat::compression_record(vat, &settings.vat, settings.texture_container),
         )?;
     }
     if !settings.texture_container.is_exr() {
         add_record(
             &mut sink,
-            SectionKind::TextureContainer,
-            codec::encode_texture_container(&rigbake_format::meta::TextureContainerMetadata {
+            &rigbake_format::meta::TextureContainerMetadata {
                 container: settings.texture_container,
-            }),
+            },
         )?;
     }
     if layout != rigbake_format::meta::LayoutMetadata::default() {
-        add_record(
-            &mut sink,
-            SectionKind::Layout,
-            codec::encode_layout(&layout),
-        )?;
+        add_record(&mut sink, &layout)?;
     }
     if let Some(rig) = &rig_record {
-        add_record(&mut sink, SectionKind::Rig, codec::encode_rig(rig))?;
+        add_record(&mut sink, rig)?;
     }
     let root_motion_record = records::root_motion(&model, &timeline);
     if let (None, Some(node)) = (&root_motion_record, &settings.root_motion.node) {
@@ -326,14 +319,10 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
     }
     if let Some(record) = &root_motion_record {
         check_root_motion(record, &metadata).map_err(at(Stage::Container))?;
-        add_record(
-            &mut sink,
-            SectionKind::RootMotion,
-            codec::encode_root_motion(record),
-        )?;
+        add_record(&mut sink, record)?;
     }
     if let Some(morphs) = &morphs_record {
-        add_record(&mut sink, SectionKind::Morphs, codec::encode_morphs(morphs))?;
+        add_record(&mut sink, morphs)?;
     }
     let lods_record = lods::record(
         &model,
@@ -342,7 +331,7 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
         |level| weights::mesh_file_name(&model.name, level),
     );
     if let Some(record) = &lods_record {
-        add_record(&mut sink, SectionKind::Lods, codec::encode_lods(record))?;
+        add_record(&mut sink, record)?;
     }
     let lod_details = lods_record.as_ref().map(|record| {
         lods::details(
@@ -354,41 +343,25 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
         )
     });
     if let Some(details) = &lod_details {
-        add_record(
-            &mut sink,
-            SectionKind::LodDetails,
-            codec::encode_lod_details(details),
-        )?;
+        add_record(&mut sink, details)?;
     }
     warn_about_uv_sets(&uv_sets, job.observer);
     let uv_record = (!uv_sets.is_empty()).then_some(meta::UvSetsMetadata {
         primitives: uv_sets,
     });
     if let Some(record) = &uv_record {
-        add_record(
-            &mut sink,
-            SectionKind::UvSets,
-            codec::encode_uv_sets(record),
-        )?;
+        add_record(&mut sink, record)?;
     }
-    add_record(&mut sink, SectionKind::Key, Ok(job.key.as_bytes().to_vec()))?;
+    add_section(&mut sink, SectionKind::Key, Ok(job.key.as_bytes().to_vec()))?;
     if let Some(location) = job.source_location {
         let record = meta::SourceLocation {
             relative_path: location.to_owned(),
         };
-        add_record(
-            &mut sink,
-            SectionKind::Source,
-            codec::encode_source(&record),
-        )?;
+        add_record(&mut sink, &record)?;
     }
     job.observer.stage("bounds");
     let bounds = bounds_record(&model, &timeline, vat_bounds.as_ref())?;
-    add_record(
-        &mut sink,
-        SectionKind::Bounds,
-        codec::encode_bounds(&bounds),
-    )?;
+    add_record(&mut sink, &bounds)?;
     if let Some(weights) = &weights_record {
         // A LOD level keeps its own count of pairs.
         let level_of_entry = |entry: usize| {

@@ -665,7 +665,13 @@ fn bake_primitive(
     let mut files = Vec::with_capacity(specs.len());
     let mut writers = Vec::with_capacity(specs.len());
     for (i, spec) in specs.iter().enumerate() {
-        let name = page_file_name(base, spec.stream, i % files_per_stream, files_per_stream, ext);
+        let name = page_file_name(
+            base,
+            spec.stream,
+            i % files_per_stream,
+            files_per_stream,
+            ext,
+        );
         let file = sink.stream_target(&name)?;
         writers.push(VatFileWriter::create(&file, *spec).map_err(fail)?);
         files.push((name, file));

@@ -100,82 +100,59 @@ pub enum SectionKind {
     Unknown(u32),
 }
 
+/// Every known section kind with its on-disk code and report name, in code
+/// order: the one table [`SectionKind::code`], [`SectionKind::from_code`]
+/// and [`SectionKind::name`] read.
+const KINDS: [(SectionKind, u32, &str); 19] = [
+    (SectionKind::Metadata, 1, "metadata"),
+    (SectionKind::Texture, 2, "texture"),
+    (SectionKind::Vat, 3, "vat"),
+    (SectionKind::Weights, 4, "weights"),
+    (SectionKind::VertexData, 5, "vertex_data"),
+    (SectionKind::Rig, 6, "rig"),
+    (SectionKind::TrackData, 7, "track_data"),
+    (SectionKind::Key, 8, "key"),
+    (SectionKind::Outputs, 9, "outputs"),
+    (SectionKind::VatCompression, 10, "vat_compression"),
+    (SectionKind::Layout, 11, "layout"),
+    (SectionKind::Bounds, 12, "bounds"),
+    (SectionKind::Source, 13, "source"),
+    (SectionKind::Morphs, 14, "morphs"),
+    (SectionKind::UvSets, 15, "uv_sets"),
+    (SectionKind::RootMotion, 16, "root_motion"),
+    (SectionKind::Lods, 17, "lods"),
+    (SectionKind::LodDetails, 18, "lod_details"),
+    (SectionKind::TextureContainer, 19, "texture_container"),
+];
+
 impl SectionKind {
     /// The on-disk code.
     pub fn code(self) -> u32 {
         match self {
-            Self::Metadata => 1,
-            Self::Texture => 2,
-            Self::Vat => 3,
-            Self::Weights => 4,
-            Self::VertexData => 5,
-            Self::Rig => 6,
-            Self::TrackData => 7,
-            Self::Key => 8,
-            Self::Outputs => 9,
-            Self::VatCompression => 10,
-            Self::Bounds => 12,
-            Self::Layout => 11,
-            Self::Source => 13,
-            Self::Morphs => 14,
-            Self::UvSets => 15,
-            Self::RootMotion => 16,
-            Self::Lods => 17,
-            Self::LodDetails => 18,
-            Self::TextureContainer => 19,
             Self::Unknown(c) => c,
+            known => KINDS
+                .iter()
+                .find(|(k, _, _)| *k == known)
+                .map_or(0, |(_, code, _)| *code),
         }
     }
 
     /// The kind for an on-disk code.
     pub fn from_code(code: u32) -> Self {
-        match code {
-            1 => Self::Metadata,
-            2 => Self::Texture,
-            3 => Self::Vat,
-            4 => Self::Weights,
-            5 => Self::VertexData,
-            6 => Self::Rig,
-            7 => Self::TrackData,
-            8 => Self::Key,
-            9 => Self::Outputs,
-            10 => Self::VatCompression,
-            12 => Self::Bounds,
-            11 => Self::Layout,
-            13 => Self::Source,
-            14 => Self::Morphs,
-            15 => Self::UvSets,
-            16 => Self::RootMotion,
-            17 => Self::Lods,
-            18 => Self::LodDetails,
-            19 => Self::TextureContainer,
-            c => Self::Unknown(c),
-        }
+        KINDS
+            .iter()
+            .find(|(_, c, _)| *c == code)
+            .map_or(Self::Unknown(code), |(k, _, _)| *k)
     }
 
     /// A short name for reports.
     pub fn name(self) -> String {
         match self {
-            Self::Metadata => "metadata".to_owned(),
-            Self::Texture => "texture".to_owned(),
-            Self::Vat => "vat".to_owned(),
-            Self::Weights => "weights".to_owned(),
-            Self::VertexData => "vertex_data".to_owned(),
-            Self::Rig => "rig".to_owned(),
-            Self::TrackData => "track_data".to_owned(),
-            Self::Key => "key".to_owned(),
-            Self::Outputs => "outputs".to_owned(),
-            Self::VatCompression => "vat_compression".to_owned(),
-            Self::Bounds => "bounds".to_owned(),
-            Self::Layout => "layout".to_owned(),
-            Self::Source => "source".to_owned(),
-            Self::Morphs => "morphs".to_owned(),
-            Self::UvSets => "uv_sets".to_owned(),
-            Self::RootMotion => "root_motion".to_owned(),
-            Self::Lods => "lods".to_owned(),
-            Self::LodDetails => "lod_details".to_owned(),
-            Self::TextureContainer => "texture_container".to_owned(),
             Self::Unknown(c) => format!("unknown({c})"),
+            known => KINDS
+                .iter()
+                .find(|(k, _, _)| *k == known)
+                .map_or_else(String::new, |(_, _, name)| (*name).to_owned()),
         }
     }
 }
@@ -210,4 +187,22 @@ impl std::fmt::Display for Version {
 
 fn padding(len: u64) -> u64 {
     (ALIGN - len % ALIGN) % ALIGN
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_is_in_the_table_once_and_codes_round_trip() {
+        for (i, (kind, code, name)) in KINDS.iter().enumerate() {
+            assert_eq!(*code as usize, i + 1, "codes in order, no gaps");
+            assert_eq!(SectionKind::from_code(*code), *kind);
+            assert_eq!(kind.code(), *code);
+            assert_eq!(kind.name(), *name);
+        }
+        assert_eq!(SectionKind::from_code(20), SectionKind::Unknown(20));
+        assert_eq!(SectionKind::Unknown(20).code(), 20);
+        assert_eq!(SectionKind::Unknown(0).name(), "unknown(0)");
+    }
 }

@@ -12,6 +12,7 @@ use super::{
     ENTRY_LEN, FORMAT_MAJOR, HEADER_LEN, LITTLE_ENDIAN, MAGIC, Section, SectionKind, Version,
     padding,
 };
+use crate::codec::Record;
 use crate::error::{FormatError, Result};
 use crate::meta::{
     BoundsMetadata, LayoutMetadata, Metadata, MorphsMetadata, OutputsMetadata, RigMetadata,
@@ -79,138 +80,17 @@ impl Container<BufReader<File>> {
 impl<R: Read + Seek> Container<R> {
     /// Checks and loads the header, table and metadata from `reader`.
     pub fn from_reader(mut reader: R) -> Result<Self> {
-        let file_len = reader.seek(SeekFrom::End(0))?;
-        if file_len < u64::from(HEADER_LEN) {
-            return Err(invalid(format!(
-                "truncated: {file_len} bytes is shorter than the {HEADER_LEN}-byte header"
-            )));
-        }
-        let mut fixed = [0u8; HEADER_LEN as usize];
-        reader.seek(SeekFrom::Start(0))?;
-        reader.read_exact(&mut fixed)?;
-        if fixed[..12] != MAGIC {
-            return Err(invalid("not a rigbake container (bad magic bytes)"));
-        }
-        let version = Version {
-            major: u16_at(&fixed, 12),
-            minor: u16_at(&fixed, 14),
-        };
-        if version.major != FORMAT_MAJOR {
-            return Err(FormatError::Unsupported(format!(
-                "container format version {version} is not supported: this rigbake ({}) reads format {FORMAT_MAJOR}.x",
-                env!("CARGO_PKG_VERSION")
-            )));
-        }
-        if fixed[16] != LITTLE_ENDIAN {
-            return Err(FormatError::Unsupported(format!(
-                "byte-order marker {} is not little-endian (1)",
-                fixed[16]
-            )));
-        }
-        let header_len = u32_at(&fixed, 20);
-        if !(HEADER_LEN..=MAX_HEADER_LEN).contains(&header_len) || u64::from(header_len) > file_len
-        {
-            return Err(invalid(format!(
-                "header length {header_len} is out of range"
-            )));
-        }
-        // The header's CRC is its last 4 bytes, over everything before.
-        let mut header = fixed.to_vec();
-        header.resize(header_len as usize, 0);
-        reader.read_exact(&mut header[HEADER_LEN as usize..])?;
-        let crc_at = header_len as usize - 4;
-        if crc32fast::hash(&header[..crc_at]) != u32_at(&header, crc_at) {
-            return Err(invalid("header checksum mismatch (the header is damaged)"));
-        }
-        if header[17..20] != [0, 0, 0] {
-            return Err(invalid("reserved header bytes are not zero"));
-        }
-        let count = u32_at(&header, 24) as u64;
-        let table_offset = u64_at(&header, 28);
-        let declared_len = u64_at(&header, 36);
-        if declared_len != file_len {
-            return Err(invalid(format!(
-                "file is {file_len} bytes but its header says {declared_len} (truncated or extended)"
-            )));
-        }
-        let table_len = count
-            .checked_mul(ENTRY_LEN as u64)
-            .and_then(|l| l.checked_add(4))
-            .filter(|l| table_offset.checked_add(*l) == Some(file_len))
-            .ok_or_else(|| {
-                invalid(format!(
-                    "section table ({count} entries at {table_offset}) does not end the file"
-                ))
-            })?;
-        let mut table = vec![0u8; table_len as usize];
-        reader.seek(SeekFrom::Start(table_offset))?;
-        reader.read_exact(&mut table)?;
-        let crc_at = table.len() - 4;
-        if crc32fast::hash(&table[..crc_at]) != u32_at(&table, crc_at) {
-            return Err(invalid(
-                "section table checksum mismatch (the table is damaged)",
-            ));
-        }
-        let mut sections = Vec::with_capacity(count as usize);
-        let mut expected_offset = u64::from(header_len);
-        for (i, e) in table[..crc_at].chunks_exact(ENTRY_LEN).enumerate() {
-            if u32_at(e, 4) != 0 || u32_at(e, 28) != 0 {
-                return Err(invalid(format!(
-                    "section {i}: reserved fields are not zero"
-                )));
-            }
-            let s = Section {
-                kind: SectionKind::from_code(u32_at(e, 0)),
-                offset: u64_at(e, 8),
-                length: u64_at(e, 16),
-                crc32: u32_at(e, 24),
-            };
-            // Sections are contiguous (each padded to 8 bytes) and end where
-            // the table starts, so every byte of the file is accounted for.
-            let end = s
-                .offset
-                .checked_add(s.length)
-                .map(|end| end + padding(s.length))
-                .filter(|end| s.offset == expected_offset && *end <= table_offset)
-                .ok_or_else(|| {
-                    invalid(format!(
-                        "section {i}: offset {} and length {} do not fit the file",
-                        s.offset, s.length
-                    ))
-                })?;
-            expected_offset = end;
-            sections.push(s);
-        }
-        if expected_offset != table_offset {
-            return Err(invalid("bytes between the last section and the table"));
-        }
+        let (version, file_len, sections) = read_layout(&mut reader)?;
         let meta_index = single(&sections, SectionKind::Metadata)?
             .ok_or_else(|| invalid("no metadata section"))?;
-        let metadata = codec::decode_metadata(&read_checked(&mut reader, &sections, meta_index)?)?;
-        let vat = match single(&sections, SectionKind::Vat)? {
-            Some(i) => Some(codec::decode_vat(&read_checked(
-                &mut reader,
-                &sections,
-                i,
-            )?)?),
-            None => None,
-        };
-        let weights = match single(&sections, SectionKind::Weights)? {
-            Some(i) => Some(codec::decode_weights(&read_checked(
-                &mut reader,
-                &sections,
-                i,
-            )?)?),
-            None => None,
-        };
-        let rig = match single(&sections, SectionKind::Rig)? {
-            Some(i) => Some(codec::decode_rig(&read_checked(
-                &mut reader,
-                &sections,
-                i,
-            )?)?),
-            None => None,
-        };
+        let metadata = codec::decode::<crate::meta::Metadata>(&read_checked(
+            &mut reader,
+            &sections,
+            meta_index,
+        )?)?;
+        let vat = optional(&mut reader, &sections)?;
+        let weights = optional(&mut reader, &sections)?;
+        let rig = optional(&mut reader, &sections)?;
         let key = match single(&sections, SectionKind::Key)? {
             Some(i) => Some(
                 String::from_utf8(read_checked(&mut reader, &sections, i)?)
@@ -218,94 +98,17 @@ impl<R: Read + Seek> Container<R> {
             ),
             None => None,
         };
-        let outputs = match single(&sections, SectionKind::Outputs)? {
-            Some(i) => Some(codec::decode_outputs(&read_checked(
-                &mut reader,
-                &sections,
-                i,
-            )?)?),
-            None => None,
-        };
-        let bounds = match single(&sections, SectionKind::Bounds)? {
-            Some(i) => Some(codec::decode_bounds(&read_checked(
-                &mut reader,
-                &sections,
-                i,
-            )?)?),
-            None => None,
-        };
-        let layout = match single(&sections, SectionKind::Layout)? {
-            Some(i) => Some(codec::decode_layout(&read_checked(
-                &mut reader,
-                &sections,
-                i,
-            )?)?),
-            None => None,
-        };
-        let source = match single(&sections, SectionKind::Source)? {
-            Some(i) => Some(codec::decode_source(&read_checked(
-                &mut reader,
-                &sections,
-                i,
-            )?)?),
-            None => None,
-        };
-        let morphs = match single(&sections, SectionKind::Morphs)? {
-            Some(i) => Some(codec::decode_morphs(&read_checked(
-                &mut reader,
-                &sections,
-                i,
-            )?)?),
-            None => None,
-        };
-        let vat_compression = match single(&sections, SectionKind::VatCompression)? {
-            Some(i) => Some(codec::decode_vat_compression(&read_checked(
-                &mut reader,
-                &sections,
-                i,
-            )?)?),
-            None => None,
-        };
-        let uv_sets = match single(&sections, SectionKind::UvSets)? {
-            Some(i) => Some(codec::decode_uv_sets(&read_checked(
-                &mut reader,
-                &sections,
-                i,
-            )?)?),
-            None => None,
-        };
-        let root_motion = match single(&sections, SectionKind::RootMotion)? {
-            Some(i) => Some(codec::decode_root_motion(&read_checked(
-                &mut reader,
-                &sections,
-                i,
-            )?)?),
-            None => None,
-        };
-        let lods = match single(&sections, SectionKind::Lods)? {
-            Some(i) => Some(codec::decode_lods(&read_checked(
-                &mut reader,
-                &sections,
-                i,
-            )?)?),
-            None => None,
-        };
-        let lod_details = match single(&sections, SectionKind::LodDetails)? {
-            Some(i) => Some(codec::decode_lod_details(&read_checked(
-                &mut reader,
-                &sections,
-                i,
-            )?)?),
-            None => None,
-        };
-        let texture_container = match single(&sections, SectionKind::TextureContainer)? {
-            Some(i) => Some(codec::decode_texture_container(&read_checked(
-                &mut reader,
-                &sections,
-                i,
-            )?)?),
-            None => None,
-        };
+        let outputs = optional(&mut reader, &sections)?;
+        let bounds = optional(&mut reader, &sections)?;
+        let layout = optional(&mut reader, &sections)?;
+        let source = optional(&mut reader, &sections)?;
+        let morphs = optional(&mut reader, &sections)?;
+        let vat_compression = optional(&mut reader, &sections)?;
+        let uv_sets = optional(&mut reader, &sections)?;
+        let root_motion = optional(&mut reader, &sections)?;
+        let lods = optional(&mut reader, &sections)?;
+        let lod_details = optional(&mut reader, &sections)?;
+        let texture_container = optional(&mut reader, &sections)?;
         let container = Self {
             texture_container,
             reader,
@@ -588,6 +391,117 @@ impl<R: Read + Seek> Container<R> {
     }
 }
 
+/// Checks the header and the section table (formats/container.md,
+/// "Reading rules" 1 to 4) before anything sized by the file is allocated;
+/// returns the version, the file's length and the sections.
+fn read_layout<R: Read + Seek>(reader: &mut R) -> Result<(Version, u64, Vec<Section>)> {
+    let file_len = reader.seek(SeekFrom::End(0))?;
+    if file_len < u64::from(HEADER_LEN) {
+        return Err(invalid(format!(
+            "truncated: {file_len} bytes is shorter than the {HEADER_LEN}-byte header"
+        )));
+    }
+    let mut fixed = [0u8; HEADER_LEN as usize];
+    reader.seek(SeekFrom::Start(0))?;
+    reader.read_exact(&mut fixed)?;
+    if fixed[..12] != MAGIC {
+        return Err(invalid("not a rigbake container (bad magic bytes)"));
+    }
+    let version = Version {
+        major: u16_at(&fixed, 12),
+        minor: u16_at(&fixed, 14),
+    };
+    if version.major != FORMAT_MAJOR {
+        return Err(FormatError::Unsupported(format!(
+            "container format version {version} is not supported: this rigbake ({}) reads format {FORMAT_MAJOR}.x",
+            env!("CARGO_PKG_VERSION")
+        )));
+    }
+    if fixed[16] != LITTLE_ENDIAN {
+        return Err(FormatError::Unsupported(format!(
+            "byte-order marker {} is not little-endian (1)",
+            fixed[16]
+        )));
+    }
+    let header_len = u32_at(&fixed, 20);
+    if !(HEADER_LEN..=MAX_HEADER_LEN).contains(&header_len) || u64::from(header_len) > file_len {
+        return Err(invalid(format!(
+            "header length {header_len} is out of range"
+        )));
+    }
+    // The header's CRC is its last 4 bytes, over everything before.
+    let mut header = fixed.to_vec();
+    header.resize(header_len as usize, 0);
+    reader.read_exact(&mut header[HEADER_LEN as usize..])?;
+    let crc_at = header_len as usize - 4;
+    if crc32fast::hash(&header[..crc_at]) != u32_at(&header, crc_at) {
+        return Err(invalid("header checksum mismatch (the header is damaged)"));
+    }
+    if header[17..20] != [0, 0, 0] {
+        return Err(invalid("reserved header bytes are not zero"));
+    }
+    let count = u32_at(&header, 24) as u64;
+    let table_offset = u64_at(&header, 28);
+    let declared_len = u64_at(&header, 36);
+    if declared_len != file_len {
+        return Err(invalid(format!(
+            "file is {file_len} bytes but its header says {declared_len} (truncated or extended)"
+        )));
+    }
+    let table_len = count
+        .checked_mul(ENTRY_LEN as u64)
+        .and_then(|l| l.checked_add(4))
+        .filter(|l| table_offset.checked_add(*l) == Some(file_len))
+        .ok_or_else(|| {
+            invalid(format!(
+                "section table ({count} entries at {table_offset}) does not end the file"
+            ))
+        })?;
+    let mut table = vec![0u8; table_len as usize];
+    reader.seek(SeekFrom::Start(table_offset))?;
+    reader.read_exact(&mut table)?;
+    let crc_at = table.len() - 4;
+    if crc32fast::hash(&table[..crc_at]) != u32_at(&table, crc_at) {
+        return Err(invalid(
+            "section table checksum mismatch (the table is damaged)",
+        ));
+    }
+    let mut sections = Vec::with_capacity(count as usize);
+    let mut expected_offset = u64::from(header_len);
+    for (i, e) in table[..crc_at].chunks_exact(ENTRY_LEN).enumerate() {
+        if u32_at(e, 4) != 0 || u32_at(e, 28) != 0 {
+            return Err(invalid(format!(
+                "section {i}: reserved fields are not zero"
+            )));
+        }
+        let s = Section {
+            kind: SectionKind::from_code(u32_at(e, 0)),
+            offset: u64_at(e, 8),
+            length: u64_at(e, 16),
+            crc32: u32_at(e, 24),
+        };
+        // Sections are contiguous (each padded to 8 bytes) and end where
+        // the table starts, so every byte of the file is accounted for.
+        let end = s
+            .offset
+            .checked_add(s.length)
+            .map(|end| end + padding(s.length))
+            .filter(|end| s.offset == expected_offset && *end <= table_offset)
+            .ok_or_else(|| {
+                invalid(format!(
+                    "section {i}: offset {} and length {} do not fit the file",
+                    s.offset, s.length
+                ))
+            })?;
+        expected_offset = end;
+        sections.push(s);
+    }
+    if expected_offset != table_offset {
+        return Err(invalid("bytes between the last section and the table"));
+    }
+    Ok((version, file_len, sections))
+}
+
 /// The index of the only section of `kind`, if any; an error if several.
 fn single(sections: &[Section], kind: SectionKind) -> Result<Option<usize>> {
     let mut found = sections.iter().enumerate().filter(|(_, s)| s.kind == kind);
@@ -595,6 +509,15 @@ fn single(sections: &[Section], kind: SectionKind) -> Result<Option<usize>> {
         (None, _) => Ok(None),
         (Some((i, _)), None) => Ok(Some(i)),
         (Some(_), Some(_)) => Err(invalid(format!("more than one {} section", kind.name()))),
+    }
+}
+
+/// The record of type `T` when the container has its section (at most
+/// one), read with its checksum checked and decoded.
+fn optional<T: Record, R: Read + Seek>(reader: &mut R, sections: &[Section]) -> Result<Option<T>> {
+    match single(sections, T::KIND)? {
+        Some(i) => Ok(Some(codec::decode(&read_checked(reader, sections, i)?)?)),
+        None => Ok(None),
     }
 }
 

@@ -108,7 +108,7 @@ impl<W: Write + Seek> ContainerWriter<W> {
     /// Writes the metadata section, the table and the header; returns the
     /// writer and the total length of the container.
     pub fn finish(mut self, metadata: &Metadata) -> Result<(W, u64)> {
-        let encoded = codec::encode_metadata(metadata)?;
+        let encoded = codec::encode(metadata)?;
         self.add_section(SectionKind::Metadata, &encoded)?;
         let table_offset = self.position;
         let mut table = Vec::with_capacity(self.sections.len() * ENTRY_LEN + 4);

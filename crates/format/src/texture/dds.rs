@@ -65,12 +65,16 @@ pub fn header(spec: &GpuSpec) -> Vec<u8> {
 pub fn data<'a>(file: &'a [u8], spec: &GpuSpec) -> Result<&'a [u8]> {
     if file.len() < HEADER_LEN || file[..4] != MAGIC {
         return Err(FormatError::Invalid(
-            "not a DDS file (no `DDS ` magic, or shorter than the 148-byte DX10 header)"
-                .to_owned(),
+            "not a DDS file (no `DDS ` magic, or shorter than the 148-byte DX10 header)".to_owned(),
         ));
     }
     let word = |i: usize| {
-        u32::from_le_bytes([file[4 * i], file[4 * i + 1], file[4 * i + 2], file[4 * i + 3]])
+        u32::from_le_bytes([
+            file[4 * i],
+            file[4 * i + 1],
+            file[4 * i + 2],
+            file[4 * i + 3],
+        ])
     };
     let expected: [(&str, usize, u32); 9] = [
         ("dwSize", 1, 124),
@@ -131,7 +135,10 @@ mod tests {
             ..spec
         };
         let e = data(&file, &half).unwrap_err().to_string();
-        assert!(e.contains("`dxgiFormat` is 11") && e.contains("say 10"), "{e}");
+        assert!(
+            e.contains("`dxgiFormat` is 11") && e.contains("say 10"),
+            "{e}"
+        );
         file.truncate(file.len() - 1);
         let e = data(&file, &spec).unwrap_err().to_string();
         assert!(e.contains("DDS data is 167 bytes"), "{e}");

@@ -85,7 +85,12 @@ fn header_of(container: TextureContainer, spec: &GpuSpec) -> Result<Vec<u8>> {
 
 /// Writes a whole texture: `rgba` holds `width * height * layers` RGBA
 /// texels in the spec's sample type, already little-endian.
-pub fn write(out: &mut impl Write, container: TextureContainer, spec: &GpuSpec, rgba: &[u8]) -> Result<()> {
+pub fn write(
+    out: &mut impl Write,
+    container: TextureContainer,
+    spec: &GpuSpec,
+    rgba: &[u8],
+) -> Result<()> {
     if rgba.len() as u64 != spec.data_bytes() {
         return Err(FormatError::Invalid(format!(
             "{} bytes of texels for a {} x {} x {} texture of {}",
@@ -133,7 +138,11 @@ fn interleave<T: Copy, const N: usize>(
 ) {
     for (x, texel) in out.chunks_exact_mut(4 * N).take(width).enumerate() {
         for (c, sample) in texel.chunks_exact_mut(N).enumerate() {
-            let v = if c < floats { planes[c * width + x] } else { one };
+            let v = if c < floats {
+                planes[c * width + x]
+            } else {
+                one
+            };
             sample.copy_from_slice(&le(v));
         }
     }
@@ -146,7 +155,9 @@ pub fn interleave_f32(planes: &[f32], width: usize, floats: usize, out: &mut [u8
 
 /// [`interleave`] for half floats (alpha 1.0).
 pub fn interleave_f16(planes: &[f16], width: usize, floats: usize, out: &mut [u8]) {
-    interleave(planes, width, floats, f16::ONE, out, |h| h.to_bits().to_le_bytes());
+    interleave(planes, width, floats, f16::ONE, out, |h| {
+        h.to_bits().to_le_bytes()
+    });
 }
 
 /// [`interleave`] for 16-bit UNORM samples (alpha 65535).
@@ -181,9 +192,20 @@ impl GpuStream {
         }
         let header = header_of(container, &spec)?;
         let zstd = container == TextureContainer::Ktx2Zstd;
-        let feed = Feed::spawn("rigbake-gpu-writer", "texture writer", move |rows, spares| {
-            write_stream(BufWriter::with_capacity(1 << 20, out), &spec, header, zstd, rows, spares)
-        })?;
+        let feed = Feed::spawn(
+            "rigbake-gpu-writer",
+            "texture writer",
+            move |rows, spares| {
+                write_stream(
+                    BufWriter::with_capacity(1 << 20, out),
+                    &spec,
+                    header,
+                    zstd,
+                    rows,
+                    spares,
+                )
+            },
+        )?;
         Ok(Self {
             spec,
             feed,
@@ -275,7 +297,9 @@ fn write_stream<W: Write + Seek>(
             let _ = spares.try_send(batch);
         }
     }
-    out.into_inner().map_err(|e| FormatError::Io(e.into_error()))?.flush()?;
+    out.into_inner()
+        .map_err(|e| FormatError::Io(e.into_error()))?
+        .flush()?;
     Ok(())
 }
 
@@ -294,7 +318,11 @@ pub enum GpuSamples {
 /// allocated, and supercompressed data must decompress to exactly the
 /// texture's size.
 pub fn read(file: &[u8], container: TextureContainer, spec: &GpuSpec) -> Result<GpuSamples> {
-    super::check_decoded_size(spec.width, spec.height.saturating_mul(spec.layers), spec.texel_bytes())?;
+    super::check_decoded_size(
+        spec.width,
+        spec.height.saturating_mul(spec.layers),
+        spec.texel_bytes(),
+    )?;
     let expected = spec.data_bytes() as usize;
     let unpacked;
     let raw: &[u8] = match container {
@@ -371,7 +399,10 @@ mod tests {
                 stream.finish().unwrap();
                 let streamed = shared.lock().unwrap().get_ref().clone();
                 assert_eq!(whole, streamed, "{container:?} {sample:?}");
-                assert_eq!(read(&whole, container, &s).unwrap(), GpuSamples::Float(texels));
+                assert_eq!(
+                    read(&whole, container, &s).unwrap(),
+                    GpuSamples::Float(texels)
+                );
             }
         }
     }
@@ -395,12 +426,62 @@ mod tests {
     fn truncated_or_lying_zstd_data_is_refused() {
         let s = spec(SampleType::Unorm16, 1);
         let mut file = Vec::new();
-        write(&mut file, TextureContainer::Ktx2Zstd, &s, &vec![3u8; s.data_bytes() as usize]).unwrap();
-        assert!(matches!(read(&file, TextureContainer::Ktx2Zstd, &s), Ok(GpuSamples::Unorm16(v)) if v.iter().all(|&x| x == 0x0303)));
+        write(
+            &mut file,
+            TextureContainer::Ktx2Zstd,
+            &s,
+            &vec![3u8; s.data_bytes() as usize],
+        )
+        .unwrap();
+        assert!(
+            matches!(read(&file, TextureContainer::Ktx2Zstd, &s), Ok(GpuSamples::Unorm16(v)) if v.iter().all(|&x| x == 0x0303))
+        );
         file.truncate(file.len() - 2);
         assert!(read(&file, TextureContainer::Ktx2Zstd, &s).is_err());
-        let e = read(&file, TextureContainer::Ktx2, &s).unwrap_err().to_string();
+        let e = read(&file, TextureContainer::Ktx2, &s)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("supercompressionScheme"), "{e}");
+    }
+
+    #[test]
+    fn every_damaged_byte_and_every_truncation_is_an_error_or_the_right_size() {
+        // A small damage corpus: each byte of each container flipped two
+        // ways, and every prefix. The reader must refuse (or, where the
+        // byte is one it does not check, such as a key/value byte or a
+        // texel, return exactly the texture's samples); never panic or
+        // allocate beyond the texture's size.
+        for container in [
+            TextureContainer::Ktx2,
+            TextureContainer::Ktx2Zstd,
+            TextureContainer::Dds,
+        ] {
+            for (sample, layers) in [(SampleType::F32, 1), (SampleType::Unorm16, 3)] {
+                let s = spec(sample, layers);
+                let bytes: Vec<u8> = (0..s.data_bytes()).map(|i| (i * 7 % 251) as u8).collect();
+                let mut file = Vec::new();
+                write(&mut file, container, &s, &bytes).unwrap();
+                let samples = s.data_bytes() as usize / sample.bytes();
+                let check = |damaged: &[u8]| match read(damaged, container, &s) {
+                    Ok(GpuSamples::Float(v)) => assert_eq!(v.len(), samples),
+                    Ok(GpuSamples::Unorm16(v)) => assert_eq!(v.len(), samples),
+                    Err(e) => assert!(!e.to_string().is_empty()),
+                };
+                for at in 0..file.len() {
+                    for flip in [0x01u8, 0xFF] {
+                        let mut damaged = file.clone();
+                        damaged[at] ^= flip;
+                        check(&damaged);
+                    }
+                }
+                for len in 0..file.len() {
+                    assert!(
+                        read(&file[..len], container, &s).is_err(),
+                        "{container:?} cut at {len}"
+                    );
+                }
+            }
+        }
     }
 
     /// A cursor several owners write through (the stream's thread owns one).

@@ -66,12 +66,12 @@ fn dfd(sample: SampleType) -> Vec<u8> {
     let bits = bytes * 8;
     let mut words: Vec<u32> = vec![
         DFD_LEN as u32,
-        0,                                   // vendor Khronos, basic descriptor type
-        2 | (((DFD_LEN - 4) as u32) << 16),  // version 1.3, block size
-        1 | (1 << 8) | (1 << 16),            // RGBSDA, BT709, linear, straight alpha
-        0,                                   // texel block 1x1x1x1
-        bytes * 4,                           // bytesPlane0
-        0,                                   // bytesPlane4..7
+        0,                                  // vendor Khronos, basic descriptor type
+        2 | (((DFD_LEN - 4) as u32) << 16), // version 1.3, block size
+        1 | (1 << 8) | (1 << 16),           // RGBSDA, BT709, linear, straight alpha
+        0,                                  // texel block 1x1x1x1
+        bytes * 4,                          // bytesPlane0
+        0,                                  // bytesPlane4..7
     ];
     let float = sample != SampleType::Unorm16;
     for (i, channel) in [0u32, 1, 2, 15].into_iter().enumerate() {
@@ -107,7 +107,11 @@ pub fn header(spec: &GpuSpec, zstd: bool, compressed: u64) -> Vec<u8> {
     let data_at = (kvd_at + kvd.len()).next_multiple_of(level_alignment(spec, zstd));
     let mut h = Vec::with_capacity(data_at);
     h.extend_from_slice(&IDENTIFIER);
-    let layer_count = if spec.layers > 1 { spec.layers as u32 } else { 0 };
+    let layer_count = if spec.layers > 1 {
+        spec.layers as u32
+    } else {
+        0
+    };
     for word in [
         vk_format(spec.sample),
         spec.sample.bytes() as u32,
@@ -126,7 +130,11 @@ pub fn header(spec: &GpuSpec, zstd: bool, compressed: u64) -> Vec<u8> {
         h.extend_from_slice(&word.to_le_bytes());
     }
     h.extend_from_slice(&[0u8; 16]); // no supercompression global data
-    h.extend_from_slice(&level_index(spec, data_at as u64, zstd.then_some(compressed)));
+    h.extend_from_slice(&level_index(
+        spec,
+        data_at as u64,
+        zstd.then_some(compressed),
+    ));
     h.extend_from_slice(&dfd);
     h.extend_from_slice(&kvd);
     h.resize(data_at, 0);
@@ -169,7 +177,11 @@ pub fn level_data<'a>(file: &'a [u8], spec: &GpuSpec, zstd: bool) -> Result<&'a 
         ));
     }
     let word = |i: usize| u32_at(file, 12 + 4 * i);
-    let layer_count = if spec.layers > 1 { spec.layers as u32 } else { 0 };
+    let layer_count = if spec.layers > 1 {
+        spec.layers as u32
+    } else {
+        0
+    };
     let expected: [(&str, u32); 9] = [
         ("vkFormat", vk_format(spec.sample)),
         ("typeSize", spec.sample.bytes() as u32),
@@ -197,7 +209,10 @@ pub fn level_data<'a>(file: &'a [u8], spec: &GpuSpec, zstd: bool) -> Result<&'a 
         ));
     }
     let d = &file[dfd_at as usize..(dfd_at + dfd_len) as usize];
-    if u64::from(u32_at(d, 0)) != dfd_len || d[12] != 1 || u32_at(d, 20) != spec.texel_bytes() as u32 {
+    if u64::from(u32_at(d, 0)) != dfd_len
+        || d[12] != 1
+        || u32_at(d, 20) != spec.texel_bytes() as u32
+    {
         return Err(field(
             "dataFormatDescriptor",
             format!(
@@ -206,7 +221,10 @@ pub fn level_data<'a>(file: &'a [u8], spec: &GpuSpec, zstd: bool) -> Result<&'a 
                 d[12],
                 u32_at(d, 20)
             ),
-            format!("total size {dfd_len}, colour model 1 (RGBSDA), {} bytes a texel", spec.texel_bytes()),
+            format!(
+                "total size {dfd_len}, colour model 1 (RGBSDA), {} bytes a texel",
+                spec.texel_bytes()
+            ),
         ));
     }
     let (kvd_at, kvd_len) = (u64::from(word(11)), word(12));
@@ -219,7 +237,11 @@ pub fn level_data<'a>(file: &'a [u8], spec: &GpuSpec, zstd: bool) -> Result<&'a 
     }
     let (offset, stored, raw) = (u64_at(file, 80), u64_at(file, 88), u64_at(file, 96));
     if raw != spec.data_bytes() {
-        return Err(field("levels[0].uncompressedByteLength", raw, spec.data_bytes()));
+        return Err(field(
+            "levels[0].uncompressedByteLength",
+            raw,
+            spec.data_bytes(),
+        ));
     }
     if !zstd && stored != raw {
         return Err(field("levels[0].byteLength", stored, raw));
@@ -275,7 +297,10 @@ mod tests {
         assert!(level_data(&file, &spec, false).is_ok());
         let wider = GpuSpec { width: 5, ..spec };
         let e = level_data(&file, &wider, false).unwrap_err().to_string();
-        assert!(e.contains("`pixelWidth` is 4") && e.contains("say 5"), "{e}");
+        assert!(
+            e.contains("`pixelWidth` is 4") && e.contains("say 5"),
+            "{e}"
+        );
         let plain = GpuSpec { layers: 1, ..spec };
         let e = level_data(&file, &plain, false).unwrap_err().to_string();
         assert!(e.contains("`layerCount` is 2"), "{e}");

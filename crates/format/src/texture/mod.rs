@@ -49,7 +49,12 @@ pub fn encode_image(
             layers: 1,
             sample,
         };
-        gpu::write(&mut buf, container, &spec, &gpu::rgba_bytes(image.data, sample))?;
+        gpu::write(
+            &mut buf,
+            container,
+            &spec,
+            &gpu::rgba_bytes(image.data, sample),
+        )?;
     }
     Ok(buf.into_inner())
 }
