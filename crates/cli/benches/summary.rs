@@ -408,10 +408,22 @@ fn output_rows() {
     .unwrap_or(0);
     let configs: [(&str, &[&str]); 11] = [
         ("EXR32", &["--format", "exr32"]),
-        ("KTX2 F32", &["--format", "exr32", "--texture-container", "ktx2"]),
-        ("DDS F32", &["--format", "exr32", "--texture-container", "dds"]),
-        ("KTX2 F16", &["--format", "exr16", "--texture-container", "ktx2"]),
-        ("DDS F16", &["--format", "exr16", "--texture-container", "dds"]),
+        (
+            "KTX2 F32",
+            &["--format", "exr32", "--texture-container", "ktx2"],
+        ),
+        (
+            "DDS F32",
+            &["--format", "exr32", "--texture-container", "dds"],
+        ),
+        (
+            "KTX2 F16",
+            &["--format", "exr16", "--texture-container", "ktx2"],
+        ),
+        (
+            "DDS F16",
+            &["--format", "exr16", "--texture-container", "dds"],
+        ),
         (
             "KTX2-ZSTD F16",
             &["--format", "exr16", "--texture-container", "ktx2-zstd"],

@@ -265,7 +265,10 @@ fn check_flags(flags: &SettingFlags) -> Result<(), UsageError> {
         || flags
             .compression
             .is_some_and(|c| c != TextureCompression::None);
-    if let Some(container) = flags.texture_container.filter(|c| !c.is_exr() && compressed) {
+    if let Some(container) = flags
+        .texture_container
+        .filter(|c| !c.is_exr() && compressed)
+    {
         let name = match container {
             TextureContainer::Ktx2 => "ktx2",
             TextureContainer::Ktx2Zstd => "ktx2-zstd",

@@ -109,8 +109,16 @@ fn gpu_samples(path: &Path, t: &Texture) -> Vec<u32> {
     let (sample_bytes, float, data): (usize, bool, Vec<u8>) = if path.extension().unwrap() == "dds"
     {
         let dds = ddsfile::Dds::read(&mut &bytes[..]).unwrap();
-        assert_eq!((dds.get_width(), dds.get_height()), (t.width as u32, t.height as u32));
-        assert_eq!(dds.get_num_array_layers(), t.layers as u32, "{}", path.display());
+        assert_eq!(
+            (dds.get_width(), dds.get_height()),
+            (t.width as u32, t.height as u32)
+        );
+        assert_eq!(
+            dds.get_num_array_layers(),
+            t.layers as u32,
+            "{}",
+            path.display()
+        );
         let (size, float) = match dds.get_dxgi_format() {
             Some(ddsfile::DxgiFormat::R32G32B32A32_Float) => (4, true),
             Some(ddsfile::DxgiFormat::R16G16B16A16_Float) => (2, true),
@@ -123,7 +131,10 @@ fn gpu_samples(path: &Path, t: &Texture) -> Vec<u32> {
     } else {
         let reader = ktx2::Reader::new(&bytes[..]).unwrap();
         let h = reader.header();
-        assert_eq!((h.pixel_width, h.pixel_height), (t.width as u32, t.height as u32));
+        assert_eq!(
+            (h.pixel_width, h.pixel_height),
+            (t.width as u32, t.height as u32)
+        );
         assert_eq!(h.layer_count.max(1), t.layers as u32, "{}", path.display());
         assert_eq!(h.level_count, 1);
         let (size, float) = match h.format {
@@ -147,14 +158,17 @@ fn gpu_samples(path: &Path, t: &Texture) -> Vec<u32> {
         let raw = match h.supercompression_scheme {
             None => level.data.to_vec(),
             Some(ktx2::SupercompressionScheme::Zstandard) => {
-                zstd::bulk::decompress(level.data, level.uncompressed_byte_length as usize)
-                    .unwrap()
+                zstd::bulk::decompress(level.data, level.uncompressed_byte_length as usize).unwrap()
             }
             other => panic!("{}: supercompression {other:?}", path.display()),
         };
         assert_eq!(raw.len() as u64, level.uncompressed_byte_length);
         let layer = t.width * t.height * 4 * size;
-        (size, float, raw[t.layer * layer..(t.layer + 1) * layer].to_vec())
+        (
+            size,
+            float,
+            raw[t.layer * layer..(t.layer + 1) * layer].to_vec(),
+        )
     };
     let samples: Vec<u32> = data
         .chunks_exact(sample_bytes)
@@ -206,10 +220,16 @@ fn check_with_ktx_parse(test: &str) {
         return;
     }
     let tools = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tools/node");
-    let required = std::env::var_os("RIGBAKE_REQUIRE_THREEJS").is_some_and(|v| v != "0" && !v.is_empty());
-    let available = tools.join("node_modules/three/examples/jsm/libs/ktx-parse.module.js").is_file();
+    let required =
+        std::env::var_os("RIGBAKE_REQUIRE_THREEJS").is_some_and(|v| v != "0" && !v.is_empty());
+    let available = tools
+        .join("node_modules/three/examples/jsm/libs/ktx-parse.module.js")
+        .is_file();
     if !available {
-        assert!(!required, "{test}: three.js is not installed in tools/node (npm ci --prefix tools/node)");
+        assert!(
+            !required,
+            "{test}: three.js is not installed in tools/node (npm ci --prefix tools/node)"
+        );
         eprintln!("SKIPPED {test} (ktx-parse part): three.js is not installed in tools/node");
         return;
     }
@@ -227,7 +247,11 @@ fn check_with_ktx_parse(test: &str) {
                 return;
             }
         };
-        assert!(out.status.success(), "ktx_check.mjs: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "ktx_check.mjs: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         for line in String::from_utf8(out.stdout).unwrap().lines() {
             documents.push(serde_json::from_str::<serde_json::Value>(line).unwrap());
         }
@@ -242,11 +266,19 @@ fn check_with_ktx_parse(test: &str) {
         assert_eq!(doc["pixelDepth"], 0, "{what}");
         assert_eq!(doc["layerCount"], layer_count, "{what}");
         assert_eq!(doc["levelCount"], 1, "{what}");
-        assert_eq!(doc["supercompressionScheme"], u32::from(level.zstd) * 2, "{what}");
+        assert_eq!(
+            doc["supercompressionScheme"],
+            u32::from(level.zstd) * 2,
+            "{what}"
+        );
         assert_eq!(doc["colorModel"], 1, "{what}");
         assert_eq!(doc["samples"], 4, "{what}");
         assert_eq!(doc["keyValue"]["KTXorientation"], "rd", "{what}");
-        assert_eq!(doc["levels"][0]["sha256"], level.sha256.as_str(), "{what}: level data");
+        assert_eq!(
+            doc["levels"][0]["sha256"],
+            level.sha256.as_str(),
+            "{what}: level data"
+        );
     }
 }
 
@@ -282,14 +314,23 @@ fn assert_same_samples(inputs: &[PathBuf], flags: &[&str], gpu: &[&str]) -> usiz
 }
 
 /// [`assert_same_samples`] with `command` (`bake` or `vat`).
-fn assert_same_samples_of(command: &str, inputs: &[PathBuf], flags: &[&str], gpu: &[&str]) -> usize {
+fn assert_same_samples_of(
+    command: &str,
+    inputs: &[PathBuf],
+    flags: &[&str],
+    gpu: &[&str],
+) -> usize {
     let root = tempfile::tempdir().unwrap();
     let bake_in = |name: &str, extra: &[&str]| {
         let out = root.path().join(name);
         let mut all = flags.to_vec();
         all.extend_from_slice(extra);
         let r = run(command, inputs, &out, &all);
-        assert!(r.status.success(), "{name} {all:?}: {}", String::from_utf8_lossy(&r.stderr));
+        assert!(
+            r.status.success(),
+            "{name} {all:?}: {}",
+            String::from_utf8_lossy(&r.stderr)
+        );
         out
     };
     let reference = bake_in("exr", &[]);
@@ -297,14 +338,21 @@ fn assert_same_samples_of(command: &str, inputs: &[PathBuf], flags: &[&str], gpu
     for container in gpu {
         let out = bake_in(container, &["--texture-container", container]);
         let expected = containers(&reference);
-        assert_eq!(containers(&out), expected, "{container}: the same models bake");
+        assert_eq!(
+            containers(&out),
+            expected,
+            "{container}: the same models bake"
+        );
         for rel in &expected {
             let (ref_tex, gpu_tex) = (textures(&reference.join(rel)), textures(&out.join(rel)));
             assert_eq!(ref_tex.len(), gpu_tex.len(), "{}", rel.display());
             for (r, g) in ref_tex.iter().zip(&gpu_tex) {
                 let ext = if *container == "dds" { ".dds" } else { ".ktx2" };
                 assert!(g.name.ends_with(ext), "{}: {}", rel.display(), g.name);
-                assert_eq!((r.width, r.height, r.channels), (g.width, g.height, g.channels));
+                assert_eq!(
+                    (r.width, r.height, r.channels),
+                    (g.width, g.height, g.channels)
+                );
                 let ref_dir = reference.join(rel).parent().unwrap().to_path_buf();
                 let (want, shape) = reference_samples(&ref_dir, r);
                 let g = Texture {
@@ -333,9 +381,32 @@ fn assert_same_samples_of(command: &str, inputs: &[PathBuf], flags: &[&str], gpu
 /// The bakes the container tests compare: bone textures (f32, f16) with
 /// anchors, and VAT with normals and tangents as exr32, exr16 and png16.
 const SETTINGS: [&[&str]; 3] = [
-    &["--vat", "--normals", "--tangents", "--format", "exr32", "--anchors", "auto", "--anchors-exr"],
-    &["--vat", "--normals", "--format", "exr16", "--precision", "f16"],
-    &["--vat", "--normals", "--tangents", "--format", "png16", "--no-weights"],
+    &[
+        "--vat",
+        "--normals",
+        "--tangents",
+        "--format",
+        "exr32",
+        "--anchors",
+        "auto",
+        "--anchors-exr",
+    ],
+    &[
+        "--vat",
+        "--normals",
+        "--format",
+        "exr16",
+        "--precision",
+        "f16",
+    ],
+    &[
+        "--vat",
+        "--normals",
+        "--tangents",
+        "--format",
+        "png16",
+        "--no-weights",
+    ],
 ];
 
 #[test]
@@ -353,14 +424,19 @@ fn fixtures_in_ktx2_and_dds_hold_the_exr_and_png_samples() {
 
 #[test]
 fn every_shared_model_in_ktx2_and_dds_holds_the_exr_and_png_samples() {
-    let Some(models) = shared_models("every_shared_model_in_ktx2_and_dds_holds_the_exr_and_png_samples")
+    let Some(models) =
+        shared_models("every_shared_model_in_ktx2_and_dds_holds_the_exr_and_png_samples")
     else {
         return;
     };
     // A low frame rate keeps the bakes small; every texture kind, sample
     // type and container is still written and compared.
     let mut compared = 0;
-    for (flags, gpu) in SETTINGS.iter().zip([["ktx2", "dds"], ["ktx2-zstd", "dds"], ["ktx2", "dds"]]) {
+    for (flags, gpu) in
+        SETTINGS
+            .iter()
+            .zip([["ktx2", "dds"], ["ktx2-zstd", "dds"], ["ktx2", "dds"]])
+    {
         let mut all = flags.to_vec();
         all.extend(["--fps", "4"]);
         compared += assert_same_samples(std::slice::from_ref(&models), &all, &gpu);
@@ -380,7 +456,13 @@ fn folded_pages_are_the_layers_of_one_file_and_verify() {
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     let pages = std::fs::read_dir(exr.join("tentacle"))
         .unwrap()
-        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().contains(".page"))
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .contains(".page")
+        })
         .count();
     assert!(pages >= 4, "the EXR bake has {pages} page files");
     for container in ["ktx2", "dds"] {
@@ -408,10 +490,23 @@ fn folded_pages_are_the_layers_of_one_file_and_verify() {
             .filter_map(|t| t["layer"].as_u64())
             .collect();
         assert!(layers.contains(&1), "sidecar layers {layers:?}");
-        let v = rigbake(&["verify".as_ref(), out.join("tentacle/tentacle.rigbake").as_os_str()]);
-        assert!(v.status.success(), "{}{}", String::from_utf8_lossy(&v.stdout), String::from_utf8_lossy(&v.stderr));
+        let v = rigbake(&[
+            "verify".as_ref(),
+            out.join("tentacle/tentacle.rigbake").as_os_str(),
+        ]);
+        assert!(
+            v.status.success(),
+            "{}{}",
+            String::from_utf8_lossy(&v.stdout),
+            String::from_utf8_lossy(&v.stderr)
+        );
     }
-    assert_same_samples_of("vat", std::slice::from_ref(&tentacle), &flags, &["ktx2", "dds"]);
+    assert_same_samples_of(
+        "vat",
+        std::slice::from_ref(&tentacle),
+        &flags,
+        &["ktx2", "dds"],
+    );
 }
 
 /// The verify report of the bake in `dir`, with the container's own file
@@ -432,17 +527,31 @@ fn a_ktx2_or_dds_bake_verifies_with_the_exr_bakes_numbers() {
     let root = tempfile::tempdir().unwrap();
     let flags = ["--vat", "--normals", "--precision", "f16"];
     let exr = root.path().join("exr");
-    assert!(bake(std::slice::from_ref(&tentacle), &exr, &flags).status.success());
+    assert!(
+        bake(std::slice::from_ref(&tentacle), &exr, &flags)
+            .status
+            .success()
+    );
     let want = verify_json(&exr);
     for container in ["ktx2", "ktx2-zstd", "dds"] {
         let out = root.path().join(container);
         let mut all = flags.to_vec();
         all.extend(["--texture-container", container]);
-        assert!(bake(std::slice::from_ref(&tentacle), &out, &all).status.success());
+        assert!(
+            bake(std::slice::from_ref(&tentacle), &out, &all)
+                .status
+                .success()
+        );
         let got = verify_json(&out);
         // Same playback, same errors: every measured number agrees.
-        assert_eq!(got["outputs"], want["outputs"], "{container}: verify's outputs");
-        assert_eq!(got["problems"], want["problems"], "{container}: verify's problems");
+        assert_eq!(
+            got["outputs"], want["outputs"],
+            "{container}: verify's outputs"
+        );
+        assert_eq!(
+            got["problems"], want["problems"],
+            "{container}: verify's problems"
+        );
     }
 }
 
@@ -466,7 +575,10 @@ fn damaged_ktx2_and_dds_files_are_refused_naming_the_file_and_field() {
         let good = std::fs::read(&file).unwrap();
         let verify = || {
             let v = rigbake(&["verify".as_ref(), dir.join("tentacle.rigbake").as_os_str()]);
-            (v.status.code(), String::from_utf8_lossy(&v.stderr).into_owned())
+            (
+                v.status.code(),
+                String::from_utf8_lossy(&v.stderr).into_owned(),
+            )
         };
         // A header field that disagrees with the records.
         let mut lying = good.clone();
@@ -474,17 +586,26 @@ fn damaged_ktx2_and_dds_files_are_refused_naming_the_file_and_field() {
         std::fs::write(&file, &lying).unwrap();
         let (code, err) = verify();
         assert_eq!(code, Some(1), "{err}");
-        assert!(err.contains(&format!("tentacle.vat.positions.{ext}")) && err.contains(field), "{err}");
+        assert!(
+            err.contains(&format!("tentacle.vat.positions.{ext}")) && err.contains(field),
+            "{err}"
+        );
         // Truncated.
         std::fs::write(&file, &good[..good.len() - 7]).unwrap();
         let (code, err) = verify();
         assert_eq!(code, Some(1), "{err}");
-        assert!(err.contains(&format!("tentacle.vat.positions.{ext}")), "{err}");
+        assert!(
+            err.contains(&format!("tentacle.vat.positions.{ext}")),
+            "{err}"
+        );
         // Not a texture at all.
         std::fs::write(&file, b"hello").unwrap();
         let (code, err) = verify();
         assert_eq!(code, Some(1), "{err}");
-        assert!(err.contains(&format!("not a {}", ext.to_uppercase())), "{err}");
+        assert!(
+            err.contains(&format!("not a {}", ext.to_uppercase())),
+            "{err}"
+        );
     }
 }
 
@@ -495,18 +616,30 @@ fn exr_compression_with_a_gpu_container_is_a_usage_error() {
     let r = bake(
         std::slice::from_ref(&tentacle),
         out.path(),
-        &["--vat", "--texture-container", "dds", "--compression", "zip"],
+        &[
+            "--vat",
+            "--texture-container",
+            "dds",
+            "--compression",
+            "zip",
+        ],
     );
     assert_eq!(r.status.code(), Some(2));
     let err = String::from_utf8_lossy(&r.stderr);
-    assert!(err.contains("--compression") && err.contains("dds"), "{err}");
+    assert!(
+        err.contains("--compression") && err.contains("dds"),
+        "{err}"
+    );
 }
 
 #[test]
 fn a_manifest_chooses_the_container_and_the_bake_key_sees_it() {
     let root = tempfile::tempdir().unwrap();
-    std::fs::copy(rigbake_fixtures::fixture("tentacle.glb"), root.path().join("tentacle.glb"))
-        .unwrap();
+    std::fs::copy(
+        rigbake_fixtures::fixture("tentacle.glb"),
+        root.path().join("tentacle.glb"),
+    )
+    .unwrap();
     let manifest = root.path().join("rigbake.toml");
     let write = |container: &str| {
         std::fs::write(

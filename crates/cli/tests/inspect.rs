@@ -213,7 +213,8 @@ fn containers_round_trip_on_every_shared_model() {
             .position(|s| s.kind == rigbake_format::container::SectionKind::Metadata)
             .unwrap();
         let raw = a.read_section(meta_section).unwrap();
-        let decoded = rigbake_format::codec::decode::<rigbake_format::meta::Metadata>(&raw).unwrap();
+        let decoded =
+            rigbake_format::codec::decode::<rigbake_format::meta::Metadata>(&raw).unwrap();
         assert_eq!(
             rigbake_format::codec::encode(&decoded).unwrap(),
             raw,

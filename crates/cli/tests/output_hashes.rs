@@ -24,11 +24,25 @@ const CONFIGS: &[(&str, &[&str])] = &[
     ("vat-png16", &["vat", "--format", "png16", "--normals"]),
     (
         "anchors-dds",
-        &["bake", "--anchors", "auto", "--anchors-exr", "--texture-container", "dds"],
+        &[
+            "bake",
+            "--anchors",
+            "auto",
+            "--anchors-exr",
+            "--texture-container",
+            "dds",
+        ],
     ),
     (
         "vat-ktx2-zstd",
-        &["vat", "--format", "exr16", "--normals", "--texture-container", "ktx2-zstd"],
+        &[
+            "vat",
+            "--format",
+            "exr16",
+            "--normals",
+            "--texture-container",
+            "ktx2-zstd",
+        ],
     ),
 ];
 
