@@ -46,19 +46,21 @@ struct Baked {
     channels: Vec<Vec<[f32; 4]>>,
 }
 
+/// The container was written in the format this build writes.
+fn assert_current_version<R>(c: &Container<R>) {
+    use rigbake_format::container::{FORMAT_MAJOR, FORMAT_MINOR};
+    assert_eq!(
+        c.version().to_string(),
+        format!("{FORMAT_MAJOR}.{FORMAT_MINOR}")
+    );
+}
+
 fn open(out: &Path, model: &Path) -> Baked {
     let name = stem(model);
     let dir = out.join(&name);
     let mut c = Container::open(&dir.join(format!("{name}.rigbake"))).unwrap();
     c.verify().unwrap();
-    assert_eq!(
-        c.version().to_string(),
-        format!(
-            "{}.{}",
-            rigbake_format::container::FORMAT_MAJOR,
-            rigbake_format::container::FORMAT_MINOR
-        )
-    );
+    assert_current_version(&c);
     let weights = c.weights().expect("a weights record").clone();
     let channels = weights
         .primitives
@@ -787,14 +789,7 @@ fn with_level_files(base: &Path, levels: &[PathBuf]) -> rigbake_core::Model {
 
 fn details(container: &Path) -> rigbake_format::meta::LodDetailsMetadata {
     let c = Container::open(container).unwrap();
-    assert_eq!(
-        c.version().to_string(),
-        format!(
-            "{}.{}",
-            rigbake_format::container::FORMAT_MAJOR,
-            rigbake_format::container::FORMAT_MINOR
-        )
-    );
+    assert_current_version(&c);
     c.lod_details().expect("a LOD detail record").clone()
 }
 

@@ -425,7 +425,15 @@ fn folded_vat() -> (VatMetadata, rigbake_format::meta::LayoutMetadata) {
 }
 
 fn open_folded(v: &VatMetadata, l: &rigbake_format::meta::LayoutMetadata) -> Result<(), String> {
-    let (m, w) = (metadata(), weights());
+    finish_and_open(folded_writer(v, l), &metadata())
+}
+
+/// A writer holding the consistent weights and `v` folded by `l`.
+fn folded_writer(
+    v: &VatMetadata,
+    l: &rigbake_format::meta::LayoutMetadata,
+) -> ContainerWriter<Cursor<Vec<u8>>> {
+    let w = weights();
     let mut out = ContainerWriter::new(Cursor::new(Vec::new())).unwrap();
     let vertex_data = vec![0u8; (w.primitives[0].vertices * w.channels * 16) as usize];
     out.add_section(SectionKind::VertexData, &vertex_data)
@@ -436,7 +444,7 @@ fn open_folded(v: &VatMetadata, l: &rigbake_format::meta::LayoutMetadata) -> Res
         .unwrap();
     out.add_section(SectionKind::Layout, &codec::encode(l).unwrap())
         .unwrap();
-    finish_and_open(out, &m)
+    out
 }
 
 #[test]
@@ -623,18 +631,8 @@ fn open_with_container(
     container: rigbake_format::meta::TextureContainer,
     compression: rigbake_format::meta::TextureCompression,
 ) -> Result<(), String> {
-    let (m, w) = (metadata(), weights());
     let (_, l) = folded_vat();
-    let mut out = ContainerWriter::new(Cursor::new(Vec::new())).unwrap();
-    let vertex_data = vec![0u8; (w.primitives[0].vertices * w.channels * 16) as usize];
-    out.add_section(SectionKind::VertexData, &vertex_data)
-        .unwrap();
-    out.add_section(SectionKind::Vat, &codec::encode(v).unwrap())
-        .unwrap();
-    out.add_section(SectionKind::Weights, &codec::encode(&w).unwrap())
-        .unwrap();
-    out.add_section(SectionKind::Layout, &codec::encode(&l).unwrap())
-        .unwrap();
+    let mut out = folded_writer(v, &l);
     let c = rigbake_format::meta::VatCompressionMetadata {
         requested: rigbake_format::meta::TextureCompression::None,
         textures: vec![compression; v.textures.len()],
@@ -647,7 +645,7 @@ fn open_with_container(
         &codec::encode(&record).unwrap(),
     )
     .unwrap();
-    finish_and_open(out, &m)
+    finish_and_open(out, &metadata())
 }
 
 #[test]
