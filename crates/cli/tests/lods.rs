@@ -47,7 +47,7 @@ struct Baked {
 }
 
 /// The container was written in the format this build writes.
-fn assert_current_version<R>(c: &Container<R>) {
+fn assert_current_version<R: std::io::Read + std::io::Seek>(c: &Container<R>) {
     use rigbake_format::container::{FORMAT_MAJOR, FORMAT_MINOR};
     assert_eq!(
         c.version().to_string(),
