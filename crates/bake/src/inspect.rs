@@ -402,10 +402,26 @@ fn render_lods(
     }
 }
 
-/// The human-readable summary.
+/// The human-readable summary, section by section.
 pub fn render(r: &InspectReport) -> String {
-    let m = &r.metadata;
     let mut s = String::new();
+    render_header(&mut s, r);
+    let width = render_clips(&mut s, r);
+    render_root_motion(&mut s, r, width);
+    render_skins_and_textures(&mut s, r);
+    render_rig(&mut s, r);
+    render_weights(&mut s, r);
+    if let Some(l) = &r.lods {
+        render_lods(&mut s, l, r.lod_details.as_ref());
+    }
+    render_vat(&mut s, r);
+    render_totals(&mut s, r);
+    s
+}
+
+/// Where the bake comes from and how it was made.
+fn render_header(s: &mut String, r: &InspectReport) {
+    let m = &r.metadata;
     let _ = writeln!(
         s,
         "model     {} ({} bytes, sha256 {})",
@@ -437,6 +453,12 @@ pub fn render(r: &InspectReport) -> String {
         name(&m.options.precision),
         m.options.max_texture_size
     );
+}
+
+/// The clip table and the clips' origins (ranges, blends); returns the
+/// name column's width.
+fn render_clips(s: &mut String, r: &InspectReport) -> usize {
+    let m = &r.metadata;
     let _ = writeln!(
         s,
         "\nclips ({}, {} frames)",
@@ -495,6 +517,12 @@ pub fn render(r: &InspectReport) -> String {
             let _ = writeln!(s, "  {text}");
         }
     }
+    width
+}
+
+/// Root motion per clip, in the clip table's `width`.
+fn render_root_motion(s: &mut String, r: &InspectReport, width: usize) {
+    let m = &r.metadata;
     if let Some(motion) = &r.sidecar.root_motion {
         let _ = writeln!(
             s,
@@ -523,6 +551,11 @@ pub fn render(r: &InspectReport) -> String {
             );
         }
     }
+}
+
+/// Bone sets and their textures.
+fn render_skins_and_textures(s: &mut String, r: &InspectReport) {
+    let m = &r.metadata;
     let _ = writeln!(s, "\nskins ({})", m.skins.len());
     for (i, k) in m.skins.iter().enumerate() {
         let _ = writeln!(
@@ -566,6 +599,10 @@ pub fn render(r: &InspectReport) -> String {
             error_text(t.max_error)
         );
     }
+}
+
+/// Anchors and props.
+fn render_rig(s: &mut String, r: &InspectReport) {
     if let Some(rig) = &r.rig {
         if !rig.anchors.is_empty() {
             let _ = writeln!(
@@ -603,6 +640,10 @@ pub fn render(r: &InspectReport) -> String {
             }
         }
     }
+}
+
+/// The bone-weight record.
+fn render_weights(s: &mut String, r: &InspectReport) {
     if let Some(w) = &r.weights {
         let _ = writeln!(
             s,
@@ -628,9 +669,10 @@ pub fn render(r: &InspectReport) -> String {
             );
         }
     }
-    if let Some(l) = &r.lods {
-        render_lods(&mut s, l, r.lod_details.as_ref());
-    }
+}
+
+/// The VAT record.
+fn render_vat(s: &mut String, r: &InspectReport) {
     if let Some(v) = &r.vat {
         let _ = writeln!(
             s,
@@ -744,6 +786,10 @@ pub fn render(r: &InspectReport) -> String {
             let _ = writeln!(s, "  static (not baked): {}", names.join(", "));
         }
     }
+}
+
+/// Sums, and the checksum verdict.
+fn render_totals(s: &mut String, r: &InspectReport) {
     let _ = writeln!(
         s,
         "\ntotals    {}, {} ({} embedded), largest encoding error {}; {}, {}",
@@ -761,5 +807,4 @@ pub fn render(r: &InspectReport) -> String {
             if v { "all checksums match" } else { "FAILED" }
         );
     }
-    s
 }

@@ -454,110 +454,15 @@ fn storage_name(storage: Storage, name: &str) -> &'static str {
 impl Sidecar {
     /// The sidecar of a container's records.
     pub fn build(r: Records<'_>) -> Self {
-        use rigbake_format::meta::{VatEncoding, VatStream};
-        use rigbake_format::texture::Precision;
         let m = r.metadata;
-        let container = r.texture_container;
-        let supercompression = (container == TextureContainer::Ktx2Zstd).then_some("zstd");
         let fold = |t: FoldedTexture| {
             r.layout
                 .and_then(|l| l.folds.iter().find(|f| f.texture == t))
                 .map(SidecarFold::from)
         };
-        let mut textures: Vec<SidecarTexture> = m
-            .textures
-            .iter()
-            .enumerate()
-            .map(|(i, t)| SidecarTexture {
-                fold: fold(FoldedTexture::Bones(i as u32)),
-                page: None,
-                file: t.name.clone(),
-                storage: storage_name(t.storage, &t.name),
-                role: Role::BoneMatrices,
-                width: t.width,
-                height: t.height,
-                channels: 4,
-                layout: Some(t.layout),
-                encoding: encoding_name(
-                    container,
-                    match t.precision {
-                        Precision::F32 => "f32",
-                        Precision::F16 => "f16",
-                    },
-                ),
-                supercompression,
-                layer: None,
-                bounds: None,
-                max_error: t.max_error,
-            })
-            .collect();
-        let vat_base = textures.len();
-        if let Some(vat) = r.vat {
-            // Each VAT texture's fold and page: a folded stream's fold is
-            // recorded on its first page, and pages follow it in order.
-            let mut pages: Vec<(Option<SidecarFold>, Option<u32>)> =
-                vec![(None, None); vat.textures.len()];
-            for f in r.layout.map_or(&[][..], |l| &l.folds[..]) {
-                if let FoldedTexture::Vat(first) = f.texture {
-                    for k in 0..f.pages {
-                        let at = first as usize + k as usize;
-                        if let Some(slot) = pages.get_mut(at) {
-                            *slot = (Some(SidecarFold::from(f)), (k > 0).then_some(k));
-                        }
-                    }
-                }
-            }
-            textures.extend(vat.textures.iter().zip(pages).map(|(t, (fold, page))| {
-                SidecarTexture {
-                    fold,
-                    page,
-                    file: t.name.clone(),
-                    storage: storage_name(t.storage, &t.name),
-                    role: match t.stream {
-                        VatStream::Positions => Role::VatPositions,
-                        VatStream::Normals => Role::VatNormals,
-                        VatStream::Tangents => Role::VatTangents,
-                    },
-                    width: t.width,
-                    height: t.height,
-                    channels: t.channels,
-                    layout: None,
-                    encoding: encoding_name(
-                        container,
-                        match t.encoding {
-                            VatEncoding::Exr32 => "f32",
-                            VatEncoding::Exr16 => "f16",
-                            VatEncoding::Png16 => "unorm16",
-                        },
-                    ),
-                    supercompression,
-                    // KTX2 and DDS keep a folded stream's pages as layers.
-                    layer: fold
-                        .filter(|f| f.pages > 1 && !container.is_exr())
-                        .map(|_| page.unwrap_or(0)),
-                    bounds: t.bounds,
-                    max_error: t.max_error,
-                }
-            }));
-        }
+        let textures = textures_part(&r);
+        let vat_base = m.textures.len();
         let boxes = r.bounds.map(|b| &b.clips);
-        let placement = r.layout.and_then(|l| l.vat.as_ref());
-        let uv = |file: Option<&String>, mesh: u32, primitive: u32| -> Option<&PrimitiveUvSets> {
-            let file = file?;
-            r.uv_sets?
-                .primitives
-                .iter()
-                .find(|u| &u.file == file && u.mesh == mesh && u.primitive == primitive)
-        };
-        // Weights entries of LOD levels 1 and up live in their level's file.
-        let lod_file = |entry: usize| -> Option<&String> {
-            r.lods?
-                .groups
-                .iter()
-                .flat_map(|g| g.levels.iter().skip(1))
-                .find(|l| l.weights_primitives.contains(&(entry as u32)))
-                .and_then(|l| l.weights_file.as_ref())
-        };
         Self {
             schema_version: SIDECAR_SCHEMA_VERSION,
             container: r.container.to_owned(),
@@ -623,100 +528,10 @@ impl Sidecar {
                 }
             }),
             textures,
-            weights: r.weights.map(|w| SidecarWeights {
-                mesh_file: w.mesh_file.clone(),
-                max_influences: w.max_influences,
-                channels: w.channels,
-                attributes: (1..=w.channels)
-                    .map(|c| format!("{}{c}", rigbake_format::meta::WEIGHT_ATTRIBUTE_PREFIX))
-                    .collect(),
-                primitives: w
-                    .primitives
-                    .iter()
-                    .enumerate()
-                    .map(|(i, p)| SidecarWeightsPrimitive {
-                        node: p.node.clone(),
-                        mesh: p.mesh.clone(),
-                        primitive: p.primitive,
-                        skin: p.skin,
-                        mesh_file: lod_file(i).cloned(),
-                        mesh_index: p.mesh_index,
-                        mesh_primitive: p.mesh_primitive,
-                        bound_to: p.bound_to.clone(),
-                        weights_uv_first: uv(
-                            lod_file(i).or(w.mesh_file.as_ref()),
-                            p.mesh_index,
-                            p.mesh_primitive,
-                        )
-                        .and_then(|u| u.weights_first),
-                        position_error: p.position_error,
-                    })
-                    .collect(),
-            }),
-            vat: r.vat.map(|v| SidecarVat {
-                mesh_file: v.playback_file.clone(),
-                normal_convention: v.normal_convention,
-                layout: placement.map_or(VatLayoutMode::PerPrimitive, |p| p.layout),
-                primitives: v
-                    .primitives
-                    .iter()
-                    .enumerate()
-                    .map(|(i, p)| SidecarVatPrimitive {
-                        first_vertex: placement
-                            .and_then(|pl| pl.first_vertex.get(i).copied())
-                            .unwrap_or(0),
-                        node: p.node.clone(),
-                        mesh: p.mesh.clone(),
-                        primitive: p.primitive,
-                        vertices: p.vertices,
-                        width: p.width,
-                        bands: p.bands,
-                        positions: vat_base + p.positions as usize,
-                        normals: p.normals.map(|i| vat_base + i as usize),
-                        tangents: p.tangents.map(|i| vat_base + i as usize),
-                        playback_mesh: p.playback_mesh,
-                        lookup_uv_set: uv(v.playback_file.as_ref(), p.playback_mesh, 0)
-                            .and_then(|u| u.lookup),
-                    })
-                    .collect(),
-            }),
+            weights: weights_part(&r),
+            vat: vat_part(&r, vat_base),
             root_motion: r.root_motion.cloned(),
-            lods: r.lods.map_or_else(Vec::new, |l| {
-                l.groups
-                    .iter()
-                    .enumerate()
-                    .map(|(gi, g)| SidecarLodGroup {
-                        source: g.source,
-                        levels: g
-                            .levels
-                            .iter()
-                            .enumerate()
-                            .map(|(k, level)| {
-                                (
-                                    k,
-                                    level,
-                                    r.lod_details.and_then(|d| d.groups.get(gi)?.get(k)),
-                                )
-                            })
-                            .map(|(k, level, detail)| SidecarLodLevel {
-                                level: k as u32,
-                                node: level.node.clone(),
-                                mesh: level.mesh.clone(),
-                                vertices: level.vertices,
-                                triangles: level.triangles,
-                                screen_coverage: level.screen_coverage,
-                                weights_file: level.weights_file.clone(),
-                                weights_primitives: level.weights_primitives.clone(),
-                                vat_primitives: level.vat_primitives.clone(),
-                                file: detail.and_then(|d| d.file.clone()),
-                                max_influences: detail.map(|d| d.max_influences),
-                                dropped_max: detail.map(|d| d.dropped_max),
-                                position_error: detail.map(|d| d.position_error),
-                            })
-                            .collect(),
-                    })
-                    .collect()
-            }),
+            lods: lods_part(&r),
         }
     }
 
@@ -727,4 +542,230 @@ impl Sidecar {
         bytes.push(b'\n');
         Ok(bytes)
     }
+}
+
+/// Every texture: the bone textures, then the VAT textures (with their
+/// folds, pages and layers).
+fn textures_part(r: &Records<'_>) -> Vec<SidecarTexture> {
+    use rigbake_format::meta::{VatEncoding, VatStream};
+    use rigbake_format::texture::Precision;
+    let m = r.metadata;
+    let container = r.texture_container;
+    let supercompression = (container == TextureContainer::Ktx2Zstd).then_some("zstd");
+    let fold = |t: FoldedTexture| {
+        r.layout
+            .and_then(|l| l.folds.iter().find(|f| f.texture == t))
+            .map(SidecarFold::from)
+    };
+    let mut textures: Vec<SidecarTexture> = m
+        .textures
+        .iter()
+        .enumerate()
+        .map(|(i, t)| SidecarTexture {
+            fold: fold(FoldedTexture::Bones(i as u32)),
+            page: None,
+            file: t.name.clone(),
+            storage: storage_name(t.storage, &t.name),
+            role: Role::BoneMatrices,
+            width: t.width,
+            height: t.height,
+            channels: 4,
+            layout: Some(t.layout),
+            encoding: encoding_name(
+                container,
+                match t.precision {
+                    Precision::F32 => "f32",
+                    Precision::F16 => "f16",
+                },
+            ),
+            supercompression,
+            layer: None,
+            bounds: None,
+            max_error: t.max_error,
+        })
+        .collect();
+    if let Some(vat) = r.vat {
+        // Each VAT texture's fold and page: a folded stream's fold is
+        // recorded on its first page, and pages follow it in order.
+        let mut pages: Vec<(Option<SidecarFold>, Option<u32>)> =
+            vec![(None, None); vat.textures.len()];
+        for f in r.layout.map_or(&[][..], |l| &l.folds[..]) {
+            if let FoldedTexture::Vat(first) = f.texture {
+                for k in 0..f.pages {
+                    let at = first as usize + k as usize;
+                    if let Some(slot) = pages.get_mut(at) {
+                        *slot = (Some(SidecarFold::from(f)), (k > 0).then_some(k));
+                    }
+                }
+            }
+        }
+        textures.extend(vat.textures.iter().zip(pages).map(|(t, (fold, page))| {
+            SidecarTexture {
+                fold,
+                page,
+                file: t.name.clone(),
+                storage: storage_name(t.storage, &t.name),
+                role: match t.stream {
+                    VatStream::Positions => Role::VatPositions,
+                    VatStream::Normals => Role::VatNormals,
+                    VatStream::Tangents => Role::VatTangents,
+                },
+                width: t.width,
+                height: t.height,
+                channels: t.channels,
+                layout: None,
+                encoding: encoding_name(
+                    container,
+                    match t.encoding {
+                        VatEncoding::Exr32 => "f32",
+                        VatEncoding::Exr16 => "f16",
+                        VatEncoding::Png16 => "unorm16",
+                    },
+                ),
+                supercompression,
+                // KTX2 and DDS keep a folded stream's pages as layers.
+                layer: fold
+                    .filter(|f| f.pages > 1 && !container.is_exr())
+                    .map(|_| page.unwrap_or(0)),
+                bounds: t.bounds,
+                max_error: t.max_error,
+            }
+        }));
+    }
+    textures
+}
+
+/// The UV-set record's entry of primitive `primitive` of mesh `mesh` in
+/// mesh file `file`.
+fn uv_entry<'a>(
+    r: &Records<'a>,
+    file: Option<&String>,
+    mesh: u32,
+    primitive: u32,
+) -> Option<&'a PrimitiveUvSets> {
+    let file = file?;
+    r.uv_sets?
+        .primitives
+        .iter()
+        .find(|u| &u.file == file && u.mesh == mesh && u.primitive == primitive)
+}
+
+/// The weights mesh of weights entry `entry` when it is a LOD level above
+/// 0 (those live in their level's own file).
+fn lod_file<'a>(r: &Records<'a>, entry: usize) -> Option<&'a String> {
+    r.lods?
+        .groups
+        .iter()
+        .flat_map(|g| g.levels.iter().skip(1))
+        .find(|l| l.weights_primitives.contains(&(entry as u32)))
+        .and_then(|l| l.weights_file.as_ref())
+}
+
+/// The sidecar's bone-weight part.
+fn weights_part(r: &Records<'_>) -> Option<SidecarWeights> {
+    let uv = |file, mesh, primitive| uv_entry(r, file, mesh, primitive);
+    let lod_file = |entry| lod_file(r, entry);
+    r.weights.map(|w| SidecarWeights {
+        mesh_file: w.mesh_file.clone(),
+        max_influences: w.max_influences,
+        channels: w.channels,
+        attributes: (1..=w.channels)
+            .map(|c| format!("{}{c}", rigbake_format::meta::WEIGHT_ATTRIBUTE_PREFIX))
+            .collect(),
+        primitives: w
+            .primitives
+            .iter()
+            .enumerate()
+            .map(|(i, p)| SidecarWeightsPrimitive {
+                node: p.node.clone(),
+                mesh: p.mesh.clone(),
+                primitive: p.primitive,
+                skin: p.skin,
+                mesh_file: lod_file(i).cloned(),
+                mesh_index: p.mesh_index,
+                mesh_primitive: p.mesh_primitive,
+                bound_to: p.bound_to.clone(),
+                weights_uv_first: uv(
+                    lod_file(i).or(w.mesh_file.as_ref()),
+                    p.mesh_index,
+                    p.mesh_primitive,
+                )
+                .and_then(|u| u.weights_first),
+                position_error: p.position_error,
+            })
+            .collect(),
+    })
+}
+
+/// The sidecar's VAT part; its texture indices start at `vat_base`.
+fn vat_part(r: &Records<'_>, vat_base: usize) -> Option<SidecarVat> {
+    let placement = r.layout.and_then(|l| l.vat.as_ref());
+    let uv = |file, mesh, primitive| uv_entry(r, file, mesh, primitive);
+    r.vat.map(|v| SidecarVat {
+        mesh_file: v.playback_file.clone(),
+        normal_convention: v.normal_convention,
+        layout: placement.map_or(VatLayoutMode::PerPrimitive, |p| p.layout),
+        primitives: v
+            .primitives
+            .iter()
+            .enumerate()
+            .map(|(i, p)| SidecarVatPrimitive {
+                first_vertex: placement
+                    .and_then(|pl| pl.first_vertex.get(i).copied())
+                    .unwrap_or(0),
+                node: p.node.clone(),
+                mesh: p.mesh.clone(),
+                primitive: p.primitive,
+                vertices: p.vertices,
+                width: p.width,
+                bands: p.bands,
+                positions: vat_base + p.positions as usize,
+                normals: p.normals.map(|i| vat_base + i as usize),
+                tangents: p.tangents.map(|i| vat_base + i as usize),
+                playback_mesh: p.playback_mesh,
+                lookup_uv_set: uv(v.playback_file.as_ref(), p.playback_mesh, 0)
+                    .and_then(|u| u.lookup),
+            })
+            .collect(),
+    })
+}
+
+/// The sidecar's LOD groups, with each level's details.
+fn lods_part(r: &Records<'_>) -> Vec<SidecarLodGroup> {
+    r.lods.map_or_else(Vec::new, |l| {
+        l.groups
+            .iter()
+            .enumerate()
+            .map(|(gi, g)| SidecarLodGroup {
+                source: g.source,
+                levels: g
+                    .levels
+                    .iter()
+                    .enumerate()
+                    .map(|(k, level)| {
+                        (
+                            k,
+                            level,
+                            r.lod_details.and_then(|d| d.groups.get(gi)?.get(k)),
+                        )
+                    })
+                    .map(|(k, level, detail)| SidecarLodLevel {
+                        level: k as u32,
+                        node: level.node.clone(),
+                        mesh: level.mesh.clone(),
+                        vertices: level.vertices,
+                        triangles: level.triangles,
+                        screen_coverage: level.screen_coverage,
+                        weights_file: level.weights_file.clone(),
+                        weights_primitives: level.weights_primitives.clone(),
+                        vat_primitives: level.vat_primitives.clone(),
+                        file: detail.and_then(|d| d.file.clone()),
+                        max_influences: detail.map(|d| d.max_influences),
+                        dropped_max: detail.map(|d| d.dropped_max),
+                        position_error: detail.map(|d| d.position_error),
+                    })
+                    .collect(),
+            })
+            .collect()
+    })
 }

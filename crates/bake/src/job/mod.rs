@@ -152,11 +152,21 @@ fn add_record<R: codec::Record>(sink: &mut dyn Sink, record: &R) -> Result<(), B
     add_section(sink, R::KIND, codec::encode(record))
 }
 
-fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
+/// A model validated and planned once, before any output is written:
+/// imported (exclusions applied, LOD levels attached), its timeline, its
+/// bone sets and rig plan, all checked against the per-model budget.
+struct Planned {
+    model: Model,
+    timeline: Timeline,
+    rig_plan: Option<rig::RigPlan>,
+    level_files: Vec<lod_files::AttachedFile>,
+}
+
+/// Imports and plans `job`'s model (see [`Planned`]).
+fn plan(job: &ModelJob<'_>) -> Result<Planned, BakeError> {
     let settings = job.settings;
     let path = job.input;
     let bytes = job.bytes;
-    fault("start", path);
     check_model_name(path).map_err(at(Stage::Import))?;
     let mut model =
         import::import_bytes(path, bytes, &settings.import).map_err(at(Stage::Import))?;
@@ -190,7 +200,190 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
         None
     };
     check_budget(&model, &timeline, &sets, rig_plan.as_ref(), settings)?;
+    Ok(Planned {
+        model,
+        timeline,
+        rig_plan,
+        level_files,
+    })
+}
 
+/// What the bone path wrote: the bone textures' part, the weights and rig
+/// records, the anchor texture's fold, the dropped morphs, and why parts
+/// were skipped.
+#[derive(Default)]
+struct BoneOutputs {
+    part: Option<bones::BonesPart>,
+    weights_record: Option<meta::WeightsMetadata>,
+    weights_nodes: Vec<usize>,
+    rig_record: Option<meta::RigMetadata>,
+    anchor_fold: Option<meta::FoldMeta>,
+    morphs_record: Option<meta::MorphsMetadata>,
+    skipped: Vec<String>,
+}
+
+/// Bakes the bone textures, the weights and the anchor tracks of a planned
+/// model (nothing without a rig plan: bones were not asked for).
+fn bake_bone_outputs(
+    job: &ModelJob<'_>,
+    planned: &Planned,
+    sink: &mut OutputSink<'_>,
+    uv_sets: &mut Vec<meta::PrimitiveUvSets>,
+) -> Result<BoneOutputs, BakeError> {
+    let (settings, model, timeline) = (job.settings, &planned.model, &planned.timeline);
+    let mut out = BoneOutputs::default();
+    let Some(rig_plan) = &planned.rig_plan else {
+        return Ok(out);
+    };
+    job.observer.stage("bone textures");
+    let anchor_nodes: Vec<usize> = rig_plan.anchors.iter().map(|(n, _)| *n).collect();
+    let (part, tracks) = bones::bake(model, timeline, settings, sink, &anchor_nodes)
+        .map_err(|e| e.at(Stage::Bones))?;
+    match part {
+        Part::Done(p) => out.part = Some(p),
+        Part::Skipped(reason) => out.skipped.push(reason),
+    }
+    if let Some(bones) = &out.part
+        && settings.outputs.weights
+    {
+        job.observer.stage("bone weights");
+        let w = weights::bake(model, bones, rig_plan, settings, sink, uv_sets)
+            .map_err(|e| e.at(Stage::Weights))?;
+        add_record(sink, &w.record)?;
+        out.weights_nodes = w.nodes;
+        out.weights_record = Some(w.record);
+    }
+    (out.rig_record, out.anchor_fold) =
+        rig::record(model, timeline, rig_plan, &tracks, settings, sink)
+            .map_err(|e| e.at(Stage::Rig))?;
+    if out.part.is_some() {
+        out.morphs_record = dropped_morphs(model, timeline, settings, job.observer);
+    }
+    Ok(out)
+}
+
+/// Bakes the vertex animation textures and the OpenVAT export of a planned
+/// model when asked, adding the reasons of skipped parts to `skipped`.
+fn bake_vat_outputs(
+    job: &ModelJob<'_>,
+    planned: &Planned,
+    sink: &mut OutputSink<'_>,
+    uv_sets: &mut Vec<meta::PrimitiveUvSets>,
+    skipped: &mut Vec<String>,
+) -> Result<Option<vat::VatOutput>, BakeError> {
+    let (settings, model, timeline) = (job.settings, &planned.model, &planned.timeline);
+    let mut vat_part = None;
+    if settings.outputs.vat {
+        job.observer.stage("vertex animation");
+        match vat::bake(model, timeline, settings, sink, uv_sets, job.observer)
+            .map_err(|e| e.at(Stage::Vat))?
+        {
+            Part::Done(p) => vat_part = Some(p),
+            Part::Skipped(reason) => skipped.push(reason),
+        }
+    }
+    if settings.openvat {
+        job.observer.stage("OpenVAT export");
+        if let Part::Skipped(reason) = openvat::export(model, timeline, settings, sink, uv_sets)
+            .map_err(|e| e.at(Stage::Vat))?
+        {
+            skipped.push(reason);
+        }
+    }
+    Ok(vat_part)
+}
+
+/// Writes the root-motion record of a planned model whose clips extract
+/// root motion (checked against what a container holds), and warns about
+/// a motion root no clip uses.
+fn write_root_motion(
+    job: &ModelJob<'_>,
+    planned: &Planned,
+    metadata: &Metadata,
+    sink: &mut dyn Sink,
+) -> Result<Option<meta::RootMotionMetadata>, BakeError> {
+    let record = records::root_motion(&planned.model, &planned.timeline);
+    if let (None, Some(node)) = (&record, &job.settings.root_motion.node) {
+        // Not even looked up: a misspelt name would pass unnoticed.
+        job.observer.warning(&format!(
+            "the motion root `{node}` (--root-node, or `root_node` in the manifest) is unused: no clip extracts its root motion (--root-motion extract or extract-yaw, or `root_motion` per model, clip or blend in the manifest)"
+        ));
+    }
+    if let Some(record) = &record {
+        check_root_motion(record, metadata).map_err(at(Stage::Container))?;
+        add_record(sink, record)?;
+    }
+    Ok(record)
+}
+
+/// Warns about dropped influences beyond what verify tolerates, each
+/// weights entry judged by the pairs its LOD level keeps.
+fn warn_about_level_influences(
+    job: &ModelJob<'_>,
+    weights: &meta::WeightsMetadata,
+    bounds: &meta::BoundsMetadata,
+    lods: Option<&meta::LodsMetadata>,
+) {
+    let level_of_entry = |entry: usize| {
+        lods.iter()
+            .flat_map(|r| &r.groups)
+            .find_map(|g| {
+                g.levels
+                    .iter()
+                    .position(|l| l.weights_primitives.contains(&(entry as u32)))
+            })
+            .unwrap_or(0)
+    };
+    warn_about_dropped_influences(
+        weights,
+        bounds,
+        |entry| job.settings.influences_at(level_of_entry(entry)),
+        job.observer,
+    );
+}
+
+/// Writes the LOD record and the LOD detail record of a planned model
+/// with LOD groups; returns them (both `None` without groups).
+fn write_lod_records(
+    planned: &Planned,
+    settings: &BakeSettings,
+    (weights, weights_nodes): (Option<&meta::WeightsMetadata>, &[usize]),
+    vat: Option<&meta::VatMetadata>,
+    sink: &mut dyn Sink,
+) -> Result<(Option<meta::LodsMetadata>, Option<meta::LodDetailsMetadata>), BakeError> {
+    let model = &planned.model;
+    let lods_record = lods::record(model, weights.map(|w| (w, weights_nodes)), vat, |level| {
+        weights::mesh_file_name(&model.name, level)
+    });
+    if let Some(record) = &lods_record {
+        add_record(sink, record)?;
+    }
+    let lod_details = lods_record
+        .as_ref()
+        .map(|record| lods::details(model, record, weights, &planned.level_files, settings));
+    if let Some(details) = &lod_details {
+        add_record(sink, details)?;
+    }
+    Ok((lods_record, lod_details))
+}
+
+/// Writes the JSON sidecar of `records` beside the container.
+fn write_sidecar(sink: &mut dyn Sink, records: sidecar::Records<'_>) -> Result<(), BakeError> {
+    let sidecar_bytes = Sidecar::build(records).to_bytes().map_err(|e| {
+        let e = rigbake_format::FormatError::Invalid(format!("cannot encode the sidecar: {e}"));
+        BakeError::new(Stage::Container, Source::Format(e))
+    })?;
+    sink.write_file(&sidecar::sidecar_name(records.container), &sidecar_bytes)
+        .map_err(|e| e.at(Stage::Container))
+}
+
+fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
+    let settings = job.settings;
+    let path = job.input;
+    let bytes = job.bytes;
+    fault("start", path);
+    let planned = plan(job)?;
+    let (model, timeline, level_files) = (&planned.model, &planned.timeline, &planned.level_files);
     let container_name = format!("{}.rigbake", model.name);
     let mut sink = OutputSink::create(
         job.out_dir,
@@ -200,71 +393,22 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
     )
     .map_err(|e| e.at(Stage::Prepare))?;
     let mut protected = protected_inputs(job);
-    for f in &level_files {
+    for f in level_files {
         protected.add(&f.path);
     }
     sink.protect(protected);
 
-    let mut skipped = Vec::new();
-    let mut weights_record = None;
-    let mut weights_nodes = Vec::new();
     let mut uv_sets = Vec::new();
-    let mut bones_part = None;
-    let mut rig_record = None;
-    let mut anchor_fold = None;
-    let mut morphs_record = None;
-    if let Some(rig_plan) = &rig_plan {
-        job.observer.stage("bone textures");
-        let anchor_nodes: Vec<usize> = rig_plan.anchors.iter().map(|(n, _)| *n).collect();
-        let (part, tracks) = bones::bake(&model, &timeline, settings, &mut sink, &anchor_nodes)
-            .map_err(|e| e.at(Stage::Bones))?;
-        match part {
-            Part::Done(p) => bones_part = Some(p),
-            Part::Skipped(reason) => skipped.push(reason),
-        }
-        if let Some(bones) = &bones_part
-            && settings.outputs.weights
-        {
-            job.observer.stage("bone weights");
-            let w = weights::bake(&model, bones, rig_plan, settings, &mut sink, &mut uv_sets)
-                .map_err(|e| e.at(Stage::Weights))?;
-            add_record(&mut sink, &w.record)?;
-            weights_nodes = w.nodes;
-            weights_record = Some(w.record);
-        }
-        (rig_record, anchor_fold) =
-            rig::record(&model, &timeline, rig_plan, &tracks, settings, &mut sink)
-                .map_err(|e| e.at(Stage::Rig))?;
-        if bones_part.is_some() {
-            morphs_record = dropped_morphs(&model, &timeline, settings, job.observer);
-        }
-    }
-    let mut vat_part = None;
-    if settings.outputs.vat {
-        job.observer.stage("vertex animation");
-        match vat::bake(
-            &model,
-            &timeline,
-            settings,
-            &mut sink,
-            &mut uv_sets,
-            job.observer,
-        )
-        .map_err(|e| e.at(Stage::Vat))?
-        {
-            Part::Done(p) => vat_part = Some(p),
-            Part::Skipped(reason) => skipped.push(reason),
-        }
-    }
-    if settings.openvat {
-        job.observer.stage("OpenVAT export");
-        if let Part::Skipped(reason) =
-            openvat::export(&model, &timeline, settings, &mut sink, &mut uv_sets)
-                .map_err(|e| e.at(Stage::Vat))?
-        {
-            skipped.push(reason);
-        }
-    }
+    let BoneOutputs {
+        part: bones_part,
+        weights_record,
+        weights_nodes,
+        rig_record,
+        anchor_fold,
+        morphs_record,
+        mut skipped,
+    } = bake_bone_outputs(job, &planned, &mut sink, &mut uv_sets)?;
+    let vat_part = bake_vat_outputs(job, &planned, &mut sink, &mut uv_sets, &mut skipped)?;
     let has_anchors = rig_record.as_ref().is_some_and(|r| !r.anchors.is_empty());
     if bones_part.is_none() && vat_part.is_none() && !has_anchors {
         if skipped.is_empty() {
@@ -277,7 +421,7 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
     let (skins, textures, bone_folds) = bones_part
         .map(|b| (b.skins, b.textures, b.folds))
         .unwrap_or_default();
-    let metadata = build_metadata(path, bytes, &timeline, skins, textures, settings);
+    let metadata = build_metadata(path, bytes, timeline, skins, textures, settings);
     let mut layout = rigbake_format::meta::LayoutMetadata {
         folds: bone_folds.into_iter().chain(anchor_fold).collect(),
         ..Default::default()
@@ -310,41 +454,17 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
     if let Some(rig) = &rig_record {
         add_record(&mut sink, rig)?;
     }
-    let root_motion_record = records::root_motion(&model, &timeline);
-    if let (None, Some(node)) = (&root_motion_record, &settings.root_motion.node) {
-        // Not even looked up: a misspelt name would pass unnoticed.
-        job.observer.warning(&format!(
-            "the motion root `{node}` (--root-node, or `root_node` in the manifest) is unused: no clip extracts its root motion (--root-motion extract or extract-yaw, or `root_motion` per model, clip or blend in the manifest)"
-        ));
-    }
-    if let Some(record) = &root_motion_record {
-        check_root_motion(record, &metadata).map_err(at(Stage::Container))?;
-        add_record(&mut sink, record)?;
-    }
+    let root_motion_record = write_root_motion(job, &planned, &metadata, &mut sink)?;
     if let Some(morphs) = &morphs_record {
         add_record(&mut sink, morphs)?;
     }
-    let lods_record = lods::record(
-        &model,
-        weights_record.as_ref().map(|w| (w, &weights_nodes[..])),
+    let (lods_record, lod_details) = write_lod_records(
+        &planned,
+        settings,
+        (weights_record.as_ref(), &weights_nodes),
         vat_record.as_ref(),
-        |level| weights::mesh_file_name(&model.name, level),
-    );
-    if let Some(record) = &lods_record {
-        add_record(&mut sink, record)?;
-    }
-    let lod_details = lods_record.as_ref().map(|record| {
-        lods::details(
-            &model,
-            record,
-            weights_record.as_ref(),
-            &level_files,
-            settings,
-        )
-    });
-    if let Some(details) = &lod_details {
-        add_record(&mut sink, details)?;
-    }
+        &mut sink,
+    )?;
     warn_about_uv_sets(&uv_sets, job.observer);
     let uv_record = (!uv_sets.is_empty()).then_some(meta::UvSetsMetadata {
         primitives: uv_sets,
@@ -360,29 +480,12 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
         add_record(&mut sink, &record)?;
     }
     job.observer.stage("bounds");
-    let bounds = bounds_record(&model, &timeline, vat_bounds.as_ref())?;
+    let bounds = bounds_record(model, timeline, vat_bounds.as_ref())?;
     add_record(&mut sink, &bounds)?;
     if let Some(weights) = &weights_record {
-        // A LOD level keeps its own count of pairs.
-        let level_of_entry = |entry: usize| {
-            lods_record
-                .iter()
-                .flat_map(|r| &r.groups)
-                .find_map(|g| {
-                    g.levels
-                        .iter()
-                        .position(|l| l.weights_primitives.contains(&(entry as u32)))
-                })
-                .unwrap_or(0)
-        };
-        warn_about_dropped_influences(
-            weights,
-            &bounds,
-            |entry| settings.influences_at(level_of_entry(entry)),
-            job.observer,
-        );
+        warn_about_level_influences(job, weights, &bounds, lods_record.as_ref());
     }
-    let sidecar = Sidecar::build(sidecar::Records {
+    let records = sidecar::Records {
         container: &container_name,
         metadata: &metadata,
         vat: vat_record.as_ref(),
@@ -395,13 +498,8 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
         lods: lods_record.as_ref(),
         lod_details: lod_details.as_ref(),
         texture_container: settings.texture_container,
-    });
-    let sidecar_bytes = sidecar.to_bytes().map_err(|e| {
-        let e = rigbake_format::FormatError::Invalid(format!("cannot encode the sidecar: {e}"));
-        BakeError::new(Stage::Container, Source::Format(e))
-    })?;
-    sink.write_file(&sidecar::sidecar_name(&container_name), &sidecar_bytes)
-        .map_err(|e| e.at(Stage::Container))?;
+    };
+    write_sidecar(&mut sink, records)?;
     let finished = sink.finish(&metadata).map_err(|e| e.at(Stage::Container))?;
     fault("commit", path);
     let committed = finished.commit().map_err(|e| e.at(Stage::Commit))?;

@@ -368,30 +368,7 @@ impl Timeline {
                 }
                 ClipRequest::Range { source, start, end } => {
                     let i = find(source)?;
-                    let duration = model.clips[i].duration;
-                    // A hair of tolerance for ends given as frames / fps.
-                    let valid = start.is_finite()
-                        && end.is_finite()
-                        && 0.0 <= *start
-                        && start < end
-                        && *end <= duration + 1e-6;
-                    if !valid {
-                        return Err(Error::new(
-                            ErrorKind::Invalid,
-                            format!("clip `{source}`"),
-                            format!(
-                                "time range {start}..{end} s is empty or outside the clip (0..{duration} s)"
-                            ),
-                        ));
-                    }
-                    (
-                        format!("{source}[{start}..{end}]"),
-                        ClipSource::Animation {
-                            clip: i,
-                            start: *start,
-                            end: end.min(duration),
-                        },
-                    )
+                    range_source(source, i, model.clips[i].duration, (*start, *end))?
                 }
                 ClipRequest::Blend { a, b, weight } => {
                     if !(0.0..=1.0).contains(weight) {
@@ -573,6 +550,38 @@ impl Timeline {
             }
         }
     }
+}
+
+/// The default name and source of a time range `start..end` (seconds) of
+/// animation `clip` (`source` by name, `duration` long); an empty range
+/// or one outside the animation is an error naming the clip.
+fn range_source(
+    source: &str,
+    clip: usize,
+    duration: f64,
+    (start, end): (f64, f64),
+) -> Result<(String, ClipSource)> {
+    // A hair of tolerance for ends given as frames / fps.
+    let valid = start.is_finite()
+        && end.is_finite()
+        && 0.0 <= start
+        && start < end
+        && end <= duration + 1e-6;
+    if !valid {
+        return Err(Error::new(
+            ErrorKind::Invalid,
+            format!("clip `{source}`"),
+            format!("time range {start}..{end} s is empty or outside the clip (0..{duration} s)"),
+        ));
+    }
+    Ok((
+        format!("{source}[{start}..{end}]"),
+        ClipSource::Animation {
+            clip,
+            start,
+            end: end.min(duration),
+        },
+    ))
 }
 
 #[cfg(test)]
