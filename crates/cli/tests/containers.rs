@@ -521,8 +521,25 @@ fn verify_json(dir: &Path) -> serde_json::Value {
     serde_json::from_slice(&v.stdout).unwrap()
 }
 
+/// The bytes of `rigbake preview --path PATH` of the bake in `dir`.
+fn preview_png(dir: &Path, path: &str) -> Vec<u8> {
+    let png = dir.join(format!("preview-{path}.png"));
+    let r = rigbake(&[
+        "preview".as_ref(),
+        dir.join("tentacle/tentacle.rigbake").as_os_str(),
+        "--out".as_ref(),
+        png.as_os_str(),
+        "--path".as_ref(),
+        path.as_ref(),
+        "--size".as_ref(),
+        "96".as_ref(),
+    ]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    std::fs::read(png).unwrap()
+}
+
 #[test]
-fn a_ktx2_or_dds_bake_verifies_with_the_exr_bakes_numbers() {
+fn a_ktx2_or_dds_bake_verifies_and_previews_as_the_exr_bake_does() {
     let tentacle = rigbake_fixtures::fixture("tentacle.glb");
     let root = tempfile::tempdir().unwrap();
     let flags = ["--vat", "--normals", "--precision", "f16"];
@@ -552,6 +569,13 @@ fn a_ktx2_or_dds_bake_verifies_with_the_exr_bakes_numbers() {
             got["problems"], want["problems"],
             "{container}: verify's problems"
         );
+        // And the same pictures, on both paths.
+        for path in ["bones", "vat"] {
+            assert!(
+                preview_png(&out, path) == preview_png(&exr, path),
+                "{container}: the {path} preview differs from the EXR bake's"
+            );
+        }
     }
 }
 
