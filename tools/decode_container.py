@@ -37,6 +37,7 @@ MAGIC = b"\x89RIGBAKE\r\n\x1a\n"
 KIND_METADATA, KIND_VAT, KIND_WEIGHTS, KIND_RIG, KIND_KEY = 1, 3, 4, 6, 8
 KIND_BOUNDS = 12
 KIND_VAT_COMPRESSION = 10
+KIND_TEXTURE_CONTAINER = 19
 
 
 class DecodeError(Exception):
@@ -129,6 +130,7 @@ DIRECTION_ENCODING = ["float", "bounds", "octahedral"]
 NORMAL_CONVENTION = ["inverse_transpose", "blended_matrix"]
 VAT_STREAM = ["positions", "normals", "tangents"]
 TEXTURE_COMPRESSION = ["none", "zip", "piz", "pxr24", "deflate"]
+TEXTURE_CONTAINER = ["exr", "ktx2", "ktx2_zstd", "dds"]
 DEFORMATION = ["skinned", "rigid"]
 ANCHOR_REASON = ["requested", "auto", "prop"]
 PROP_MODE = ["bound", "anchor"]
@@ -294,6 +296,8 @@ VAT = [
     ("textures", vec(struct_of(VAT_TEXTURE))),
 ]
 
+TEXTURE_CONTAINER_RECORD = [("container", enum(TEXTURE_CONTAINER))]
+
 VAT_COMPRESSION = [
     ("requested", enum(TEXTURE_COMPRESSION)),
     ("textures", vec(enum(TEXTURE_COMPRESSION))),
@@ -410,6 +414,7 @@ def decode(data):
         "rig": record(KIND_RIG, RIG),
         "bounds": record(KIND_BOUNDS, BOUNDS),
         "vat_compression": record(KIND_VAT_COMPRESSION, VAT_COMPRESSION),
+        "texture_container": record(KIND_TEXTURE_CONTAINER, TEXTURE_CONTAINER_RECORD),
     }
 
 

@@ -111,6 +111,14 @@ fn assert_decoders_agree(path: &Path) {
         .as_ref(),
         c.vat_compression()
     );
+    assert_eq!(
+        typed::<rigbake_format::meta::TextureContainerMetadata>(
+            &json["texture_container"],
+            "texture_container"
+        )
+        .as_ref(),
+        c.texture_container_record()
+    );
 }
 
 #[test]
@@ -119,6 +127,7 @@ fn reference_decoder_reads_the_golden_containers() {
         "v1.0/tentacle.rigbake",
         "v1.1/tentacle_vat.rigbake",
         "v1.6/tentacle_vat_zip.rigbake",
+        "v1.10/tentacle_vat_ktx2.rigbake",
     ] {
         assert_decoders_agree(&repo().join("formats/golden").join(golden));
     }
