@@ -13,7 +13,10 @@
 //   the time from the navigation's commit to ready (or error), `shown` the
 //   page's own list of loading lines (window.rigbakeViewer.shown), `polled`
 //   every distinct visible text of its `#progress` element, sampled every
-//   50 ms from the commit on, with the time it was first seen.
+//   50 ms from the commit on, with the time it was first seen; and the
+//   page's `decoded`, `workerError` and `uploads` (textures decoded in the
+//   worker or on the main thread, the textures uploaded with their WebGL
+//   internal formats).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
@@ -70,7 +73,10 @@ try {
     }
     const state = await page.evaluate(() => window.rigbakeViewer ?? null);
     if (job.state_out) {
-      writeFileSync(job.state_out, JSON.stringify({ ready_ms: watched?.ready_ms ?? null, error: state?.error ?? null, shown: state?.shown ?? [], polled: watched?.polled ?? [] }));
+      writeFileSync(job.state_out, JSON.stringify({
+        ready_ms: watched?.ready_ms ?? null, error: state?.error ?? null, shown: state?.shown ?? [], polled: watched?.polled ?? [],
+        decoded: state?.decoded ?? null, workerError: state?.workerError ?? null, uploads: state?.uploads ?? [],
+      }));
     }
     if (job.expect_error) {
       if (state?.error) {

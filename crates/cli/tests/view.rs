@@ -317,6 +317,9 @@ fn view_plays_fox_and_cesium_man_like_the_cpu_preview() {
 
     let mut shots = Vec::new();
     let mut expected = Vec::new();
+    // Pages whose loading state is kept (browser_shoot.mjs `state_out`):
+    // the shot's index, the state file, the path drawn.
+    let mut states: Vec<(usize, PathBuf, &str)> = Vec::new();
     // Without the row flip the three.js example must go wrong.
     let mut literal = Vec::new();
     for ((name, file, model), (_, three_url)) in bakes.iter().zip(&three) {
@@ -345,6 +348,7 @@ fn view_plays_fox_and_cesium_man_like_the_cpu_preview() {
                 ));
             }
             let shot = tmp.path().join(format!("{name}-{key}.png"));
+            states.push((shots.len(), shot.with_extension("json"), key));
             shots.push(Shot {
                 url: format!(
                     "{url}?bake={}&path={key}&clip={}&frame={}&look=mask&hud=0&{}",
@@ -403,6 +407,9 @@ fn view_plays_fox_and_cesium_man_like_the_cpu_preview() {
         let (server, dir_url) = start_view(&out);
         others.push(server);
         let shot = tmp.path().join(format!("CesiumMan-{dir}.png"));
+        if dir != "png16" {
+            states.push((shots.len(), shot.with_extension("json"), "vat"));
+        }
         shots.push(Shot {
             url: format!(
                 "{dir_url}?path=vat&clip={}&frame={}&look=mask&hud=0&{}",
@@ -420,7 +427,62 @@ fn view_plays_fox_and_cesium_man_like_the_cpu_preview() {
             r.covered,
         ));
     }
-    shoot(&chromium, &modules, &shots, tmp.path());
+    let mut jobs: Vec<serde_json::Value> = shots.iter().map(shot_job).collect();
+    for (i, state, _) in &states {
+        jobs[*i]["state_out"] = serde_json::json!(state);
+    }
+    run_jobs(&chromium, &modules, jobs, tmp.path());
+
+    // EXR textures decode in the page's decode worker, not on its main
+    // thread; the bone-matrix EXRs (32-bit floats) go to the GPU as RGBA32F,
+    // the VAT EXRs (half floats) stay halves: RGBA16F.
+    for (_, file, key) in &states {
+        let state = page_state(file);
+        let what = file.file_stem().unwrap().to_string_lossy();
+        let decoded = &state["decoded"];
+        rigbake_fixtures::testkit::notice(&format!(
+            "view {what}: decoded {decoded}, uploads {}",
+            state["uploads"]
+        ));
+        assert!(
+            decoded["worker"].as_u64().unwrap_or(0) > 0,
+            "{what}: no texture was decoded in the worker: {decoded} ({})",
+            state["workerError"]
+        );
+        assert_eq!(
+            decoded["main"].as_u64(),
+            Some(0),
+            "{what}: a texture was decoded on the main thread"
+        );
+        let uploads = state["uploads"].as_array().unwrap();
+        let exr: Vec<_> = uploads
+            .iter()
+            .filter(|u| u["name"].as_str().unwrap_or("").ends_with(".exr"))
+            .collect();
+        assert!(!exr.is_empty(), "{what}: no EXR upload: {uploads:?}");
+        let (format, internal) = if *key == "vat" {
+            ("f16", "RGBA16F")
+        } else {
+            ("f32", "RGBA32F")
+        };
+        for u in exr {
+            assert_eq!(u["format"], format, "{what}: {u}");
+            assert_eq!(u["internal"], internal, "{what}: {u}");
+        }
+        let shown: Vec<String> = serde_json::from_value(state["shown"].clone()).unwrap();
+        assert!(
+            shown
+                .iter()
+                .any(|t| t.starts_with("decoding ") && t.contains(" in a worker")),
+            "{what}: no decoding line: {shown:?}"
+        );
+        assert!(
+            shown
+                .iter()
+                .any(|t| t.starts_with("uploading ") && t.contains(&format!("as {internal})"))),
+            "{what}: no upload line naming {internal}: {shown:?}"
+        );
+    }
 
     for (what, shot, covered) in &expected {
         let (w, h, mask) = mask_of(shot);

@@ -1,6 +1,7 @@
 // Decoder for the EXR files rigbake writes (formats/textures.md,
 // formats/vat.md): single-part scanline images, channels of one sample type
-// (half or float), compression none, ZIPS or ZIP. Returns RGBA floats with
+// (half or float), compression none, ZIPS or ZIP. Returns RGBA samples of
+// the file's type (half floats as their 16 bits, floats as floats) with
 // texture row y = file scanline y (scanline 0, the first frame, is row 0;
 // nothing is flipped). Anything else is rejected with a message naming the
 // file and the reason.
@@ -81,8 +82,11 @@ function readHeader(name, view, bytes) {
   return header;
 }
 
-// Decodes `buffer` (an ArrayBuffer) into { width, height, data: Float32Array
-// RGBA }, row 0 first.
+// Decodes `buffer` (an ArrayBuffer) into { width, height, format, data },
+// row 0 first: half-float files as format 'f16' with data a Uint16Array of
+// RGBA half bits (as they are in the file, for an RGBA16F / HALF_FLOAT
+// upload), float files as format 'f32' with data a Float32Array RGBA. A
+// missing A channel is 1.
 export async function decodeExr(name, buffer) {
   const bytes = new Uint8Array(buffer);
   const view = new DataView(buffer);
@@ -101,8 +105,9 @@ export async function decodeExr(name, buffer) {
   const lineBytes = width * sampleBytes * h.channels.length;
   const linesPerBlock = compression === 'zip' ? 16 : 1;
   const blocks = Math.ceil(height / linesPerBlock);
-  const data = new Float32Array(width * height * 4);
-  if (!h.channels.some((c) => c.name === 'A')) for (let i = 3; i < data.length; i += 4) data[i] = 1;
+  const half = sampleBytes === 2;
+  const data = half ? new Uint16Array(width * height * 4) : new Float32Array(width * height * 4);
+  if (!h.channels.some((c) => c.name === 'A')) for (let i = 3; i < data.length; i += 4) data[i] = half ? 0x3c00 : 1;
   let table = h.end;
   if (table + blocks * 8 > bytes.length) fail(name, 'truncated offset table');
   for (let b = 0; b < blocks; b++) {
@@ -124,12 +129,11 @@ export async function decodeExr(name, buffer) {
         const s = slot[c.name];
         const base = l * lineBytes + ci * width * sampleBytes;
         if (s === undefined) return;
-        for (let x = 0; x < width; x++) {
-          const v = sampleBytes === 2 ? halfToFloat(cv.getUint16(base + x * 2, true)) : cv.getFloat32(base + x * 4, true);
-          data[(row * width + x) * 4 + s] = v;
-        }
+        const at = row * width * 4 + s;
+        if (half) for (let x = 0; x < width; x++) data[at + x * 4] = cv.getUint16(base + x * 2, true);
+        else for (let x = 0; x < width; x++) data[at + x * 4] = cv.getFloat32(base + x * 4, true);
       });
     }
   }
-  return { width, height, data };
+  return { width, height, format: half ? 'f16' : 'f32', data };
 }

@@ -62,5 +62,5 @@ export async function decodePng16(name, buffer) {
       data[i * 4 + c] = c < channels ? ((out[i * bpp + c * 2] << 8) | out[i * bpp + c * 2 + 1]) / 65535 : 1;
     }
   }
-  return { width, height, data };
+  return { width, height, format: 'f32', data };
 }

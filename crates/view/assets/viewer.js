@@ -6,10 +6,12 @@
 //    node whose space the values are in;
 // 2. fetch the textures and meshes the report names (beside the container,
 //    or embedded in a container section), streaming with visible progress,
-//    and decode them (exr.js, png.js, glb.js) with texture row y = file row
-//    y; KTX2 and DDS textures (ktx2.js) are not decoded: their texel bytes
-//    go to the GPU as they are (RGBA32F, RGBA16F, or RGBA16UI for 16-bit
-//    UNORM, normalised in the shader);
+//    and decode them with texture row y = file row y: EXR and PNG16 in a
+//    module Web Worker (decode_worker.js running exr.js and png.js; on the
+//    main thread if no worker starts), half-float EXRs kept as halves
+//    (RGBA16F), the meshes with glb.js; KTX2 and DDS textures (ktx2.js) are
+//    not decoded: their texel bytes go to the GPU as they are (RGBA32F,
+//    RGBA16F, or RGBA16UI for 16-bit UNORM, normalised in the shader);
 // 3. per instance and frame, the animation state (state.js) gives up to four
 //    (weight, fraction, row) rows; the vertex shaders (shaders.js) skin from
 //    the bone-matrix texture with the mesh's bone-weight channels, or read
@@ -30,7 +32,14 @@ const MAX_INSTANCES = 20000;
 const params = new URLSearchParams(location.search);
 // `progress`: the loading line on screen now; `shown`: every distinct line
 // shown before the first frame (at most 400), for scripts and tests.
-const status = { ready: false, error: null, frames: 0, stage: 'start', progress: null, shown: [] };
+// `decoded`: EXR and PNG textures decoded in the worker and on the main
+// thread (the fallback; `workerError` says why); `uploads`: every texture
+// uploaded, { name, width, height, layers, format, internal } (`internal`
+// the WebGL internal format: RGBA32F, RGBA16F or RGBA16UI).
+const status = {
+  ready: false, error: null, frames: 0, stage: 'start', progress: null, shown: [],
+  decoded: { worker: 0, main: 0 }, workerError: null, uploads: [],
+};
 window.rigbakeViewer = status;
 
 const $ = (id) => document.getElementById(id);
@@ -207,8 +216,9 @@ function checkTexture(gl, bake, t, layers = 1) {
 
 // Texture record `t` as { width, height, layers, format, data }: a KTX2 or
 // DDS file's texels as they are (format f32, f16 or unorm16; `layers` the
-// array layers, 0 for a plain 2D texture), or an EXR or PNG decoded to
-// 32-bit floats (format f32, 0 layers). `pages` is the page count of a
+// array layers, 0 for a plain 2D texture), or an EXR or PNG decoded in the
+// decode worker (0 layers): a half-float EXR as its half bits (format f16),
+// a float EXR (f32) and a PNG16 as 32-bit floats (f32). `pages` is the page count of a
 // folded stream whose pages are the layers of one KTX2 or DDS file.
 async function loadTexture(bake, t, cache, pages = 1) {
   const side = sidecarTexture(bake, t);
@@ -224,18 +234,96 @@ async function loadTexture(bake, t, cache, pages = 1) {
   if (kind) return parseGpuTexture(t.name, bytes, { ...want, layers: pages, format: gpu?.format, by: record });
   if (pages > 1) throw new Error(`${t.name}: the sidecar says the pages of this stream are layers of one KTX2 or DDS file, but the file is neither`);
   const isPng = (t.encoding ?? '').startsWith('png') || t.name.endsWith('.png');
-  showProgress(`decoding ${t.name}`);
-  const image = isPng ? await decodePng16(t.name, bytes) : await decodeExr(t.name, bytes);
+  const image = await decodeTexture(t.name, isPng ? 'png16' : 'exr', bytes);
   if (image.width !== want.width || image.height !== want.height) {
     throw new Error(`${t.name}: the file is ${image.width} x ${image.height}, ${record} says ${want.width} x ${want.height}`);
   }
-  return { ...image, layers: 0, format: 'f32' };
+  return { ...image, layers: 0 };
+}
+
+// ------------------------------------------------------------- decoding
+
+// The decode worker (decode_worker.js, a module worker): a promise of the
+// worker once it has loaded its decoders, or of null when it cannot be
+// started (then textures decode on the main thread).
+let decoder = null;
+const decodeJobs = new Map();
+let nextDecodeJob = 1;
+
+function decodeWorker() {
+  decoder ??= new Promise((resolve) => {
+    let w;
+    try {
+      w = new Worker(new URL('./decode_worker.js', import.meta.url), { type: 'module' });
+    } catch (e) {
+      status.workerError = `the decode worker cannot be started: ${e?.message ?? e}`;
+      resolve(null);
+      return;
+    }
+    // A worker that fails to load (or dies) fails its jobs; later textures
+    // decode on the main thread.
+    w.onerror = (e) => {
+      e.preventDefault?.();
+      status.workerError = `the decode worker failed: ${e.message || 'it did not load'}`;
+      for (const job of decodeJobs.values()) job.reject(new Error(`${job.name}: ${status.workerError}`));
+      decodeJobs.clear();
+      decoder = Promise.resolve(null);
+      w.terminate();
+      resolve(null);
+    };
+    w.onmessage = (e) => {
+      const { id, ready, image, error } = e.data;
+      if (ready) { resolve(w); return; }
+      const job = decodeJobs.get(id);
+      if (!job) return;
+      decodeJobs.delete(id);
+      if (error) job.reject(new Error(error));
+      else job.resolve(image);
+    };
+    // A ping: nothing is transferred to a worker that has not loaded.
+    w.postMessage({ id: 0 });
+  });
+  return decoder;
+}
+
+// EXR (`kind` 'exr') or 16-bit PNG ('png16') file bytes (an ArrayBuffer)
+// decoded to { width, height, format, data }: in the decode worker, the
+// buffer transferred to it and the decoded array transferred back, while
+// the page keeps showing progress; on the main thread when no worker runs.
+async function decodeTexture(name, kind, bytes) {
+  const size = `${megabytes(bytes.byteLength)} MB`;
+  const w = await decodeWorker();
+  const where = w ? 'in a worker' : 'on the main thread';
+  const started = performance.now();
+  showProgress(`decoding ${name} (${size}) ${where}`);
+  const tick = setInterval(() => {
+    showProgress(`decoding ${name} (${size}) ${where}, ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  }, 1000);
+  try {
+    if (w) {
+      const id = nextDecodeJob++;
+      const image = await new Promise((resolve, reject) => {
+        decodeJobs.set(id, { name, resolve, reject });
+        w.postMessage({ id, kind, name, buffer: bytes }, [bytes]);
+      });
+      status.decoded.worker++;
+      return image;
+    }
+    // Let the progress line paint before the main thread is busy.
+    await new Promise((r) => setTimeout(r, 0));
+    const image = kind === 'png16' ? await decodePng16(name, bytes) : await decodeExr(name, bytes);
+    status.decoded.main++;
+    return image;
+  } finally {
+    clearInterval(tick);
+  }
 }
 
 // WebGL's internal format, format and type for a sample type: floats and
 // halves as they are, 16-bit UNORM as unsigned integers that the VAT shader
 // divides by 65535 (WebGL2 has no RGBA16 UNORM textures without an
 // extension).
+const INTERNAL = { f32: 'RGBA32F', f16: 'RGBA16F', unorm16: 'RGBA16UI' };
 function glFormat(gl, format) {
   if (format === 'f32') return [gl.RGBA32F, gl.RGBA, gl.FLOAT];
   if (format === 'f16') return [gl.RGBA16F, gl.RGBA, gl.HALF_FLOAT];
@@ -253,7 +341,8 @@ function floatTexture(gl, image, name) {
   if (image.layers > 1) throw new Error(`${name}: a bone-matrix texture has ${image.layers} layers; it must be a plain 2D texture`);
   const max = gpuLimits(gl).size;
   if (image.width > max || image.height > max) throw new Error(`${name}: a ${image.width} x ${image.height} texture exceeds this browser's WebGL limit of ${max} (MAX_TEXTURE_SIZE)`);
-  showProgress(`uploading ${name} to the GPU (${image.width} x ${image.height}, ${FORMATS[image.format].name})`);
+  showProgress(`uploading ${name} to the GPU (${image.width} x ${image.height}, ${FORMATS[image.format].name}, as ${INTERNAL[image.format]})`);
+  status.uploads.push({ name, width: image.width, height: image.height, layers: 0, format: image.format, internal: INTERNAL[image.format] });
   const tex = gl.createTexture();
   gl.bindTexture(gl.TEXTURE_2D, tex);
   gl.pixelStorei(gl.UNPACK_FLIP_Y_WEBGL, false);
@@ -277,7 +366,8 @@ function textureArray(gl, images, name) {
   if (width > max.size || height > max.size) throw new Error(`${name}: a ${width} x ${height} texture exceeds this browser's WebGL limit of ${max.size} (MAX_TEXTURE_SIZE)`);
   if (depth > max.layers) throw new Error(`${name}: ${depth} VAT pages exceed this browser's WebGL limit of ${max.layers} texture layers`);
   if (images.some((i) => i.width !== width || i.height !== height || i.format !== format)) throw new Error(`${name}: the pages of a VAT stream differ in size or sample type`);
-  showProgress(`uploading ${name} to the GPU (${width} x ${height}${depth > 1 ? ` x ${depth} pages` : ''}, ${FORMATS[format].name})`);
+  showProgress(`uploading ${name} to the GPU (${width} x ${height}${depth > 1 ? ` x ${depth} pages` : ''}, ${FORMATS[format].name}, as ${INTERNAL[format]})`);
+  status.uploads.push({ name, width, height, layers: depth, format, internal: INTERNAL[format] });
   const tex = gl.createTexture();
   gl.bindTexture(gl.TEXTURE_2D_ARRAY, tex);
   gl.pixelStorei(gl.UNPACK_FLIP_Y_WEBGL, false);

@@ -4,7 +4,10 @@
 //! - `index.html`: layout and controls;
 //! - `viewer.js`: loads `/bakes.json`, builds the crowd, draws every frame;
 //! - `exr.js`, `png.js`: decode the scanline EXR (uncompressed, ZIPS, ZIP)
-//!   and 16-bit PNG textures rigbake writes;
+//!   and 16-bit PNG textures rigbake writes (half-float EXRs as their half
+//!   bits);
+//! - `decode_worker.js`: the module Web Worker that runs those decoders off
+//!   the page's main thread;
 //! - `ktx2.js`: parses the headers of the uncompressed KTX2 and DDS
 //!   textures (`--texture-container`) and hands their texel bytes to WebGL
 //!   as they are;
@@ -22,6 +25,10 @@ pub const SCRIPTS: &[(&str, &str)] = &[
     ("viewer.js", include_str!("../assets/viewer.js")),
     ("exr.js", include_str!("../assets/exr.js")),
     ("png.js", include_str!("../assets/png.js")),
+    (
+        "decode_worker.js",
+        include_str!("../assets/decode_worker.js"),
+    ),
     ("ktx2.js", include_str!("../assets/ktx2.js")),
     ("glb.js", include_str!("../assets/glb.js")),
     ("state.js", include_str!("../assets/state.js")),
