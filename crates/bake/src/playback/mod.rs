@@ -290,6 +290,7 @@ pub fn load(file: &Path, source: Option<&Path>, paths: Paths) -> Result<Loaded, 
         dir,
         container: &mut container,
         mismatches: Vec::new(),
+        layered: None,
     };
     let bones = match weights.filter(|_| want_bones) {
         Some(w) => Some(load_bones(

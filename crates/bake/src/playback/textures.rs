@@ -29,6 +29,10 @@ pub(super) struct TextureReader<'a> {
     pub container: &'a mut FileContainer,
     /// Texture files whose bytes differ from the recorded size or CRC.
     pub mismatches: Vec<String>,
+    /// The last layered KTX2/DDS file decoded (its name and samples): a
+    /// folded stream's pages are layers of one file, read and decoded once
+    /// for all of them.
+    pub layered: Option<(String, std::sync::Arc<GpuSamples>)>,
 }
 
 impl TextureReader<'_> {
@@ -245,28 +249,51 @@ fn keep_channels<T: Copy>(rgba: Vec<T>, channels: u32) -> Vec<T> {
 /// Decodes layer `layer.0` of the `layer.1` layers of a KTX2 or DDS VAT
 /// file (its pages are the layers of one file).
 fn gpu_vat_texture(
-    file: &Path,
+    reader: &mut TextureReader<'_>,
     tex: &meta::VatTextureMeta,
-    bytes: &[u8],
     container: TextureContainer,
     (layer, layers): (u32, u32),
 ) -> Result<VatTexture, LoadError> {
+    let file = reader.file;
     let spec = GpuSpec {
         width: tex.width as usize,
         height: tex.height as usize,
         layers: layers.max(1) as usize,
         sample: rigbake_format::vat::sample_type(tex.encoding),
     };
+    let samples = match &reader.layered {
+        Some((name, samples)) if layers > 1 && *name == tex.name => samples.clone(),
+        _ => {
+            let bytes = reader.bytes(&tex.name, tex.storage, tex.bytes, tex.crc32)?;
+            let samples =
+                std::sync::Arc::new(gpu_samples(file, &tex.name, &bytes, container, &spec)?);
+            if layers > 1 {
+                reader.layered = Some((tex.name.clone(), samples.clone()));
+            }
+            samples
+        }
+    };
     let page = tex.width as usize * tex.height as usize * 4;
     let range = layer as usize * page..(layer as usize + 1) * page;
     let channels = u32::from(tex.channels.clamp(3, 4));
-    let (samples, decode) = match gpu_samples(file, &tex.name, bytes, container, &spec)? {
+    let no_layer = || {
+        LoadError::Damaged(format!(
+            "{}: texture `{}` has no layer {layer}",
+            file.display(),
+            tex.name
+        ))
+    };
+    let (samples, decode) = match &*samples {
         GpuSamples::Float(v) => (
-            Samples::Float(keep_channels(v[range].to_vec(), channels).into()),
+            Samples::Float(
+                keep_channels(v.get(range).ok_or_else(no_layer)?.to_vec(), channels).into(),
+            ),
             VatDecode::Float,
         ),
         GpuSamples::Unorm16(v) => (
-            Samples::Unorm16(keep_channels(v[range].to_vec(), channels).into()),
+            Samples::Unorm16(
+                keep_channels(v.get(range).ok_or_else(no_layer)?.to_vec(), channels).into(),
+            ),
             unorm_decode(file, tex)?,
         ),
     };
@@ -289,11 +316,11 @@ pub(super) fn vat_texture(
     layer: (u32, u32),
 ) -> Result<VatTexture, LoadError> {
     let file = reader.file;
-    let bytes = reader.bytes(&tex.name, tex.storage, tex.bytes, tex.crc32)?;
     let container = reader.container.texture_container();
     if !container.is_exr() {
-        return gpu_vat_texture(file, tex, &bytes, container, layer);
+        return gpu_vat_texture(reader, tex, container, layer);
     }
+    let bytes = reader.bytes(&tex.name, tex.storage, tex.bytes, tex.crc32)?;
     let failed = |e: rigbake_format::FormatError| {
         LoadError::Damaged(format!("{}: texture `{}`: {e}", file.display(), tex.name))
     };
