@@ -74,11 +74,7 @@ impl VatFileSpec {
     /// `Deflate` for PNG, `None` for KTX2 and DDS (whose supercompression
     /// is the container's).
     pub fn effective_compression(&self) -> TextureCompression {
-        match (self.container, self.encoding) {
-            (TextureContainer::Exr, VatEncoding::Png16) => TextureCompression::Deflate,
-            (TextureContainer::Exr, _) => self.compression,
-            _ => TextureCompression::None,
-        }
+        effective_compression(self.container, self.encoding, self.compression)
     }
 
     /// The GPU texture this spec describes (KTX2 and DDS).
@@ -99,6 +95,21 @@ impl VatFileSpec {
             }
             _ => DirectionEncoding::Float,
         }
+    }
+}
+
+/// The compression a VAT file of `encoding` in `container` gets when
+/// `requested` was asked for: the request for EXR, `Deflate` for PNG,
+/// `None` for KTX2 and DDS (whose supercompression is the container's).
+pub fn effective_compression(
+    container: TextureContainer,
+    encoding: VatEncoding,
+    requested: TextureCompression,
+) -> TextureCompression {
+    match (container, encoding) {
+        (TextureContainer::Exr, VatEncoding::Png16) => TextureCompression::Deflate,
+        (TextureContainer::Exr, _) => requested,
+        _ => TextureCompression::None,
     }
 }
 

@@ -520,12 +520,12 @@ pub(super) fn compression_record(
         textures: vat
             .textures
             .iter()
-            .map(|t| match (container, t.encoding) {
-                (TextureContainer::Exr, meta::VatEncoding::Png16) => {
-                    meta::TextureCompression::Deflate
-                }
-                (TextureContainer::Exr, _) => settings.compression,
-                _ => meta::TextureCompression::None,
+            .map(|t| {
+                rigbake_format::vat::effective_compression(
+                    container,
+                    t.encoding,
+                    settings.compression,
+                )
             })
             .collect(),
     }

@@ -13,7 +13,7 @@ use rigbake_core::runtime::vat_path::{VatDecode, VatSamples, VatTextureView};
 use rigbake_format::container::Container;
 use rigbake_format::meta::{self, DirectionEncoding, Storage, VatEncoding, VatStream};
 use rigbake_format::texture::gpu::{self, GpuSamples, GpuSpec, SampleType, TextureContainer};
-use rigbake_format::texture::{Precision, exr, png};
+use rigbake_format::texture::{exr, png};
 
 use super::{BoneTexture, LoadError};
 
@@ -107,53 +107,44 @@ pub(super) fn bone_texture(
     let bytes = reader.bytes(&tex.name, tex.storage, tex.bytes, tex.crc32)?;
     let (w, h) = (tex.width as usize, tex.height as usize);
     let container = reader.container.texture_container();
-    if !container.is_exr() {
+    let texels = if container.is_exr() {
+        let decoded = exr::read_expecting(Cursor::new(bytes), w, h).map_err(|e| {
+            LoadError::Damaged(format!("{}: texture `{}`: {e}", file.display(), tex.name))
+        })?;
+        if (decoded.width, decoded.height) != (w, h) {
+            return Err(size_error(
+                file,
+                &tex.name,
+                (decoded.width, decoded.height),
+                (tex.width, tex.height),
+            ));
+        }
+        decoded.data
+    } else {
         let spec = GpuSpec {
             width: w,
             height: h,
             layers: 1,
-            sample: match tex.precision {
-                Precision::F32 => SampleType::F32,
-                Precision::F16 => SampleType::F16,
-            },
+            sample: SampleType::of_precision(tex.precision),
         };
-        let GpuSamples::Float(texels) = gpu_samples(file, &tex.name, &bytes, container, &spec)?
-        else {
-            return Err(LoadError::Damaged(format!(
-                "{}: texture `{}` holds no float samples",
-                file.display(),
-                tex.name
-            )));
-        };
-        return Ok(BoneTexture {
-            width: tex.width,
-            height: tex.height,
-            rows: tex.height,
-            fold: rigbake_core::fold::Fold::unfolded(tex.width, 1, tex.height),
-            layout: tex.layout,
-            texels,
-            max_error: tex.max_error,
-            space_node,
-        });
-    }
-    let decoded = exr::read_expecting(Cursor::new(bytes), w, h).map_err(|e| {
-        LoadError::Damaged(format!("{}: texture `{}`: {e}", file.display(), tex.name))
-    })?;
-    if (decoded.width, decoded.height) != (tex.width as usize, tex.height as usize) {
-        return Err(size_error(
-            file,
-            &tex.name,
-            (decoded.width, decoded.height),
-            (tex.width, tex.height),
-        ));
-    }
+        match gpu_samples(file, &tex.name, &bytes, container, &spec)? {
+            GpuSamples::Float(texels) => texels,
+            GpuSamples::Unorm16(_) => {
+                return Err(LoadError::Damaged(format!(
+                    "{}: texture `{}` holds no float samples",
+                    file.display(),
+                    tex.name
+                )));
+            }
+        }
+    };
     Ok(BoneTexture {
         width: tex.width,
         height: tex.height,
         rows: tex.height,
         fold: rigbake_core::fold::Fold::unfolded(tex.width, 1, tex.height),
         layout: tex.layout,
-        texels: decoded.data,
+        texels,
         max_error: tex.max_error,
         space_node,
     })

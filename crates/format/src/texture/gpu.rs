@@ -34,6 +34,15 @@ pub enum SampleType {
 }
 
 impl SampleType {
+    /// The float sample type of bone-matrix and anchor textures of
+    /// `precision`.
+    pub fn of_precision(precision: super::Precision) -> Self {
+        match precision {
+            super::Precision::F32 => Self::F32,
+            super::Precision::F16 => Self::F16,
+        }
+    }
+
     /// Bytes of one sample.
     pub fn bytes(self) -> usize {
         match self {

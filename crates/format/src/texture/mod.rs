@@ -39,10 +39,7 @@ pub fn encode_image(
     if container.is_exr() {
         exr::write(&mut buf, image, precision)?;
     } else {
-        let sample = match precision {
-            Precision::F32 => gpu::SampleType::F32,
-            Precision::F16 => gpu::SampleType::F16,
-        };
+        let sample = gpu::SampleType::of_precision(precision);
         let spec = gpu::GpuSpec {
             width: image.width,
             height: image.height,
