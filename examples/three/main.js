@@ -1,7 +1,9 @@
 // docs/engines.md's three.js recipe as runnable code: a rigbake bake played
 // through three.js's own GLTFLoader and EXRLoader (or KTX2Loader, for bakes
-// made with --texture-container ktx2 or ktx2-zstd) with a ShaderMaterial,
-// for both playback paths.
+// made with --texture-container ktx2 or ktx2-zstd), for both playback
+// paths, drawn with the meshes' own materials (as GLTFLoader builds them:
+// base colour texture and factor, and the rest) with the animation injected
+// into their vertex shaders.
 //
 // What it reads (served by serve.mjs): /bake.json, the `rigbake inspect
 // --json` report of the container; /bake/<file>, the bake's textures and
@@ -42,126 +44,183 @@ const params = new URLSearchParams(location.search);
 const status = { ready: false, error: null };
 window.rigbakeViewer = status;
 
-const GLSL_COMMON = /* glsl */ `
-precision highp float;
-precision highp int;
-precision highp sampler2D;
-uniform vec4 state; // (row, next row, fraction, unused)
-uniform int mask;
+// The animation is injected into the materials GLTFLoader builds from the
+// meshes (MeshStandardMaterial for glTF's metallic-roughness, or whichever
+// the file asks for), so they keep their base colour (texture and factor),
+// normal, metallic-roughness and emissive maps and are lit by three.js: the
+// vertex shader's `position` and `normal` are replaced by the animated ones
+// (onBeforeCompile, `#include <beginnormal_vertex>` and `#include
+// <begin_vertex>`), everything after them (the model-view projection, the
+// normal matrix, fog, shadows) is three.js's own. look=mask draws the same
+// geometry with a white MeshBasicMaterial carrying the same injection.
+
+// Declarations shared by both paths: the animation state and the row flip.
+const ANIMATION_COMMON = /* glsl */ `
+uniform vec4 rb_state; // (row, next row, fraction, unused)
 // 1: fetch rigbake row r at texel row H - 1 - r (EXRLoader flipped the
 // rows); 0: at row r (KTX2Loader keeps them). URL flip=0 / flip=1 force
 // either, to show what goes wrong with the other.
-uniform int row_flip;
-out vec3 v_normal;
-int flip(int row, int height) { return row_flip == 1 ? height - 1 - row : row; }
+uniform int rb_row_flip;
+int rb_flip(int row, int height) { return rb_row_flip == 1 ? height - 1 - row : row; }
+// The animated object-space position and normal, set by rb_animate() at the
+// start of main() and read in place of the attributes.
+vec3 rb_position;
+vec3 rb_normal;
 `;
 
-const BONES_VERTEX = GLSL_COMMON + /* glsl */ `
-uniform sampler2D bones;
-uniform int bones_height;
-uniform int layout3x4;
+const BONES_VERTEX = ANIMATION_COMMON + /* glsl */ `
+uniform highp sampler2D rb_bones;
+uniform int rb_bones_height;
+uniform int rb_layout3x4;
 in vec4 _rigbake_uv1;
 in vec4 _rigbake_uv2;
 in vec4 _rigbake_uv3;
 in vec4 _rigbake_uv4;
 
-mat4 bone(int j, int row) {
-  int y = flip(row, bones_height);
-  if (layout3x4 == 1) {
-    vec4 r0 = texelFetch(bones, ivec2(3 * j, y), 0);
-    vec4 r1 = texelFetch(bones, ivec2(3 * j + 1, y), 0);
-    vec4 r2 = texelFetch(bones, ivec2(3 * j + 2, y), 0);
+mat4 rb_bone(int j, int row) {
+  int y = rb_flip(row, rb_bones_height);
+  if (rb_layout3x4 == 1) {
+    vec4 r0 = texelFetch(rb_bones, ivec2(3 * j, y), 0);
+    vec4 r1 = texelFetch(rb_bones, ivec2(3 * j + 1, y), 0);
+    vec4 r2 = texelFetch(rb_bones, ivec2(3 * j + 2, y), 0);
     return transpose(mat4(r0, r1, r2, vec4(0.0, 0.0, 0.0, 1.0)));
   }
-  return mat4(texelFetch(bones, ivec2(4 * j, y), 0), texelFetch(bones, ivec2(4 * j + 1, y), 0),
-              texelFetch(bones, ivec2(4 * j + 2, y), 0), texelFetch(bones, ivec2(4 * j + 3, y), 0));
+  return mat4(texelFetch(rb_bones, ivec2(4 * j, y), 0), texelFetch(rb_bones, ivec2(4 * j + 1, y), 0),
+              texelFetch(rb_bones, ivec2(4 * j + 2, y), 0), texelFetch(rb_bones, ivec2(4 * j + 3, y), 0));
 }
 
-mat4 blended(int row) {
+mat4 rb_blended(int row) {
   vec4 uv[4] = vec4[4](_rigbake_uv1, _rigbake_uv2, _rigbake_uv3, _rigbake_uv4);
   mat4 m = mat4(0.0);
   for (int c = 0; c < 4; c++) {
-    if (uv[c].y != 0.0) m += uv[c].y * bone(int(uv[c].x), row);
-    if (uv[c].w != 0.0) m += uv[c].w * bone(int(uv[c].z), row);
+    if (uv[c].y != 0.0) m += uv[c].y * rb_bone(int(uv[c].x), row);
+    if (uv[c].w != 0.0) m += uv[c].w * rb_bone(int(uv[c].z), row);
   }
   return m;
 }
 
-void main() {
-  mat4 m0 = blended(int(state.x));
-  mat4 m1 = blended(int(state.y));
-  vec3 p = mix((m0 * vec4(position, 1.0)).xyz, (m1 * vec4(position, 1.0)).xyz, state.z);
-  vec3 n = mix(mat3(m0) * normal, mat3(m1) * normal, state.z);
-  v_normal = normalize(normalMatrix * n);
-  gl_Position = projectionMatrix * modelViewMatrix * vec4(p, 1.0);
+void rb_animate() {
+  mat4 m0 = rb_blended(int(rb_state.x));
+  mat4 m1 = rb_blended(int(rb_state.y));
+  rb_position = mix((m0 * vec4(position, 1.0)).xyz, (m1 * vec4(position, 1.0)).xyz, rb_state.z);
+  rb_normal = mix(mat3(m0) * normal, mat3(m1) * normal, rb_state.z);
 }
 `;
 
-const VAT_VERTEX = GLSL_COMMON + /* glsl */ `
+const VAT_VERTEX = ANIMATION_COMMON + /* glsl */ `
 // 16-bit UNORM textures (ktx2_unorm16) are bound as unsigned integers
 // (RGBA16UI: WebGL2 has no RGBA16 UNORM without EXT_texture_norm16) and
 // divided by 65535 here, the value a UNORM fetch returns.
 #ifdef UINT_TEXTURES
-uniform highp usampler2D positions;
-uniform highp usampler2D normals;
-#define FETCH(t, c) (vec4(texelFetch(t, c, 0)) / 65535.0)
+uniform highp usampler2D rb_positions;
+uniform highp usampler2D rb_normals;
+#define RB_FETCH(t, c) (vec4(texelFetch(t, c, 0)) / 65535.0)
 #else
-uniform sampler2D positions;
-uniform sampler2D normals;
-#define FETCH(t, c) texelFetch(t, c, 0)
+uniform highp sampler2D rb_positions;
+uniform highp sampler2D rb_normals;
+#define RB_FETCH(t, c) texelFetch(t, c, 0)
 #endif
-uniform int has_normals;
-uniform ivec4 vat; // width, bands, frames, height
+uniform int rb_has_normals;
+uniform ivec4 rb_vat; // width, bands, frames, height
 // 16-bit UNORM textures (ktx2_unorm16, the PNG16 samples): positions are
 // lo + s * (hi - lo) (encoding 1), normals bounds-normalised (1) or
 // octahedral (2); floats are the values (0).
-uniform int position_encoding;
-uniform vec4 position_min;
-uniform vec4 position_max;
-uniform int normal_encoding;
-uniform vec4 normal_min;
-uniform vec4 normal_max;
+uniform int rb_position_encoding;
+uniform vec4 rb_position_min;
+uniform vec4 rb_position_max;
+uniform int rb_normal_encoding;
+uniform vec4 rb_normal_min;
+uniform vec4 rb_normal_max;
 in vec2 vat_uv;
 
-ivec2 texel(int row) {
-  int x = int(floor(vat_uv.x * float(vat.x)));
-  int y = int(floor(vat_uv.y * float(vat.w))) + row * vat.y;
-  return ivec2(x, flip(y, vat.w));
+ivec2 rb_texel(int row) {
+  int x = int(floor(vat_uv.x * float(rb_vat.x)));
+  int y = int(floor(vat_uv.y * float(rb_vat.w))) + row * rb_vat.y;
+  return ivec2(x, rb_flip(y, rb_vat.w));
 }
 
-vec3 octahedral(vec2 e) {
+vec3 rb_octahedral(vec2 e) {
   vec3 n = vec3(e, 1.0 - abs(e.x) - abs(e.y));
   if (n.z < 0.0) n.xy = (1.0 - abs(n.yx)) * vec2(n.x >= 0.0 ? 1.0 : -1.0, n.y >= 0.0 ? 1.0 : -1.0);
   return normalize(n);
 }
-vec3 decode(vec4 raw, int encoding, vec4 lo, vec4 hi) {
+vec3 rb_decode(vec4 raw, int encoding, vec4 lo, vec4 hi) {
   if (encoding == 1) return (lo + raw * (hi - lo)).xyz;
-  if (encoding == 2) return octahedral(raw.xy * 2.0 - 1.0);
+  if (encoding == 2) return rb_octahedral(raw.xy * 2.0 - 1.0);
   return raw.xyz;
 }
-vec3 position_at(ivec2 t) { return decode(FETCH(positions, t), position_encoding, position_min, position_max); }
-vec3 normal_at(ivec2 t) { return decode(FETCH(normals, t), normal_encoding, normal_min, normal_max); }
+vec3 rb_position_at(ivec2 t) { return rb_decode(RB_FETCH(rb_positions, t), rb_position_encoding, rb_position_min, rb_position_max); }
+vec3 rb_normal_at(ivec2 t) { return rb_decode(RB_FETCH(rb_normals, t), rb_normal_encoding, rb_normal_min, rb_normal_max); }
 
-void main() {
-  ivec2 t0 = texel(int(state.x)), t1 = texel(int(state.y));
-  vec3 p = mix(position_at(t0), position_at(t1), state.z);
-  vec3 n = has_normals == 1 ? mix(normal_at(t0), normal_at(t1), state.z) : normal;
-  v_normal = normalize(normalMatrix * n);
-  gl_Position = projectionMatrix * modelViewMatrix * vec4(p, 1.0);
+void rb_animate() {
+  ivec2 t0 = rb_texel(int(rb_state.x)), t1 = rb_texel(int(rb_state.y));
+  rb_position = mix(rb_position_at(t0), rb_position_at(t1), rb_state.z);
+  rb_normal = rb_has_normals == 1 ? mix(rb_normal_at(t0), rb_normal_at(t1), rb_state.z) : normal;
 }
 `;
 
-const FRAGMENT = /* glsl */ `
-precision highp float;
-uniform int mask;
-in vec3 v_normal;
-out vec4 colour;
-void main() {
-  if (mask == 1) { colour = vec4(1.0); return; }
-  float lit = 0.35 + 0.65 * max(dot(normalize(v_normal), normalize(vec3(0.4, 0.9, 0.5))), 0.0);
-  colour = vec4(vec3(0.85) * lit, 1.0);
-}
+// three.js's vertex chunks that read the attributes, reading the animated
+// values instead (the rest of each chunk as three.js 0.187 has it).
+const BEGIN_NORMAL = /* glsl */ `
+vec3 objectNormal = rb_normal;
+#ifdef USE_TANGENT
+  vec3 objectTangent = vec3( tangent.xyz );
+#endif
 `;
+const BEGIN_VERTEX = /* glsl */ `
+vec3 transformed = rb_position;
+#ifdef USE_ALPHAHASH
+  vPosition = vec3( rb_position );
+#endif
+`;
+
+// Makes `material` (one GLTFLoader built, or the mask's MeshBasicMaterial)
+// play the bake: `head` (BONES_VERTEX or VAT_VERTEX) is declared after
+// three.js's common chunk, rb_animate() runs first in main(), and the
+// chunks reading `position` and `normal` read its results. `uniforms` are
+// shared objects (the animation state changes in place); `key` names the
+// program variant, so three.js does not reuse one compiled for other
+// defines.
+function animate(material, head, uniforms, key, defines = {}) {
+  material.defines = { ...(material.defines ?? {}), ...defines };
+  material.onBeforeCompile = (shader) => {
+    Object.assign(shader.uniforms, uniforms);
+    let vs = shader.vertexShader;
+    for (const [from, to] of [
+      ['#include <common>', `#include <common>\n${head}`],
+      ['void main() {', 'void main() {\n\trb_animate();'],
+      ['#include <beginnormal_vertex>', BEGIN_NORMAL],
+      ['#include <begin_vertex>', BEGIN_VERTEX],
+    ]) {
+      // MeshBasicMaterial includes beginnormal_vertex only for environment
+      // maps and skinning: then nothing reads the normal.
+      if (!vs.includes(from)) {
+        if (from.includes('beginnormal')) continue;
+        const why = `${material.type}'s vertex shader has no ${from}: the animation cannot be injected`;
+        status.error ??= why;
+        throw new Error(why);
+      }
+      vs = vs.replace(from, to);
+    }
+    shader.vertexShader = vs;
+  };
+  material.customProgramCacheKey = () => `rigbake:${key}:${JSON.stringify(defines)}`;
+  material.needsUpdate = true;
+  return material;
+}
+
+// The material a primitive is drawn with: GLTFLoader's (cloned: the bake's
+// files may share one material between primitives with other textures), or
+// with look=mask a plain white one. `normals`: the drawn normals are
+// meaningful (the mesh has them, or the VAT has a normal texture); without
+// them the material is shaded by face, as GLTFLoader does for meshes
+// without normals.
+function drawnMaterial(loaded, mask, normals) {
+  if (mask) return new THREE.MeshBasicMaterial({ color: 0xffffff, side: loaded?.side ?? THREE.FrontSide });
+  const material = (Array.isArray(loaded) ? loaded[0] : loaded)?.clone() ?? new THREE.MeshStandardMaterial({ color: 0xd9d9d9 });
+  material.flatShading = !normals;
+  return material;
+}
 
 async function json(url) {
   const r = await fetch(url);
@@ -267,14 +326,18 @@ async function restGlobal(model, name) {
   return node.matrixWorld.clone();
 }
 
-// Meshes of a rigbake GLB, by (mesh index, primitive index).
+// The three.js mesh (geometry and material) of a primitive of a rigbake
+// GLB, by (mesh index, primitive index).
 async function primitive(file, meshIndex, primitiveIndex) {
   const object = await file.parser.getDependency('mesh', meshIndex);
   const meshes = object.isMesh ? [object] : object.children.filter((c) => c.isMesh);
   const mesh = meshes[primitiveIndex];
   if (!mesh) throw new Error(`meshes[${meshIndex}].primitives[${primitiveIndex}] is missing`);
-  return mesh.geometry;
+  return mesh;
 }
+
+// GLTFLoader's name for TEXCOORD_n.
+const uvAttribute = (n) => (n === 0 ? 'uv' : n <= 3 ? `uv${n}` : `texcoord_${n}`);
 
 async function main() {
   const report = await json('/bake.json');
@@ -312,11 +375,12 @@ async function main() {
     }));
     for (const p of w.primitives) {
       const set = sets[p.skin];
-      const material = new THREE.ShaderMaterial({
-        glslVersion: THREE.GLSL3, vertexShader: BONES_VERTEX, fragmentShader: FRAGMENT,
-        uniforms: { bones: { value: set.texture }, bones_height: { value: set.height }, layout3x4: { value: set.layout === 'mat3x4' ? 1 : 0 }, state: { value: state }, mask: { value: mask }, row_flip: { value: rowFlip(set.flipped) } },
-      });
-      const geometry = await primitive(file, p.mesh_index, p.mesh_primitive);
+      const loaded = await primitive(file, p.mesh_index, p.mesh_primitive);
+      const geometry = loaded.geometry;
+      const material = animate(drawnMaterial(loaded.material, mask, !!geometry.getAttribute('normal')), BONES_VERTEX, {
+        rb_bones: { value: set.texture }, rb_bones_height: { value: set.height }, rb_layout3x4: { value: set.layout === 'mat3x4' ? 1 : 0 },
+        rb_state: { value: state }, rb_row_flip: { value: rowFlip(set.flipped) },
+      }, 'bones');
       // Channels beyond the bake's `channels` are absent; a missing vertex
       // attribute reads (0, 0, 0, 1) in WebGL, a weight of 1: give them zeros.
       for (let c = 1; c <= 4; c++) {
@@ -340,10 +404,16 @@ async function main() {
       if (!loaded.has(name)) loaded.set(name, bakeTexture(report, name, renderer));
       return loaded.get(name);
     };
-    for (const p of v.primitives) {
-      const geometry = (await primitive(file, p.playback_mesh, 0)).clone();
+    for (const [index, p] of v.primitives.entries()) {
+      const loadedMesh = await primitive(file, p.playback_mesh, 0);
+      const geometry = loadedMesh.geometry.clone();
+      // The lookup UV: the set the sidecar names (container 1.7+), else the
+      // last one.
+      const recorded = report.sidecar?.vat?.primitives?.[index]?.lookup_uv_set;
       const uvs = Object.keys(geometry.attributes).filter((k) => /^uv\d*$/.test(k)).sort((a, b) => Number(a.slice(2) || 0) - Number(b.slice(2) || 0));
-      geometry.setAttribute('vat_uv', geometry.getAttribute(uvs[uvs.length - 1]));
+      const lookup = recorded === null || recorded === undefined ? uvs[uvs.length - 1] : uvAttribute(recorded);
+      if (!geometry.getAttribute(lookup)) throw new Error(`${v.playback_file}: meshes[${p.playback_mesh}] has no lookup UV set (${lookup})`);
+      geometry.setAttribute('vat_uv', geometry.getAttribute(lookup));
       const pt = v.textures[p.positions], nt = p.normals === null ? null : v.textures[p.normals];
       refuseFold(report, pt);
       if (nt) refuseFold(report, nt);
@@ -351,16 +421,13 @@ async function main() {
       const normals = nt ? await load(nt.name) : null;
       const pd = vatDecoding(report, pt), nd = nt ? vatDecoding(report, nt) : pd;
       if (normals && normals.uint !== positions.uint) throw new Error(`${pt.name} and ${nt.name} differ in sample type`);
-      const material = new THREE.ShaderMaterial({
-        glslVersion: THREE.GLSL3, vertexShader: VAT_VERTEX, fragmentShader: FRAGMENT,
-        defines: positions.uint ? { UINT_TEXTURES: 1 } : {},
-        uniforms: {
-          positions: { value: positions.texture }, normals: { value: (normals ?? positions).texture }, has_normals: { value: normals ? 1 : 0 },
-          vat: { value: [p.width, p.bands, p.frames, p.height] }, state: { value: state }, mask: { value: mask }, row_flip: { value: rowFlip(positions.flipped) },
-          position_encoding: { value: pd.encoding }, position_min: { value: pd.lo }, position_max: { value: pd.hi },
-          normal_encoding: { value: nd.encoding }, normal_min: { value: nd.lo }, normal_max: { value: nd.hi },
-        },
-      });
+      const drawn = drawnMaterial(loadedMesh.material, mask, !!normals || !!geometry.getAttribute('normal'));
+      const material = animate(drawn, VAT_VERTEX, {
+        rb_positions: { value: positions.texture }, rb_normals: { value: (normals ?? positions).texture }, rb_has_normals: { value: normals ? 1 : 0 },
+        rb_vat: { value: [p.width, p.bands, p.frames, p.height] }, rb_state: { value: state }, rb_row_flip: { value: rowFlip(positions.flipped) },
+        rb_position_encoding: { value: pd.encoding }, rb_position_min: { value: pd.lo }, rb_position_max: { value: pd.hi },
+        rb_normal_encoding: { value: nd.encoding }, rb_normal_min: { value: nd.lo }, rb_normal_max: { value: nd.hi },
+      }, 'vat', positions.uint ? { UINT_TEXTURES: 1 } : {});
       const mesh = new THREE.Mesh(geometry, material);
       mesh.matrixAutoUpdate = false;
       mesh.matrix.copy(place);
@@ -372,6 +439,12 @@ async function main() {
   const scene = new THREE.Scene();
   scene.background = new THREE.Color(mask ? 0x000000 : 0x26282e);
   scene.add(group);
+  // rigbake view's light: one directional light (from (0.4, 0.9, 0.5)) plus
+  // ambient, 0.65 and 0.35 of a white surface's colour (three.js's
+  // Lambert term divides by pi).
+  const sun = new THREE.DirectionalLight(0xffffff, 0.65 * Math.PI);
+  sun.position.set(0.4, 0.9, 0.5);
+  scene.add(sun, new THREE.AmbientLight(0xffffff, 0.35 * Math.PI));
   document.body.appendChild(renderer.domElement);
 
   // The camera: the rigbake preview's (orthographic) when asked, else a

@@ -7,7 +7,9 @@
 //! (`crates/bake/src/preview`, `crates/preview`: orthographic, fitted to the
 //! frame), screenshotted, and compared with the CPU preview's coverage of the
 //! same frame: intersection over union at least 0.95. The examples/three
-//! page (three.js's own GLTFLoader and EXRLoader) is compared the same way.
+//! page (three.js's own GLTFLoader and EXRLoader) is compared the same way,
+//! and drawn unmasked it shows the meshes' materials (coloured like the
+//! page's drawing, not a flat grey).
 //! A crowd drawn at two moments differs. The server answers only on
 //! 127.0.0.1 and refuses traversal in every spelling. Bakes whose textures
 //! are KTX2 or DDS (`--texture-container`) play in the page and (KTX2,
@@ -1087,6 +1089,132 @@ fn view_draws_the_lod_level_asked_for() {
         "level 2 looks like level 0 ({changed} pixels differ)"
     );
     assert_eq!(b, last, "lod=9 draws the last level, 2");
+}
+
+/// A screenshot's pixels as RGB triples.
+fn rgb_of(png_file: &Path) -> Vec<[u8; 3]> {
+    let decoder = png::Decoder::new(BufReader::new(std::fs::File::open(png_file).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!(info.bit_depth, png::BitDepth::Eight);
+    let channels = info.color_type.samples();
+    buf[..info.buffer_size()]
+        .chunks(channels)
+        .map(|p| [p[0], p[1], p[2]])
+        .collect()
+}
+
+/// The colour of a drawing where `covered`: its mean RGB, and the fraction
+/// of the pixels whose channels differ by 48 or more (coloured, not grey).
+fn colour_of(rgb: &[[u8; 3]], covered: &[bool]) -> ([f64; 3], f64) {
+    let inside: Vec<&[u8; 3]> = rgb
+        .iter()
+        .zip(covered)
+        .filter(|(_, c)| **c)
+        .map(|(p, _)| p)
+        .collect();
+    let n = inside.len().max(1) as f64;
+    let mean = [0, 1, 2].map(|i| inside.iter().map(|p| f64::from(p[i])).sum::<f64>() / n);
+    let coloured = inside
+        .iter()
+        .filter(|p| p.iter().max().unwrap() - p.iter().min().unwrap() >= 48)
+        .count();
+    (mean, coloured as f64 / n)
+}
+
+/// The three.js example draws the meshes' own materials (GLTFLoader's, the
+/// animation injected into their vertex shaders), not a flat grey: Fox
+/// (its orange fur texture) and CesiumMan (its white, blue and green
+/// texture), on both paths, drawn unmasked from the CPU preview's camera,
+/// have about as many coloured pixels as `rigbake view` (which draws the
+/// base-colour texture and factor) at the same frame from the same camera,
+/// and about its mean colour, each over its own silhouette. A flat grey
+/// drawing has no coloured pixel.
+#[test]
+fn the_three_example_draws_the_meshes_materials() {
+    let test = "the_three_example_draws_the_meshes_materials";
+    let Some((chromium, modules)) = browser(test) else {
+        return;
+    };
+    let Some(models) = shared_models(test) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let bakes = bake_models(&models, &["Fox", "CesiumMan"], &out);
+    let (_server, url) = start_view(&out);
+    let three: Vec<(Running, String)> = bakes.iter().map(|(_, f, _)| start_three(f)).collect();
+    let mut shots = Vec::new();
+    // (what, three.js mask, three.js colour, view mask, view colour)
+    let mut cases = Vec::new();
+    for ((name, file, model), (_, three_url)) in bakes.iter().zip(&three) {
+        for (path, key) in [(PathChoice::Bones, "bones"), (PathChoice::Vat, "vat")] {
+            let r = reference(file, model, path, 1);
+            let query = format!(
+                "path={key}&clip={}&frame={}&{}",
+                enc(&r.clip),
+                r.frame,
+                r.camera_query
+            );
+            let bake = enc(&format!("{name}/{name}.rigbake"));
+            let mut shot = |url: String, file: String| {
+                let out = tmp.path().join(file);
+                shots.push(Shot {
+                    url,
+                    width: SIZE,
+                    height: SIZE,
+                    out: out.clone(),
+                });
+                out
+            };
+            cases.push((
+                format!("{name} {key} {} frame {}", r.clip, r.frame),
+                shot(
+                    format!("{three_url}?{query}&look=mask"),
+                    format!("{name}-{key}-three-mask.png"),
+                ),
+                shot(
+                    format!("{three_url}?{query}"),
+                    format!("{name}-{key}-three.png"),
+                ),
+                shot(
+                    format!("{url}?bake={bake}&{query}&look=mask&hud=0"),
+                    format!("{name}-{key}-view-mask.png"),
+                ),
+                shot(
+                    format!("{url}?bake={bake}&{query}&grid=0&hud=0"),
+                    format!("{name}-{key}-view.png"),
+                ),
+            ));
+        }
+    }
+    shoot(&chromium, &modules, &shots, tmp.path());
+    for (what, three_mask, three_colour, view_mask, view_colour) in &cases {
+        let (_, _, covered) = mask_of(three_mask);
+        let (three_mean, three_coloured) = colour_of(&rgb_of(three_colour), &covered);
+        let (_, _, covered) = mask_of(view_mask);
+        let (view_mean, view_coloured) = colour_of(&rgb_of(view_colour), &covered);
+        rigbake_fixtures::testkit::notice(&format!(
+            "three.js {what}: mean RGB {three_mean:.0?}, {:.1}% coloured; rigbake view: {view_mean:.0?}, {:.1}% coloured",
+            three_coloured * 100.0,
+            view_coloured * 100.0
+        ));
+        assert!(
+            view_coloured > 0.1,
+            "{what}: rigbake view draws the model almost grey ({view_coloured:.3} coloured): the test cannot tell"
+        );
+        assert!(
+            three_coloured >= 0.6 * view_coloured,
+            "{what}: the three.js example draws {three_coloured:.3} of the model coloured, rigbake view {view_coloured:.3}: it does not draw the base-colour texture"
+        );
+        for c in 0..3 {
+            assert!(
+                (three_mean[c] - view_mean[c]).abs() <= 32.0,
+                "{what}: the three.js example's mean colour {three_mean:.0?} is far from rigbake view's {view_mean:.0?}"
+            );
+        }
+    }
 }
 
 /// The three.js example's server says what is missing, and how to fix it,
