@@ -7,8 +7,17 @@
 //
 // What it reads (served by serve.mjs): /bake.json, the `rigbake inspect
 // --json` report of the container; /bake/<file>, the bake's textures and
-// meshes; /bake/<source>, the source model, which places the bake (the rest
-// pose global matrix of the node whose space the values are in).
+// meshes; for bakes older than format 1.11 only, /bake/<source>, the source
+// model, which places them.
+//
+// Placement: the values are in the space of a node (the bone set's mesh
+// node, the VAT reference node). Since format 1.11 every mesh rigbake writes
+// carries that node's rest-pose global matrix as its glTF node `matrix`
+// (the sidecar's `placement`), so GLTFLoader stands it where the source
+// stands it: the page draws each primitive with its node's world matrix
+// from the loaded GLB's scene and applies nothing else. Older bakes (no
+// `placement` in the sidecar) take the node's rest-pose global matrix from
+// the source model beside the container, or stand at the identity.
 //
 // Orientation: EXRLoader puts file scanline y at texture row H - 1 - y
 // (it flips), and DataTexture uploads with flipY false, so texelFetch(x, r)
@@ -122,6 +131,11 @@ uniform highp sampler2D rb_normals;
 #endif
 uniform int rb_has_normals;
 uniform ivec4 rb_vat; // width, bands, frames, height
+// The lookup UV's encoding (sidecar vat.lookup_uv): 1 split_index (format
+// 1.11: the set vertex s = x + band * width as (s mod 2048, s div 2048),
+// integers exact in half floats); 0 the normalised texel centre at row 0
+// (older bakes).
+uniform int rb_lookup;
 // 16-bit UNORM textures (ktx2_unorm16, the PNG16 samples): positions are
 // lo + s * (hi - lo) (encoding 1), normals bounds-normalised (1) or
 // octahedral (2); floats are the values (0).
@@ -134,9 +148,16 @@ uniform vec4 rb_normal_max;
 in vec2 vat_uv;
 
 ivec2 rb_texel(int row) {
-  int x = int(floor(vat_uv.x * float(rb_vat.x)));
-  int y = int(floor(vat_uv.y * float(rb_vat.w))) + row * rb_vat.y;
-  return ivec2(x, rb_flip(y, rb_vat.w));
+  int x, band;
+  if (rb_lookup == 1) {
+    int s = int(round(vat_uv.x)) + 2048 * int(round(vat_uv.y));
+    x = s % rb_vat.x;
+    band = s / rb_vat.x;
+  } else {
+    x = int(floor(vat_uv.x * float(rb_vat.x)));
+    band = int(floor(vat_uv.y * float(rb_vat.w)));
+  }
+  return ivec2(x, rb_flip(band + row * rb_vat.y, rb_vat.w));
 }
 
 vec3 rb_octahedral(vec2 e) {
@@ -336,6 +357,32 @@ async function primitive(file, meshIndex, primitiveIndex) {
   return mesh;
 }
 
+// Where GLTFLoader stood each primitive of a rigbake GLB: its world matrix
+// in the file's scene (its node's `matrix`, the recorded placement), by
+// "mesh index/primitive index".
+function placedPrimitives(file) {
+  const placed = new Map();
+  file.scene.updateMatrixWorld(true);
+  file.scene.traverse((o) => {
+    const a = o.isMesh ? file.parser.associations.get(o) : undefined;
+    const key = a ? `${a.meshes}/${a.primitives}` : null;
+    if (key && !placed.has(key)) placed.set(key, o.matrixWorld.clone());
+  });
+  return placed;
+}
+
+// The matrix that stands primitive (mesh, primitive) of a rigbake GLB:
+// GLTFLoader's (format 1.11 records it as the node matrix), or, for older
+// bakes, the rest-pose global of `node` in the source model.
+async function standing(file, mesh, prim, placement) {
+  if (placement.recorded) {
+    const m = (placement.placed.get(file) ?? placement.placed.set(file, placedPrimitives(file)).get(file)).get(`${mesh}/${prim}`);
+    if (!m) throw new Error(`meshes[${mesh}] of the bake's GLB is on no node of its scene, which holds its placement`);
+    return m;
+  }
+  return restGlobal(await placement.source(), placement.node);
+}
+
 // GLTFLoader's name for TEXCOORD_n.
 const uvAttribute = (n) => (n === 0 ? 'uv' : n <= 3 ? `uv${n}` : `texcoord_${n}`);
 
@@ -346,11 +393,18 @@ async function main() {
   const clipName = params.get('clip');
   const clip = clipName === null ? meta.clips[0] : meta.clips.find((c) => c.name === clipName);
   if (!clip) throw new Error(`no clip ${clipName}`);
-  // Without the source beside the container, the bake stands at the identity.
-  const source = await gltf(`/bake/${encodeURIComponent(meta.source.file_name)}`).catch(() => {
+  // Format 1.11 records the placements (sidecar `placement`, and the GLBs'
+  // node matrices); older bakes take them from the source beside the
+  // container, and without it stand at the identity.
+  const recorded = !!report.sidecar?.placement;
+  let source = null;
+  const loadSource = () => (source ??= gltf(`/bake/${encodeURIComponent(meta.source.file_name)}`).catch(() => {
     console.warn(`${meta.source.file_name} is not beside the container: placing the bake at the identity`);
     return null;
-  });
+  }));
+  const placed = new Map();
+  const placement = (node) => ({ recorded, placed, node, source: loadSource });
+  status.placement = recorded ? 'recorded' : 'source';
   const mask = params.get('look') === 'mask' ? 1 : 0;
   // The row flip each texture needs (its loader's), unless flip=0 (never:
   // docs/engines.md's recipe taken literally, wrong for EXR) or flip=1
@@ -390,14 +444,18 @@ async function main() {
       }
       const mesh = new THREE.Mesh(geometry, material);
       mesh.matrixAutoUpdate = false;
-      mesh.matrix.copy(await restGlobal(source, set.node));
+      mesh.matrix.copy(await standing(file, p.mesh_index, p.mesh_primitive, placement(set.node)));
       mesh.frustumCulled = false;
       group.add(mesh);
     }
   } else {
     const v = report.vat;
     const file = await gltf(`/bake/${encodeURIComponent(v.playback_file)}`);
-    const place = await restGlobal(source, v.reference_node);
+    // The lookup UV's encoding: split_index since format 1.11; absent in
+    // older sidecars, whose lookup UV is the normalised texel centre.
+    const encoding = report.sidecar?.vat?.lookup_uv ?? 'texel_centre';
+    const LOOKUP = { texel_centre: 0, split_index: 1 };
+    if (!(encoding in LOOKUP)) throw new Error(`the sidecar's vat.lookup_uv is ${JSON.stringify(encoding)}; this page reads split_index and texel_centre`);
     // Textures by file: the primitives of an atlas share them.
     const loaded = new Map();
     const load = (name) => {
@@ -424,13 +482,13 @@ async function main() {
       const drawn = drawnMaterial(loadedMesh.material, mask, !!normals || !!geometry.getAttribute('normal'));
       const material = animate(drawn, VAT_VERTEX, {
         rb_positions: { value: positions.texture }, rb_normals: { value: (normals ?? positions).texture }, rb_has_normals: { value: normals ? 1 : 0 },
-        rb_vat: { value: [p.width, p.bands, p.frames, p.height] }, rb_state: { value: state }, rb_row_flip: { value: rowFlip(positions.flipped) },
+        rb_vat: { value: [p.width, p.bands, p.frames, p.height] }, rb_lookup: { value: LOOKUP[encoding] }, rb_state: { value: state }, rb_row_flip: { value: rowFlip(positions.flipped) },
         rb_position_encoding: { value: pd.encoding }, rb_position_min: { value: pd.lo }, rb_position_max: { value: pd.hi },
         rb_normal_encoding: { value: nd.encoding }, rb_normal_min: { value: nd.lo }, rb_normal_max: { value: nd.hi },
       }, 'vat', positions.uint ? { UINT_TEXTURES: 1 } : {});
       const mesh = new THREE.Mesh(geometry, material);
       mesh.matrixAutoUpdate = false;
-      mesh.matrix.copy(place);
+      mesh.matrix.copy(await standing(file, p.playback_mesh, 0, placement(v.reference_node)));
       mesh.frustumCulled = false;
       group.add(mesh);
     }

@@ -1217,6 +1217,105 @@ fn the_three_example_draws_the_meshes_materials() {
     }
 }
 
+/// Width and height in pixels of the box around a mask's covered pixels.
+fn extent_of(mask: &[bool], width: u32) -> (usize, usize) {
+    let (mut x0, mut x1, mut y0, mut y1) = (usize::MAX, 0, usize::MAX, 0);
+    for (i, _) in mask.iter().enumerate().filter(|(_, c)| **c) {
+        let (x, y) = (i % width as usize, i / width as usize);
+        (x0, x1, y0, y1) = (x0.min(x), x1.max(x), y0.min(y), y1.max(y));
+    }
+    (x1.saturating_sub(x0) + 1, y1.saturating_sub(y0) + 1)
+}
+
+/// A bake of format 1.11 stands without its source: CesiumMan (a Z-up mesh
+/// stood upright by its root node's matrix) is baked from a
+/// copy of the model that is then deleted, so no source can be found beside
+/// the bake or where the container says it was. The three.js example
+/// (GLTFLoader applying the meshes' recorded node matrices) and `rigbake
+/// view` (the sidecar's placements) draw it standing, both paths, like the
+/// CPU preview placed by the source (IoU at least 0.95), and taller than
+/// wide; the preview's silhouette is the one of the man standing.
+#[test]
+fn the_three_example_stands_a_bake_without_its_source() {
+    let test = "the_three_example_stands_a_bake_without_its_source";
+    let Some((chromium, modules)) = browser(test) else {
+        return;
+    };
+    let Some(models) = shared_models(test) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let model = models.join("khronos/CesiumMan.glb");
+    let copy = tmp.path().join("source/CesiumMan.glb");
+    std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+    std::fs::copy(&model, &copy).unwrap();
+    let out = tmp.path().join("out");
+    let o = bake(std::slice::from_ref(&copy), &out, &["--vat", "--normals"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    std::fs::remove_file(&copy).unwrap();
+    let file = out.join("CesiumMan/CesiumMan.rigbake");
+    let sidecar: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(out.join("CesiumMan/CesiumMan.rigbake.json")).unwrap(),
+    )
+    .unwrap();
+    let matrix = &sidecar["placement"]["matrix"];
+    assert!(
+        matrix.as_array().is_some_and(|m| m.len() == 16),
+        "the sidecar records no placement: {matrix}"
+    );
+    let (_three_server, three_url) = start_three(&file);
+    let (_view_server, view_url) = start_view(&out);
+    let mut shots = Vec::new();
+    let mut expected = Vec::new();
+    for (path, key) in [(PathChoice::Bones, "bones"), (PathChoice::Vat, "vat")] {
+        // The CPU preview, placed by the source model.
+        let r = reference(&file, &model, path, 0);
+        let query = format!(
+            "path={key}&clip={}&frame={}&look=mask&{}",
+            enc(&r.clip),
+            r.frame,
+            r.camera_query
+        );
+        for (page, url) in [
+            ("three.js", format!("{three_url}?{query}")),
+            ("view", format!("{view_url}?{query}&hud=0")),
+        ] {
+            let out = tmp.path().join(format!("{page}-{key}.png"));
+            shots.push(Shot {
+                url,
+                width: SIZE,
+                height: SIZE,
+                out: out.clone(),
+            });
+            expected.push((
+                format!("{page} CesiumMan {key} {} frame {}", r.clip, r.frame),
+                out,
+                r.covered.clone(),
+            ));
+        }
+    }
+    shoot(&chromium, &modules, &shots, tmp.path());
+    for (what, shot, covered) in &expected {
+        let (w, _, mask) = mask_of(shot);
+        let (score, area) = iou(&mask, covered);
+        let (across, up) = extent_of(&mask, w);
+        let (ref_across, ref_up) = extent_of(covered, w);
+        rigbake_fixtures::testkit::notice(&format!(
+            "{what}, no source: IoU {score:.4} over {area} pixels; {across} x {up} pixels (the CPU preview: {ref_across} x {ref_up})"
+        ));
+        assert!(
+            ref_up as f64 > 1.5 * ref_across as f64,
+            "{what}: the CPU preview's CesiumMan is not standing ({ref_across} x {ref_up} pixels): the test cannot tell"
+        );
+        assert!(area > 500, "{what}: almost nothing drawn ({area} pixels)");
+        assert!(
+            up as f64 > 1.5 * across as f64,
+            "{what}: CesiumMan is not standing ({across} x {up} pixels)"
+        );
+        assert!(score >= MIN_IOU, "{what}: IoU {score:.4} < {MIN_IOU}");
+    }
+}
+
 /// The three.js example's server says what is missing, and how to fix it,
 /// when it cannot run `rigbake` (no raw Node stack).
 #[test]
