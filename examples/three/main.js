@@ -39,7 +39,8 @@
 // reads block-compressed formats only).
 //
 // URL parameters: path (bones | vat), clip, frame (a still frame; else the
-// clip plays), look=mask (white silhouette on black), cam=ortho with az, el,
+// clip plays), motion (0: a clip baked in place plays in place; 1: a still
+// frame is drawn with its root motion), look=mask (white silhouette on black), cam=ortho with az, el,
 // cx, cy, cz, half (the rigbake preview's camera); else a perspective view;
 // flip=0 leaves out the EXR row flip, to show what goes wrong without it;
 // flip=1 flips every texture's rows, KTX2 ones too (wrong for them).
@@ -232,12 +233,14 @@ function animate(material, head, uniforms, key, defines = {}) {
 
 // The material a primitive is drawn with: GLTFLoader's (cloned: the bake's
 // files may share one material between primitives with other textures), or
-// with look=mask a plain white one. `normals`: the drawn normals are
+// with look=mask a plain white one, back faces culled whatever the
+// material's doubleSided says, as rigbake preview and rigbake view draw
+// silhouettes (the tests compare them). `normals`: the drawn normals are
 // meaningful (the mesh has them, or the VAT has a normal texture); without
 // them the material is shaded by face, as GLTFLoader does for meshes
 // without normals.
 function drawnMaterial(loaded, mask, normals) {
-  if (mask) return new THREE.MeshBasicMaterial({ color: 0xffffff, side: loaded?.side ?? THREE.FrontSide });
+  if (mask) return new THREE.MeshBasicMaterial({ color: 0xffffff, side: THREE.FrontSide });
   const material = (Array.isArray(loaded) ? loaded[0] : loaded)?.clone() ?? new THREE.MeshStandardMaterial({ color: 0xd9d9d9 });
   material.flatShading = !normals;
   return material;
@@ -496,7 +499,15 @@ async function main() {
 
   const scene = new THREE.Scene();
   scene.background = new THREE.Color(mask ? 0x000000 : 0x26282e);
-  scene.add(group);
+  // Root motion (docs/root-motion.md): a clip baked in place carries its
+  // track in the sidecar, [x, y, z, yaw] per frame, the motion T(x, y, z)
+  // Ry(yaw) in scene space. It moves `mover`, the parent of the meshes,
+  // whose own matrices are the placements: world = mover (instance * root
+  // motion) * placement * p.
+  const mover = new THREE.Group();
+  mover.matrixAutoUpdate = false;
+  mover.add(group);
+  scene.add(mover);
   // rigbake view's light: one directional light (from (0.4, 0.9, 0.5)) plus
   // ambient, 0.65 and 0.35 of a white surface's colour (three.js's
   // Lambert term divides by pi).
@@ -531,17 +542,49 @@ async function main() {
   // f1 = f0 + 1 wrapping to 0 for looping clips, holding the last frame
   // otherwise. A still frame is row start_row + frame.
   const still = params.has('frame') ? Number(params.get('frame')) : null;
+  // The clip's root-motion track, when it was baked in place. A playing
+  // clip travels by it (motion=0: in place); a still frame is drawn in
+  // place, as rigbake preview draws it, unless motion=1.
+  const rootMotion = report.sidecar?.root_motion?.clips?.[meta.clips.indexOf(clip)];
+  const track = rootMotion && rootMotion.mode !== 'keep' && rootMotion.track?.length ? rootMotion : null;
+  const travels = !!track && (still === null ? params.get('motion') !== '0' : params.get('motion') === '1');
+  status.motion = travels;
+  const motionMatrix = (m) => new THREE.Matrix4().makeRotationY(m[3]).setPosition(m[0], m[1], m[2]);
+  const lerp = (a, b, t) => a.map((v, k) => v + (b[k] - v) * t);
+  // Whole loops gone by add the clip's `end` motion; a model that has
+  // travelled farther than twice its size goes back to its start.
+  const base = new THREE.Matrix4();
+  const end = track ? motionMatrix(track.end) : null;
+  let loopsApplied = 0;
+  const modelSize = new THREE.Box3().setFromObject(group).getSize(new THREE.Vector3()).length() || 1;
   const started = performance.now();
   const tick = () => {
+    let motion = null;
     if (still !== null) {
       state.set(clip.start_row + still, clip.start_row + still, 0, 0);
+      if (travels) motion = motionMatrix(track.track[still]);
     } else {
       const frame = ((performance.now() - started) / 1000) * clip.fps;
       let f0 = Math.floor(frame), fraction = frame - f0;
+      const loops = clip.looping ? Math.floor(f0 / clip.frames) : 0;
       if (clip.looping) f0 %= clip.frames;
       else if (f0 >= clip.frames - 1) { f0 = clip.frames - 1; fraction = 0; }
       const f1 = f0 + 1 < clip.frames ? f0 + 1 : clip.looping ? 0 : f0;
       state.set(clip.start_row + f0, clip.start_row + f1, fraction, 0);
+      if (travels) {
+        for (; loopsApplied < loops; loopsApplied++) {
+          base.multiply(end);
+          if (new THREE.Vector3().setFromMatrixPosition(base).length() > 2 * modelSize) base.identity();
+        }
+        // Across the loop's wrap the motion heads for `end`, not back to
+        // frame 0.
+        const to = f1 === 0 && f0 !== 0 ? track.end : track.track[f1];
+        motion = base.clone().multiply(motionMatrix(lerp(track.track[f0], to, fraction)));
+      }
+    }
+    if (motion) {
+      mover.matrix.copy(motion);
+      mover.matrixWorldNeedsUpdate = true;
     }
     renderer.render(scene, camera);
     if (!status.ready) {

@@ -1316,6 +1316,145 @@ fn the_three_example_stands_a_bake_without_its_source() {
     }
 }
 
+/// A copy of the GLB `src` at `dst` whose scene's root nodes are turned
+/// `degrees` about +Y and moved by `offset` (as glTF `rotation` and
+/// `translation`; the nodes had no transform).
+fn turned_glb(src: &Path, dst: &Path, degrees: f64, offset: [f64; 3]) {
+    let bytes = std::fs::read(src).unwrap();
+    let length = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
+    assert_eq!(
+        &bytes[16..20],
+        b"JSON",
+        "{}: the first chunk",
+        src.display()
+    );
+    let mut json: serde_json::Value = serde_json::from_slice(&bytes[20..20 + length]).unwrap();
+    let roots: Vec<usize> = json["scenes"][0]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_u64().unwrap() as usize)
+        .collect();
+    let half = degrees.to_radians() / 2.0;
+    for r in roots {
+        let node = json["nodes"][r].as_object_mut().unwrap();
+        for key in ["matrix", "rotation", "translation", "scale"] {
+            assert!(!node.contains_key(key), "root node {r} has a {key}");
+        }
+        node.insert(
+            "rotation".into(),
+            serde_json::json!([0.0, half.sin(), 0.0, half.cos()]),
+        );
+        node.insert("translation".into(), serde_json::json!(offset));
+    }
+    let mut text = serde_json::to_vec(&json).unwrap();
+    text.resize(text.len().next_multiple_of(4), b' ');
+    let rest = &bytes[20 + length..];
+    let mut out = b"glTF".to_vec();
+    out.extend(2u32.to_le_bytes());
+    out.extend(
+        u32::try_from(20 + text.len() + rest.len())
+            .unwrap()
+            .to_le_bytes(),
+    );
+    out.extend(u32::try_from(text.len()).unwrap().to_le_bytes());
+    out.extend(b"JSON");
+    out.extend(&text);
+    out.extend(rest);
+    std::fs::write(dst, out).unwrap();
+}
+
+/// The three.js example moves a clip baked in place by its root-motion
+/// track: Knight's Dodge_Left (`--root-motion extract`), its scene root
+/// turned 40 degrees about +Y and moved (so its placement is not the
+/// identity and its track, in scene space, is turned too), at frame 9 with
+/// `motion=1` is drawn moved by the track's frame 9 (to within 2 pixels of
+/// the silhouette's centre) from where it stands without `motion=1`, like
+/// `rigbake view` draws the same frame with `motion=1` (IoU at least 0.95:
+/// instance * root motion * placement * p in both; root motion applied in
+/// the placed node's space would move the model along another direction),
+/// on both paths.
+#[test]
+fn the_three_example_moves_by_root_motion() {
+    let test = "the_three_example_moves_by_root_motion";
+    let Some((chromium, modules)) = browser(test) else {
+        return;
+    };
+    let Some(models) = shared_models(test) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let knight = tmp.path().join("Knight.glb");
+    turned_glb(
+        &models.join("kaykit/Knight.glb"),
+        &knight,
+        40.0,
+        [0.3, 0.0, -0.2],
+    );
+    let o = bake(
+        &[knight],
+        &out,
+        &["--vat", "--clip", "Dodge_Left", "--root-motion", "extract"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let sidecar: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("Knight/Knight.rigbake.json")).unwrap())
+            .unwrap();
+    let moved = sidecar["root_motion"]["clips"][0]["track"][9][0]
+        .as_f64()
+        .unwrap();
+    assert!(moved > 0.2, "Dodge_Left has travelled {moved} by frame 9");
+    let turn = sidecar["placement"]["matrix"][8].as_f64().unwrap();
+    assert!(
+        turn > 0.5,
+        "the placement is not turned: {}",
+        sidecar["placement"]
+    );
+    let (_three_server, three_url) = start_three(&out.join("Knight/Knight.rigbake"));
+    let (_view_server, view_url) = start_view(&out);
+    let half = 2.0;
+    // From the front, centred between where the model stands (0.3 along
+    // +X) and where frame 9 takes it, with room for its props: a
+    // silhouette cut by the frame's edge would not move by the track.
+    let camera = format!("look=mask&cam=ortho&az=0&el=0&cx=0.45&cy=0.9&cz=0&half={half}");
+    let mut shots = Vec::new();
+    for path in ["bones", "vat"] {
+        for (page, url, motion) in [
+            ("three", &three_url, ""),
+            ("three", &three_url, "&motion=1"),
+            ("view", &view_url, "&motion=1"),
+        ] {
+            shots.push(Shot {
+                url: format!("{url}?path={path}&clip=Dodge_Left&frame=9{motion}&hud=0&{camera}"),
+                width: SIZE,
+                height: SIZE,
+                out: tmp.path().join(format!("{page}-{path}{motion}.png")),
+            });
+        }
+    }
+    shoot(&chromium, &modules, &shots, tmp.path());
+    // One model unit is SIZE / (2 half) pixels; screen right is +X.
+    let want = moved * f64::from(SIZE) / (2.0 * half);
+    for (path, trio) in ["bones", "vat"].iter().zip(shots.chunks(3)) {
+        let [still, moving, view] = [0, 1, 2].map(|k| mask_of(&trio[k].out));
+        let got = centre_x(&moving.2, moving.0) - centre_x(&still.2, still.0);
+        let (score, area) = iou(&moving.2, &view.2);
+        rigbake_fixtures::testkit::notice(&format!(
+            "three.js Knight {path} Dodge_Left frame 9: moved {got:.2} px (the track: {want:.2} px); against rigbake view with motion=1: IoU {score:.4} over {area} pixels"
+        ));
+        assert!(
+            (got - want).abs() < 2.0,
+            "{path}: the model moved {got:.2} px, the track says {want:.2} px"
+        );
+        assert!(area > 500, "{path}: almost nothing drawn ({area} pixels)");
+        assert!(
+            score >= MIN_IOU,
+            "{path}: the moved frame differs from rigbake view's: IoU {score:.4}"
+        );
+    }
+}
+
 /// The three.js example's server says what is missing, and how to fix it,
 /// when it cannot run `rigbake` (no raw Node stack).
 #[test]
