@@ -39,7 +39,8 @@
 // reads block-compressed formats only).
 //
 // URL parameters: path (bones | vat), clip, frame (a still frame; else the
-// clip plays), motion (0: a clip baked in place plays in place; 1: a still
+// clip plays), lod (the level of every LOD group drawn, default 0),
+// motion (0: a clip baked in place plays in place; 1: a still
 // frame is drawn with its root motion), look=mask (white silhouette on black), cam=ortho with az, el,
 // cx, cy, cz, half (the rigbake preview's camera); else a perspective view;
 // flip=0 leaves out the EXR row flip, to show what goes wrong without it;
@@ -386,6 +387,28 @@ async function standing(file, mesh, prim, placement) {
   return restGlobal(await placement.source(), placement.node);
 }
 
+// LOD groups (docs/lods.md): the level drawn (URL parameter `lod`, default
+// 0; a group with fewer levels draws its last), and per record
+// (`weights_primitives` or `vat_primitives`) the entries of the groups'
+// other levels, which are not drawn, and the weights file of the entries
+// that are (a level's entries index meshes of its own `weights_file`).
+function lodChoice(report, key) {
+  const level = Number(params.get('lod') ?? 0);
+  if (!(Number.isInteger(level) && level >= 0)) throw new Error(`lod=${params.get('lod')}: a level number, 0 or more`);
+  const skip = new Set();
+  const file = new Map();
+  for (const g of report.lods?.groups ?? []) {
+    const pick = Math.min(level, g.levels.length - 1);
+    g.levels.forEach((l, k) => {
+      for (const i of l[key] ?? []) {
+        if (k !== pick) skip.add(i);
+        else if (l.weights_file) file.set(i, l.weights_file);
+      }
+    });
+  }
+  return { skip, file };
+}
+
 // GLTFLoader's name for TEXCOORD_n.
 const uvAttribute = (n) => (n === 0 ? 'uv' : n <= 3 ? `uv${n}` : `texcoord_${n}`);
 
@@ -424,13 +447,20 @@ async function main() {
 
   if (pathName === 'bones') {
     const w = report.weights;
-    const file = await gltf(`/bake/${encodeURIComponent(w.mesh_file)}`);
+    const lods = lodChoice(report, 'weights_primitives');
+    const files = new Map();
+    const fileOf = (name) => {
+      if (!files.has(name)) files.set(name, gltf(`/bake/${encodeURIComponent(name)}`));
+      return files.get(name);
+    };
     const sets = await Promise.all(meta.skins.map(async (skin) => {
       const t = meta.textures[skin.texture];
       const { texture, flipped } = await bakeTexture(report, t.name, renderer);
       return { texture, flipped, height: t.height, layout: t.layout, node: skin.mesh_nodes[0] };
     }));
-    for (const p of w.primitives) {
+    for (const [index, p] of w.primitives.entries()) {
+      if (lods.skip.has(index)) continue;
+      const file = await fileOf(lods.file.get(index) ?? w.mesh_file);
       const set = sets[p.skin];
       const loaded = await primitive(file, p.mesh_index, p.mesh_primitive);
       const geometry = loaded.geometry;
@@ -465,7 +495,9 @@ async function main() {
       if (!loaded.has(name)) loaded.set(name, bakeTexture(report, name, renderer));
       return loaded.get(name);
     };
+    const lods = lodChoice(report, 'vat_primitives');
     for (const [index, p] of v.primitives.entries()) {
+      if (lods.skip.has(index)) continue;
       const loadedMesh = await primitive(file, p.playback_mesh, 0);
       const geometry = loadedMesh.geometry.clone();
       // The lookup UV: the set the sidecar names (container 1.7+), else the
