@@ -283,7 +283,10 @@ fn enc(s: &str) -> String {
 }
 
 /// Bakes `names` (from the shared models) into `out`, each source copied
-/// beside its container so the viewer can place it as the preview does.
+/// beside its container. The pages stand bakes of format 1.11 on their
+/// recorded placements and do not read it
+/// (`the_three_example_stands_a_bake_without_its_source`); it is there as
+/// a user would have it.
 fn bake_models(models: &Path, names: &[&str], out: &Path) -> Vec<(String, PathBuf, PathBuf)> {
     let files: Vec<PathBuf> = names
         .iter()
