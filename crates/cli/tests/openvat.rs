@@ -322,12 +322,14 @@ fn multi_primitive_exports_count_each_vertex_once() {
     };
     for (file, name, flags, stride, half_safe) in [
         ("raylib/girl.glb", "girl", &[][..], 7, true),
+        // 7,214 vertices over 595 frames: 4 bands of 1,804 would be 2,380
+        // rows, over 2,047, so it wraps as OpenVAT does and warns.
         (
             "threejs/RobotExpressive.glb",
             "RobotExpressive",
             &[][..],
             29,
-            true,
+            false,
         ),
         ("reexports/Xbot.glb", "Xbot", &[][..], 11, true),
         (

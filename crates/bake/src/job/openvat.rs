@@ -87,13 +87,14 @@ pub const HALF_FLOAT_SAFE_SIDE: usize = 2047;
 
 /// The export's texture width for `vertices` over `frames` rows, and
 /// whether its lookup UVs stay exact in half floats: the fewest bands
-/// whose width and height are both at most [`HALF_FLOAT_SAFE_SIDE`] (one
-/// band when the vertices fit), else OpenVAT's own wrapping at `max`.
+/// whose width and height are both at most [`HALF_FLOAT_SAFE_SIDE`] (and
+/// `max`; one band when the vertices fit), else OpenVAT's own wrapping at
+/// `max`.
 fn texture_width(vertices: usize, frames: usize, max: usize) -> (usize, bool) {
     let side = HALF_FLOAT_SAFE_SIDE.min(max);
     let bands = vertices.div_ceil(side).max(1);
     let width = vertices.div_ceil(bands).max(1);
-    if bands * frames.max(1) <= HALF_FLOAT_SAFE_SIDE {
+    if bands * frames.max(1) <= side {
         return (width, true);
     }
     let width = vertices.min(max).max(1);

@@ -206,8 +206,9 @@ mod tests {
             assert_eq!(kind.code(), *code);
             assert_eq!(kind.name(), *name);
         }
-        assert_eq!(SectionKind::from_code(20), SectionKind::Unknown(20));
-        assert_eq!(SectionKind::Unknown(20).code(), 20);
+        let next = KINDS.len() as u32 + 1;
+        assert_eq!(SectionKind::from_code(next), SectionKind::Unknown(next));
+        assert_eq!(SectionKind::Unknown(next).code(), next);
         assert_eq!(SectionKind::Unknown(0).name(), "unknown(0)");
     }
 }
