@@ -239,11 +239,13 @@ uint3 vat_texel(uint vertex, uint row, VatLayout vat) {
     return vat_place(vertex % vat.width, vertex / vat.width, row, vat);
 }
 
-// For meshes whose vertices were reordered: the texel from the playback
-// mesh's last UV set (the texel centre at row 0 of a page of
-// `page_width` x `height` texels).
-uint3 vat_texel_from_uv(float2 uv, uint row, VatLayout vat, uint page_width, uint height) {
-    return vat_place((uint)floor(uv.x * (float)page_width), (uint)floor(uv.y * (float)height), row, vat);
+// For meshes whose vertices were reordered (or merged): the texel from the
+// playback mesh's lookup UV (format 1.11), which holds the set vertex s as
+// (s mod 2048, s div 2048), two integers exact in half floats, so it
+// survives importers that store UVs as half floats (Godot 3, Unity).
+uint3 vat_texel_from_uv(float2 uv, uint row, VatLayout vat) {
+    uint s = (uint)round(uv.x) + 2048u * (uint)round(uv.y);
+    return vat_texel(s, row, vat);
 }
 
 float sign_not_zero(float a) {

@@ -243,11 +243,13 @@ fn vat_texel(vertex: u32, row: u32, vat: VatLayout) -> vec3<u32> {
     return vat_place(vertex % vat.width, vertex / vat.width, row, vat);
 }
 
-// For meshes whose vertices were reordered: the texel from the playback
-// mesh's last UV set (the texel centre at row 0 of a page of
-// `page_width` x `height` texels).
-fn vat_texel_from_uv(uv: vec2<f32>, row: u32, vat: VatLayout, page_width: u32, height: u32) -> vec3<u32> {
-    return vat_place(u32(floor(uv.x * f32(page_width))), u32(floor(uv.y * f32(height))), row, vat);
+// For meshes whose vertices were reordered (or merged): the texel from the
+// playback mesh's lookup UV (format 1.11), which holds the set vertex s as
+// (s mod 2048, s div 2048), two integers exact in half floats, so it
+// survives importers that store UVs as half floats (Godot 3, Unity).
+fn vat_texel_from_uv(uv: vec2<f32>, row: u32, vat: VatLayout) -> vec3<u32> {
+    let s = u32(round(uv.x)) + 2048u * u32(round(uv.y));
+    return vat_texel(s, row, vat);
 }
 
 fn sign_not_zero(a: f32) -> f32 {

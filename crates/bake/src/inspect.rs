@@ -256,6 +256,7 @@ pub fn load_report(
             lods: container.lods(),
             lod_details: container.lod_details(),
             texture_container: container.texture_container(),
+            placement: container.placement(),
         }),
     };
     Ok((report, problem))

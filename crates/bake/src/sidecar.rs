@@ -65,6 +65,11 @@ pub struct Sidecar {
     /// Node whose space positions, bounds and anchors are in (`null`: the
     /// scene root).
     pub reference_node: Option<String>,
+    /// Where the reference node stands in the source scene: its name and
+    /// rest-pose global matrix (column-major), the node transform of the
+    /// VAT meshes (format 1.11; the key is absent for older containers).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placement: Option<rigbake_format::meta::Placement>,
     /// Clips in row order.
     pub clips: Vec<SidecarClip>,
     /// Bone sets: joints and their texture.
@@ -187,6 +192,11 @@ pub struct SidecarSkin {
     pub mesh_nodes: Vec<String>,
     /// Index in [`Sidecar::textures`] of its bone texture.
     pub texture: usize,
+    /// Where the set's space node stands: its name and rest-pose global
+    /// matrix, the node transform of its weights meshes (format 1.11; the
+    /// key is absent for older containers).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placement: Option<rigbake_format::meta::Placement>,
 }
 
 /// One anchor track.
@@ -377,6 +387,11 @@ pub struct SidecarVat {
     pub normal_convention: rigbake_format::meta::NormalConvention,
     /// `atlas` (one texture set for every primitive) or `per_primitive`.
     pub layout: VatLayoutMode,
+    /// How the playback mesh's lookup UV addresses texels: `split_index`
+    /// (format 1.11); absent for older bakes, whose lookup UV is the
+    /// normalised texel centre (`formats/vat.md`, "Playback mesh").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lookup_uv: Option<rigbake_format::meta::LookupUv>,
     /// Each baked primitive: where its vertices are in its textures.
     pub primitives: Vec<SidecarVatPrimitive>,
 }
@@ -441,6 +456,8 @@ pub struct Records<'a> {
     /// The container of every texture (the texture-container record; EXR
     /// without it).
     pub texture_container: TextureContainer,
+    /// Placement record (format 1.11).
+    pub placement: Option<&'a rigbake_format::meta::PlacementMetadata>,
 }
 
 fn storage_name(storage: Storage, name: &str) -> &'static str {
@@ -478,6 +495,7 @@ impl Sidecar {
                 .and_then(|b| b.reference_node.clone())
                 .or_else(|| r.vat.and_then(|v| v.reference_node.clone()))
                 .or_else(|| r.rig.and_then(|g| g.reference_node.clone())),
+            placement: r.placement.map(|p| p.reference.clone()),
             clips: m
                 .clips
                 .iter()
@@ -498,12 +516,14 @@ impl Sidecar {
             skins: m
                 .skins
                 .iter()
-                .map(|s| SidecarSkin {
+                .enumerate()
+                .map(|(i, s)| SidecarSkin {
                     name: s.name.clone(),
                     joints: s.joints.clone(),
                     parents: s.parents.clone(),
                     mesh_nodes: s.mesh_nodes.clone(),
                     texture: s.texture as usize,
+                    placement: r.placement.and_then(|p| p.skins.get(i)).cloned(),
                 })
                 .collect(),
             anchors: r
@@ -705,6 +725,7 @@ fn vat_part(r: &Records<'_>, vat_base: usize) -> Option<SidecarVat> {
         mesh_file: v.playback_file.clone(),
         normal_convention: v.normal_convention,
         layout: placement.map_or(VatLayoutMode::PerPrimitive, |p| p.layout),
+        lookup_uv: r.placement.map(|p| p.lookup_uv),
         primitives: v
             .primitives
             .iter()

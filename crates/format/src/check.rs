@@ -586,6 +586,45 @@ pub fn texture_container(
     Ok(())
 }
 
+/// Checks the placement record: one placement per bone set, every matrix
+/// finite and affine (bottom row `0 0 0 1`), the identity for the scene
+/// root.
+pub fn placement(p: &crate::meta::PlacementMetadata, skins: usize) -> Result<()> {
+    if p.skins.len() != skins {
+        return Err(invalid(format!(
+            "placement.skins has {} entries for {skins} bone set(s)",
+            p.skins.len()
+        )));
+    }
+    let all = std::iter::once(("placement.reference".to_owned(), &p.reference)).chain(
+        p.skins
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (format!("placement.skins[{i}]"), s)),
+    );
+    for (at, placed) in all {
+        let m = &placed.matrix;
+        if let Some(i) = m.iter().position(|v| !v.is_finite()) {
+            return Err(invalid(format!(
+                "{at}.matrix[{i}] is {} (not finite)",
+                m[i]
+            )));
+        }
+        if [m[3], m[7], m[11], m[15]] != [0.0, 0.0, 0.0, 1.0] {
+            return Err(invalid(format!(
+                "{at}.matrix has bottom row {:?}: a placement is affine (0, 0, 0, 1)",
+                [m[3], m[7], m[11], m[15]]
+            )));
+        }
+        if placed.node.is_none() && !placed.is_identity() {
+            return Err(invalid(format!(
+                "{at} places the scene root with a matrix that is not the identity"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Largest TEXCOORD set index the UV-set record may name.
 pub const MAX_UV_SET: u32 = 255;
 

@@ -14,8 +14,8 @@ use crate::container::SectionKind;
 use crate::error::{FormatError, Result};
 use crate::meta::{
     BoundsMetadata, LayoutMetadata, LodDetailsMetadata, LodsMetadata, Metadata, MorphsMetadata,
-    OutputsMetadata, RigMetadata, RootMotionMetadata, SourceLocation, TextureContainerMetadata,
-    UvSetsMetadata, VatCompressionMetadata, VatMetadata, WeightsMetadata,
+    OutputsMetadata, PlacementMetadata, RigMetadata, RootMotionMetadata, SourceLocation,
+    TextureContainerMetadata, UvSetsMetadata, VatCompressionMetadata, VatMetadata, WeightsMetadata,
 };
 
 /// Largest metadata record a reader accepts.
@@ -61,6 +61,7 @@ records! {
     LodsMetadata => Lods, "the LOD record";
     LodDetailsMetadata => LodDetails, "the LOD detail record";
     TextureContainerMetadata => TextureContainer, "the texture-container record";
+    PlacementMetadata => Placement, "the placement record";
 }
 
 /// Encodes a record.

@@ -91,6 +91,11 @@ pub struct GlbImage {
     pub bytes: Vec<u8>,
 }
 
+/// Whether a column-major matrix is exactly the identity.
+fn is_identity(m: &[f64; 16]) -> bool {
+    (0..16).all(|i| m[i] == if i % 5 == 0 { 1.0 } else { 0.0 })
+}
+
 /// A named mesh: one or more primitives.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct GlbMesh {
@@ -98,6 +103,10 @@ pub struct GlbMesh {
     pub name: String,
     /// Primitives (at least one).
     pub primitives: Vec<GlbPrimitive>,
+    /// Its node's transform, column-major (glTF's `matrix`); `None` (or the
+    /// identity, which is left out) for an identity node. Finite, with the
+    /// bottom row `0 0 0 1`.
+    pub matrix: Option<[f64; 16]>,
 }
 
 pub use rigbake_types::PrimitiveMode;
@@ -243,6 +252,15 @@ fn validate(doc: &GlbDocument) -> Result<()> {
                 "mesh {m} ({:?}) has no primitives",
                 mesh.name
             )));
+        }
+        if let Some(matrix) = &mesh.matrix {
+            let affine = [matrix[3], matrix[7], matrix[11], matrix[15]] == [0.0, 0.0, 0.0, 1.0];
+            if !affine || matrix.iter().any(|v| !v.is_finite()) {
+                return Err(invalid(format!(
+                    "mesh {m} ({:?}): its node matrix is not a finite affine matrix",
+                    mesh.name
+                )));
+            }
         }
         for (p, prim) in mesh.primitives.iter().enumerate() {
             let at = format!("mesh {m} ({:?}) primitive {p}", mesh.name);
@@ -512,7 +530,13 @@ fn build(doc: &GlbDocument, out: Option<&mut dyn Write>) -> (Value, usize, Optio
         .meshes
         .iter()
         .enumerate()
-        .map(|(i, mesh)| json!({ "name": mesh.name, "mesh": i }))
+        .map(|(i, mesh)| {
+            let mut node = json!({ "name": mesh.name, "mesh": i });
+            if let Some(m) = mesh.matrix.filter(|m| !is_identity(m)) {
+                node["matrix"] = json!(m);
+            }
+            node
+        })
         .collect();
     let images: Vec<Value> = doc
         .images

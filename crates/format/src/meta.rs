@@ -790,3 +790,65 @@ pub struct TextureContainerMetadata {
     /// this record).
     pub container: TextureContainer,
 }
+
+// ---------------------------------------------------------------------------
+// Placement record (section kind 20, since format 1.11).
+
+/// Where a space stands in the source scene: a node and its rest-pose
+/// global matrix (the node's own and its ancestors' transforms as the file
+/// gives them, no animation applied).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Placement {
+    /// The node; `None`: the scene root (the matrix is then the identity).
+    pub node: Option<String>,
+    /// The node's rest-pose global matrix, column-major (glTF's order):
+    /// element `4 * c + r` is row `r` of column `c`.
+    pub matrix: [f64; 16],
+}
+
+impl Placement {
+    /// The identity placement of the scene root.
+    pub const ROOT: Self = Self {
+        node: None,
+        matrix: [
+            1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0,
+        ],
+    };
+
+    /// Whether the matrix is exactly the identity.
+    pub fn is_identity(&self) -> bool {
+        self.matrix == Self::ROOT.matrix
+    }
+}
+
+/// How the VAT playback mesh's lookup TEXCOORD set addresses its texels
+/// (`formats/vat.md`, "Playback mesh").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LookupUv {
+    /// The texel centre at row 0, normalised: `((x + 0.5) / page_width,
+    /// (band + 0.5) / height)` (every bake before format 1.11; misaddressed
+    /// when an importer stores UVs as half floats).
+    TexelCentre,
+    /// The vertex's column index `s` in its set, split into two integers
+    /// below 2048, `(s mod 2048, floor(s / 2048))`: exact in half floats.
+    SplitIndex,
+}
+
+/// The placement record (section kind 20, since format 1.11): where the
+/// spaces of the bake stand in the source scene, so that a loader places
+/// the meshes without the source, and how the playback mesh's lookup UV is
+/// encoded. Written by every bake of 1.11 and later.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlacementMetadata {
+    /// The reference node (VAT positions and normals, anchors, bounds and
+    /// root motion are in its space): the node of the VAT record's, the
+    /// rig record's and the bounds record's `reference_node`.
+    pub reference: Placement,
+    /// One per bone set, in the metadata's `skins` order: its texture's
+    /// space node (the set's first mesh node), whose space the bone
+    /// texture's skin matrices move the weights mesh's vertices into.
+    pub skins: Vec<Placement>,
+    /// The encoding of the VAT playback mesh's lookup UV.
+    pub lookup_uv: LookupUv,
+}

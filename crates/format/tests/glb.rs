@@ -66,10 +66,12 @@ fn vat_doc() -> GlbDocument {
             GlbMesh {
                 name: "Body".into(),
                 primitives: vec![body, wing],
+                matrix: None,
             },
             GlbMesh {
                 name: "Héad \"quoted\"".into(),
                 primitives: vec![grid(3, 3)],
+                matrix: None,
             },
         ],
         materials: vec![
@@ -110,6 +112,7 @@ fn bone_weight_doc() -> GlbDocument {
         meshes: vec![GlbMesh {
             name: "skinned".into(),
             primitives: vec![prim],
+            matrix: None,
         }],
         materials: vec![],
         generator: "rigbake test".into(),
@@ -129,6 +132,7 @@ fn points_doc(n: usize) -> GlbDocument {
         meshes: vec![GlbMesh {
             name: "points".into(),
             primitives: vec![prim],
+            matrix: None,
         }],
         materials: vec![],
         generator: String::new(),
@@ -485,6 +489,7 @@ fn khronos_validator_finds_no_errors_or_warnings() {
         meshes: vec![GlbMesh {
             name: "big".into(),
             primitives: vec![grid(300, 220)],
+            matrix: None,
         }],
         ..bone_weight_doc()
     };

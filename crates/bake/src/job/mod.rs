@@ -10,6 +10,7 @@ pub(crate) mod lod_files;
 mod lods;
 mod mesh;
 mod openvat;
+mod placement;
 mod rig;
 mod vat;
 mod weights;
@@ -418,6 +419,12 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
     }
 
     job.observer.stage("writing");
+    let space_nodes: Vec<usize> = bones_part
+        .iter()
+        .flat_map(|b| b.baked.iter().map(|t| t.set.mesh_node))
+        .collect();
+    let placement_record = placement::RestPlacements::new(model).record(model, &space_nodes);
+    add_record(&mut sink, &placement_record)?;
     let (skins, textures, bone_folds) = bones_part
         .map(|b| (b.skins, b.textures, b.folds))
         .unwrap_or_default();
@@ -498,6 +505,7 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
         lods: lods_record.as_ref(),
         lod_details: lod_details.as_ref(),
         texture_container: settings.texture_container,
+        placement: Some(&placement_record),
     };
     write_sidecar(&mut sink, records)?;
     let finished = sink.finish(&metadata).map_err(|e| e.at(Stage::Container))?;

@@ -28,6 +28,7 @@ use serde_json::json;
 
 use super::common::Part;
 use super::mesh;
+use super::placement::RestPlacements;
 use crate::error::StepError;
 use crate::records;
 use crate::settings::BakeSettings;
@@ -233,6 +234,7 @@ pub(super) fn export(
         vec![glb::GlbMesh {
             name: name.clone(),
             primitives,
+            matrix: Some(RestPlacements::new(model).reference(model)),
         }],
     );
     mesh::shift_material_uv_sets(&mut doc, LOOKUP_UV_SET);

@@ -16,6 +16,7 @@ use rigbake_format::vat::{EMPTY_BOUNDS, VatFileSpec, VatFileWriter, stream_float
 use super::Observer;
 use super::common::{Part, bounded_stem, file_safe, node_name};
 use super::mesh;
+use super::placement::RestPlacements;
 use crate::error::StepError;
 use crate::records;
 use crate::settings::{BakeSettings, VatSettings};
@@ -534,17 +535,20 @@ pub(super) fn compression_record(
 /// The playback mesh: every baked primitive as a mesh of its own (in plan
 /// order, so mesh `i` is `primitives[i]`), at the first frame, in model space,
 /// with the source's vertex order, UVs, indices and materials, plus one more
-/// TEXCOORD set holding each vertex's VAT texel centre at row 0:
-/// `((x + 0.5) / page_width, (band + 0.5) / height)` of its set vertex
-/// `first_vertex + v`, in set `lookup_set` or
-/// the lowest free one ([`mesh::lookup_set`]). Also returns, per mesh, the
-/// source's UV set count and the lookup's set.
+/// TEXCOORD set holding each vertex's lookup UV, its set vertex `s =
+/// first_vertex + v` split into two integers below 2048 (`(s mod 2048,
+/// floor(s / 2048))`, [`vat::lookup_uv`]: exact when an importer stores UVs
+/// as half floats), in set `lookup_set` or the lowest free one
+/// ([`mesh::lookup_set`]). Every mesh stands on the reference node's rest
+/// matrix. Also returns, per mesh, the source's UV set count and the
+/// lookup's set.
 fn playback_document(
     model: &Model,
     baker: &VatBaker<'_>,
     lookup_set: Option<usize>,
 ) -> (glb::GlbDocument, Vec<(usize, usize)>) {
     let mut sets = Vec::new();
+    let placed = RestPlacements::new(model).matrix(baker.plan().reference_node);
     let meshes = baker
         .plan()
         .primitives
@@ -557,22 +561,19 @@ fn playback_document(
             out.positions = first.positions;
             out.tangents = first.tangents.filter(|_| first.normals.is_some());
             out.normals = first.normals;
-            let (w, h) = (p.layout.page_width as f32, p.layout.height as f32);
             let set = mesh::lookup_set(prim.tex_coords.len(), lookup_set);
             sets.push((prim.tex_coords.len(), set));
             mesh::insert_uv_set(
                 &mut out,
                 set,
                 (p.first_vertex..p.first_vertex + p.vertices)
-                    .map(|v| {
-                        let (x, band) = (v % p.layout.width, v / p.layout.width);
-                        [(x as f32 + 0.5) / w, (band as f32 + 0.5) / h]
-                    })
+                    .map(vat::lookup_uv)
                     .collect(),
             );
             glb::GlbMesh {
                 name: format!("{}.p{}", node_name(model, p.node), p.primitive),
                 primitives: vec![out],
+                matrix: Some(placed),
             }
         })
         .collect();

@@ -14,6 +14,7 @@ use rigbake_format::meta::{self, WEIGHT_ATTRIBUTE_PREFIX};
 use super::bones::BonesPart;
 use super::common::node_name;
 use super::mesh;
+use super::placement::RestPlacements;
 use super::rig::RigPlan;
 use crate::error::{Source, StepError};
 use crate::settings::BakeSettings;
@@ -62,6 +63,10 @@ pub(super) fn bake(
     // Per LOD level: its meshes and which node each mesh is.
     let mut files: Vec<(String, Vec<glb::GlbMesh>)> = vec![(mesh_file.clone(), Vec::new())];
     let mut mesh_of_node: Vec<(usize, usize)> = Vec::new();
+    // Each mesh stands on its bone set's space node (the skin matrices
+    // move bind-space vertices into that node's space).
+    let rest = RestPlacements::new(model);
+    let placed = |set: usize| Some(rest.matrix(Some(bones.baked[set].set.mesh_node)));
     for (node, p) in weights::skinned_primitives(model) {
         let set = bones
             .baked
@@ -87,6 +92,7 @@ pub(super) fn bake(
                 meshes.push(glb::GlbMesh {
                     name: node_name(model, node),
                     primitives: Vec::new(),
+                    matrix: placed(set),
                 });
                 mesh_of_node.push((node, meshes.len() - 1));
                 meshes.len() - 1
@@ -129,6 +135,7 @@ pub(super) fn bake(
         meshes.push(glb::GlbMesh {
             name: node_name(model, prop.node),
             primitives: Vec::new(),
+            matrix: placed(prop.set),
         });
         let mesh_index = meshes.len() - 1;
         for (p, vertices) in bound.primitives.into_iter().enumerate() {

@@ -26,7 +26,7 @@ pub const FORMAT_MAJOR: u16 = 1;
 /// Minor version this code writes. Minor versions only add section kinds and
 /// append fields at the end of the metadata record; older readers skip the
 /// former and ignore the latter.
-pub const FORMAT_MINOR: u16 = 10;
+pub const FORMAT_MINOR: u16 = 11;
 
 /// Header size written by this version (readers accept larger headers).
 pub const HEADER_LEN: u32 = 48;
@@ -96,6 +96,10 @@ pub enum SectionKind {
     /// [`crate::meta::TextureContainerMetadata`]): the KTX2 or DDS container
     /// every texture is in, since 1.10.
     TextureContainer,
+    /// The placement record (bincode [`crate::meta::PlacementMetadata`]):
+    /// the rest-pose matrices of the bake's spaces and the lookup UV's
+    /// encoding, since 1.11.
+    Placement,
     /// A kind this version does not know; skipped by readers.
     Unknown(u32),
 }
@@ -103,7 +107,7 @@ pub enum SectionKind {
 /// Every known section kind with its on-disk code and report name, in code
 /// order: the one table [`SectionKind::code`], [`SectionKind::from_code`]
 /// and [`SectionKind::name`] read.
-const KINDS: [(SectionKind, u32, &str); 19] = [
+const KINDS: [(SectionKind, u32, &str); 20] = [
     (SectionKind::Metadata, 1, "metadata"),
     (SectionKind::Texture, 2, "texture"),
     (SectionKind::Vat, 3, "vat"),
@@ -123,6 +127,7 @@ const KINDS: [(SectionKind, u32, &str); 19] = [
     (SectionKind::Lods, 17, "lods"),
     (SectionKind::LodDetails, 18, "lod_details"),
     (SectionKind::TextureContainer, 19, "texture_container"),
+    (SectionKind::Placement, 20, "placement"),
 ];
 
 impl SectionKind {

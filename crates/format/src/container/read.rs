@@ -63,6 +63,7 @@ pub struct Container<R> {
     lods: Option<crate::meta::LodsMetadata>,
     lod_details: Option<crate::meta::LodDetailsMetadata>,
     texture_container: Option<crate::meta::TextureContainerMetadata>,
+    placement: Option<crate::meta::PlacementMetadata>,
     vat_compression: Option<VatCompressionMetadata>,
     uv_sets: Option<crate::meta::UvSetsMetadata>,
 }
@@ -109,8 +110,10 @@ impl<R: Read + Seek> Container<R> {
         let lods = optional(&mut reader, &sections)?;
         let lod_details = optional(&mut reader, &sections)?;
         let texture_container = optional(&mut reader, &sections)?;
+        let placement = optional(&mut reader, &sections)?;
         let container = Self {
             texture_container,
+            placement,
             reader,
             version,
             file_len,
@@ -176,6 +179,9 @@ impl<R: Read + Seek> Container<R> {
         }
         if let Some(t) = &self.texture_container {
             check::texture_container(t, self.vat.as_ref(), self.layout.as_ref())?;
+        }
+        if let Some(p) = &self.placement {
+            check::placement(p, self.metadata.skins.len())?;
         }
         if let Some(rig) = &self.rig {
             check::rig(rig, self.metadata.clips.len(), self.metadata.skins.len())?;
@@ -301,6 +307,20 @@ impl<R: Read + Seek> Container<R> {
         self.texture_container
             .as_ref()
             .map_or(crate::texture::gpu::TextureContainer::Exr, |t| t.container)
+    }
+
+    /// The placement record (the rest-pose matrices of the bake's spaces
+    /// and the lookup UV's encoding), format 1.11 and later.
+    pub fn placement(&self) -> Option<&crate::meta::PlacementMetadata> {
+        self.placement.as_ref()
+    }
+
+    /// How the VAT playback mesh's lookup UV is encoded: as the placement
+    /// record says, else (bakes before 1.11) the normalised texel centre.
+    pub fn lookup_uv(&self) -> crate::meta::LookupUv {
+        self.placement
+            .as_ref()
+            .map_or(crate::meta::LookupUv::TexelCentre, |p| p.lookup_uv)
     }
 
     /// The texture-container record, when the bake's textures are KTX2 or

@@ -34,11 +34,35 @@ pub struct VatLayout {
     pub fold: Fold,
 }
 
+/// The split of the playback mesh's lookup UV: a set vertex `s` is stored
+/// as `(s mod LOOKUP_SPLIT, floor(s / LOOKUP_SPLIT))`, two integers that
+/// half floats hold exactly (`formats/vat.md`, "Playback mesh").
+pub const LOOKUP_SPLIT: usize = 2048;
+
+/// The most vertices a VAT texture set holds: what the split lookup UV
+/// addresses.
+pub const MAX_SET_VERTICES: usize = LOOKUP_SPLIT * LOOKUP_SPLIT;
+
+/// The lookup UV of set vertex `s` (below [`MAX_SET_VERTICES`]): both
+/// components integers below [`LOOKUP_SPLIT`], exact in f16 and f32.
+pub fn lookup_uv(s: usize) -> [f32; 2] {
+    [(s % LOOKUP_SPLIT) as f32, (s / LOOKUP_SPLIT) as f32]
+}
+
 impl VatLayout {
     /// The layout of `vertices` over `frames` rows within `max` texels per
     /// side: wrapped into bands when wider than `max`, folded into column
     /// blocks and pages when taller.
     pub fn new(vertices: usize, frames: usize, max: usize, power_of_two: bool) -> Result<Self> {
+        if vertices > MAX_SET_VERTICES {
+            return Err(Error::limit(
+                "",
+                format!(
+                    "a VAT texture set of {vertices} vertices is over the limit of {MAX_SET_VERTICES}: the playback mesh's lookup UV holds a vertex's column as two integers below {LOOKUP_SPLIT} (exact in half floats)"
+                ),
+            )
+            .with_hint("bake per primitive (--vat-layout per-primitive), whose sets are smaller"));
+        }
         let pad = |n: usize| {
             if power_of_two {
                 n.next_power_of_two()

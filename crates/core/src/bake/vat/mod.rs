@@ -33,7 +33,7 @@ mod layout;
 mod plan;
 
 pub use baker::{VatBaker, VatBatch, all_finite};
-pub use layout::VatLayout;
+pub use layout::{LOOKUP_SPLIT, MAX_SET_VERTICES, VatLayout, lookup_uv};
 pub use plan::{Deformation, VatPlan, VatPrimitive, VatSet, plan};
 pub use rigbake_types::{NormalConvention, VatLayoutMode};
 
