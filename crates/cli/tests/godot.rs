@@ -290,7 +290,7 @@ fn godot3_plays_vat_bakes_like_the_cpu_preview() {
 
     // Bake, and the CPU preview of every frame to draw.
     let mut sidecars = Vec::new();
-    let mut all: Vec<(Vec<Frame>, Option<Vec<f64>>)> = Vec::new();
+    let mut all: Vec<(Vec<Frame>, Vec<f64>)> = Vec::new();
     for case in &cases {
         let out = tmp.path().join("out").join(case.name);
         let model = models.join(case.model);
@@ -301,14 +301,13 @@ fn godot3_plays_vat_bakes_like_the_cpu_preview() {
         let sidecar = container.with_extension("rigbake.json");
         let doc: serde_json::Value =
             serde_json::from_slice(&std::fs::read(&sidecar).unwrap()).unwrap();
-        // Before format 1.11 the playback mesh stands at the identity: the
-        // reference placement is given to run.gd; since, the mesh's node
-        // matrix carries it and Godot's importer must apply it.
-        let placement = doc
-            .get("placement")
-            .is_none()
-            .then(|| reference_placement(&container, &model));
-        all.push((frames(case, &container, &model, &shots), placement));
+        assert_eq!(doc["vat"]["lookup_uv"], "split_index", "{}", case.name);
+        // The playback mesh's node matrix carries the placement (format
+        // 1.11): Godot's importer must stand the model there.
+        all.push((
+            frames(case, &container, &model, &shots),
+            reference_placement(&container, &model),
+        ));
         sidecars.push((case.name, sidecar, doc));
     }
 
@@ -331,28 +330,6 @@ fn godot3_plays_vat_bakes_like_the_cpu_preview() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert_eq!(entries.len(), cases.len());
-
-    // TEMPORARY (until format 1.11 lands on main): an older bake's lookup UV
-    // is a normalised texel centre, which half floats scramble: import its
-    // mesh uncompressed and decode it in a copy of the shader.
-    let mut shader = "res://vat.shader";
-    for (entry, (name, _, doc)) in entries.iter().zip(&sidecars) {
-        if doc["vat"]["lookup_uv"] != "split_index" {
-            let import = project.join(format!("bake/{name}/{}.import", doc["vat"]["mesh_file"].as_str().unwrap()));
-            let mut text = std::fs::read_to_string(&import).unwrap();
-            text.push_str("meshes/compress=false\n");
-            std::fs::write(&import, text).unwrap();
-            let _ = entry;
-            let src = std::fs::read_to_string(project.join("vat.shader")).unwrap();
-            let old = src.replace(
-                "int s = int(round(lookup.x)) + 2048 * int(round(lookup.y));",
-                "ivec2 sz = textureSize(positions, 0); int s = int(floor(lookup.y * float(sz.y))) * vat_width + int(floor(lookup.x * float(sz.x)));",
-            );
-            assert_ne!(old, src);
-            std::fs::write(project.join("vat_old.shader"), old).unwrap();
-            shader = "res://vat_old.shader";
-        }
-    }
 
     // Godot's editor imports the project's files with the presets beside
     // them. Godot 3.2.3 may crash on its way out after importing (signal
@@ -389,16 +366,16 @@ fn godot3_plays_vat_bakes_like_the_cpu_preview() {
     let job_models: Vec<serde_json::Value> = entries
         .iter()
         .zip(&all)
-        .map(|(entry, (frames, placement))| {
+        .map(|(entry, (frames, _))| {
             let mut m = entry.clone();
-            m["placement"] = serde_json::json!(placement);
+            m["placement"] = serde_json::Value::Null;
             m["shots"] = frames.iter().map(|f| f.shot.clone()).collect();
             m
         })
         .collect();
     let report_file = tmp.path().join("report.json");
     let job = serde_json::json!({
-        "size": SIZE, "models": job_models, "report": report_file, "shader": shader,
+        "size": SIZE, "models": job_models, "report": report_file,
     });
     let job_file = tmp.path().join("job.json");
     std::fs::write(&job_file, serde_json::to_vec_pretty(&job).unwrap()).unwrap();
@@ -429,23 +406,39 @@ fn godot3_plays_vat_bakes_like_the_cpu_preview() {
     // and (the point of the split index) compressed to half floats by the
     // default import; the positions as an uncompressed float image with no
     // filter, mipmaps or repeat.
-    for ((model, (name, _, doc)), entry) in report["models"]
+    // Every mesh stands at the reference node's rest-pose global matrix,
+    // as the preview stands the bake (and the sidecar's placement says).
+    for (((model, (name, _, doc)), entry), (_, placement)) in report["models"]
         .as_array()
         .unwrap()
         .iter()
         .zip(&sidecars)
         .zip(&entries)
+        .zip(&all)
     {
-        let split = doc["vat"]["lookup_uv"] == "split_index";
         let uv2 = entry["lookup_uv_set"] == 1;
+        let recorded: Vec<f64> = serde_json::from_value(doc["placement"]["matrix"].clone())
+            .unwrap_or_else(|e| panic!("{name}: the sidecar's placement: {e}"));
+        let scale = placement.iter().fold(1.0f64, |m, v| m.max(v.abs()));
+        for (a, b) in recorded.iter().zip(placement) {
+            assert!((a - b).abs() <= 1e-6 * scale, "{name}: sidecar placement {recorded:?} != {placement:?}");
+        }
         for s in model["surfaces"].as_array().unwrap() {
+            let global: Vec<f64> = serde_json::from_value(s["global"].clone()).unwrap();
+            for (a, b) in global.iter().zip(placement) {
+                assert!(
+                    (a - b).abs() <= 1e-5 * scale,
+                    "{name}: Godot placed {} at {global:?}, not {placement:?}",
+                    s["node"]
+                );
+            }
             let (kept, compressed) = if uv2 {
                 (s["uv2"].as_bool(), s["uv2_compressed"].as_bool())
             } else {
                 (Some(true), s["uv_compressed"].as_bool())
             };
             assert_eq!(kept, Some(true), "{name}: no lookup UV: {s}");
-            assert_eq!(compressed, Some(split), "{name}: {s}");
+            assert_eq!(compressed, Some(true), "{name}: the default import did not compress the lookup UV: {s}");
         }
         let t = &model["texture"];
         rigbake_fixtures::testkit::notice(&format!("godot3 {name}: positions imported as {t}"));
@@ -480,5 +473,38 @@ fn godot3_plays_vat_bakes_like_the_cpu_preview() {
                 f.what
             );
         }
+    }
+}
+
+/// docs/engines.md quotes, in its "Godot 3" section, exactly the shader
+/// and import presets the test above uses.
+#[test]
+fn the_godot3_docs_quote_the_tested_shader_and_presets() {
+    let root = repo();
+    let doc = std::fs::read_to_string(root.join("docs/engines.md")).unwrap();
+    let start = doc.find("\n## Godot 3\n").expect("docs/engines.md has a Godot 3 section");
+    let end = doc[start + 1..]
+        .find("\n## ")
+        .map_or(doc.len(), |e| start + 1 + e);
+    let section = &doc[start..end];
+    for (file, fence) in [
+        ("docs/shaders/godot3/vat.shader", "```glsl\n"),
+        ("tools/godot/vat_texture.import", "```ini\n"),
+        ("tools/godot/vat_mesh.import", "```ini\n"),
+    ] {
+        let text = std::fs::read_to_string(root.join(file)).unwrap();
+        assert!(
+            section.contains(&format!("{fence}{text}```\n")),
+            "docs/engines.md, \"Godot 3\", does not quote {file} as it is"
+        );
+    }
+    // make_project.py copies the presets and the shader the doc quotes.
+    let make = std::fs::read_to_string(root.join("tools/godot/make_project.py")).unwrap();
+    for file in [
+        "docs/shaders/godot3/vat.shader",
+        "vat_texture.import",
+        "vat_mesh.import",
+    ] {
+        assert!(make.contains(file), "make_project.py does not use {file}");
     }
 }
