@@ -53,6 +53,10 @@ pub struct InspectReport {
     /// The texture-container record (KTX2 or DDS files), since format 1.10;
     /// `null`: EXR (and PNG) files.
     pub texture_container: Option<rigbake_format::meta::TextureContainerMetadata>,
+    /// The placement record (the rest-pose matrices the meshes stand on,
+    /// and the lookup UV's encoding), since format 1.11; `null` in older
+    /// containers.
+    pub placement: Option<rigbake_format::meta::PlacementMetadata>,
     /// Sums over the metadata.
     pub totals: Totals,
     /// Result of `--verify` (`null` when not asked).
@@ -239,6 +243,7 @@ pub fn load_report(
         lods: container.lods().cloned(),
         lod_details: container.lod_details().cloned(),
         texture_container: container.texture_container_record().copied(),
+        placement: container.placement().cloned(),
         verified,
         sidecar: crate::sidecar::Sidecar::build(crate::sidecar::Records {
             container: &file
@@ -416,8 +421,45 @@ pub fn render(r: &InspectReport) -> String {
         render_lods(&mut s, l, r.lod_details.as_ref());
     }
     render_vat(&mut s, r);
+    render_placement(&mut s, r);
     render_totals(&mut s, r);
     s
+}
+
+/// Where the meshes stand: each space's node and rest-pose translation.
+fn render_placement(s: &mut String, r: &InspectReport) {
+    let Some(p) = &r.placement else { return };
+    let _ = writeln!(
+        s,
+        "
+placement (each mesh's node matrix; lookup UV {})",
+        name(&p.lookup_uv)
+    );
+    let spaces = std::iter::once(("reference".to_owned(), &p.reference)).chain(
+        p.skins
+            .iter()
+            .enumerate()
+            .map(|(i, k)| (format!("skin {i}"), k)),
+    );
+    for (what, placed) in spaces {
+        let m = &placed.matrix;
+        let _ = writeln!(
+            s,
+            "  {what:<10} {}  translation ({}, {}, {}){}",
+            placed
+                .node
+                .as_deref()
+                .map_or("(scene root)".to_owned(), shown),
+            m[12],
+            m[13],
+            m[14],
+            if placed.is_identity() {
+                ", identity"
+            } else {
+                ""
+            }
+        );
+    }
 }
 
 /// Where the bake comes from and how it was made.

@@ -214,8 +214,8 @@ fn vat_error(b: &Baked, model: &rigbake_core::Model, level: usize) -> f64 {
         let direct = deform(model, &pose, node, 0, reference);
         assert_eq!(direct.len() * 2, lookup.len());
         for (v, d) in direct.iter().enumerate() {
-            let x = (lookup[2 * v] * tex.width as f32 - 0.5).round() as usize;
-            let band = (lookup[2 * v + 1] * p.bands as f32 - 0.5).round() as usize;
+            let s = common::lookup_vertex([lookup[2 * v], lookup[2 * v + 1]]);
+            let (x, band) = (s % p.width as usize, s / p.width as usize);
             let y = row * p.bands as usize + band;
             let at = (y * tex.width + x) * 4;
             let got = DVec3::new(

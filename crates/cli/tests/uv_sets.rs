@@ -60,10 +60,12 @@ fn record(out: &Path) -> (File, Vec<PrimitiveUvSets>) {
 
 /// The lookup UV the VAT record's layout gives vertex `v`.
 fn lookup(c: &File, v: usize) -> [f32; 2] {
-    let p = &c.vat().unwrap().primitives[0];
-    let (w, h) = (p.width as f32, p.height as f32);
-    let (x, band) = (v % p.width as usize, v / p.width as usize);
-    [(x as f32 + 0.5) / w, (band as f32 + 0.5) / h]
+    let first = c
+        .layout()
+        .and_then(|l| l.vat.as_ref())
+        .map_or(0, |l| l.first_vertex[0] as usize);
+    let s = first + v;
+    [(s % 2048) as f32, (s / 2048) as f32]
 }
 
 #[test]

@@ -706,9 +706,8 @@ fn folded_and_paged_vats_read_back_through_the_documented_addressing() {
                 );
             }
         }
-        // The playback mesh's lookup UV is the texel centre at row 0 of
-        // page 0 (block 0), over the page's size: its first frame's
-        // position is there.
+        // The playback mesh's lookup UV names the set vertex; at row 0 it
+        // is in block 0 of page 0, where its first frame's position is.
         let (doc, buffers) = gltf_import(&dir.join(v.playback_file.as_deref().unwrap()));
         let prim = doc.meshes().next().unwrap().primitives().next().unwrap();
         let reader = prim.reader(|b| Some(&buffers[b.index()]));
@@ -716,9 +715,8 @@ fn folded_and_paged_vats_read_back_through_the_documented_addressing() {
         let lookup: Vec<[f32; 2]> = reader.read_tex_coords(1).unwrap().into_f32().collect();
         let page0 = &folded[0];
         for (s, (uv, pos)) in lookup.iter().zip(&positions).enumerate() {
-            let x = (uv[0] * page0.width as f32 - 0.5).round() as usize;
-            let y = (uv[1] * page0.height as f32 - 0.5).round() as usize;
-            assert_eq!((x, y), (s % p.width as usize, s / p.width as usize));
+            assert_eq!(common::lookup_vertex(*uv), s);
+            let (x, y) = (s % p.width as usize, s / p.width as usize);
             let at = (y * page0.width + x) * 3;
             assert_eq!(&page0.values[at..at + 3], pos, "{flags:?} vertex {s}");
         }

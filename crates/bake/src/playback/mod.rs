@@ -236,6 +236,9 @@ pub struct Loaded {
     /// Texture files whose bytes differ from the recorded checksum (they
     /// are still decoded so the comparison can show the damage).
     pub checksum_mismatches: Vec<String>,
+    /// The placement record (format 1.11 and later): where the outputs'
+    /// spaces stand in the scene, as recorded.
+    pub placement: Option<meta::PlacementMetadata>,
 }
 
 /// Which playback paths to load (decoded VAT textures can be large).
@@ -277,6 +280,7 @@ pub fn load(file: &Path, source: Option<&Path>, paths: Paths) -> Result<Loaded, 
         .cloned()
         .filter(|_| !metadata.textures.is_empty());
     let vat_record = container.vat().cloned();
+    let recorded_placement = container.placement().cloned();
     let texture_layout = container.layout().cloned();
     let placement = texture_layout.as_ref().and_then(|l| l.vat.clone());
     let (want_bones, want_vat) = match paths {
@@ -323,6 +327,7 @@ pub fn load(file: &Path, source: Option<&Path>, paths: Paths) -> Result<Loaded, 
         vat,
         lod_levels,
         checksum_mismatches: mismatches,
+        placement: recorded_placement,
     })
 }
 

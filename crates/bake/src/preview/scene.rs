@@ -98,8 +98,20 @@ impl Topology {
     pub fn new(loaded: &Loaded, path: PathChoice) -> Self {
         let model = &loaded.source.model;
         let rest = LocalPose::rest(model);
+        // The recorded placement of a space (format 1.11), else the rest
+        // pose of the source.
+        let recorded = |space: usize| {
+            let name = model.nodes[space].name.as_str();
+            let p = loaded.placement.as_ref()?;
+            std::iter::once(&p.reference)
+                .chain(&p.skins)
+                .find(|p| p.node.as_deref() == Some(name))
+                .map(|p| DMat4::from_cols_array(&p.matrix))
+        };
         let place = |space: Option<usize>| {
-            space.map_or(DMat4::IDENTITY, |n| direct_global(model, &rest, n))
+            space.map_or(DMat4::IDENTITY, |n| {
+                recorded(n).unwrap_or_else(|| direct_global(model, &rest, n))
+            })
         };
         let parts: Vec<(usize, usize, Option<usize>, DMat4, usize)> = match path {
             PathChoice::Bones => loaded

@@ -28,6 +28,53 @@ pub const ROOT_MOTION_RELATIVE: f64 = 1e-7;
 /// recorded boxes are stored as f32.
 pub const BOUNDS_RELATIVE: f64 = 1e-6;
 
+/// Relative tolerance of a recorded placement against the source's
+/// rest-pose global: both are the same f64 products.
+pub const PLACEMENT_RELATIVE: f64 = 1e-9;
+
+/// Compares the placement record with the source: every named node's
+/// rest-pose global matrix, entry by entry within [`PLACEMENT_RELATIVE`]
+/// of the matrix's largest entry.
+pub fn check_placement(
+    model: &Model,
+    record: &rigbake_format::meta::PlacementMetadata,
+    out: &mut RecordChecks,
+) {
+    let rest = rigbake_core::eval::sample::LocalPose::rest(model);
+    let all = std::iter::once(("the reference", &record.reference))
+        .chain(record.skins.iter().map(|s| ("a bone set's space", s)));
+    let mut count = 0;
+    for (what, placed) in all {
+        count += 1;
+        let want = match &placed.node {
+            None => glam::DMat4::IDENTITY,
+            Some(name) => match model.nodes.iter().position(|n| &n.name == name) {
+                Some(n) => rigbake_core::reference::direct_global(model, &rest, n),
+                None => {
+                    out.failures.push(format!(
+                        "placement: {what} node `{name}` is not in the source"
+                    ));
+                    continue;
+                }
+            },
+        };
+        let want = want.to_cols_array();
+        let scale = want.iter().fold(1.0f64, |m, v| m.max(v.abs()));
+        let worst = want
+            .iter()
+            .zip(&placed.matrix)
+            .map(|(w, g)| (w - g).abs())
+            .fold(0.0f64, super::max_nan);
+        if !(worst <= PLACEMENT_RELATIVE * scale) {
+            out.failures.push(format!(
+                "placement: the recorded matrix of {what} node `{}` differs from the source's rest pose by {worst:.3e}",
+                placed.node.as_deref().unwrap_or("(scene root)")
+            ));
+        }
+    }
+    out.checked.push(format!("placement of {count} space(s)"));
+}
+
 /// What the record checks found.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RecordChecks {
@@ -241,6 +288,9 @@ pub fn check_all(loaded: &crate::playback::Loaded, outputs: &[OutputStats]) -> R
         }
     };
     let model = &loaded.source.model;
+    if let Some(record) = container.placement() {
+        check_placement(model, record, &mut out);
+    }
     if let Some(record) = container.root_motion() {
         check_root_motion(model, &loaded.clips, record, &mut out);
     }

@@ -189,3 +189,17 @@ pub fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
 pub fn gltf_validator(file: &Path) -> Option<serde_json::Value> {
     rigbake_fixtures::testkit::gltf_validator::validate(file).map(|report| report["issues"].clone())
 }
+
+/// The set vertex a playback mesh's lookup UV names (format 1.11,
+/// formats/vat.md "Playback mesh"): `(s mod 2048, s div 2048)`, both
+/// integers; panics when a component is not an integer below 2048.
+#[allow(dead_code)]
+pub fn lookup_vertex(uv: [f32; 2]) -> usize {
+    for c in uv {
+        assert!(
+            c.fract() == 0.0 && (0.0..2048.0).contains(&c),
+            "lookup UV {uv:?}: each component is an integer below 2048"
+        );
+    }
+    uv[0] as usize + 2048 * uv[1] as usize
+}
