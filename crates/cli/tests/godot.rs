@@ -73,10 +73,8 @@ fn godot(test: &str) -> Option<(PathBuf, PathBuf)> {
         .output()
         .is_ok_and(|o| o.status.success());
     let why = match (&godot, &xvfb) {
-        (None, _) => {
-            "godot3 is not on PATH (Debian: apt-get install godot3; or set RIGBAKE_GODOT)"
-                .to_owned()
-        }
+        (None, _) => "godot3 is not on PATH (Debian: apt-get install godot3; or set RIGBAKE_GODOT)"
+            .to_owned(),
         (Some(g), _) if !g.is_file() => format!("Godot not found at {}", g.display()),
         (_, None) => "xvfb-run is not on PATH (Debian: apt-get install xvfb)".to_owned(),
         _ if !python => "python3 is not on PATH".to_owned(),
@@ -140,7 +138,10 @@ fn run_godot(
         }
         std::thread::sleep(Duration::from_millis(100));
     };
-    (status.code(), std::fs::read_to_string(log).unwrap_or_default())
+    (
+        status.code(),
+        std::fs::read_to_string(log).unwrap_or_default(),
+    )
 }
 
 /// The coverage of a screenshot: pixels brighter than mid-grey (run.gd
@@ -202,7 +203,14 @@ fn frames(case: &Case, container: &Path, model: &Path, shots: &Path) -> Vec<Fram
         let n = clip.info.frames;
         for k in 0..case.frames_per_clip {
             let frame = (n * k / case.frames_per_clip).min(n - 1);
-            let meshes = scene::pose(&loaded, &topology, PathChoice::Vat, Producer::Bake, c, frame);
+            let meshes = scene::pose(
+                &loaded,
+                &topology,
+                PathChoice::Vat,
+                Producer::Bake,
+                c,
+                frame,
+            );
             let camera = fit_camera(std::slice::from_ref(&meshes), SIZE);
             let picture = render(&meshes, &topology, &camera);
             let file = shots.join(format!("{}-{c}-{frame}.png", case.name));
@@ -294,7 +302,11 @@ fn godot3_plays_vat_bakes_like_the_cpu_preview() {
     for case in &cases {
         let out = tmp.path().join("out").join(case.name);
         let model = models.join(case.model);
-        let o = bake(std::slice::from_ref(&model), &out, &[&["--vat"], case.flags].concat());
+        let o = bake(
+            std::slice::from_ref(&model),
+            &out,
+            &[&["--vat"], case.flags].concat(),
+        );
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let stem = model.file_stem().unwrap().to_string_lossy().into_owned();
         let container = out.join(&stem).join(format!("{stem}.rigbake"));
@@ -341,7 +353,12 @@ fn godot3_plays_vat_bakes_like_the_cpu_preview() {
     let (code, log) = run_godot(
         &tools,
         &home,
-        &["--path".as_ref(), project.as_os_str(), "-e".as_ref(), "--quit".as_ref()],
+        &[
+            "--path".as_ref(),
+            project.as_os_str(),
+            "-e".as_ref(),
+            "--quit".as_ref(),
+        ],
         &tmp.path().join("import.log"),
     );
     rigbake_fixtures::testkit::notice(&format!(
@@ -400,7 +417,11 @@ fn godot3_plays_vat_bakes_like_the_cpu_preview() {
             .unwrap_or_else(|e| panic!("run.gd wrote no report ({e}):\n{log}")),
     )
     .unwrap();
-    assert!(report["error"].is_null(), "run.gd: {}\n{log}", report["error"]);
+    assert!(
+        report["error"].is_null(),
+        "run.gd: {}\n{log}",
+        report["error"]
+    );
 
     // What Godot's importers made of the files: the lookup UV set kept,
     // and (the point of the split index) compressed to half floats by the
@@ -421,7 +442,10 @@ fn godot3_plays_vat_bakes_like_the_cpu_preview() {
             .unwrap_or_else(|e| panic!("{name}: the sidecar's placement: {e}"));
         let scale = placement.iter().fold(1.0f64, |m, v| m.max(v.abs()));
         for (a, b) in recorded.iter().zip(placement) {
-            assert!((a - b).abs() <= 1e-6 * scale, "{name}: sidecar placement {recorded:?} != {placement:?}");
+            assert!(
+                (a - b).abs() <= 1e-6 * scale,
+                "{name}: sidecar placement {recorded:?} != {placement:?}"
+            );
         }
         for s in model["surfaces"].as_array().unwrap() {
             let global: Vec<f64> = serde_json::from_value(s["global"].clone()).unwrap();
@@ -438,19 +462,29 @@ fn godot3_plays_vat_bakes_like_the_cpu_preview() {
                 (Some(true), s["uv_compressed"].as_bool())
             };
             assert_eq!(kept, Some(true), "{name}: no lookup UV: {s}");
-            assert_eq!(compressed, Some(true), "{name}: the default import did not compress the lookup UV: {s}");
+            assert_eq!(
+                compressed,
+                Some(true),
+                "{name}: the default import did not compress the lookup UV: {s}"
+            );
         }
         let t = &model["texture"];
         rigbake_fixtures::testkit::notice(&format!("godot3 {name}: positions imported as {t}"));
         // Image.FORMAT_RF (8) .. FORMAT_RGBAH (15): float formats.
         let format = t["image_format"].as_u64().unwrap();
         assert!((8..=15).contains(&format), "{name}: not a float image: {t}");
-        assert_eq!(t["flags"], 0, "{name}: texture flags (filter, mipmaps, repeat): {t}");
+        assert_eq!(
+            t["flags"], 0,
+            "{name}: texture flags (filter, mipmaps, repeat): {t}"
+        );
         assert_eq!(t["mipmaps"], false, "{name}: {t}");
     }
 
     // Compare every frame with its CPU preview, and with another frame of
     // the same clip (the comparison must tell them apart).
+    // Failures are gathered, the frames kept (with the preview's coverage
+    // beside each, `*.preview.png`) and the folder named.
+    let mut failures = Vec::new();
     for (frames, _) in &all {
         for f in frames {
             let (w, h, mask) = mask_of(&f.out);
@@ -465,15 +499,41 @@ fn godot3_plays_vat_bakes_like_the_cpu_preview() {
                 "godot3 {}: IoU {score:.4} over {area} pixels (best other frame {other:.4})",
                 f.what
             ));
-            assert!(area > 500, "{}: almost nothing drawn ({area} pixels)", f.what);
-            assert!(score >= MIN_IOU, "{}: IoU {score:.4} < {MIN_IOU}", f.what);
-            assert!(
-                score > other,
-                "{}: another frame matches as well ({other:.4})",
-                f.what
-            );
+            if area <= 500 {
+                failures.push(format!("{}: almost nothing drawn ({area} pixels)", f.what));
+            } else if score < MIN_IOU {
+                failures.push(format!("{}: IoU {score:.4} < {MIN_IOU}", f.what));
+            } else if score <= other {
+                failures.push(format!(
+                    "{}: another frame matches as well ({other:.4})",
+                    f.what
+                ));
+            }
+            write_mask(&f.out.with_extension("preview.png"), &f.covered);
         }
     }
+    if !failures.is_empty() {
+        let kept = tmp.keep();
+        panic!(
+            "{} frame(s) differ from the CPU preview (frames, logs and project kept in {}):\n{}",
+            failures.len(),
+            kept.display(),
+            failures.join("\n")
+        );
+    }
+}
+
+/// A coverage mask as a grey PNG (white: covered).
+fn write_mask(file: &Path, covered: &[bool]) {
+    let mut encoder = png::Encoder::new(std::fs::File::create(file).unwrap(), SIZE, SIZE);
+    encoder.set_color(png::ColorType::Grayscale);
+    encoder.set_depth(png::BitDepth::Eight);
+    let data: Vec<u8> = covered.iter().map(|&c| if c { 255 } else { 0 }).collect();
+    encoder
+        .write_header()
+        .unwrap()
+        .write_image_data(&data)
+        .unwrap();
 }
 
 /// docs/engines.md quotes, in its "Godot 3" section, exactly the shader
@@ -482,7 +542,9 @@ fn godot3_plays_vat_bakes_like_the_cpu_preview() {
 fn the_godot3_docs_quote_the_tested_shader_and_presets() {
     let root = repo();
     let doc = std::fs::read_to_string(root.join("docs/engines.md")).unwrap();
-    let start = doc.find("\n## Godot 3\n").expect("docs/engines.md has a Godot 3 section");
+    let start = doc
+        .find("\n## Godot 3\n")
+        .expect("docs/engines.md has a Godot 3 section");
     let end = doc[start + 1..]
         .find("\n## ")
         .map_or(doc.len(), |e| start + 1 + e);

@@ -8,7 +8,9 @@
 // floats of a compressed mesh. Godot keeps glTF TEXCOORD_0 and TEXCOORD_1
 // only, as UV and UV2: the lookup set must be 0 or 1.
 shader_type spatial;
-render_mode cull_disabled;
+// Back faces are culled (Godot's default, glTF's for single-sided
+// materials; the importer keeps the winding): add render_mode
+// cull_disabled for double-sided ones.
 
 // <model>.vat.positions.exr (and .normals.exr), imported as data: filter,
 // mipmaps, repeat and sRGB off, detect_3d off (tools/godot/vat_texture.import).
