@@ -38,6 +38,7 @@ KIND_METADATA, KIND_VAT, KIND_WEIGHTS, KIND_RIG, KIND_KEY = 1, 3, 4, 6, 8
 KIND_BOUNDS = 12
 KIND_VAT_COMPRESSION = 10
 KIND_TEXTURE_CONTAINER = 19
+KIND_PLACEMENT = 20
 
 
 class DecodeError(Exception):
@@ -298,6 +299,19 @@ VAT = [
 
 TEXTURE_CONTAINER_RECORD = [("container", enum(TEXTURE_CONTAINER))]
 
+
+def matrix16(r):
+    # [f64; 16]: 16 f64, no length prefix, column-major.
+    return [r.f64() for _ in range(16)]
+
+
+PLACEMENT = [("node", option(string)), ("matrix", matrix16)]
+PLACEMENT_RECORD = [
+    ("reference", struct_of(PLACEMENT)),
+    ("skins", vec(struct_of(PLACEMENT))),
+    ("lookup_uv", enum(["texel_centre", "split_index"])),
+]
+
 VAT_COMPRESSION = [
     ("requested", enum(TEXTURE_COMPRESSION)),
     ("textures", vec(enum(TEXTURE_COMPRESSION))),
@@ -415,6 +429,7 @@ def decode(data):
         "bounds": record(KIND_BOUNDS, BOUNDS),
         "vat_compression": record(KIND_VAT_COMPRESSION, VAT_COMPRESSION),
         "texture_container": record(KIND_TEXTURE_CONTAINER, TEXTURE_CONTAINER_RECORD),
+        "placement": record(KIND_PLACEMENT, PLACEMENT_RECORD),
     }
 
 

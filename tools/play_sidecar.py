@@ -6,11 +6,19 @@ Usage: python3 tools/play_sidecar.py SIDECAR.rigbake.json PATH CLIP FRAME
 PATH is `bones` (bone-matrix texture + weights mesh) or `vat` (vertex
 animation textures + playback mesh). Prints one JSON object on stdout:
 
-    {"primitives": [{"node": ..., "mesh": ..., "primitive": k,
+    {"space": "scene" | "node",
+     "primitives": [{"node": ..., "mesh": ..., "primitive": k,
                      "positions": [[x, y, z], ...]}, ...]}
 
 with every vertex of every primitive of that path at frame FRAME of clip
-CLIP, in the space the sidecar names (formats/sidecar.md).
+CLIP (bones: in the weights mesh's vertex order; VAT: in the playback
+mesh's, each vertex addressing its texels through its lookup UV). `space`
+is `scene` when the sidecar records the placements (format 1.11: top-level
+`placement` for the VAT path, each skin's `placement` for its weights
+primitives): the positions are stood in the source scene by them, as an
+engine stands the meshes (their glTF node matrix). Older sidecars have no
+placement: the positions stay in the space the sidecar names (`node`),
+and the source model would be needed to place them (formats/sidecar.md).
 
 Written from formats/sidecar.md, formats/bone-matrix-texture.md,
 formats/weights.md, formats/vat.md and formats/textures.md alone: it reads
@@ -122,8 +130,40 @@ def apply(m, p):
     return [m[r][0] * p[0] + m[r][1] * p[1] + m[r][2] * p[2] + m[r][3] for r in range(3)]
 
 
+def placement_matrix(placement):
+    """The 4x4 m[r][c] of a sidecar placement ({node, matrix}: 16 numbers,
+    column-major, element 4 * c + r), or None without one."""
+    if placement is None:
+        return None
+    m = placement["matrix"]
+    if len(m) != 16:
+        raise ValueError("placement of %s: %d numbers, not 16" % (placement.get("node"), len(m)))
+    return [[m[4 * c + r] for c in range(4)] for r in range(4)]
+
+
+def stand(placement, positions):
+    """`positions` stood in the scene by `placement` (a matrix or None)."""
+    if placement is None:
+        return positions
+    return [apply(placement, p) for p in positions]
+
+
+def lookup_texel(uv, encoding, width, page_width, height):
+    """(x, band) of a vertex from its lookup UV (formats/vat.md, "Playback
+    mesh"): `split_index` holds the set vertex s = x + band * width as
+    (s mod 2048, s div 2048); `texel_centre` (sidecars without
+    `vat.lookup_uv`) the texel centre at row 0, normalised by the page."""
+    if encoding == "split_index":
+        s = int(round(uv[0])) + 2048 * int(round(uv[1]))
+        return s % width, s // width
+    if encoding == "texel_centre":
+        return int(uv[0] * page_width), int(uv[1] * height)
+    raise ValueError("unknown vat.lookup_uv %r" % encoding)
+
+
 def play_bones(sidecar, folder, row):
     weights = sidecar["weights"]
+    placed = "placement" in sidecar
     mesh = Glb(os.path.join(folder, weights["mesh_file"]))
     images = {}
     out = []
@@ -152,23 +192,39 @@ def play_bones(sidecar, folder, row):
                     q = apply(cache[j], pos)
                     acc = [acc[k] + w * q[k] for k in range(3)]
             result.append(acc)
+        placement = placement_matrix(skin.get("placement")) if placed else None
+        if placed and placement is None:
+            raise ValueError("skin %s records no placement" % skin["name"])
         out.append({"node": p["node"], "mesh": p["mesh"], "primitive": p["primitive"],
-                    "positions": result})
+                    "positions": stand(placement, result)})
     return out
 
 
 def play_vat(sidecar, folder, row):
     vat = sidecar["vat"]
+    mesh = Glb(os.path.join(folder, vat["mesh_file"]))
+    encoding = vat.get("lookup_uv", "texel_centre")
+    placement = placement_matrix(sidecar.get("placement"))
     images = {}
     out = []
     for p in vat["primitives"]:
         first = sidecar["textures"][p["positions"]]
         fold = first.get("fold")
         width, bands, start = p["width"], p["bands"], p["first_vertex"]
+        prim = mesh.json["meshes"][p["playback_mesh"]]["primitives"][0]
+        attrs = prim["attributes"]
+        uv_set = p.get("lookup_uv_set")
+        if uv_set is None:
+            uv_set = max(int(k[9:]) for k in attrs if k.startswith("TEXCOORD_"))
+        uvs = mesh.accessor(attrs["TEXCOORD_%d" % uv_set])
         result = []
-        for v in range(p["vertices"]):
-            a = start + v
-            page, x, y = folded(fold, a % width, a // width, row, bands)
+        for uv in uvs:
+            x, band = lookup_texel(uv, encoding, width, first["width"], first["height"])
+            a = x + band * width
+            if not start <= a < start + p["vertices"]:
+                raise ValueError("%s: a lookup UV addresses set vertex %d, outside the primitive's %d .. %d"
+                                 % (vat["mesh_file"], a, start, start + p["vertices"] - 1))
+            page, x, y = folded(fold, x, band, row, bands)
             # Page k of the stream is the k-th texture after its first page.
             tex = sidecar["textures"][p["positions"] + page]
             if page and tex.get("page") != page:
@@ -177,7 +233,7 @@ def play_vat(sidecar, folder, row):
                 images[tex["file"]] = read_exr(os.path.join(folder, tex["file"]))
             result.append(texel(images[tex["file"]], x, y, "RGB"))
         out.append({"node": p["node"], "mesh": p["mesh"], "primitive": p["primitive"],
-                    "positions": result})
+                    "positions": stand(placement, result)})
     return out
 
 
@@ -193,7 +249,8 @@ def main(argv):
         if t["encoding"] not in ("exr_f32", "exr_f16") or t["storage"] != "file":
             raise ValueError("%s: only EXR files beside the container are read" % t["file"])
     prims = play_bones(sidecar, folder, row) if path == "bones" else play_vat(sidecar, folder, row)
-    json.dump({"primitives": prims}, sys.stdout)
+    space = "scene" if "placement" in sidecar else "node"
+    json.dump({"space": space, "primitives": prims}, sys.stdout)
     return 0
 
 

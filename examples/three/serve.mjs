@@ -55,6 +55,8 @@ const dir = dirname(resolve(container));
 const names = new Set([meta.metadata.source.file_name]);
 for (const t of meta.metadata.textures) if (t.storage === 'file') names.add(t.name);
 if (meta.weights?.mesh_file) names.add(meta.weights.mesh_file);
+// LOD levels' own weights meshes (docs/lods.md).
+for (const g of meta.lods?.groups ?? []) for (const l of g.levels) if (l.weights_file) names.add(l.weights_file);
 if (meta.vat) {
   if (meta.vat.playback_file) names.add(meta.vat.playback_file);
   for (const t of meta.vat.textures) if (t.storage === 'file') names.add(t.name);

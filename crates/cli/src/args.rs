@@ -14,7 +14,7 @@ use rigbake_types::{
 
 /// `rigbake --version`: the tool's version and the container format it
 /// writes (checked against the format crate by a test).
-pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (container format 1.10)");
+pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (container format 1.11)");
 
 /// The exit codes, listed at the end of `rigbake --help`.
 pub const EXIT_CODES_HELP: &str = "Exit codes: 0 when every model was baked, up to date or skipped with a reason (and for \

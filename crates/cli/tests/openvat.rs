@@ -54,8 +54,12 @@ fn decode(folder: &Path, name: &str, stride: usize) -> Option<serde_json::Value>
 fn check(model: &Path, name: &str, stride: usize) -> Option<(f64, f64)> {
     let out = tempfile::tempdir().unwrap();
     common::openvat_export(model, out.path());
-    let dir = out.path().join(name);
-    let decoded = decode(&dir, name, stride)?;
+    check_export(model, &out.path().join(name), name, stride)
+}
+
+/// [`check`] of an export already written to `dir`.
+fn check_export(model: &Path, dir: &Path, name: &str, stride: usize) -> Option<(f64, f64)> {
+    let decoded = decode(dir, name, stride)?;
     let info: serde_json::Value = serde_json::from_slice(
         &std::fs::read(dir.join(format!("{name}-remap_info.json"))).unwrap(),
     )
@@ -244,46 +248,131 @@ fn walk(dir: &Path) -> Vec<String> {
     out
 }
 
+/// The export's node stands on the reference node's rest pose (the
+/// container's placement record), and its lookup UVs (`TEXCOORD_1`),
+/// stored as half floats (Godot 3's default import, Unity's mesh
+/// compression), still name each vertex's own texel when the export is
+/// within the half-float-safe size; returns whether it is.
+fn assert_placed_and_half_float_lookup(dir: &Path, name: &str) -> bool {
+    let c = Container::open(&dir.join(format!("{name}.rigbake"))).unwrap();
+    let placement = c.placement().expect("a placement record").reference.clone();
+    let g =
+        gltf::Gltf::from_slice(&std::fs::read(dir.join(format!("{name}.glb"))).unwrap()).unwrap();
+    let node = g.nodes().next().unwrap();
+    let want = glam::DMat4::from_cols_array(&placement.matrix).as_mat4();
+    assert_eq!(
+        glam::Mat4::from_cols_array_2d(&node.transform().matrix()),
+        want,
+        "{name}: the export's node matrix"
+    );
+    let sidecar: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(dir.join(format!("{name}-openvat.rigbake.json"))).unwrap(),
+    )
+    .unwrap();
+    let size = |k: &str| sidecar["textures"]["positions"][k].as_u64().unwrap() as usize;
+    let (width, height) = (size("width"), size("height"));
+    let info: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(dir.join(format!("{name}-remap_info.json"))).unwrap(),
+    )
+    .unwrap();
+    let frames = info["os-remap"]["Frames"].as_u64().unwrap() as usize;
+    let safe = width <= 2047 && height <= 2047;
+    if !safe {
+        return false;
+    }
+    let blob = g.blob.clone().unwrap();
+    let mut vertex = 0;
+    for prim in g.meshes().next().unwrap().primitives() {
+        let a = prim.get(&gltf::Semantic::TexCoords(1)).unwrap();
+        let start = a.view().unwrap().offset() + a.offset();
+        for i in 0..a.count() {
+            let at = start + 8 * i;
+            let uv: [f32; 2] = std::array::from_fn(|k| {
+                f32::from_le_bytes(blob[at + 4 * k..at + 4 * k + 4].try_into().unwrap())
+            });
+            let half = uv.map(|c| half::f16::from_f32(c).to_f32());
+            // The texel a point sampler reads: floor(uv * size).
+            let got = (
+                (half[0] * width as f32).floor() as usize,
+                (half[1] * height as f32).floor() as usize,
+            );
+            let want = (vertex % width, (vertex / width) * frames);
+            assert_eq!(
+                got, want,
+                "{name}: vertex {vertex}'s lookup {uv:?} as half floats"
+            );
+            vertex += 1;
+        }
+    }
+    true
+}
+
 /// Several primitives (issue 32, item 3): the export's vertex count and
 /// bands come from the exported vertices, not from each primitive's whole
-/// texture set: girl's 2 primitives and 496 vertices give a 496-wide
-/// texture that decodes to direct evaluation, and RobotExpressive (which
-/// was refused as too large) exports.
+/// texture set (girl's 2 primitives and 496 vertices give a 496-wide
+/// texture), every shared multi-primitive model exports (RobotExpressive,
+/// Xbot; BrainStem, at 4 fps to keep the test small), each decodes to
+/// direct evaluation, stands on its placement, and (when within 2,047
+/// texels a side, which the export chooses when it can) its lookup UVs
+/// survive half floats; a larger export warns.
 #[test]
 fn multi_primitive_exports_count_each_vertex_once() {
     let Some(shared) = shared_models("multi_primitive_exports_count_each_vertex_once") else {
         return;
     };
-    let girl = shared.join("raylib/girl.glb");
-    let out = tempfile::tempdir().unwrap();
-    common::openvat_export(&girl, out.path());
-    let dir = out.path().join("girl");
-    let sidecar: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.join("girl-openvat.rigbake.json")).unwrap())
-            .unwrap();
-    assert_eq!(sidecar["mesh"]["vertices"], 496, "{sidecar}");
-    assert_eq!(sidecar["mesh"]["bands"], 1, "{sidecar}");
-    assert_eq!(sidecar["textures"]["positions"]["width"], 496, "{sidecar}");
-    let c = Container::open(&dir.join("girl.rigbake")).unwrap();
-    let vat_vertices: u32 = c.vat().unwrap().primitives.iter().map(|p| p.vertices).sum();
-    assert_eq!(vat_vertices, 496);
-    if let Some((worst, tolerance)) = check(&girl, "girl", 7) {
-        assert!(
-            worst <= tolerance,
-            "largest error {worst}, tolerance {tolerance}"
-        );
-    }
-    let out = tempfile::tempdir().unwrap();
-    common::openvat_export(&shared.join("threejs/RobotExpressive.glb"), out.path());
-    let sidecar: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(
-            out.path()
-                .join("RobotExpressive/RobotExpressive-openvat.rigbake.json"),
+    for (file, name, flags, stride, half_safe) in [
+        ("raylib/girl.glb", "girl", &[][..], 7, true),
+        (
+            "threejs/RobotExpressive.glb",
+            "RobotExpressive",
+            &[][..],
+            29,
+            true,
+        ),
+        ("reexports/Xbot.glb", "Xbot", &[][..], 11, true),
+        (
+            "khronos/BrainStem.glb",
+            "BrainStem",
+            &["--fps", "4"][..],
+            13,
+            false,
+        ),
+        ("khronos/CesiumMan.glb", "CesiumMan", &[][..], 7, true),
+    ] {
+        let model = shared.join(file);
+        let out = tempfile::tempdir().unwrap();
+        let warnings = common::openvat_export_with(&model, out.path(), flags);
+        let dir = out.path().join(name);
+        let sidecar: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(dir.join(format!("{name}-openvat.rigbake.json"))).unwrap(),
         )
-        .unwrap(),
-    )
-    .unwrap();
-    let c = Container::open(&out.path().join("RobotExpressive/RobotExpressive.rigbake")).unwrap();
-    let vat_vertices: u32 = c.vat().unwrap().primitives.iter().map(|p| p.vertices).sum();
-    assert_eq!(sidecar["mesh"]["vertices"], vat_vertices, "{sidecar}");
+        .unwrap();
+        let c = Container::open(&dir.join(format!("{name}.rigbake"))).unwrap();
+        let vat_vertices: u32 = c.vat().unwrap().primitives.iter().map(|p| p.vertices).sum();
+        assert_eq!(
+            sidecar["mesh"]["vertices"], vat_vertices,
+            "{name}: {sidecar}"
+        );
+        if name == "girl" {
+            assert_eq!(vat_vertices, 496);
+            assert_eq!(sidecar["mesh"]["bands"], 1, "{sidecar}");
+            assert_eq!(sidecar["textures"]["positions"]["width"], 496, "{sidecar}");
+        }
+        assert_eq!(
+            assert_placed_and_half_float_lookup(&dir, name),
+            half_safe,
+            "{name}: {sidecar}"
+        );
+        assert_eq!(
+            warnings.contains("exact in half floats only up to 2047 texels a side"),
+            !half_safe,
+            "{name}: {warnings}"
+        );
+        if let Some((worst, tolerance)) = check_export(&model, &dir, name, stride) {
+            assert!(
+                worst <= tolerance,
+                "{name}: largest error {worst}, tolerance {tolerance}"
+            );
+        }
+    }
 }

@@ -1,9 +1,10 @@
 //! An engine's view of a bake: `tools/play_sidecar.py`, written from
 //! formats/ alone, reads the JSON sidecar, the EXR textures (OpenEXR's own
 //! Python binding) and the GLB meshes (plain JSON and struct), with no
-//! rigbake code on the read side, and rebuilds the vertices of both paths;
-//! they match direct evaluation (`rigbake_core::reference`, f64, no
-//! texture).
+//! rigbake code on the read side, and rebuilds the vertices of both paths
+//! (the VAT's through the playback mesh's lookup UV), standing them in the
+//! scene by the sidecar's placements (format 1.11); they match direct
+//! evaluation in scene space (`rigbake_core::reference`, f64, no texture).
 //!
 //! Tolerance: 2e-6 of the model's size. Both paths store f32 values (skin
 //! matrices, VAT positions) computed in f64: each stored value is within
@@ -75,9 +76,11 @@ fn check_model_with(model: &Path, extra: &[&str]) -> bool {
     let sidecar: PathBuf = out.path().join(&stem).join(format!("{stem}.rigbake.json"));
     let doc: Value = serde_json::from_slice(&std::fs::read(&sidecar).unwrap()).unwrap();
     let source = import_file(model, &ImportOptions::default()).unwrap();
-    let reference = doc["reference_node"]
-        .as_str()
-        .map(|n| mesh_node(&source, n));
+    // Format 1.11: the sidecar records where the reference node stands.
+    assert_eq!(
+        doc["placement"]["node"], doc["reference_node"],
+        "{stem}: the sidecar's placement is not the reference node's"
+    );
     let mut pose = LocalPose::rest(&source);
     let mut checked = 0;
     for clip in doc["clips"].as_array().unwrap().iter().take(3) {
@@ -89,10 +92,16 @@ fn check_model_with(model: &Path, extra: &[&str]) -> bool {
                 let Some(played) = play(&sidecar, path, &meta.name, frame) else {
                     return false;
                 };
+                // Bakes of format 1.11 record their placements: the
+                // player stands the vertices in the scene.
+                assert_eq!(
+                    played["space"], "scene",
+                    "{stem} {path}: the player did not stand the bake by its recorded placement"
+                );
                 for p in played["primitives"].as_array().unwrap() {
                     let node = mesh_node(&source, p["node"].as_str().unwrap());
                     let prim = p["primitive"].as_u64().unwrap() as usize;
-                    let exact = deform(&source, &pose, node, prim, reference);
+                    let exact = deform(&source, &pose, node, prim, None);
                     let got = p["positions"].as_array().unwrap();
                     assert_eq!(got.len(), exact.len(), "{stem} {path}: vertex count");
                     let (mut lo, mut hi) = ([f64::MAX; 3], [f64::MIN; 3]);

@@ -7,7 +7,9 @@
 //! (`crates/bake/src/preview`, `crates/preview`: orthographic, fitted to the
 //! frame), screenshotted, and compared with the CPU preview's coverage of the
 //! same frame: intersection over union at least 0.95. The examples/three
-//! page (three.js's own GLTFLoader and EXRLoader) is compared the same way.
+//! page (three.js's own GLTFLoader and EXRLoader) is compared the same way,
+//! and drawn unmasked it shows the meshes' materials (coloured like the
+//! page's drawing, not a flat grey).
 //! A crowd drawn at two moments differs. The server answers only on
 //! 127.0.0.1 and refuses traversal in every spelling. Bakes whose textures
 //! are KTX2 or DDS (`--texture-container`) play in the page and (KTX2,
@@ -281,7 +283,10 @@ fn enc(s: &str) -> String {
 }
 
 /// Bakes `names` (from the shared models) into `out`, each source copied
-/// beside its container so the viewer can place it as the preview does.
+/// beside its container. The pages stand bakes of format 1.11 on their
+/// recorded placements and do not read it
+/// (`the_three_example_stands_a_bake_without_its_source`); it is there as
+/// a user would have it.
 fn bake_models(models: &Path, names: &[&str], out: &Path) -> Vec<(String, PathBuf, PathBuf)> {
     let files: Vec<PathBuf> = names
         .iter()
@@ -1035,6 +1040,7 @@ fn view_draws_the_lod_level_asked_for() {
     std::fs::copy(&model, out.join("tentacle_lods/tentacle_lods.glb")).unwrap();
     let r = reference(&file, &model, PathChoice::Bones, 0);
     let (_server, url) = start_view(&out);
+    let (_three_server, three_url) = start_three(&file);
     let shot = |path: &str, lod: u32, look: &str| Shot {
         url: format!(
             "{url}?path={path}&lod={lod}&clip={}&frame={}&look={look}&grid=0&hud=0&{}",
@@ -1055,7 +1061,29 @@ fn view_draws_the_lod_level_asked_for() {
         // A level past the last draws the last.
         shot("bones", 9, "textured"),
     ];
-    shoot(&chromium, &modules, &shots, tmp.path());
+    // The three.js example draws the level asked for too (the bone path
+    // from the level's own weights mesh).
+    let three: Vec<Shot> = [("bones", 0), ("bones", 2), ("vat", 2)]
+        .into_iter()
+        .map(|(path, lod)| Shot {
+            url: format!(
+                "{three_url}?path={path}&lod={lod}&clip={}&frame={}&look=mask&{}",
+                enc(&r.clip),
+                r.frame,
+                r.camera_query
+            ),
+            width: SIZE,
+            height: SIZE,
+            out: tmp.path().join(format!("three-{path}-lod{lod}.png")),
+        })
+        .collect();
+    let all: Vec<&Shot> = shots.iter().chain(&three).collect();
+    run_jobs(
+        &chromium,
+        &modules,
+        all.into_iter().map(shot_job).collect(),
+        tmp.path(),
+    );
     let (_, _, level0) = mask_of(&shots[0].out);
     let (score, area) = iou(&level0, &r.covered);
     assert!(area > 500, "level 0: almost nothing drawn ({area} pixels)");
@@ -1087,6 +1115,388 @@ fn view_draws_the_lod_level_asked_for() {
         "level 2 looks like level 0 ({changed} pixels differ)"
     );
     assert_eq!(b, last, "lod=9 draws the last level, 2");
+    for (shot, want, what) in [
+        (&three[0], &level0, "level 0"),
+        (&three[1], &bones2, "level 2, bones"),
+        (&three[2], &bones2, "level 2, VAT"),
+    ] {
+        let (_, _, mask) = mask_of(&shot.out);
+        let (score, area) = iou(&mask, want);
+        rigbake_fixtures::testkit::notice(&format!(
+            "three.js tentacle_lods {what} against rigbake view: IoU {score:.4} over {area} pixels"
+        ));
+        // Two GPU drawings of the same triangles: closer than the CPU
+        // comparison's bound (the example drawing every level at once, as
+        // it did, scores 0.81 at level 2).
+        assert!(
+            area > 500 && score >= 0.99,
+            "three.js {what}: IoU {score:.4} against rigbake view"
+        );
+    }
+}
+
+/// A screenshot's pixels as RGB triples.
+fn rgb_of(png_file: &Path) -> Vec<[u8; 3]> {
+    let decoder = png::Decoder::new(BufReader::new(std::fs::File::open(png_file).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!(info.bit_depth, png::BitDepth::Eight);
+    let channels = info.color_type.samples();
+    buf[..info.buffer_size()]
+        .chunks(channels)
+        .map(|p| [p[0], p[1], p[2]])
+        .collect()
+}
+
+/// The colour of a drawing where `covered`: its mean RGB, and the fraction
+/// of the pixels whose channels differ by 48 or more (coloured, not grey).
+fn colour_of(rgb: &[[u8; 3]], covered: &[bool]) -> ([f64; 3], f64) {
+    let inside: Vec<&[u8; 3]> = rgb
+        .iter()
+        .zip(covered)
+        .filter(|(_, c)| **c)
+        .map(|(p, _)| p)
+        .collect();
+    let n = inside.len().max(1) as f64;
+    let mean = [0, 1, 2].map(|i| inside.iter().map(|p| f64::from(p[i])).sum::<f64>() / n);
+    let coloured = inside
+        .iter()
+        .filter(|p| p.iter().max().unwrap() - p.iter().min().unwrap() >= 48)
+        .count();
+    (mean, coloured as f64 / n)
+}
+
+/// The three.js example draws the meshes' own materials (GLTFLoader's, the
+/// animation injected into their vertex shaders), not a flat grey: Fox
+/// (its orange fur texture) and CesiumMan (its white, blue and green
+/// texture), on both paths, drawn unmasked from the CPU preview's camera,
+/// have about as many coloured pixels as `rigbake view` (which draws the
+/// base-colour texture and factor) at the same frame from the same camera,
+/// and about its mean colour, each over its own silhouette. A flat grey
+/// drawing has no coloured pixel.
+#[test]
+fn the_three_example_draws_the_meshes_materials() {
+    let test = "the_three_example_draws_the_meshes_materials";
+    let Some((chromium, modules)) = browser(test) else {
+        return;
+    };
+    let Some(models) = shared_models(test) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let bakes = bake_models(&models, &["Fox", "CesiumMan"], &out);
+    let (_server, url) = start_view(&out);
+    let three: Vec<(Running, String)> = bakes.iter().map(|(_, f, _)| start_three(f)).collect();
+    let mut shots = Vec::new();
+    // (what, three.js mask, three.js colour, view mask, view colour)
+    let mut cases = Vec::new();
+    for ((name, file, model), (_, three_url)) in bakes.iter().zip(&three) {
+        for (path, key) in [(PathChoice::Bones, "bones"), (PathChoice::Vat, "vat")] {
+            let r = reference(file, model, path, 1);
+            let query = format!(
+                "path={key}&clip={}&frame={}&{}",
+                enc(&r.clip),
+                r.frame,
+                r.camera_query
+            );
+            let bake = enc(&format!("{name}/{name}.rigbake"));
+            let mut shot = |url: String, file: String| {
+                let out = tmp.path().join(file);
+                shots.push(Shot {
+                    url,
+                    width: SIZE,
+                    height: SIZE,
+                    out: out.clone(),
+                });
+                out
+            };
+            cases.push((
+                format!("{name} {key} {} frame {}", r.clip, r.frame),
+                shot(
+                    format!("{three_url}?{query}&look=mask"),
+                    format!("{name}-{key}-three-mask.png"),
+                ),
+                shot(
+                    format!("{three_url}?{query}"),
+                    format!("{name}-{key}-three.png"),
+                ),
+                shot(
+                    format!("{url}?bake={bake}&{query}&look=mask&hud=0"),
+                    format!("{name}-{key}-view-mask.png"),
+                ),
+                shot(
+                    format!("{url}?bake={bake}&{query}&grid=0&hud=0"),
+                    format!("{name}-{key}-view.png"),
+                ),
+            ));
+        }
+    }
+    shoot(&chromium, &modules, &shots, tmp.path());
+    for (what, three_mask, three_colour, view_mask, view_colour) in &cases {
+        let (_, _, covered) = mask_of(three_mask);
+        let (three_mean, three_coloured) = colour_of(&rgb_of(three_colour), &covered);
+        let (_, _, covered) = mask_of(view_mask);
+        let (view_mean, view_coloured) = colour_of(&rgb_of(view_colour), &covered);
+        rigbake_fixtures::testkit::notice(&format!(
+            "three.js {what}: mean RGB {three_mean:.0?}, {:.1}% coloured; rigbake view: {view_mean:.0?}, {:.1}% coloured",
+            three_coloured * 100.0,
+            view_coloured * 100.0
+        ));
+        assert!(
+            view_coloured > 0.1,
+            "{what}: rigbake view draws the model almost grey ({view_coloured:.3} coloured): the test cannot tell"
+        );
+        assert!(
+            three_coloured >= 0.6 * view_coloured,
+            "{what}: the three.js example draws {three_coloured:.3} of the model coloured, rigbake view {view_coloured:.3}: it does not draw the base-colour texture"
+        );
+        for c in 0..3 {
+            assert!(
+                (three_mean[c] - view_mean[c]).abs() <= 32.0,
+                "{what}: the three.js example's mean colour {three_mean:.0?} is far from rigbake view's {view_mean:.0?}"
+            );
+        }
+    }
+}
+
+/// Width and height in pixels of the box around a mask's covered pixels.
+fn extent_of(mask: &[bool], width: u32) -> (usize, usize) {
+    let (mut x0, mut x1, mut y0, mut y1) = (usize::MAX, 0, usize::MAX, 0);
+    for (i, _) in mask.iter().enumerate().filter(|(_, c)| **c) {
+        let (x, y) = (i % width as usize, i / width as usize);
+        (x0, x1, y0, y1) = (x0.min(x), x1.max(x), y0.min(y), y1.max(y));
+    }
+    (x1.saturating_sub(x0) + 1, y1.saturating_sub(y0) + 1)
+}
+
+/// A bake of format 1.11 stands without its source: CesiumMan (a Z-up mesh
+/// stood upright by its root node's matrix) is baked from a
+/// copy of the model that is then deleted, so no source can be found beside
+/// the bake or where the container says it was. The three.js example
+/// (GLTFLoader applying the meshes' recorded node matrices) and `rigbake
+/// view` (the sidecar's placements) draw it standing, both paths, like the
+/// CPU preview placed by the source (IoU at least 0.95), and taller than
+/// wide; the preview's silhouette is the one of the man standing.
+#[test]
+fn the_three_example_stands_a_bake_without_its_source() {
+    let test = "the_three_example_stands_a_bake_without_its_source";
+    let Some((chromium, modules)) = browser(test) else {
+        return;
+    };
+    let Some(models) = shared_models(test) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let model = models.join("khronos/CesiumMan.glb");
+    let copy = tmp.path().join("source/CesiumMan.glb");
+    std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+    std::fs::copy(&model, &copy).unwrap();
+    let out = tmp.path().join("out");
+    let o = bake(std::slice::from_ref(&copy), &out, &["--vat", "--normals"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    std::fs::remove_file(&copy).unwrap();
+    let file = out.join("CesiumMan/CesiumMan.rigbake");
+    let sidecar: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(out.join("CesiumMan/CesiumMan.rigbake.json")).unwrap(),
+    )
+    .unwrap();
+    let matrix = &sidecar["placement"]["matrix"];
+    assert!(
+        matrix.as_array().is_some_and(|m| m.len() == 16),
+        "the sidecar records no placement: {matrix}"
+    );
+    let (_three_server, three_url) = start_three(&file);
+    let (_view_server, view_url) = start_view(&out);
+    let mut shots = Vec::new();
+    let mut expected = Vec::new();
+    for (path, key) in [(PathChoice::Bones, "bones"), (PathChoice::Vat, "vat")] {
+        // The CPU preview, placed by the source model.
+        let r = reference(&file, &model, path, 0);
+        let query = format!(
+            "path={key}&clip={}&frame={}&look=mask&{}",
+            enc(&r.clip),
+            r.frame,
+            r.camera_query
+        );
+        for (page, url) in [
+            ("three.js", format!("{three_url}?{query}")),
+            ("view", format!("{view_url}?{query}&hud=0")),
+        ] {
+            let out = tmp.path().join(format!("{page}-{key}.png"));
+            shots.push(Shot {
+                url,
+                width: SIZE,
+                height: SIZE,
+                out: out.clone(),
+            });
+            expected.push((
+                format!("{page} CesiumMan {key} {} frame {}", r.clip, r.frame),
+                out,
+                r.covered.clone(),
+            ));
+        }
+    }
+    shoot(&chromium, &modules, &shots, tmp.path());
+    for (what, shot, covered) in &expected {
+        let (w, _, mask) = mask_of(shot);
+        let (score, area) = iou(&mask, covered);
+        let (across, up) = extent_of(&mask, w);
+        let (ref_across, ref_up) = extent_of(covered, w);
+        rigbake_fixtures::testkit::notice(&format!(
+            "{what}, no source: IoU {score:.4} over {area} pixels; {across} x {up} pixels (the CPU preview: {ref_across} x {ref_up})"
+        ));
+        assert!(
+            ref_up as f64 > 1.5 * ref_across as f64,
+            "{what}: the CPU preview's CesiumMan is not standing ({ref_across} x {ref_up} pixels): the test cannot tell"
+        );
+        assert!(area > 500, "{what}: almost nothing drawn ({area} pixels)");
+        assert!(
+            up as f64 > 1.5 * across as f64,
+            "{what}: CesiumMan is not standing ({across} x {up} pixels)"
+        );
+        assert!(score >= MIN_IOU, "{what}: IoU {score:.4} < {MIN_IOU}");
+    }
+}
+
+/// A copy of the GLB `src` at `dst` whose scene's root nodes are turned
+/// `degrees` about +Y and moved by `offset` (as glTF `rotation` and
+/// `translation`; the nodes had no transform).
+fn turned_glb(src: &Path, dst: &Path, degrees: f64, offset: [f64; 3]) {
+    let bytes = std::fs::read(src).unwrap();
+    let length = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
+    assert_eq!(
+        &bytes[16..20],
+        b"JSON",
+        "{}: the first chunk",
+        src.display()
+    );
+    let mut json: serde_json::Value = serde_json::from_slice(&bytes[20..20 + length]).unwrap();
+    let roots: Vec<usize> = json["scenes"][0]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_u64().unwrap() as usize)
+        .collect();
+    let half = degrees.to_radians() / 2.0;
+    for r in roots {
+        let node = json["nodes"][r].as_object_mut().unwrap();
+        for key in ["matrix", "rotation", "translation", "scale"] {
+            assert!(!node.contains_key(key), "root node {r} has a {key}");
+        }
+        node.insert(
+            "rotation".into(),
+            serde_json::json!([0.0, half.sin(), 0.0, half.cos()]),
+        );
+        node.insert("translation".into(), serde_json::json!(offset));
+    }
+    let mut text = serde_json::to_vec(&json).unwrap();
+    text.resize(text.len().next_multiple_of(4), b' ');
+    let rest = &bytes[20 + length..];
+    let mut out = b"glTF".to_vec();
+    out.extend(2u32.to_le_bytes());
+    out.extend(
+        u32::try_from(20 + text.len() + rest.len())
+            .unwrap()
+            .to_le_bytes(),
+    );
+    out.extend(u32::try_from(text.len()).unwrap().to_le_bytes());
+    out.extend(b"JSON");
+    out.extend(&text);
+    out.extend(rest);
+    std::fs::write(dst, out).unwrap();
+}
+
+/// The three.js example moves a clip baked in place by its root-motion
+/// track: Knight's Dodge_Left (`--root-motion extract`), its scene root
+/// turned 40 degrees about +Y and moved (so its placement is not the
+/// identity and its track, in scene space, is turned too), at frame 9 with
+/// `motion=1` is drawn moved by the track's frame 9 (to within 2 pixels of
+/// the silhouette's centre) from where it stands without `motion=1`, like
+/// `rigbake view` draws the same frame with `motion=1` (IoU at least 0.95:
+/// instance * root motion * placement * p in both; root motion applied in
+/// the placed node's space would move the model along another direction),
+/// on both paths.
+#[test]
+fn the_three_example_moves_by_root_motion() {
+    let test = "the_three_example_moves_by_root_motion";
+    let Some((chromium, modules)) = browser(test) else {
+        return;
+    };
+    let Some(models) = shared_models(test) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let knight = tmp.path().join("Knight.glb");
+    turned_glb(
+        &models.join("kaykit/Knight.glb"),
+        &knight,
+        40.0,
+        [0.3, 0.0, -0.2],
+    );
+    let o = bake(
+        &[knight],
+        &out,
+        &["--vat", "--clip", "Dodge_Left", "--root-motion", "extract"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let sidecar: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("Knight/Knight.rigbake.json")).unwrap())
+            .unwrap();
+    let moved = sidecar["root_motion"]["clips"][0]["track"][9][0]
+        .as_f64()
+        .unwrap();
+    assert!(moved > 0.2, "Dodge_Left has travelled {moved} by frame 9");
+    let turn = sidecar["placement"]["matrix"][8].as_f64().unwrap();
+    assert!(
+        turn > 0.5,
+        "the placement is not turned: {}",
+        sidecar["placement"]
+    );
+    let (_three_server, three_url) = start_three(&out.join("Knight/Knight.rigbake"));
+    let (_view_server, view_url) = start_view(&out);
+    let half = 2.0;
+    // From the front, centred between where the model stands (0.3 along
+    // +X) and where frame 9 takes it, with room for its props: a
+    // silhouette cut by the frame's edge would not move by the track.
+    let camera = format!("look=mask&cam=ortho&az=0&el=0&cx=0.45&cy=0.9&cz=0&half={half}");
+    let mut shots = Vec::new();
+    for path in ["bones", "vat"] {
+        for (page, url, motion) in [
+            ("three", &three_url, ""),
+            ("three", &three_url, "&motion=1"),
+            ("view", &view_url, "&motion=1"),
+        ] {
+            shots.push(Shot {
+                url: format!("{url}?path={path}&clip=Dodge_Left&frame=9{motion}&hud=0&{camera}"),
+                width: SIZE,
+                height: SIZE,
+                out: tmp.path().join(format!("{page}-{path}{motion}.png")),
+            });
+        }
+    }
+    shoot(&chromium, &modules, &shots, tmp.path());
+    // One model unit is SIZE / (2 half) pixels; screen right is +X.
+    let want = moved * f64::from(SIZE) / (2.0 * half);
+    for (path, trio) in ["bones", "vat"].iter().zip(shots.chunks(3)) {
+        let [still, moving, view] = [0, 1, 2].map(|k| mask_of(&trio[k].out));
+        let got = centre_x(&moving.2, moving.0) - centre_x(&still.2, still.0);
+        let (score, area) = iou(&moving.2, &view.2);
+        rigbake_fixtures::testkit::notice(&format!(
+            "three.js Knight {path} Dodge_Left frame 9: moved {got:.2} px (the track: {want:.2} px); against rigbake view with motion=1: IoU {score:.4} over {area} pixels"
+        ));
+        assert!(
+            (got - want).abs() < 2.0,
+            "{path}: the model moved {got:.2} px, the track says {want:.2} px"
+        );
+        assert!(area > 500, "{path}: almost nothing drawn ({area} pixels)");
+        assert!(
+            score >= MIN_IOU,
+            "{path}: the moved frame differs from rigbake view's: IoU {score:.4}"
+        );
+    }
 }
 
 /// The three.js example's server says what is missing, and how to fix it,

@@ -634,3 +634,32 @@ fn golden_version_1_10_container_with_ktx2_textures_stays_readable() {
         );
     }
 }
+
+#[test]
+fn golden_version_1_11_container_with_a_placement_record_stays_readable() {
+    // formats/golden/v1.11/hierarchy_placed.rigbake was written by rigbake
+    // 0.1.0 (container format 1.11, the first with the placement record)
+    // with `rigbake bake hierarchy.gltf --out out --vat --embed-textures
+    // --fps 5`, the fixture copied beside its output folder first. Never
+    // regenerate it.
+    use rigbake_format::meta::LookupUv;
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../formats/golden/v1.11/hierarchy_placed.rigbake");
+    let mut c = Container::open(&path).unwrap();
+    assert_eq!(c.version().to_string(), "1.11");
+    c.verify().unwrap();
+    let p = c.placement().expect("the placement record").clone();
+    assert_eq!(p.lookup_uv, LookupUv::SplitIndex);
+    // fixtures/hierarchy.gltf: the skinned mesh node `body`, at (0, 0, 3),
+    // is a child of `world` (scale 2, translation (1, 0, 0)): its rest-pose
+    // global scales by 2 and moves to (1, 0, 0) + 2 * (0, 0, 3), column-major.
+    let want = [
+        2.0, 0.0, 0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, 0.0, 2.0, 0.0, 1.0, 0.0, 6.0, 1.0,
+    ];
+    assert_eq!(p.reference.node.as_deref(), Some("body"));
+    assert_eq!(p.reference.matrix, want);
+    assert_eq!(p.skins.len(), c.metadata().skins.len());
+    assert_eq!(p.skins[0], p.reference);
+    // The VAT record names the same reference node.
+    assert_eq!(c.vat().unwrap().reference_node.as_deref(), Some("body"));
+}

@@ -683,3 +683,48 @@ fn texture_container_records_that_lie_are_refused() {
         "{e}"
     );
 }
+
+/// Opens a container of [`metadata`] with a placement record.
+fn open_with_placement(p: &rigbake_format::meta::PlacementMetadata) -> Result<(), String> {
+    let mut out = ContainerWriter::new(Cursor::new(Vec::new())).unwrap();
+    out.add_section(SectionKind::Placement, &codec::encode(p).unwrap())
+        .unwrap();
+    finish_and_open(out, &metadata())
+}
+
+#[test]
+fn placement_records_that_lie_are_refused() {
+    use rigbake_format::meta::{LookupUv, Placement, PlacementMetadata};
+    let placed = Placement {
+        node: Some("mesh".into()),
+        matrix: [
+            2.0, 0.0, 0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, 0.0, 2.0, 0.0, 1.0, 0.0, 6.0, 1.0,
+        ],
+    };
+    let good = PlacementMetadata {
+        reference: placed.clone(),
+        skins: vec![placed.clone(); metadata().skins.len()],
+        lookup_uv: LookupUv::SplitIndex,
+    };
+    open_with_placement(&good).expect("a consistent placement record");
+    let cases: Vec<(&str, fn(&mut PlacementMetadata))> = vec![
+        ("placement.skins has", |p| p.skins.push(Placement::ROOT)),
+        ("placement.reference.matrix[12] is NaN", |p| {
+            p.reference.matrix[12] = f64::NAN
+        }),
+        ("placement.skins[0].matrix[0] is inf", |p| {
+            p.skins[0].matrix[0] = f64::INFINITY
+        }),
+        ("a placement is affine", |p| p.reference.matrix[3] = 0.5),
+        (
+            "places the scene root with a matrix that is not the identity",
+            |p| p.reference.node = None,
+        ),
+    ];
+    for (needle, change) in cases {
+        let mut p = good.clone();
+        change(&mut p);
+        let e = open_with_placement(&p).expect_err(needle);
+        assert!(e.contains(needle), "expected `{needle}` in: {e}");
+    }
+}

@@ -119,6 +119,10 @@ fn assert_decoders_agree(path: &Path) {
         .as_ref(),
         c.texture_container_record()
     );
+    assert_eq!(
+        typed::<rigbake_format::meta::PlacementMetadata>(&json["placement"], "placement").as_ref(),
+        c.placement()
+    );
 }
 
 #[test]
@@ -128,6 +132,7 @@ fn reference_decoder_reads_the_golden_containers() {
         "v1.1/tentacle_vat.rigbake",
         "v1.6/tentacle_vat_zip.rigbake",
         "v1.10/tentacle_vat_ktx2.rigbake",
+        "v1.11/hierarchy_placed.rigbake",
     ] {
         assert_decoders_agree(&repo().join("formats/golden").join(golden));
     }

@@ -136,7 +136,7 @@ void main() {
 `;
 
 export const VAT_VERTEX = COMMON + `
-layout(location = 3) in vec2 in_vat_uv; // the playback mesh's last UV set
+layout(location = 3) in vec2 in_vat_uv; // the playback mesh's lookup UV set
 
 // One layer per page (a set that does not fold, or folds into column
 // blocks of one page, has one layer). Float textures (RGBA32F, RGBA16F) are
@@ -152,6 +152,10 @@ uniform int u_vat_uint;
 uniform int u_has_normals;
 uniform ivec4 u_vat; // width, bands, frames, height
 uniform ivec4 u_vat_fold; // rows_per_block (0: unfolded), blocks_per_page, page width, 0
+// The lookup UV's encoding (sidecar vat.lookup_uv): 1 split_index (format
+// 1.11: the set vertex s as (s mod 2048, s div 2048), integers exact in
+// half floats), 0 the normalised texel centre of older bakes.
+uniform int u_vat_lookup;
 uniform int u_position_encoding; // 0 float, 1 bounds
 uniform vec4 u_position_min;
 uniform vec4 u_position_max;
@@ -182,13 +186,22 @@ vec4 vat_decode(vec4 raw, int encoding, vec4 lo, vec4 hi) {
   if (encoding == 2) return vec4(octahedral_decode(raw.xy * 2.0 - 1.0), raw.w * 2.0 - 1.0);
   return raw;
 }
-// The lookup UV is the texel centre at row 0 (block 0) of the first page:
-// x and band; a folded set's row r is in column block r / rows_per_block,
-// on page block / blocks_per_page (formats/vat.md, "Folding"). Returns
-// (x, y, page).
+// The lookup UV gives the vertex's column x and band: split_index holds the
+// set vertex s = x + band * width as (s mod 2048, s div 2048); older bakes
+// hold the texel centre at row 0 (block 0) of the first page, normalised.
+// A folded set's row r is in column block r / rows_per_block, on page
+// block / blocks_per_page (formats/vat.md, "Folding"). Returns (x, y,
+// page).
 ivec3 vat_texel_from_uv(vec2 uv, int row) {
-  int x = int(floor(uv.x * float(u_vat_fold.z)));
-  int band = int(floor(uv.y * float(u_vat.w)));
+  int x, band;
+  if (u_vat_lookup == 1) {
+    int s = int(round(uv.x)) + 2048 * int(round(uv.y));
+    x = s % u_vat.x;
+    band = s / u_vat.x;
+  } else {
+    x = int(floor(uv.x * float(u_vat_fold.z)));
+    band = int(floor(uv.y * float(u_vat.w)));
+  }
   if (u_vat_fold.x > 0) {
     int block = row / u_vat_fold.x;
     return ivec3((block % u_vat_fold.y) * u_vat.x + x, (row % u_vat_fold.x) * u_vat.y + band, block / u_vat_fold.y);

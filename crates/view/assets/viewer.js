@@ -438,11 +438,24 @@ function compile(gl, vs, fs) {
   return { program: p, u };
 }
 
-// A placement matrix (column-major, 16 numbers) for `node`, or identity.
-function placement(bake, node) {
+// A placement matrix (column-major, 16 numbers): the one the bake
+// recorded (`recorded`, the sidecar's `placement` of format 1.11: `{node,
+// matrix}`), else the rest-pose global of `node` the server took from the
+// source model (older bakes), else the identity.
+function placement(bake, recorded, node) {
+  if (recorded) {
+    if (!Array.isArray(recorded.matrix) || recorded.matrix.length !== 16 || !recorded.matrix.every(Number.isFinite)) {
+      throw new Error(`${bake.name}: the sidecar's placement of ${recorded.node ?? 'the scene root'} is not 16 numbers`);
+    }
+    return new Float32Array(recorded.matrix);
+  }
   const m = node ? bake.placements[node] : undefined;
   return new Float32Array(m ?? [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]);
 }
+
+// Whether the bake records its placements (format 1.11): then the source
+// model is not needed to stand it.
+const recordsPlacement = (bake) => !!bake.report.sidecar?.placement;
 
 function determinant3(m) {
   return m[0] * (m[5] * m[10] - m[9] * m[6]) - m[4] * (m[1] * m[10] - m[9] * m[2]) + m[8] * (m[1] * m[6] - m[5] * m[2]);
@@ -543,6 +556,7 @@ async function loadBones(gl, bake, cache) {
   };
   const images = new Map();
   const textures = [];
+  const sidecarSkins = r.sidecar?.skins ?? [];
   for (const skin of r.metadata.skins) {
     const t = r.metadata.textures[skin.texture];
     if (!t || t.kind !== 'bone_matrices') throw new Error(`${bake.name}: skin ${skin.name} names no bone-matrix texture`);
@@ -550,7 +564,7 @@ async function loadBones(gl, bake, cache) {
   }
   // Timeline rows (a folded texture is shorter than the timeline).
   const rows = Math.max(1, ...r.metadata.clips.map((c) => c.start_row + c.frames));
-  for (const skin of r.metadata.skins) {
+  for (const [k, skin] of r.metadata.skins.entries()) {
     const t = r.metadata.textures[skin.texture];
     // A bone texture taller than the maximum size folds into column blocks
     // (container 1.8 layout record); one page is read, more are refused.
@@ -559,6 +573,8 @@ async function loadBones(gl, bake, cache) {
     const image = await loadTexture(bake, t, cache);
     textures.push({
       tex: floatTexture(gl, image, t.name), layout: t.layout === 'mat3x4' ? 1 : 0, height: fold ? rows : t.height, node: skin.mesh_nodes[0],
+      // Where the set's space node stands (format 1.11 records it).
+      placement: sidecarSkins[k]?.placement ?? null,
       fold: fold ? [fold.rows_per_block, fold.blocks_per_page, fold.block_width, fold.row_height] : [0, 1, t.width, 1],
     });
   }
@@ -573,7 +589,7 @@ async function loadBones(gl, bake, cache) {
     if (!prim) throw new Error(`${glb.name}: meshes[${p.mesh_index}].primitives[${p.mesh_primitive}] is missing`);
     const set = textures[p.skin];
     if (!set) throw new Error(`${bake.name}: weights primitive ${p.node} names bone set ${p.skin}, which does not exist`);
-    prims.push(await buildPrimitive(gl, glb, prim, attrs, { set, channels: w.channels }, placement(bake, set.node), images));
+    prims.push(await buildPrimitive(gl, glb, prim, attrs, { set, channels: w.channels }, placement(bake, set.placement, set.node), images));
   }
   return { kind: 'bones', prims };
 }
@@ -597,7 +613,12 @@ async function loadVat(gl, bake, cache) {
   }
   const glb = parseGlb(v.playback_file, await fetchBytes(bake.base + encodeURIComponent(v.playback_file)));
   const images = new Map();
-  const place = placement(bake, v.reference_node);
+  const place = placement(bake, bake.report.sidecar?.placement ?? null, v.reference_node);
+  // The lookup UV's encoding: split_index since format 1.11; absent in
+  // older sidecars, whose lookup UV is the normalised texel centre.
+  const encoding = bake.report.sidecar?.vat?.lookup_uv ?? 'texel_centre';
+  const LOOKUP = { texel_centre: 0, split_index: 1 };
+  if (!(encoding in LOOKUP)) throw new Error(`${bake.name}: the sidecar's vat.lookup_uv is ${JSON.stringify(encoding)}; this page reads split_index and texel_centre`);
   const prims = [];
   // Streams by their first texture: primitives of one atlas share them.
   const streams = new Map();
@@ -647,6 +668,7 @@ async function loadVat(gl, bake, cache) {
       positions, normals,
       vat: [p.width, p.bands, p.frames, p.height],
       fold: fold ? [fold.rows_per_block, fold.blocks_per_page, pageWidth, 0] : [0, 1, pageWidth, 0],
+      uvEncoding: LOOKUP[encoding],
     };
     prims.push(await buildPrimitive(gl, glb, prim, [[3, lookup, 2]], extra, place, images));
   }
@@ -772,7 +794,9 @@ async function main() {
   const bakeSelect = $('bake');
   for (const b of bakes) bakeSelect.add(new Option(b.name, b.name, false, b === bake));
   bakeSelect.onchange = () => { params.set('bake', bakeSelect.value); location.search = params.toString(); };
-  if (bake.placement_note) $('note').textContent = `placed at the identity: ${bake.placement_note}`;
+  // Bakes of format 1.11 record their placements; older ones take them from
+  // the source model, and without it stand at the identity.
+  if (bake.placement_note && !recordsPlacement(bake)) $('note').textContent = `placed at the identity: ${bake.placement_note}`;
 
   const rule = bake.report.metadata.options.sampling;
   const rootMotion = bake.report.sidecar?.root_motion ?? null;
@@ -976,6 +1000,7 @@ async function main() {
         gl.uniform1i(prog.u.u_has_normals, normals ? 1 : 0);
         gl.uniform4iv(prog.u.u_vat, vat);
         gl.uniform4iv(prog.u.u_vat_fold, fold);
+        gl.uniform1i(prog.u.u_vat_lookup, p.extra.uvEncoding);
         gl.uniform1i(prog.u.u_position_encoding, positions.enc);
         gl.uniform4fv(prog.u.u_position_min, positions.lo);
         gl.uniform4fv(prog.u.u_position_max, positions.hi);

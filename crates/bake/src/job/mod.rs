@@ -251,6 +251,7 @@ fn bake_bone_outputs(
         let w = weights::bake(model, bones, rig_plan, settings, sink, uv_sets)
             .map_err(|e| e.at(Stage::Weights))?;
         add_record(sink, &w.record)?;
+        warn_about_half_float_bones(bones, settings, job.observer);
         out.weights_nodes = w.nodes;
         out.weights_record = Some(w.record);
     }
@@ -261,6 +262,34 @@ fn bake_bone_outputs(
         out.morphs_record = dropped_morphs(model, timeline, settings, job.observer);
     }
     Ok(out)
+}
+
+/// Half floats hold every integer up to this exactly: the bone indices of
+/// `--weights-as-uv` survive importers that store UVs as half floats only
+/// below it.
+const HALF_FLOAT_EXACT_INTEGERS: usize = 2048;
+
+/// Warns when `--weights-as-uv` writes bone indices that half floats do
+/// not hold exactly (a bone set of more than 2,048 joints).
+fn warn_about_half_float_bones(
+    bones: &bones::BonesPart,
+    settings: &BakeSettings,
+    observer: &dyn Observer,
+) {
+    if !settings.weights_as_uv {
+        return;
+    }
+    for skin in bones
+        .skins
+        .iter()
+        .filter(|k| k.joints.len() > HALF_FLOAT_EXACT_INTEGERS)
+    {
+        observer.warning(&format!(
+            "bone set `{}` has {} joints: with --weights-as-uv, bone indices above {HALF_FLOAT_EXACT_INTEGERS} are not exact where an importer stores UVs as half floats (Godot 3's default import, Unity's mesh compression); turn that compression off or read the _RIGBAKE_UV attributes",
+            skin.name,
+            skin.joints.len()
+        ));
+    }
 }
 
 /// Bakes the vertex animation textures and the OpenVAT export of a planned
@@ -285,8 +314,9 @@ fn bake_vat_outputs(
     }
     if settings.openvat {
         job.observer.stage("OpenVAT export");
-        if let Part::Skipped(reason) = openvat::export(model, timeline, settings, sink, uv_sets)
-            .map_err(|e| e.at(Stage::Vat))?
+        if let Part::Skipped(reason) =
+            openvat::export(model, timeline, settings, sink, uv_sets, job.observer)
+                .map_err(|e| e.at(Stage::Vat))?
         {
             skipped.push(reason);
         }

@@ -80,6 +80,26 @@ fn check_finite(
     )))
 }
 
+/// The longest texture side whose normalised texel centres half floats
+/// still tell apart: a half float in `[0.5, 1)` is within `2^-12` of the
+/// value, less than half a texel (`1 / (2 * side)`) up to 2,047 texels.
+pub const HALF_FLOAT_SAFE_SIDE: usize = 2047;
+
+/// The export's texture width for `vertices` over `frames` rows, and
+/// whether its lookup UVs stay exact in half floats: the fewest bands
+/// whose width and height are both at most [`HALF_FLOAT_SAFE_SIDE`] (one
+/// band when the vertices fit), else OpenVAT's own wrapping at `max`.
+fn texture_width(vertices: usize, frames: usize, max: usize) -> (usize, bool) {
+    let side = HALF_FLOAT_SAFE_SIDE.min(max);
+    let bands = vertices.div_ceil(side).max(1);
+    let width = vertices.div_ceil(bands).max(1);
+    if bands * frames.max(1) <= HALF_FLOAT_SAFE_SIDE {
+        return (width, true);
+    }
+    let width = vertices.min(max).max(1);
+    (width, false)
+}
+
 /// What the export wrote, for the report.
 pub(super) struct OpenVatDone;
 
@@ -90,6 +110,7 @@ pub(super) fn export(
     settings: &BakeSettings,
     sink: &mut dyn Sink,
     uv_sets: &mut Vec<rigbake_format::meta::PrimitiveUvSets>,
+    observer: &dyn super::Observer,
 ) -> Result<Part<OpenVatDone>, StepError> {
     let options = VatOptions {
         normals: true,
@@ -110,9 +131,14 @@ pub(super) fn export(
     let vertices: usize = prims.iter().map(|p| p.vertices).sum();
     let frames = timeline.rows;
     let max = options.max_texture_size;
-    let width = vertices.min(max);
+    let (width, half_safe) = texture_width(vertices, frames, max);
     let bands = vertices.div_ceil(width);
     let height = bands * frames;
+    if !half_safe {
+        observer.warning(&format!(
+            "the OpenVAT export is {width} x {height} texels: its lookup UV (OpenVAT's normalised texel centre) is exact in half floats only up to {HALF_FLOAT_SAFE_SIDE} texels a side, so an engine that stores UVs as half floats (Godot 3's default import, Unity's mesh compression) reads wrong texels; turn that mesh compression off, or use rigbake's own VAT, whose lookup UV survives it"
+        ));
+    }
     let texels = (width as u64) * (height as u64);
     if height > max || texels * 16 > MAX_TEXTURE_BYTES {
         return Err(StepError::bare(rigbake_core::Error::limit(

@@ -65,7 +65,7 @@ pub fn check_placement(
             .zip(&placed.matrix)
             .map(|(w, g)| (w - g).abs())
             .fold(0.0f64, super::max_nan);
-        if !(worst <= PLACEMENT_RELATIVE * scale) {
+        if worst.is_nan() || worst > PLACEMENT_RELATIVE * scale {
             out.failures.push(format!(
                 "placement: the recorded matrix of {what} node `{}` differs from the source's rest pose by {worst:.3e}",
                 placed.node.as_deref().unwrap_or("(scene root)")

@@ -38,15 +38,23 @@ pub fn bake(models: &[PathBuf], out: &Path, flags: &[&str]) -> Output {
 
 /// Runs `rigbake vat MODEL --compat openvat --out OUT`, asserting success.
 pub fn openvat_export(model: &Path, out: &Path) {
-    let r = rigbake(&[
+    openvat_export_with(model, out, &[]);
+}
+
+/// [`openvat_export`] with more flags; returns stderr (the warnings).
+pub fn openvat_export_with(model: &Path, out: &Path, flags: &[&str]) -> String {
+    let mut args: Vec<&std::ffi::OsStr> = vec![
         "vat".as_ref(),
         model.as_os_str(),
         "--compat".as_ref(),
         "openvat".as_ref(),
         "--out".as_ref(),
         out.as_os_str(),
-    ]);
+    ];
+    args.extend(flags.iter().map(std::ffi::OsStr::new));
+    let r = rigbake(&args);
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    String::from_utf8_lossy(&r.stderr).into_owned()
 }
 
 /// A validator for `formats/<name>`.
