@@ -707,7 +707,8 @@ fn placement_records_that_lie_are_refused() {
         lookup_uv: LookupUv::SplitIndex,
     };
     open_with_placement(&good).expect("a consistent placement record");
-    let cases: Vec<(&str, fn(&mut PlacementMetadata))> = vec![
+    type Lie = fn(&mut PlacementMetadata);
+    let cases: Vec<(&str, Lie)> = vec![
         ("placement.skins has", |p| p.skins.push(Placement::ROOT)),
         ("placement.reference.matrix[12] is NaN", |p| {
             p.reference.matrix[12] = f64::NAN
