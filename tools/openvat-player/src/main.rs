@@ -43,7 +43,7 @@ use bevy::asset::AssetMetaCheck;
 use bevy::camera::visibility::NoFrustumCulling;
 use bevy::camera::{Projection, RenderTarget, ScalingMode};
 use bevy::core_pipeline::tonemapping::Tonemapping;
-use bevy::gltf::GltfAssetLabel;
+use bevy::gltf::{Gltf, GltfMesh, GltfNode};
 use bevy::prelude::*;
 use bevy::render::RenderPlugin;
 use bevy::render::render_resource::TextureFormat;
@@ -51,7 +51,6 @@ use bevy::render::view::Msaa;
 use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured};
 use bevy::time::TimeUpdateStrategy;
 use bevy::window::ExitCondition;
-use bevy::world_serialization::WorldAssetRoot;
 use bevy_open_vat::data::VatMaterialReady;
 use bevy_open_vat::prelude::*;
 
@@ -85,6 +84,7 @@ struct Handles {
     remap: Handle<RemapInfo>,
     vat: Handle<Image>,
     clips: Vec<Handle<VatAnimationClip>>,
+    gltf: Handle<Gltf>,
 }
 
 #[derive(Component)]
@@ -187,7 +187,7 @@ fn main() {
     .init_resource::<Progress>()
     .init_resource::<Captured>()
     .add_systems(Startup, setup)
-    .add_systems(Update, (no_culling, drive).chain());
+    .add_systems(Update, (spawn_model, no_culling, drive).chain());
     app.run();
 }
 
@@ -218,19 +218,7 @@ fn setup(
     for s in &jobs.shots {
         clips.push(assets.load(format!("{}#{}", jobs.remap_file, s.clip)));
     }
-    let first_clip = clips.first().cloned().unwrap_or_default();
-    commands.spawn((
-        WorldAssetRoot(assets.load(GltfAssetLabel::Scene(0).from_asset(glb.0.clone()))),
-        VatAnimator {
-            remap_info: remap.clone(),
-            vat_texture: vat.clone(),
-            current_clip: first_clip,
-            is_playing: true,
-            speed: 1.0,
-            ..default()
-        },
-        ModelRoot,
-    ));
+    let gltf: Handle<Gltf> = assets.load(glb.0.clone());
     commands.spawn((
         Camera3d::default(),
         Camera {
@@ -253,7 +241,7 @@ fn setup(
     commands.spawn((
         DirectionalLight {
             illuminance: 8000.0,
-            shadows_enabled: false,
+            shadow_maps_enabled: false,
             ..default()
         },
         Transform::from_xyz(1.0, 2.0, 3.0).looking_at(Vec3::ZERO, Vec3::Y),
@@ -267,7 +255,76 @@ fn setup(
         remap,
         vat,
         clips,
+        gltf,
     });
+}
+
+/// Spawns every mesh primitive of the glTF as the crate's README does
+/// (`Mesh3d` + `MeshMaterial3d<StandardMaterial>` + `Transform` +
+/// `VatAnimator`), each at its node's global transform from Bevy's glTF
+/// loader (the node matrices, parents included).
+#[allow(clippy::too_many_arguments)]
+fn spawn_model(
+    mut commands: Commands,
+    mut spawned: Local<bool>,
+    assets: Res<AssetServer>,
+    handles: Res<Handles>,
+    gltfs: Res<Assets<Gltf>>,
+    nodes: Res<Assets<GltfNode>>,
+    gltf_meshes: Res<Assets<GltfMesh>>,
+) {
+    if *spawned || !assets.is_loaded_with_dependencies(&handles.gltf) {
+        return;
+    }
+    let Some(gltf) = gltfs.get(&handles.gltf) else { return };
+    *spawned = true;
+    let index = |h: &Handle<GltfNode>| gltf.nodes.iter().position(|n| n.id() == h.id());
+    let mut parent = vec![None; gltf.nodes.len()];
+    for (i, h) in gltf.nodes.iter().enumerate() {
+        for c in &nodes.get(h).expect("a glTF node").children {
+            parent[index(c).expect("a child node")] = Some(i);
+        }
+    }
+    let animator = VatAnimator {
+        remap_info: handles.remap.clone(),
+        vat_texture: handles.vat.clone(),
+        current_clip: handles.clips.first().cloned().unwrap_or_default(),
+        is_playing: true,
+        speed: 1.0,
+        ..default()
+    };
+    let mut count = 0;
+    for (i, h) in gltf.nodes.iter().enumerate() {
+        let node = nodes.get(h).expect("a glTF node");
+        let Some(mesh) = &node.mesh else { continue };
+        let mut global = node.transform.to_matrix();
+        let mut p = parent[i];
+        while let Some(j) = p {
+            global = nodes.get(&gltf.nodes[j]).unwrap().transform.to_matrix() * global;
+            p = parent[j];
+        }
+        for prim in &gltf_meshes.get(mesh).expect("a glTF mesh").primitives {
+            // Bevy's glTF loader adds each material's StandardMaterial as
+            // the sub-asset `<material label>/std`.
+            let material: Handle<StandardMaterial> = match &prim.material {
+                Some(m) => {
+                    let path = m.path().expect("a labelled material");
+                    let label = format!("{}/std", path.label().expect("a material label"));
+                    assets.load(path.clone().with_label(label))
+                }
+                None => assets.add(StandardMaterial::default()),
+            };
+            commands.spawn((
+                Mesh3d(prim.mesh.clone()),
+                MeshMaterial3d(material),
+                Transform::from_matrix(global),
+                animator.clone(),
+                ModelRoot,
+            ));
+            count += 1;
+        }
+    }
+    eprintln!("openvat-player: spawned {count} primitives");
 }
 
 /// The player's meshes keep their rest-pose bounds; an animated pose may
@@ -297,8 +354,6 @@ fn drive(
     handles: Res<Handles>,
     assets: Res<AssetServer>,
     roots: Query<Entity, With<ModelRoot>>,
-    children: Query<&Children>,
-    meshes: Query<(), With<Mesh3d>>,
     ready: Query<(), With<VatMaterialReady>>,
     mut animators: Query<&mut VatAnimator>,
     mut camera: Query<(&mut Transform, &mut Projection), With<ShotCamera>>,
@@ -328,17 +383,10 @@ fn drive(
 
     // Wait until every mesh under the scene wears the player's VAT material.
     if progress.ready_at.is_none() {
-        let Ok(root) = roots.single() else { return };
-        let mut stack = vec![root];
         let (mut total, mut done) = (0, 0);
-        while let Some(e) = stack.pop() {
-            if meshes.get(e).is_ok() {
-                total += 1;
-                done += usize::from(ready.get(e).is_ok());
-            }
-            if let Ok(c) = children.get(e) {
-                stack.extend(c.iter());
-            }
+        for e in &roots {
+            total += 1;
+            done += usize::from(ready.get(e).is_ok());
         }
         if total == 0 || done < total || handles.clips.iter().any(|c| clips.get(c).is_none()) {
             return;
