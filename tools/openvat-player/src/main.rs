@@ -188,7 +188,10 @@ fn main() {
     .init_resource::<Captured>()
     .add_systems(Startup, setup)
     .add_systems(Update, (spawn_model, no_culling, drive).chain());
-    app.run();
+    match app.run() {
+        AppExit::Success => {}
+        AppExit::Error(code) => std::process::exit(i32::from(code.get())),
+    }
 }
 
 #[derive(Resource)]
