@@ -798,8 +798,9 @@ fn playback_mesh_is_valid_gltf_and_addresses_the_vat() {
                     .collect();
                 assert_eq!(uv, want, "{name}: TEXCOORD_{s}");
             }
-            // The extra set addresses each vertex's texel: reading the VAT
-            // there at row 0 gives the mesh's own (first-frame) position.
+            // The extra set names each vertex's set vertex (format 1.11:
+            // `(s mod 2048, s div 2048)`): reading the VAT there at row 0
+            // gives the mesh's own (first-frame) position.
             let texels: Vec<[f32; 2]> = reader
                 .read_tex_coords(sets)
                 .expect("the VAT TEXCOORD set")
@@ -807,14 +808,9 @@ fn playback_mesh_is_valid_gltf_and_addresses_the_vat() {
                 .collect();
             let tex = decode(&dir, &vat.textures[p.positions as usize]);
             for (v, (uv, pos)) in texels.iter().zip(&positions).enumerate() {
-                let x = (uv[0] * tex.width as f32 - 0.5).round() as usize;
-                let y = (uv[1] * tex.height as f32 - 0.5).round() as usize;
                 let s = first + v;
-                assert_eq!(
-                    (x, y),
-                    (s % p.width as usize, s / p.width as usize),
-                    "{name}: vertex {v}"
-                );
+                assert_eq!(common::lookup_vertex(*uv), s, "{name}: vertex {v}");
+                let (x, y) = (s % p.width as usize, s / p.width as usize);
                 let at = (y * tex.width + x) * 3;
                 assert_eq!(&tex.values[at..at + 3], pos, "{name}: vertex {v}");
             }
