@@ -265,7 +265,7 @@ fn setup(
 /// Spawns every mesh primitive of the glTF as the crate's README does
 /// (`Mesh3d` + `MeshMaterial3d<StandardMaterial>` + `Transform` +
 /// `VatAnimator`), each at its node's global transform from Bevy's glTF
-/// loader (the node matrices, parents included).
+/// loader (the node matrices, parents included), back faces culled.
 #[allow(clippy::too_many_arguments)]
 fn spawn_model(
     mut commands: Commands,
@@ -275,6 +275,7 @@ fn spawn_model(
     gltfs: Res<Assets<Gltf>>,
     nodes: Res<Assets<GltfNode>>,
     gltf_meshes: Res<Assets<GltfMesh>>,
+    mut std_materials: ResMut<Assets<StandardMaterial>>,
 ) {
     if *spawned || !assets.is_loaded_with_dependencies(&handles.gltf) {
         return;
@@ -317,6 +318,14 @@ fn spawn_model(
                 }
                 None => assets.add(StandardMaterial::default()),
             };
+            // Back faces culled, as rigbake's CPU preview (the reference
+            // these frames are compared with) always draws: a double-sided
+            // material (girl's) would otherwise show its back faces along
+            // the outline. The crate copies this material into its own.
+            if let Some(mut m) = std_materials.get_mut(&material) {
+                m.double_sided = false;
+                m.cull_mode = Some(bevy::render::render_resource::Face::Back);
+            }
             commands.spawn((
                 Mesh3d(prim.mesh.clone()),
                 MeshMaterial3d(material),
