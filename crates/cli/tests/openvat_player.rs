@@ -42,7 +42,7 @@ use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::shared_models;
+use common::{iou, shared_models};
 use rigbake::playback;
 use rigbake::preview::scene::{self, PathChoice, Producer, Topology};
 use rigbake::preview::{fit_camera, render};
@@ -122,15 +122,6 @@ fn mask_of(png_file: &Path) -> (u32, u32, Vec<bool>) {
     assert_eq!(info.bit_depth, png::BitDepth::Eight);
     let mask = buf.chunks_exact(4).map(|p| p[3] > 127).collect();
     (info.width, info.height, mask)
-}
-
-fn iou(a: &[bool], b: &[bool]) -> (f64, usize) {
-    let (mut both, mut either) = (0usize, 0usize);
-    for (x, y) in a.iter().zip(b) {
-        both += usize::from(*x && *y);
-        either += usize::from(*x || *y);
-    }
-    (both as f64 / either.max(1) as f64, either)
 }
 
 /// One compared picture.

@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use common::{bake, shared_models};
+use common::{bake, bright_mask as mask_of, iou, shared_models};
 use rigbake::playback;
 use rigbake::preview::scene::{self, PathChoice, Producer, Topology};
 use rigbake::preview::{fit_camera, render};
@@ -211,37 +211,12 @@ fn run_jobs(chromium: &Path, modules: &Path, jobs: Vec<serde_json::Value>, dir: 
     );
 }
 
-/// The coverage of a screenshot: pixels brighter than mid-grey (the page
-/// draws silhouettes white on black).
-fn mask_of(png_file: &Path) -> (u32, u32, Vec<bool>) {
-    let decoder = png::Decoder::new(BufReader::new(std::fs::File::open(png_file).unwrap()));
-    let mut reader = decoder.read_info().unwrap();
-    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
-    let info = reader.next_frame(&mut buf).unwrap();
-    let channels = info.color_type.samples();
-    assert_eq!(info.bit_depth, png::BitDepth::Eight);
-    let px = (info.width * info.height) as usize;
-    let mask = (0..px)
-        .map(|i| buf[i * channels] > 127 && buf[i * channels + 1] > 127)
-        .collect();
-    (info.width, info.height, mask)
-}
-
 fn pixels(png_file: &Path) -> Vec<u8> {
     let decoder = png::Decoder::new(BufReader::new(std::fs::File::open(png_file).unwrap()));
     let mut reader = decoder.read_info().unwrap();
     let mut buf = vec![0; reader.output_buffer_size().unwrap()];
     reader.next_frame(&mut buf).unwrap();
     buf
-}
-
-fn iou(a: &[bool], b: &[bool]) -> (f64, usize) {
-    let (mut both, mut either) = (0usize, 0usize);
-    for (x, y) in a.iter().zip(b) {
-        both += usize::from(*x && *y);
-        either += usize::from(*x || *y);
-    }
-    (both as f64 / either.max(1) as f64, either)
 }
 
 /// A frame of a bake as the CPU preview draws it: its coverage and the URL

@@ -211,3 +211,33 @@ pub fn lookup_vertex(uv: [f32; 2]) -> usize {
     }
     uv[0] as usize + 2048 * uv[1] as usize
 }
+
+/// The silhouette of a screenshot drawn white on black: its size and, per
+/// pixel, whether it is brighter than mid-grey (red and green over 127).
+#[allow(dead_code)]
+pub fn bright_mask(png_file: &Path) -> (u32, u32, Vec<bool>) {
+    let file =
+        std::fs::File::open(png_file).unwrap_or_else(|e| panic!("{}: {e}", png_file.display()));
+    let decoder = png::Decoder::new(std::io::BufReader::new(file));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let channels = info.color_type.samples();
+    assert_eq!(info.bit_depth, png::BitDepth::Eight);
+    let px = (info.width * info.height) as usize;
+    let mask = (0..px)
+        .map(|i| buf[i * channels] > 127 && buf[i * channels + 1] > 127)
+        .collect();
+    (info.width, info.height, mask)
+}
+
+/// Intersection over union of two silhouettes, and the union's size.
+#[allow(dead_code)]
+pub fn iou(a: &[bool], b: &[bool]) -> (f64, usize) {
+    let (mut both, mut either) = (0usize, 0usize);
+    for (x, y) in a.iter().zip(b) {
+        both += usize::from(*x && *y);
+        either += usize::from(*x || *y);
+    }
+    (both as f64 / either.max(1) as f64, either)
+}
