@@ -158,6 +158,9 @@ fn add_record<R: codec::Record>(sink: &mut dyn Sink, record: &R) -> Result<(), B
 /// bone sets and rig plan, all checked against the per-model budget.
 struct Planned {
     model: Model,
+    /// The rest-pose globals every mesh writer and the placement record
+    /// take their matrices from.
+    rest: placement::RestPlacements,
     timeline: Timeline,
     rig_plan: Option<rig::RigPlan>,
     level_files: Vec<lod_files::AttachedFile>,
@@ -202,6 +205,7 @@ fn plan(job: &ModelJob<'_>) -> Result<Planned, BakeError> {
     };
     check_budget(&model, &timeline, &sets, rig_plan.as_ref(), settings)?;
     Ok(Planned {
+        rest: placement::RestPlacements::new(&model),
         model,
         timeline,
         rig_plan,
@@ -248,8 +252,16 @@ fn bake_bone_outputs(
         && settings.outputs.weights
     {
         job.observer.stage("bone weights");
-        let w = weights::bake(model, bones, rig_plan, settings, sink, uv_sets)
-            .map_err(|e| e.at(Stage::Weights))?;
+        let w = weights::bake(
+            model,
+            &planned.rest,
+            bones,
+            rig_plan,
+            settings,
+            sink,
+            uv_sets,
+        )
+        .map_err(|e| e.at(Stage::Weights))?;
         add_record(sink, &w.record)?;
         warn_about_half_float_bones(bones, settings, job.observer);
         out.weights_nodes = w.nodes;
@@ -305,8 +317,16 @@ fn bake_vat_outputs(
     let mut vat_part = None;
     if settings.outputs.vat {
         job.observer.stage("vertex animation");
-        match vat::bake(model, timeline, settings, sink, uv_sets, job.observer)
-            .map_err(|e| e.at(Stage::Vat))?
+        match vat::bake(
+            model,
+            &planned.rest,
+            timeline,
+            settings,
+            sink,
+            uv_sets,
+            job.observer,
+        )
+        .map_err(|e| e.at(Stage::Vat))?
         {
             Part::Done(p) => vat_part = Some(p),
             Part::Skipped(reason) => skipped.push(reason),
@@ -314,9 +334,16 @@ fn bake_vat_outputs(
     }
     if settings.openvat {
         job.observer.stage("OpenVAT export");
-        if let Part::Skipped(reason) =
-            openvat::export(model, timeline, settings, sink, uv_sets, job.observer)
-                .map_err(|e| e.at(Stage::Vat))?
+        if let Part::Skipped(reason) = openvat::export(
+            model,
+            &planned.rest,
+            timeline,
+            settings,
+            sink,
+            uv_sets,
+            job.observer,
+        )
+        .map_err(|e| e.at(Stage::Vat))?
         {
             skipped.push(reason);
         }
@@ -453,7 +480,7 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
         .iter()
         .flat_map(|b| b.baked.iter().map(|t| t.set.mesh_node))
         .collect();
-    let placement_record = placement::RestPlacements::new(model).record(model, &space_nodes);
+    let placement_record = planned.rest.record(model, &space_nodes);
     add_record(&mut sink, &placement_record)?;
     let (skins, textures, bone_folds) = bones_part
         .map(|b| (b.skins, b.textures, b.folds))

@@ -107,6 +107,7 @@ pub(super) struct OpenVatDone;
 /// Writes the OpenVAT files of `model`.
 pub(super) fn export(
     model: &Model,
+    placements: &RestPlacements,
     timeline: &Timeline,
     settings: &BakeSettings,
     sink: &mut dyn Sink,
@@ -261,7 +262,7 @@ pub(super) fn export(
         vec![glb::GlbMesh {
             name: name.clone(),
             primitives,
-            matrix: Some(RestPlacements::new(model).reference(model)),
+            matrix: Some(placements.reference(model)),
         }],
     );
     mesh::shift_material_uv_sets(&mut doc, LOOKUP_UV_SET);

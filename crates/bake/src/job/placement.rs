@@ -8,7 +8,8 @@ use rigbake_core::Model;
 use rigbake_core::eval::evaluate::Evaluator;
 use rigbake_format::meta::{LookupUv, Placement, PlacementMetadata};
 
-/// The rest-pose globals of a model's nodes, computed once per bake.
+/// The rest-pose globals of a model's nodes, evaluated once per bake (in
+/// its plan) for every mesh writer and the record.
 pub(super) struct RestPlacements {
     globals: Vec<DMat4>,
 }

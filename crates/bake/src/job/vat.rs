@@ -325,6 +325,7 @@ fn missing_directions(
 /// Plans, bakes and stages the vertex animation textures of `model`.
 pub(super) fn bake(
     model: &Model,
+    rest: &RestPlacements,
     timeline: &Timeline,
     settings: &BakeSettings,
     sink: &mut dyn Sink,
@@ -466,7 +467,7 @@ pub(super) fn bake(
             .collect(),
     };
     let playback_name = format!("{}.vat.glb", model.name);
-    let (document, lookups) = playback_document(model, &baker, settings.lookup_uv_set);
+    let (document, lookups) = playback_document(model, rest, &baker, settings.lookup_uv_set);
     uv_sets.extend(
         lookups
             .into_iter()
@@ -544,11 +545,12 @@ pub(super) fn compression_record(
 /// lookup's set.
 fn playback_document(
     model: &Model,
+    rest: &RestPlacements,
     baker: &VatBaker<'_>,
     lookup_set: Option<usize>,
 ) -> (glb::GlbDocument, Vec<(usize, usize)>) {
     let mut sets = Vec::new();
-    let placed = RestPlacements::new(model).matrix(baker.plan().reference_node);
+    let placed = rest.matrix(baker.plan().reference_node);
     let meshes = baker
         .plan()
         .primitives

@@ -45,6 +45,7 @@ pub(super) struct WeightsPart {
 /// ([`mesh_file_name`]).
 pub(super) fn bake(
     model: &Model,
+    rest: &RestPlacements,
     bones: &BonesPart,
     rig: &RigPlan,
     settings: &BakeSettings,
@@ -65,7 +66,6 @@ pub(super) fn bake(
     let mut mesh_of_node: Vec<(usize, usize)> = Vec::new();
     // Each mesh stands on its bone set's space node (the skin matrices
     // move bind-space vertices into that node's space).
-    let rest = RestPlacements::new(model);
     let placed = |set: usize| Some(rest.matrix(Some(bones.baked[set].set.mesh_node)));
     for (node, p) in weights::skinned_primitives(model) {
         let set = bones
