@@ -8,7 +8,7 @@
 
 use rigbake::playback::{self, LoadError, Loaded};
 use rigbake::preview::picture::{self, Picture};
-use rigbake::preview::scene::PathChoice;
+use rigbake::preview::scene::{PathChoice, rows_drawn};
 use rigbake::preview::{MAX_PIXELS, Plan, spaced_frames};
 
 use crate::args::{PathArg, PreviewArgs, Verbosity};
@@ -44,7 +44,8 @@ pub fn run(args: &PreviewArgs, verbosity: Verbosity) -> u8 {
             args.out.display()
         ));
     }
-    let loaded = match playback::load(
+    // VAT rows stay on disk until the cells to draw are known.
+    let mut loaded = match playback::load_with(
         &args.file,
         args.source.as_deref(),
         match args.path {
@@ -52,6 +53,7 @@ pub fn run(args: &PreviewArgs, verbosity: Verbosity) -> u8 {
             Some(PathArg::Vat) => playback::Paths::Vat,
             None => playback::Paths::BonesElseVat,
         },
+        playback::Decode::Rows,
     ) {
         Ok(l) => l,
         Err(LoadError::NotFound(m)) => return usage(&m),
@@ -126,6 +128,15 @@ pub fn run(args: &PreviewArgs, verbosity: Verbosity) -> u8 {
             for c in selected {
                 let frames = spaced_frames(loaded.clips[c].info.frames, args.columns);
                 cells.extend(frames.into_iter().map(|f| (c, f)));
+            }
+        }
+    }
+    if let Some(vat) = loaded.vat.as_ref().filter(|v| v.is_deferred()) {
+        match vat.window(&rows_drawn(&loaded, &cells)) {
+            Ok(window) => loaded.vat = Some(window),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return EXIT_FAILED;
             }
         }
     }

@@ -30,7 +30,13 @@ pub fn run(args: &VerifyArgs, verbosity: Verbosity) -> u8 {
     {
         return usage("tolerances must be finite and not negative");
     }
-    let loaded = match playback::load(&args.file, args.source.as_deref(), playback::Paths::All) {
+    // VAT rows are read window by window as the measurement reaches them.
+    let loaded = match playback::load_with(
+        &args.file,
+        args.source.as_deref(),
+        playback::Paths::All,
+        playback::Decode::Rows,
+    ) {
         Ok(l) => l,
         Err(LoadError::NotFound(m)) => return usage(&m),
         Err(LoadError::Damaged(m)) => {
@@ -70,21 +76,19 @@ pub fn run(args: &VerifyArgs, verbosity: Verbosity) -> u8 {
     };
     let mut outputs = Vec::new();
     if !problems_fail || args.allow_source_mismatch || loaded.source.sha256_matches {
-        if let Some(b) = &loaded.bones {
-            outputs.push(measure::measure(
-                &subject,
-                measure::Path::Bones(b),
-                &selected,
-                args.stride,
-            ));
-        }
-        if let Some(v) = &loaded.vat {
-            outputs.push(measure::measure(
-                &subject,
-                measure::Path::Vat(v),
-                &selected,
-                args.stride,
-            ));
+        let paths: Vec<measure::Path<'_>> = loaded
+            .bones
+            .as_ref()
+            .map(measure::Path::Bones)
+            .into_iter()
+            .chain(loaded.vat.as_ref().map(measure::Path::Vat))
+            .collect();
+        match measure::measure(&subject, &paths, &selected, args.stride) {
+            Ok(o) => outputs = o,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return EXIT_FAILED;
+            }
         }
         if outputs.is_empty() {
             problems.push(format!(

@@ -79,6 +79,7 @@ impl Encoded {
             channels: 4,
             samples,
             decode,
+            rows: None,
         }
     }
 }

@@ -14,6 +14,7 @@ mod textures;
 use std::path::{Path, PathBuf};
 
 use glam::Vec3;
+use rayon::prelude::*;
 use rigbake_core::Model;
 use rigbake_core::bake::anchors;
 use rigbake_core::bake::bones::bone_sets;
@@ -32,7 +33,7 @@ use rigbake_format::meta::{self, Metadata};
 use crate::records;
 
 pub use source::{SourceModel, find_source};
-pub use textures::{VatPages, VatTexture};
+pub use textures::{Decode, VatPages, VatTexture};
 
 /// Why a bake could not be loaded. What a caller makes of it (an exit
 /// code, a message) is the caller's business.
@@ -215,6 +216,101 @@ pub struct VatPlayback {
     pub primitives: Vec<VatPrimitive>,
 }
 
+impl VatPlayback {
+    /// Whether any texture is read on demand ([`Decode::Rows`]): then
+    /// only what [`VatPlayback::window`] decoded can be played.
+    pub fn is_deferred(&self) -> bool {
+        self.streams()
+            .any(|(_, pages)| pages.pages.iter().any(VatTexture::is_deferred))
+    }
+
+    /// Bytes one timeline row takes decoded, over every deferred texture
+    /// (each file counted once): what a window of `n` rows costs is about
+    /// `n` times this.
+    pub fn row_bytes(&self) -> u64 {
+        let mut seen = std::collections::BTreeSet::new();
+        let mut total = 0u64;
+        for (address, pages) in self.streams() {
+            for page in &pages.pages {
+                if let Some(key) = page.deferred_key()
+                    && seen.insert(key)
+                {
+                    let rows_per_frame = u64::from(address.bands.max(1));
+                    total = total.saturating_add(page.row_bytes().saturating_mul(rows_per_frame));
+                }
+            }
+        }
+        total
+    }
+
+    /// Every stream (positions, normals) of every primitive with its
+    /// address.
+    fn streams(&self) -> impl Iterator<Item = (&VatAddress, &VatPages)> {
+        self.primitives.iter().flat_map(|p| {
+            std::iter::once((&p.address, &p.positions))
+                .chain(p.normals.as_ref().map(|n| (&p.address, n)))
+        })
+    }
+
+    /// This playback holding the texture rows that timeline rows `rows`
+    /// need decoded (every band, on the page each row is on): deferred
+    /// textures are read (each file once, however many primitives share
+    /// it), textures decoded whole are shared as they are. A timeline row
+    /// outside the window reads as zero samples.
+    pub fn window(&self, rows: &[u32]) -> Result<VatPlayback, LoadError> {
+        use std::collections::{BTreeMap, BTreeSet};
+        // Pass 1: the texture rows every deferred file must give.
+        let mut wanted: BTreeMap<usize, (&VatTexture, BTreeSet<u32>)> = BTreeMap::new();
+        for (address, pages) in self.streams() {
+            for (k, page) in pages.pages.iter().enumerate() {
+                let Some(key) = page.deferred_key() else {
+                    continue;
+                };
+                let entry = wanted.entry(key).or_insert_with(|| (page, BTreeSet::new()));
+                for &row in rows {
+                    let (on, ys) = address.texture_rows(row);
+                    if on as usize == k {
+                        entry.1.extend(ys);
+                    }
+                }
+            }
+        }
+        // Pass 2: each file read once, the files in parallel.
+        let wanted: Vec<(usize, &VatTexture, Vec<u32>)> = wanted
+            .into_iter()
+            .map(|(key, (page, ys))| (key, page, ys.into_iter().collect()))
+            .collect();
+        let decoded: BTreeMap<usize, VatTexture> = wanted
+            .par_iter()
+            .map(|(key, page, ys)| Ok((*key, page.with_rows(ys)?)))
+            .collect::<Result<_, LoadError>>()?;
+        // Pass 3: the primitives on the decoded windows.
+        let window = |pages: &VatPages| VatPages {
+            pages: pages
+                .pages
+                .iter()
+                .map(|p| match p.deferred_key().and_then(|k| decoded.get(&k)) {
+                    Some(d) => d.clone(),
+                    None => p.clone(),
+                })
+                .collect(),
+        };
+        Ok(VatPlayback {
+            reference_node: self.reference_node,
+            convention: self.convention,
+            primitives: self
+                .primitives
+                .iter()
+                .map(|p| VatPrimitive {
+                    positions: window(&p.positions),
+                    normals: p.normals.as_ref().map(window),
+                    ..p.clone()
+                })
+                .collect(),
+        })
+    }
+}
+
 /// A bake and its source, loaded.
 #[derive(Debug)]
 pub struct Loaded {
@@ -255,8 +351,21 @@ pub enum Paths {
 }
 
 /// Opens `file`, finds and imports its source (`source` or the recorded file
-/// name beside the container) and decodes the textures of `paths`.
+/// name beside the container) and decodes the textures of `paths`, whole.
 pub fn load(file: &Path, source: Option<&Path>, paths: Paths) -> Result<Loaded, LoadError> {
+    load_with(file, source, paths, Decode::Whole)
+}
+
+/// [`load`], with the vertex animation textures decoded as `decode` says:
+/// with [`Decode::Rows`] they stay on disk until
+/// [`VatPlayback::window`] reads the rows a caller plays (`verify` and
+/// `preview` never hold a large bake whole).
+pub fn load_with(
+    file: &Path,
+    source: Option<&Path>,
+    paths: Paths,
+    decode: Decode,
+) -> Result<Loaded, LoadError> {
     let fail =
         |e: rigbake_format::FormatError| LoadError::Damaged(format!("{}: {e}", file.display()));
     let mut container = Container::open(file).map_err(fail)?;
@@ -313,6 +422,7 @@ pub fn load(file: &Path, source: Option<&Path>, paths: Paths) -> Result<Loaded, 
             placement.as_ref(),
             texture_layout.as_ref(),
             model,
+            decode,
         )?),
         None => None,
     };
@@ -601,6 +711,7 @@ fn load_vat(
     placement: Option<&meta::VatPlacement>,
     layout: Option<&meta::LayoutMetadata>,
     model: &Model,
+    how: Decode,
 ) -> Result<VatPlayback, LoadError> {
     let file = reader.file;
     let reference_node = match &vat.reference_node {
@@ -623,7 +734,7 @@ fn load_vat(
         if let Some(t) = decoded.get(&i) {
             return Ok(t.clone());
         }
-        let t = textures::vat_texture(reader, texture(i)?, layer)?;
+        let t = textures::vat_texture(reader, texture(i)?, layer, how)?;
         decoded.insert(i, t.clone());
         Ok::<_, LoadError>(t)
     };

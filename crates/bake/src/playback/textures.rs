@@ -13,7 +13,7 @@ use rigbake_core::runtime::vat_path::{VatDecode, VatSamples, VatTextureView};
 use rigbake_format::container::Container;
 use rigbake_format::meta::{self, DirectionEncoding, Storage, VatEncoding, VatStream};
 use rigbake_format::texture::gpu::{self, GpuSamples, GpuSpec, SampleType, TextureContainer};
-use rigbake_format::texture::{exr, png};
+use rigbake_format::texture::{exr, exr_rows, png};
 
 use super::{BoneTexture, LoadError};
 
@@ -158,16 +158,49 @@ enum Samples {
     Unorm16(std::sync::Arc<[u16]>),
 }
 
-/// A decoded vertex animation texture.
+/// A vertex animation texture: decoded whole, or a window of its rows
+/// (`rows`), or not decoded yet (`deferred`, an empty window): a deferred
+/// texture's rows are decoded on demand by [`VatTexture::with_rows`].
 #[derive(Debug, Clone)]
 pub struct VatTexture {
     width: u32,
     height: u32,
     channels: u32,
     samples: Samples,
+    /// `None`: `samples` holds every row. `Some(map)`: row `y` is packed
+    /// row `map[y]` (`u32::MAX`: not held).
+    rows: Option<std::sync::Arc<[u32]>>,
     decode: VatDecode,
+    /// Where the rows are read from when the texture was loaded deferred.
+    deferred: Option<std::sync::Arc<Deferred>>,
     /// Recorded encoding error: model units (positions) or degrees.
     pub max_error: f64,
+}
+
+/// A texture file whose rows are read when they are needed
+/// ([`Decode::Rows`]): an EXR beside the container.
+#[derive(Debug)]
+pub(super) struct Deferred {
+    /// The container (for messages).
+    file: std::path::PathBuf,
+    /// The texture's name in the records.
+    name: String,
+    /// The texture file.
+    path: std::path::PathBuf,
+    /// Its size, bounding every read.
+    bytes: u64,
+}
+
+/// How [`super::load_with`] decodes vertex animation textures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decode {
+    /// Every texture whole, at load.
+    Whole,
+    /// EXR files beside the container only when rows are asked for
+    /// ([`super::VatPlayback::window`]): their headers, sizes and
+    /// checksums are checked at load, their pixels read later, row by row.
+    /// Embedded textures, PNG16, KTX2 and DDS are decoded whole.
+    Rows,
 }
 
 impl VatTexture {
@@ -182,7 +215,58 @@ impl VatTexture {
                 Samples::Unorm16(v) => VatSamples::Unorm16(v),
             },
             decode: self.decode,
+            rows: self.rows.as_deref(),
         }
+    }
+
+    /// Whether the texture's rows are read on demand.
+    pub fn is_deferred(&self) -> bool {
+        self.deferred.is_some()
+    }
+
+    /// Bytes one texture row takes decoded.
+    pub fn row_bytes(&self) -> u64 {
+        u64::from(self.width) * u64::from(self.channels) * 4
+    }
+
+    /// An identity for the file a deferred texture reads (an atlas is one
+    /// file for every primitive); `None` when not deferred.
+    pub(super) fn deferred_key(&self) -> Option<usize> {
+        self.deferred
+            .as_ref()
+            .map(|d| std::sync::Arc::as_ptr(d) as usize)
+    }
+
+    /// This texture holding rows `ys` (sorted, distinct) decoded: read from
+    /// its file when deferred, else the texture as it is.
+    pub fn with_rows(&self, ys: &[u32]) -> Result<VatTexture, LoadError> {
+        let Some(d) = &self.deferred else {
+            return Ok(self.clone());
+        };
+        let damaged = |e: &dyn std::fmt::Display| {
+            LoadError::Damaged(format!("{}: texture `{}`: {e}", d.file.display(), d.name))
+        };
+        let ys: Vec<u32> = ys.iter().copied().filter(|&y| y < self.height).collect();
+        let (file, _) =
+            rigbake_format::fsread::open_regular(&d.path, d.bytes.saturating_add(1 << 20))
+                .map_err(|e| damaged(&e))?;
+        let samples = exr_rows::read_rows(
+            BufReader::new(file),
+            self.width as usize,
+            self.height as usize,
+            &ys,
+            self.channels as usize,
+        )
+        .map_err(|e| damaged(&e))?;
+        let mut map = vec![u32::MAX; self.height as usize];
+        for (k, &y) in ys.iter().enumerate() {
+            map[y as usize] = k as u32;
+        }
+        Ok(VatTexture {
+            samples: Samples::Float(samples.into()),
+            rows: Some(map.into()),
+            ..self.clone()
+        })
     }
 }
 
@@ -295,6 +379,8 @@ fn gpu_vat_texture(
         samples,
         decode,
         max_error: tex.max_error,
+        rows: None,
+        deferred: None,
     })
 }
 
@@ -305,11 +391,17 @@ pub(super) fn vat_texture(
     reader: &mut TextureReader<'_>,
     tex: &meta::VatTextureMeta,
     layer: (u32, u32),
+    decode: Decode,
 ) -> Result<VatTexture, LoadError> {
     let file = reader.file;
     let container = reader.container.texture_container();
     if !container.is_exr() {
         return gpu_vat_texture(reader, tex, container, layer);
+    }
+    let exr_file = matches!(tex.encoding, VatEncoding::Exr32 | VatEncoding::Exr16)
+        && tex.storage == Storage::File;
+    if decode == Decode::Rows && exr_file {
+        return deferred_exr(reader, tex);
     }
     let bytes = reader.bytes(&tex.name, tex.storage, tex.bytes, tex.crc32)?;
     let failed = |e: rigbake_format::FormatError| {
@@ -332,6 +424,8 @@ pub(super) fn vat_texture(
                 samples: Samples::Float(data.into()),
                 decode: VatDecode::Float,
                 max_error: tex.max_error,
+                rows: None,
+                deferred: None,
             })
         }
         VatEncoding::Png16 => {
@@ -357,7 +451,55 @@ pub(super) fn vat_texture(
                 samples: Samples::Unorm16(d.samples.into()),
                 decode,
                 max_error: tex.max_error,
+                rows: None,
+                deferred: None,
             })
         }
     }
+}
+
+/// A VAT EXR beside the container, checked (regular file, recorded size and
+/// CRC-32 streamed, header against the records) but not decoded: its rows
+/// are read by [`VatTexture::with_rows`].
+fn deferred_exr(
+    reader: &mut TextureReader<'_>,
+    tex: &meta::VatTextureMeta,
+) -> Result<VatTexture, LoadError> {
+    let file = reader.file;
+    let path = reader.dir.join(&tex.name);
+    let limit = tex.bytes.saturating_add(1 << 20);
+    let damaged = |e: &dyn std::fmt::Display| {
+        LoadError::Damaged(format!("{}: texture `{}`: {e}", file.display(), tex.name))
+    };
+    let (len, crc) =
+        rigbake_format::fsread::checksum_regular(&path, limit).map_err(|e| damaged(&e))?;
+    if len != tex.bytes || crc != tex.crc32 {
+        reader.mismatches.push(format!(
+            "{}: size or checksum differs from the metadata (the texture changed after the bake)",
+            path.display()
+        ));
+    }
+    let (header, _) =
+        rigbake_format::fsread::open_regular(&path, limit).map_err(|e| damaged(&e))?;
+    exr_rows::check_header(
+        BufReader::new(header),
+        tex.width as usize,
+        tex.height as usize,
+    )
+    .map_err(|e| damaged(&e))?;
+    Ok(VatTexture {
+        width: tex.width,
+        height: tex.height,
+        channels: u32::from(tex.channels.clamp(3, 4)),
+        samples: Samples::Float(Vec::new().into()),
+        rows: Some(Vec::new().into()),
+        decode: VatDecode::Float,
+        deferred: Some(std::sync::Arc::new(Deferred {
+            file: file.to_path_buf(),
+            name: tex.name.clone(),
+            path,
+            bytes: len,
+        })),
+        max_error: tex.max_error,
+    })
 }

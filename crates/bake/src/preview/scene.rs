@@ -170,6 +170,28 @@ fn state_at(clip: &LoadedClip, frame: u32) -> GpuState {
     state.gpu_state()
 }
 
+/// The timeline rows the cells `cells` ((clip, frame) pairs) read: what
+/// a VAT path loaded with [`crate::playback::Decode::Rows`] must decode
+/// ([`crate::playback::VatPlayback::window`]) before it is drawn.
+pub fn rows_drawn(loaded: &Loaded, cells: &[(usize, u32)]) -> Vec<u32> {
+    let mut rows: Vec<u32> = cells
+        .iter()
+        .filter_map(|&(c, f)| loaded.clips.get(c).map(|clip| state_at(clip, f)))
+        .flat_map(|gpu| {
+            gpu.active_rows()
+                .flat_map(|a| {
+                    let row = a[2] as u32;
+                    [Some(row), (a[1] > 0.0).then(|| row.saturating_add(1))]
+                })
+                .flatten()
+                .collect::<Vec<u32>>()
+        })
+        .collect();
+    rows.sort_unstable();
+    rows.dedup();
+    rows
+}
+
 /// Applies a placement to model-space vertices.
 fn placed(
     m: &DMat4,

@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use rigbake_core::Model;
 use rigbake_core::bake::vat::NormalConvention;
 use rigbake_core::eval::sample::LocalPose;
-use rigbake_core::reference::{DirectGlobals, deform, source_pose_at};
+use rigbake_core::reference::{Deformed, DirectGlobals, deform, source_pose_at};
 use rigbake_core::runtime::bone_path;
 use rigbake_core::runtime::root_motion::motion_matrix;
 use rigbake_core::runtime::{
@@ -18,7 +18,7 @@ use rigbake_core::runtime::{
 };
 use serde::Serialize;
 
-use crate::playback::{BonePlayback, LoadedClip, VatPlayback};
+use crate::playback::{BonePlayback, LoadError, LoadedClip, VatPlayback};
 
 /// Which reconstruction path an output is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -393,11 +393,46 @@ fn moved(got: RuntimeVertex, motion: Option<&DMat4>) -> RuntimeVertex {
     }
 }
 
+/// The direct evaluations of one sample, each computed once and shared by
+/// the paths that compare with it: the bone and VAT paths usually ask for
+/// the same primitive in the same space and normal convention.
+struct Direct<'a> {
+    model: &'a Model,
+    pose: &'a LocalPose,
+    /// (node, primitive, space, convention) and its deformed vertices.
+    done: Vec<(DirectKey, Vec<Deformed>)>,
+}
+
+type DirectKey = (usize, usize, Option<usize>, NormalConvention);
+
+impl Direct<'_> {
+    /// Primitive `primitive` of `node` deformed in the space of `space`
+    /// with `convention` (`core::reference::deform`).
+    fn get(
+        &mut self,
+        node: usize,
+        primitive: usize,
+        space: Option<usize>,
+        convention: NormalConvention,
+    ) -> &[Deformed] {
+        let key = (node, primitive, space, convention);
+        let i = match self.done.iter().position(|(k, _)| *k == key) {
+            Some(i) => i,
+            None => {
+                let d = deform(self.model, self.pose, node, primitive, space, convention);
+                self.done.push((key, d));
+                self.done.len() - 1
+            }
+        };
+        &self.done[i].1
+    }
+}
+
 fn eval_bones(
     subject: &Subject<'_>,
     bones: &BonePlayback,
     gpu: &GpuState,
-    pose: &LocalPose,
+    direct: &mut Direct<'_>,
     motion: Option<&DMat4>,
     out: &mut SampleResult,
 ) {
@@ -406,15 +441,13 @@ fn eval_bones(
     for prim in &bones.primitives {
         let tex = &bones.textures[prim.set];
         let view = tex.view();
-        let want = deform(
-            model,
-            pose,
+        let motion = motion_in_space(model, direct.pose, motion, Some(tex.space_node));
+        let want = direct.get(
             prim.node,
             prim.primitive,
             Some(tex.space_node),
             NormalConvention::InverseTranspose,
         );
-        let motion = motion_in_space(model, pose, motion, Some(tex.space_node));
         let mesh = model.nodes[prim.node].mesh.unwrap_or_default();
         let src = &model.meshes[mesh].primitives[prim.primitive];
         // Normal errors have a bound only when the bake is exact.
@@ -459,17 +492,15 @@ fn eval_vat(
     subject: &Subject<'_>,
     vat: &VatPlayback,
     gpu: &GpuState,
-    pose: &LocalPose,
+    direct: &mut Direct<'_>,
     motion: Option<&DMat4>,
     out: &mut SampleResult,
 ) {
-    let motion = motion_in_space(subject.model, pose, motion, vat.reference_node);
+    let motion = motion_in_space(subject.model, direct.pose, motion, vat.reference_node);
     for prim in &vat.primitives {
         let positions = prim.positions.views();
         let normals = prim.normals.as_ref().map(|n| n.views());
-        let want = deform(
-            subject.model,
-            pose,
+        let want = direct.get(
             prim.node,
             prim.primitive,
             vat.reference_node,
@@ -513,19 +544,15 @@ pub enum Path<'a> {
     Vat(&'a VatPlayback),
 }
 
-/// Measures one output over the clips in `selected` (indices into the clip
-/// table), checking every `stride`-th frame.
-pub fn measure(
+/// Evaluates `samples` in parallel on every path of `paths`; per sample,
+/// one result per path, in the order of `samples`. Each sample's direct
+/// evaluation is shared by the paths.
+fn evaluate(
     subject: &Subject<'_>,
-    path: Path<'_>,
-    selected: &[usize],
-    stride: usize,
-) -> OutputStats {
-    let samples: Vec<Sample> = selected
-        .iter()
-        .flat_map(|&c| samples_of(c, &subject.clips[c].info, stride.max(1)))
-        .collect();
-    let results: Vec<(Sample, SampleResult)> = samples
+    paths: &[Path<'_>],
+    samples: &[Sample],
+) -> Vec<Vec<SampleResult>> {
+    samples
         .par_iter()
         .map_init(
             || {
@@ -550,22 +577,177 @@ pub fn measure(
                     let sample = clip.info.sample(s.time, s.mode);
                     motion_matrix(r.track().at(&clip.info, &sample))
                 });
-                let mut out = SampleResult {
-                    stats: Stats {
-                        samples: 1,
-                        ..Stats::default()
-                    },
-                    lo: DVec3::splat(f64::INFINITY),
-                    hi: DVec3::splat(f64::NEG_INFINITY),
+                let mut direct = Direct {
+                    model: subject.model,
+                    pose,
+                    done: Vec::new(),
                 };
-                match path {
-                    Path::Bones(b) => eval_bones(subject, b, &gpu, pose, motion.as_ref(), &mut out),
-                    Path::Vat(v) => eval_vat(subject, v, &gpu, pose, motion.as_ref(), &mut out),
-                }
-                (*s, out)
+                paths
+                    .iter()
+                    .map(|path| {
+                        let mut out = SampleResult {
+                            stats: Stats {
+                                samples: 1,
+                                ..Stats::default()
+                            },
+                            lo: DVec3::splat(f64::INFINITY),
+                            hi: DVec3::splat(f64::NEG_INFINITY),
+                        };
+                        let motion = motion.as_ref();
+                        match path {
+                            Path::Bones(b) => {
+                                eval_bones(subject, b, &gpu, &mut direct, motion, &mut out);
+                            }
+                            Path::Vat(v) => {
+                                eval_vat(subject, v, &gpu, &mut direct, motion, &mut out);
+                            }
+                        }
+                        out
+                    })
+                    .collect()
             },
         )
+        .collect()
+}
+
+/// The timeline rows sample `s` reads (each active row, and the next one
+/// where it blends into it), below `frames`.
+fn rows_read(subject: &Subject<'_>, s: &Sample, frames: u32) -> Vec<u32> {
+    let clip = &subject.clips[s.clip];
+    let gpu = state_at(&clip.info, s.time, s.mode);
+    let last = frames.saturating_sub(1);
+    let mut rows = Vec::with_capacity(2);
+    for a in gpu.active_rows() {
+        let row = (a[2] as u32).min(last);
+        rows.push(row);
+        if a[1] > 0.0 {
+            rows.push(row.saturating_add(1).min(last));
+        }
+    }
+    rows.sort_unstable();
+    rows.dedup();
+    rows
+}
+
+/// Evaluates `samples` on `paths`, whose deferred VAT path is `vat`,
+/// window by window: samples sorted by the rows they read, grouped while
+/// their rows fit `window_bytes`, each group evaluated on a window of just
+/// those rows. The results come back in the order of `samples`, so the
+/// folded numbers do not depend on the windows.
+fn streamed(
+    subject: &Subject<'_>,
+    paths: &[Path<'_>],
+    vat: &VatPlayback,
+    samples: &[Sample],
+    window_bytes: u64,
+) -> Result<Vec<Vec<SampleResult>>, LoadError> {
+    let frames = vat
+        .primitives
+        .iter()
+        .map(|p| p.address.frames)
+        .max()
+        .unwrap_or(0);
+    let reads: Vec<Vec<u32>> = samples
+        .iter()
+        .map(|s| rows_read(subject, s, frames))
         .collect();
+    let mut order: Vec<usize> = (0..samples.len()).collect();
+    order.sort_by_key(|&i| (reads[i].first().copied().unwrap_or(0), i));
+    let max_rows = (window_bytes / vat.row_bytes().max(1)).max(1) as usize;
+    let mut results: Vec<Vec<SampleResult>> = samples.iter().map(|_| Vec::new()).collect();
+    let mut group: Vec<usize> = Vec::new();
+    let mut rows = std::collections::BTreeSet::new();
+    let mut run = |group: &mut Vec<usize>, rows: &mut std::collections::BTreeSet<u32>| {
+        let listed: Vec<u32> = rows.iter().copied().collect();
+        let window = vat.window(&listed)?;
+        let windowed: Vec<Path<'_>> = paths
+            .iter()
+            .map(|p| match p {
+                Path::Vat(v) if std::ptr::eq(*v, vat) => Path::Vat(&window),
+                other => *other,
+            })
+            .collect();
+        let batch: Vec<Sample> = group.iter().map(|&i| samples[i]).collect();
+        for (&i, r) in group.iter().zip(evaluate(subject, &windowed, &batch)) {
+            results[i] = r;
+        }
+        group.clear();
+        rows.clear();
+        Ok::<_, LoadError>(())
+    };
+    for i in order {
+        let new = reads[i].iter().filter(|r| !rows.contains(*r)).count();
+        if !group.is_empty() && rows.len() + new > max_rows {
+            run(&mut group, &mut rows)?;
+        }
+        rows.extend(reads[i].iter().copied());
+        group.push(i);
+    }
+    if !group.is_empty() {
+        run(&mut group, &mut rows)?;
+    }
+    Ok(results)
+}
+
+/// Decoded texture bytes a streamed VAT measurement holds at once (one
+/// window of rows), unless a single sample needs more.
+pub const WINDOW_BYTES: u64 = 48 << 20;
+
+/// Measures the outputs `paths` over the clips in `selected` (indices
+/// into the clip table), checking every `stride`-th frame; one
+/// [`OutputStats`] per path, in order. Every sample's direct evaluation is
+/// computed once for all paths. A VAT path loaded with
+/// [`crate::playback::Decode::Rows`] is streamed: its rows are decoded a
+/// window of at most [`WINDOW_BYTES`] at a time; the numbers are the same
+/// as with textures decoded whole. An error is a texture that fails to
+/// decode.
+pub fn measure(
+    subject: &Subject<'_>,
+    paths: &[Path<'_>],
+    selected: &[usize],
+    stride: usize,
+) -> Result<Vec<OutputStats>, LoadError> {
+    measure_windowed(subject, paths, selected, stride, WINDOW_BYTES)
+}
+
+/// [`measure`] with windows of at most `window_bytes` (tests use tiny
+/// windows to cross many window edges).
+pub fn measure_windowed(
+    subject: &Subject<'_>,
+    paths: &[Path<'_>],
+    selected: &[usize],
+    stride: usize,
+    window_bytes: u64,
+) -> Result<Vec<OutputStats>, LoadError> {
+    let samples: Vec<Sample> = selected
+        .iter()
+        .flat_map(|&c| samples_of(c, &subject.clips[c].info, stride.max(1)))
+        .collect();
+    let deferred = paths.iter().find_map(|p| match p {
+        Path::Vat(v) if v.is_deferred() => Some(*v),
+        _ => None,
+    });
+    let evaluated = match deferred {
+        Some(vat) => streamed(subject, paths, vat, &samples, window_bytes)?,
+        None => evaluate(subject, paths, &samples),
+    };
+    Ok(paths
+        .iter()
+        .enumerate()
+        .map(|(k, &path)| {
+            let results = samples.iter().zip(evaluated.iter().map(|r| &r[k]));
+            fold(path, selected, results)
+        })
+        .collect())
+}
+
+/// Folds the per-sample results of one path, in sample order, into its
+/// statistics.
+fn fold<'r>(
+    path: Path<'_>,
+    selected: &[usize],
+    results: impl Iterator<Item = (&'r Sample, &'r SampleResult)>,
+) -> OutputStats {
     let mut clips: Vec<ClipStats> = selected
         .iter()
         .map(|&clip| ClipStats {
@@ -575,7 +757,7 @@ pub fn measure(
         })
         .collect();
     let (mut lo, mut hi) = (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY));
-    for (s, r) in &results {
+    for (s, r) in results {
         let Some(entry) = clips.iter_mut().find(|c| c.clip == s.clip) else {
             continue;
         };

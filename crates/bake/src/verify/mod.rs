@@ -7,7 +7,10 @@ mod measure;
 pub mod records;
 pub mod report;
 
-pub use measure::{ClipStats, Output, OutputStats, Path, Stats, Subject, max_nan, measure};
+pub use measure::{
+    ClipStats, Output, OutputStats, Path, Stats, Subject, WINDOW_BYTES, max_nan, measure,
+    measure_windowed,
+};
 use serde::Serialize;
 
 /// `rigbake verify`'s default `--tolerance`: position error at frame times

@@ -327,6 +327,7 @@ impl Played for Vat {
             channels: 4,
             samples: VatSamples::Float(&prim.texels),
             decode: VatDecode::Float,
+            rows: None,
         };
         let state = at_row(row);
         (0..prim.vertices)

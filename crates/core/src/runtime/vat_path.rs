@@ -68,6 +68,12 @@ pub struct VatTextureView<'a> {
     pub samples: VatSamples<'a>,
     /// How to decode them.
     pub decode: VatDecode,
+    /// Which rows `samples` holds. `None`: every row, row 0 first. `Some(map)`:
+    /// a window of the texture (a reader that decoded only the rows it
+    /// needs); row `y` is held at packed row `map[y]`, and a row that maps
+    /// to `u32::MAX` (or past the map) is not held and reads as zero
+    /// samples, like a texel outside the texture.
+    pub rows: Option<&'a [u32]>,
 }
 
 /// Where a primitive's vertices live in its textures.
@@ -111,6 +117,18 @@ impl VatAddress {
                 .saturating_add(band),
         )
     }
+
+    /// The page and the texture rows (`y`, every band) that hold timeline
+    /// row `row`: what a reader must have decoded to fetch any vertex of
+    /// the set at that row.
+    pub fn texture_rows(&self, row: u32) -> (u32, std::ops::Range<u32>) {
+        let (page, _, first) = VatAddress {
+            first_vertex: 0,
+            ..*self
+        }
+        .texel(0, row);
+        (page, first..first.saturating_add(self.bands.max(1)))
+    }
 }
 
 /// `q / 65535` as a shader's unorm16 read gives it.
@@ -138,6 +156,13 @@ impl VatTextureView<'_> {
         if x >= self.width || y >= self.height {
             return (f, q);
         }
+        let y = match self.rows {
+            None => y,
+            Some(map) => match map.get(y as usize) {
+                Some(&packed) if packed != u32::MAX => packed,
+                _ => return (f, q),
+            },
+        };
         let channels = self.channels.min(4) as usize;
         let at = (y as usize * self.width as usize + x as usize) * channels;
         match self.samples {
@@ -267,6 +292,7 @@ mod tests {
             channels: 3,
             samples: VatSamples::Float(&data),
             decode: VatDecode::Float,
+            rows: None,
         };
         // (row state, vertex, expected position); the last row's next row
         // is itself.
@@ -322,6 +348,7 @@ mod tests {
                 channels: 3,
                 samples: VatSamples::Float(d),
                 decode: VatDecode::Float,
+                rows: None,
             })
             .collect();
         // Row 3 lerps into row 4, which is on the next page.
@@ -346,6 +373,7 @@ mod tests {
                 min: [-2.0, 1.0, 0.0, 0.0],
                 max: [2.0, 3.0, 1.0, 0.0],
             },
+            rows: None,
         };
         let v = bounds.load(0, 0);
         assert_eq!(v.truncate(), Vec3::new(-2.0, 3.0, 32768.0 / 65535.0));
@@ -374,6 +402,7 @@ mod tests {
                 channels: 4,
                 samples: VatSamples::Unorm16(&samples),
                 decode: VatDecode::Octahedral,
+                rows: None,
             };
             let got = tex.load(0, 0);
             assert!(got.truncate().angle_between(d).to_degrees() < 0.01, "{d}");

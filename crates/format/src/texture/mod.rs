@@ -5,6 +5,7 @@
 
 pub mod dds;
 pub mod exr;
+pub mod exr_rows;
 pub(crate) mod feed;
 pub mod gpu;
 pub mod ktx2;
