@@ -175,31 +175,35 @@ fn check(model_path: &Path, out: &Path, stride: usize) -> Errors {
         .max()
         .unwrap();
     let firsts = first_vertices(out, &name);
+    // An atlas is one set of files for every primitive: each stream's
+    // pages are decoded once (BrainStem's 59 primitives share two EXRs).
+    let mut decoded: std::collections::HashMap<u32, std::rc::Rc<Vec<Decoded>>> =
+        std::collections::HashMap::new();
+    let mut pages_of = |first: u32, pages: usize| {
+        decoded
+            .entry(first)
+            .or_insert_with(|| std::rc::Rc::new(decode_pages(&dir, &vat, first, pages)))
+            .clone()
+    };
     for (k, p) in vat.primitives.iter().enumerate() {
         let first = firsts[k];
         let node = mesh_node(&model, &p.node);
         // Folded sets continue rows in column blocks and pages, addressed
         // as formats/vat.md says (unfolded: one block, one page).
         let (per_block, per_page, pages) = vat_fold(out, &name, p.positions, rows);
-        let positions = decode_pages(&dir, &vat, p.positions, pages);
-        for page in &positions {
+        let positions = pages_of(p.positions, pages);
+        for page in positions.iter() {
             assert_eq!(
                 (page.width, page.height),
                 (p.width as usize * per_page, p.height as usize)
             );
         }
-        let normals = p.normals.map(|i| {
-            (
-                decode_pages(&dir, &vat, i, pages),
-                &vat.textures[i as usize],
-            )
-        });
-        let tangents = p.tangents.map(|i| {
-            (
-                decode_pages(&dir, &vat, i, pages),
-                &vat.textures[i as usize],
-            )
-        });
+        let normals = p
+            .normals
+            .map(|i| (pages_of(i, pages), &vat.textures[i as usize]));
+        let tangents = p
+            .tangents
+            .map(|i| (pages_of(i, pages), &vat.textures[i as usize]));
         let recorded = vat.textures[p.positions as usize].max_error;
         // Per-primitive diagonal over the checked frames (model units).
         let mut per_row = Vec::new();
