@@ -31,8 +31,9 @@ bench:
 bench-output *ARGS:
     tools/bench/issue20.sh {{ARGS}}
 
-# The read side against the bake (issue 34): bake, verify and preview of
-# BrainStem and Knight, wall time, peak memory and ratios to the bake.
+# The read side against the bake (issue 34): bake, verify, preview and the
+# view page (headless Chromium) of BrainStem and Knight, wall time, peak
+# memory and ratios to the bake.
 bench-read *ARGS:
     tools/bench/read_side.sh {{ARGS}}
 
