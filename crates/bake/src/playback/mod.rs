@@ -267,10 +267,11 @@ impl VatPlayback {
                     continue;
                 };
                 let entry = wanted.entry(key).or_insert_with(|| (page, BTreeSet::new()));
+                let height = page.height();
                 for &row in rows {
                     let (on, ys) = address.texture_rows(row);
                     if on as usize == k {
-                        entry.1.extend(ys);
+                        entry.1.extend(ys.start.min(height)..ys.end.min(height));
                     }
                 }
             }

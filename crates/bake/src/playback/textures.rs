@@ -219,6 +219,11 @@ impl VatTexture {
         }
     }
 
+    /// Height in texels.
+    pub fn height(&self) -> u32 {
+        self.height
+    }
+
     /// Whether the texture's rows are read on demand.
     pub fn is_deferred(&self) -> bool {
         self.deferred.is_some()
@@ -471,6 +476,15 @@ fn deferred_exr(
     let damaged = |e: &dyn std::fmt::Display| {
         LoadError::Damaged(format!("{}: texture `{}`: {e}", file.display(), tex.name))
     };
+    let channels = u32::from(tex.channels.clamp(3, 4));
+    // The bound a whole decode has, so that no window (nor its row map)
+    // is sized past it.
+    rigbake_format::texture::check_decoded_size(
+        tex.width as usize,
+        tex.height as usize,
+        channels as usize * 4,
+    )
+    .map_err(|e| damaged(&e))?;
     let (len, crc) =
         rigbake_format::fsread::checksum_regular(&path, limit).map_err(|e| damaged(&e))?;
     if len != tex.bytes || crc != tex.crc32 {
@@ -490,7 +504,7 @@ fn deferred_exr(
     Ok(VatTexture {
         width: tex.width,
         height: tex.height,
-        channels: u32::from(tex.channels.clamp(3, 4)),
+        channels,
         samples: Samples::Float(Vec::new().into()),
         rows: Some(Vec::new().into()),
         decode: VatDecode::Float,
