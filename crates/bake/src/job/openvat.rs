@@ -19,6 +19,7 @@ use std::io::Cursor;
 
 use rigbake_core::Model;
 use rigbake_core::bake::vat::{self, VatBaker, VatOptions};
+use rigbake_core::bake::vertices::FrameVertices;
 use rigbake_core::error::ErrorKind;
 use rigbake_core::timeline::Timeline;
 use rigbake_format::glb;
@@ -104,6 +105,24 @@ fn texture_width(vertices: usize, frames: usize, max: usize) -> (usize, bool) {
 /// What the export wrote, for the report.
 pub(super) struct OpenVatDone;
 
+/// The export's one texture: `width` texels wide, each frame `bands` rows
+/// (vertices wrapped), frames stacked: `height = bands * frames`.
+#[derive(Debug, Clone, Copy)]
+struct Dims {
+    vertices: usize,
+    frames: usize,
+    width: usize,
+    bands: usize,
+    height: usize,
+}
+
+impl Dims {
+    /// The texel index of exported vertex `g` at row `row`.
+    fn texel(&self, g: usize, row: usize) -> usize {
+        ((g / self.width) * self.frames + row) * self.width + g % self.width
+    }
+}
+
 /// Writes the OpenVAT files of `model`.
 pub(super) fn export(
     model: &Model,
@@ -131,8 +150,25 @@ pub(super) fn export(
     // Each primitive's own vertices (`layout.vertices` is its whole texture
     // set's, the same for every member of an atlas).
     let vertices: usize = prims.iter().map(|p| p.vertices).sum();
-    let frames = timeline.rows;
-    let max = options.max_texture_size;
+    let dims = dims(vertices, timeline.rows, options.max_texture_size, observer)?;
+    let (first, offsets, normals) = frame_values(&baker, &dims);
+    check_finite(model, prims, &offsets, &normals, vertices)?;
+    let remap = remap_of(&offsets)?;
+    let textures = write_textures(&model.name, &dims, &remap, &offsets, &normals, sink)?;
+    let mesh_file = write_mesh(model, placements, &baker, first, &dims, sink, uv_sets)?;
+    write_sidecars(model, timeline, &remap, &dims, &textures, &mesh_file, sink)?;
+    Ok(Part::Done(OpenVatDone))
+}
+
+/// The texture's size for `vertices` x `frames` within `max` texels a
+/// side: a warning when its lookup UV is not exact in half floats, an
+/// error over the size limit (the export does not fold).
+fn dims(
+    vertices: usize,
+    frames: usize,
+    max: usize,
+    observer: &dyn super::Observer,
+) -> Result<Dims, StepError> {
     let (width, half_safe) = texture_width(vertices, frames, max);
     let bands = vertices.div_ceil(width);
     let height = bands * frames;
@@ -150,9 +186,27 @@ pub(super) fn export(
             ),
         )));
     }
-    // Row 0 is the playback mesh (OpenVAT's "start frame" proxy).
-    let first: Vec<_> = (0..prims.len()).map(|i| baker.vertices_at(i, 0)).collect();
+    Ok(Dims {
+        vertices,
+        frames,
+        width,
+        bands,
+        height,
+    })
+}
+
+/// Every primitive's vertices at row 0 (the playback mesh, OpenVAT's
+/// "start frame" proxy), and every exported vertex's offset from it and
+/// packed normal at every row, in Blender's axes (row-major: row, then
+/// exported vertex).
+fn frame_values(
+    baker: &VatBaker<'_>,
+    dims: &Dims,
+) -> (Vec<FrameVertices>, Vec<[f32; 3]>, Vec<[f32; 3]>) {
+    let count = baker.plan().primitives.len();
+    let first: Vec<_> = (0..count).map(|i| baker.vertices_at(i, 0)).collect();
     let rest: Vec<[f32; 3]> = first.iter().flat_map(|f| f.positions.clone()).collect();
+    let (vertices, frames) = (dims.vertices, dims.frames);
     let mut offsets = vec![[0.0f32; 3]; vertices * frames];
     let mut normals = vec![[0.5f32, 0.5, 1.0]; vertices * frames];
     for row in 0..frames {
@@ -174,8 +228,13 @@ pub(super) fn export(
             g += now.positions.len();
         }
     }
-    check_finite(model, prims, &offsets, &normals, vertices)?;
-    let remap = Remap::of(&offsets).unwrap_or(Remap {
+    (first, offsets, normals)
+}
+
+/// The range the offsets are remapped by into 0..1; an error when it
+/// overflows f32.
+fn remap_of(offsets: &[[f32; 3]]) -> Result<Remap, StepError> {
+    let remap = Remap::of(offsets).unwrap_or(Remap {
         min: [0.0; 3],
         max: [0.0; 3],
     });
@@ -190,13 +249,25 @@ pub(super) fn export(
             ),
         )));
     }
-    let texel = |g: usize, row: usize| ((g / width) * frames + row) * width + g % width;
+    Ok(remap)
+}
+
+/// Writes `<name>_vat.exr` (remapped offsets) and `<name>_vnrm.exr`
+/// (packed normals); returns their names.
+fn write_textures(
+    name: &str,
+    dims: &Dims,
+    remap: &Remap,
+    offsets: &[[f32; 3]],
+    normals: &[[f32; 3]],
+    sink: &mut dyn Sink,
+) -> Result<(String, String), StepError> {
     let image = |values: &dyn Fn(usize) -> [f32; 3]| {
-        let mut data = vec![0.0f32; width * height * 4];
-        for row in 0..frames {
-            for g in 0..vertices {
-                let v = values(row * vertices + g);
-                let t = texel(g, row) * 4;
+        let mut data = vec![0.0f32; dims.width * dims.height * 4];
+        for row in 0..dims.frames {
+            for g in 0..dims.vertices {
+                let v = values(row * dims.vertices + g);
+                let t = dims.texel(g, row) * 4;
                 data[t..t + 4].copy_from_slice(&[v[0], v[1], v[2], 1.0]);
             }
         }
@@ -207,8 +278,8 @@ pub(super) fn export(
         exr::write(
             &mut out,
             &RgbaImage {
-                width,
-                height,
+                width: dims.width,
+                height: dims.height,
                 data,
             },
             Precision::F32,
@@ -216,7 +287,6 @@ pub(super) fn export(
         .map_err(|e| StepError::during(format!("OpenVAT {what}"), e))?;
         Ok(out.into_inner())
     };
-    let name = &model.name;
     let vat_file = format!("{name}_vat.exr");
     let vnrm_file = format!("{name}_vnrm.exr");
     let positions = encode(&image(&|i| remap.encode(offsets[i])), "positions")?;
@@ -224,8 +294,22 @@ pub(super) fn export(
     drop(positions);
     let packed = encode(&image(&|i| normals[i]), "normals")?;
     sink.write_file(&vnrm_file, &packed)?;
+    Ok((vat_file, vnrm_file))
+}
 
-    // The mesh: one mesh, the primitives in plan order, vertices numbered on.
+/// Writes `<name>.glb`: one mesh, the primitives in plan order at row 0,
+/// vertices numbered on, each with OpenVAT's lookup UV, placed on the
+/// reference node's rest matrix; records its UV sets. Returns its name.
+fn write_mesh(
+    model: &Model,
+    placements: &RestPlacements,
+    baker: &VatBaker<'_>,
+    first: Vec<FrameVertices>,
+    dims: &Dims,
+    sink: &mut dyn Sink,
+    uv_sets: &mut Vec<rigbake_format::meta::PrimitiveUvSets>,
+) -> Result<String, StepError> {
+    let prims = &baker.plan().primitives;
     let mut primitives = Vec::with_capacity(prims.len());
     let mut g = 0;
     for (p, f) in prims.iter().zip(first) {
@@ -237,10 +321,10 @@ pub(super) fn export(
         out.normals = f.normals;
         let lookup = (g..g + n)
             .map(|v| {
-                let (x, band) = (v % width, v / width);
+                let (x, band) = (v % dims.width, v / dims.width);
                 [
-                    (x as f32 + 0.5) / width as f32,
-                    ((band * frames) as f32 + 0.5) / height as f32,
+                    (x as f32 + 0.5) / dims.width as f32,
+                    ((band * dims.frames) as f32 + 0.5) / dims.height as f32,
                 ]
             })
             .collect();
@@ -260,16 +344,31 @@ pub(super) fn export(
     let mut doc = mesh::document(
         model,
         vec![glb::GlbMesh {
-            name: name.clone(),
+            name: model.name.clone(),
             primitives,
             matrix: Some(placements.reference(model)),
         }],
     );
     mesh::shift_material_uv_sets(&mut doc, LOOKUP_UV_SET);
-    let mesh_file = format!("{name}.glb");
+    let mesh_file = format!("{}.glb", model.name);
     let bytes = glb::write_glb(&doc).map_err(|e| StepError::during("OpenVAT mesh", e))?;
     sink.write_file(&mesh_file, &bytes)?;
+    Ok(mesh_file)
+}
 
+/// Writes OpenVAT's `<name>-remap_info.json` and rigbake's
+/// `<name>-openvat.rigbake.json`.
+fn write_sidecars(
+    model: &Model,
+    timeline: &Timeline,
+    remap: &Remap,
+    dims: &Dims,
+    (vat_file, vnrm_file): &(String, String),
+    mesh_file: &str,
+    sink: &mut dyn Sink,
+) -> Result<(), StepError> {
+    let name = &model.name;
+    let (width, height, frames) = (dims.width, dims.height, dims.frames);
     let clips: Vec<OpenVatClip> = records::clip_table(timeline)
         .into_iter()
         .map(|c| OpenVatClip {
@@ -280,7 +379,7 @@ pub(super) fn export(
             looping: c.looping,
         })
         .collect();
-    let info = remap_info(&remap, frames as u32, &clips);
+    let info = remap_info(remap, frames as u32, &clips);
     sink.write_file(&format!("{name}-remap_info.json"), info.as_bytes())?;
     let sidecar = json!({
         "format": "rigbake-openvat",
@@ -299,7 +398,7 @@ pub(super) fn export(
             "positions": {"file": vat_file, "width": width, "height": height, "encoding": "exr32", "content": "offset-remapped"},
             "normals": {"file": vnrm_file, "width": width, "height": height, "encoding": "exr32", "content": "normal-packed"},
         },
-        "mesh": {"file": mesh_file, "lookup_uv_set": LOOKUP_UV_SET, "vertices": vertices, "bands": bands},
+        "mesh": {"file": mesh_file, "lookup_uv_set": LOOKUP_UV_SET, "vertices": dims.vertices, "bands": dims.bands},
     });
     let text = serde_json::to_string_pretty(&sidecar).map_err(|e| {
         StepError::bare(rigbake_format::error::FormatError::Invalid(format!(
@@ -307,5 +406,5 @@ pub(super) fn export(
         )))
     })? + "\n";
     sink.write_file(&format!("{name}-openvat.rigbake.json"), text.as_bytes())?;
-    Ok(Part::Done(OpenVatDone))
+    Ok(())
 }

@@ -322,6 +322,108 @@ fn missing_directions(
     warnings
 }
 
+/// The texture indices of one set's streams: (positions, normals,
+/// tangents).
+type SetTextures = (u32, Option<u32>, Option<u32>);
+
+/// The file name base of texture set `index`: `<model>.vat` for an atlas,
+/// else `<node>.p<primitive>` (`.n<node>` added when two nodes share a
+/// name).
+fn set_file_base(
+    model: &Model,
+    baker: &VatBaker<'_>,
+    index: usize,
+    used_names: &mut std::collections::BTreeSet<String>,
+) -> String {
+    match baker.plan().mode {
+        vat::VatLayoutMode::Atlas => format!("{}.vat", bounded_stem(&file_safe(&model.name))),
+        vat::VatLayoutMode::PerPrimitive => {
+            let set = &baker.plan().sets[index];
+            let p = &baker.plan().primitives[set.members[0]];
+            let node_part = bounded_stem(&file_safe(&node_name(model, p.node)));
+            let mut base = format!("{node_part}.p{}", p.primitive);
+            if !used_names.insert(base.clone()) {
+                base = format!("{base}.n{}", p.node);
+                used_names.insert(base.clone());
+            }
+            base
+        }
+    }
+}
+
+/// The texture indices of `set`'s streams, numbered on from `next` (each
+/// stream takes one texture per page, pages in order); advances `next`.
+fn set_texture_indices(set: &vat::VatSet, next: &mut u32) -> SetTextures {
+    let pages = set.layout.pages() as u32;
+    let first = *next;
+    let mut take = |present: bool| {
+        present.then(|| {
+            *next += pages;
+            *next - pages
+        })
+    };
+    let positions = take(true).unwrap_or(first);
+    let normals = take(set.normals);
+    let tangents = take(set.tangents);
+    (positions, normals, tangents)
+}
+
+/// The fold records of a folded set's streams (none when it is unfolded).
+fn set_folds(
+    set: &vat::VatSet,
+    (positions, normals, tangents): SetTextures,
+) -> Vec<meta::FoldMeta> {
+    if !set.layout.is_folded() {
+        return Vec::new();
+    }
+    let f = set.layout.fold;
+    [Some(positions), normals, tangents]
+        .into_iter()
+        .flatten()
+        .map(|t| meta::FoldMeta {
+            texture: meta::FoldedTexture::Vat(t),
+            rows_per_block: f.rows_per_block,
+            row_height: f.row_height,
+            block_width: f.block_width,
+            blocks_per_page: f.blocks_per_page,
+            pages: f.pages,
+        })
+        .collect()
+}
+
+/// The VAT record of every baked primitive, on its set's textures.
+fn primitive_records(
+    model: &Model,
+    baker: &VatBaker<'_>,
+    set_textures: &[SetTextures],
+) -> Vec<meta::VatPrimitiveMeta> {
+    baker
+        .plan()
+        .primitives
+        .iter()
+        .enumerate()
+        .map(|(index, p)| {
+            let (positions, normals, tangents) = set_textures[p.set];
+            meta::VatPrimitiveMeta {
+                node: node_name(model, p.node),
+                mesh: model.meshes[p.mesh].name.clone(),
+                primitive: p.primitive as u32,
+                deformation: records::deformation(p.deformation),
+                morphed: p.morphed,
+                vertices: p.vertices as u32,
+                frames: p.layout.frames as u32,
+                width: p.layout.width as u32,
+                bands: p.layout.bands as u32,
+                height: p.layout.height as u32,
+                positions,
+                normals: normals.filter(|_| p.normals),
+                tangents: tangents.filter(|_| p.tangents),
+                playback_mesh: index as u32,
+            }
+        })
+        .collect()
+}
+
 /// Plans, bakes and stages the vertex animation textures of `model`.
 pub(super) fn bake(
     model: &Model,
@@ -373,19 +475,7 @@ pub(super) fn bake(
     let mut folds = Vec::new();
     for index in 0..baker.plan().sets.len() {
         let set = &baker.plan().sets[index];
-        let base = match baker.plan().mode {
-            vat::VatLayoutMode::Atlas => format!("{}.vat", bounded_stem(&file_safe(&model.name))),
-            vat::VatLayoutMode::PerPrimitive => {
-                let p = &baker.plan().primitives[set.members[0]];
-                let node_part = bounded_stem(&file_safe(&node_name(model, p.node)));
-                let mut base = format!("{node_part}.p{}", p.primitive);
-                if !used_names.insert(base.clone()) {
-                    base = format!("{base}.n{}", p.node);
-                    used_names.insert(base.clone());
-                }
-                base
-            }
-        };
+        let base = set_file_base(model, &baker, index, &mut used_names);
         let staged = bake_primitive(
             &baker,
             index,
@@ -400,63 +490,11 @@ pub(super) fn bake(
         if let Some(previous) = pending.replace(staged) {
             textures.extend(finish_primitive(previous, sink, &mut pool)?);
         }
-        // Each stream takes one texture per page, pages in order.
-        let pages = set.layout.pages() as u32;
-        let first = next_texture;
-        let mut next = first;
-        let mut take = |present: bool| {
-            present.then(|| {
-                next += pages;
-                next - pages
-            })
-        };
-        let positions = take(true).unwrap_or(first);
-        let normals = take(set.normals);
-        let tangents = take(set.tangents);
-        next_texture = next;
-        set_textures.push((positions, normals, tangents));
-        if set.layout.is_folded() {
-            let f = set.layout.fold;
-            folds.extend(
-                [Some(positions), normals, tangents]
-                    .into_iter()
-                    .flatten()
-                    .map(|t| meta::FoldMeta {
-                        texture: meta::FoldedTexture::Vat(t),
-                        rows_per_block: f.rows_per_block,
-                        row_height: f.row_height,
-                        block_width: f.block_width,
-                        blocks_per_page: f.blocks_per_page,
-                        pages: f.pages,
-                    }),
-            );
-        }
+        let indices = set_texture_indices(set, &mut next_texture);
+        folds.extend(set_folds(set, indices));
+        set_textures.push(indices);
     }
-    let primitives = baker
-        .plan()
-        .primitives
-        .iter()
-        .enumerate()
-        .map(|(index, p)| {
-            let (positions, normals, tangents) = set_textures[p.set];
-            meta::VatPrimitiveMeta {
-                node: node_name(model, p.node),
-                mesh: model.meshes[p.mesh].name.clone(),
-                primitive: p.primitive as u32,
-                deformation: records::deformation(p.deformation),
-                morphed: p.morphed,
-                vertices: p.vertices as u32,
-                frames: p.layout.frames as u32,
-                width: p.layout.width as u32,
-                bands: p.layout.bands as u32,
-                height: p.layout.height as u32,
-                positions,
-                normals: normals.filter(|_| p.normals),
-                tangents: tangents.filter(|_| p.tangents),
-                playback_mesh: index as u32,
-            }
-        })
-        .collect();
+    let primitives = primitive_records(model, &baker, &set_textures);
     let placement = meta::VatPlacement {
         layout: baker.plan().mode,
         first_vertex: baker
