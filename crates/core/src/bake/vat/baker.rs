@@ -12,7 +12,7 @@ use crate::eval::evaluate::Evaluator;
 use crate::model::Model;
 use crate::timeline::Timeline;
 
-use super::{Deformation, NormalConvention, VatPlan};
+use super::{Deformation, NormalConvention, VatPlan, VatPrimitive};
 
 /// Per-row inputs of the kernel, computed once for all rows: for each row a
 /// record of affine matrices (every used skin's joints, then every rigid
@@ -88,6 +88,51 @@ pub struct VatBatch<'a> {
     pub normals: Option<&'a mut [f32]>,
     /// Tangents, if baked for this primitive.
     pub tangents: Option<&'a mut [f32]>,
+}
+
+impl Prepared {
+    /// The per-vertex data of planned primitive `p`: positions and normals
+    /// planar (all x, then y, then z), and its influences with weights
+    /// renormalised (one joint of weight 1 for rigid and morph-only
+    /// primitives).
+    fn of(model: &Model, p: &VatPrimitive) -> Self {
+        let prim = &model.meshes[p.mesh].primitives[p.primitive];
+        let vertices = prim.vertex_count();
+        let planar = |v: &[Vec3]| {
+            (0..3)
+                .flat_map(|c| v.iter().map(move |x| x[c]))
+                .collect::<Vec<f32>>()
+        };
+        let positions = planar(&prim.positions);
+        let normals = prim
+            .normals
+            .as_deref()
+            .map(planar)
+            .unwrap_or_else(|| vec![0.0; vertices * 3]);
+        match (p.deformation, &prim.influences) {
+            (Deformation::Skinned { .. }, Some(inf)) => {
+                let mut weights = inf.weights.clone();
+                for w in weights.chunks_exact_mut(inf.per_vertex) {
+                    let total: f32 = w.iter().sum();
+                    w.iter_mut().for_each(|x| *x /= total);
+                }
+                Prepared {
+                    positions,
+                    normals,
+                    slots: inf.per_vertex,
+                    joints: inf.joints.clone(),
+                    weights,
+                }
+            }
+            _ => Prepared {
+                positions,
+                normals,
+                slots: 1,
+                joints: vec![0; vertices],
+                weights: vec![1.0; vertices],
+            },
+        }
+    }
 }
 
 impl<'m> VatBaker<'m> {
@@ -192,44 +237,7 @@ impl<'m> VatBaker<'m> {
         let prepared = plan
             .primitives
             .iter()
-            .map(|p| {
-                let prim = &model.meshes[p.mesh].primitives[p.primitive];
-                let vertices = prim.vertex_count();
-                let planar = |v: &[Vec3]| {
-                    (0..3)
-                        .flat_map(|c| v.iter().map(move |x| x[c]))
-                        .collect::<Vec<f32>>()
-                };
-                let positions = planar(&prim.positions);
-                let normals = prim
-                    .normals
-                    .as_deref()
-                    .map(planar)
-                    .unwrap_or_else(|| vec![0.0; vertices * 3]);
-                match (p.deformation, &prim.influences) {
-                    (Deformation::Skinned { .. }, Some(inf)) => {
-                        let mut weights = inf.weights.clone();
-                        for w in weights.chunks_exact_mut(inf.per_vertex) {
-                            let total: f32 = w.iter().sum();
-                            w.iter_mut().for_each(|x| *x /= total);
-                        }
-                        Prepared {
-                            positions,
-                            normals,
-                            slots: inf.per_vertex,
-                            joints: inf.joints.clone(),
-                            weights,
-                        }
-                    }
-                    _ => Prepared {
-                        positions,
-                        normals,
-                        slots: 1,
-                        joints: vec![0; vertices],
-                        weights: vec![1.0; vertices],
-                    },
-                }
-            })
+            .map(|p| Prepared::of(model, p))
             .collect();
         Ok(Self {
             model,
