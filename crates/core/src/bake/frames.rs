@@ -9,7 +9,7 @@ use glam::DMat4;
 use rayon::prelude::*;
 
 use crate::bake::anchors::AnchorTracks;
-use crate::bake::bones::{BoneBakeOptions, BoneTexture, MAX_BONE_SETS, bone_sets};
+use crate::bake::bones::{BoneBakeOptions, BoneSet, BoneTexture, MAX_BONE_SETS, bone_sets};
 use crate::error::{Error, ErrorKind, Result};
 use crate::eval::evaluate::Evaluator;
 use crate::eval::skin;
@@ -107,44 +107,19 @@ pub struct FrameBake {
     pub anchors: AnchorTracks,
 }
 
-/// Bakes bone textures and socket tracks in one loop over the timeline rows,
-/// so both come from the very same evaluated poses.
-///
-/// Every size is checked before anything is allocated: each bone texture and
-/// the anchor tracks (`anchors.len() * 4` pixels wide, one row per timeline
-/// row) against `options.max_texture_size`, and all of them together against
-/// `options.max_total_pixels`; a [`crate::ErrorKind::Limit`] error otherwise.
-pub fn bake_frames(
+/// The fold of every bone set's texture and their pixels together, each
+/// checked against the size limits (a [`crate::ErrorKind::Limit`] error
+/// that says what to change).
+fn plan_sizes(
     model: &Model,
-    timeline: &Timeline,
+    sets: &[BoneSet],
+    rows: usize,
     options: &BoneBakeOptions,
-    anchors: &[usize],
-) -> Result<FrameBake> {
-    let sets = bone_sets(model);
-    let reference = sets.first().map(|s| s.mesh_node);
-    if sets.len() > MAX_BONE_SETS {
-        return Err(Error::limit(
-            "nodes",
-            format!(
-                "{} skinned mesh instances each need their own bone texture, more than the limit of {MAX_BONE_SETS}",
-                sets.len()
-            ),
-        )
-        .with_hint("instances with the same skin under the same animated parent share one texture; bake the characters of a crowd scene one by one"));
-    }
-    let rows = timeline.rows;
-    if rows == 0 {
-        return Err(Error::invalid(
-            "animations",
-            "the timeline has no frames to bake",
-        ));
-    }
-    timeline::check_evaluations(rows, model)?;
+) -> Result<(Vec<Fold>, usize)> {
     let ppj = options.layout.pixels_per_joint();
-    // Sizes first, all of them, before allocating any texture.
     let mut total_pixels = 0usize;
     let mut folds = Vec::with_capacity(sets.len());
-    for set in &sets {
+    for set in sets {
         let joints = model.skins[set.skin].joints.len();
         let width = joints.saturating_mul(ppj);
         let max = options.max_texture_size;
@@ -186,6 +161,45 @@ pub fn bake_frames(
                 .with_hint(pixels_hint(options.layout))
             })?;
     }
+    Ok((folds, total_pixels))
+}
+
+/// Bakes bone textures and socket tracks in one loop over the timeline rows,
+/// so both come from the very same evaluated poses.
+///
+/// Every size is checked before anything is allocated: each bone texture and
+/// the anchor tracks (`anchors.len() * 4` pixels wide, one row per timeline
+/// row) against `options.max_texture_size`, and all of them together against
+/// `options.max_total_pixels`; a [`crate::ErrorKind::Limit`] error otherwise.
+pub fn bake_frames(
+    model: &Model,
+    timeline: &Timeline,
+    options: &BoneBakeOptions,
+    anchors: &[usize],
+) -> Result<FrameBake> {
+    let sets = bone_sets(model);
+    let reference = sets.first().map(|s| s.mesh_node);
+    if sets.len() > MAX_BONE_SETS {
+        return Err(Error::limit(
+            "nodes",
+            format!(
+                "{} skinned mesh instances each need their own bone texture, more than the limit of {MAX_BONE_SETS}",
+                sets.len()
+            ),
+        )
+        .with_hint("instances with the same skin under the same animated parent share one texture; bake the characters of a crowd scene one by one"));
+    }
+    let rows = timeline.rows;
+    if rows == 0 {
+        return Err(Error::invalid(
+            "animations",
+            "the timeline has no frames to bake",
+        ));
+    }
+    timeline::check_evaluations(rows, model)?;
+    let ppj = options.layout.pixels_per_joint();
+    // Sizes first, all of them, before allocating any texture.
+    let (folds, total_pixels) = plan_sizes(model, &sets, rows, options)?;
     check_anchor_tracks(anchors.len(), rows, total_pixels, options)?;
     let mut textures = Vec::with_capacity(sets.len());
     for (set, fold) in sets.into_iter().zip(folds) {
