@@ -46,34 +46,8 @@ pub(super) fn build(
     Ok(clips)
 }
 
-fn build_channel(
-    ch: &gltf::animation::Channel<'_>,
-    path: &str,
-    reader: &AccessorReader<'_>,
-    nodes: &[Node],
-    meshes: &[Mesh],
-    quantized: bool,
-) -> Result<Channel> {
-    let node = ch.target().node().index();
-    if matches!(
-        ch.target().node().transform(),
-        gltf::scene::Transform::Matrix { .. }
-    ) {
-        return Err(Error::invalid(
-            format!("{path}.target.node"),
-            format!(
-                "animates nodes[{node}], which has a `matrix`; glTF 2.0 allows animating only nodes given as TRS"
-            ),
-        )
-        .with_hint("re-export the model with a conforming exporter"));
-    }
-    let sampler = ch.sampler();
-    let spath = format!(
-        "animations[{}].samplers[{}]",
-        ch.animation().index(),
-        sampler.index()
-    );
-    let times = reader.floats(&sampler.input(), &format!("{spath}.input"), TIMES)?;
+/// Checks that key times increase and start at or after zero.
+fn check_times(path: &str, times: &[f32]) -> Result<()> {
     for (k, pair) in times.windows(2).enumerate() {
         if pair[1] <= pair[0] {
             return Err(Error::invalid(
@@ -93,12 +67,21 @@ fn build_channel(
             format!("key times are negative (first key at {} s)", times[0]),
         ));
     }
-    let interpolation = match sampler.interpolation() {
-        gltf::animation::Interpolation::Step => Interpolation::Step,
-        gltf::animation::Interpolation::Linear => Interpolation::Linear,
-        gltf::animation::Interpolation::CubicSpline => Interpolation::CubicSpline,
-    };
-    let (property, width, allowed) = match ch.target().property() {
+    Ok(())
+}
+
+/// What channel `ch` animates: the property, its values per key and the
+/// accessor types its output may have (integers only where
+/// `KHR_mesh_quantization` or the spec allow them).
+fn target_of(
+    ch: &gltf::animation::Channel<'_>,
+    path: &str,
+    nodes: &[Node],
+    meshes: &[Mesh],
+    quantized: bool,
+) -> Result<(Property, usize, Allowed)> {
+    let node = ch.target().node().index();
+    Ok(match ch.target().property() {
         GltfProperty::Translation => (
             Property::Translation,
             3,
@@ -152,7 +135,44 @@ fn build_channel(
                 },
             )
         }
+    })
+}
+
+fn build_channel(
+    ch: &gltf::animation::Channel<'_>,
+    path: &str,
+    reader: &AccessorReader<'_>,
+    nodes: &[Node],
+    meshes: &[Mesh],
+    quantized: bool,
+) -> Result<Channel> {
+    let node = ch.target().node().index();
+    if matches!(
+        ch.target().node().transform(),
+        gltf::scene::Transform::Matrix { .. }
+    ) {
+        return Err(Error::invalid(
+            format!("{path}.target.node"),
+            format!(
+                "animates nodes[{node}], which has a `matrix`; glTF 2.0 allows animating only nodes given as TRS"
+            ),
+        )
+        .with_hint("re-export the model with a conforming exporter"));
+    }
+    let sampler = ch.sampler();
+    let spath = format!(
+        "animations[{}].samplers[{}]",
+        ch.animation().index(),
+        sampler.index()
+    );
+    let times = reader.floats(&sampler.input(), &format!("{spath}.input"), TIMES)?;
+    check_times(path, &times)?;
+    let interpolation = match sampler.interpolation() {
+        gltf::animation::Interpolation::Step => Interpolation::Step,
+        gltf::animation::Interpolation::Linear => Interpolation::Linear,
+        gltf::animation::Interpolation::CubicSpline => Interpolation::CubicSpline,
     };
+    let (property, width, allowed) = target_of(ch, path, nodes, meshes, quantized)?;
     let mut values = reader.floats(&sampler.output(), &format!("{spath}.output"), allowed)?;
     let per_key = if interpolation == Interpolation::CubicSpline {
         3 * width
