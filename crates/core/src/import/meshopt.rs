@@ -42,18 +42,9 @@ pub(crate) struct Parent {
     pub length: usize,
 }
 
-/// Decodes one compressed view. `source` is the buffer the extension names;
-/// `budget` is the number of bytes the import may still allocate, and the
-/// decoded length is checked against it before anything is allocated.
-/// `path` names the extension object (`bufferViews[3].extensions.EXT_meshopt_compression`).
-pub(crate) fn decode_view(
-    view: &MeshoptView,
-    parent: Option<Parent>,
-    ext: &str,
-    source: &[u8],
-    budget: u64,
-    path: &str,
-) -> Result<Vec<u8>> {
+/// The view's mode and filter, and its byte stride checked against both
+/// (as the extension allows them).
+fn checked_encoding(view: &MeshoptView, ext: &str, path: &str) -> Result<(Mode, Filter, usize)> {
     let mode = match view.mode.as_str() {
         "ATTRIBUTES" => Mode::Attributes,
         "TRIANGLES" => Mode::Triangles,
@@ -111,6 +102,22 @@ pub(crate) fn decode_view(
             ),
         ));
     }
+    Ok((mode, filter, stride))
+}
+
+/// Decodes one compressed view. `source` is the buffer the extension names;
+/// `budget` is the number of bytes the import may still allocate, and the
+/// decoded length is checked against it before anything is allocated.
+/// `path` names the extension object (`bufferViews[3].extensions.EXT_meshopt_compression`).
+pub(crate) fn decode_view(
+    view: &MeshoptView,
+    parent: Option<Parent>,
+    ext: &str,
+    source: &[u8],
+    budget: u64,
+    path: &str,
+) -> Result<Vec<u8>> {
+    let (mode, filter, stride) = checked_encoding(view, ext, path)?;
     if view.count == 0 {
         return Err(Error::invalid(format!("{path}.count"), "count is 0"));
     }
