@@ -15,6 +15,74 @@ fn dvec3(v: [f32; 3]) -> DVec3 {
     DVec3::new(f64::from(v[0]), f64::from(v[1]), f64::from(v[2]))
 }
 
+/// A node's rest transform (TRS; a `matrix` decomposed) and its rest
+/// matrix, every value finite and the rotation a unit quaternion.
+fn rest_transform(n: &gltf::Node<'_>, path: &str) -> Result<(Transform, DMat4)> {
+    Ok(match n.transform() {
+        gltf::scene::Transform::Matrix { matrix } => {
+            let m = DMat4::from_cols_array_2d(&matrix.map(|c| c.map(f64::from)));
+            if !finite_matrix(&m) {
+                return Err(Error::invalid(
+                    format!("{path}.matrix"),
+                    "matrix holds a value that is not a finite number (too large for 32-bit floats)",
+                ));
+            }
+            let (scale, rotation, translation) = m.to_scale_rotation_translation();
+            let rotation = if rotation.is_finite() && rotation.length() > 0.0 {
+                rotation.normalize()
+            } else {
+                DQuat::IDENTITY
+            };
+            (
+                Transform {
+                    translation,
+                    rotation,
+                    scale,
+                },
+                m,
+            )
+        }
+        gltf::scene::Transform::Decomposed {
+            translation,
+            rotation,
+            scale,
+        } => {
+            let q = DQuat::from_xyzw(
+                f64::from(rotation[0]),
+                f64::from(rotation[1]),
+                f64::from(rotation[2]),
+                f64::from(rotation[3]),
+            );
+            let t = dvec3(translation);
+            let s = dvec3(scale);
+            for (field, finite) in [
+                ("translation", t.is_finite()),
+                ("rotation", q.is_finite()),
+                ("scale", s.is_finite()),
+            ] {
+                if !finite {
+                    return Err(Error::invalid(
+                        format!("{path}.{field}"),
+                        "holds a value that is not a finite number (too large for 32-bit floats)",
+                    ));
+                }
+            }
+            if q.length() < 1e-6 {
+                return Err(Error::invalid(
+                    format!("{path}.rotation"),
+                    "rotation is a zero quaternion (it must be a unit quaternion)",
+                ));
+            }
+            let rest = Transform {
+                translation: t,
+                rotation: q.normalize(),
+                scale: s,
+            };
+            (rest, rest.to_matrix())
+        }
+    })
+}
+
 /// Builds all nodes and a parents-first order, rejecting cycles, shared
 /// children, non-finite transforms and morph weight counts that do not match
 /// the mesh. Every mesh instance's morph weights are charged to the reader's
@@ -30,69 +98,7 @@ pub(super) fn build_nodes(
     for n in doc.nodes() {
         let i = n.index();
         let path = format!("nodes[{i}]");
-        let (rest, rest_matrix) = match n.transform() {
-            gltf::scene::Transform::Matrix { matrix } => {
-                let m = DMat4::from_cols_array_2d(&matrix.map(|c| c.map(f64::from)));
-                if !finite_matrix(&m) {
-                    return Err(Error::invalid(
-                        format!("{path}.matrix"),
-                        "matrix holds a value that is not a finite number (too large for 32-bit floats)",
-                    ));
-                }
-                let (scale, rotation, translation) = m.to_scale_rotation_translation();
-                let rotation = if rotation.is_finite() && rotation.length() > 0.0 {
-                    rotation.normalize()
-                } else {
-                    DQuat::IDENTITY
-                };
-                (
-                    Transform {
-                        translation,
-                        rotation,
-                        scale,
-                    },
-                    m,
-                )
-            }
-            gltf::scene::Transform::Decomposed {
-                translation,
-                rotation,
-                scale,
-            } => {
-                let q = DQuat::from_xyzw(
-                    f64::from(rotation[0]),
-                    f64::from(rotation[1]),
-                    f64::from(rotation[2]),
-                    f64::from(rotation[3]),
-                );
-                let t = dvec3(translation);
-                let s = dvec3(scale);
-                for (field, finite) in [
-                    ("translation", t.is_finite()),
-                    ("rotation", q.is_finite()),
-                    ("scale", s.is_finite()),
-                ] {
-                    if !finite {
-                        return Err(Error::invalid(
-                            format!("{path}.{field}"),
-                            "holds a value that is not a finite number (too large for 32-bit floats)",
-                        ));
-                    }
-                }
-                if q.length() < 1e-6 {
-                    return Err(Error::invalid(
-                        format!("{path}.rotation"),
-                        "rotation is a zero quaternion (it must be a unit quaternion)",
-                    ));
-                }
-                let rest = Transform {
-                    translation: t,
-                    rotation: q.normalize(),
-                    scale: s,
-                };
-                (rest, rest.to_matrix())
-            }
-        };
+        let (rest, rest_matrix) = rest_transform(&n, &path)?;
         // After the finiteness checks, which name the field.
         check_matrix_or_trs(&doc.as_json().nodes[i], &path)?;
         let mut children = Vec::new();
