@@ -262,6 +262,88 @@ impl Compressed<'_> {
     }
 }
 
+/// The primitive's indices (from its Draco stream when it has one), each
+/// checked below the vertex count `count`; `None` when not indexed.
+fn read_indices(
+    prim: &gltf::Primitive<'_>,
+    path: &str,
+    reader: &AccessorReader<'_>,
+    draco: Option<&Compressed<'_>>,
+    count: usize,
+) -> Result<Option<Vec<u32>>> {
+    Ok(match prim.indices() {
+        None => None,
+        Some(acc) => {
+            let ipath = format!("{path}.indices");
+            let rule = Allowed {
+                types: &[U8, U16, U32],
+                dims: SCALAR,
+            };
+            let idx = match draco {
+                Some(c) => {
+                    reader.charge_accessor(&acc, &ipath)?;
+                    if c.mesh.faces() * 3 != acc.count() {
+                        return Err(Error::invalid(
+                            &ipath,
+                            format!(
+                                "the Draco stream decodes {} triangles, but the accessor declares {} indices",
+                                c.mesh.faces(),
+                                acc.count()
+                            ),
+                        ));
+                    }
+                    c.mesh.indices()
+                }
+                None => reader.uints(&acc, &ipath, rule)?,
+            };
+            if let Some(k) = idx.iter().position(|&i| i as usize >= count) {
+                return Err(Error::invalid(
+                    &ipath,
+                    format!(
+                        "index {} at position {k} is out of range ({count} vertices)",
+                        idx[k]
+                    ),
+                ));
+            }
+            Some(idx)
+        }
+    })
+}
+
+/// The primitive's morph targets, each attribute of `count` elements.
+fn read_morph_targets(
+    prim: &gltf::Primitive<'_>,
+    path: &str,
+    reader: &AccessorReader<'_>,
+    quantized: bool,
+    count: usize,
+) -> Result<Vec<MorphTarget>> {
+    let mut morph_targets = Vec::new();
+    for (t, target) in prim.morph_targets().enumerate() {
+        let tpath = format!("{path}.targets[{t}]");
+        let read =
+            |acc: Option<gltf::Accessor<'_>>, what: &str, dims| -> Result<Option<Vec<f32>>> {
+                let Some(acc) = acc else { return Ok(None) };
+                let apath = format!("{tpath}.{what}");
+                let v = reader.floats(&acc, &apath, target_allowed(quantized, dims))?;
+                let n = v.len() / dims[0].multiplicity();
+                if n != count {
+                    return Err(Error::invalid(
+                        apath,
+                        format!("{n} elements, but POSITION has {count}"),
+                    ));
+                }
+                Ok(Some(v))
+            };
+        morph_targets.push(MorphTarget {
+            positions: read(target.positions(), "POSITION", VEC3)?.map(|v| vec3s(&v)),
+            normals: read(target.normals(), "NORMAL", VEC3)?.map(|v| vec3s(&v)),
+            tangents: read(target.tangents(), "TANGENT", VEC3)?.map(|v| vec3s(&v)),
+        });
+    }
+    Ok(morph_targets)
+}
+
 fn build_primitive(
     prim: &gltf::Primitive<'_>,
     path: &str,
@@ -382,67 +464,8 @@ fn build_primitive(
     }
     let influences = build_influences(path, count, joint_sets, weight_sets, reader)?;
 
-    let indices = match prim.indices() {
-        None => None,
-        Some(acc) => {
-            let ipath = format!("{path}.indices");
-            let rule = Allowed {
-                types: &[U8, U16, U32],
-                dims: SCALAR,
-            };
-            let idx = match draco {
-                Some(c) => {
-                    reader.charge_accessor(&acc, &ipath)?;
-                    if c.mesh.faces() * 3 != acc.count() {
-                        return Err(Error::invalid(
-                            &ipath,
-                            format!(
-                                "the Draco stream decodes {} triangles, but the accessor declares {} indices",
-                                c.mesh.faces(),
-                                acc.count()
-                            ),
-                        ));
-                    }
-                    c.mesh.indices()
-                }
-                None => reader.uints(&acc, &ipath, rule)?,
-            };
-            if let Some(k) = idx.iter().position(|&i| i as usize >= count) {
-                return Err(Error::invalid(
-                    &ipath,
-                    format!(
-                        "index {} at position {k} is out of range ({count} vertices)",
-                        idx[k]
-                    ),
-                ));
-            }
-            Some(idx)
-        }
-    };
-
-    let mut morph_targets = Vec::new();
-    for (t, target) in prim.morph_targets().enumerate() {
-        let tpath = format!("{path}.targets[{t}]");
-        let read =
-            |acc: Option<gltf::Accessor<'_>>, what: &str, dims| -> Result<Option<Vec<f32>>> {
-                let Some(acc) = acc else { return Ok(None) };
-                let apath = format!("{tpath}.{what}");
-                let v = reader.floats(&acc, &apath, target_allowed(quantized, dims))?;
-                let n = v.len() / dims[0].multiplicity();
-                if n != count {
-                    return Err(Error::invalid(
-                        apath,
-                        format!("{n} elements, but POSITION has {count}"),
-                    ));
-                }
-                Ok(Some(v))
-            };
-        morph_targets.push(MorphTarget {
-            positions: read(target.positions(), "POSITION", VEC3)?.map(|v| vec3s(&v)),
-            normals: read(target.normals(), "NORMAL", VEC3)?.map(|v| vec3s(&v)),
-            tangents: read(target.tangents(), "TANGENT", VEC3)?.map(|v| vec3s(&v)),
-        });
-    }
+    let indices = read_indices(prim, path, reader, draco, count)?;
+    let morph_targets = read_morph_targets(prim, path, reader, quantized, count)?;
 
     Ok(Primitive {
         mode,
