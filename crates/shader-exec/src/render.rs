@@ -82,6 +82,131 @@ fn uniform_entry(binding: u32) -> wgpu::BindGroupLayoutEntry {
     }
 }
 
+/// One buffer per attribute, with its format: positions, normals, then
+/// (bone path) UV1..UV4.
+fn attribute_bytes(
+    entry: Entry,
+    params: &ParamValues,
+    input: &VertexInput<'_>,
+) -> Vec<(Vec<u8>, wgpu::VertexFormat)> {
+    let n = input.positions.len();
+    let zeros3 = vec![[0.0f32; 3]; n];
+    let mut buffers: Vec<(Vec<u8>, wgpu::VertexFormat)> = vec![
+        (
+            bytemuck::cast_slice(input.positions).to_vec(),
+            wgpu::VertexFormat::Float32x3,
+        ),
+        (
+            bytemuck::cast_slice(input.normals.unwrap_or(&zeros3)).to_vec(),
+            wgpu::VertexFormat::Float32x3,
+        ),
+    ];
+    if entry == Entry::Bones {
+        let channels = params.channels as usize;
+        for c in 0..4 {
+            let uv: Vec<[f32; 4]> = (0..n)
+                .map(|v| {
+                    if c < channels {
+                        input.channels[v * channels + c]
+                    } else {
+                        [0.0; 4]
+                    }
+                })
+                .collect();
+            buffers.push((
+                bytemuck::cast_slice(&uv).to_vec(),
+                wgpu::VertexFormat::Float32x4,
+            ));
+        }
+    }
+    buffers
+}
+
+/// Draws `n` points with `pipeline` into a cleared depth target and reads
+/// the depths back.
+fn render_points(
+    gpu: &Gpu,
+    pipeline: &wgpu::RenderPipeline,
+    [group0, group1]: [&wgpu::BindGroup; 2],
+    vertex_buffers: &[wgpu::Buffer],
+    n: usize,
+) -> Result<DepthImage, String> {
+    let device = &gpu.device;
+    let size = wgpu::Extent3d {
+        width: SIZE,
+        height: SIZE,
+        depth_or_array_layers: 1,
+    };
+    let depth = device.create_texture(&wgpu::TextureDescriptor {
+        label: Some("depth"),
+        size,
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format: wgpu::TextureFormat::Depth32Float,
+        usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+        view_formats: &[],
+    });
+    let depth_view = depth.create_view(&Default::default());
+    let read = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("depth readback"),
+        size: u64::from(SIZE * SIZE * 4),
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut encoder = device.create_command_encoder(&Default::default());
+    {
+        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("points"),
+            color_attachments: &[],
+            depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                view: &depth_view,
+                depth_ops: Some(wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(1.0),
+                    store: wgpu::StoreOp::Store,
+                }),
+                stencil_ops: None,
+            }),
+            timestamp_writes: None,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        pass.set_pipeline(pipeline);
+        pass.set_bind_group(0, group0, &[]);
+        pass.set_bind_group(1, group1, &[]);
+        for (slot, buffer) in vertex_buffers.iter().enumerate() {
+            pass.set_vertex_buffer(slot as u32, buffer.slice(..));
+        }
+        pass.draw(0..n as u32, 0..1);
+    }
+    encoder.copy_texture_to_buffer(
+        wgpu::TexelCopyTextureInfo {
+            texture: &depth,
+            mip_level: 0,
+            origin: wgpu::Origin3d::ZERO,
+            aspect: wgpu::TextureAspect::DepthOnly,
+        },
+        wgpu::TexelCopyBufferInfo {
+            buffer: &read,
+            layout: wgpu::TexelCopyBufferLayout {
+                offset: 0,
+                bytes_per_row: Some(SIZE * 4),
+                rows_per_image: Some(SIZE),
+            },
+        },
+        size,
+    );
+    gpu.queue.submit([encoder.finish()]);
+    let slice = read.slice(..);
+    slice.map_async(wgpu::MapMode::Read, |_| {});
+    device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .map_err(|e| format!("waiting for the GPU: {e}"))?;
+    let depths = bytemuck::cast_slice::<u8, f32>(&slice.get_mapped_range()).to_vec();
+    read.unmap();
+    Ok(DepthImage { depths })
+}
+
 #[allow(clippy::too_many_arguments)]
 fn draw(
     gpu: &Gpu,
@@ -114,37 +239,8 @@ fn draw(
         immediate_size: 0,
     });
 
-    // One buffer per attribute: positions, normals, then (bone path) UV1..UV4.
     let n = input.positions.len();
-    let zeros3 = vec![[0.0f32; 3]; n];
-    let mut buffers: Vec<(Vec<u8>, wgpu::VertexFormat)> = vec![
-        (
-            bytemuck::cast_slice(input.positions).to_vec(),
-            wgpu::VertexFormat::Float32x3,
-        ),
-        (
-            bytemuck::cast_slice(input.normals.unwrap_or(&zeros3)).to_vec(),
-            wgpu::VertexFormat::Float32x3,
-        ),
-    ];
-    if entry == Entry::Bones {
-        let channels = params.channels as usize;
-        for c in 0..4 {
-            let uv: Vec<[f32; 4]> = (0..n)
-                .map(|v| {
-                    if c < channels {
-                        input.channels[v * channels + c]
-                    } else {
-                        [0.0; 4]
-                    }
-                })
-                .collect();
-            buffers.push((
-                bytemuck::cast_slice(&uv).to_vec(),
-                wgpu::VertexFormat::Float32x4,
-            ));
-        }
-    }
+    let buffers = attribute_bytes(entry, params, input);
     let attributes: Vec<[wgpu::VertexAttribute; 1]> = buffers
         .iter()
         .enumerate()
@@ -240,77 +336,5 @@ fn draw(
         ],
     });
 
-    let size = wgpu::Extent3d {
-        width: SIZE,
-        height: SIZE,
-        depth_or_array_layers: 1,
-    };
-    let depth = device.create_texture(&wgpu::TextureDescriptor {
-        label: Some("depth"),
-        size,
-        mip_level_count: 1,
-        sample_count: 1,
-        dimension: wgpu::TextureDimension::D2,
-        format: wgpu::TextureFormat::Depth32Float,
-        usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
-        view_formats: &[],
-    });
-    let depth_view = depth.create_view(&Default::default());
-    let read = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("depth readback"),
-        size: u64::from(SIZE * SIZE * 4),
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    let mut encoder = device.create_command_encoder(&Default::default());
-    {
-        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-            label: Some("points"),
-            color_attachments: &[],
-            depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-                view: &depth_view,
-                depth_ops: Some(wgpu::Operations {
-                    load: wgpu::LoadOp::Clear(1.0),
-                    store: wgpu::StoreOp::Store,
-                }),
-                stencil_ops: None,
-            }),
-            timestamp_writes: None,
-            occlusion_query_set: None,
-            multiview_mask: None,
-        });
-        pass.set_pipeline(&pipeline);
-        pass.set_bind_group(0, &group0, &[]);
-        pass.set_bind_group(1, &group1, &[]);
-        for (slot, buffer) in vertex_buffers.iter().enumerate() {
-            pass.set_vertex_buffer(slot as u32, buffer.slice(..));
-        }
-        pass.draw(0..n as u32, 0..1);
-    }
-    encoder.copy_texture_to_buffer(
-        wgpu::TexelCopyTextureInfo {
-            texture: &depth,
-            mip_level: 0,
-            origin: wgpu::Origin3d::ZERO,
-            aspect: wgpu::TextureAspect::DepthOnly,
-        },
-        wgpu::TexelCopyBufferInfo {
-            buffer: &read,
-            layout: wgpu::TexelCopyBufferLayout {
-                offset: 0,
-                bytes_per_row: Some(SIZE * 4),
-                rows_per_image: Some(SIZE),
-            },
-        },
-        size,
-    );
-    gpu.queue.submit([encoder.finish()]);
-    let slice = read.slice(..);
-    slice.map_async(wgpu::MapMode::Read, |_| {});
-    device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .map_err(|e| format!("waiting for the GPU: {e}"))?;
-    let depths = bytemuck::cast_slice::<u8, f32>(&slice.get_mapped_range()).to_vec();
-    read.unmap();
-    Ok(DepthImage { depths })
+    render_points(gpu, &pipeline, [&group0, &group1], &vertex_buffers, n)
 }
