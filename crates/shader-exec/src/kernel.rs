@@ -384,31 +384,45 @@ impl Kernels {
         encoder.copy_buffer_to_buffer(&output, 0, &read, 0, total);
         gpu.queue.submit([encoder.finish()]);
 
-        let slice = read.slice(..);
-        slice.map_async(wgpu::MapMode::Read, |_| {});
-        device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| format!("waiting for the GPU: {e}"))?;
-        let mapped = slice.get_mapped_range();
-        let floats: &[f32] = bytemuck::cast_slice(&mapped);
-        let per_state = (0..states.len())
-            .map(|k| {
-                let base = k * out_stride as usize / 4;
-                (0..n)
-                    .map(|v| {
-                        let at = base + v * 8;
-                        GpuVertex {
-                            position: Vec3::from_slice(&floats[at..at + 3]),
-                            normal: Vec3::from_slice(&floats[at + 4..at + 7]),
-                        }
-                    })
-                    .collect()
-            })
-            .collect();
-        drop(mapped);
-        read.unmap();
-        Ok(per_state)
+        read_back(gpu, &read, states.len(), out_stride, n)
     }
+}
+
+/// Maps the readback buffer once the GPU is done and splits it into the
+/// deformed vertices of each of `states` states (`n` vertices each, a
+/// state's slice `out_stride` bytes apart).
+fn read_back(
+    gpu: &Gpu,
+    read: &wgpu::Buffer,
+    states: usize,
+    out_stride: u64,
+    n: usize,
+) -> Result<Vec<Vec<GpuVertex>>, String> {
+    let device = &gpu.device;
+    let slice = read.slice(..);
+    slice.map_async(wgpu::MapMode::Read, |_| {});
+    device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .map_err(|e| format!("waiting for the GPU: {e}"))?;
+    let mapped = slice.get_mapped_range();
+    let floats: &[f32] = bytemuck::cast_slice(&mapped);
+    let per_state = (0..states)
+        .map(|k| {
+            let base = k * out_stride as usize / 4;
+            (0..n)
+                .map(|v| {
+                    let at = base + v * 8;
+                    GpuVertex {
+                        position: Vec3::from_slice(&floats[at..at + 3]),
+                        normal: Vec3::from_slice(&floats[at + 4..at + 7]),
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    drop(mapped);
+    read.unmap();
+    Ok(per_state)
 }
 
 /// Uploads the three textures of binding group 0 and returns their views.
