@@ -16,32 +16,13 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::reference::{clip_of_row, deform, diagonal, mesh_node, pose_at};
-use common::{bake, shared_models};
+use common::{bake, containers, shared_models};
 use glam::{DMat4, DVec3};
 use half::f16;
 use rigbake_core::eval::sample::LocalPose;
 use rigbake_core::import::{ImportOptions, import_file};
 use rigbake_format::container::Container;
 use rigbake_format::meta::{LookupUv, PrimitiveUvSets};
-
-/// Every container under `dir`, at any depth (a folder bake mirrors the
-/// models' folders).
-fn containers(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "rigbake") {
-                out.push(path);
-            }
-        }
-    }
-    out.sort();
-    out
-}
 
 /// A glTF node's matrix (column-major) as f64.
 fn node_matrix(node: &gltf::Node<'_>) -> DMat4 {

@@ -11,29 +11,11 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use common::{bake, rigbake, shared_models};
+use common::{bake, containers, rigbake, shared_models};
 use rigbake::playback::{self, Decode, Paths};
 use rigbake::verify::{self, Subject};
-
-/// Every container under `dir`, sorted.
-fn containers(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "rigbake") {
-                out.push(path);
-            }
-        }
-    }
-    out.sort();
-    out
-}
 
 /// Measures both paths of `container` (whole; then with the VAT path
 /// streamed in windows of `window_bytes`) and asserts the same numbers;

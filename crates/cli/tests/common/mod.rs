@@ -172,8 +172,19 @@ pub fn glb_primitive(g: &gltf::Gltf, mesh: usize, primitive: usize) -> gltf::Pri
         .unwrap_or_else(|| panic!("the GLB has no meshes[{mesh}].primitives[{primitive}]"))
 }
 
-/// All files under `dir` with their bytes, as (relative path, bytes), sorted.
-pub fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+/// Every container (`*.rigbake`) under `dir`, at any depth (a folder bake
+/// mirrors the models' folders), sorted.
+pub fn containers(dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = tree_paths(dir)
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "rigbake"))
+        .collect();
+    out.sort();
+    out
+}
+
+/// Every file under `dir`, at any depth (full paths, in no set order).
+fn tree_paths(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -182,11 +193,22 @@ pub fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
             if p.is_dir() {
                 stack.push(p);
             } else {
-                let rel = p.strip_prefix(dir).unwrap().to_path_buf();
-                out.push((rel, std::fs::read(&p).unwrap()));
+                out.push(p);
             }
         }
     }
+    out
+}
+
+/// All files under `dir` with their bytes, as (relative path, bytes), sorted.
+pub fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out: Vec<(PathBuf, Vec<u8>)> = tree_paths(dir)
+        .into_iter()
+        .map(|p| {
+            let bytes = std::fs::read(&p).unwrap();
+            (p.strip_prefix(dir).unwrap().to_path_buf(), bytes)
+        })
+        .collect();
     out.sort();
     out
 }
