@@ -174,18 +174,14 @@ fn state_at(clip: &LoadedClip, frame: u32) -> GpuState {
 /// a VAT path loaded with [`crate::playback::Decode::Rows`] must decode
 /// ([`crate::playback::VatPlayback::window`]) before it is drawn.
 pub fn rows_drawn(loaded: &Loaded, cells: &[(usize, u32)]) -> Vec<u32> {
+    let last_row = loaded.vat.as_ref().map_or(u32::MAX, |v| {
+        let frames = v.primitives.iter().map(|p| p.address.frames).max();
+        frames.unwrap_or(0).saturating_sub(1)
+    });
     let mut rows: Vec<u32> = cells
         .iter()
         .filter_map(|&(c, f)| loaded.clips.get(c).map(|clip| state_at(clip, f)))
-        .flat_map(|gpu| {
-            gpu.active_rows()
-                .flat_map(|a| {
-                    let row = a[2] as u32;
-                    [Some(row), (a[1] > 0.0).then(|| row.saturating_add(1))]
-                })
-                .flatten()
-                .collect::<Vec<u32>>()
-        })
+        .flat_map(|gpu| gpu.rows_read(last_row).collect::<Vec<u32>>())
         .collect();
     rows.sort_unstable();
     rows.dedup();

@@ -610,20 +610,11 @@ fn evaluate(
         .collect()
 }
 
-/// The timeline rows sample `s` reads (each active row, and the next one
-/// where it blends into it), below `frames`.
+/// The timeline rows sample `s` reads (sorted, distinct), below `frames`.
 fn rows_read(subject: &Subject<'_>, s: &Sample, frames: u32) -> Vec<u32> {
     let clip = &subject.clips[s.clip];
     let gpu = state_at(&clip.info, s.time, s.mode);
-    let last = frames.saturating_sub(1);
-    let mut rows = Vec::with_capacity(2);
-    for a in gpu.active_rows() {
-        let row = (a[2] as u32).min(last);
-        rows.push(row);
-        if a[1] > 0.0 {
-            rows.push(row.saturating_add(1).min(last));
-        }
-    }
+    let mut rows: Vec<u32> = gpu.rows_read(frames.saturating_sub(1)).collect();
     rows.sort_unstable();
     rows.dedup();
     rows

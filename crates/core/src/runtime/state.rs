@@ -252,6 +252,17 @@ impl GpuState {
         self.rows.iter().filter(|r| r[0] > 0.0)
     }
 
+    /// The timeline rows a shader fetches in this state, as both paths do:
+    /// each active row, and where it blends into the next, that row
+    /// (`row + 1`, at most `last_row`). Unsorted; may repeat.
+    pub fn rows_read(&self, last_row: u32) -> impl Iterator<Item = u32> + '_ {
+        self.active_rows().flat_map(move |a| {
+            let row = a[2] as u32;
+            let next = (a[1] > 0.0).then(|| row.saturating_add(1).min(last_row));
+            std::iter::once(row).chain(next)
+        })
+    }
+
     /// The 16 floats as a shader reads them, row after row.
     pub fn to_floats(&self) -> [f32; 16] {
         let mut out = [0.0; 16];

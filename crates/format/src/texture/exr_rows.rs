@@ -220,10 +220,23 @@ mod tests {
     use crate::texture::{Precision, RgbaImage, exr};
     use std::io::Cursor;
 
-    fn image(width: usize, height: usize) -> Vec<f32> {
-        (0..width * height * 4)
+    /// A `width` x `height` EXR of varied values at `precision`.
+    fn exr_bytes(width: usize, height: usize, precision: Precision) -> Vec<u8> {
+        let data: Vec<f32> = (0..width * height * 4)
             .map(|i| (i as f32 * 0.37).sin() * 100.0)
-            .collect()
+            .collect();
+        let mut bytes = Cursor::new(Vec::new());
+        exr::write(
+            &mut bytes,
+            &RgbaImage {
+                width,
+                height,
+                data: &data,
+            },
+            precision,
+        )
+        .unwrap();
+        bytes.into_inner()
     }
 
     /// Rows read on their own equal the same rows of the whole decode
@@ -232,20 +245,8 @@ mod tests {
     #[test]
     fn chosen_rows_match_the_whole_decode() {
         let (w, h) = (37, 53);
-        let data = image(w, h);
         for precision in [Precision::F32, Precision::F16] {
-            let mut bytes = Cursor::new(Vec::new());
-            exr::write(
-                &mut bytes,
-                &RgbaImage {
-                    width: w,
-                    height: h,
-                    data: &data,
-                },
-                precision,
-            )
-            .unwrap();
-            let bytes = bytes.into_inner();
+            let bytes = exr_bytes(w, h, precision);
             let whole = exr::read(Cursor::new(&bytes)).unwrap();
             for rows in [vec![0u32], vec![3, 15, 16, 17, 40, 52], (0..53).collect()] {
                 for channels in [3, 4] {
@@ -266,19 +267,7 @@ mod tests {
     #[test]
     fn bad_requests_and_files_are_errors() {
         let (w, h) = (8, 8);
-        let data = image(w, h);
-        let mut bytes = Cursor::new(Vec::new());
-        exr::write(
-            &mut bytes,
-            &RgbaImage {
-                width: w,
-                height: h,
-                data: &data,
-            },
-            Precision::F32,
-        )
-        .unwrap();
-        let bytes = bytes.into_inner();
+        let bytes = exr_bytes(w, h, Precision::F32);
         let read =
             |rows: &[u32], w: usize, bytes: &[u8]| read_rows(Cursor::new(bytes), w, h, rows, 3);
         assert!(read(&[2, 1], w, &bytes).is_err(), "unsorted");
