@@ -125,14 +125,24 @@ pub fn up_to_date_outputs(
     if c.bake_key() != Some(key) {
         return None;
     }
-    let outputs = c.outputs()?;
+    let outputs = c.records().outputs.as_ref()?;
     let listed = |name: &Option<String>| {
         name.as_deref()
             .is_none_or(|n| outputs.files.iter().any(|f| f.name == n))
     };
-    let records_listed = c.vat().is_none_or(|v| listed(&v.playback_file))
-        && c.weights().is_none_or(|w| listed(&w.mesh_file))
-        && c.rig().is_none_or(|r| listed(&r.anchor_texture));
+    let records_listed = c
+        .records()
+        .vat
+        .as_ref()
+        .is_none_or(|v| listed(&v.playback_file))
+        && c.records()
+            .weights
+            .as_ref()
+            .is_none_or(|w| listed(&w.mesh_file))
+        && c.records()
+            .rig
+            .as_ref()
+            .is_none_or(|r| listed(&r.anchor_texture));
     if !records_listed {
         return None;
     }

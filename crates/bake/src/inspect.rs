@@ -162,7 +162,7 @@ fn verify(
             .filter(|t| t.storage == Storage::File)
             .map(|t| (t.name.clone(), t.bytes, t.crc32)),
     );
-    if let Some(vat) = container.vat() {
+    if let Some(vat) = container.records().vat.as_ref() {
         files.extend(
             vat.textures
                 .iter()
@@ -170,7 +170,7 @@ fn verify(
                 .map(|t| (t.name.clone(), t.bytes, t.crc32)),
         );
     }
-    if let Some(outputs) = container.outputs() {
+    if let Some(outputs) = container.records().outputs.as_ref() {
         files.extend(
             outputs
                 .files
@@ -231,19 +231,23 @@ pub fn load_report(
             bytes: container.file_len(),
             sections: container.sections().iter().map(section_info).collect(),
             bake_key: container.bake_key().map(str::to_owned),
-            source_location: container.source_location().map(|s| s.relative_path.clone()),
+            source_location: container
+                .records()
+                .source
+                .as_ref()
+                .map(|s| s.relative_path.clone()),
         },
-        totals: totals(container.metadata(), container.vat()),
+        totals: totals(container.metadata(), container.records().vat.as_ref()),
         metadata: container.metadata().clone(),
-        vat: container.vat().cloned(),
-        weights: container.weights().cloned(),
-        rig: container.rig().cloned(),
-        texture_layout: container.layout().cloned(),
-        vat_compression: container.vat_compression().cloned(),
-        lods: container.lods().cloned(),
-        lod_details: container.lod_details().cloned(),
-        texture_container: container.texture_container_record().copied(),
-        placement: container.placement().cloned(),
+        vat: container.records().vat.as_ref().cloned(),
+        weights: container.records().weights.as_ref().cloned(),
+        rig: container.records().rig.as_ref().cloned(),
+        texture_layout: container.records().layout.as_ref().cloned(),
+        vat_compression: container.records().vat_compression.as_ref().cloned(),
+        lods: container.records().lods.as_ref().cloned(),
+        lod_details: container.records().lod_details.as_ref().cloned(),
+        texture_container: container.records().texture_container.as_ref().copied(),
+        placement: container.records().placement.as_ref().cloned(),
         verified,
         sidecar: crate::sidecar::Sidecar::build(crate::sidecar::Records {
             container: &file
@@ -251,17 +255,7 @@ pub fn load_report(
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default(),
             metadata: container.metadata(),
-            vat: container.vat(),
-            weights: container.weights(),
-            rig: container.rig(),
-            bounds: container.bounds(),
-            layout: container.layout(),
-            uv_sets: container.uv_sets(),
-            root_motion: container.root_motion(),
-            lods: container.lods(),
-            lod_details: container.lod_details(),
-            texture_container: container.texture_container(),
-            placement: container.placement(),
+            records: container.records(),
         }),
     };
     Ok((report, problem))

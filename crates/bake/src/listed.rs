@@ -41,14 +41,14 @@ pub fn listed_files<R: std::io::Read + std::io::Seek>(c: &Container<R>) -> Vec<L
             add(&t.name, t.bytes, t.crc32);
         }
     }
-    if let Some(vat) = c.vat() {
+    if let Some(vat) = c.records().vat.as_ref() {
         for t in &vat.textures {
             if t.storage == Storage::File {
                 add(&t.name, t.bytes, t.crc32);
             }
         }
     }
-    if let Some(outputs) = c.outputs() {
+    if let Some(outputs) = c.records().outputs.as_ref() {
         for f in &outputs.files {
             add(&f.name, f.bytes, f.crc32);
         }

@@ -10,9 +10,7 @@
 //! field) for any container, and a test keeps the file and that field equal.
 
 use rigbake_format::meta::{
-    BoundsMetadata, FoldMeta, FoldedTexture, LayoutMetadata, Metadata, PrimitiveUvSets,
-    RigMetadata, RootMotionMetadata, Storage, UvSetsMetadata, VatLayoutMode, VatMetadata,
-    WeightsMetadata,
+    FoldMeta, FoldedTexture, Metadata, PrimitiveUvSets, RootMotionMetadata, Storage, VatLayoutMode,
 };
 use rigbake_format::texture::gpu::TextureContainer;
 use serde::Serialize;
@@ -428,36 +426,16 @@ pub struct SidecarVatPrimitive {
     pub lookup_uv_set: Option<u32>,
 }
 
-/// The records of one container.
+/// What a sidecar is built from: one container's name, metadata and
+/// records.
 #[derive(Debug, Clone, Copy)]
 pub struct Records<'a> {
     /// The container's file name.
     pub container: &'a str,
     /// Bake metadata.
     pub metadata: &'a Metadata,
-    /// VAT record.
-    pub vat: Option<&'a VatMetadata>,
-    /// Weights record.
-    pub weights: Option<&'a WeightsMetadata>,
-    /// Rig record.
-    pub rig: Option<&'a RigMetadata>,
-    /// Bounds record.
-    pub bounds: Option<&'a BoundsMetadata>,
-    /// Layout record (atlas placement, folds).
-    pub layout: Option<&'a LayoutMetadata>,
-    /// UV-set record (which TEXCOORD sets hold the lookup UV and weights).
-    pub uv_sets: Option<&'a UvSetsMetadata>,
-    /// Root-motion record.
-    pub root_motion: Option<&'a RootMotionMetadata>,
-    /// LOD record.
-    pub lods: Option<&'a rigbake_format::meta::LodsMetadata>,
-    /// LOD detail record.
-    pub lod_details: Option<&'a rigbake_format::meta::LodDetailsMetadata>,
-    /// The container of every texture (the texture-container record; EXR
-    /// without it).
-    pub texture_container: TextureContainer,
-    /// Placement record (format 1.11).
-    pub placement: Option<&'a rigbake_format::meta::PlacementMetadata>,
+    /// Every optional record.
+    pub records: &'a rigbake_format::records::Records,
 }
 
 fn storage_name(storage: Storage, name: &str) -> &'static str {
@@ -473,13 +451,15 @@ impl Sidecar {
     pub fn build(r: Records<'_>) -> Self {
         let m = r.metadata;
         let fold = |t: FoldedTexture| {
-            r.layout
+            r.records
+                .layout
+                .as_ref()
                 .and_then(|l| l.folds.iter().find(|f| f.texture == t))
                 .map(SidecarFold::from)
         };
         let textures = textures_part(&r);
         let vat_base = m.textures.len();
-        let boxes = r.bounds.map(|b| &b.clips);
+        let boxes = r.records.bounds.as_ref().map(|b| &b.clips);
         Self {
             schema_version: SIDECAR_SCHEMA_VERSION,
             container: r.container.to_owned(),
@@ -491,11 +471,23 @@ impl Sidecar {
             sampling: m.options.sampling,
             orientation: ORIENTATION,
             reference_node: r
+                .records
                 .bounds
+                .as_ref()
                 .and_then(|b| b.reference_node.clone())
-                .or_else(|| r.vat.and_then(|v| v.reference_node.clone()))
-                .or_else(|| r.rig.and_then(|g| g.reference_node.clone())),
-            placement: r.placement.map(|p| p.reference.clone()),
+                .or_else(|| {
+                    r.records
+                        .vat
+                        .as_ref()
+                        .and_then(|v| v.reference_node.clone())
+                })
+                .or_else(|| {
+                    r.records
+                        .rig
+                        .as_ref()
+                        .and_then(|g| g.reference_node.clone())
+                }),
+            placement: r.records.placement.as_ref().map(|p| p.reference.clone()),
             clips: m
                 .clips
                 .iter()
@@ -523,11 +515,18 @@ impl Sidecar {
                     parents: s.parents.clone(),
                     mesh_nodes: s.mesh_nodes.clone(),
                     texture: s.texture as usize,
-                    placement: r.placement.and_then(|p| p.skins.get(i)).cloned(),
+                    placement: r
+                        .records
+                        .placement
+                        .as_ref()
+                        .and_then(|p| p.skins.get(i))
+                        .cloned(),
                 })
                 .collect(),
             anchors: r
+                .records
                 .rig
+                .as_ref()
                 .map(|g| {
                     g.anchors
                         .iter()
@@ -541,16 +540,19 @@ impl Sidecar {
                         .collect()
                 })
                 .unwrap_or_default(),
-            anchor_texture: r.rig.and_then(|g| g.anchor_texture.clone()).map(|file| {
-                SidecarAnchorTexture {
+            anchor_texture: r
+                .records
+                .rig
+                .as_ref()
+                .and_then(|g| g.anchor_texture.clone())
+                .map(|file| SidecarAnchorTexture {
                     file,
                     fold: fold(FoldedTexture::Anchors),
-                }
-            }),
+                }),
             textures,
             weights: weights_part(&r),
             vat: vat_part(&r, vat_base),
-            root_motion: r.root_motion.cloned(),
+            root_motion: r.records.root_motion.as_ref().cloned(),
             lods: lods_part(&r),
         }
     }
@@ -570,10 +572,12 @@ fn textures_part(r: &Records<'_>) -> Vec<SidecarTexture> {
     use rigbake_format::meta::{VatEncoding, VatStream};
     use rigbake_format::texture::Precision;
     let m = r.metadata;
-    let container = r.texture_container;
+    let container = r.records.texture_container();
     let supercompression = (container == TextureContainer::Ktx2Zstd).then_some("zstd");
     let fold = |t: FoldedTexture| {
-        r.layout
+        r.records
+            .layout
+            .as_ref()
             .and_then(|l| l.folds.iter().find(|f| f.texture == t))
             .map(SidecarFold::from)
     };
@@ -604,12 +608,12 @@ fn textures_part(r: &Records<'_>) -> Vec<SidecarTexture> {
             max_error: t.max_error,
         })
         .collect();
-    if let Some(vat) = r.vat {
+    if let Some(vat) = r.records.vat.as_ref() {
         // Each VAT texture's fold and page: a folded stream's fold is
         // recorded on its first page, and pages follow it in order.
         let mut pages: Vec<(Option<SidecarFold>, Option<u32>)> =
             vec![(None, None); vat.textures.len()];
-        for f in r.layout.map_or(&[][..], |l| &l.folds[..]) {
+        for f in r.records.layout.as_ref().map_or(&[][..], |l| &l.folds[..]) {
             if let FoldedTexture::Vat(first) = f.texture {
                 for k in 0..f.pages {
                     let at = first as usize + k as usize;
@@ -664,7 +668,9 @@ fn uv_entry<'a>(
     primitive: u32,
 ) -> Option<&'a PrimitiveUvSets> {
     let file = file?;
-    r.uv_sets?
+    r.records
+        .uv_sets
+        .as_ref()?
         .primitives
         .iter()
         .find(|u| &u.file == file && u.mesh == mesh && u.primitive == primitive)
@@ -673,7 +679,9 @@ fn uv_entry<'a>(
 /// The weights mesh of weights entry `entry` when it is a LOD level above
 /// 0 (those live in their level's own file).
 fn lod_file<'a>(r: &Records<'a>, entry: usize) -> Option<&'a String> {
-    r.lods?
+    r.records
+        .lods
+        .as_ref()?
         .groups
         .iter()
         .flat_map(|g| g.levels.iter().skip(1))
@@ -685,7 +693,7 @@ fn lod_file<'a>(r: &Records<'a>, entry: usize) -> Option<&'a String> {
 fn weights_part(r: &Records<'_>) -> Option<SidecarWeights> {
     let uv = |file, mesh, primitive| uv_entry(r, file, mesh, primitive);
     let lod_file = |entry| lod_file(r, entry);
-    r.weights.map(|w| SidecarWeights {
+    r.records.weights.as_ref().map(|w| SidecarWeights {
         mesh_file: w.mesh_file.clone(),
         max_influences: w.max_influences,
         channels: w.channels,
@@ -719,13 +727,13 @@ fn weights_part(r: &Records<'_>) -> Option<SidecarWeights> {
 
 /// The sidecar's VAT part; its texture indices start at `vat_base`.
 fn vat_part(r: &Records<'_>, vat_base: usize) -> Option<SidecarVat> {
-    let placement = r.layout.and_then(|l| l.vat.as_ref());
+    let placement = r.records.layout.as_ref().and_then(|l| l.vat.as_ref());
     let uv = |file, mesh, primitive| uv_entry(r, file, mesh, primitive);
-    r.vat.map(|v| SidecarVat {
+    r.records.vat.as_ref().map(|v| SidecarVat {
         mesh_file: v.playback_file.clone(),
         normal_convention: v.normal_convention,
         layout: placement.map_or(VatLayoutMode::PerPrimitive, |p| p.layout),
-        lookup_uv: r.placement.map(|p| p.lookup_uv),
+        lookup_uv: r.records.placement.as_ref().map(|p| p.lookup_uv),
         primitives: v
             .primitives
             .iter()
@@ -753,7 +761,7 @@ fn vat_part(r: &Records<'_>, vat_base: usize) -> Option<SidecarVat> {
 
 /// The sidecar's LOD groups, with each level's details.
 fn lods_part(r: &Records<'_>) -> Vec<SidecarLodGroup> {
-    r.lods.map_or_else(Vec::new, |l| {
+    r.records.lods.as_ref().map_or_else(Vec::new, |l| {
         l.groups
             .iter()
             .enumerate()
@@ -767,7 +775,10 @@ fn lods_part(r: &Records<'_>) -> Vec<SidecarLodGroup> {
                         (
                             k,
                             level,
-                            r.lod_details.and_then(|d| d.groups.get(gi)?.get(k)),
+                            r.records
+                                .lod_details
+                                .as_ref()
+                                .and_then(|d| d.groups.get(gi)?.get(k)),
                         )
                     })
                     .map(|(k, level, detail)| SidecarLodLevel {

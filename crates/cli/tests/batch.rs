@@ -78,8 +78,8 @@ fn example_manifest_bakes_split_renamed_and_blended_clips() {
             ("wave+curl@1", 31, false)
         ]
     );
-    assert!(c.vat().is_some(), "vat output requested");
-    let rig = c.rig().unwrap();
+    assert!(c.records().vat.as_ref().is_some(), "vat output requested");
+    let rig = c.records().rig.as_ref().unwrap();
     assert_eq!(rig.anchors[0].node, "seg7");
     assert!(out.path().join("tentacle/anchors.exr").is_file());
     // Glob entry: 15 fps, f16, mat3x4.
@@ -94,7 +94,7 @@ fn example_manifest_bakes_split_renamed_and_blended_clips() {
     assert!(m.textures[0].max_error > 0.0, "f16 records an error");
     let eight =
         Container::open(&out.path().join("eight_influences/eight_influences.rigbake")).unwrap();
-    assert_eq!(eight.weights().unwrap().max_influences, 8);
+    assert_eq!(eight.records().weights.as_ref().unwrap().max_influences, 8);
 }
 
 #[test]
@@ -235,20 +235,22 @@ weights = [0.25, 0.75]
     );
     assert_eq!(m.clips[0].frames, 25, "1 s at 24 fps");
     assert!(m.clips[0].looping);
-    let vat = c.vat().unwrap();
+    let vat = c.records().vat.as_ref().unwrap();
     assert_eq!(vat.encoding, rigbake_format::meta::VatEncoding::Png16);
     assert!(
         vat.power_of_two && vat.primitives[0].tangents.is_none(),
         "greenman has no tangents"
     );
     assert!(
-        c.rig()
+        c.records()
+            .rig
+            .as_ref()
             .unwrap()
             .anchors
             .iter()
             .any(|a| a.node == "socket_hat")
     );
-    assert!(c.weights().unwrap().max_influences == 4);
+    assert!(c.records().weights.as_ref().unwrap().max_influences == 4);
     let fox = Container::open(&dir.path().join("baked/khronos/Fox/Fox.rigbake")).unwrap();
     assert!(
         matches!(
@@ -770,7 +772,7 @@ fn vat_takes_a_manifest_like_bake() {
             ]
         );
         let c = Container::open(&dir.path().join("baked/tentacle/tentacle.rigbake")).unwrap();
-        assert!(c.vat().is_some(), "a VAT bake");
+        assert!(c.records().vat.as_ref().is_some(), "a VAT bake");
         assert!(
             c.metadata().textures.is_empty(),
             "VAT only: no bone textures"

@@ -41,9 +41,11 @@ fn vat(out: &Path, flags: &[&str], threads: usize) {
 
 fn records(out: &Path) -> (VatMetadata, Vec<TextureCompression>) {
     let c = Container::open(&out.join("tentacle/tentacle.rigbake")).unwrap();
-    let vat = c.vat().expect("a VAT record").clone();
+    let vat = c.records().vat.as_ref().expect("a VAT record").clone();
     let compression = c
-        .vat_compression()
+        .records()
+        .vat_compression
+        .as_ref()
         .expect("a VAT compression record")
         .textures
         .clone();

@@ -39,8 +39,13 @@ fn textures(container: &Path) -> Vec<Texture> {
             layers: 1,
         })
         .collect();
-    if let Some(vat) = c.vat() {
-        let folds = c.layout().map(|l| l.folds.clone()).unwrap_or_default();
+    if let Some(vat) = c.records().vat.as_ref() {
+        let folds = c
+            .records()
+            .layout
+            .as_ref()
+            .map(|l| l.folds.clone())
+            .unwrap_or_default();
         for (i, t) in vat.textures.iter().enumerate() {
             // Page k of a folded stream: layer k of a KTX2/DDS file.
             let (layer, layers) = folds
@@ -64,7 +69,12 @@ fn textures(container: &Path) -> Vec<Texture> {
             });
         }
     }
-    if let Some(anchors) = c.rig().and_then(|r| r.anchor_texture.clone()) {
+    if let Some(anchors) = c
+        .records()
+        .rig
+        .as_ref()
+        .and_then(|r| r.anchor_texture.clone())
+    {
         // No record gives the anchor texture's size: the comparison takes
         // it from the EXR bake's file.
         out.push(Texture {

@@ -83,7 +83,7 @@ fn record(out: &Path, name: &str) -> Option<VatMetadata> {
         return None;
     }
     let c = Container::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    Some(c.vat().expect("a VAT record").clone())
+    Some(c.records().vat.as_ref().expect("a VAT record").clone())
 }
 
 /// The texture's file name without its extension, which differs between

@@ -61,7 +61,12 @@ fn open(out: &Path, model: &Path) -> Baked {
     let mut c = Container::open(&dir.join(format!("{name}.rigbake"))).unwrap();
     c.verify().unwrap();
     assert_current_version(&c);
-    let weights = c.weights().expect("a weights record").clone();
+    let weights = c
+        .records()
+        .weights
+        .as_ref()
+        .expect("a weights record")
+        .clone();
     let channels = weights
         .primitives
         .iter()
@@ -69,8 +74,8 @@ fn open(out: &Path, model: &Path) -> Baked {
         .collect();
     Baked {
         meta: c.metadata().clone(),
-        vat: c.vat().cloned(),
-        lods: c.lods().expect("a LOD record").clone(),
+        vat: c.records().vat.as_ref().cloned(),
+        lods: c.records().lods.as_ref().expect("a LOD record").clone(),
         weights,
         channels,
         dir,
@@ -448,7 +453,7 @@ fn manifest_lod_table_declares_a_group() {
     let out = tmp.path().join("out_plain");
     bake_ok(&[tmp.path().join("plain.glb")], &out, &[]);
     let c = Container::open(&out.join("plain").join("plain.rigbake")).unwrap();
-    assert!(c.lods().is_none());
+    assert!(c.records().lods.as_ref().is_none());
     assert!(!out.join("plain").join("plain.lod1.weights.glb").exists());
 }
 
@@ -790,7 +795,11 @@ fn with_level_files(base: &Path, levels: &[PathBuf]) -> rigbake_core::Model {
 fn details(container: &Path) -> rigbake_format::meta::LodDetailsMetadata {
     let c = Container::open(container).unwrap();
     assert_current_version(&c);
-    c.lod_details().expect("a LOD detail record").clone()
+    c.records()
+        .lod_details
+        .as_ref()
+        .expect("a LOD detail record")
+        .clone()
 }
 
 fn verify(container: &Path, flags: &[&str]) -> std::process::Output {

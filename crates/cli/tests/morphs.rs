@@ -39,7 +39,7 @@ fn skinned_and_morphed() -> rigbake_fixtures::Builder {
 
 fn morphs(out: &Path, stem: &str) -> Option<MorphsMetadata> {
     let c = Container::open(&out.join(stem).join(format!("{stem}.rigbake"))).unwrap();
-    c.morphs().cloned()
+    c.records().morphs.as_ref().cloned()
 }
 
 #[test]

@@ -71,7 +71,7 @@ fn check_export(model: &Path, dir: &Path, name: &str, stride: usize) -> Option<(
         .fold(0.0f64, f64::max);
     let c = Container::open(&dir.join(format!("{name}.rigbake"))).unwrap();
     let meta = c.metadata().clone();
-    let vat = c.vat().unwrap().clone();
+    let vat = c.records().vat.as_ref().unwrap().clone();
     let source = import_file(model, &ImportOptions::default()).unwrap();
     let reference = vat.reference_node.as_ref().map(|n| mesh_node(&source, n));
     let mut pose = LocalPose::rest(&source);
@@ -255,7 +255,13 @@ fn walk(dir: &Path) -> Vec<String> {
 /// within the half-float-safe size; returns whether it is.
 fn assert_placed_and_half_float_lookup(dir: &Path, name: &str) -> bool {
     let c = Container::open(&dir.join(format!("{name}.rigbake"))).unwrap();
-    let placement = c.placement().expect("a placement record").reference.clone();
+    let placement = c
+        .records()
+        .placement
+        .as_ref()
+        .expect("a placement record")
+        .reference
+        .clone();
     let g =
         gltf::Gltf::from_slice(&std::fs::read(dir.join(format!("{name}.glb"))).unwrap()).unwrap();
     let node = g.nodes().next().unwrap();
@@ -350,7 +356,15 @@ fn multi_primitive_exports_count_each_vertex_once() {
         )
         .unwrap();
         let c = Container::open(&dir.join(format!("{name}.rigbake"))).unwrap();
-        let vat_vertices: u32 = c.vat().unwrap().primitives.iter().map(|p| p.vertices).sum();
+        let vat_vertices: u32 = c
+            .records()
+            .vat
+            .as_ref()
+            .unwrap()
+            .primitives
+            .iter()
+            .map(|p| p.vertices)
+            .sum();
         assert_eq!(
             sidecar["mesh"]["vertices"], vat_vertices,
             "{name}: {sidecar}"

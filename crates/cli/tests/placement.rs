@@ -63,7 +63,9 @@ fn check_model(container: &Path, source: &Path) -> f64 {
     let c = Container::open(container).unwrap();
     let name = container.display().to_string();
     let placement = c
-        .placement()
+        .records()
+        .placement
+        .as_ref()
         .expect("format 1.11 writes a placement record");
     assert_eq!(placement.lookup_uv, LookupUv::SplitIndex, "{name}");
     let sidecar: serde_json::Value = serde_json::from_slice(
@@ -80,7 +82,9 @@ fn check_model(container: &Path, source: &Path) -> f64 {
         "{name}"
     );
     let uv_sets = c
-        .uv_sets()
+        .records()
+        .uv_sets
+        .as_ref()
         .map(|u| u.primitives.clone())
         .unwrap_or_default();
     let model = import_file(source, &ImportOptions::default()).unwrap();
@@ -91,12 +95,14 @@ fn check_model(container: &Path, source: &Path) -> f64 {
 
     // The playback mesh: its first frame, moved by the node matrix alone,
     // is the source's first frame in the scene.
-    if let Some(vat) = c.vat() {
+    if let Some(vat) = c.records().vat.as_ref() {
         let file = vat.playback_file.as_deref().unwrap();
         let g = gltf::Gltf::from_slice(&std::fs::read(dir.join(file)).unwrap()).unwrap();
         let blob = g.blob.clone().unwrap();
         let first_vertex = c
-            .layout()
+            .records()
+            .layout
+            .as_ref()
             .and_then(|l| l.vat.as_ref())
             .map(|l| l.first_vertex.clone());
         let (clip, frame) = clip_of_row(&c.metadata().clips, 0);
@@ -142,7 +148,7 @@ fn check_model(container: &Path, source: &Path) -> f64 {
 
     // The weights meshes stand on their bone set's space; the bone indices
     // of `--weights-as-uv` survive half floats.
-    if let Some(weights) = c.weights() {
+    if let Some(weights) = c.records().weights.as_ref() {
         let Some(file) = weights.mesh_file.as_deref() else {
             return worst;
         };

@@ -24,7 +24,7 @@ fn container(out: &Path, name: &str) -> Container<std::io::BufReader<std::fs::Fi
 
 /// The anchor tracks stored in a container, as the core type.
 fn tracks(c: &mut Container<std::io::BufReader<std::fs::File>>) -> AnchorTracks {
-    let rig = c.rig().expect("a rig record").clone();
+    let rig = c.records().rig.as_ref().expect("a rig record").clone();
     let bytes = c
         .read_section(rig.anchor_section.expect("anchor tracks") as usize)
         .unwrap();
@@ -58,7 +58,7 @@ fn greenman_sockets_match_direct_evaluation_and_interpolate_between_frames() {
     let r = bake(std::slice::from_ref(&model_path), out.path(), &flags);
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     let mut c = container(out.path(), "greenman");
-    let rig = c.rig().unwrap().clone();
+    let rig = c.records().rig.as_ref().unwrap().clone();
     let names: Vec<&str> = rig.anchors.iter().map(|a| a.node.as_str()).collect();
     assert_eq!(names, sockets);
     assert!(
@@ -211,7 +211,7 @@ fn knight_props_as_anchors_or_bound_to_their_joints() {
     let r = bake(std::slice::from_ref(&model_path), out.path(), &flags);
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     let mut c = container(out.path(), "Knight");
-    let rig = c.rig().unwrap().clone();
+    let rig = c.records().rig.as_ref().unwrap().clone();
     let under: Vec<(&str, &str)> = rig
         .props
         .iter()
@@ -271,10 +271,10 @@ fn knight_props_as_anchors_or_bound_to_their_joints() {
     let r = bake(std::slice::from_ref(&model_path), out.path(), &clips);
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     let mut c = container(out.path(), "Knight");
-    let rig = c.rig().unwrap().clone();
+    let rig = c.records().rig.as_ref().unwrap().clone();
     assert!(rig.props.iter().all(|p| p.mode == PropMode::Bound));
     assert!(rig.anchors.is_empty(), "bound props need no anchors");
-    let w = c.weights().unwrap().clone();
+    let w = c.records().weights.as_ref().unwrap().clone();
     let meta = c.metadata().clone();
     let bones = read_exr(&out.path().join("Knight").join(&meta.textures[0].name));
     let mut checked = 0;
@@ -363,7 +363,7 @@ fn blends_at_zero_and_one_equal_their_clips_and_show_in_the_metadata() {
             "turn_linear+slide_cubic@1"
         ]
     );
-    let origins = &c.rig().unwrap().clip_origins;
+    let origins = &c.records().rig.as_ref().unwrap().clip_origins;
     assert_eq!(origins.len(), 3);
     assert!(
         matches!(&origins[1], ClipOrigin::Blend { clip: 4, first, second, weight } if first == "turn_linear" && second == "slide_cubic" && *weight == 0.5)
@@ -419,7 +419,9 @@ fn automatic_anchors_pick_the_sockets() {
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     let auto = |name: &str| -> Vec<String> {
         container(out.path(), name)
-            .rig()
+            .records()
+            .rig
+            .as_ref()
             .unwrap()
             .anchors
             .iter()
@@ -452,7 +454,7 @@ fn props_as_anchors_write_anchors_exr_when_asked() {
     let r = bake(std::slice::from_ref(&model_path), out.path(), &flags);
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     let mut c = container(out.path(), "Knight");
-    let rig = c.rig().unwrap().clone();
+    let rig = c.records().rig.as_ref().unwrap().clone();
     assert!(!rig.anchors.is_empty());
     assert!(rig.anchors.iter().all(|a| a.reason == AnchorReason::Prop));
     assert_eq!(rig.anchor_texture.as_deref(), Some("anchors.exr"));
@@ -468,7 +470,9 @@ fn props_as_anchors_write_anchors_exr_when_asked() {
     assert!(!out.path().join("Knight/anchors.exr").exists());
     assert_eq!(
         container(out.path(), "Knight")
-            .rig()
+            .records()
+            .rig
+            .as_ref()
             .unwrap()
             .anchor_texture,
         None
@@ -485,11 +489,15 @@ fn excluded_props_are_not_baked() {
     let model_path = models.join("kaykit/Knight.glb");
     let shields = |out: &Path| -> Vec<String> {
         let c = container(out, "Knight");
-        c.rig()
+        c.records()
+            .rig
+            .as_ref()
             .into_iter()
             .flat_map(|rig| rig.props.iter().map(|p| p.node.clone()))
             .chain(
-                c.weights()
+                c.records()
+                    .weights
+                    .as_ref()
                     .into_iter()
                     .flat_map(|w| w.primitives.iter().map(|p| p.node.clone())),
             )

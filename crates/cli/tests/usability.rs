@@ -24,7 +24,7 @@ fn a_too_tall_bone_texture_folds_and_a_too_wide_one_advises_the_3x4_layout() {
     assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
     let container = out.path().join("tentacle/tentacle.rigbake");
     let c = rigbake_format::container::Container::open(&container).unwrap();
-    let folds = &c.layout().expect("a layout record").folds;
+    let folds = &c.records().layout.as_ref().expect("a layout record").folds;
     assert_eq!(folds.len(), 1);
     let f = folds[0];
     assert_eq!(f.block_width, 32, "a block is the unfolded width");
@@ -177,7 +177,10 @@ fn verify_and_preview_find_the_source_right_after_bake() {
     let container = out.join("tentacle/tentacle.rigbake");
     let c = rigbake_format::container::Container::open(&container).unwrap();
     assert_eq!(
-        c.source_location().map(|s| s.relative_path.as_str()),
+        c.records()
+            .source
+            .as_ref()
+            .map(|s| s.relative_path.as_str()),
         Some("../../models/tentacle.glb")
     );
     let run = |args: &[&std::ffi::OsStr]| common::rigbake(args);
@@ -258,7 +261,7 @@ fn moving_the_output_folder_relative_to_the_models_rebakes() {
     let c = rigbake_format::container::Container::open(&moved.join("tentacle/tentacle.rigbake"))
         .unwrap();
     assert_eq!(
-        c.source_location().unwrap().relative_path,
+        c.records().source.as_ref().unwrap().relative_path,
         "../../../tentacle.glb"
     );
 }

@@ -54,14 +54,22 @@ fn valid(file: &Path) {
 
 fn record(out: &Path) -> (File, Vec<PrimitiveUvSets>) {
     let c = Container::open(&out.join("textured/textured.rigbake")).unwrap();
-    let sets = c.uv_sets().expect("a UV-set record").primitives.clone();
+    let sets = c
+        .records()
+        .uv_sets
+        .as_ref()
+        .expect("a UV-set record")
+        .primitives
+        .clone();
     (c, sets)
 }
 
 /// The lookup UV the VAT record's layout gives vertex `v`.
 fn lookup(c: &File, v: usize) -> [f32; 2] {
     let first = c
-        .layout()
+        .records()
+        .layout
+        .as_ref()
         .and_then(|l| l.vat.as_ref())
         .map_or(0, |l| l.first_vertex[0] as usize);
     let s = first + v;
@@ -165,7 +173,7 @@ fn weights_as_uv_adds_two_sets_per_channel_after_the_sources() {
         valid(&file);
         let (sets, _) = uv_sets(&file, 0);
         let (mut c, record) = record(out.path());
-        let w = c.weights().unwrap().clone();
+        let w = c.records().weights.as_ref().unwrap().clone();
         let channels = w.channels as usize;
         let entry = &record[0];
         assert_eq!(entry.file, "textured.weights.glb");

@@ -31,15 +31,24 @@ fn stem(p: &Path) -> String {
 
 fn open(out: &Path, name: &str) -> (Metadata, VatMetadata) {
     let c = Container::open(&out.join(name).join(format!("{name}.rigbake"))).unwrap();
-    (c.metadata().clone(), c.vat().expect("a VAT record").clone())
+    (
+        c.metadata().clone(),
+        c.records().vat.as_ref().expect("a VAT record").clone(),
+    )
 }
 
 /// Each VAT primitive's first vertex in its texture set (formats/vat.md,
 /// "Atlas"): the layout record's, or 0 for every primitive without one.
 fn first_vertices(out: &Path, name: &str) -> Vec<usize> {
     let c = Container::open(&out.join(name).join(format!("{name}.rigbake"))).unwrap();
-    let count = c.vat().expect("a VAT record").primitives.len();
-    match c.layout().and_then(|l| l.vat.as_ref()) {
+    let count = c
+        .records()
+        .vat
+        .as_ref()
+        .expect("a VAT record")
+        .primitives
+        .len();
+    match c.records().layout.as_ref().and_then(|l| l.vat.as_ref()) {
         Some(p) => p.first_vertex.iter().map(|&f| f as usize).collect(),
         None => vec![0; count],
     }
@@ -121,7 +130,9 @@ fn decode(dir: &Path, tex: &VatTextureMeta) -> Decoded {
 /// of every row on one page when it is not folded.
 fn vat_fold(out: &Path, name: &str, texture: u32, rows: usize) -> (usize, usize, usize) {
     let c = Container::open(&out.join(name).join(format!("{name}.rigbake"))).unwrap();
-    c.layout()
+    c.records()
+        .layout
+        .as_ref()
         .and_then(|l| {
             l.folds
                 .iter()

@@ -452,7 +452,9 @@ fn a_damaged_vat_texture_fails_verification() {
     assert_eq!(code, 0, "undamaged: {stderr} {report:?}");
     let vat = rigbake_format::container::Container::open(&file)
         .unwrap()
-        .vat()
+        .records()
+        .vat
+        .as_ref()
         .expect("a VAT record")
         .clone();
     let positions = vat
@@ -542,7 +544,12 @@ fn knight_at_120_fps_folds_and_verifies() {
     let c = rigbake_format::container::Container::open(&file).unwrap();
     let rows: usize = c.metadata().clips.iter().map(|c| c.frames as usize).sum();
     assert!(rows > 8192, "{rows} rows");
-    let layout = c.layout().expect("a layout record").clone();
+    let layout = c
+        .records()
+        .layout
+        .as_ref()
+        .expect("a layout record")
+        .clone();
     let tex = &c.metadata().textures[0];
     assert!(tex.height <= 8192 && tex.width <= 8192);
     let bones_fold = layout
@@ -558,7 +565,12 @@ fn knight_at_120_fps_folds_and_verifies() {
         .expect("anchors.exr is folded");
     let u =
         rigbake_format::container::Container::open(&container(unfolded.path(), &model)).unwrap();
-    assert!(u.layout().is_none_or(|l| l.folds.is_empty()));
+    assert!(
+        u.records()
+            .layout
+            .as_ref()
+            .is_none_or(|l| l.folds.is_empty())
+    );
     for (name, fold) in [
         (&tex.name, bones_fold),
         (&"anchors.exr".to_owned(), anchor_fold),

@@ -23,7 +23,12 @@ fn stem(p: &Path) -> String {
 fn open(out: &Path, name: &str) -> (Metadata, WeightsMetadata, Vec<Vec<[f32; 4]>>) {
     let mut c = Container::open(&out.join(name).join(format!("{name}.rigbake"))).unwrap();
     c.verify().unwrap();
-    let w = c.weights().expect("a weights record").clone();
+    let w = c
+        .records()
+        .weights
+        .as_ref()
+        .expect("a weights record")
+        .clone();
     let data = w
         .primitives
         .iter()

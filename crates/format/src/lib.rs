@@ -27,6 +27,7 @@ pub mod glb;
 pub mod image;
 pub mod meta;
 pub mod openvat;
+pub mod records;
 pub mod texture;
 pub mod vat;
 

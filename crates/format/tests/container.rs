@@ -348,8 +348,8 @@ fn golden_version_1_1_container_with_vat_stays_readable() {
         .collect();
     assert_eq!(clips, [("curl".to_owned(), 31)]);
     // Before format 1.6 there is no VAT compression record.
-    assert!(c.vat_compression().is_none());
-    let vat = c.vat().expect("the VAT record").clone();
+    assert!(c.records().vat_compression.as_ref().is_none());
+    let vat = c.records().vat.as_ref().expect("the VAT record").clone();
     assert_eq!(vat.reference_node.as_deref(), Some("tentacle_mesh"));
     assert_eq!(
         (vat.encoding, vat.direction_encoding),
@@ -400,8 +400,11 @@ fn golden_version_1_5_container_with_per_primitive_vat_stays_readable() {
     let mut c = Container::open(&path).unwrap();
     assert_eq!(c.version().to_string(), "1.5");
     c.verify().unwrap();
-    assert!(c.layout().is_none(), "1.5 has no layout record");
-    let vat = c.vat().expect("the VAT record").clone();
+    assert!(
+        c.records().layout.as_ref().is_none(),
+        "1.5 has no layout record"
+    );
+    let vat = c.records().vat.as_ref().expect("the VAT record").clone();
     assert_eq!(vat.primitives.len(), 2);
     assert_ne!(vat.primitives[0].positions, vat.primitives[1].positions);
     for p in &vat.primitives {
@@ -434,10 +437,15 @@ fn golden_version_1_6_container_with_compressed_vat_stays_readable() {
     let mut c = Container::open(&path).unwrap();
     assert_eq!(c.version().to_string(), "1.6");
     c.verify().unwrap();
-    let compression = c.vat_compression().expect("the compression record").clone();
+    let compression = c
+        .records()
+        .vat_compression
+        .as_ref()
+        .expect("the compression record")
+        .clone();
     assert_eq!(compression.requested, TextureCompression::Zip);
     assert_eq!(compression.textures, [TextureCompression::Zip; 2]);
-    let vat = c.vat().expect("the VAT record").clone();
+    let vat = c.records().vat.as_ref().expect("the VAT record").clone();
     assert_eq!(vat.encoding, VatEncoding::Exr16);
     for t in &vat.textures {
         let Storage::Section(i) = t.storage else {
@@ -473,14 +481,16 @@ fn golden_version_1_7_containers_with_atlas_and_bone_fold_stay_readable() {
     assert_eq!(c.version().to_string(), "1.7");
     c.verify().unwrap();
     let layout = c
-        .layout()
+        .records()
+        .layout
+        .as_ref()
         .expect("1.7 atlas bakes have a layout record")
         .clone();
     let placement = layout.vat.expect("the VAT placement");
     assert_eq!(placement.layout, VatLayoutMode::Atlas);
     assert_eq!(placement.first_vertex, [0, 4]);
     assert!(layout.folds.is_empty());
-    let vat = c.vat().expect("the VAT record").clone();
+    let vat = c.records().vat.as_ref().expect("the VAT record").clone();
     assert_eq!(
         vat.textures.len(),
         1,
@@ -498,7 +508,9 @@ fn golden_version_1_7_containers_with_atlas_and_bone_fold_stay_readable() {
     assert_eq!(c.version().to_string(), "1.7");
     c.verify().unwrap();
     let layout = c
-        .layout()
+        .records()
+        .layout
+        .as_ref()
         .expect("a folded bake has a layout record")
         .clone();
     assert!(layout.vat.is_none());
@@ -533,8 +545,11 @@ fn golden_version_1_8_containers_with_lods_and_root_motion_stay_readable() {
     let mut c = Container::open(&dir.join("tentacle_lods_vat_10fps.rigbake")).unwrap();
     assert_eq!(c.version().to_string(), "1.8");
     c.verify().unwrap();
-    let lods = c.lods().expect("the LOD record").clone();
-    assert!(c.lod_details().is_none(), "1.8 has no LOD detail record");
+    let lods = c.records().lods.as_ref().expect("the LOD record").clone();
+    assert!(
+        c.records().lod_details.as_ref().is_none(),
+        "1.8 has no LOD detail record"
+    );
     assert_eq!(lods.groups.len(), 1);
     let group = &lods.groups[0];
     assert_eq!(group.source, LodSource::MsftLod);
@@ -544,17 +559,35 @@ fn golden_version_1_8_containers_with_lods_and_root_motion_stay_readable() {
         assert_eq!(level.weights_primitives, [k as u32]);
         assert_eq!(level.vat_primitives, [k as u32]);
     }
-    let weights = c.weights().expect("the weights record").clone();
+    let weights = c
+        .records()
+        .weights
+        .as_ref()
+        .expect("the weights record")
+        .clone();
     for (p, v) in weights.primitives.iter().zip(vertices) {
         let bytes = c.read_section(p.section as usize).unwrap();
         assert_eq!(bytes.len() as u32, v * weights.channels * 16);
     }
-    assert_eq!(c.vat().expect("the VAT record").primitives.len(), 3);
+    assert_eq!(
+        c.records()
+            .vat
+            .as_ref()
+            .expect("the VAT record")
+            .primitives
+            .len(),
+        3
+    );
 
     let mut c = Container::open(&dir.join("walker_root_motion.rigbake")).unwrap();
     assert_eq!(c.version().to_string(), "1.8");
     c.verify().unwrap();
-    let motion = c.root_motion().expect("the root-motion record").clone();
+    let motion = c
+        .records()
+        .root_motion
+        .as_ref()
+        .expect("the root-motion record")
+        .clone();
     assert_eq!(motion.clips.len(), c.metadata().clips.len());
     for (clip, meta) in motion.clips.iter().zip(&c.metadata().clips) {
         assert_eq!(clip.mode, RootMotionMode::Extract);
@@ -587,7 +620,7 @@ fn golden_version_1_10_container_with_ktx2_textures_stays_readable() {
     let mut c = Container::open(&path).unwrap();
     assert_eq!(c.version().to_string(), "1.10");
     c.verify().unwrap();
-    assert_eq!(c.texture_container(), TextureContainer::Ktx2);
+    assert_eq!(c.records().texture_container(), TextureContainer::Ktx2);
     let bones = c.metadata().textures[0].clone();
     assert!(bones.name.ends_with(".ktx2"));
     let Storage::Section(section) = bones.storage else {
@@ -610,7 +643,7 @@ fn golden_version_1_10_container_with_ktx2_textures_stays_readable() {
         let want = if p % 4 == 3 { 1.0 } else { 0.0 };
         assert_eq!(texel[3], want, "pixel {p}");
     }
-    let vat = c.vat().expect("the VAT record").clone();
+    let vat = c.records().vat.as_ref().expect("the VAT record").clone();
     for t in &vat.textures {
         let Storage::Section(section) = t.storage else {
             panic!("golden textures are embedded")
@@ -648,7 +681,12 @@ fn golden_version_1_11_container_with_a_placement_record_stays_readable() {
     let mut c = Container::open(&path).unwrap();
     assert_eq!(c.version().to_string(), "1.11");
     c.verify().unwrap();
-    let p = c.placement().expect("the placement record").clone();
+    let p = c
+        .records()
+        .placement
+        .as_ref()
+        .expect("the placement record")
+        .clone();
     assert_eq!(p.lookup_uv, LookupUv::SplitIndex);
     // fixtures/hierarchy.gltf: the skinned mesh node `body`, at (0, 0, 3),
     // is a child of `world` (scale 2, translation (1, 0, 0)): its rest-pose
@@ -661,5 +699,8 @@ fn golden_version_1_11_container_with_a_placement_record_stays_readable() {
     assert_eq!(p.skins.len(), c.metadata().skins.len());
     assert_eq!(p.skins[0], p.reference);
     // The VAT record names the same reference node.
-    assert_eq!(c.vat().unwrap().reference_node.as_deref(), Some("body"));
+    assert_eq!(
+        c.records().vat.as_ref().unwrap().reference_node.as_deref(),
+        Some("body")
+    );
 }

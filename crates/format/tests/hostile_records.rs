@@ -342,7 +342,7 @@ fn open_with_compression(
     let bytes = cursor.into_inner();
     Container::from_reader(Cursor::new(&bytes[..]))
         .map(|c| {
-            assert!(c.vat_compression().is_some());
+            assert!(c.records().vat_compression.as_ref().is_some());
         })
         .map_err(|e| e.to_string())
 }

@@ -93,15 +93,21 @@ fn assert_decoders_agree(path: &Path) {
         typed::<Metadata>(&json["metadata"], "metadata").as_ref(),
         Some(c.metadata())
     );
-    assert_eq!(typed::<VatMetadata>(&json["vat"], "vat").as_ref(), c.vat());
+    assert_eq!(
+        typed::<VatMetadata>(&json["vat"], "vat").as_ref(),
+        c.records().vat.as_ref()
+    );
     assert_eq!(
         typed::<WeightsMetadata>(&json["weights"], "weights").as_ref(),
-        c.weights()
+        c.records().weights.as_ref()
     );
-    assert_eq!(typed::<RigMetadata>(&json["rig"], "rig").as_ref(), c.rig());
+    assert_eq!(
+        typed::<RigMetadata>(&json["rig"], "rig").as_ref(),
+        c.records().rig.as_ref()
+    );
     assert_eq!(
         typed::<BoundsMetadata>(&json["bounds"], "bounds").as_ref(),
-        c.bounds()
+        c.records().bounds.as_ref()
     );
     assert_eq!(
         typed::<rigbake_format::meta::VatCompressionMetadata>(
@@ -109,7 +115,7 @@ fn assert_decoders_agree(path: &Path) {
             "vat_compression"
         )
         .as_ref(),
-        c.vat_compression()
+        c.records().vat_compression.as_ref()
     );
     assert_eq!(
         typed::<rigbake_format::meta::TextureContainerMetadata>(
@@ -117,11 +123,11 @@ fn assert_decoders_agree(path: &Path) {
             "texture_container"
         )
         .as_ref(),
-        c.texture_container_record()
+        c.records().texture_container.as_ref()
     );
     assert_eq!(
         typed::<rigbake_format::meta::PlacementMetadata>(&json["placement"], "placement").as_ref(),
-        c.placement()
+        c.records().placement.as_ref()
     );
 }
 
@@ -414,9 +420,9 @@ fn reference_decoder_reads_every_record_kind() {
 
     let c = Container::open(&path).unwrap();
     assert_eq!(c.metadata(), &metadata);
-    assert_eq!(c.rig(), Some(&rig));
-    assert_eq!(c.bounds(), Some(&bounds));
-    assert_eq!(c.vat_compression(), Some(&compression));
+    assert_eq!(c.records().rig.as_ref(), Some(&rig));
+    assert_eq!(c.records().bounds.as_ref(), Some(&bounds));
+    assert_eq!(c.records().vat_compression.as_ref(), Some(&compression));
     assert_decoders_agree(&path);
 }
 

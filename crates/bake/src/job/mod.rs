@@ -25,6 +25,7 @@ use rigbake_core::{Model, import};
 use rigbake_format::codec;
 use rigbake_format::container::SectionKind;
 use rigbake_format::meta::{self, Metadata};
+use rigbake_format::records::{OptionalRecord, Records};
 use sha2::{Digest, Sha256};
 
 use crate::error::{BakeError, Source, Stage, StepError, at};
@@ -148,9 +149,17 @@ fn add_section(
     })
 }
 
-/// Encodes `record` into a section of its own kind.
-fn add_record<R: codec::Record>(sink: &mut dyn Sink, record: &R) -> Result<(), BakeError> {
-    add_section(sink, R::KIND, codec::encode(record))
+/// Encodes `record` into a section of its own kind and keeps it in
+/// `records` (the bundle the sidecar is built from): records are written
+/// in the order they are put.
+fn put<R: OptionalRecord>(
+    sink: &mut dyn Sink,
+    records: &mut Records,
+    record: R,
+) -> Result<(), BakeError> {
+    add_section(sink, R::KIND, codec::encode(&record))?;
+    records.set(record);
+    Ok(())
 }
 
 /// A model validated and planned once, before any output is written:
@@ -213,13 +222,13 @@ fn plan(job: &ModelJob<'_>) -> Result<Planned, BakeError> {
     })
 }
 
-/// What the bone path wrote: the bone textures' part, the weights and rig
-/// records, the anchor texture's fold, the dropped morphs, and why parts
-/// were skipped.
+/// What the bone path made: the bone textures' part, the nodes of the
+/// weights record (put in the bundle as it is written), the rig record,
+/// the anchor texture's fold and the dropped morphs (written later, in
+/// section order), and why parts were skipped.
 #[derive(Default)]
 struct BoneOutputs {
     part: Option<bones::BonesPart>,
-    weights_record: Option<meta::WeightsMetadata>,
     weights_nodes: Vec<usize>,
     rig_record: Option<meta::RigMetadata>,
     anchor_fold: Option<meta::FoldMeta>,
@@ -234,6 +243,7 @@ fn bake_bone_outputs(
     planned: &Planned,
     sink: &mut OutputSink<'_>,
     uv_sets: &mut Vec<meta::PrimitiveUvSets>,
+    records: &mut Records,
 ) -> Result<BoneOutputs, BakeError> {
     let (settings, model, timeline) = (job.settings, &planned.model, &planned.timeline);
     let mut out = BoneOutputs::default();
@@ -262,10 +272,9 @@ fn bake_bone_outputs(
             uv_sets,
         )
         .map_err(|e| e.at(Stage::Weights))?;
-        add_record(sink, &w.record)?;
+        put(sink, records, w.record)?;
         warn_about_half_float_bones(bones, settings, job.observer);
         out.weights_nodes = w.nodes;
-        out.weights_record = Some(w.record);
     }
     (out.rig_record, out.anchor_fold) =
         rig::record(model, timeline, rig_plan, &tracks, settings, sink)
@@ -359,7 +368,8 @@ fn write_root_motion(
     planned: &Planned,
     metadata: &Metadata,
     sink: &mut dyn Sink,
-) -> Result<Option<meta::RootMotionMetadata>, BakeError> {
+    records: &mut Records,
+) -> Result<(), BakeError> {
     let record = records::root_motion(&planned.model, &planned.timeline);
     if let (None, Some(node)) = (&record, &job.settings.root_motion.node) {
         // Not even looked up: a misspelt name would pass unnoticed.
@@ -367,21 +377,20 @@ fn write_root_motion(
             "the motion root `{node}` (--root-node, or `root_node` in the manifest) is unused: no clip extracts its root motion (--root-motion extract or extract-yaw, or `root_motion` per model, clip or blend in the manifest)"
         ));
     }
-    if let Some(record) = &record {
-        check_root_motion(record, metadata).map_err(at(Stage::Container))?;
-        add_record(sink, record)?;
+    if let Some(record) = record {
+        check_root_motion(&record, metadata).map_err(at(Stage::Container))?;
+        put(sink, records, record)?;
     }
-    Ok(record)
+    Ok(())
 }
 
 /// Warns about dropped influences beyond what verify tolerates, each
 /// weights entry judged by the pairs its LOD level keeps.
-fn warn_about_level_influences(
-    job: &ModelJob<'_>,
-    weights: &meta::WeightsMetadata,
-    bounds: &meta::BoundsMetadata,
-    lods: Option<&meta::LodsMetadata>,
-) {
+fn warn_about_level_influences(job: &ModelJob<'_>, records: &Records) {
+    let (Some(weights), Some(bounds)) = (&records.weights, &records.bounds) else {
+        return;
+    };
+    let lods = records.lods.as_ref();
     let level_of_entry = |entry: usize| {
         lods.iter()
             .flat_map(|r| &r.groups)
@@ -401,28 +410,28 @@ fn warn_about_level_influences(
 }
 
 /// Writes the LOD record and the LOD detail record of a planned model
-/// with LOD groups; returns them (both `None` without groups).
+/// with LOD groups (from the weights and VAT records already in
+/// `records`); nothing without groups.
 fn write_lod_records(
     planned: &Planned,
     settings: &BakeSettings,
-    (weights, weights_nodes): (Option<&meta::WeightsMetadata>, &[usize]),
-    vat: Option<&meta::VatMetadata>,
+    weights_nodes: &[usize],
     sink: &mut dyn Sink,
-) -> Result<(Option<meta::LodsMetadata>, Option<meta::LodDetailsMetadata>), BakeError> {
+    records: &mut Records,
+) -> Result<(), BakeError> {
     let model = &planned.model;
-    let lods_record = lods::record(model, weights.map(|w| (w, weights_nodes)), vat, |level| {
-        weights::mesh_file_name(&model.name, level)
-    });
-    if let Some(record) = &lods_record {
-        add_record(sink, record)?;
-    }
-    let lod_details = lods_record
-        .as_ref()
-        .map(|record| lods::details(model, record, weights, &planned.level_files, settings));
-    if let Some(details) = &lod_details {
-        add_record(sink, details)?;
-    }
-    Ok((lods_record, lod_details))
+    let weights = records.weights.as_ref();
+    let Some(lods_record) = lods::record(
+        model,
+        weights.map(|w| (w, weights_nodes)),
+        records.vat.as_ref(),
+        |level| weights::mesh_file_name(&model.name, level),
+    ) else {
+        return Ok(());
+    };
+    let details = lods::details(model, &lods_record, weights, &planned.level_files, settings);
+    put(sink, records, lods_record)?;
+    put(sink, records, details)
 }
 
 /// Writes the JSON sidecar of `records` beside the container.
@@ -456,16 +465,16 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
     }
     sink.protect(protected);
 
+    let mut records = Records::default();
     let mut uv_sets = Vec::new();
     let BoneOutputs {
         part: bones_part,
-        weights_record,
         weights_nodes,
         rig_record,
         anchor_fold,
         morphs_record,
         mut skipped,
-    } = bake_bone_outputs(job, &planned, &mut sink, &mut uv_sets)?;
+    } = bake_bone_outputs(job, &planned, &mut sink, &mut uv_sets, &mut records)?;
     let vat_part = bake_vat_outputs(job, &planned, &mut sink, &mut uv_sets, &mut skipped)?;
     let has_anchors = rig_record.as_ref().is_some_and(|r| !r.anchors.is_empty());
     if bones_part.is_none() && vat_part.is_none() && !has_anchors {
@@ -480,89 +489,70 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
         .iter()
         .flat_map(|b| b.baked.iter().map(|t| t.set.mesh_node))
         .collect();
-    let placement_record = planned.rest.record(model, &space_nodes);
-    add_record(&mut sink, &placement_record)?;
+    put(
+        &mut sink,
+        &mut records,
+        planned.rest.record(model, &space_nodes),
+    )?;
     let (skins, textures, bone_folds) = bones_part
         .map(|b| (b.skins, b.textures, b.folds))
         .unwrap_or_default();
     let metadata = build_metadata(path, bytes, timeline, skins, textures, settings);
-    let mut layout = rigbake_format::meta::LayoutMetadata {
+    let mut layout = meta::LayoutMetadata {
         folds: bone_folds.into_iter().chain(anchor_fold).collect(),
         ..Default::default()
     };
     let mut vat_bounds = None;
-    let vat_record = vat_part.map(|out| {
+    if let Some(out) = vat_part {
         layout.vat = Some(out.placement);
         layout.folds.extend(out.folds);
         vat_bounds = Some(out.bounds);
-        out.metadata
-    });
-    if let Some(vat) = &vat_record {
-        add_record(&mut sink, vat)?;
-        add_record(
-            &mut sink,
-            &vat::compression_record(vat, &settings.vat, settings.texture_container),
-        )?;
+        let compression =
+            vat::compression_record(&out.metadata, &settings.vat, settings.texture_container);
+        put(&mut sink, &mut records, out.metadata)?;
+        put(&mut sink, &mut records, compression)?;
     }
     if !settings.texture_container.is_exr() {
-        add_record(
+        let container = settings.texture_container;
+        put(
             &mut sink,
-            &rigbake_format::meta::TextureContainerMetadata {
-                container: settings.texture_container,
-            },
+            &mut records,
+            meta::TextureContainerMetadata { container },
         )?;
     }
-    if layout != rigbake_format::meta::LayoutMetadata::default() {
-        add_record(&mut sink, &layout)?;
+    if layout != meta::LayoutMetadata::default() {
+        put(&mut sink, &mut records, layout)?;
     }
-    if let Some(rig) = &rig_record {
-        add_record(&mut sink, rig)?;
+    if let Some(rig) = rig_record {
+        put(&mut sink, &mut records, rig)?;
     }
-    let root_motion_record = write_root_motion(job, &planned, &metadata, &mut sink)?;
-    if let Some(morphs) = &morphs_record {
-        add_record(&mut sink, morphs)?;
+    write_root_motion(job, &planned, &metadata, &mut sink, &mut records)?;
+    if let Some(morphs) = morphs_record {
+        put(&mut sink, &mut records, morphs)?;
     }
-    let (lods_record, lod_details) = write_lod_records(
-        &planned,
-        settings,
-        (weights_record.as_ref(), &weights_nodes),
-        vat_record.as_ref(),
-        &mut sink,
-    )?;
+    write_lod_records(&planned, settings, &weights_nodes, &mut sink, &mut records)?;
     warn_about_uv_sets(&uv_sets, job.observer);
-    let uv_record = (!uv_sets.is_empty()).then_some(meta::UvSetsMetadata {
-        primitives: uv_sets,
-    });
-    if let Some(record) = &uv_record {
-        add_record(&mut sink, record)?;
+    if !uv_sets.is_empty() {
+        let primitives = uv_sets;
+        put(&mut sink, &mut records, meta::UvSetsMetadata { primitives })?;
     }
     add_section(&mut sink, SectionKind::Key, Ok(job.key.as_bytes().to_vec()))?;
     if let Some(location) = job.source_location {
-        let record = meta::SourceLocation {
-            relative_path: location.to_owned(),
-        };
-        add_record(&mut sink, &record)?;
+        let relative_path = location.to_owned();
+        put(
+            &mut sink,
+            &mut records,
+            meta::SourceLocation { relative_path },
+        )?;
     }
     job.observer.stage("bounds");
     let bounds = bounds_record(model, timeline, vat_bounds.as_ref())?;
-    add_record(&mut sink, &bounds)?;
-    if let Some(weights) = &weights_record {
-        warn_about_level_influences(job, weights, &bounds, lods_record.as_ref());
-    }
+    put(&mut sink, &mut records, bounds)?;
+    warn_about_level_influences(job, &records);
     let records = sidecar::Records {
         container: &container_name,
         metadata: &metadata,
-        vat: vat_record.as_ref(),
-        weights: weights_record.as_ref(),
-        rig: rig_record.as_ref(),
-        bounds: Some(&bounds),
-        layout: Some(&layout),
-        uv_sets: uv_record.as_ref(),
-        root_motion: root_motion_record.as_ref(),
-        lods: lods_record.as_ref(),
-        lod_details: lod_details.as_ref(),
-        texture_container: settings.texture_container,
-        placement: Some(&placement_record),
+        records: &records,
     };
     write_sidecar(&mut sink, records)?;
     let finished = sink.finish(&metadata).map_err(|e| e.at(Stage::Container))?;

@@ -333,9 +333,10 @@ pub struct Loaded {
     /// Texture files whose bytes differ from the recorded checksum (they
     /// are still decoded so the comparison can show the damage).
     pub checksum_mismatches: Vec<String>,
-    /// The placement record (format 1.11 and later): where the outputs'
-    /// spaces stand in the scene, as recorded.
-    pub placement: Option<meta::PlacementMetadata>,
+    /// Every optional record of the container, as read (the placement
+    /// record, format 1.11 and later, says where the outputs' spaces stand
+    /// in the scene).
+    pub records: rigbake_format::records::Records,
 }
 
 /// Which playback paths to load (decoded VAT textures can be large).
@@ -371,12 +372,17 @@ pub fn load_with(
         |e: rigbake_format::FormatError| LoadError::Damaged(format!("{}: {e}", file.display()));
     let mut container = Container::open(file).map_err(fail)?;
     let metadata = container.metadata().clone();
-    let location = container.source_location().cloned();
-    let mut source = source::load_source(file, &metadata, location.as_ref(), source)?;
-    source::attach_lod_files(file, &mut source, container.lods(), container.lod_details())?;
+    let records = container.records().clone();
+    let mut source = source::load_source(file, &metadata, records.source.as_ref(), source)?;
+    source::attach_lod_files(
+        file,
+        &mut source,
+        records.lods.as_ref(),
+        records.lod_details.as_ref(),
+    )?;
     let model = &source.model;
-    let mut clips = load_clips(file, &metadata, container.rig(), model)?;
-    if let Some(record) = container.root_motion() {
+    let mut clips = load_clips(file, &metadata, records.rig.as_ref(), model)?;
+    if let Some(record) = &records.root_motion {
         for (clip, motion) in clips.iter_mut().zip(&record.clips) {
             clip.root_motion = motion.mode.extracts().then(|| LoadedRootMotion {
                 frames: motion.track.clone(),
@@ -385,14 +391,12 @@ pub fn load_with(
         }
     }
     let dir = file.parent().unwrap_or(Path::new("."));
-    let weights = container
-        .weights()
-        .cloned()
+    let weights = records
+        .weights
+        .as_ref()
         .filter(|_| !metadata.textures.is_empty());
-    let vat_record = container.vat().cloned();
-    let recorded_placement = container.placement().cloned();
-    let texture_layout = container.layout().cloned();
-    let placement = texture_layout.as_ref().and_then(|l| l.vat.clone());
+    let texture_layout = records.layout.as_ref();
+    let placement = texture_layout.and_then(|l| l.vat.as_ref());
     let (want_bones, want_vat) = match paths {
         Paths::All => (true, true),
         Paths::Bones => (true, false),
@@ -410,25 +414,25 @@ pub fn load_with(
         Some(w) => Some(load_bones(
             &mut reader,
             &metadata,
-            &w,
-            texture_layout.as_ref(),
+            w,
+            texture_layout,
             model,
         )?),
         None => None,
     };
-    let vat = match vat_record.filter(|_| want_vat) {
+    let vat = match records.vat.as_ref().filter(|_| want_vat) {
         Some(v) => Some(load_vat(
             &mut reader,
-            &v,
-            placement.as_ref(),
-            texture_layout.as_ref(),
+            v,
+            placement,
+            texture_layout,
             model,
             decode,
         )?),
         None => None,
     };
     let mismatches = reader.mismatches;
-    let lod_levels = lod_levels(container.lods(), model);
+    let lod_levels = lod_levels(records.lods.as_ref(), model);
     Ok(Loaded {
         file: file.to_path_buf(),
         metadata,
@@ -438,7 +442,7 @@ pub fn load_with(
         vat,
         lod_levels,
         checksum_mismatches: mismatches,
-        placement: recorded_placement,
+        records,
     })
 }
 

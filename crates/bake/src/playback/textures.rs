@@ -106,7 +106,7 @@ pub(super) fn bone_texture(
     let file = reader.file;
     let bytes = reader.bytes(&tex.name, tex.storage, tex.bytes, tex.crc32)?;
     let (w, h) = (tex.width as usize, tex.height as usize);
-    let container = reader.container.texture_container();
+    let container = reader.container.records().texture_container();
     let texels = if container.is_exr() {
         let decoded = exr::read_expecting(Cursor::new(bytes), w, h).map_err(|e| {
             LoadError::Damaged(format!("{}: texture `{}`: {e}", file.display(), tex.name))
@@ -399,7 +399,7 @@ pub(super) fn vat_texture(
     decode: Decode,
 ) -> Result<VatTexture, LoadError> {
     let file = reader.file;
-    let container = reader.container.texture_container();
+    let container = reader.container.records().texture_container();
     if !container.is_exr() {
         return gpu_vat_texture(reader, tex, container, layer);
     }

@@ -102,7 +102,7 @@ impl Topology {
         // pose of the source.
         let recorded = |space: usize| {
             let name = model.nodes[space].name.as_str();
-            let p = loaded.placement.as_ref()?;
+            let p = loaded.records.placement.as_ref()?;
             std::iter::once(&p.reference)
                 .chain(&p.skins)
                 .find(|p| p.node.as_deref() == Some(name))

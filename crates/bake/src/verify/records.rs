@@ -288,13 +288,13 @@ pub fn check_all(loaded: &crate::playback::Loaded, outputs: &[OutputStats]) -> R
         }
     };
     let model = &loaded.source.model;
-    if let Some(record) = container.placement() {
+    if let Some(record) = container.records().placement.as_ref() {
         check_placement(model, record, &mut out);
     }
-    if let Some(record) = container.root_motion() {
+    if let Some(record) = container.records().root_motion.as_ref() {
         check_root_motion(model, &loaded.clips, record, &mut out);
     }
-    if let Some(bounds) = container.bounds() {
+    if let Some(bounds) = container.records().bounds.as_ref() {
         let named = |n: Option<usize>| n.map(|n| model.nodes[n].name.as_str());
         let reference = bounds.reference_node.as_deref();
         let space_matches = |output: Output| match output {

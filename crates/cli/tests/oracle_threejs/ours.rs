@@ -114,7 +114,7 @@ impl Bones {
     pub fn read(dir: &Path, stem: &str) -> Option<Self> {
         let container = open(dir, stem)?;
         let metadata = container.metadata().clone();
-        let weights = container.weights()?.clone();
+        let weights = container.records().weights.as_ref()?.clone();
         let textures = metadata
             .skins
             .iter()
@@ -262,11 +262,15 @@ impl Vat {
     pub fn read(dir: &Path, stem: &str) -> Option<Self> {
         let container = open(dir, stem)?;
         let metadata = container.metadata().clone();
-        let vat = container.vat()?.clone();
+        let vat = container.records().vat.as_ref()?.clone();
         assert_eq!(vat.encoding, meta::VatEncoding::Exr32, "{stem}: exr32 VAT");
-        let placement = container.layout().and_then(|l| l.vat.clone());
+        let placement = container
+            .records()
+            .layout
+            .as_ref()
+            .and_then(|l| l.vat.clone());
         assert!(
-            container.layout().is_none_or(|l| l
+            container.records().layout.as_ref().is_none_or(|l| l
                 .folds
                 .iter()
                 .all(|f| !matches!(f.texture, rigbake_format::meta::FoldedTexture::Vat(_)))),

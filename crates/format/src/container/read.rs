@@ -12,14 +12,10 @@ use super::{
     ENTRY_LEN, FORMAT_MAJOR, HEADER_LEN, LITTLE_ENDIAN, MAGIC, Section, SectionKind, Version,
     padding,
 };
-use crate::codec::Record;
+use crate::codec;
 use crate::error::{FormatError, Result};
-use crate::meta::{
-    BoundsMetadata, LayoutMetadata, Metadata, MorphsMetadata, OutputsMetadata, RigMetadata,
-    RootMotionMetadata, SourceLocation, Storage, VatCompressionMetadata, VatMetadata,
-    WeightsMetadata,
-};
-use crate::{check, codec};
+use crate::meta::{Metadata, Storage};
+use crate::records::Records;
 
 /// Largest header a reader accepts (future minors may grow it).
 const MAX_HEADER_LEN: u32 = 4096;
@@ -50,22 +46,8 @@ pub struct Container<R> {
     file_len: u64,
     sections: Vec<Section>,
     metadata: Metadata,
-    vat: Option<VatMetadata>,
-    weights: Option<WeightsMetadata>,
-    rig: Option<RigMetadata>,
     key: Option<String>,
-    outputs: Option<OutputsMetadata>,
-    bounds: Option<BoundsMetadata>,
-    root_motion: Option<RootMotionMetadata>,
-    layout: Option<LayoutMetadata>,
-    source: Option<SourceLocation>,
-    morphs: Option<MorphsMetadata>,
-    lods: Option<crate::meta::LodsMetadata>,
-    lod_details: Option<crate::meta::LodDetailsMetadata>,
-    texture_container: Option<crate::meta::TextureContainerMetadata>,
-    placement: Option<crate::meta::PlacementMetadata>,
-    vat_compression: Option<VatCompressionMetadata>,
-    uv_sets: Option<crate::meta::UvSetsMetadata>,
+    records: Records,
 }
 
 impl Container<BufReader<File>> {
@@ -89,9 +71,6 @@ impl<R: Read + Seek> Container<R> {
             &sections,
             meta_index,
         )?)?;
-        let vat = optional(&mut reader, &sections)?;
-        let weights = optional(&mut reader, &sections)?;
-        let rig = optional(&mut reader, &sections)?;
         let key = match single(&sections, SectionKind::Key)? {
             Some(i) => Some(
                 String::from_utf8(read_checked(&mut reader, &sections, i)?)
@@ -99,106 +78,28 @@ impl<R: Read + Seek> Container<R> {
             ),
             None => None,
         };
-        let outputs = optional(&mut reader, &sections)?;
-        let bounds = optional(&mut reader, &sections)?;
-        let layout = optional(&mut reader, &sections)?;
-        let source = optional(&mut reader, &sections)?;
-        let morphs = optional(&mut reader, &sections)?;
-        let vat_compression = optional(&mut reader, &sections)?;
-        let uv_sets = optional(&mut reader, &sections)?;
-        let root_motion = optional(&mut reader, &sections)?;
-        let lods = optional(&mut reader, &sections)?;
-        let lod_details = optional(&mut reader, &sections)?;
-        let texture_container = optional(&mut reader, &sections)?;
-        let placement = optional(&mut reader, &sections)?;
+        let records = Records::read(|kind| match single(&sections, kind)? {
+            Some(i) => read_checked(&mut reader, &sections, i).map(Some),
+            None => Ok(None),
+        })?;
         let container = Self {
-            texture_container,
-            placement,
             reader,
             version,
             file_len,
             sections,
             metadata,
-            vat,
-            weights,
-            rig,
             key,
-            outputs,
-            bounds,
-            layout,
-            source,
-            morphs,
-            lods,
-            lod_details,
-            vat_compression,
-            uv_sets,
-            root_motion,
+            records,
         };
         container.check_references()?;
-        container.check_records()?;
+        container.records.check(&container.metadata)?;
         Ok(container)
-    }
-
-    /// The semantic checks of [`crate::check`], over every record.
-    fn check_records(&self) -> Result<()> {
-        let folds = self.layout.as_ref().map_or(&[][..], |l| &l.folds[..]);
-        let rows = check::metadata_folded(&self.metadata, folds)?;
-        if let Some(vat) = &self.vat {
-            check::vat(vat, rows, folds)?;
-        }
-        if let Some(weights) = &self.weights {
-            check::weights(weights, self.metadata.skins.len())?;
-        }
-        if let Some(outputs) = &self.outputs {
-            check::outputs(outputs)?;
-        }
-        if let Some(bounds) = &self.bounds {
-            check::bounds(bounds, self.metadata.clips.len())?;
-        }
-        if let Some(source) = &self.source {
-            check::source(source)?;
-        }
-        if let Some(c) = &self.vat_compression {
-            check::vat_compression(c, self.vat.as_ref(), self.texture_container())?;
-        }
-        if let Some(uv_sets) = &self.uv_sets {
-            check::uv_sets(uv_sets)?;
-        }
-        if let Some(root_motion) = &self.root_motion {
-            check::root_motion(root_motion, &self.metadata)?;
-        }
-        if let Some(lods) = &self.lods {
-            check::lods(
-                lods,
-                self.weights.as_ref().map_or(0, |w| w.primitives.len()),
-                self.vat.as_ref().map_or(0, |v| v.primitives.len()),
-            )?;
-        }
-        if let Some(details) = &self.lod_details {
-            check::lod_details(details, self.lods.as_ref())?;
-        }
-        if let Some(t) = &self.texture_container {
-            check::texture_container(t, self.vat.as_ref(), self.layout.as_ref())?;
-        }
-        if let Some(p) = &self.placement {
-            check::placement(p, self.metadata.skins.len())?;
-        }
-        if let Some(rig) = &self.rig {
-            check::rig(rig, self.metadata.clips.len(), self.metadata.skins.len())?;
-        }
-        check::layout(
-            self.layout.as_ref(),
-            &self.metadata,
-            self.vat.as_ref(),
-            self.rig.as_ref(),
-            rows,
-        )?;
-        Ok(())
     }
 
     fn check_references(&self) -> Result<()> {
         let bones = self.metadata.textures.iter().map(|t| (t.storage, t.bytes));
         let vat = self
+            .records
             .vat
             .iter()
             .flat_map(|v| v.textures.iter().map(|t| (t.storage, t.bytes)));
@@ -215,6 +116,7 @@ impl<R: Read + Seek> Container<R> {
             }
         }
         let weight_primitives = self
+            .records
             .weights
             .iter()
             .flat_map(|w| w.primitives.iter().map(move |p| (w.channels, p)));
@@ -230,7 +132,7 @@ impl<R: Read + Seek> Container<R> {
                 }
             }
         }
-        if let Some(rig) = &self.rig
+        if let Some(rig) = &self.records.rig
             && let Some(i) = rig.anchor_section
         {
             let rows: u64 = self
@@ -257,111 +159,9 @@ impl<R: Read + Seek> Container<R> {
         self.key.as_deref()
     }
 
-    /// The outputs record (files beside the container and their checksums),
-    /// when the bake has one (format 1.5 and later).
-    pub fn outputs(&self) -> Option<&OutputsMetadata> {
-        self.outputs.as_ref()
-    }
-
-    /// The animated-bounds record (one box per clip), when the bake has one
-    /// (format 1.6 and later).
-    pub fn bounds(&self) -> Option<&BoundsMetadata> {
-        self.bounds.as_ref()
-    }
-
-    /// The root-motion record (the track of clips baked in place), when the
-    /// bake has one (format 1.8 and later).
-    pub fn root_motion(&self) -> Option<&RootMotionMetadata> {
-        self.root_motion.as_ref()
-    }
-
-    /// The layout record (VAT atlas placement, folded textures), when the
-    /// bake has one (format 1.7 and later).
-    pub fn layout(&self) -> Option<&LayoutMetadata> {
-        self.layout.as_ref()
-    }
-
-    /// Where the source model was, relative to the container (format 1.7
-    /// and later).
-    pub fn source_location(&self) -> Option<&SourceLocation> {
-        self.source.as_ref()
-    }
-
-    /// The LOD record (the model's LOD groups and each level's outputs),
-    /// when the model has LOD groups (format 1.8 and later).
-    pub fn lods(&self) -> Option<&crate::meta::LodsMetadata> {
-        self.lods.as_ref()
-    }
-
-    /// The LOD detail record (per level, the file it came from and the
-    /// influences it keeps), when the model has LOD groups (format 1.9 and
-    /// later).
-    pub fn lod_details(&self) -> Option<&crate::meta::LodDetailsMetadata> {
-        self.lod_details.as_ref()
-    }
-
-    /// The container every texture of the bake is in: KTX2 or DDS when the
-    /// texture-container record says so (format 1.10 and later), else EXR
-    /// (and PNG for `png16` VAT textures).
-    pub fn texture_container(&self) -> crate::texture::gpu::TextureContainer {
-        self.texture_container
-            .as_ref()
-            .map_or(crate::texture::gpu::TextureContainer::Exr, |t| t.container)
-    }
-
-    /// The placement record (the rest-pose matrices of the bake's spaces
-    /// and the lookup UV's encoding), format 1.11 and later.
-    pub fn placement(&self) -> Option<&crate::meta::PlacementMetadata> {
-        self.placement.as_ref()
-    }
-
-    /// How the VAT playback mesh's lookup UV is encoded: as the placement
-    /// record says, else (bakes before 1.11) the normalised texel centre.
-    pub fn lookup_uv(&self) -> crate::meta::LookupUv {
-        self.placement
-            .as_ref()
-            .map_or(crate::meta::LookupUv::TexelCentre, |p| p.lookup_uv)
-    }
-
-    /// The texture-container record, when the bake's textures are KTX2 or
-    /// DDS files (format 1.10 and later).
-    pub fn texture_container_record(&self) -> Option<&crate::meta::TextureContainerMetadata> {
-        self.texture_container.as_ref()
-    }
-
-    /// The morphs record (the morph targets the bone-matrix bake dropped),
-    /// when the bake dropped any (format 1.7 and later).
-    pub fn morphs(&self) -> Option<&MorphsMetadata> {
-        self.morphs.as_ref()
-    }
-
-    /// How each VAT texture is compressed, when recorded (format 1.6 and
-    /// later; older VAT bakes wrote uncompressed EXRs unless `--zip`, and
-    /// PNG).
-    pub fn vat_compression(&self) -> Option<&VatCompressionMetadata> {
-        self.vat_compression.as_ref()
-    }
-
-    /// The UV-set record (which TEXCOORD sets of the mesh files hold the
-    /// lookup UV and weight pairs), when the bake has one (format 1.7 and
-    /// later).
-    pub fn uv_sets(&self) -> Option<&crate::meta::UvSetsMetadata> {
-        self.uv_sets.as_ref()
-    }
-
-    /// The rig record (anchors, props, clip origins), when the bake has one.
-    pub fn rig(&self) -> Option<&RigMetadata> {
-        self.rig.as_ref()
-    }
-
-    /// The bone-weight record, when the bake has one.
-    pub fn weights(&self) -> Option<&WeightsMetadata> {
-        self.weights.as_ref()
-    }
-
-    /// The VAT record, when the bake has one.
-    pub fn vat(&self) -> Option<&VatMetadata> {
-        self.vat.as_ref()
+    /// Every optional record the container holds, checked.
+    pub fn records(&self) -> &Records {
+        &self.records
     }
 
     /// The container version found in the file.
@@ -529,15 +329,6 @@ fn single(sections: &[Section], kind: SectionKind) -> Result<Option<usize>> {
         (None, _) => Ok(None),
         (Some((i, _)), None) => Ok(Some(i)),
         (Some(_), Some(_)) => Err(invalid(format!("more than one {} section", kind.name()))),
-    }
-}
-
-/// The record of type `T` when the container has its section (at most
-/// one), read with its checksum checked and decoded.
-fn optional<T: Record, R: Read + Seek>(reader: &mut R, sections: &[Section]) -> Result<Option<T>> {
-    match single(sections, T::KIND)? {
-        Some(i) => Ok(Some(codec::decode(&read_checked(reader, sections, i)?)?)),
-        None => Ok(None),
     }
 }
 
