@@ -32,6 +32,7 @@ pub mod inspect_source;
 pub mod job;
 pub mod listed;
 pub mod lod_siblings;
+pub mod manifest;
 pub mod playback;
 pub mod preview;
 pub mod records;

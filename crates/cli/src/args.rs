@@ -253,7 +253,7 @@ pub struct BakeArgs {
     /// Bone-weight pairs kept per vertex, 1 to 8 [default: 6]; with LODs,
     /// one per level (`4,2,1`; the last also for deeper levels).
     #[arg(long, value_name = "N[,N...]", value_parser = parse_influences)]
-    pub max_influences: Option<crate::manifest::Influences>,
+    pub max_influences: Option<rigbake::manifest::Influences>,
     /// Do not write bone-weight channels and the weights mesh.
     #[arg(long)]
     pub no_weights: bool,
@@ -462,15 +462,15 @@ impl LodArg {
 }
 
 /// Parses `--max-influences N[,N...]`.
-fn parse_influences(text: &str) -> Result<crate::manifest::Influences, String> {
+fn parse_influences(text: &str) -> Result<rigbake::manifest::Influences, String> {
     let levels = text
         .split(',')
         .map(|n| n.trim().parse::<usize>())
         .collect::<Result<Vec<_>, _>>()
         .map_err(|_| format!("`{text}`: expected a count or counts per LOD level (4,2,1)"))?;
     Ok(match levels[..] {
-        [one] => crate::manifest::Influences::One(one),
-        _ => crate::manifest::Influences::PerLevel(levels),
+        [one] => rigbake::manifest::Influences::One(one),
+        _ => rigbake::manifest::Influences::PerLevel(levels),
     })
 }
 

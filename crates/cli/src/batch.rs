@@ -10,7 +10,7 @@ use rigbake::run::{ModelRun, run_model};
 use rigbake::sink::SharedStore;
 use rigbake::staging::{OutputLock, Protected};
 
-use crate::exit::{EXIT_FAILED, EXIT_OK};
+use crate::exit::{self, EXIT_FAILED, EXIT_OK, Failure};
 use crate::plan::{BakeJob, BakePlan, ProgressMode};
 use crate::progress::{ModelProgress, Progress};
 use rigbake::report::{Entry, Outcome, Report};
@@ -35,26 +35,22 @@ fn run_job(
 }
 
 /// Runs every job of `plan`, prints progress and the report; returns the
-/// exit code (0 only when no model failed).
-pub fn execute(plan: &BakePlan) -> u8 {
+/// exit code (0 only when no model failed), or why the run could not
+/// start or report.
+pub fn execute(plan: &BakePlan) -> exit::Outcome {
     let started = Instant::now();
     // One run at a time per output root: a second run waits here, so two
     // runs never mix their outputs or remove each other's temporaries.
-    let _lock = match OutputLock::acquire(&plan.out, || {
+    let waiting = || {
         eprintln!(
             "waiting for another rigbake run that writes to `{}`",
             plan.out.display()
         )
-    }) {
-        Ok(lock) => lock,
-        Err(e) => {
-            eprintln!(
-                "error: cannot lock the output folder `{}`: {e}",
-                plan.out.display()
-            );
-            return EXIT_FAILED;
-        }
     };
+    let _lock = OutputLock::acquire(&plan.out, waiting).map_err(|e| {
+        let out = plan.out.display();
+        Failure::Failed(format!("cannot lock the output folder `{out}`: {e}"))
+    })?;
     let progress = Progress::new(plan.progress, plan.jobs.len(), plan.list_files);
     let shared = plan.share_bones.then(|| SharedStore::new(&plan.out));
     // Every model of the run is an input no output may replace (each job
@@ -88,8 +84,9 @@ pub fn execute(plan: &BakePlan) -> u8 {
         Some(n) => match rayon::ThreadPoolBuilder::new().num_threads(n).build() {
             Ok(pool) => pool.install(run_all),
             Err(e) => {
-                eprintln!("error: cannot start {n} worker threads: {e}");
-                return EXIT_FAILED;
+                return Err(Failure::Failed(format!(
+                    "cannot start {n} worker threads: {e}"
+                )));
             }
         },
     };
@@ -101,13 +98,9 @@ pub fn execute(plan: &BakePlan) -> u8 {
         plan.shard,
         started.elapsed().as_secs_f64(),
     );
-    if plan.json {
-        match serde_json::to_string_pretty(&report) {
-            Ok(s) => {
-                crate::stdout::println(&s);
-            }
-            Err(e) => eprintln!("error: cannot write the report: {e}"),
-        }
+    let json = plan.json.then(|| serde_json::to_string_pretty(&report));
+    if let Some(Ok(s)) = &json {
+        crate::stdout::println(s);
     }
     if plan.progress != ProgressMode::Quiet || failed {
         let mut summary = report.summary();
@@ -123,5 +116,8 @@ pub fn execute(plan: &BakePlan) -> u8 {
         // Failures were printed as they happened; keep only the totals line.
         eprintln!("{}", summary.lines().last().unwrap_or_default());
     }
-    if failed { EXIT_FAILED } else { EXIT_OK }
+    if let Some(Err(e)) = json {
+        return Err(Failure::Failed(format!("cannot write the report: {e}")));
+    }
+    Ok(if failed { EXIT_FAILED } else { EXIT_OK })
 }

@@ -5,10 +5,10 @@
 use clap::CommandFactory as _;
 
 use crate::args::Cli;
-use crate::exit::{EXIT_FAILED, EXIT_OK};
+use crate::exit::{EXIT_OK, Failure, Outcome};
 
 /// Prints the completion script for `shell` on stdout.
-pub fn completions(shell: clap_complete::Shell) -> u8 {
+pub fn completions(shell: clap_complete::Shell) -> Outcome {
     let mut command = Cli::command();
     let mut bytes = Vec::new();
     clap_complete::generate(shell, &mut command, "rigbake", &mut bytes);
@@ -17,14 +17,10 @@ pub fn completions(shell: clap_complete::Shell) -> u8 {
 
 /// Prints the manual page (roff, section 1) on stdout: the command, then
 /// one section per subcommand with its options.
-pub fn man() -> u8 {
-    match man_page() {
-        Ok(bytes) => write_stdout(&bytes),
-        Err(e) => {
-            eprintln!("error: cannot render the manual page: {e}");
-            EXIT_FAILED
-        }
-    }
+pub fn man() -> Outcome {
+    let page =
+        man_page().map_err(|e| Failure::Failed(format!("cannot render the manual page: {e}")))?;
+    write_stdout(&page)
 }
 
 /// The manual page as roff bytes.
@@ -81,15 +77,9 @@ fn roff_text(text: &str) -> String {
         .join("\n")
 }
 
-fn write_stdout(bytes: &[u8]) -> u8 {
-    match std::str::from_utf8(bytes) {
-        Ok(text) => {
-            crate::stdout::print(text);
-            EXIT_OK
-        }
-        Err(_) => {
-            eprintln!("error: the generated text is not UTF-8");
-            EXIT_FAILED
-        }
-    }
+fn write_stdout(bytes: &[u8]) -> Outcome {
+    let text = std::str::from_utf8(bytes)
+        .map_err(|_| Failure::Failed("the generated text is not UTF-8".into()))?;
+    crate::stdout::print(text);
+    Ok(EXIT_OK)
 }

@@ -94,25 +94,9 @@ pub enum UsageError {
         "{0} applies to EXR files only: --texture-container {1} stores texels uncompressed (use ktx2-zstd for Zstandard supercompression, or drop {0})"
     )]
     GpuCompression(&'static str, &'static str),
-    /// The manifest cannot be read.
-    #[error("{}: cannot read the manifest: {source}", path.display())]
-    ManifestRead {
-        /// The manifest.
-        path: PathBuf,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// The manifest is not valid TOML or breaks the schema; `at` is
-    /// `:line:col` when known.
-    #[error("{}{at}: {message}", path.display())]
-    Manifest {
-        /// The manifest.
-        path: PathBuf,
-        /// `:line:col`, or empty.
-        at: String,
-        /// What is wrong.
-        message: String,
-    },
+    /// The manifest cannot be read or parsed.
+    #[error(transparent)]
+    Manifest(#[from] rigbake::manifest::ManifestError),
     /// Models cannot be listed.
     #[error(transparent)]
     Discover(#[from] rigbake::discover::DiscoverError),

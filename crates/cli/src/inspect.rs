@@ -12,7 +12,7 @@ use rigbake_core::timeline::Sampling;
 use serde::Serialize;
 
 use crate::args::InspectArgs;
-use crate::exit::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
+use crate::exit::{EXIT_OK, Failure, Outcome};
 
 /// Whether `path` names a source model (`.glb` or `.gltf`, any case).
 fn is_model(path: &std::path::Path) -> bool {
@@ -21,41 +21,38 @@ fn is_model(path: &std::path::Path) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case("glb") || e.eq_ignore_ascii_case("gltf"))
 }
 
-/// Runs `rigbake inspect`; returns the exit code.
-pub fn run(args: &InspectArgs) -> u8 {
+/// Runs `rigbake inspect`.
+pub fn run(args: &InspectArgs) -> Outcome {
     if is_model(&args.file) {
         return run_source(args);
     }
     if args.scene.is_some() {
-        eprintln!("error: --scene applies to a model (.glb, .gltf), not to a container");
-        return EXIT_USAGE;
+        return Err(Failure::Usage(
+            "--scene applies to a model (.glb, .gltf), not to a container".into(),
+        ));
     }
-    let (report, problem) = match load_report(&args.file, args.verify) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_FAILED;
-        }
-    };
-    if let Some(p) = &problem {
-        eprintln!("error: {p}");
+    let (report, problem) =
+        load_report(&args.file, args.verify).map_err(|e| Failure::Failed(e.to_string()))?;
+    // The report of a damaged container is still shown, then the failure.
+    print(args.json, &report, || render(&report))?;
+    match problem {
+        Some(p) => Err(Failure::Failed(p.to_string())),
+        None => Ok(EXIT_OK),
     }
-    let code = print(args.json, &report, || render(&report));
-    if problem.is_some() { EXIT_FAILED } else { code }
 }
 
 /// `rigbake inspect MODEL.glb|.gltf`.
-fn run_source(args: &InspectArgs) -> u8 {
+fn run_source(args: &InspectArgs) -> Outcome {
     if args.verify {
-        eprintln!("error: --verify checks a container's checksums; a model has none");
-        return EXIT_USAGE;
+        return Err(Failure::Usage(
+            "--verify checks a container's checksums; a model has none".into(),
+        ));
     }
     if !(args.fps.is_finite() && args.fps > 0.0 && args.fps <= 1000.0) {
-        eprintln!(
-            "error: --fps must be above 0 and at most 1000, got {}",
+        return Err(Failure::Usage(format!(
+            "--fps must be above 0 and at most 1000, got {}",
             args.fps
-        );
-        return EXIT_USAGE;
+        )));
     }
     let options = ImportOptions {
         scene: args.scene,
@@ -65,29 +62,18 @@ fn run_source(args: &InspectArgs) -> u8 {
         fps: args.fps,
         ..Sampling::default()
     };
-    match describe_source(&args.file, &options, sampling) {
-        Ok(report) => print(args.json, &report, || render_source(&report)),
-        Err(e) => {
-            eprintln!("error: {e}");
-            EXIT_FAILED
-        }
-    }
+    let report = describe_source(&args.file, &options, sampling)
+        .map_err(|e| Failure::Failed(e.to_string()))?;
+    print(args.json, &report, || render_source(&report))
 }
 
 /// Prints `report` as JSON or as the text `text` makes.
-fn print<T: Serialize>(json: bool, report: &T, text: impl FnOnce() -> String) -> u8 {
+fn print<T: Serialize>(json: bool, report: &T, text: impl FnOnce() -> String) -> Outcome {
     if json {
-        match serde_json::to_string_pretty(report) {
-            Ok(s) => {
-                crate::stdout::println(&s);
-            }
-            Err(e) => {
-                eprintln!("error: {e}");
-                return EXIT_FAILED;
-            }
-        }
+        let json = serde_json::to_string_pretty(report);
+        crate::stdout::println(&json.map_err(|e| Failure::Failed(e.to_string()))?);
     } else {
         crate::stdout::print(&text());
     }
-    EXIT_OK
+    Ok(EXIT_OK)
 }

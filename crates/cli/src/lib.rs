@@ -10,7 +10,6 @@ mod docs;
 mod error;
 mod exit;
 mod inspect;
-mod manifest;
 mod plan;
 mod preview;
 mod progress;
@@ -25,7 +24,7 @@ use std::process::ExitCode;
 use clap::Parser as _;
 use rigbake::report;
 
-use crate::exit::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
+use crate::exit::{EXIT_FAILED, EXIT_OK, EXIT_USAGE, Failure, Outcome};
 
 /// Runs the command line with `args` (including the program name).
 pub fn run<I, T>(args: I) -> ExitCode
@@ -41,46 +40,46 @@ where
         }
     };
     let verbosity = cli.output.verbosity();
-    match cli.command {
+    let outcome = match cli.command {
         args::Command::Bake(bake) => run_plan(plan::BakePlan::from_bake_args(&bake, verbosity)),
         args::Command::Vat(vat) => run_plan(plan::BakePlan::from_vat_args(&vat, verbosity)),
-        args::Command::Inspect(inspect) => ExitCode::from(inspect::run(&inspect)),
-        args::Command::MergeReport(m) => ExitCode::from(merge_reports(&m, verbosity)),
-        args::Command::Verify(verify) => ExitCode::from(verify::run(&verify, verbosity)),
-        args::Command::Preview(preview) => ExitCode::from(preview::run(&preview, verbosity)),
-        args::Command::View(view) => ExitCode::from(view::run(&view)),
-        args::Command::Completions(c) => ExitCode::from(docs::completions(c.shell)),
-        args::Command::Man => ExitCode::from(docs::man()),
-    }
-}
-
-fn run_plan(plan: Result<plan::BakePlan, error::UsageError>) -> ExitCode {
-    match plan {
-        Ok(plan) => {
-            for problem in &plan.problems {
-                eprintln!("error: {problem}");
-            }
-            for note in &plan.notes {
-                eprintln!("note: {note}");
-            }
-            let code = batch::execute(&plan);
-            if !plan.problems.is_empty() && code == EXIT_OK {
-                eprintln!(
-                    "error: {} path(s) could not be searched or used (see above)",
-                    plan.problems.len()
-                );
-                return ExitCode::from(EXIT_FAILED);
-            }
-            ExitCode::from(code)
-        }
-        Err(message) => {
-            eprintln!("error: {message}");
-            ExitCode::from(EXIT_USAGE)
+        args::Command::Inspect(inspect) => inspect::run(&inspect),
+        args::Command::MergeReport(m) => merge_reports(&m, verbosity),
+        args::Command::Verify(verify) => verify::run(&verify, verbosity),
+        args::Command::Preview(preview) => preview::run(&preview, verbosity),
+        args::Command::View(view) => view::run(&view),
+        args::Command::Completions(c) => docs::completions(c.shell),
+        args::Command::Man => docs::man(),
+    };
+    // The one place a command's error is printed.
+    match outcome {
+        Ok(code) => ExitCode::from(code),
+        Err(failure) => {
+            eprintln!("error: {}", failure.message());
+            ExitCode::from(failure.code())
         }
     }
 }
 
-fn merge_reports(args: &args::MergeReportArgs, verbosity: args::Verbosity) -> u8 {
+fn run_plan(plan: Result<plan::BakePlan, error::UsageError>) -> Outcome {
+    let plan = plan?;
+    for problem in &plan.problems {
+        eprintln!("error: {problem}");
+    }
+    for note in &plan.notes {
+        eprintln!("note: {note}");
+    }
+    let code = batch::execute(&plan)?;
+    if !plan.problems.is_empty() && code == EXIT_OK {
+        return Err(Failure::Failed(format!(
+            "{} path(s) could not be searched or used (see above)",
+            plan.problems.len()
+        )));
+    }
+    Ok(code)
+}
+
+fn merge_reports(args: &args::MergeReportArgs, verbosity: args::Verbosity) -> Outcome {
     let mut reports = Vec::new();
     for path in &args.reports {
         // A regular file of at most 256 MiB (a FIFO or device is refused
@@ -89,34 +88,21 @@ fn merge_reports(args: &args::MergeReportArgs, verbosity: args::Verbosity) -> u8
             rigbake_format::fsread::read_regular(path, 256 << 20)
                 .map_err(Into::into)
                 .and_then(|b| serde_json::from_slice(&b).map_err(Into::into));
-        match parsed {
-            Ok(r) => reports.push(r),
-            Err(e) => {
-                eprintln!("error: {}: not a rigbake report: {e}", path.display());
-                return EXIT_USAGE;
-            }
-        }
+        let report = parsed.map_err(|e| {
+            Failure::Usage(format!("{}: not a rigbake report: {e}", path.display()))
+        })?;
+        reports.push(report);
     }
-    let merged = match report::Report::merge(reports) {
-        Ok(m) => m,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_FAILED;
-        }
-    };
+    let merged = report::Report::merge(reports).map_err(|e| Failure::Failed(e.to_string()))?;
     if args.json {
-        match serde_json::to_string_pretty(&merged) {
-            Ok(s) => {
-                crate::stdout::println(&s);
-            }
-            Err(e) => eprintln!("error: {e}"),
-        }
+        let json = serde_json::to_string_pretty(&merged);
+        stdout::println(&json.map_err(|e| Failure::Failed(e.to_string()))?);
     } else if verbosity != args::Verbosity::Quiet || merged.totals.failed > 0 {
         stdout::println(&merged.summary());
     }
-    if merged.totals.failed > 0 {
+    Ok(if merged.totals.failed > 0 {
         EXIT_FAILED
     } else {
         EXIT_OK
-    }
+    })
 }

@@ -11,9 +11,9 @@ use sha2::{Digest, Sha256};
 
 use crate::args::{BakeArgs, LodArg, RunArgs, SettingFlags, VatArgs, Verbosity};
 use crate::error::{MAX_JOBS, UsageError};
-use crate::manifest::Manifest;
 use crate::settings::{Draft, check_max_texture_size};
-pub use rigbake::settings::BakeSettings;
+use rigbake::manifest::Manifest;
+use rigbake::settings::BakeSettings;
 
 /// One model to bake and where its outputs go.
 #[derive(Debug, Clone, PartialEq)]
@@ -327,6 +327,7 @@ fn load_manifest(
         .or(default_manifest.as_deref())
         .map(Manifest::load)
         .transpose()
+        .map_err(UsageError::from)
 }
 
 /// What [`gather`] found: the output folder, the models, and what was

@@ -6,18 +6,17 @@
 //! bytes. Exit code 0 when written, 1 on damaged or unwritable files, 2 for
 //! usage errors.
 
-use rigbake::playback::{self, LoadError, Loaded};
+use rigbake::playback::{self, Loaded};
 use rigbake::preview::picture::{self, Picture};
 use rigbake::preview::scene::{PathChoice, rows_drawn};
 use rigbake::preview::{MAX_PIXELS, Plan, spaced_frames};
 
 use crate::args::{PathArg, PreviewArgs, Verbosity};
 use crate::error::UsageError;
-use crate::exit::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
+use crate::exit::{EXIT_OK, Failure, Outcome};
 
-fn usage(message: &str) -> u8 {
-    eprintln!("error: {message}");
-    EXIT_USAGE
+fn usage(message: impl Into<String>) -> Failure {
+    Failure::Usage(message.into())
 }
 
 /// The index of the clip called `name`.
@@ -33,19 +32,19 @@ pub fn clip_index(loaded: &Loaded, name: &str) -> Result<usize, UsageError> {
         })
 }
 
-/// Runs `rigbake preview`; returns the exit code.
-pub fn run(args: &PreviewArgs, verbosity: Verbosity) -> u8 {
+/// Runs `rigbake preview`.
+pub fn run(args: &PreviewArgs, verbosity: Verbosity) -> Outcome {
     if args.columns == 0 || !(16..=2048).contains(&args.size) {
-        return usage("--columns must be at least 1 and --size 16 to 2048");
+        return Err(usage("--columns must be at least 1 and --size 16 to 2048"));
     }
     if !has_png_extension(&args.out) {
-        return usage(&format!(
+        return Err(usage(format!(
             "{}: preview writes PNG (an animated PNG with --animate): name the file *.png",
             args.out.display()
-        ));
+        )));
     }
     // VAT rows stay on disk until the cells to draw are known.
-    let mut loaded = match playback::load_with(
+    let mut loaded = playback::load_with(
         &args.file,
         args.source.as_deref(),
         match args.path {
@@ -54,30 +53,22 @@ pub fn run(args: &PreviewArgs, verbosity: Verbosity) -> u8 {
             None => playback::Paths::BonesElseVat,
         },
         playback::Decode::Rows,
-    ) {
-        Ok(l) => l,
-        Err(LoadError::NotFound(m)) => return usage(&m),
-        Err(LoadError::Damaged(m)) => {
-            eprintln!("error: {m}");
-            return EXIT_FAILED;
-        }
-    };
+    )?;
     // The image never replaces the bake or its source.
-    if let Err(e) = rigbake::listed::bake_inputs(&args.file, &loaded.source.path).check(&args.out) {
-        return usage(&e.to_string());
-    }
+    rigbake::listed::bake_inputs(&args.file, &loaded.source.path)
+        .check(&args.out)
+        .map_err(|e| usage(e.to_string()))?;
     let path = match (args.path, &loaded.bones, &loaded.vat) {
         (Some(PathArg::Bones), Some(_), _) | (None, Some(_), _) => PathChoice::Bones,
         (Some(PathArg::Vat), _, Some(_)) | (None, None, Some(_)) => PathChoice::Vat,
         (None, None, None) => {
-            eprintln!(
-                "error: {}: nothing to show: the bake has neither bone-weight channels nor vertex animation textures",
+            return Err(Failure::Failed(format!(
+                "{}: nothing to show: the bake has neither bone-weight channels nor vertex animation textures",
                 args.file.display()
-            );
-            return EXIT_FAILED;
+            )));
         }
         (Some(p), _, _) => {
-            return usage(&format!(
+            return Err(usage(format!(
                 "{}: the bake has no {} path",
                 args.file.display(),
                 if p == PathArg::Bones {
@@ -85,27 +76,22 @@ pub fn run(args: &PreviewArgs, verbosity: Verbosity) -> u8 {
                 } else {
                     "VAT"
                 }
-            ));
+            )));
         }
     };
     // Which clips, and how many cells: counted before anything is
     // allocated, so a huge --columns is refused by the image-size check
     // instead of sizing a list of cells.
     let (selected, animated) = match &args.animate {
-        Some(name) => match clip_index(&loaded, name) {
-            Ok(c) => (vec![c], Some(c)),
-            Err(e) => return usage(&e.to_string()),
-        },
+        Some(name) => {
+            let c = clip_index(&loaded, name)?;
+            (vec![c], Some(c))
+        }
+        None if args.clips.is_empty() => ((0..loaded.clips.len()).collect(), None),
         None => {
-            let selected: Result<Vec<usize>, UsageError> = if args.clips.is_empty() {
-                Ok((0..loaded.clips.len()).collect())
-            } else {
-                args.clips.iter().map(|n| clip_index(&loaded, n)).collect()
-            };
-            match selected {
-                Ok(s) => (s, None),
-                Err(e) => return usage(&e.to_string()),
-            }
+            let selected: Result<Vec<usize>, UsageError> =
+                args.clips.iter().map(|n| clip_index(&loaded, n)).collect();
+            (selected?, None)
         }
     };
     let (columns, cell_count) = match animated {
@@ -117,9 +103,9 @@ pub fn run(args: &PreviewArgs, verbosity: Verbosity) -> u8 {
     };
     let pixels = picture::pixels(cell_count, columns, args.size, animated.is_some());
     if pixels > MAX_PIXELS {
-        return usage(&format!(
+        return Err(usage(format!(
             "the image would have {pixels} pixels (more than {MAX_PIXELS}); use a smaller --size, fewer --columns or --clip"
-        ));
+        )));
     }
     let mut cells = Vec::new();
     match animated {
@@ -132,13 +118,8 @@ pub fn run(args: &PreviewArgs, verbosity: Verbosity) -> u8 {
         }
     }
     if let Some(vat) = loaded.vat.as_ref().filter(|v| v.is_deferred()) {
-        match vat.window(&rows_drawn(&loaded, &cells)) {
-            Ok(window) => loaded.vat = Some(window),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return EXIT_FAILED;
-            }
-        }
+        let window = vat.window(&rows_drawn(&loaded, &cells));
+        loaded.vat = Some(window.map_err(|e| Failure::Failed(e.to_string()))?);
     }
     let plan = Plan {
         path,
@@ -153,35 +134,28 @@ pub fn run(args: &PreviewArgs, verbosity: Verbosity) -> u8 {
                 .map(|()| p)
                 .map_err(Into::into)
         });
-    match written {
-        Ok(Picture {
-            png, width, height, ..
-        }) => {
-            if verbosity != Verbosity::Quiet {
-                eprintln!(
-                    "wrote {} ({width} x {height}, {}, {} path; {})",
-                    args.out.display(),
-                    what_was_drawn(&loaded, &plan, animated),
-                    if path == PathChoice::Bones {
-                        "bone-matrix"
-                    } else {
-                        "VAT"
-                    },
-                    rigbake::report::human_bytes(png.len() as u64)
-                );
-            }
-            if verbosity == Verbosity::Verbose {
-                for line in frames_drawn(&loaded, &plan) {
-                    eprintln!("  {line}");
-                }
-            }
-            EXIT_OK
-        }
-        Err(e) => {
-            eprintln!("error: {}: {e}", args.out.display());
-            EXIT_FAILED
+    let Picture {
+        png, width, height, ..
+    } = written.map_err(|e| Failure::Failed(format!("{}: {e}", args.out.display())))?;
+    if verbosity != Verbosity::Quiet {
+        eprintln!(
+            "wrote {} ({width} x {height}, {}, {} path; {})",
+            args.out.display(),
+            what_was_drawn(&loaded, &plan, animated),
+            if path == PathChoice::Bones {
+                "bone-matrix"
+            } else {
+                "VAT"
+            },
+            rigbake::report::human_bytes(png.len() as u64)
+        );
+    }
+    if verbosity == Verbosity::Verbose {
+        for line in frames_drawn(&loaded, &plan) {
+            eprintln!("  {line}");
         }
     }
+    Ok(EXIT_OK)
 }
 
 /// Whether `path` ends in `.png` (any case): the only format preview

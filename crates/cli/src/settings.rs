@@ -10,7 +10,7 @@ use rigbake_types::{AnchorsMode, Props, TextureCompression};
 
 use crate::args::{BakeArgs, LodArg, SettingFlags};
 use crate::error::{MAX_TEXTURE_SIZE, SettingsError};
-use crate::manifest::{BlendEntry, ClipEntry, OutputName, Overrides, VatOverrides};
+use rigbake::manifest::{BlendEntry, ClipEntry, OutputName, Overrides, VatOverrides};
 
 /// Parses `A,B,W[,W...]` into a blend entry.
 pub fn parse_blend(text: &str) -> Result<BlendEntry, SettingsError> {

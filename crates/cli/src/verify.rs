@@ -7,52 +7,39 @@
 //!
 //! Semantics and tolerances are described in `docs/runtime.md`.
 
-use rigbake::playback::{self, LoadError};
+use rigbake::playback;
 use rigbake::verify::{self as measure, Tolerances, report};
 
 use crate::args::{Verbosity, VerifyArgs};
-use crate::exit::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
+use crate::exit::{EXIT_FAILED, EXIT_OK, Failure, Outcome};
 
-fn usage(message: &str) -> u8 {
-    eprintln!("error: {message}");
-    EXIT_USAGE
-}
-
-/// Runs `rigbake verify`; returns the exit code.
-pub fn run(args: &VerifyArgs, verbosity: Verbosity) -> u8 {
+/// Runs `rigbake verify`: exit code 0 when every clip passes, 1 when not.
+pub fn run(args: &VerifyArgs, verbosity: Verbosity) -> Outcome {
     if args.stride == 0 {
-        return usage("--stride must be at least 1");
+        return Err(Failure::Usage("--stride must be at least 1".into()));
     }
     let positive = |v: f64| v.is_finite() && v >= 0.0;
     if !positive(args.tolerance)
         || !positive(args.normal_tolerance)
         || !args.mid_tolerance.is_none_or(positive)
     {
-        return usage("tolerances must be finite and not negative");
+        return Err(Failure::Usage(
+            "tolerances must be finite and not negative".into(),
+        ));
     }
     // VAT rows are read window by window as the measurement reaches them.
-    let loaded = match playback::load_with(
+    let loaded = playback::load_with(
         &args.file,
         args.source.as_deref(),
         playback::Paths::All,
         playback::Decode::Rows,
-    ) {
-        Ok(l) => l,
-        Err(LoadError::NotFound(m)) => return usage(&m),
-        Err(LoadError::Damaged(m)) => {
-            eprintln!("error: {m}");
-            return EXIT_FAILED;
-        }
-    };
+    )?;
     let mut selected = Vec::new();
     if args.clips.is_empty() {
         selected.extend(0..loaded.clips.len());
     } else {
         for name in &args.clips {
-            match crate::preview::clip_index(&loaded, name) {
-                Ok(i) => selected.push(i),
-                Err(e) => return usage(&e.to_string()),
-            }
+            selected.push(crate::preview::clip_index(&loaded, name)?);
         }
     }
     let mut problems = loaded.checksum_mismatches.clone();
@@ -83,13 +70,7 @@ pub fn run(args: &VerifyArgs, verbosity: Verbosity) -> u8 {
             .into_iter()
             .chain(loaded.vat.as_ref().map(measure::Path::Vat))
             .collect();
-        match measure::measure(&subject, &paths, &selected, args.stride) {
-            Ok(o) => outputs = o,
-            Err(e) => {
-                eprintln!("error: {e}");
-                return EXIT_FAILED;
-            }
-        }
+        outputs = measure::measure(&subject, &paths, &selected, args.stride)?;
         if outputs.is_empty() {
             problems.push(format!(
                 "{}: nothing to verify: the bake has neither bone-weight channels nor vertex animation textures (bake without --no-weights, or with --vat)",
@@ -121,15 +102,9 @@ pub fn run(args: &VerifyArgs, verbosity: Verbosity) -> u8 {
         records,
     );
     if args.json {
-        match serde_json::to_string_pretty(&report) {
-            Ok(s) => {
-                crate::stdout::println(&s);
-            }
-            Err(e) => {
-                eprintln!("error: cannot write JSON: {e}");
-                return EXIT_FAILED;
-            }
-        }
+        let json = serde_json::to_string_pretty(&report)
+            .map_err(|e| Failure::Failed(format!("cannot write JSON: {e}")))?;
+        crate::stdout::println(&json);
     } else if verbosity != Verbosity::Quiet {
         crate::stdout::print(&report::text(&report));
     } else if !report.pass {
@@ -140,5 +115,5 @@ pub fn run(args: &VerifyArgs, verbosity: Verbosity) -> u8 {
             crate::stdout::println(line);
         }
     }
-    if report.pass { EXIT_OK } else { EXIT_FAILED }
+    Ok(if report.pass { EXIT_OK } else { EXIT_FAILED })
 }

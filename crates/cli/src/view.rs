@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use clap::Args;
 use rigbake_view::{Catalog, CatalogError, Server};
 
-use crate::exit::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
+use crate::exit::{EXIT_OK, Failure, Outcome};
 
 /// Arguments of `rigbake view`.
 #[derive(Debug, Args)]
@@ -32,19 +32,13 @@ pub struct ViewArgs {
     pub source: Option<PathBuf>,
 }
 
-/// Runs `rigbake view`; returns the exit code when the server cannot start.
-pub fn run(args: &ViewArgs) -> u8 {
-    let catalog = match Catalog::open(&args.target, args.source.as_deref()) {
-        Ok(c) => c,
-        Err(CatalogError::Usage(m)) => {
-            eprintln!("error: {m}");
-            return EXIT_USAGE;
-        }
-        Err(CatalogError::Failed(m)) => {
-            eprintln!("error: {m}");
-            return EXIT_FAILED;
-        }
-    };
+/// Runs `rigbake view` until interrupted; fails when the server cannot
+/// start.
+pub fn run(args: &ViewArgs) -> Outcome {
+    let catalog = Catalog::open(&args.target, args.source.as_deref()).map_err(|e| match e {
+        CatalogError::Unusable(m) => Failure::Usage(m),
+        CatalogError::Unreadable(m) => Failure::Failed(m),
+    })?;
     for b in catalog.bakes.iter().filter(|b| b.placement_note.is_some()) {
         eprintln!(
             "note: {}: placed at the identity ({})",
@@ -53,13 +47,7 @@ pub fn run(args: &ViewArgs) -> u8 {
         );
     }
     let count = catalog.bakes.len();
-    let server = match Server::bind(catalog, args.port) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_USAGE;
-        }
-    };
+    let server = Server::bind(catalog, args.port).map_err(|e| Failure::Usage(e.to_string()))?;
     let url = server.url();
     let mut out = std::io::stdout().lock();
     let _ = writeln!(
@@ -73,7 +61,7 @@ pub fn run(args: &ViewArgs) -> u8 {
         open_browser(&url);
     }
     server.run();
-    EXIT_OK
+    Ok(EXIT_OK)
 }
 
 /// Asks the desktop to open `url`; a failure is only reported.

@@ -1621,7 +1621,7 @@ fn the_catalogue_bounds_the_reports_it_keeps() {
     let one = catalog.bakes[0].report.get().len();
     let e = rigbake_view::Catalog::open_with(&out, None, one * 10).expect_err("over a small bound");
     assert!(
-        matches!(&e, rigbake_view::CatalogError::Usage(m) if m.contains("add up to more than") && m.contains("fewer bakes")),
+        matches!(&e, rigbake_view::CatalogError::Unusable(m) if m.contains("add up to more than") && m.contains("fewer bakes")),
         "{e}"
     );
 }

@@ -30,15 +30,15 @@ pub const MAX_REPORT_BYTES: usize = 64 << 20;
 pub enum CatalogError {
     /// The target is unusable as given (missing, not a container or
     /// folder, no bakes in it, too many); the message says why.
-    Usage(String),
+    Unusable(String),
     /// A container or its source model is damaged or unreadable.
-    Failed(String),
+    Unreadable(String),
 }
 
 impl std::fmt::Display for CatalogError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Self::Usage(m) | Self::Failed(m) => f.write_str(m),
+            Self::Unusable(m) | Self::Unreadable(m) => f.write_str(m),
         }
     }
 }
@@ -147,10 +147,10 @@ impl Catalog {
         max_report_bytes: usize,
     ) -> Result<Self, CatalogError> {
         let meta = std::fs::metadata(target)
-            .map_err(|e| CatalogError::Usage(format!("{}: {e}", target.display())))?;
+            .map_err(|e| CatalogError::Unusable(format!("{}: {e}", target.display())))?;
         let files: Vec<PathBuf> = if meta.is_file() {
             if !is_container(target) {
-                return Err(CatalogError::Usage(format!(
+                return Err(CatalogError::Unusable(format!(
                     "{}: not a .rigbake container or a folder",
                     target.display()
                 )));
@@ -159,19 +159,19 @@ impl Catalog {
         } else if meta.is_dir() {
             find_containers(target)?
         } else {
-            return Err(CatalogError::Usage(format!(
+            return Err(CatalogError::Unusable(format!(
                 "{}: not a regular file or a folder",
                 target.display()
             )));
         };
         if files.is_empty() {
-            return Err(CatalogError::Usage(format!(
+            return Err(CatalogError::Unusable(format!(
                 "{}: no .rigbake containers found (searched {MAX_DEPTH} levels deep)",
                 target.display()
             )));
         }
         if source.is_some() && files.len() > 1 {
-            return Err(CatalogError::Usage(format!(
+            return Err(CatalogError::Unusable(format!(
                 "--source names one model, but {} holds {} bakes; put each source beside its container instead",
                 target.display(),
                 files.len()
@@ -188,7 +188,7 @@ impl Catalog {
             let b = bake(root, f, source)?;
             report_bytes += b.report.get().len();
             if report_bytes > max_report_bytes {
-                return Err(CatalogError::Usage(format!(
+                return Err(CatalogError::Unusable(format!(
                     "{}: the reports of the first {} bakes add up to more than {max_report_bytes} bytes (the viewer's limit); point view at fewer bakes",
                     target.display(),
                     bakes.len() + 1,
@@ -208,10 +208,11 @@ fn find_containers(dir: &Path) -> Result<Vec<PathBuf>, CatalogError> {
         .follow_links(false)
         .sort_by_file_name()
     {
-        let entry = entry.map_err(|e| CatalogError::Failed(format!("{}: {e}", dir.display())))?;
+        let entry =
+            entry.map_err(|e| CatalogError::Unreadable(format!("{}: {e}", dir.display())))?;
         if entry.file_type().is_file() && is_container(entry.path()) {
             if out.len() == MAX_BAKES {
-                return Err(CatalogError::Usage(format!(
+                return Err(CatalogError::Unusable(format!(
                     "{}: more than {MAX_BAKES} .rigbake containers; point view at a smaller folder",
                     dir.display()
                 )));
@@ -261,7 +262,8 @@ fn allowed_files(file: &Path, dir: &Path, report: &InspectReport) -> BTreeMap<St
 }
 
 fn bake(root: &Path, file: &Path, source: Option<&Path>) -> Result<Bake, CatalogError> {
-    let (report, _) = load_report(file, false).map_err(|e| CatalogError::Failed(e.to_string()))?;
+    let (report, _) =
+        load_report(file, false).map_err(|e| CatalogError::Unreadable(e.to_string()))?;
     let dir = file.parent().unwrap_or(Path::new(".")).to_path_buf();
     let name = file
         .strip_prefix(root)
@@ -270,15 +272,15 @@ fn bake(root: &Path, file: &Path, source: Option<&Path>) -> Result<Bake, Catalog
         .replace('\\', "/");
     let files = allowed_files(file, &dir, &report);
     let dir_handle = open_dir(&dir).map_err(|e| {
-        CatalogError::Failed(format!("{}: cannot open the folder: {e}", dir.display()))
+        CatalogError::Unreadable(format!("{}: cannot open the folder: {e}", dir.display()))
     })?;
     let (placements, placement_note) = match placements(file, &report, source) {
         Ok(p) => (p, None),
-        Err(note) if source.is_some() => return Err(CatalogError::Usage(note)),
+        Err(note) if source.is_some() => return Err(CatalogError::Unusable(note)),
         Err(note) => (BTreeMap::new(), Some(note)),
     };
     let report = serde_json::value::to_raw_value(&report).map_err(|e| {
-        CatalogError::Failed(format!("{}: cannot describe the bake: {e}", file.display()))
+        CatalogError::Unreadable(format!("{}: cannot describe the bake: {e}", file.display()))
     })?;
     Ok(Bake {
         name,

@@ -3,6 +3,10 @@
 //! example lives in `fixtures/rigbake.toml`. Option values use the shared
 //! vocabulary of `rigbake-types`. Unknown keys and wrong types are errors
 //! naming the file, line and key.
+//!
+//! The format has this one reader, in the library, so that a tool of a
+//! team's own reads a manifest exactly as `rigbake bake` does; the binary
+//! loads it and layers its entries and flags into each model's settings.
 
 use std::path::{Path, PathBuf};
 
@@ -12,7 +16,29 @@ use rigbake_types::{
 };
 use serde::Deserialize;
 
-use crate::error::UsageError;
+/// Why a manifest cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ManifestError {
+    /// The manifest cannot be read.
+    #[error("{}: cannot read the manifest: {source}", path.display())]
+    Read {
+        /// The manifest.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The manifest is not valid TOML or breaks the schema; `at` is
+    /// `:line:col` when known.
+    #[error("{}{at}: {message}", path.display())]
+    Invalid {
+        /// The manifest.
+        path: PathBuf,
+        /// `:line:col`, or empty.
+        at: String,
+        /// What is wrong.
+        message: String,
+    },
+}
 
 /// An output name in a manifest's `outputs` list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -256,12 +282,12 @@ pub const MAX_MANIFEST_BYTES: u64 = 16 << 20;
 
 impl Manifest {
     /// Reads and parses the manifest at `path`.
-    pub fn load(path: &Path) -> Result<Self, UsageError> {
+    pub fn load(path: &Path) -> Result<Self, ManifestError> {
         // A regular file of at most 16 MiB (a FIFO or device is refused
         // without blocking).
         let bytes =
             rigbake_format::fsread::read_regular(path, MAX_MANIFEST_BYTES).map_err(|e| {
-                UsageError::ManifestRead {
+                ManifestError::Read {
                     path: path.to_path_buf(),
                     source: match e {
                         rigbake_format::FormatError::Io(io) => io,
@@ -269,7 +295,7 @@ impl Manifest {
                     },
                 }
             })?;
-        let text = String::from_utf8(bytes).map_err(|_| UsageError::ManifestRead {
+        let text = String::from_utf8(bytes).map_err(|_| ManifestError::Read {
             path: path.to_path_buf(),
             source: std::io::Error::other("the manifest is not UTF-8 text"),
         })?;
@@ -277,8 +303,8 @@ impl Manifest {
     }
 
     /// Parses manifest `text` read from `path`.
-    pub fn parse(path: &Path, text: &str) -> Result<Self, UsageError> {
-        let error = |at: String, message: &str| UsageError::Manifest {
+    pub fn parse(path: &Path, text: &str) -> Result<Self, ManifestError> {
+        let error = |at: String, message: &str| ManifestError::Invalid {
             path: path.to_path_buf(),
             at,
             message: message.to_owned(),
