@@ -11,8 +11,8 @@
 use std::path::{Path, PathBuf};
 
 use rigbake_types::{
-    DirectionEncoding, MatrixLayout, NormalConvention, Precision, Props, RootMotionMode,
-    SampleRule, TextureCompression, TextureContainer, VatEncoding, VatLayoutMode,
+    DirectionEncoding, MatrixLayout, NormalConvention, OutputKind, Precision, Props,
+    RootMotionMode, SampleRule, TextureCompression, TextureContainer, VatEncoding, VatLayoutMode,
 };
 use serde::Deserialize;
 
@@ -38,20 +38,6 @@ pub enum ManifestError {
         /// What is wrong.
         message: String,
     },
-}
-
-/// An output name in a manifest's `outputs` list.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum OutputName {
-    /// Bone-matrix textures.
-    Bones,
-    /// Bone-weight channels.
-    Weights,
-    /// Vertex animation textures.
-    Vat,
-    /// Anchor tracks.
-    Anchors,
 }
 
 /// VAT settings as a manifest writes them (all optional).
@@ -149,7 +135,7 @@ pub struct Overrides {
     /// `fixed-rate` or `even-spread`.
     pub sampling: Option<SampleRule>,
     /// Outputs to write: any of `bones`, `weights`, `vat`, `anchors`.
-    pub outputs: Option<Vec<OutputName>>,
+    pub outputs: Option<Vec<OutputKind>>,
     /// `mat4` or `mat3x4`.
     pub layout: Option<MatrixLayout>,
     /// `f32` or `f16`.

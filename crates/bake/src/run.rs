@@ -39,8 +39,12 @@ pub struct ModelRun<'a> {
 /// its container has the same bake key and every file it lists is intact
 /// (unless `force`), else baked.
 pub fn run_model(r: &ModelRun<'_>) -> Outcome {
-    let o = r.settings.outputs;
-    if !(o.bones || o.weights || o.vat || o.anchors) {
+    // The OpenVAT export rides on a VAT bake: alone it writes nothing.
+    let outputs = r.settings.outputs;
+    if outputs
+        .iter()
+        .all(|k| k == rigbake_types::OutputKind::OpenVat)
+    {
         return Outcome::Skipped {
             reason: "no outputs requested".to_owned(),
         };

@@ -11,27 +11,9 @@ use rigbake_format::meta;
 use rigbake_format::texture::Precision;
 use rigbake_format::texture::exr::TextureCompression;
 use rigbake_format::texture::gpu::TextureContainer;
+use rigbake_types::{OutputKind, OutputKinds};
+use serde::ser::SerializeStruct;
 use serde::{Serialize, Serializer};
-
-/// Paths as text in the canonical settings (a path that is not UTF-8
-/// keeps its readable part; the level files' bytes enter the key too).
-fn lossy_paths<S: Serializer>(paths: &[std::path::PathBuf], s: S) -> Result<S::Ok, S::Error> {
-    s.collect_seq(paths.iter().map(|p| p.to_string_lossy()))
-}
-
-/// Which outputs a bake writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-pub struct Outputs {
-    /// Bone-matrix textures.
-    pub bones: bool,
-    /// Bone-weight channels and the weights mesh (needs `bones`).
-    pub weights: bool,
-    /// Vertex animation textures and the playback mesh.
-    pub vat: bool,
-    /// Anchor tracks (the named anchors, or automatic ones when none are
-    /// named).
-    pub anchors: bool,
-}
 
 /// Options of vertex animation textures.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -58,8 +40,9 @@ pub struct AnchorSettings {
 }
 
 /// Everything that decides one model's outputs (part of its bake key, in
-/// the canonical form of [`crate::incremental::canonical_settings`]).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// the canonical form of [`crate::incremental::canonical_settings`], which
+/// its `Serialize` impl writes).
+#[derive(Debug, Clone, PartialEq)]
 pub struct BakeSettings {
     /// Frame rate and rule.
     pub sampling: Sampling,
@@ -67,8 +50,8 @@ pub struct BakeSettings {
     pub clips: Vec<ClipSpec>,
     /// Blends to bake after the clips.
     pub blends: Vec<ClipSpec>,
-    /// Outputs to write.
-    pub outputs: Outputs,
+    /// The kinds of output to write.
+    pub outputs: OutputKinds,
     /// Bone texture layout.
     pub layout: MatrixLayout,
     /// Bone texture precision.
@@ -102,11 +85,7 @@ pub struct BakeSettings {
     /// 1 first (`lod_files` in the manifest, `--lod MODEL=LOD1.glb,...`,
     /// or `<stem>_LOD<n>.glb` beside a model in a baked folder; see
     /// `rigbake_core::lod_files`).
-    #[serde(serialize_with = "lossy_paths")]
     pub lod_files: Vec<std::path::PathBuf>,
-    /// Also write the OpenVAT-compatible export (`--compat openvat`, see
-    /// `docs/openvat.md`).
-    pub openvat: bool,
     /// The TEXCOORD set of the VAT playback mesh that holds the lookup UV;
     /// `None`: each primitive's lowest free set (`--lookup-uv-set`).
     pub lookup_uv_set: Option<usize>,
@@ -120,8 +99,60 @@ pub struct BakeSettings {
     /// (and PNG) by default, or KTX2 / DDS with the same samples. Left out
     /// of the canonical settings at its default, so the key of a bake that
     /// does not use it is computed as before the setting existed.
-    #[serde(skip_serializing_if = "TextureContainer::is_exr")]
     pub texture_container: TextureContainer,
+}
+
+/// The canonical form the bake key hashes (formats/bake-key.md): the
+/// fields in this fixed order, whatever the struct's order; the outputs as
+/// four flags and the OpenVAT export as `openvat`, as in key version 1;
+/// paths as text (a path that is not UTF-8 keeps its readable part; the
+/// level files' bytes enter the key too). A new setting goes at the end,
+/// left out at its default (as `texture_container` is), or comes with a
+/// new key version.
+impl Serialize for BakeSettings {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Flags {
+            bones: bool,
+            weights: bool,
+            vat: bool,
+            anchors: bool,
+        }
+        let has = |k| self.outputs.has(k);
+        let outputs = Flags {
+            bones: has(OutputKind::Bones),
+            weights: has(OutputKind::Weights),
+            vat: has(OutputKind::Vat),
+            anchors: has(OutputKind::Anchors),
+        };
+        let lod_files: Vec<_> = self.lod_files.iter().map(|p| p.to_string_lossy()).collect();
+        let mut s = serializer.serialize_struct("BakeSettings", 22)?;
+        s.serialize_field("sampling", &self.sampling)?;
+        s.serialize_field("clips", &self.clips)?;
+        s.serialize_field("blends", &self.blends)?;
+        s.serialize_field("outputs", &outputs)?;
+        s.serialize_field("layout", &self.layout)?;
+        s.serialize_field("precision", &self.precision)?;
+        s.serialize_field("max_influences", &self.max_influences)?;
+        s.serialize_field("lod_influences", &self.lod_influences)?;
+        s.serialize_field("max_texture_size", &self.max_texture_size)?;
+        s.serialize_field("embed_textures", &self.embed_textures)?;
+        s.serialize_field("anchors", &self.anchors)?;
+        s.serialize_field("bind_props", &self.bind_props)?;
+        s.serialize_field("vat", &self.vat)?;
+        s.serialize_field("import", &self.import)?;
+        s.serialize_field("exclude", &self.exclude)?;
+        s.serialize_field("lods", &self.lods)?;
+        s.serialize_field("lod_files", &lod_files)?;
+        s.serialize_field("openvat", &has(OutputKind::OpenVat))?;
+        s.serialize_field("lookup_uv_set", &self.lookup_uv_set)?;
+        s.serialize_field("weights_as_uv", &self.weights_as_uv)?;
+        s.serialize_field("root_motion", &self.root_motion)?;
+        if !self.texture_container.is_exr() {
+            s.serialize_field("texture_container", &self.texture_container)?;
+        }
+        s.end()
+    }
 }
 
 impl BakeSettings {
@@ -154,12 +185,7 @@ impl Default for BakeSettings {
             sampling: Sampling::default(),
             clips: Vec::new(),
             blends: Vec::new(),
-            outputs: Outputs {
-                bones: true,
-                weights: true,
-                vat: false,
-                anchors: false,
-            },
+            outputs: OutputKinds::of(&[OutputKind::Bones, OutputKind::Weights]),
             layout: MatrixLayout::Mat4,
             precision: Precision::F32,
             max_influences: 6,
@@ -181,7 +207,6 @@ impl Default for BakeSettings {
             exclude: Vec::new(),
             lods: Vec::new(),
             lod_files: Vec::new(),
-            openvat: false,
             lookup_uv_set: None,
             weights_as_uv: false,
             root_motion: RootMotionRequest::default(),

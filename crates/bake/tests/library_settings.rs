@@ -2,7 +2,6 @@
 //! refused with a clear error before anything is written, never baked into
 //! a container rigbake would then refuse to read.
 
-use rigbake::settings::Outputs;
 use rigbake::{BakeSettings, Baked, ModelJob, bake_model, job::Silent};
 use rigbake_format::meta::{TextureCompression, VatEncoding};
 
@@ -29,13 +28,8 @@ fn bake(settings: &BakeSettings, out: &std::path::Path) -> Result<Baked, rigbake
 #[test]
 fn deflate_asked_as_the_vat_compression_is_refused() {
     for encoding in [VatEncoding::Png16, VatEncoding::Exr16] {
-        let mut settings = BakeSettings {
-            outputs: Outputs {
-                vat: true,
-                ..BakeSettings::default().outputs
-            },
-            ..BakeSettings::default()
-        };
+        let mut settings = BakeSettings::default();
+        settings.outputs.set(rigbake_types::OutputKind::Vat, true);
         settings.vat.encoding = encoding;
         settings.vat.compression = TextureCompression::Deflate;
         let dir = tempfile::tempdir().unwrap();

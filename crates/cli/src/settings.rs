@@ -3,14 +3,14 @@
 //! given on the command line. Validation happens once, when a model's
 //! settings are resolved.
 
-use rigbake::settings::{AnchorSettings, BakeSettings, Outputs, VatSettings};
+use rigbake::settings::{AnchorSettings, BakeSettings, VatSettings};
 use rigbake_core::bake::weights::MAX_INFLUENCES;
 use rigbake_core::timeline::{ClipRequest, ClipSpec};
-use rigbake_types::{AnchorsMode, Props, TextureCompression};
+use rigbake_types::{AnchorsMode, OutputKind, OutputKinds, Props, TextureCompression};
 
 use crate::args::{BakeArgs, LodArg, SettingFlags};
 use crate::error::{MAX_TEXTURE_SIZE, SettingsError};
-use rigbake::manifest::{BlendEntry, ClipEntry, OutputName, Overrides, VatOverrides};
+use rigbake::manifest::{BlendEntry, ClipEntry, Overrides, VatOverrides};
 
 /// Parses `A,B,W[,W...]` into a blend entry.
 pub fn parse_blend(text: &str) -> Result<BlendEntry, SettingsError> {
@@ -72,12 +72,7 @@ impl Draft {
             s.sampling.rule = rule;
         }
         if let Some(outputs) = &o.outputs {
-            s.outputs = Outputs {
-                bones: outputs.contains(&OutputName::Bones),
-                weights: outputs.contains(&OutputName::Weights),
-                vat: outputs.contains(&OutputName::Vat),
-                anchors: outputs.contains(&OutputName::Anchors),
-            };
+            s.outputs = OutputKinds::of(outputs);
         }
         if let Some(l) = o.layout {
             s.layout = l;
@@ -196,21 +191,21 @@ impl Draft {
         });
         let s = &mut self.settings;
         if a.vat {
-            s.outputs.vat = true;
+            s.outputs.set(OutputKind::Vat, true);
         }
         if a.no_weights {
-            s.outputs.weights = false;
+            s.outputs.set(OutputKind::Weights, false);
         }
         if a.weights_as_uv {
             s.weights_as_uv = true;
         }
         if !a.anchors.is_empty() {
             s.anchors.nodes.clone_from(&a.anchors);
-            s.outputs.anchors = true;
+            s.outputs.set(OutputKind::Anchors, true);
         }
         if a.anchors_mode == Some(AnchorsMode::Auto) {
             s.anchors.auto = true;
-            s.outputs.anchors = true;
+            s.outputs.set(OutputKind::Anchors, true);
         }
     }
 
@@ -224,22 +219,20 @@ impl Draft {
 
     /// Adds the OpenVAT-compatible export (`rigbake vat --compat openvat`).
     pub fn openvat(&mut self) {
-        self.settings.openvat = true;
+        self.settings.outputs.set(OutputKind::OpenVat, true);
     }
 
     /// Restricts the outputs to VAT (the `vat` command). A manifest model
     /// with `outputs = []` stays skipped.
     pub fn vat_only(&mut self) {
-        let o = self.settings.outputs;
-        if !(o.bones || o.weights || o.vat || o.anchors) {
+        let o = &mut self.settings.outputs;
+        if o.iter().all(|k| k == OutputKind::OpenVat) {
             return;
         }
-        self.settings.outputs = Outputs {
-            bones: false,
-            weights: false,
-            vat: true,
-            anchors: false,
-        };
+        for kind in [OutputKind::Bones, OutputKind::Weights, OutputKind::Anchors] {
+            o.set(kind, false);
+        }
+        o.set(OutputKind::Vat, true);
     }
 
     /// Validates and returns the final settings; the error says what is
@@ -252,17 +245,16 @@ impl Draft {
         }
         check_max_texture_size("max_texture_size", s.max_texture_size)?;
         let o = s.outputs;
-        if !o.bones && (o.anchors || o.weights) {
-            let mut names = Vec::new();
-            if o.weights {
-                names.push("weights");
-            }
-            if o.anchors {
-                names.push("anchors");
-            }
-            if o.vat {
-                names.push("vat");
-            }
+        let has = |k| o.has(k);
+        if !has(OutputKind::Bones) && (has(OutputKind::Anchors) || has(OutputKind::Weights)) {
+            let names: Vec<&str> = [
+                (OutputKind::Weights, "weights"),
+                (OutputKind::Anchors, "anchors"),
+                (OutputKind::Vat, "vat"),
+            ]
+            .into_iter()
+            .filter_map(|(k, name)| has(k).then_some(name))
+            .collect();
             return Err(SettingsError::NeedsBones(format!("[{}]", names.join(", "))));
         }
         for &got in std::iter::once(&s.max_influences).chain(&s.lod_influences) {
@@ -273,10 +265,10 @@ impl Draft {
                 });
             }
         }
-        if s.outputs.anchors && s.anchors.nodes.is_empty() {
+        if s.outputs.has(OutputKind::Anchors) && s.anchors.nodes.is_empty() {
             s.anchors.auto = true;
         }
-        if !s.outputs.anchors {
+        if !s.outputs.has(OutputKind::Anchors) {
             // No sockets asked for; `anchors.exr` still applies to the
             // tracks of props baked as anchors (`--props anchors`).
             s.anchors = AnchorSettings {
@@ -406,7 +398,7 @@ mod tests {
         let mut d = Draft::new();
         d.apply(&Overrides {
             fps: Some(24.0),
-            outputs: Some(vec![OutputName::Bones, OutputName::Vat]),
+            outputs: Some(vec![OutputKind::Bones, OutputKind::Vat]),
             ..Overrides::default()
         });
         d.apply(&Overrides {
@@ -423,7 +415,11 @@ mod tests {
         });
         let s = d.resolve().unwrap();
         assert_eq!(s.sampling.fps, 12.0);
-        assert!(s.outputs.bones && s.outputs.vat && !s.outputs.weights);
+        assert!(
+            s.outputs.has(OutputKind::Bones)
+                && s.outputs.has(OutputKind::Vat)
+                && !s.outputs.has(OutputKind::Weights)
+        );
         assert_eq!(
             s.clips[0].request,
             ClipRequest::Range {

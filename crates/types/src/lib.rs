@@ -20,6 +20,70 @@ use serde::{Deserialize, Serialize};
 /// largest `--max-texture-size`). GPUs cap textures far lower.
 pub const TEXTURE_SIZE_LIMIT: u32 = 65_536;
 
+/// One kind of output a bake writes (an entry of a manifest's `outputs`
+/// list; `--compat openvat` on the command line). A bake writes a set of
+/// them ([`OutputKinds`]); each has its step in the bake job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OutputKind {
+    /// Bone-matrix textures.
+    Bones,
+    /// Bone-weight channels and the weights mesh (needs `bones`).
+    Weights,
+    /// Vertex animation textures and the playback mesh.
+    Vat,
+    /// Anchor tracks (the named anchors, or automatic ones when none are
+    /// named).
+    Anchors,
+    /// The OpenVAT-compatible export (docs/openvat.md).
+    OpenVat,
+}
+
+impl OutputKind {
+    /// Every kind, in declaration order.
+    pub const ALL: [Self; 5] = [
+        Self::Bones,
+        Self::Weights,
+        Self::Vat,
+        Self::Anchors,
+        Self::OpenVat,
+    ];
+
+    fn bit(self) -> u8 {
+        1 << self as u8
+    }
+}
+
+/// A set of [`OutputKind`]s: what one bake writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct OutputKinds(u8);
+
+impl OutputKinds {
+    /// The set of `kinds`.
+    pub fn of(kinds: &[OutputKind]) -> Self {
+        Self(kinds.iter().fold(0, |bits, k| bits | k.bit()))
+    }
+
+    /// Whether `kind` is in the set.
+    pub fn has(self, kind: OutputKind) -> bool {
+        self.0 & kind.bit() != 0
+    }
+
+    /// Puts `kind` in the set (`on`) or takes it out.
+    pub fn set(&mut self, kind: OutputKind, on: bool) {
+        if on {
+            self.0 |= kind.bit();
+        } else {
+            self.0 &= !kind.bit();
+        }
+    }
+
+    /// The kinds in the set, in declaration order.
+    pub fn iter(self) -> impl Iterator<Item = OutputKind> {
+        OutputKind::ALL.into_iter().filter(move |k| self.has(*k))
+    }
+}
+
 /// How frame times are spread over a clip (SPEC section 2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all(serialize = "snake_case", deserialize = "kebab-case"))]
@@ -346,6 +410,22 @@ mod tests {
         convention: NormalConvention,
         format: VatEncoding,
         directions: DirectionEncoding,
+    }
+
+    #[test]
+    fn output_kinds_are_a_set_and_read_their_manifest_names() {
+        let mut set = OutputKinds::of(&[OutputKind::Vat, OutputKind::Bones, OutputKind::Vat]);
+        assert_eq!(
+            set.iter().collect::<Vec<_>>(),
+            [OutputKind::Bones, OutputKind::Vat]
+        );
+        set.set(OutputKind::Bones, false);
+        set.set(OutputKind::OpenVat, true);
+        assert!(!set.has(OutputKind::Bones) && set.has(OutputKind::OpenVat));
+        assert_eq!(OutputKinds::default().iter().count(), 0);
+        let names: Vec<OutputKind> =
+            serde_json::from_str(r#"["bones","weights","vat","anchors","openvat"]"#).unwrap();
+        assert_eq!(names, OutputKind::ALL);
     }
 
     #[test]

@@ -15,6 +15,7 @@ mod rig;
 mod vat;
 mod weights;
 
+use rigbake_types::OutputKind;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
@@ -201,13 +202,13 @@ fn plan(job: &ModelJob<'_>) -> Result<Planned, BakeError> {
     // The bone sets and the rig plan (anchors) are known before anything is
     // baked: the per-model budget is checked against them first, so a model
     // over budget fails here, before any output is allocated.
-    let sets = if settings.outputs.bones {
+    let sets = if settings.outputs.has(OutputKind::Bones) {
         bone_sets(&model)
     } else {
         Vec::new()
     };
     lods::check_one_texture(&model, &sets).map_err(|e| e.at(Stage::Import))?;
-    let rig_plan = if settings.outputs.bones {
+    let rig_plan = if settings.outputs.has(OutputKind::Bones) {
         Some(rig::plan(&model, &sets, settings).map_err(at(Stage::Rig))?)
     } else {
         None
@@ -259,7 +260,7 @@ fn bake_bone_outputs(
         Part::Skipped(reason) => out.skipped.push(reason),
     }
     if let Some(bones) = &out.part
-        && settings.outputs.weights
+        && settings.outputs.has(OutputKind::Weights)
     {
         job.observer.stage("bone weights");
         let w = weights::bake(
@@ -324,7 +325,7 @@ fn bake_vat_outputs(
 ) -> Result<Option<vat::VatOutput>, BakeError> {
     let (settings, model, timeline) = (job.settings, &planned.model, &planned.timeline);
     let mut vat_part = None;
-    if settings.outputs.vat {
+    if settings.outputs.has(OutputKind::Vat) {
         job.observer.stage("vertex animation");
         match vat::bake(
             model,
@@ -341,7 +342,7 @@ fn bake_vat_outputs(
             Part::Skipped(reason) => skipped.push(reason),
         }
     }
-    if settings.openvat {
+    if settings.outputs.has(OutputKind::OpenVat) {
         job.observer.stage("OpenVAT export");
         if let Part::Skipped(reason) = openvat::export(
             model,
@@ -689,7 +690,7 @@ fn dropped_morphs(
         let node = &model.nodes[inst.node].name;
         let mesh = &model.meshes[inst.mesh].name;
         let prims: Vec<String> = inst.primitives.iter().map(usize::to_string).collect();
-        if !settings.outputs.vat {
+        if !settings.outputs.has(OutputKind::Vat) {
             observer.warning(&format!(
                 "node `{node}` (mesh `{mesh}`, meshes[{}].primitives[{}]) has {} morph targets{}; bone textures hold skin matrices only, so this bake drops them (recorded in the container); bake with --vat to keep them",
                 inst.mesh,
@@ -733,7 +734,7 @@ fn check_budget(
             .map(|s| model.skins[s.skin].joints.len())
             .collect(),
     });
-    let vat = settings.outputs.vat.then_some(VatPlan {
+    let vat = settings.outputs.has(OutputKind::Vat).then_some(VatPlan {
         normals: settings.vat.options.normals,
         tangents: settings.vat.options.tangents,
         bytes_per_texel: match settings.vat.encoding {
@@ -745,7 +746,7 @@ fn check_budget(
         rows: timeline.rows,
         bones,
         vat,
-        weights: rig_plan.is_some() && settings.outputs.weights,
+        weights: rig_plan.is_some() && settings.outputs.has(OutputKind::Weights),
         anchors: rig_plan.map_or(0, |r| r.anchors.len()),
     };
     Budget::default()

@@ -8,6 +8,7 @@ use rigbake_core::timeline::Timeline;
 use rigbake_format::container::SectionKind;
 use rigbake_format::meta;
 use rigbake_format::texture::{self, Precision, RgbaImage};
+use rigbake_types::OutputKind;
 
 use super::common::node_name;
 use crate::error::StepError;
@@ -48,7 +49,9 @@ pub(super) fn plan(
     }
     let mut props = Vec::new();
     for prop in anchors::find_props(model, sets) {
-        let bound = settings.bind_props && settings.outputs.weights && prop.offset.is_some();
+        let bound = settings.bind_props
+            && settings.outputs.has(OutputKind::Weights)
+            && prop.offset.is_some();
         if !bound {
             add(prop.node, meta::AnchorReason::Prop);
         }
