@@ -7,14 +7,27 @@
 //! (its section kind and its name in messages) is [`Record`], implemented
 //! once per record type in the table of [`crate::records`].
 
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::container::SectionKind;
 use crate::error::{FormatError, Result};
-use crate::records::Record;
 
 /// Largest metadata record a reader accepts.
 pub const METADATA_LIMIT: usize = 64 << 20;
 
 fn config() -> impl bincode::config::Config {
     bincode::config::standard().with_limit::<METADATA_LIMIT>()
+}
+
+/// A record of the container: a serde type stored, bincode-encoded
+/// ([`encode`], [`decode`]), as the payload of one section of kind [`Record::KIND`] (at
+/// most one per container, except the metadata, which is exactly one).
+pub trait Record: Serialize + DeserializeOwned {
+    /// The section kind that holds it.
+    const KIND: SectionKind;
+    /// What messages call it (`the LOD record`).
+    const NAME: &'static str;
 }
 
 /// Encodes a record.

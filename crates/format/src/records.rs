@@ -9,11 +9,8 @@
 //! [`records!`]'s table below, its type in [`crate::meta`] and its check in
 //! [`crate::check`] (formats/container.md lists the section kinds).
 
-use serde::Serialize;
-use serde::de::DeserializeOwned;
-
 use crate::check;
-use crate::codec;
+use crate::codec::{self, Record};
 use crate::container::SectionKind;
 use crate::error::Result;
 use crate::meta::{
@@ -23,16 +20,6 @@ use crate::meta::{
     WeightsMetadata,
 };
 use crate::texture::gpu::TextureContainer;
-
-/// A record of the container: a serde type stored, bincode-encoded
-/// ([`codec`]), as the payload of one section of kind [`Record::KIND`] (at
-/// most one per container, except the metadata, which is exactly one).
-pub trait Record: Serialize + DeserializeOwned {
-    /// The section kind that holds it.
-    const KIND: SectionKind;
-    /// What messages call it (`the LOD record`).
-    const NAME: &'static str;
-}
 
 /// A record a container may hold or not: every record but the metadata.
 /// It has a field in [`Records`] and a check against the other records.

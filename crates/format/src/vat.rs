@@ -16,9 +16,9 @@ use crate::meta::{DirectionEncoding, VatEncoding, VatStream};
 use crate::texture::Precision;
 use crate::texture::exr::{Rows, StreamSpec, StreamWriter, TextureCompression, pxr24_round};
 use crate::texture::gpu::{
-    GpuSpec, GpuStream, SampleType, TextureContainer, interleave_f16, interleave_f32,
-    interleave_u16,
+    GpuStream, TextureContainer, interleave_f16, interleave_f32, interleave_u16,
 };
+use crate::texture::gpu_spec::{GpuSpec, SampleType};
 use crate::texture::png::Png16Stream;
 use crate::texture::quantize::{RowQuantizer, interleave_be, quantize_planar_row};
 

@@ -614,7 +614,8 @@ fn golden_version_1_10_container_with_ktx2_textures_stays_readable() {
     // record) with `rigbake bake tentacle.glb --out out --vat --normals
     // --embed-textures --texture-container ktx2 --fps 5 --precision f16`,
     // the model copied beside its output folder first. Never regenerate it.
-    use rigbake_format::texture::gpu::{self, GpuSamples, GpuSpec, SampleType, TextureContainer};
+    use rigbake_format::texture::gpu::{self, GpuSamples, TextureContainer};
+    use rigbake_format::texture::gpu_spec::{GpuSpec, SampleType};
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../formats/golden/v1.10/tentacle_vat_ktx2.rigbake");
     let mut c = Container::open(&path).unwrap();

@@ -12,7 +12,8 @@ use std::path::Path;
 use rigbake_core::runtime::vat_path::{VatDecode, VatSamples, VatTextureView};
 use rigbake_format::container::Container;
 use rigbake_format::meta::{self, DirectionEncoding, Storage, VatEncoding, VatStream};
-use rigbake_format::texture::gpu::{self, GpuSamples, GpuSpec, SampleType, TextureContainer};
+use rigbake_format::texture::gpu::{self, GpuSamples, TextureContainer};
+use rigbake_format::texture::gpu_spec::{GpuSpec, SampleType};
 use rigbake_format::texture::{exr, exr_rows, png};
 
 use super::{BoneTexture, LoadError};

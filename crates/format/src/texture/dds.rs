@@ -3,7 +3,7 @@
 //! reader makes before touching the data. Normative description:
 //! `formats/textures.md`, "DDS".
 
-use super::gpu::{GpuSpec, SampleType};
+use super::gpu_spec::{GpuSpec, SampleType};
 use crate::error::{FormatError, Result};
 
 /// `"DDS "`, the first four bytes.

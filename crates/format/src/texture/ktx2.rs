@@ -3,7 +3,7 @@
 //! checks a reader makes before touching the level data. Normative
 //! description: `formats/textures.md`, "KTX2".
 
-use super::gpu::{GpuSpec, SampleType};
+use super::gpu_spec::{GpuSpec, SampleType};
 use crate::error::{FormatError, Result};
 
 /// The 12-byte KTX 2.0 file identifier (`«KTX 20»\r\n\x1A\n`).

@@ -8,6 +8,7 @@ pub mod exr;
 pub mod exr_rows;
 pub(crate) mod feed;
 pub mod gpu;
+pub mod gpu_spec;
 pub mod ktx2;
 pub mod png;
 pub mod quantize;
@@ -40,8 +41,8 @@ pub fn encode_image(
     if container.is_exr() {
         exr::write(&mut buf, image, precision)?;
     } else {
-        let sample = gpu::SampleType::of_precision(precision);
-        let spec = gpu::GpuSpec {
+        let sample = gpu_spec::SampleType::of_precision(precision);
+        let spec = gpu_spec::GpuSpec {
             width: image.width,
             height: image.height,
             layers: 1,
