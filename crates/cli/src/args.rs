@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 use rigbake_types::{
-    AnchorsMode, DirectionEncoding, MatrixLayout, NormalConvention, Precision, Props,
+    AnchorsMode, DirectionEncoding, MatrixLayout, NormalConvention, OutputKind, Precision, Props,
     RootMotionMode, SampleRule, TextureCompression, TextureContainer, VatEncoding, VatLayoutMode,
 };
 
@@ -278,6 +278,10 @@ pub struct BakeArgs {
     /// Also bake vertex animation textures.
     #[arg(long)]
     pub vat: bool,
+    /// Also write this kind of output (repeatable): the names of a
+    /// manifest's `outputs` list (`--output vat` is `--vat`).
+    #[arg(long = "output", value_enum, value_name = "KIND")]
+    pub outputs: Vec<OutputKind>,
     /// Write identical bone textures of different models once, in
     /// OUT/_shared/, and point the containers at that copy.
     #[arg(long)]

@@ -193,6 +193,9 @@ impl Draft {
         if a.vat {
             s.outputs.set(OutputKind::Vat, true);
         }
+        for kind in &a.outputs {
+            s.outputs.set(*kind, true);
+        }
         if a.no_weights {
             s.outputs.set(OutputKind::Weights, false);
         }

@@ -265,3 +265,36 @@ fn moving_the_output_folder_relative_to_the_models_rebakes() {
         "../../../tentacle.glb"
     );
 }
+
+/// `--output KIND` takes a manifest's output names: `--output vat` bakes
+/// what `--vat` bakes, byte for byte, and `--output openvat` adds the
+/// OpenVAT export to a VAT bake (no flag of its own needed).
+#[test]
+fn output_kinds_are_flags_by_their_manifest_names() {
+    let model = rigbake_fixtures::fixture("tentacle.glb");
+    let files = |args: &[&str]| {
+        let out = tempfile::tempdir().unwrap();
+        let r = bake(std::slice::from_ref(&model), out.path(), args);
+        assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
+        let dir = out.path().join("tentacle");
+        let mut names: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                let bytes = std::fs::read(e.path()).unwrap();
+                (e.file_name().to_string_lossy().into_owned(), bytes)
+            })
+            .collect();
+        names.sort();
+        names
+    };
+    let by_flag = files(&["--vat"]);
+    assert!(by_flag.iter().any(|(n, _)| n.ends_with(".vat.positions.exr")));
+    assert_eq!(files(&["--output", "vat"]), by_flag);
+    let with_openvat = files(&["--output", "vat", "--output", "openvat"]);
+    assert!(
+        with_openvat.iter().any(|(n, _)| n == "tentacle-remap_info.json"),
+        "{:?}",
+        with_openvat.iter().map(|(n, _)| n).collect::<Vec<_>>()
+    );
+}

@@ -25,6 +25,7 @@ pub const TEXTURE_SIZE_LIMIT: u32 = 65_536;
 /// them ([`OutputKinds`]); each has its step in the bake job.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum OutputKind {
     /// Bone-matrix textures.
     Bones,
@@ -36,6 +37,7 @@ pub enum OutputKind {
     /// named).
     Anchors,
     /// The OpenVAT-compatible export (docs/openvat.md).
+    #[cfg_attr(feature = "clap", value(name = "openvat"))]
     OpenVat,
 }
 
