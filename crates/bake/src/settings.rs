@@ -108,7 +108,17 @@ pub struct BakeSettings {
 /// paths as text (a path that is not UTF-8 keeps its readable part; the
 /// level files' bytes enter the key too). A new setting goes at the end,
 /// left out at its default (as `texture_container` is), or comes with a
-/// new key version.
+/// new key version; an output kind added after key version 1 enters the
+/// key by name in `more_outputs`, left out when none is asked for.
+/// The output kinds key version 1 writes as flags.
+const KEY_V1_OUTPUTS: [OutputKind; 5] = [
+    OutputKind::Bones,
+    OutputKind::Weights,
+    OutputKind::Vat,
+    OutputKind::Anchors,
+    OutputKind::OpenVat,
+];
+
 impl Serialize for BakeSettings {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         #[derive(Serialize)]
@@ -150,6 +160,14 @@ impl Serialize for BakeSettings {
         s.serialize_field("root_motion", &self.root_motion)?;
         if !self.texture_container.is_exr() {
             s.serialize_field("texture_container", &self.texture_container)?;
+        }
+        let more: Vec<OutputKind> = self
+            .outputs
+            .iter()
+            .filter(|k| !KEY_V1_OUTPUTS.contains(k))
+            .collect();
+        if !more.is_empty() {
+            s.serialize_field("more_outputs", &more)?;
         }
         s.end()
     }

@@ -289,11 +289,17 @@ fn output_kinds_are_flags_by_their_manifest_names() {
         names
     };
     let by_flag = files(&["--vat"]);
-    assert!(by_flag.iter().any(|(n, _)| n.ends_with(".vat.positions.exr")));
+    assert!(
+        by_flag
+            .iter()
+            .any(|(n, _)| n.ends_with(".vat.positions.exr"))
+    );
     assert_eq!(files(&["--output", "vat"]), by_flag);
     let with_openvat = files(&["--output", "vat", "--output", "openvat"]);
     assert!(
-        with_openvat.iter().any(|(n, _)| n == "tentacle-remap_info.json"),
+        with_openvat
+            .iter()
+            .any(|(n, _)| n == "tentacle-remap_info.json"),
         "{:?}",
         with_openvat.iter().map(|(n, _)| n).collect::<Vec<_>>()
     );
