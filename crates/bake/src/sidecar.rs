@@ -107,22 +107,11 @@ pub struct SidecarLodGroup {
 pub struct SidecarLodLevel {
     /// Level number (0: full detail).
     pub level: u32,
-    /// Node instancing the level's mesh.
-    pub node: String,
-    /// Mesh name.
-    pub mesh: String,
-    /// Vertices.
-    pub vertices: u32,
-    /// Triangles.
-    pub triangles: u32,
-    /// Screen coverage from the source (`MSFT_screencoverage`), if given.
-    pub screen_coverage: Option<f64>,
-    /// The weights mesh file holding the level, if weights were written.
-    pub weights_file: Option<String>,
-    /// Its entries in `weights.primitives`.
-    pub weights_primitives: Vec<u32>,
-    /// Its entries in `vat.primitives` (= meshes of the VAT playback mesh).
-    pub vat_primitives: Vec<u32>,
+    /// The LOD record's entry, field for field (node, mesh, vertices,
+    /// triangles, screen coverage, weights file, weights and VAT
+    /// primitives).
+    #[serde(flatten)]
+    pub record: rigbake_format::meta::LodLevelMeta,
     /// The file the level came from, when it is not the source model
     /// (absent otherwise): path relative to the container, name, SHA-256
     /// and the level's node in that file.
@@ -783,14 +772,7 @@ fn lods_part(r: &Records<'_>) -> Vec<SidecarLodGroup> {
                     })
                     .map(|(k, level, detail)| SidecarLodLevel {
                         level: k as u32,
-                        node: level.node.clone(),
-                        mesh: level.mesh.clone(),
-                        vertices: level.vertices,
-                        triangles: level.triangles,
-                        screen_coverage: level.screen_coverage,
-                        weights_file: level.weights_file.clone(),
-                        weights_primitives: level.weights_primitives.clone(),
-                        vat_primitives: level.vat_primitives.clone(),
+                        record: level.clone(),
                         file: detail.and_then(|d| d.file.clone()),
                         max_influences: detail.map(|d| d.max_influences),
                         dropped_max: detail.map(|d| d.dropped_max),
