@@ -21,8 +21,9 @@ fn config() -> impl bincode::config::Config {
 }
 
 /// A record of the container: a serde type stored, bincode-encoded
-/// ([`encode`], [`decode`]), as the payload of one section of kind [`Record::KIND`] (at
-/// most one per container, except the metadata, which is exactly one).
+/// ([`encode`], [`decode`]), as the payload of one section of kind
+/// [`Record::KIND`] (at most one per container, except the metadata,
+/// which is exactly one). Implemented in the table of [`crate::records`].
 pub trait Record: Serialize + DeserializeOwned {
     /// The section kind that holds it.
     const KIND: SectionKind;

@@ -6,7 +6,7 @@
 //! section order is the order of the steps), the reader returns one
 //! ([`crate::container::Container::records`]), and inspect, the sidecar,
 //! playback and verify read it. Adding a record means one line in
-//! [`records!`]'s table below, its type in [`crate::meta`] and its check in
+//! the `records!` table below, its type in [`crate::meta`] and its check in
 //! [`crate::check`] (formats/container.md lists the section kinds).
 
 use crate::check;
@@ -51,10 +51,11 @@ impl Record for Metadata {
     const NAME: &'static str = "metadata";
 }
 
-/// The table: per optional record, its field, type, section kind, name and
-/// check. Generates the [`Record`] and [`OptionalRecord`] impls, the
-/// [`Records`] struct (fields in table order) and its generic steps.
-/// Checks run in table order, so the order is the order of the checks.
+/// The `records!` table: per optional record, its field, type, section
+/// kind, name and check. Generates the [`Record`] and [`OptionalRecord`]
+/// impls, the [`Records`] struct (fields in table order) and its generic
+/// steps. Checks run in table order, so the order is the order of the
+/// checks.
 macro_rules! records {
     ($(
         $(#[$doc:meta])*
