@@ -45,6 +45,11 @@ bench-all:
 fixtures:
     cargo run -p rigbake-fixtures
 
+# Regenerate docs/shaders/generated/ (GLSL, GLSL ES, HLSL) from docs/shaders/rigbake.wgsl
+# with naga; the shaders test fails until the committed files are what this writes.
+shaders:
+    RIGBAKE_BLESS=1 cargo test --workspace --locked --test shaders
+
 # Format and lint.
 lint:
     cargo fmt --all -- --check

@@ -2,8 +2,9 @@
 //
 // Both playback paths of a rigbake bake (docs/runtime.md), written to match
 // the CPU reference in crates/core/src/runtime (math.rs, bone_path.rs,
-// vat_path.rs) operation for operation. rigbake.hlsl and rigbake.glsl are
-// line-by-line parallel to this file: change all four together.
+// vat_path.rs) operation for operation. It is the one source: the GLSL and
+// HLSL in generated/ are what naga writes from it (`just shaders`; see
+// README.md); change the CPU reference and this file together.
 //
 // Textures are data: point-sampled with textureLoad, linear, no mipmaps.
 //   Bone-matrix texture: RGBA 32-bit (or 16-bit) float. Joint j, row r:

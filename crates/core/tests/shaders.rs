@@ -1,10 +1,11 @@
-//! The runtime shaders in `docs/shaders/`: the WGSL parses and validates
-//! with naga (the WGSL front end of wgpu) and defines what the
-//! documentation promises; the HLSL and GLSL versions define the same
-//! functions (they are kept line-by-line parallel to the WGSL) and, when
-//! the Khronos reference compiler `glslangValidator` is installed (Debian:
-//! `glslang-tools`; CI installs it and sets `RIGBAKE_REQUIRE_GLSLANG`),
-//! compile to SPIR-V, each example entry point.
+//! The runtime shaders in `docs/shaders/`: the WGSL, the one source, parses
+//! and validates with naga (the WGSL front end of wgpu) and defines what
+//! the documentation promises; the GLSL (desktop 4.50 and WebGL2's GLSL ES
+//! 3.00) and HLSL in `docs/shaders/generated/` are what naga's back ends
+//! write from it (`RIGBAKE_BLESS=1`, or `just shaders`, rewrites them), and
+//! the GLSL passes the Khronos reference compiler `glslangValidator` when
+//! it is installed (Debian: `glslang-tools`; CI installs it and sets
+//! `RIGBAKE_REQUIRE_GLSLANG`).
 
 use std::path::PathBuf;
 
@@ -101,61 +102,137 @@ fn wgsl_parses_and_validates() {
     assert_eq!(bindings, expected);
 }
 
-/// The parameter names of the top-level function `f` in a GLSL or HLSL
-/// source (declared as `Type f(Type a, Type b, ...)`, possibly over several
-/// lines), or `None` when it is not defined at top level.
-fn c_like_parameters(source: &str, f: &str) -> Option<Vec<String>> {
-    let lines: Vec<&str> = source.lines().collect();
-    let start = lines.iter().position(|l| {
-        !l.starts_with(' ') && !l.starts_with("//") && l.contains(&format!(" {f}("))
-    })?;
-    let text = lines[start..].join("\n");
-    let open = text.find(&format!(" {f}("))? + f.len() + 2;
-    let close = open + text[open..].find(')')?;
-    let params = text[open..close].trim();
-    if params.is_empty() || params == "void" {
-        return Some(Vec::new());
-    }
-    Some(
-        params
-            .split(',')
-            .map(|p| {
-                // Qualifiers and the type come first, the name last, then
-                // an array size or an HLSL semantic.
-                let p = p.split(':').next().unwrap_or("");
-                let name = p.split_whitespace().last().unwrap_or("");
-                name.split('[').next().unwrap_or("").to_string()
-            })
-            .collect(),
+/// A generated file's comment: where it comes from and how to remake it
+/// (after the `#version` line in GLSL, which GLSL ES wants first).
+fn generated_header(what: &str) -> String {
+    format!(
+        "// {what}, generated from docs/shaders/rigbake.wgsl by naga {NAGA_VERSION}\n\
+         // (`just shaders`, or RIGBAKE_BLESS=1 cargo test --test shaders). Do not\n\
+         // edit: change rigbake.wgsl and generate again.\n"
     )
 }
 
-#[test]
-fn hlsl_and_glsl_define_the_same_functions() {
-    // Not only the names: each shared function takes the same parameters,
-    // in the same order, as the WGSL function that naga parsed (the three
-    // versions are kept line-by-line parallel, so a parameter dropped,
-    // added or swapped in one of them is a divergence). Executing them is
-    // done elsewhere: the WGSL on lavapipe (crates/shader-exec), the GLSL
-    // in Chromium (the browser tests); glslang compiles GLSL and HLSL below.
+/// The naga release the generated files come from (Cargo.lock pins it).
+const NAGA_VERSION: &str = "28.0.0";
+
+/// Every generated shader: per vertex entry point, desktop GLSL 4.50 and
+/// WebGL2's GLSL ES 3.00; and the whole module as HLSL (Shader Model 5.1).
+fn generated() -> Vec<(String, String)> {
+    use naga::back::{glsl, hlsl};
     let module = wgsl_module();
-    for name in ["rigbake.hlsl", "rigbake.glsl"] {
-        let source = shader(name);
-        for f in FUNCTIONS {
-            let wgsl = module
-                .functions
-                .iter()
-                .find(|(_, g)| g.name.as_deref() == Some(*f))
-                .map(|(_, g)| g)
-                .unwrap_or_else(|| panic!("rigbake.wgsl lacks `{f}`"));
-            let expected: Vec<String> = wgsl
-                .arguments
-                .iter()
-                .map(|a| a.name.clone().unwrap_or_default())
-                .collect();
-            let params = c_like_parameters(&source, f)
-                .unwrap_or_else(|| panic!("{name} lacks a top-level `{f}`"));
-            assert_eq!(params, expected, "{name}: parameters of `{f}`");
+    let info = naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all(),
+        naga::valid::Capabilities::default(),
+    )
+    .validate(&module)
+    .expect("rigbake.wgsl validates");
+    let mut out = Vec::new();
+    for entry in ["bone_vertex", "vat_vertex"] {
+        let versions = [
+            ("vert", "GLSL 4.50", glsl::Version::Desktop(450)),
+            (
+                "es.vert",
+                "GLSL ES 3.00 (WebGL2)",
+                glsl::Version::Embedded {
+                    version: 300,
+                    is_webgl: true,
+                },
+            ),
+        ];
+        for (extension, what, version) in versions {
+            let options = glsl::Options {
+                version,
+                ..glsl::Options::default()
+            };
+            let pipeline = glsl::PipelineOptions {
+                shader_stage: naga::ShaderStage::Vertex,
+                entry_point: entry.to_owned(),
+                multiview: None,
+            };
+            let mut text = String::new();
+            glsl::Writer::new(
+                &mut text,
+                &module,
+                &info,
+                &options,
+                &pipeline,
+                naga::proc::BoundsCheckPolicies::default(),
+            )
+            .and_then(|mut w| w.write().map(|_| ()))
+            .unwrap_or_else(|e| panic!("naga cannot write {what} of `{entry}`: {e:?}"));
+            let header = generated_header(&format!("{what}, entry point `{entry}`"));
+            let at = text.find('\n').map_or(0, |i| i + 1);
+            text.insert_str(at, &header);
+            out.push((format!("{entry}.{extension}"), text));
+        }
+    }
+    let mut text = generated_header("HLSL, Shader Model 5.1, both entry points");
+    let options = hlsl::Options::default();
+    let pipeline = hlsl::PipelineOptions::default();
+    hlsl::Writer::new(&mut text, &options, &pipeline)
+        .write(&module, &info, None)
+        .unwrap_or_else(|e| panic!("naga cannot write HLSL: {e:?}"));
+    out.push(("rigbake.hlsl".to_owned(), text));
+    out
+}
+
+fn generated_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/shaders/generated")
+}
+
+#[test]
+fn the_generated_shaders_are_what_naga_writes_from_the_wgsl() {
+    let dir = generated_dir();
+    let files = generated();
+    if std::env::var_os("RIGBAKE_BLESS").is_some() {
+        std::fs::create_dir_all(&dir).unwrap();
+        for (name, text) in &files {
+            std::fs::write(dir.join(name), text).unwrap();
+        }
+    }
+    for (name, text) in &files {
+        let path = dir.join(name);
+        let committed = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("{}: {e}; run `just shaders`", path.display()));
+        assert!(
+            committed == *text,
+            "{} is not what naga writes from rigbake.wgsl; run `just shaders`",
+            path.display()
+        );
+    }
+    // Nothing else in the folder: a file naga no longer writes goes.
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    let mut expected: Vec<String> = files.into_iter().map(|(n, _)| n).collect();
+    expected.sort();
+    assert_eq!(names, expected);
+}
+
+#[test]
+fn the_generated_shaders_keep_the_reference_functions() {
+    // What an integrator looks for in the generated files: the steps of
+    // the reference by their WGSL names (each GLSL file holds the
+    // functions its entry point calls; the HLSL holds them all).
+    for (name, text) in generated() {
+        let wanted: &[&str] = if name.starts_with("bone_vertex") {
+            &[
+                "bone_matrix",
+                "blend_bones",
+                "bone_deform",
+                "cofactor_normal",
+            ]
+        } else if name.starts_with("vat_vertex") {
+            &["vat_texel", "octahedral_decode", "vat_decode", "vat_deform"]
+        } else {
+            FUNCTIONS
+        };
+        for f in wanted {
+            // naga appends `_` to a name that ends in a digit (`lerp3_`).
+            let found = text.contains(&format!(" {f}(")) || text.contains(&format!(" {f}_("));
+            assert!(found, "{name} lacks `{f}`");
         }
     }
 }
@@ -180,62 +257,24 @@ fn glslang(args: &[&str]) -> Option<std::process::Output> {
 }
 
 #[test]
-fn shader_headers_say_what_ci_checks() {
-    // glslang runs in CI (`.ci/run`); a header claiming otherwise misleads
-    // whoever edits the shaders.
-    for name in ["rigbake.glsl", "rigbake.hlsl"] {
-        let source = shader(name);
-        let header: String = source.lines().take_while(|l| l.starts_with("//")).collect();
-        assert!(!header.contains("compiler runs"), "{name}: {header}");
-        assert!(header.contains("glslangValidator"), "{name}: {header}");
-    }
-}
-
-#[test]
-fn glsl_and_hlsl_compile_with_glslang() {
+fn the_generated_glsl_compiles_with_glslang() {
+    // Desktop GLSL 4.50 and GLSL ES 3.00, each entry point, through the
+    // reference compiler's front end (glslang picks the stage from the
+    // `.vert` extension). naga's HLSL is for Microsoft's compilers, which
+    // do not run here (docs/shaders/README.md).
     let dir = tempfile::tempdir().unwrap();
-    let shaders = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/shaders");
-    // glslang picks the stage from the file extension.
-    let vert = dir.path().join("rigbake.vert");
-    std::fs::copy(shaders.join("rigbake.glsl"), &vert).unwrap();
-    let hlsl = shaders.join("rigbake.hlsl");
-    let spv = dir.path().join("out.spv");
-    let (vert, hlsl, spv) = (
-        vert.to_str().unwrap(),
-        hlsl.to_str().unwrap(),
-        spv.to_str().unwrap(),
-    );
-    let runs: [Vec<&str>; 4] = [
-        vec!["-V", "-DBONE_PATH", vert, "-o", spv],
-        vec!["-V", "-DVAT_PATH", vert, "-o", spv],
-        vec![
-            "-V",
-            "-D",
-            "-S",
-            "vert",
-            "-e",
-            "bone_vertex",
-            hlsl,
-            "-o",
-            spv,
-        ],
-        vec![
-            "-V",
-            "-D",
-            "-S",
-            "vert",
-            "-e",
-            "vat_vertex",
-            hlsl,
-            "-o",
-            spv,
-        ],
-    ];
-    for args in runs {
-        let Some(out) = glslang(&args) else { return };
+    for (name, text) in generated() {
+        if !name.ends_with(".vert") {
+            continue;
+        }
+        let path = dir.path().join(&name);
+        std::fs::write(&path, &text).unwrap();
+        let Some(out) = glslang(&[path.to_str().unwrap()]) else {
+            return;
+        };
         assert!(
             out.status.success(),
-            "glslangValidator {args:?}:\n{}{}",
+            "glslangValidator {name}:\n{}{}",
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );

@@ -1,6 +1,7 @@
 // WebGL2 (GLSL ES 3.00) shaders of the viewer. The skinning and VAT
-// functions are docs/shaders/rigbake.glsl's, with GLSL ES precision
-// qualifiers; the animation state comes per instance as four vec4 rows
+// functions follow docs/shaders/rigbake.wgsl function for function (kept by
+// hand: the page binds its own attributes and uniforms, see
+// docs/shaders/README.md); the animation state comes per instance as four vec4 rows
 // (blend weight, fraction, frame row, 0), written by state.js.
 
 const COMMON = `#version 300 es

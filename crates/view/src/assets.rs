@@ -15,7 +15,7 @@
 //! - `state.js`: the animation state of SPEC section 6, a port of
 //!   `rigbake_core::runtime::state`;
 //! - `shaders.js`: the WebGL2 vertex and fragment shaders, after
-//!   `docs/shaders/rigbake.glsl`.
+//!   `docs/shaders/rigbake.wgsl` (kept by hand: `docs/shaders/README.md`).
 
 /// The page.
 pub const INDEX_HTML: &str = include_str!("../assets/index.html");

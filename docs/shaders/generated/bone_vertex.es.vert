@@ -1,0 +1,332 @@
+#version 300 es
+// GLSL ES 3.00 (WebGL2), entry point `bone_vertex`, generated from docs/shaders/rigbake.wgsl by naga 28.0.0
+// (`just shaders`, or RIGBAKE_BLESS=1 cargo test --test shaders). Do not
+// edit: change rigbake.wgsl and generate again.
+
+precision highp float;
+precision highp int;
+
+struct AnimationState {
+    vec4 rows[4];
+    uint enabled;
+};
+struct Affine {
+    vec4 r0_;
+    vec4 r1_;
+    vec4 r2_;
+};
+struct Deformed {
+    vec3 position;
+    vec3 normal;
+};
+struct VatStream {
+    uint encoding;
+    vec4 bounds_min;
+    vec4 bounds_max;
+};
+struct VatLayout {
+    uint width;
+    uint bands;
+    uint frames;
+    uint first_vertex;
+    uint rows_per_block;
+    uint blocks_per_page;
+};
+struct Instance {
+    AnimationState state;
+    mat4x4 world_view_projection;
+    vec4 root_motion;
+};
+struct Params {
+    VatStream vat_positions;
+    VatStream vat_normals;
+    uint bone_layout;
+    uint bone_height;
+    uint channels;
+    uint bone_rows_per_block;
+    uint bone_block_width;
+    VatLayout vat;
+};
+struct BoneVertex {
+    vec3 position;
+    vec3 normal;
+    vec4 uv1_;
+    vec4 uv2_;
+    vec4 uv3_;
+    vec4 uv4_;
+};
+struct VertexOut {
+    vec4 clip;
+    vec3 normal;
+};
+const uint LAYOUT_MAT4_ = 0u;
+const uint LAYOUT_MAT3X4_ = 1u;
+const uint ENCODING_FLOAT = 0u;
+const uint ENCODING_BOUNDS = 1u;
+const uint ENCODING_OCTAHEDRAL = 2u;
+
+uniform highp sampler2D _group_0_binding_0_vs;
+
+layout(std140) uniform Instance_block_0Vertex { Instance _group_1_binding_0_vs; };
+
+layout(std140) uniform Params_block_1Vertex { Params _group_1_binding_1_vs; };
+
+layout(location = 0) in vec3 _p2vs_location0;
+layout(location = 1) in vec3 _p2vs_location1;
+layout(location = 2) in vec4 _p2vs_location2;
+layout(location = 3) in vec4 _p2vs_location3;
+layout(location = 4) in vec4 _p2vs_location4;
+layout(location = 5) in vec4 _p2vs_location5;
+smooth out vec3 _vs2fs_location0;
+
+Affine affine_zero() {
+    return Affine(vec4(0.0), vec4(0.0), vec4(0.0));
+}
+
+Affine add_weighted(Affine acc, Affine m, float w) {
+    return Affine((acc.r0_ + (m.r0_ * w)), (acc.r1_ + (m.r1_ * w)), (acc.r2_ + (m.r2_ * w)));
+}
+
+vec3 transform_point(Affine m_1, vec3 p) {
+    vec4 p4_ = vec4(p, 1.0);
+    return vec3(dot(m_1.r0_, p4_), dot(m_1.r1_, p4_), dot(m_1.r2_, p4_));
+}
+
+vec3 cofactor_normal(Affine m_2, vec3 n) {
+    vec3 c0_ = vec3(m_2.r0_.x, m_2.r1_.x, m_2.r2_.x);
+    vec3 c1_ = vec3(m_2.r0_.y, m_2.r1_.y, m_2.r2_.y);
+    vec3 c2_ = vec3(m_2.r0_.z, m_2.r1_.z, m_2.r2_.z);
+    vec3 k0_ = cross(c1_, c2_);
+    vec3 k1_ = cross(c2_, c0_);
+    vec3 k2_ = cross(c0_, c1_);
+    float det = dot(c0_, k0_);
+    float s = ((det >= 0.0) ? 1.0 : -1.0);
+    return ((((k0_ * n.x) + (k1_ * n.y)) + (k2_ * n.z)) * s);
+}
+
+vec3 safe_normalize(vec3 v_1) {
+    float l = length(v_1);
+    return ((l > 0.0) ? (v_1 / vec3(l)) : v_1);
+}
+
+vec3 lerp3_(vec3 a, vec3 b, float t) {
+    return (a + ((b - a) * t));
+}
+
+Deformed root_motion_apply(vec4 motion, Deformed d) {
+    float c_1 = cos(motion.w);
+    float s_1 = sin(motion.w);
+    vec3 p_4 = d.position;
+    vec3 n_5 = d.normal;
+    vec3 moved = (vec3(((c_1 * p_4.x) + (s_1 * p_4.z)), p_4.y, ((c_1 * p_4.z) - (s_1 * p_4.x))) + motion.xyz);
+    return Deformed(moved, vec3(((c_1 * n_5.x) + (s_1 * n_5.z)), n_5.y, ((c_1 * n_5.z) - (s_1 * n_5.x))));
+}
+
+vec4 bone_texel(uint x, uint y) {
+    vec4 _e7 = texelFetch(_group_0_binding_0_vs, ivec2(int(x), int(y)), 0);
+    return _e7;
+}
+
+vec4 bone_block_texel(uint x_1, uint row, uint rows_per_block, uint block_width) {
+    if ((x_1 >= block_width)) {
+        return vec4(0.0);
+    }
+    uint per_block = max(rows_per_block, 1u);
+    uint b_1 = (row / per_block);
+    vec4 _e13 = bone_texel(((b_1 * block_width) + x_1), (row % per_block));
+    return _e13;
+}
+
+Affine bone_matrix(uint joint, uint row_1, uint matrix_layout, uint rows_per_block_1, uint block_width_1) {
+    if ((matrix_layout == LAYOUT_MAT4_)) {
+        uint x_3 = (joint * 4u);
+        vec4 _e9 = bone_block_texel(x_3, row_1, rows_per_block_1, block_width_1);
+        vec4 _e12 = bone_block_texel((x_3 + 1u), row_1, rows_per_block_1, block_width_1);
+        vec4 _e15 = bone_block_texel((x_3 + 2u), row_1, rows_per_block_1, block_width_1);
+        vec4 _e18 = bone_block_texel((x_3 + 3u), row_1, rows_per_block_1, block_width_1);
+        return Affine(vec4(_e9.x, _e12.x, _e15.x, _e18.x), vec4(_e9.y, _e12.y, _e15.y, _e18.y), vec4(_e9.z, _e12.z, _e15.z, _e18.z));
+    }
+    uint x_4 = (joint * 3u);
+    vec4 _e37 = bone_block_texel(x_4, row_1, rows_per_block_1, block_width_1);
+    vec4 _e40 = bone_block_texel((x_4 + 1u), row_1, rows_per_block_1, block_width_1);
+    vec4 _e43 = bone_block_texel((x_4 + 2u), row_1, rows_per_block_1, block_width_1);
+    return Affine(_e37, _e40, _e43);
+}
+
+Affine blend_bones(vec4 uv[4], uint channels, uint row_2, uint matrix_layout_1, uint rows_per_block_2, uint block_width_2) {
+    vec4 ch[4] = vec4[4](vec4(0.0), vec4(0.0), vec4(0.0), vec4(0.0));
+    Affine acc_1 = Affine(vec4(0.0), vec4(0.0), vec4(0.0));
+    uint c = 0u;
+    ch = uv;
+    Affine _e7 = affine_zero();
+    acc_1 = _e7;
+    bool loop_init = true;
+    while(true) {
+        if (!loop_init) {
+            uint _e34 = c;
+            c = (_e34 + 1u);
+        }
+        loop_init = false;
+        uint _e11 = c;
+        if ((_e11 < channels)) {
+        } else {
+            break;
+        }
+        {
+            uint _e13 = c;
+            vec4 pair = ch[_e13];
+            if ((pair.y != 0.0)) {
+                Affine _e19 = acc_1;
+                Affine _e22 = bone_matrix(uint(pair.x), row_2, matrix_layout_1, rows_per_block_2, block_width_2);
+                Affine _e24 = add_weighted(_e19, _e22, pair.y);
+                acc_1 = _e24;
+            }
+            if ((pair.w != 0.0)) {
+                Affine _e28 = acc_1;
+                Affine _e31 = bone_matrix(uint(pair.z), row_2, matrix_layout_1, rows_per_block_2, block_width_2);
+                Affine _e33 = add_weighted(_e28, _e31, pair.w);
+                acc_1 = _e33;
+            }
+        }
+    }
+    Affine _e37 = acc_1;
+    return _e37;
+}
+
+Deformed skin(Affine m_3, vec3 p_1, vec3 n_1) {
+    vec3 _e3 = transform_point(m_3, p_1);
+    vec3 _e4 = cofactor_normal(m_3, n_1);
+    vec3 _e5 = safe_normalize(_e4);
+    return Deformed(_e3, _e5);
+}
+
+Deformed bone_deform(AnimationState state, vec4 uv_1[4], uint channels_1, vec3 p_2, vec3 n_2, uint matrix_layout_2, uint height, uint rows_per_block_3, uint block_width_3) {
+    vec4 rows[4] = vec4[4](vec4(0.0), vec4(0.0), vec4(0.0), vec4(0.0));
+    vec3 pos = vec3(0.0);
+    vec3 nrm = vec3(0.0);
+    uint k = 0u;
+    Deformed d_1 = Deformed(vec3(0.0), vec3(0.0));
+    if ((state.enabled == 0u)) {
+        return Deformed(p_2, n_2);
+    }
+    rows = state.rows;
+    uint last_row = (max(height, 1u) - 1u);
+    bool loop_init_1 = true;
+    while(true) {
+        if (!loop_init_1) {
+            uint _e70 = k;
+            k = (_e70 + 1u);
+        }
+        loop_init_1 = false;
+        uint _e27 = k;
+        if ((_e27 < 4u)) {
+        } else {
+            break;
+        }
+        {
+            uint _e30 = k;
+            vec4 s_2 = rows[_e30];
+            if (!((s_2.x > 0.0))) {
+                continue;
+            }
+            float weight = s_2.x;
+            float fraction = s_2.y;
+            uint row_6 = uint(s_2.z);
+            Affine _e41 = blend_bones(uv_1, channels_1, row_6, matrix_layout_2, rows_per_block_3, block_width_3);
+            Deformed _e42 = skin(_e41, p_2, n_2);
+            d_1 = _e42;
+            if ((fraction > 0.0)) {
+                Affine _e49 = blend_bones(uv_1, channels_1, min((row_6 + 1u), last_row), matrix_layout_2, rows_per_block_3, block_width_3);
+                Deformed _e50 = skin(_e49, p_2, n_2);
+                vec3 _e52 = d_1.position;
+                vec3 _e54 = lerp3_(_e52, _e50.position, fraction);
+                vec3 _e56 = d_1.normal;
+                vec3 _e58 = lerp3_(_e56, _e50.normal, fraction);
+                d_1 = Deformed(_e54, _e58);
+            }
+            vec3 _e60 = pos;
+            vec3 _e62 = d_1.position;
+            pos = (_e60 + (_e62 * weight));
+            vec3 _e65 = nrm;
+            vec3 _e67 = d_1.normal;
+            nrm = (_e65 + (_e67 * weight));
+        }
+    }
+    vec3 _e73 = pos;
+    vec3 _e74 = nrm;
+    vec3 _e75 = safe_normalize(_e74);
+    return Deformed(_e73, _e75);
+}
+
+uvec3 vat_place(uint x_2, uint band, uint row_3, VatLayout vat) {
+    if ((vat.rows_per_block == 0u)) {
+        return uvec3(x_2, ((row_3 * vat.bands) + band), 0u);
+    }
+    uint block = (row_3 / vat.rows_per_block);
+    uint per_page = max(vat.blocks_per_page, 1u);
+    return uvec3((((block % per_page) * vat.width) + x_2), (((row_3 % vat.rows_per_block) * vat.bands) + band), (block / per_page));
+}
+
+uvec3 vat_texel(uint vertex, uint row_4, VatLayout vat_1) {
+    uvec3 _e7 = vat_place((vertex % vat_1.width), (vertex / vat_1.width), row_4, vat_1);
+    return _e7;
+}
+
+uvec3 vat_texel_from_uv(vec2 uv_2, uint row_5, VatLayout vat_2) {
+    uint s_3 = (uint(roundEven(uv_2.x)) + (2048u * uint(roundEven(uv_2.y))));
+    uvec3 _e12 = vat_texel(s_3, row_5, vat_2);
+    return _e12;
+}
+
+float sign_not_zero(float a_1) {
+    return ((a_1 >= 0.0) ? 1.0 : -1.0);
+}
+
+vec3 octahedral_decode(vec2 e) {
+    vec3 n_3 = vec3(0.0);
+    n_3 = vec3(e.x, e.y, ((1.0 - abs(e.x)) - abs(e.y)));
+    float _e13 = n_3.z;
+    if ((_e13 < 0.0)) {
+        float x_5 = n_3.x;
+        float y_1 = n_3.y;
+        float _e24 = sign_not_zero(x_5);
+        n_3.x = ((1.0 - abs(y_1)) * _e24);
+        float _e30 = sign_not_zero(y_1);
+        n_3.y = ((1.0 - abs(x_5)) * _e30);
+    }
+    vec3 _e32 = n_3;
+    vec3 _e33 = safe_normalize(_e32);
+    return _e33;
+}
+
+vec4 vat_decode(vec4 raw, VatStream stream) {
+    if ((stream.encoding == ENCODING_BOUNDS)) {
+        return (stream.bounds_min + (raw * (stream.bounds_max - stream.bounds_min)));
+    }
+    if ((stream.encoding == ENCODING_OCTAHEDRAL)) {
+        vec3 _e20 = octahedral_decode(((raw.xy * 2.0) - vec2(1.0)));
+        return vec4(_e20, ((raw.w * 2.0) - 1.0));
+    }
+    return raw;
+}
+
+void main() {
+    BoneVertex v = BoneVertex(_p2vs_location0, _p2vs_location1, _p2vs_location2, _p2vs_location3, _p2vs_location4, _p2vs_location5);
+    vec4 uv_3[4] = vec4[4](v.uv1_, v.uv2_, v.uv3_, v.uv4_);
+    AnimationState _e8 = _group_1_binding_0_vs.state;
+    uint _e11 = _group_1_binding_1_vs.channels;
+    uint _e16 = _group_1_binding_1_vs.bone_layout;
+    uint _e19 = _group_1_binding_1_vs.bone_height;
+    uint _e22 = _group_1_binding_1_vs.bone_rows_per_block;
+    uint _e25 = _group_1_binding_1_vs.bone_block_width;
+    Deformed _e26 = bone_deform(_e8, uv_3, _e11, v.position, v.normal, _e16, _e19, _e22, _e25);
+    vec4 _e29 = _group_1_binding_0_vs.root_motion;
+    Deformed _e30 = root_motion_apply(_e29, _e26);
+    mat4x4 _e33 = _group_1_binding_0_vs.world_view_projection;
+    VertexOut _tmp_return = VertexOut((_e33 * vec4(_e30.position, 1.0)), _e30.normal);
+    gl_Position = _tmp_return.clip;
+    _vs2fs_location0 = _tmp_return.normal;
+    gl_Position.yz = vec2(-gl_Position.y, gl_Position.z * 2.0 - gl_Position.w);
+    return;
+}
+

@@ -1,0 +1,525 @@
+// HLSL, Shader Model 5.1, both entry points, generated from docs/shaders/rigbake.wgsl by naga 28.0.0
+// (`just shaders`, or RIGBAKE_BLESS=1 cargo test --test shaders). Do not
+// edit: change rigbake.wgsl and generate again.
+struct AnimationState {
+    float4 rows[4];
+    uint enabled;
+    int _end_pad_0;
+    int _end_pad_1;
+    int _end_pad_2;
+};
+
+struct Affine {
+    float4 r0_;
+    float4 r1_;
+    float4 r2_;
+};
+
+struct Deformed {
+    float3 position;
+    int _pad1_0;
+    float3 normal;
+    int _end_pad_0;
+};
+
+struct VatStream {
+    uint encoding;
+    int _pad1_0;
+    int _pad1_1;
+    int _pad1_2;
+    float4 bounds_min;
+    float4 bounds_max;
+};
+
+struct VatLayout {
+    uint width;
+    uint bands;
+    uint frames;
+    uint first_vertex;
+    uint rows_per_block;
+    uint blocks_per_page;
+};
+
+struct Instance {
+    AnimationState state;
+    row_major float4x4 world_view_projection;
+    float4 root_motion;
+};
+
+struct Params {
+    VatStream vat_positions;
+    VatStream vat_normals;
+    uint bone_layout;
+    uint bone_height;
+    uint channels;
+    uint bone_rows_per_block;
+    uint bone_block_width;
+    int _pad7_0;
+    int _pad7_1;
+    int _pad7_2;
+    VatLayout vat;
+    int _end_pad_0;
+    int _end_pad_1;
+};
+
+struct BoneVertex {
+    float3 position : LOC0;
+    float3 normal : LOC1;
+    float4 uv1_ : LOC2;
+    float4 uv2_ : LOC3;
+    float4 uv3_ : LOC4;
+    float4 uv4_ : LOC5;
+};
+
+struct VertexOut {
+    float4 clip_ : SV_Position;
+    float3 normal : LOC0;
+};
+
+static const uint LAYOUT_MAT4_ = 0u;
+static const uint LAYOUT_MAT3X4_ = 1u;
+static const uint ENCODING_FLOAT = 0u;
+static const uint ENCODING_BOUNDS = 1u;
+static const uint ENCODING_OCTAHEDRAL = 2u;
+
+Texture2D<float4> bone_texture : register(t0);
+Texture2DArray<float4> vat_positions : register(t1);
+Texture2DArray<float4> vat_normals : register(t2);
+cbuffer instance : register(b0, space1) { Instance instance; }
+cbuffer params : register(b1, space1) { Params params; }
+
+struct VertexOutput_bone_vertex {
+    float3 normal_1 : LOC0;
+    float4 clip_ : SV_Position;
+};
+
+struct VertexOutput_vat_vertex {
+    float3 normal_2 : LOC0;
+    float4 clip_1 : SV_Position;
+};
+
+Affine ConstructAffine(float4 arg0, float4 arg1, float4 arg2) {
+    Affine ret = (Affine)0;
+    ret.r0_ = arg0;
+    ret.r1_ = arg1;
+    ret.r2_ = arg2;
+    return ret;
+}
+
+Affine affine_zero()
+{
+    const Affine affine = ConstructAffine((0.0).xxxx, (0.0).xxxx, (0.0).xxxx);
+    return affine;
+}
+
+Affine add_weighted(Affine acc, Affine m, float w)
+{
+    const Affine affine_1 = ConstructAffine((acc.r0_ + (m.r0_ * w)), (acc.r1_ + (m.r1_ * w)), (acc.r2_ + (m.r2_ * w)));
+    return affine_1;
+}
+
+float3 transform_point(Affine m_1, float3 p)
+{
+    float4 p4_ = float4(p, 1.0);
+    return float3(dot(m_1.r0_, p4_), dot(m_1.r1_, p4_), dot(m_1.r2_, p4_));
+}
+
+float3 cofactor_normal(Affine m_2, float3 n)
+{
+    float3 c0_ = float3(m_2.r0_.x, m_2.r1_.x, m_2.r2_.x);
+    float3 c1_ = float3(m_2.r0_.y, m_2.r1_.y, m_2.r2_.y);
+    float3 c2_ = float3(m_2.r0_.z, m_2.r1_.z, m_2.r2_.z);
+    float3 k0_ = cross(c1_, c2_);
+    float3 k1_ = cross(c2_, c0_);
+    float3 k2_ = cross(c0_, c1_);
+    float det = dot(c0_, k0_);
+    float s = ((det >= 0.0) ? 1.0 : -1.0);
+    return ((((k0_ * n.x) + (k1_ * n.y)) + (k2_ * n.z)) * s);
+}
+
+float3 safe_normalize(float3 v_1)
+{
+    float l = length(v_1);
+    return ((l > 0.0) ? (v_1 / (l).xxx) : v_1);
+}
+
+float3 lerp3_(float3 a, float3 b, float t)
+{
+    return (a + ((b - a) * t));
+}
+
+Deformed ConstructDeformed(float3 arg0, float3 arg1) {
+    Deformed ret = (Deformed)0;
+    ret.position = arg0;
+    ret.normal = arg1;
+    return ret;
+}
+
+Deformed root_motion_apply(float4 motion, Deformed d)
+{
+    float c_1 = cos(motion.w);
+    float s_1 = sin(motion.w);
+    float3 p_4 = d.position;
+    float3 n_5 = d.normal;
+    float3 moved = (float3(((c_1 * p_4.x) + (s_1 * p_4.z)), p_4.y, ((c_1 * p_4.z) - (s_1 * p_4.x))) + motion.xyz);
+    const Deformed deformed = ConstructDeformed(moved, float3(((c_1 * n_5.x) + (s_1 * n_5.z)), n_5.y, ((c_1 * n_5.z) - (s_1 * n_5.x))));
+    return deformed;
+}
+
+float4 bone_texel(uint x, uint y)
+{
+    float4 _e7 = bone_texture.Load(int3(int2(int(x), int(y)), int(0)));
+    return _e7;
+}
+
+uint naga_div(uint lhs, uint rhs) {
+    return lhs / (rhs == 0u ? 1u : rhs);
+}
+
+uint naga_mod(uint lhs, uint rhs) {
+    return lhs % (rhs == 0u ? 1u : rhs);
+}
+
+float4 bone_block_texel(uint x_1, uint row, uint rows_per_block, uint block_width)
+{
+    if ((x_1 >= block_width)) {
+        return (0.0).xxxx;
+    }
+    uint per_block = max(rows_per_block, 1u);
+    uint b_1 = naga_div(row, per_block);
+    const float4 _e13 = bone_texel(((b_1 * block_width) + x_1), naga_mod(row, per_block));
+    return _e13;
+}
+
+Affine bone_matrix(uint joint, uint row_1, uint matrix_layout, uint rows_per_block_1, uint block_width_1)
+{
+    if ((matrix_layout == LAYOUT_MAT4_)) {
+        uint x_3 = (joint * 4u);
+        const float4 _e9 = bone_block_texel(x_3, row_1, rows_per_block_1, block_width_1);
+        const float4 _e12 = bone_block_texel((x_3 + 1u), row_1, rows_per_block_1, block_width_1);
+        const float4 _e15 = bone_block_texel((x_3 + 2u), row_1, rows_per_block_1, block_width_1);
+        const float4 _e18 = bone_block_texel((x_3 + 3u), row_1, rows_per_block_1, block_width_1);
+        const Affine affine_2 = ConstructAffine(float4(_e9.x, _e12.x, _e15.x, _e18.x), float4(_e9.y, _e12.y, _e15.y, _e18.y), float4(_e9.z, _e12.z, _e15.z, _e18.z));
+        return affine_2;
+    }
+    uint x_4 = (joint * 3u);
+    const float4 _e37 = bone_block_texel(x_4, row_1, rows_per_block_1, block_width_1);
+    const float4 _e40 = bone_block_texel((x_4 + 1u), row_1, rows_per_block_1, block_width_1);
+    const float4 _e43 = bone_block_texel((x_4 + 2u), row_1, rows_per_block_1, block_width_1);
+    const Affine affine_3 = ConstructAffine(_e37, _e40, _e43);
+    return affine_3;
+}
+
+uint naga_f2u32(float value) {
+    return uint(clamp(value, 0.0, 4294967000.0));
+}
+
+Affine blend_bones(float4 uv[4], uint channels, uint row_2, uint matrix_layout_1, uint rows_per_block_2, uint block_width_2)
+{
+    float4 ch[4] = (float4[4])0;
+    Affine acc_1 = (Affine)0;
+    uint c = 0u;
+
+    ch = uv;
+    const Affine _e7 = affine_zero();
+    acc_1 = _e7;
+    uint2 loop_bound = uint2(4294967295u, 4294967295u);
+    bool loop_init = true;
+    while(true) {
+        if (all(loop_bound == uint2(0u, 0u))) { break; }
+        loop_bound -= uint2(loop_bound.y == 0u, 1u);
+        if (!loop_init) {
+            uint _e34 = c;
+            c = (_e34 + 1u);
+        }
+        loop_init = false;
+        uint _e11 = c;
+        if ((_e11 < channels)) {
+        } else {
+            break;
+        }
+        {
+            uint _e13 = c;
+            float4 pair = ch[min(uint(_e13), 3u)];
+            if ((pair.y != 0.0)) {
+                Affine _e19 = acc_1;
+                const Affine _e22 = bone_matrix(naga_f2u32(pair.x), row_2, matrix_layout_1, rows_per_block_2, block_width_2);
+                const Affine _e24 = add_weighted(_e19, _e22, pair.y);
+                acc_1 = _e24;
+            }
+            if ((pair.w != 0.0)) {
+                Affine _e28 = acc_1;
+                const Affine _e31 = bone_matrix(naga_f2u32(pair.z), row_2, matrix_layout_1, rows_per_block_2, block_width_2);
+                const Affine _e33 = add_weighted(_e28, _e31, pair.w);
+                acc_1 = _e33;
+            }
+        }
+    }
+    Affine _e37 = acc_1;
+    const Affine affine_4 = _e37;
+    return affine_4;
+}
+
+Deformed skin(Affine m_3, float3 p_1, float3 n_1)
+{
+    const float3 _e3 = transform_point(m_3, p_1);
+    const float3 _e4 = cofactor_normal(m_3, n_1);
+    const float3 _e5 = safe_normalize(_e4);
+    const Deformed deformed_1 = ConstructDeformed(_e3, _e5);
+    return deformed_1;
+}
+
+Deformed bone_deform(AnimationState state, float4 uv_1[4], uint channels_1, float3 p_2, float3 n_2, uint matrix_layout_2, uint height, uint rows_per_block_3, uint block_width_3)
+{
+    float4 rows[4] = (float4[4])0;
+    float3 pos = (0.0).xxx;
+    float3 nrm = (0.0).xxx;
+    uint k = 0u;
+    Deformed d_1 = (Deformed)0;
+
+    if ((state.enabled == 0u)) {
+        const Deformed deformed_2 = ConstructDeformed(p_2, n_2);
+        return deformed_2;
+    }
+    rows = state.rows;
+    uint last_row = (max(height, 1u) - 1u);
+    uint2 loop_bound_1 = uint2(4294967295u, 4294967295u);
+    bool loop_init_1 = true;
+    while(true) {
+        if (all(loop_bound_1 == uint2(0u, 0u))) { break; }
+        loop_bound_1 -= uint2(loop_bound_1.y == 0u, 1u);
+        if (!loop_init_1) {
+            uint _e70 = k;
+            k = (_e70 + 1u);
+        }
+        loop_init_1 = false;
+        uint _e27 = k;
+        if ((_e27 < 4u)) {
+        } else {
+            break;
+        }
+        {
+            uint _e30 = k;
+            float4 s_2 = rows[min(uint(_e30), 3u)];
+            if (!((s_2.x > 0.0))) {
+                continue;
+            }
+            float weight = s_2.x;
+            float fraction = s_2.y;
+            uint row_6 = naga_f2u32(s_2.z);
+            const Affine _e41 = blend_bones(uv_1, channels_1, row_6, matrix_layout_2, rows_per_block_3, block_width_3);
+            const Deformed _e42 = skin(_e41, p_2, n_2);
+            d_1 = _e42;
+            if ((fraction > 0.0)) {
+                const Affine _e49 = blend_bones(uv_1, channels_1, min((row_6 + 1u), last_row), matrix_layout_2, rows_per_block_3, block_width_3);
+                const Deformed _e50 = skin(_e49, p_2, n_2);
+                float3 _e52 = d_1.position;
+                const float3 _e54 = lerp3_(_e52, _e50.position, fraction);
+                float3 _e56 = d_1.normal;
+                const float3 _e58 = lerp3_(_e56, _e50.normal, fraction);
+                d_1 = ConstructDeformed(_e54, _e58);
+            }
+            float3 _e60 = pos;
+            float3 _e62 = d_1.position;
+            pos = (_e60 + (_e62 * weight));
+            float3 _e65 = nrm;
+            float3 _e67 = d_1.normal;
+            nrm = (_e65 + (_e67 * weight));
+        }
+    }
+    float3 _e73 = pos;
+    float3 _e74 = nrm;
+    const float3 _e75 = safe_normalize(_e74);
+    const Deformed deformed_3 = ConstructDeformed(_e73, _e75);
+    return deformed_3;
+}
+
+uint3 vat_place(uint x_2, uint band, uint row_3, VatLayout vat)
+{
+    if ((vat.rows_per_block == 0u)) {
+        return uint3(x_2, ((row_3 * vat.bands) + band), 0u);
+    }
+    uint block = naga_div(row_3, vat.rows_per_block);
+    uint per_page = max(vat.blocks_per_page, 1u);
+    return uint3(((naga_mod(block, per_page) * vat.width) + x_2), ((naga_mod(row_3, vat.rows_per_block) * vat.bands) + band), naga_div(block, per_page));
+}
+
+uint3 vat_texel(uint vertex, uint row_4, VatLayout vat_1)
+{
+    const uint3 _e7 = vat_place(naga_mod(vertex, vat_1.width), naga_div(vertex, vat_1.width), row_4, vat_1);
+    return _e7;
+}
+
+uint3 vat_texel_from_uv(float2 uv_2, uint row_5, VatLayout vat_2)
+{
+    uint s_3 = (naga_f2u32(round(uv_2.x)) + (2048u * naga_f2u32(round(uv_2.y))));
+    const uint3 _e12 = vat_texel(s_3, row_5, vat_2);
+    return _e12;
+}
+
+float sign_not_zero(float a_1)
+{
+    return ((a_1 >= 0.0) ? 1.0 : -1.0);
+}
+
+float3 octahedral_decode(float2 e)
+{
+    float3 n_3 = (float3)0;
+
+    n_3 = float3(e.x, e.y, ((1.0 - abs(e.x)) - abs(e.y)));
+    float _e13 = n_3.z;
+    if ((_e13 < 0.0)) {
+        float x_5 = n_3.x;
+        float y_1 = n_3.y;
+        const float _e24 = sign_not_zero(x_5);
+        n_3.x = ((1.0 - abs(y_1)) * _e24);
+        const float _e30 = sign_not_zero(y_1);
+        n_3.y = ((1.0 - abs(x_5)) * _e30);
+    }
+    float3 _e32 = n_3;
+    const float3 _e33 = safe_normalize(_e32);
+    return _e33;
+}
+
+float4 vat_decode(float4 raw, VatStream stream)
+{
+    if ((stream.encoding == ENCODING_BOUNDS)) {
+        return (stream.bounds_min + (raw * (stream.bounds_max - stream.bounds_min)));
+    }
+    if ((stream.encoding == ENCODING_OCTAHEDRAL)) {
+        const float3 _e20 = octahedral_decode(((raw.xy * 2.0) - (1.0).xx));
+        return float4(_e20, ((raw.w * 2.0) - 1.0));
+    }
+    return raw;
+}
+
+float3 vat_position(uint3 texel, VatStream stream_1)
+{
+    float4 raw_1 = vat_positions.Load(int4(int2(texel.xy), int(texel.z), int(0)));
+    const float4 _e9 = vat_decode(raw_1, stream_1);
+    return _e9.xyz;
+}
+
+float3 vat_normal(uint3 texel_1, VatStream stream_2)
+{
+    float4 raw_2 = vat_normals.Load(int4(int2(texel_1.xy), int(texel_1.z), int(0)));
+    const float4 _e9 = vat_decode(raw_2, stream_2);
+    return _e9.xyz;
+}
+
+Deformed vat_deform(AnimationState state_1, uint vertex_1, float3 p_3, float3 n_4, VatLayout vat_3, VatStream positions, VatStream normals)
+{
+    float4 rows_1[4] = (float4[4])0;
+    float3 pos_1 = (0.0).xxx;
+    float3 nrm_1 = (0.0).xxx;
+    uint k_1 = 0u;
+    float3 p_row = (float3)0;
+    float3 n_row = (float3)0;
+
+    if ((state_1.enabled == 0u)) {
+        const Deformed deformed_4 = ConstructDeformed(p_3, n_4);
+        return deformed_4;
+    }
+    rows_1 = state_1.rows;
+    uint last_row_1 = (max(vat_3.frames, 1u) - 1u);
+    uint2 loop_bound_2 = uint2(4294967295u, 4294967295u);
+    bool loop_init_2 = true;
+    while(true) {
+        if (all(loop_bound_2 == uint2(0u, 0u))) { break; }
+        loop_bound_2 -= uint2(loop_bound_2.y == 0u, 1u);
+        if (!loop_init_2) {
+            uint _e69 = k_1;
+            k_1 = (_e69 + 1u);
+        }
+        loop_init_2 = false;
+        uint _e26 = k_1;
+        if ((_e26 < 4u)) {
+        } else {
+            break;
+        }
+        {
+            uint _e29 = k_1;
+            float4 s_4 = rows_1[min(uint(_e29), 3u)];
+            if (!((s_4.x > 0.0))) {
+                continue;
+            }
+            float weight_1 = s_4.x;
+            float fraction_1 = s_4.y;
+            uint row_7 = naga_f2u32(s_4.z);
+            uint next = min((row_7 + 1u), last_row_1);
+            const uint3 _e45 = vat_texel((vertex_1 + vat_3.first_vertex), row_7, vat_3);
+            const uint3 _e48 = vat_texel((vertex_1 + vat_3.first_vertex), next, vat_3);
+            const float3 _e49 = vat_position(_e45, positions);
+            p_row = _e49;
+            const float3 _e51 = vat_normal(_e45, normals);
+            n_row = _e51;
+            if ((fraction_1 > 0.0)) {
+                float3 _e55 = p_row;
+                const float3 _e56 = vat_position(_e48, positions);
+                const float3 _e57 = lerp3_(_e55, _e56, fraction_1);
+                p_row = _e57;
+                float3 _e58 = n_row;
+                const float3 _e59 = vat_normal(_e48, normals);
+                const float3 _e60 = lerp3_(_e58, _e59, fraction_1);
+                n_row = _e60;
+            }
+            float3 _e61 = pos_1;
+            float3 _e62 = p_row;
+            pos_1 = (_e61 + (_e62 * weight_1));
+            float3 _e65 = nrm_1;
+            float3 _e66 = n_row;
+            nrm_1 = (_e65 + (_e66 * weight_1));
+        }
+    }
+    float3 _e72 = pos_1;
+    float3 _e73 = nrm_1;
+    const float3 _e74 = safe_normalize(_e73);
+    const Deformed deformed_5 = ConstructDeformed(_e72, _e74);
+    return deformed_5;
+}
+
+typedef float4 ret_Constructarray4_float4_[4];
+ret_Constructarray4_float4_ Constructarray4_float4_(float4 arg0, float4 arg1, float4 arg2, float4 arg3) {
+    float4 ret[4] = { arg0, arg1, arg2, arg3 };
+    return ret;
+}
+
+VertexOut ConstructVertexOut(float4 arg0, float3 arg1) {
+    VertexOut ret = (VertexOut)0;
+    ret.clip_ = arg0;
+    ret.normal = arg1;
+    return ret;
+}
+
+VertexOutput_bone_vertex bone_vertex(BoneVertex v)
+{
+    float4 uv_3[4] = Constructarray4_float4_(v.uv1_, v.uv2_, v.uv3_, v.uv4_);
+    AnimationState _e8 = instance.state;
+    uint _e11 = params.channels;
+    uint _e16 = params.bone_layout;
+    uint _e19 = params.bone_height;
+    uint _e22 = params.bone_rows_per_block;
+    uint _e25 = params.bone_block_width;
+    const Deformed _e26 = bone_deform(_e8, uv_3, _e11, v.position, v.normal, _e16, _e19, _e22, _e25);
+    float4 _e29 = instance.root_motion;
+    const Deformed _e30 = root_motion_apply(_e29, _e26);
+    float4x4 _e33 = instance.world_view_projection;
+    const VertexOut vertexout = ConstructVertexOut(mul(float4(_e30.position, 1.0), _e33), _e30.normal);
+    const VertexOutput_bone_vertex vertexout_1 = { vertexout.normal, vertexout.clip_ };
+    return vertexout_1;
+}
+
+VertexOutput_vat_vertex vat_vertex(uint index : SV_VertexID, float3 position : LOC0, float3 normal : LOC1)
+{
+    AnimationState _e5 = instance.state;
+    VatLayout _e8 = params.vat;
+    VatStream _e11 = params.vat_positions;
+    VatStream _e14 = params.vat_normals;
+    const Deformed _e15 = vat_deform(_e5, index, position, normal, _e8, _e11, _e14);
+    float4 _e18 = instance.root_motion;
+    const Deformed _e19 = root_motion_apply(_e18, _e15);
+    float4x4 _e22 = instance.world_view_projection;
+    const VertexOut vertexout_2 = ConstructVertexOut(mul(float4(_e19.position, 1.0), _e22), _e19.normal);
+    const VertexOutput_vat_vertex vertexout_2_ = { vertexout_2.normal, vertexout_2.clip_ };
+    return vertexout_2_;
+}
