@@ -19,6 +19,7 @@ use rigbake_types::OutputKind;
 use sha2::{Digest, Sha256};
 
 use super::common::Part;
+use super::placement::RestPlacements;
 use super::plan::Plan;
 use super::{Observer, bones, lods, mesh, openvat, vat, weights};
 use crate::error::{BakeError, Stage, StepError, at};
@@ -193,53 +194,69 @@ fn anchor_tracks(plan: &Plan<'_>, sink: &mut dyn Sink, made: &mut Made) -> Resul
     Ok(())
 }
 
+/// A pass over the vertices of every frame that writes textures and a
+/// playback mesh: the VAT bake ([`vat::bake`]) or the OpenVAT export
+/// ([`openvat::export`]).
+type VatPass<T> = fn(
+    &Model,
+    &RestPlacements,
+    &Timeline,
+    &BakeSettings,
+    &mut dyn Sink,
+    &mut Vec<meta::PrimitiveUvSets>,
+    &dyn Observer,
+) -> Result<Part<T>, StepError>;
+
+/// Runs `pass` when `kind` is asked for, at stage `stage`; the reason of a
+/// skipped part goes to `made.skipped`.
+fn vat_pass<T>(
+    plan: &Plan<'_>,
+    sink: &mut dyn Sink,
+    made: &mut Made,
+    (kind, stage): (OutputKind, &str),
+    pass: VatPass<T>,
+) -> Result<Option<T>, BakeError> {
+    if !plan.settings().outputs.has(kind) {
+        return Ok(None);
+    }
+    plan.job.observer.stage(stage);
+    let (model, rest, timeline) = (&plan.model, &plan.rest, &plan.timeline);
+    let observer = plan.job.observer;
+    let part = pass(
+        model,
+        rest,
+        timeline,
+        plan.settings(),
+        sink,
+        &mut made.uv_sets,
+        observer,
+    )
+    .map_err(|e| e.at(Stage::Vat))?;
+    Ok(match part {
+        Part::Done(p) => Some(p),
+        Part::Skipped(reason) => {
+            made.skipped.push(reason);
+            None
+        }
+    })
+}
+
 /// The vertex animation textures and the playback mesh.
 fn vertex_animation(
     plan: &Plan<'_>,
     sink: &mut dyn Sink,
     made: &mut Made,
 ) -> Result<(), BakeError> {
-    if !plan.settings().outputs.has(OutputKind::Vat) {
-        return Ok(());
-    }
-    plan.job.observer.stage("vertex animation");
-    let part = vat::bake(
-        &plan.model,
-        &plan.rest,
-        &plan.timeline,
-        plan.settings(),
-        sink,
-        &mut made.uv_sets,
-        plan.job.observer,
-    )
-    .map_err(|e| e.at(Stage::Vat))?;
-    match part {
-        Part::Done(p) => made.vat = Some(p),
-        Part::Skipped(reason) => made.skipped.push(reason),
-    }
+    let kind = (OutputKind::Vat, "vertex animation");
+    let part = vat_pass(plan, sink, made, kind, vat::bake)?;
+    made.vat = part;
     Ok(())
 }
 
 /// The OpenVAT-compatible export (docs/openvat.md).
 fn openvat_export(plan: &Plan<'_>, sink: &mut dyn Sink, made: &mut Made) -> Result<(), BakeError> {
-    if !plan.settings().outputs.has(OutputKind::OpenVat) {
-        return Ok(());
-    }
-    plan.job.observer.stage("OpenVAT export");
-    let part = openvat::export(
-        &plan.model,
-        &plan.rest,
-        &plan.timeline,
-        plan.settings(),
-        sink,
-        &mut made.uv_sets,
-        plan.job.observer,
-    )
-    .map_err(|e| e.at(Stage::Vat))?;
-    if let Part::Skipped(reason) = part {
-        made.skipped.push(reason);
-    }
-    Ok(())
+    let kind = (OutputKind::OpenVat, "OpenVAT export");
+    vat_pass(plan, sink, made, kind, openvat::export).map(|_| ())
 }
 
 /// The placement record: the rest-pose matrices of the bake's spaces.
