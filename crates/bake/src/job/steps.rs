@@ -98,10 +98,9 @@ impl Made {
     }
 }
 
-/// Adds an encoded record to the container.
 /// Writes `bytes` as a section of `kind` (the bake key's raw text, or an
 /// encoded record).
-pub(super) fn add_section(
+fn add_section(
     sink: &mut dyn Sink,
     kind: SectionKind,
     bytes: rigbake_format::Result<Vec<u8>>,
