@@ -109,15 +109,6 @@ macro_rules! records {
                 })*
                 Ok(())
             }
-
-            /// The section kinds of the records present, in table order.
-            pub fn kinds(&self) -> Vec<SectionKind> {
-                let mut kinds = Vec::new();
-                $(if self.$field.is_some() {
-                    kinds.push(SectionKind::$kind);
-                })*
-                kinds
-            }
         }
     };
 }
@@ -255,7 +246,7 @@ mod tests {
     }
 
     /// A record set through the generic step reads back through the
-    /// generic getter and its field, and shows in `kinds`.
+    /// generic getter and its field.
     #[test]
     fn set_and_get_use_the_records_own_field() {
         let mut records = Records::default();
@@ -265,7 +256,6 @@ mod tests {
         records.set(source.clone());
         assert_eq!(records.get::<SourceLocation>(), Some(&source));
         assert_eq!(records.source.as_ref(), Some(&source));
-        assert_eq!(records.kinds(), vec![SectionKind::Source]);
     }
 
     /// Records encoded section by section read back equal.
