@@ -7,7 +7,9 @@
 //!
 //! Without a container it first bakes `fixtures/tentacle.glb` into a
 //! temporary folder. The source model must lie beside the container under
-//! the file name the bake recorded.
+//! the file name the bake recorded. `cargo test` runs it that way too (no
+//! harness); arguments starting with `--` (the harness flags `cargo test --
+//! ...` passes on) are ignored.
 
 use std::error::Error;
 use std::path::{Path, PathBuf};
@@ -50,7 +52,10 @@ fn bake_fixture(dir: &Path) -> Result<PathBuf, Box<dyn Error>> {
 }
 
 fn main() -> Result<(), Box<dyn Error>> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
     let scratch = tempfile::tempdir()?;
     let container = match args.first() {
         Some(file) => PathBuf::from(file),
