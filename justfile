@@ -46,7 +46,8 @@ fixtures:
     cargo run -p rigbake-fixtures
 
 # Regenerate docs/shaders/generated/ (GLSL, GLSL ES, HLSL) from docs/shaders/rigbake.wgsl
-# with naga; the shaders test fails until the committed files are what this writes.
+# and the viewer's crates/view/assets/shaders.js (with viewer.wgsl) with naga; the
+# shaders test fails until the committed files are what this writes.
 shaders:
     RIGBAKE_BLESS=1 cargo test --workspace --locked --test shaders
 

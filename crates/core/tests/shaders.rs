@@ -263,8 +263,14 @@ fn the_generated_glsl_compiles_with_glslang() {
     // `.vert` extension). naga's HLSL is for Microsoft's compilers, which
     // do not run here (docs/shaders/README.md).
     let dir = tempfile::tempdir().unwrap();
-    for (name, text) in generated() {
-        if !name.ends_with(".vert") {
+    // The viewer's stages (WebGL2) too, each in a file whose extension
+    // names its stage.
+    let viewer = viewer_stages().into_iter().map(|s| {
+        let extension = if s.stage == "vertex" { "vert" } else { "frag" };
+        (format!("viewer_{}.es.{extension}", s.program), s.text)
+    });
+    for (name, text) in generated().into_iter().chain(viewer) {
+        if !name.ends_with(".vert") && !name.ends_with(".frag") {
             continue;
         }
         let path = dir.path().join(&name);
@@ -278,5 +284,183 @@ fn the_generated_glsl_compiles_with_glslang() {
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
+    }
+}
+
+// ------------------------------------------------------------- the viewer
+
+/// The viewer's shader source: the reference followed by the page's
+/// bindings and entry points (`crates/view/assets/viewer.wgsl`).
+fn viewer_source() -> String {
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../crates/view/assets/viewer.wgsl");
+    let page = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    format!("{}\n{page}", shader("rigbake.wgsl"))
+}
+
+/// The viewer's programs: its name in shaders.js, and its vertex and
+/// fragment entry points.
+const VIEWER_PROGRAMS: [(&str, &str, &str); 3] = [
+    ("bones", "viewer_bone_vertex", "viewer_mesh_fragment"),
+    ("vat", "viewer_vat_vertex", "viewer_mesh_fragment"),
+    ("ground", "ground_vertex", "ground_fragment"),
+];
+
+/// One stage of a viewer program as naga writes it in GLSL ES 3.00
+/// (WebGL2), with the GLSL names of its uniform blocks and samplers mapped
+/// to the WGSL globals they are.
+struct ViewerStage {
+    program: &'static str,
+    /// `vertex` or `fragment`.
+    stage: &'static str,
+    text: String,
+    blocks: Vec<(String, String)>,
+    samplers: Vec<(String, String)>,
+}
+
+/// Every stage of the viewer's programs. GL's clip space is what the
+/// page's matrices give, so the coordinate adjustment naga applies for
+/// wgpu is off.
+fn viewer_stages() -> Vec<ViewerStage> {
+    use naga::back::glsl;
+    let source = viewer_source();
+    let module = naga::front::wgsl::parse_str(&source)
+        .unwrap_or_else(|e| panic!("{}", e.emit_to_string(&source)));
+    let info = naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all(),
+        naga::valid::Capabilities::default(),
+    )
+    .validate(&module)
+    .unwrap_or_else(|e| panic!("{}", e.emit_to_string(&source)));
+    let global_name = |h: naga::Handle<naga::GlobalVariable>| {
+        module.global_variables[h]
+            .name
+            .clone()
+            .expect("named global")
+    };
+    let mut out = Vec::new();
+    for (program, vertex, fragment) in VIEWER_PROGRAMS {
+        for (stage, shader_stage, entry) in [
+            ("vertex", naga::ShaderStage::Vertex, vertex),
+            ("fragment", naga::ShaderStage::Fragment, fragment),
+        ] {
+            let options = glsl::Options {
+                version: glsl::Version::Embedded {
+                    version: 300,
+                    is_webgl: true,
+                },
+                writer_flags: glsl::WriterFlags::empty(),
+                ..glsl::Options::default()
+            };
+            let pipeline = glsl::PipelineOptions {
+                shader_stage,
+                entry_point: entry.to_owned(),
+                multiview: None,
+            };
+            let mut text = String::new();
+            let reflection = glsl::Writer::new(
+                &mut text,
+                &module,
+                &info,
+                &options,
+                &pipeline,
+                naga::proc::BoundsCheckPolicies::default(),
+            )
+            .and_then(|mut w| w.write())
+            .unwrap_or_else(|e| panic!("naga cannot write `{entry}`: {e:?}"));
+            let mut blocks: Vec<(String, String)> = reflection
+                .uniforms
+                .iter()
+                .map(|(h, name)| (name.clone(), global_name(*h)))
+                .collect();
+            let mut samplers: Vec<(String, String)> = reflection
+                .texture_mapping
+                .iter()
+                .map(|(name, m)| (name.clone(), global_name(m.texture)))
+                .collect();
+            blocks.sort();
+            samplers.sort();
+            out.push(ViewerStage {
+                program,
+                stage,
+                text,
+                blocks,
+                samplers,
+            });
+        }
+    }
+    out
+}
+
+/// `crates/view/assets/shaders.js` as naga writes it: per program, both
+/// stages and the names the page binds.
+fn viewer_shaders_js() -> String {
+    let mut js = format!(
+        "// rigbake view's WebGL2 shaders (GLSL ES 3.00), generated by naga {NAGA_VERSION}\n\
+         // from docs/shaders/rigbake.wgsl and crates/view/assets/viewer.wgsl (`just\n\
+         // shaders`, or RIGBAKE_BLESS=1 cargo test --test shaders). Do not edit:\n\
+         // change the WGSL and generate again. Per program: the two stages, and the\n\
+         // GLSL names of its uniform blocks and samplers with the WGSL globals they\n\
+         // are (viewer.js binds by the WGSL names).\n\nexport const PROGRAMS = {{\n"
+    );
+    let map = |pairs: &[(String, String)]| {
+        pairs
+            .iter()
+            .map(|(glsl, wgsl)| format!("{glsl}: '{wgsl}'"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let stages = viewer_stages();
+    for pair in stages.chunks(2) {
+        js.push_str(&format!("  {}: {{\n", pair[0].program));
+        let mut blocks = Vec::new();
+        let mut samplers = Vec::new();
+        for s in pair {
+            assert!(
+                !s.text.contains('`') && !s.text.contains("${"),
+                "{} {} needs quoting",
+                s.program,
+                s.stage
+            );
+            js.push_str(&format!("    {}: `{}`,\n", s.stage, s.text));
+            blocks.extend(s.blocks.iter().cloned());
+            samplers.extend(s.samplers.iter().cloned());
+        }
+        blocks.sort();
+        samplers.sort();
+        js.push_str(&format!("    blocks: {{ {} }},\n", map(&blocks)));
+        js.push_str(&format!("    samplers: {{ {} }},\n  }},\n", map(&samplers)));
+    }
+    js.push_str("};\n");
+    js
+}
+
+fn viewer_shaders_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../crates/view/assets/shaders.js")
+}
+
+#[test]
+fn the_viewer_shaders_are_what_naga_writes_from_the_wgsl() {
+    let js = viewer_shaders_js();
+    let path = viewer_shaders_path();
+    if std::env::var_os("RIGBAKE_BLESS").is_some() {
+        std::fs::write(&path, &js).unwrap();
+    }
+    let committed = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}; run `just shaders`", path.display()));
+    assert!(
+        committed == js,
+        "{} is not what naga writes from the WGSL; run `just shaders`",
+        path.display()
+    );
+    // The page's skinning and VAT lookup are the reference's functions.
+    for f in [
+        "bone_deform",
+        "vat_texel",
+        "vat_decode",
+        "vat_position",
+        "cofactor_normal",
+    ] {
+        assert!(js.contains(&format!(" {f}(")), "shaders.js lacks `{f}`");
     }
 }

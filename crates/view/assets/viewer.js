@@ -13,9 +13,12 @@
 //    not decoded: their texel bytes go to the GPU as they are (RGBA32F,
 //    RGBA16F, or RGBA16UI for 16-bit UNORM, normalised in the shader);
 // 3. per instance and frame, the animation state (state.js) gives up to four
-//    (weight, fraction, row) rows; the vertex shaders (shaders.js) skin from
-//    the bone-matrix texture with the mesh's bone-weight channels, or read
-//    the VAT textures.
+//    (weight, fraction, row) rows; the vertex shaders skin from the
+//    bone-matrix texture with the mesh's bone-weight channels, or read the
+//    VAT textures. The shaders (shaders.js) are what naga writes from the
+//    runtime reference docs/shaders/rigbake.wgsl and viewer.wgsl (`just
+//    shaders`); this file binds their uniform blocks and samplers by the
+//    WGSL names.
 //
 // URL parameters make a frame reproducible (see docs/viewer.md): bake, path,
 // clip, frame, time, n, seed, cam (orbit | ortho), az, el, dist, cx, cy, cz,
@@ -26,7 +29,7 @@ import { decodePng16 } from './png.js';
 import { parseGpuTexture, sniff, gpuEncoding, FORMATS, ZSTD_ADVICE } from './ktx2.js';
 import { parseGlb, readAccessor, readImage, baseColour } from './glb.js';
 import { ClipInfo, AnimationState, MotionTracker, composeMotion } from './state.js';
-import * as S from './shaders.js';
+import { PROGRAMS } from './shaders.js';
 
 const MAX_INSTANCES = 20000;
 const params = new URLSearchParams(location.search);
@@ -418,9 +421,17 @@ function colourTexture(gl, bitmap) {
   return tex;
 }
 
-function compile(gl, vs, fs) {
+// Texture units of the shaders' samplers and binding points of their
+// uniform blocks, by WGSL global (viewer.wgsl). A primitive binds its
+// textures to these units and its uniforms to the `viewer` block.
+const UNITS = { base_texture: 0, bone_texture: 1, vat_positions: 1, vat_normals: 2, vat_positions_u: 3, vat_normals_u: 4 };
+const BLOCKS = { viewer: 0, ground: 1 };
+
+// A program of shaders.js, its uniform blocks bound to BLOCKS and its
+// samplers to UNITS once.
+function compile(gl, spec) {
   const p = gl.createProgram();
-  for (const [type, src] of [[gl.VERTEX_SHADER, vs], [gl.FRAGMENT_SHADER, fs]]) {
+  for (const [type, src] of [[gl.VERTEX_SHADER, spec.vertex], [gl.FRAGMENT_SHADER, spec.fragment]]) {
     const s = gl.createShader(type);
     gl.shaderSource(s, src);
     gl.compileShader(s);
@@ -429,14 +440,40 @@ function compile(gl, vs, fs) {
   }
   gl.linkProgram(p);
   if (!gl.getProgramParameter(p, gl.LINK_STATUS)) throw new Error(`program: ${gl.getProgramInfoLog(p)}`);
-  const u = {};
-  const n = gl.getProgramParameter(p, gl.ACTIVE_UNIFORMS);
-  for (let i = 0; i < n; i++) {
-    const name = gl.getActiveUniform(p, i).name;
-    u[name] = gl.getUniformLocation(p, name);
+  for (const [name, global] of Object.entries(spec.blocks)) {
+    const index = gl.getUniformBlockIndex(p, name);
+    if (index !== gl.INVALID_INDEX) gl.uniformBlockBinding(p, index, BLOCKS[global]);
   }
-  return { program: p, u };
+  gl.useProgram(p);
+  for (const [name, global] of Object.entries(spec.samplers)) {
+    const at = gl.getUniformLocation(p, name);
+    if (at) gl.uniform1i(at, UNITS[global]);
+  }
+  return { program: p };
 }
+
+// A uniform buffer of `bytes` (std140 blocks of 16-byte members and
+// matrices) with float and unsigned views of its contents.
+function uniformBuffer(gl, bytes, binding) {
+  const data = new ArrayBuffer(bytes);
+  const buffer = gl.createBuffer();
+  gl.bindBuffer(gl.UNIFORM_BUFFER, buffer);
+  gl.bufferData(gl.UNIFORM_BUFFER, bytes, gl.DYNAMIC_DRAW);
+  gl.bindBufferBase(gl.UNIFORM_BUFFER, binding, buffer);
+  return {
+    f: new Float32Array(data), u: new Uint32Array(data),
+    upload() {
+      gl.bindBuffer(gl.UNIFORM_BUFFER, buffer);
+      gl.bufferSubData(gl.UNIFORM_BUFFER, 0, data);
+    },
+  };
+}
+
+// Offsets (in 4-byte words) of viewer.wgsl's `Viewer` block members.
+const VIEWER = {
+  bytes: 320, viewProjection: 0, placement: 16, baseFactor: 32, positionMin: 36, positionMax: 40,
+  normalMin: 44, normalMax: 48, bones: 52, boneFold: 56, vat: 60, vatFold: 64, vatModes: 68, encodings: 72, flags: 76,
+};
 
 // A placement matrix (column-major, 16 numbers): the one the bake
 // recorded (`recorded`, the sidecar's `placement` of format 1.11: `{node,
@@ -575,7 +612,9 @@ async function loadBones(gl, bake, cache) {
       tex: floatTexture(gl, image, t.name), layout: t.layout === 'mat3x4' ? 1 : 0, height: fold ? rows : t.height, node: skin.mesh_nodes[0],
       // Where the set's space node stands (format 1.11 records it).
       placement: sidecarSkins[k]?.placement ?? null,
-      fold: fold ? [fold.rows_per_block, fold.blocks_per_page, fold.block_width, fold.row_height] : [0, 1, t.width, 1],
+      // (rows per column block, block width): unfolded, one block of every
+      // row (one page only: bone rows are one texel row each).
+      fold: fold ? [fold.rows_per_block, fold.block_width] : [rows, t.width],
     });
   }
   const attrs = [[3, '_RIGBAKE_UV1', 4], [4, '_RIGBAKE_UV2', 4], [5, '_RIGBAKE_UV3', 4], [6, '_RIGBAKE_UV4', 4]];
@@ -825,10 +864,12 @@ async function main() {
   }
 
   const programs = {
-    bones: compile(gl, S.BONE_VERTEX, S.MESH_FRAGMENT),
-    vat: compile(gl, S.VAT_VERTEX, S.MESH_FRAGMENT),
-    ground: compile(gl, S.GROUND_VERTEX, S.GROUND_FRAGMENT),
+    bones: compile(gl, PROGRAMS.bones),
+    vat: compile(gl, PROGRAMS.vat),
+    ground: compile(gl, PROGRAMS.ground),
   };
+  const viewerBlock = uniformBuffer(gl, VIEWER.bytes, BLOCKS.viewer);
+  const groundBlock = uniformBuffer(gl, 80, BLOCKS.ground);
   const groundVao = gl.createVertexArray();
   gl.bindVertexArray(groundVao);
   const gb = gl.createBuffer();
@@ -955,59 +996,53 @@ async function main() {
       gl.disable(gl.CULL_FACE);
       const g = programs.ground;
       gl.useProgram(g.program);
-      gl.uniformMatrix4fv(g.u.u_view_projection, false, vp);
-      gl.uniform1f(g.u.u_extent, crowd.extent * 0.75 + footprint() * 2);
-      gl.uniform1f(g.u.u_cell, footprint() * 1.6);
+      groundBlock.f.set(vp, 0);
+      groundBlock.f.set([crowd.extent * 0.75 + footprint() * 2, footprint() * 1.6, 0, 0], 16);
+      groundBlock.upload();
       gl.bindVertexArray(groundVao);
       gl.drawArrays(gl.TRIANGLE_STRIP, 0, 4);
     }
     const prog = programs[path.kind];
     gl.useProgram(prog.program);
     gl.enable(gl.CULL_FACE);
-    gl.uniformMatrix4fv(prog.u.u_view_projection, false, vp);
-    gl.uniform1i(prog.u.u_mask, mask ? 1 : 0);
+    const { f, u } = viewerBlock;
+    f.set(vp, VIEWER.viewProjection);
     for (const p of path.prims) {
       gl.frontFace(p.mirrored ? gl.CW : gl.CCW);
-      gl.uniformMatrix4fv(prog.u.u_placement, false, p.place);
-      gl.uniform4fv(prog.u.u_base_factor, p.material.factor);
-      gl.uniform1i(prog.u.u_mesh_normals, p.hasNormals || (path.kind === 'vat' && p.extra.normals) ? 1 : 0);
-      gl.activeTexture(gl.TEXTURE0);
+      f.set(p.place, VIEWER.placement);
+      f.set(p.material.factor, VIEWER.baseFactor);
+      u.set([p.hasNormals || (path.kind === 'vat' && p.extra.normals) ? 1 : 0, mask ? 1 : 0, 0, 0], VIEWER.flags);
+      gl.activeTexture(gl.TEXTURE0 + UNITS.base_texture);
       gl.bindTexture(gl.TEXTURE_2D, p.base ?? (programs.white ??= colourTexture(gl, null)));
-      gl.uniform1i(prog.u.u_base, 0);
       if (path.kind === 'bones') {
-        gl.activeTexture(gl.TEXTURE1);
-        gl.bindTexture(gl.TEXTURE_2D, p.extra.set.tex);
-        gl.uniform1i(prog.u.u_bones, 1);
-        gl.uniform1i(prog.u.u_layout, p.extra.set.layout);
-        gl.uniform1i(prog.u.u_height, p.extra.set.height);
-        gl.uniform4iv(prog.u.u_bone_fold, p.extra.set.fold);
-        gl.uniform1i(prog.u.u_channels, p.extra.channels);
+        const set = p.extra.set;
+        gl.activeTexture(gl.TEXTURE0 + UNITS.bone_texture);
+        gl.bindTexture(gl.TEXTURE_2D, set.tex);
+        u.set([set.layout, set.height, p.extra.channels, 0], VIEWER.bones);
+        u.set([set.fold[0], set.fold[1], 0, 0], VIEWER.boneFold);
       } else {
         const { positions, normals, vat, fold } = p.extra;
-        // Units 1 and 2: float positions and normals; 3 and 4: unsigned
-        // (16-bit UNORM) ones; the unused ones hold placeholders.
+        // Float positions and normals, and unsigned (16-bit UNORM) ones;
+        // the unused samplers hold placeholders.
         const stand = programs.placeholders ??= placeholders(gl);
-        const bind = (unit, uniform, tex) => {
+        const bind = (unit, tex) => {
           gl.activeTexture(gl.TEXTURE0 + unit);
           gl.bindTexture(gl.TEXTURE_2D_ARRAY, tex);
-          gl.uniform1i(uniform, unit);
         };
-        bind(1, prog.u.u_vat_positions, positions.uint ? stand.float : positions.tex);
-        bind(2, prog.u.u_vat_normals, normals && !normals.uint ? normals.tex : stand.float);
-        bind(3, prog.u.u_vat_positions_u, positions.uint ? positions.tex : stand.uint);
-        bind(4, prog.u.u_vat_normals_u, normals?.uint ? normals.tex : stand.uint);
-        gl.uniform1i(prog.u.u_vat_uint, (positions.uint ? 1 : 0) | (normals?.uint ? 2 : 0));
-        gl.uniform1i(prog.u.u_has_normals, normals ? 1 : 0);
-        gl.uniform4iv(prog.u.u_vat, vat);
-        gl.uniform4iv(prog.u.u_vat_fold, fold);
-        gl.uniform1i(prog.u.u_vat_lookup, p.extra.uvEncoding);
-        gl.uniform1i(prog.u.u_position_encoding, positions.enc);
-        gl.uniform4fv(prog.u.u_position_min, positions.lo);
-        gl.uniform4fv(prog.u.u_position_max, positions.hi);
-        gl.uniform1i(prog.u.u_normal_encoding, normals ? normals.enc : 0);
-        gl.uniform4fv(prog.u.u_normal_min, normals ? normals.lo : [0, 0, 0, 0]);
-        gl.uniform4fv(prog.u.u_normal_max, normals ? normals.hi : [1, 1, 1, 1]);
+        bind(UNITS.vat_positions, positions.uint ? stand.float : positions.tex);
+        bind(UNITS.vat_normals, normals && !normals.uint ? normals.tex : stand.float);
+        bind(UNITS.vat_positions_u, positions.uint ? positions.tex : stand.uint);
+        bind(UNITS.vat_normals_u, normals?.uint ? normals.tex : stand.uint);
+        u.set(vat, VIEWER.vat);
+        u.set(fold, VIEWER.vatFold);
+        u.set([p.extra.uvEncoding, (positions.uint ? 1 : 0) | (normals?.uint ? 2 : 0), normals ? 1 : 0, 0], VIEWER.vatModes);
+        u.set([positions.enc, normals ? normals.enc : 0, 0, 0], VIEWER.encodings);
+        f.set(positions.lo, VIEWER.positionMin);
+        f.set(positions.hi, VIEWER.positionMax);
+        f.set(normals ? normals.lo : [0, 0, 0, 0], VIEWER.normalMin);
+        f.set(normals ? normals.hi : [1, 1, 1, 1], VIEWER.normalMax);
       }
+      viewerBlock.upload();
       crowd.bind(p.vao);
       gl.drawElementsInstanced(gl.TRIANGLES, p.count, gl.UNSIGNED_INT, 0, crowd.count);
     }
