@@ -4,7 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use rigbake_core::import;
-use rigbake_format::container::{Container, FORMAT_MAJOR, FORMAT_MINOR};
+use rigbake_format::container::{Container, FORMAT_MAJOR};
+use rigbake_format::records::FORMAT_MINOR;
 use sha2::{Digest, Sha256};
 
 use crate::error::{BakeError, Stage};

@@ -10,8 +10,9 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use rigbake_format::codec;
-use rigbake_format::container::{ContainerWriter, SectionKind};
+use rigbake_format::container::ContainerWriter;
 use rigbake_format::meta::{Metadata, OutputFileMeta, OutputsMetadata, Storage};
+use rigbake_format::records::SectionKind;
 use sha2::{Digest, Sha256};
 
 use crate::error::StepError;

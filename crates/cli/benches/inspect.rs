@@ -8,7 +8,8 @@ use std::io::Read;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use rigbake_format::container::{ContainerWriter, SectionKind};
+use rigbake_format::container::ContainerWriter;
+use rigbake_format::records::SectionKind;
 
 fn main() {
     divan::main();

@@ -5,16 +5,28 @@
 //! entries < flags given on the command line.
 
 use std::path::PathBuf;
+use std::sync::LazyLock;
 
 use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
+use rigbake_format::container::FORMAT_MAJOR;
+use rigbake_format::records::FORMAT_MINOR;
 use rigbake_types::{
     AnchorsMode, DirectionEncoding, MatrixLayout, NormalConvention, OutputKind, Precision, Props,
     RootMotionMode, SampleRule, TextureCompression, TextureContainer, VatEncoding, VatLayoutMode,
 };
 
 /// `rigbake --version`: the tool's version and the container format it
-/// writes (checked against the format crate by a test).
-pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (container format 1.11)");
+/// writes (the format crate's version, so a new record changes it there
+/// alone).
+fn version() -> &'static str {
+    static VERSION: LazyLock<String> = LazyLock::new(|| {
+        format!(
+            "{} (container format {FORMAT_MAJOR}.{FORMAT_MINOR})",
+            env!("CARGO_PKG_VERSION")
+        )
+    });
+    VERSION.as_str()
+}
 
 /// The exit codes, listed at the end of `rigbake --help`.
 pub const EXIT_CODES_HELP: &str = "Exit codes: 0 when every model was baked, up to date or skipped with a reason (and for \
@@ -23,7 +35,7 @@ arguments, manifest or paths).";
 
 /// Bake skeletal animation into GPU textures for crowds.
 #[derive(Debug, Parser)]
-#[command(name = "rigbake", version = VERSION, about, long_about = None, after_help = EXIT_CODES_HELP)]
+#[command(name = "rigbake", version = version(), about, long_about = None, after_help = EXIT_CODES_HELP)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -517,13 +529,17 @@ fn parse_lod_nodes(text: &str) -> Result<rigbake_types::LodSpec, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rigbake_format::container::{FORMAT_MAJOR, FORMAT_MINOR};
+    use clap::CommandFactory;
 
     #[test]
     fn the_version_names_the_container_format_written() {
-        assert!(
-            VERSION.ends_with(&format!("(container format {FORMAT_MAJOR}.{FORMAT_MINOR})")),
-            "{VERSION}"
+        let shown = Cli::command().render_version();
+        assert_eq!(
+            shown.trim_end(),
+            format!(
+                "rigbake {} (container format {FORMAT_MAJOR}.{FORMAT_MINOR})",
+                env!("CARGO_PKG_VERSION")
+            )
         );
     }
 }

@@ -405,7 +405,8 @@ fn jobs_and_texture_sizes_are_bounded() {
 /// copied in order through the format crate's writer, so every checksum is
 /// right and only the name lies.
 fn rename_bone_texture(container: &Path, to: &str) {
-    use rigbake_format::container::{Container, ContainerWriter, SectionKind};
+    use rigbake_format::container::{Container, ContainerWriter};
+    use rigbake_format::records::SectionKind;
     let mut c = Container::open(container).unwrap();
     let mut meta = c.metadata().clone();
     meta.textures[0].name = to.to_owned();
@@ -612,7 +613,8 @@ fn edit_container(
     vat: impl FnOnce(&mut rigbake_format::meta::VatMetadata),
 ) {
     use rigbake_format::codec;
-    use rigbake_format::container::{Container, ContainerWriter, SectionKind};
+    use rigbake_format::container::{Container, ContainerWriter};
+    use rigbake_format::records::SectionKind;
     let mut c = Container::open(container).unwrap();
     let mut metadata = c.metadata().clone();
     meta(&mut metadata);

@@ -167,7 +167,7 @@ fn verify_detects_a_damaged_texture_and_a_damaged_container() {
         .unwrap()
         .sections()
         .iter()
-        .find(|s| s.kind == rigbake_format::container::SectionKind::Metadata)
+        .find(|s| s.kind == rigbake_format::records::SectionKind::Metadata)
         .unwrap()
         .offset as usize;
     let mut bytes = std::fs::read(&container).unwrap();
@@ -210,7 +210,7 @@ fn containers_round_trip_on_every_shared_model() {
         let meta_section = a
             .sections()
             .iter()
-            .position(|s| s.kind == rigbake_format::container::SectionKind::Metadata)
+            .position(|s| s.kind == rigbake_format::records::SectionKind::Metadata)
             .unwrap();
         let raw = a.read_section(meta_section).unwrap();
         let decoded =
@@ -249,7 +249,7 @@ fn containers_round_trip_on_every_shared_model() {
 /// of formats/inspect.schema.json and listed in formats/inspect.md.
 #[test]
 fn every_section_kind_is_in_the_schema_and_the_page() {
-    use rigbake_format::container::SectionKind;
+    use rigbake_format::records::SectionKind;
     let schema = schema();
     let kind_schema =
         &schema["properties"]["container"]["properties"]["sections"]["items"]["properties"]["kind"];

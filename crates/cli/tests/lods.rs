@@ -48,7 +48,8 @@ struct Baked {
 
 /// The container was written in the format this build writes.
 fn assert_current_version<R: std::io::Read + std::io::Seek>(c: &Container<R>) {
-    use rigbake_format::container::{FORMAT_MAJOR, FORMAT_MINOR};
+    use rigbake_format::container::FORMAT_MAJOR;
+    use rigbake_format::records::FORMAT_MINOR;
     assert_eq!(
         c.version().to_string(),
         format!("{FORMAT_MAJOR}.{FORMAT_MINOR}")

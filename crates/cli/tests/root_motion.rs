@@ -506,10 +506,11 @@ fn a_weighted_joint_outside_the_motion_root_is_refused() {
 /// only the edited numbers lie.
 fn rewrite_record(
     file: &Path,
-    kind: rigbake_format::container::SectionKind,
+    kind: rigbake_format::records::SectionKind,
     edit: impl FnOnce(&[u8]) -> Vec<u8>,
 ) {
-    use rigbake_format::container::{ContainerWriter, SectionKind};
+    use rigbake_format::container::ContainerWriter;
+    use rigbake_format::records::SectionKind;
     let mut c = Container::open(file).unwrap();
     let meta = c.metadata().clone();
     let sections: Vec<_> = c.sections().to_vec();
@@ -542,7 +543,7 @@ fn rewrite_record(
 #[test]
 fn verify_recomputes_root_motion_and_bounds_records() {
     use rigbake_format::codec;
-    use rigbake_format::container::SectionKind;
+    use rigbake_format::records::SectionKind;
     let out = out_dir("records");
     bake_ok(&walker(), &out, &["--vat", "--root-motion", "extract"]);
     let file = container(&out, "walker");

@@ -107,7 +107,7 @@ fn five_uv_sets_put_the_lookup_in_set_5_with_a_warning() {
     // Materials untouched: the emission texture still reads set 2.
     let m = doc.materials().next().unwrap();
     assert_eq!(m.emissive_texture().unwrap().tex_coord(), 2);
-    assert_eq!(c.version().minor, rigbake_format::container::FORMAT_MINOR);
+    assert_eq!(c.version().minor, rigbake_format::records::FORMAT_MINOR);
 }
 
 #[test]

@@ -10,8 +10,8 @@
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::container::SectionKind;
 use crate::error::{FormatError, Result};
+use crate::records::SectionKind;
 
 /// Largest metadata record a reader accepts.
 pub const METADATA_LIMIT: usize = 64 << 20;

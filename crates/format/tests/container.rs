@@ -5,13 +5,12 @@
 use std::io::Cursor;
 
 use rigbake_format::FormatError;
-use rigbake_format::container::{
-    Container, ContainerWriter, FORMAT_MAJOR, FORMAT_MINOR, SectionKind,
-};
+use rigbake_format::container::{Container, ContainerWriter, FORMAT_MAJOR};
 use rigbake_format::meta::{
     BakeOptions, ClipMeta, Encoding, MatrixLayout, Metadata, SamplingRule, SkinMeta, SourceFile,
     Storage, TextureKind, TextureMeta, Tool,
 };
+use rigbake_format::records::{FORMAT_MINOR, SectionKind};
 use rigbake_format::texture::Precision;
 
 fn sample_metadata(texture_section: u32, bytes: u64, crc32: u32) -> Metadata {

@@ -19,8 +19,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rigbake_format::FormatError;
-use rigbake_format::container::{Container, ContainerWriter, SectionKind};
+use rigbake_format::container::{Container, ContainerWriter};
 use rigbake_format::meta::{Metadata, Storage};
+use rigbake_format::records::SectionKind;
 
 use rigbake_fixtures::testkit::corpus::{
     CountingAllocator, allocated_total, peak_since, report, start_measuring,

@@ -7,13 +7,14 @@
 use std::io::Cursor;
 
 use rigbake_format::codec;
-use rigbake_format::container::{Container, ContainerWriter, SectionKind};
+use rigbake_format::container::{Container, ContainerWriter};
 use rigbake_format::meta::{
     BakeOptions, ClipMeta, ClipOrigin, Deformation, DirectionEncoding, Encoding, MatrixLayout,
     Metadata, NormalConvention, RigMetadata, SamplingRule, SkinMeta, SourceFile, Storage,
     TextureKind, TextureMeta, Tool, VatEncoding, VatMetadata, VatPrimitiveMeta, VatStream,
     VatTextureMeta, WeightsMetadata, WeightsPrimitiveMeta,
 };
+use rigbake_format::records::SectionKind;
 use rigbake_format::texture::Precision;
 
 /// A consistent bake: 2 joints, 33 rows, one VAT primitive of 10 vertices.

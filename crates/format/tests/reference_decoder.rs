@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use rigbake_format::codec;
-use rigbake_format::container::{Container, ContainerWriter, SectionKind};
+use rigbake_format::container::{Container, ContainerWriter};
 use rigbake_format::meta::{
     AnchorMeta, AnchorReason, BakeOptions, BoundsMetadata, ClipBoundsMeta, ClipMeta, ClipOrigin,
     Deformation, DirectionEncoding, Encoding, MatrixLayout, Metadata, NormalConvention, PropMeta,
@@ -20,6 +20,7 @@ use rigbake_format::meta::{
     TextureKind, TextureMeta, Tool, VatEncoding, VatMetadata, VatPrimitiveMeta, VatStream,
     VatTextureMeta, WeightsMetadata, WeightsPrimitiveMeta,
 };
+use rigbake_format::records::SectionKind;
 use rigbake_format::texture::Precision;
 use serde_json::Value;
 

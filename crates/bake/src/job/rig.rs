@@ -5,8 +5,8 @@ use rigbake_core::Model;
 use rigbake_core::bake::anchors::{self, AnchorTracks, Prop};
 use rigbake_core::bake::bones::BoneSet;
 use rigbake_core::timeline::Timeline;
-use rigbake_format::container::SectionKind;
 use rigbake_format::meta;
+use rigbake_format::records::SectionKind;
 use rigbake_format::texture::{self, Precision, RgbaImage};
 use rigbake_types::OutputKind;
 

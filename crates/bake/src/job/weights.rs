@@ -7,9 +7,9 @@ use rigbake_core::bake::anchors;
 use rigbake_core::bake::vertices::FrameVertices;
 use rigbake_core::bake::weights::{self, channel_count};
 use rigbake_core::model::Primitive;
-use rigbake_format::container::SectionKind;
 use rigbake_format::glb;
 use rigbake_format::meta::{self, WEIGHT_ATTRIBUTE_PREFIX};
+use rigbake_format::records::SectionKind;
 
 use super::bones::BonesPart;
 use super::common::node_name;

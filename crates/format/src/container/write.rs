@@ -4,12 +4,12 @@
 use std::io::{Read, Seek, SeekFrom, Write};
 
 use super::{
-    ENTRY_LEN, FORMAT_MAJOR, FORMAT_MINOR, HEADER_LEN, LITTLE_ENDIAN, MAGIC, Section, SectionKind,
-    padding,
+    ENTRY_LEN, FORMAT_MAJOR, HEADER_LEN, LITTLE_ENDIAN, MAGIC, Section, SectionKind, padding,
 };
 use crate::codec;
 use crate::error::Result;
 use crate::meta::Metadata;
+use crate::records::FORMAT_MINOR;
 
 /// Writes one container to `W`.
 #[derive(Debug)]
