@@ -178,7 +178,7 @@ sections! {
         bounds: BoundsMetadata => Bounds = 12, "bounds", "the bounds record",
             check |b, c| check::bounds(b, c.metadata.clips.len());
         /// The source record ([`SourceLocation`]): where the source model
-        /// was, relative to the container, since 1.6.
+        /// was, relative to the container, since 1.7.
         source: SourceLocation => Source = 13, "source", "the source record",
             check |s, c| check::source(s);
         /// The VAT compression record ([`VatCompressionMetadata`]): each VAT
