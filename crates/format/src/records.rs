@@ -13,7 +13,7 @@
 //! section kinds).
 
 use crate::check;
-use crate::codec::{self, Record};
+use crate::codec::{self, Named};
 use crate::error::Result;
 use crate::meta::{
     BoundsMetadata, FoldMeta, LayoutMetadata, LodDetailsMetadata, LodsMetadata, LookupUv, Metadata,
@@ -48,9 +48,21 @@ pub struct Context<'a> {
     pub rows: u64,
 }
 
+/// A record of the container: a serde type stored, bincode-encoded
+/// ([`codec::encode`], [`codec::decode`]), as the payload of one section of
+/// kind [`Record::KIND`] (at most one per container, except the metadata,
+/// which is exactly one). Implemented in the table below.
+pub trait Record: Named {
+    /// The section kind that holds it.
+    const KIND: SectionKind;
+}
+
+impl Named for Metadata {
+    const NAME: &'static str = "metadata";
+}
+
 impl Record for Metadata {
     const KIND: SectionKind = SectionKind::Metadata;
-    const NAME: &'static str = "metadata";
 }
 
 /// Minor version this code writes: one up with every row added to the
@@ -95,9 +107,12 @@ macro_rules! sections {
             $((SectionKind::$kind, $code, $kind_name),)*
         ];
 
-        $(impl Record for $record {
-            const KIND: SectionKind = SectionKind::$kind;
+        $(impl Named for $record {
             const NAME: &'static str = $name;
+        }
+
+        impl Record for $record {
+            const KIND: SectionKind = SectionKind::$kind;
         }
 
         impl OptionalRecord for $record {
