@@ -306,6 +306,53 @@ const VIEWER_PROGRAMS: [(&str, &str, &str); 3] = [
     ("ground", "ground_vertex", "ground_fragment"),
 ];
 
+/// The viewer's module, parsed and validated.
+fn viewer_module() -> (naga::Module, naga::valid::ModuleInfo) {
+    let source = viewer_source();
+    let module = naga::front::wgsl::parse_str(&source)
+        .unwrap_or_else(|e| panic!("{}", e.emit_to_string(&source)));
+    let info = naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all(),
+        naga::valid::Capabilities::default(),
+    )
+    .validate(&module)
+    .unwrap_or_else(|e| panic!("{}", e.emit_to_string(&source)));
+    (module, info)
+}
+
+/// The layout of the uniform blocks named `globals` as naga lays out their
+/// WGSL structs (the uniform address space's rules, which std140 shares
+/// for these members): per block its size in bytes and each member's
+/// offset in 4-byte words, as JS lines.
+fn uniform_layouts(globals: &[String]) -> String {
+    let (module, _) = viewer_module();
+    let mut out = String::new();
+    for name in globals {
+        let global = module
+            .global_variables
+            .iter()
+            .map(|(_, g)| g)
+            .find(|g| g.name.as_deref() == Some(name.as_str()))
+            .unwrap_or_else(|| panic!("no global `{name}`"));
+        let ty = &module.types[global.ty];
+        let naga::TypeInner::Struct { members, span } = &ty.inner else {
+            panic!("`{name}` is not a struct");
+        };
+        let offsets: Vec<String> = members
+            .iter()
+            .map(|m| {
+                assert_eq!(m.offset % 4, 0);
+                format!("{}: {}", m.name.as_deref().unwrap_or("?"), m.offset / 4)
+            })
+            .collect();
+        out.push_str(&format!(
+            "  {name}: {{ bytes: {span}, {} }},\n",
+            offsets.join(", ")
+        ));
+    }
+    out
+}
+
 /// One stage of a viewer program as naga writes it in GLSL ES 3.00
 /// (WebGL2), with the GLSL names of its uniform blocks and samplers mapped
 /// to the WGSL globals they are.
@@ -323,15 +370,7 @@ struct ViewerStage {
 /// wgpu is off.
 fn viewer_stages() -> Vec<ViewerStage> {
     use naga::back::glsl;
-    let source = viewer_source();
-    let module = naga::front::wgsl::parse_str(&source)
-        .unwrap_or_else(|e| panic!("{}", e.emit_to_string(&source)));
-    let info = naga::valid::Validator::new(
-        naga::valid::ValidationFlags::all(),
-        naga::valid::Capabilities::default(),
-    )
-    .validate(&module)
-    .unwrap_or_else(|e| panic!("{}", e.emit_to_string(&source)));
+    let (module, info) = viewer_module();
     let global_name = |h: naga::Handle<naga::GlobalVariable>| {
         module.global_variables[h]
             .name
@@ -401,7 +440,8 @@ fn viewer_shaders_js() -> String {
          // shaders`, or RIGBAKE_BLESS=1 cargo test --test shaders). Do not edit:\n\
          // change the WGSL and generate again. Per program: the two stages, and the\n\
          // GLSL names of its uniform blocks and samplers with the WGSL globals they\n\
-         // are (viewer.js binds by the WGSL names).\n\nexport const PROGRAMS = {{\n"
+         // are (viewer.js binds by the WGSL names); per uniform block, its size and\n\
+         // its members' offsets in 4-byte words.\n\nexport const PROGRAMS = {{\n"
     );
     let map = |pairs: &[(String, String)]| {
         pairs
@@ -411,6 +451,7 @@ fn viewer_shaders_js() -> String {
             .join(", ")
     };
     let stages = viewer_stages();
+    let mut globals: Vec<String> = Vec::new();
     for pair in stages.chunks(2) {
         js.push_str(&format!("  {}: {{\n", pair[0].program));
         let mut blocks = Vec::new();
@@ -428,9 +469,14 @@ fn viewer_shaders_js() -> String {
         }
         blocks.sort();
         samplers.sort();
+        globals.extend(blocks.iter().map(|(_, g)| g.clone()));
         js.push_str(&format!("    blocks: {{ {} }},\n", map(&blocks)));
         js.push_str(&format!("    samplers: {{ {} }},\n  }},\n", map(&samplers)));
     }
+    js.push_str("};\n\nexport const LAYOUTS = {\n");
+    globals.sort();
+    globals.dedup();
+    js.push_str(&uniform_layouts(&globals));
     js.push_str("};\n");
     js
 }

@@ -3,7 +3,8 @@
 // shaders`, or RIGBAKE_BLESS=1 cargo test --test shaders). Do not edit:
 // change the WGSL and generate again. Per program: the two stages, and the
 // GLSL names of its uniform blocks and samplers with the WGSL globals they
-// are (viewer.js binds by the WGSL names).
+// are (viewer.js binds by the WGSL names); per uniform block, its size and
+// its members' offsets in 4-byte words.
 
 export const PROGRAMS = {
   bones: {
@@ -1977,4 +1978,9 @@ void main() {
     blocks: { Ground_block_0Fragment: 'ground', Ground_block_0Vertex: 'ground' },
     samplers: {  },
   },
+};
+
+export const LAYOUTS = {
+  ground: { bytes: 80, view_projection: 0, sizes: 16 },
+  viewer: { bytes: 320, view_projection: 0, placement: 16, base_factor: 32, position_min: 36, position_max: 40, normal_min: 44, normal_max: 48, bones: 52, bone_fold: 56, vat: 60, vat_fold: 64, vat_modes: 68, encodings: 72, flags: 76 },
 };

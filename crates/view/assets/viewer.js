@@ -29,7 +29,7 @@ import { decodePng16 } from './png.js';
 import { parseGpuTexture, sniff, gpuEncoding, FORMATS, ZSTD_ADVICE } from './ktx2.js';
 import { parseGlb, readAccessor, readImage, baseColour } from './glb.js';
 import { ClipInfo, AnimationState, MotionTracker, composeMotion } from './state.js';
-import { PROGRAMS } from './shaders.js';
+import { PROGRAMS, LAYOUTS } from './shaders.js';
 
 const MAX_INSTANCES = 20000;
 const params = new URLSearchParams(location.search);
@@ -469,11 +469,9 @@ function uniformBuffer(gl, bytes, binding) {
   };
 }
 
-// Offsets (in 4-byte words) of viewer.wgsl's `Viewer` block members.
-const VIEWER = {
-  bytes: 320, viewProjection: 0, placement: 16, baseFactor: 32, positionMin: 36, positionMax: 40,
-  normalMin: 44, normalMax: 48, bones: 52, boneFold: 56, vat: 60, vatFold: 64, vatModes: 68, encodings: 72, flags: 76,
-};
+// viewer.wgsl's `Viewer` block: its size and members' offsets in 4-byte
+// words, as naga lays it out (shaders.js).
+const VIEWER = LAYOUTS.viewer;
 
 // A placement matrix (column-major, 16 numbers): the one the bake
 // recorded (`recorded`, the sidecar's `placement` of format 1.11: `{node,
@@ -869,7 +867,7 @@ async function main() {
     ground: compile(gl, PROGRAMS.ground),
   };
   const viewerBlock = uniformBuffer(gl, VIEWER.bytes, BLOCKS.viewer);
-  const groundBlock = uniformBuffer(gl, 80, BLOCKS.ground);
+  const groundBlock = uniformBuffer(gl, LAYOUTS.ground.bytes, BLOCKS.ground);
   const groundVao = gl.createVertexArray();
   gl.bindVertexArray(groundVao);
   const gb = gl.createBuffer();
@@ -996,8 +994,8 @@ async function main() {
       gl.disable(gl.CULL_FACE);
       const g = programs.ground;
       gl.useProgram(g.program);
-      groundBlock.f.set(vp, 0);
-      groundBlock.f.set([crowd.extent * 0.75 + footprint() * 2, footprint() * 1.6, 0, 0], 16);
+      groundBlock.f.set(vp, LAYOUTS.ground.view_projection);
+      groundBlock.f.set([crowd.extent * 0.75 + footprint() * 2, footprint() * 1.6, 0, 0], LAYOUTS.ground.sizes);
       groundBlock.upload();
       gl.bindVertexArray(groundVao);
       gl.drawArrays(gl.TRIANGLE_STRIP, 0, 4);
@@ -1006,11 +1004,11 @@ async function main() {
     gl.useProgram(prog.program);
     gl.enable(gl.CULL_FACE);
     const { f, u } = viewerBlock;
-    f.set(vp, VIEWER.viewProjection);
+    f.set(vp, VIEWER.view_projection);
     for (const p of path.prims) {
       gl.frontFace(p.mirrored ? gl.CW : gl.CCW);
       f.set(p.place, VIEWER.placement);
-      f.set(p.material.factor, VIEWER.baseFactor);
+      f.set(p.material.factor, VIEWER.base_factor);
       u.set([p.hasNormals || (path.kind === 'vat' && p.extra.normals) ? 1 : 0, mask ? 1 : 0, 0, 0], VIEWER.flags);
       gl.activeTexture(gl.TEXTURE0 + UNITS.base_texture);
       gl.bindTexture(gl.TEXTURE_2D, p.base ?? (programs.white ??= colourTexture(gl, null)));
@@ -1019,7 +1017,7 @@ async function main() {
         gl.activeTexture(gl.TEXTURE0 + UNITS.bone_texture);
         gl.bindTexture(gl.TEXTURE_2D, set.tex);
         u.set([set.layout, set.height, p.extra.channels, 0], VIEWER.bones);
-        u.set([set.fold[0], set.fold[1], 0, 0], VIEWER.boneFold);
+        u.set([set.fold[0], set.fold[1], 0, 0], VIEWER.bone_fold);
       } else {
         const { positions, normals, vat, fold } = p.extra;
         // Float positions and normals, and unsigned (16-bit UNORM) ones;
@@ -1034,13 +1032,13 @@ async function main() {
         bind(UNITS.vat_positions_u, positions.uint ? positions.tex : stand.uint);
         bind(UNITS.vat_normals_u, normals?.uint ? normals.tex : stand.uint);
         u.set(vat, VIEWER.vat);
-        u.set(fold, VIEWER.vatFold);
-        u.set([p.extra.uvEncoding, (positions.uint ? 1 : 0) | (normals?.uint ? 2 : 0), normals ? 1 : 0, 0], VIEWER.vatModes);
+        u.set(fold, VIEWER.vat_fold);
+        u.set([p.extra.uvEncoding, (positions.uint ? 1 : 0) | (normals?.uint ? 2 : 0), normals ? 1 : 0, 0], VIEWER.vat_modes);
         u.set([positions.enc, normals ? normals.enc : 0, 0, 0], VIEWER.encodings);
-        f.set(positions.lo, VIEWER.positionMin);
-        f.set(positions.hi, VIEWER.positionMax);
-        f.set(normals ? normals.lo : [0, 0, 0, 0], VIEWER.normalMin);
-        f.set(normals ? normals.hi : [1, 1, 1, 1], VIEWER.normalMax);
+        f.set(positions.lo, VIEWER.position_min);
+        f.set(positions.hi, VIEWER.position_max);
+        f.set(normals ? normals.lo : [0, 0, 0, 0], VIEWER.normal_min);
+        f.set(normals ? normals.hi : [1, 1, 1, 1], VIEWER.normal_max);
       }
       viewerBlock.upload();
       crowd.bind(p.vao);

@@ -9,8 +9,8 @@
 // unsigned samplers (WebGL2 has no UNORM16 textures without an extension)
 // and the shading.
 
-// Per draw (one uniform block, std140, every member 16 bytes or a matrix,
-// written by viewer.js in this order).
+// Per draw (one uniform block, std140, every member 16 bytes or a matrix;
+// shaders.js lists the offsets naga gives them, which viewer.js writes).
 struct Viewer {
     view_projection: mat4x4<f32>,
     // The space node's rest-pose global matrix (the placement record).
