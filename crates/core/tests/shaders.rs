@@ -180,25 +180,28 @@ fn generated_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/shaders/generated")
 }
 
+/// Asserts that the committed `path` holds `text` (what naga writes now);
+/// with `RIGBAKE_BLESS` set, writes it first.
+fn assert_committed(path: &std::path::Path, text: &str) {
+    if std::env::var_os("RIGBAKE_BLESS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    let committed = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}; run `just shaders`", path.display()));
+    assert!(
+        committed == text,
+        "{} is not what naga writes from the WGSL; run `just shaders`",
+        path.display()
+    );
+}
+
 #[test]
 fn the_generated_shaders_are_what_naga_writes_from_the_wgsl() {
     let dir = generated_dir();
     let files = generated();
-    if std::env::var_os("RIGBAKE_BLESS").is_some() {
-        std::fs::create_dir_all(&dir).unwrap();
-        for (name, text) in &files {
-            std::fs::write(dir.join(name), text).unwrap();
-        }
-    }
     for (name, text) in &files {
-        let path = dir.join(name);
-        let committed = std::fs::read_to_string(&path)
-            .unwrap_or_else(|e| panic!("{}: {e}; run `just shaders`", path.display()));
-        assert!(
-            committed == *text,
-            "{} is not what naga writes from rigbake.wgsl; run `just shaders`",
-            path.display()
-        );
+        assert_committed(&dir.join(name), text);
     }
     // Nothing else in the folder: a file naga no longer writes goes.
     let mut names: Vec<String> = std::fs::read_dir(&dir)
@@ -488,17 +491,7 @@ fn viewer_shaders_path() -> PathBuf {
 #[test]
 fn the_viewer_shaders_are_what_naga_writes_from_the_wgsl() {
     let js = viewer_shaders_js();
-    let path = viewer_shaders_path();
-    if std::env::var_os("RIGBAKE_BLESS").is_some() {
-        std::fs::write(&path, &js).unwrap();
-    }
-    let committed = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e}; run `just shaders`", path.display()));
-    assert!(
-        committed == js,
-        "{} is not what naga writes from the WGSL; run `just shaders`",
-        path.display()
-    );
+    assert_committed(&viewer_shaders_path(), &js);
     // The page's skinning and VAT lookup are the reference's functions.
     for f in [
         "bone_deform",
