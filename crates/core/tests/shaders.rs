@@ -39,22 +39,55 @@ const FUNCTIONS: &[&str] = &[
 ];
 
 /// The WGSL module, parsed and validated by naga.
-fn wgsl_module() -> naga::Module {
-    let source = shader("rigbake.wgsl");
-    let module = naga::front::wgsl::parse_str(&source)
-        .unwrap_or_else(|e| panic!("{}", e.emit_to_string(&source)));
-    naga::valid::Validator::new(
+fn wgsl_module() -> (naga::Module, naga::valid::ModuleInfo) {
+    parse_validated(&shader("rigbake.wgsl"))
+}
+
+/// A WGSL source parsed and validated by naga (a panic shows naga's
+/// message over the source).
+fn parse_validated(source: &str) -> (naga::Module, naga::valid::ModuleInfo) {
+    let module = naga::front::wgsl::parse_str(source)
+        .unwrap_or_else(|e| panic!("{}", e.emit_to_string(source)));
+    let info = naga::valid::Validator::new(
         naga::valid::ValidationFlags::all(),
         naga::valid::Capabilities::default(),
     )
     .validate(&module)
-    .unwrap_or_else(|e| panic!("{}", e.emit_to_string(&source)));
-    module
+    .unwrap_or_else(|e| panic!("{}", e.emit_to_string(source)));
+    (module, info)
+}
+
+/// One entry point of `module` in GLSL (`options` say which dialect), and
+/// what naga reports of its names.
+fn write_glsl(
+    module: &naga::Module,
+    info: &naga::valid::ModuleInfo,
+    options: &naga::back::glsl::Options,
+    shader_stage: naga::ShaderStage,
+    entry: &str,
+) -> (String, naga::back::glsl::ReflectionInfo) {
+    let pipeline = naga::back::glsl::PipelineOptions {
+        shader_stage,
+        entry_point: entry.to_owned(),
+        multiview: None,
+    };
+    let mut text = String::new();
+    let reflection = naga::back::glsl::Writer::new(
+        &mut text,
+        module,
+        info,
+        options,
+        &pipeline,
+        naga::proc::BoundsCheckPolicies::default(),
+    )
+    .and_then(|mut w| w.write())
+    .unwrap_or_else(|e| panic!("naga cannot write GLSL of `{entry}`: {e:?}"));
+    (text, reflection)
 }
 
 #[test]
 fn wgsl_parses_and_validates() {
-    let module = wgsl_module();
+    let (module, _) = wgsl_module();
     let names: Vec<&str> = module
         .functions
         .iter()
@@ -119,13 +152,7 @@ const NAGA_VERSION: &str = "28.0.0";
 /// WebGL2's GLSL ES 3.00; and the whole module as HLSL (Shader Model 5.1).
 fn generated() -> Vec<(String, String)> {
     use naga::back::{glsl, hlsl};
-    let module = wgsl_module();
-    let info = naga::valid::Validator::new(
-        naga::valid::ValidationFlags::all(),
-        naga::valid::Capabilities::default(),
-    )
-    .validate(&module)
-    .expect("rigbake.wgsl validates");
+    let (module, info) = wgsl_module();
     let mut out = Vec::new();
     for entry in ["bone_vertex", "vat_vertex"] {
         let versions = [
@@ -144,22 +171,8 @@ fn generated() -> Vec<(String, String)> {
                 version,
                 ..glsl::Options::default()
             };
-            let pipeline = glsl::PipelineOptions {
-                shader_stage: naga::ShaderStage::Vertex,
-                entry_point: entry.to_owned(),
-                multiview: None,
-            };
-            let mut text = String::new();
-            glsl::Writer::new(
-                &mut text,
-                &module,
-                &info,
-                &options,
-                &pipeline,
-                naga::proc::BoundsCheckPolicies::default(),
-            )
-            .and_then(|mut w| w.write().map(|_| ()))
-            .unwrap_or_else(|e| panic!("naga cannot write {what} of `{entry}`: {e:?}"));
+            let (mut text, _) =
+                write_glsl(&module, &info, &options, naga::ShaderStage::Vertex, entry);
             let header = generated_header(&format!("{what}, entry point `{entry}`"));
             let at = text.find('\n').map_or(0, |i| i + 1);
             text.insert_str(at, &header);
@@ -268,7 +281,8 @@ fn the_generated_glsl_compiles_with_glslang() {
     let dir = tempfile::tempdir().unwrap();
     // The viewer's stages (WebGL2) too, each in a file whose extension
     // names its stage.
-    let viewer = viewer_stages().into_iter().map(|s| {
+    let (module, info) = viewer_module();
+    let viewer = viewer_stages(&module, &info).into_iter().map(|s| {
         let extension = if s.stage == "vertex" { "vert" } else { "frag" };
         (format!("viewer_{}.es.{extension}", s.program), s.text)
     });
@@ -311,24 +325,14 @@ const VIEWER_PROGRAMS: [(&str, &str, &str); 3] = [
 
 /// The viewer's module, parsed and validated.
 fn viewer_module() -> (naga::Module, naga::valid::ModuleInfo) {
-    let source = viewer_source();
-    let module = naga::front::wgsl::parse_str(&source)
-        .unwrap_or_else(|e| panic!("{}", e.emit_to_string(&source)));
-    let info = naga::valid::Validator::new(
-        naga::valid::ValidationFlags::all(),
-        naga::valid::Capabilities::default(),
-    )
-    .validate(&module)
-    .unwrap_or_else(|e| panic!("{}", e.emit_to_string(&source)));
-    (module, info)
+    parse_validated(&viewer_source())
 }
 
 /// The layout of the uniform blocks named `globals` as naga lays out their
 /// WGSL structs (the uniform address space's rules, which std140 shares
 /// for these members): per block its size in bytes and each member's
 /// offset in 4-byte words, as JS lines.
-fn uniform_layouts(globals: &[String]) -> String {
-    let (module, _) = viewer_module();
+fn uniform_layouts(module: &naga::Module, globals: &[String]) -> String {
     let mut out = String::new();
     for name in globals {
         let global = module
@@ -371,9 +375,8 @@ struct ViewerStage {
 /// Every stage of the viewer's programs. GL's clip space is what the
 /// page's matrices give, so the coordinate adjustment naga applies for
 /// wgpu is off.
-fn viewer_stages() -> Vec<ViewerStage> {
+fn viewer_stages(module: &naga::Module, info: &naga::valid::ModuleInfo) -> Vec<ViewerStage> {
     use naga::back::glsl;
-    let (module, info) = viewer_module();
     let global_name = |h: naga::Handle<naga::GlobalVariable>| {
         module.global_variables[h]
             .name
@@ -394,22 +397,7 @@ fn viewer_stages() -> Vec<ViewerStage> {
                 writer_flags: glsl::WriterFlags::empty(),
                 ..glsl::Options::default()
             };
-            let pipeline = glsl::PipelineOptions {
-                shader_stage,
-                entry_point: entry.to_owned(),
-                multiview: None,
-            };
-            let mut text = String::new();
-            let reflection = glsl::Writer::new(
-                &mut text,
-                &module,
-                &info,
-                &options,
-                &pipeline,
-                naga::proc::BoundsCheckPolicies::default(),
-            )
-            .and_then(|mut w| w.write())
-            .unwrap_or_else(|e| panic!("naga cannot write `{entry}`: {e:?}"));
+            let (text, reflection) = write_glsl(module, info, &options, shader_stage, entry);
             let mut blocks: Vec<(String, String)> = reflection
                 .uniforms
                 .iter()
@@ -453,7 +441,8 @@ fn viewer_shaders_js() -> String {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let stages = viewer_stages();
+    let (module, info) = viewer_module();
+    let stages = viewer_stages(&module, &info);
     let mut globals: Vec<String> = Vec::new();
     for pair in stages.chunks(2) {
         js.push_str(&format!("  {}: {{\n", pair[0].program));
@@ -479,7 +468,7 @@ fn viewer_shaders_js() -> String {
     js.push_str("};\n\nexport const LAYOUTS = {\n");
     globals.sort();
     globals.dedup();
-    js.push_str(&uniform_layouts(&globals));
+    js.push_str(&uniform_layouts(&module, &globals));
     js.push_str("};\n");
     js
 }
