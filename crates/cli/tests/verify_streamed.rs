@@ -198,3 +198,68 @@ fn a_damaged_streamed_exr_fails_naming_the_texture() {
     let r = rigbake(&["verify".as_ref(), container.as_os_str()]);
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stdout));
 }
+
+/// `verify` evaluates the source a block of vertices at a time, in columns
+/// (`PrimitiveDeform::deform_columns`); those are the bits the per-vertex
+/// reference (`position_normal`, what `deform` gives) computes, on every
+/// mesh of every fixture and shared model, at the rest pose and at a
+/// third of every clip, in both normal conventions and in the space of
+/// the scene and of the mesh's node.
+#[test]
+fn columns_are_the_per_vertex_reference_to_the_bit() {
+    use rigbake_core::bake::vat::NormalConvention;
+    use rigbake_core::eval::sample::{LocalPose, sample_clip};
+    use rigbake_core::import::{ImportOptions, import_file};
+    use rigbake_core::reference::{Columns, DirectGlobals, PrimitiveDeform};
+
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+    let mut files = common::model_files(&fixtures);
+    if let Some(dir) = shared_models("columns_are_the_per_vertex_reference_to_the_bit") {
+        files.extend(common::model_files(&dir));
+    }
+    let mut vertices = 0usize;
+    for file in files {
+        let Ok(model) = import_file(&file, &ImportOptions::default()) else {
+            continue;
+        };
+        let mut poses = vec![LocalPose::rest(&model)];
+        for clip in &model.clips {
+            let mut pose = LocalPose::rest(&model);
+            sample_clip(&model, clip, clip.duration / 3.0, &mut pose);
+            poses.push(pose);
+        }
+        for pose in &poses {
+            let mut globals = DirectGlobals::new(&model, pose);
+            for (node, n) in model.nodes.iter().enumerate() {
+                let Some(mesh) = n.mesh else { continue };
+                for prim in 0..model.meshes[mesh].primitives.len() {
+                    for space in [None, Some(node)] {
+                        let d = PrimitiveDeform::new(&model, pose, &mut globals, node, prim, space)
+                            .unwrap();
+                        for convention in [
+                            NormalConvention::InverseTranspose,
+                            NormalConvention::BlendedMatrix,
+                        ] {
+                            let mut columns = Columns::default();
+                            d.deform_columns(convention, &mut columns);
+                            assert_eq!(columns.len(), d.vertex_count());
+                            for v in 0..d.vertex_count() {
+                                let (p, n) = d.position_normal(v, convention);
+                                let (cp, cn) = columns.get(v);
+                                let bits = |a: glam::DVec3| a.to_array().map(f64::to_bits);
+                                assert_eq!(
+                                    (bits(cp), bits(cn)),
+                                    (bits(p), bits(n)),
+                                    "{}: node {node} primitive {prim} vertex {v}",
+                                    file.display()
+                                );
+                            }
+                            vertices += d.vertex_count();
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(vertices > 1000, "only {vertices} vertices compared");
+}

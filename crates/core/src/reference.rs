@@ -175,94 +175,373 @@ pub fn deform(
     convention: NormalConvention,
 ) -> Vec<Deformed> {
     let mut globals = DirectGlobals::new(model, pose);
-    let inv_ref = reference.map_or(DMat4::IDENTITY, |r| globals.get(r).inverse());
-    let n = &model.nodes[node];
-    let Some(mesh) = n.mesh.map(|m| &model.meshes[m]) else {
-        return Vec::new();
+    match PrimitiveDeform::new(model, pose, &mut globals, node, prim, reference) {
+        Some(d) => (0..d.vertex_count())
+            .map(|v| d.vertex(v, convention))
+            .collect(),
+        None => Vec::new(),
+    }
+}
+
+/// An affine matrix: the upper 3x3 and the translation (the fourth row of
+/// a glTF node or joint matrix is always `(0, 0, 0, 1)`, so it is not
+/// carried through blends).
+#[derive(Debug, Clone, Copy)]
+struct Affine {
+    upper: DMat3,
+    translation: DVec3,
+}
+
+impl Affine {
+    const ZERO: Self = Self {
+        upper: DMat3::ZERO,
+        translation: DVec3::ZERO,
     };
-    let p = &mesh.primitives[prim];
-    let weights = pose.node_weights(node);
-    let skin = n
-        .skin
-        .filter(|_| p.influences.is_some())
-        .map(|s| &model.skins[s]);
-    let joint_mats: Vec<DMat4> = skin
-        .map(|s| {
+
+    fn of(m: &DMat4) -> Self {
+        Self {
+            upper: DMat3::from_mat4(*m),
+            translation: m.w_axis.truncate(),
+        }
+    }
+
+    /// `m * p` for the point `p` (with the additions in `DMat4`'s order,
+    /// which f64 addition does not depend on).
+    fn point(&self, p: DVec3) -> DVec3 {
+        self.upper * p + self.translation
+    }
+}
+
+/// One primitive of one pose, ready to be deformed vertex by vertex: its
+/// joint matrices (in the reference space) and the lengths of their
+/// columns computed once, not per vertex. [`deform`] is every vertex of
+/// one; `rigbake verify` asks for positions and normals only
+/// ([`PrimitiveDeform::position_normal`]), into buffers it reuses.
+#[derive(Debug)]
+pub struct PrimitiveDeform<'a> {
+    primitive: &'a crate::model::Primitive,
+    /// The node's morph weights at the pose.
+    weights: &'a [f64],
+    /// Per joint of the skin: its skin matrix and the lengths of its
+    /// columns (how much of a blend cancelled out); `None` when the
+    /// primitive is not skinned.
+    joints: Option<Vec<(Affine, DVec3)>>,
+    /// The node's own matrix (for an unskinned primitive) with its column
+    /// lengths.
+    rigid: (Affine, DVec3),
+}
+
+/// A vertex after morph targets, with the blended matrix that moves it.
+struct Blended {
+    matrix: Affine,
+    /// Per column of the upper 3x3, the sum of the lengths of the columns
+    /// blended into it.
+    column_terms: DVec3,
+    position: DVec3,
+    normal: DVec3,
+    /// The size of the terms summed into the normal.
+    normal_terms: f64,
+}
+
+impl<'a> PrimitiveDeform<'a> {
+    /// Primitive `prim` of the mesh on `node` at the pose `globals` holds,
+    /// in the space of `reference`; `None` when the node has no mesh.
+    pub fn new(
+        model: &'a Model,
+        pose: &'a LocalPose,
+        globals: &mut DirectGlobals<'_>,
+        node: usize,
+        prim: usize,
+        reference: Option<usize>,
+    ) -> Option<Self> {
+        let inv_ref = reference.map_or(DMat4::IDENTITY, |r| globals.get(r).inverse());
+        let n = &model.nodes[node];
+        let mesh = n.mesh.map(|m| &model.meshes[m])?;
+        let p = &mesh.primitives[prim];
+        let skin = n
+            .skin
+            .filter(|_| p.influences.is_some())
+            .map(|s| &model.skins[s]);
+        let with_columns = |m: DMat4| {
+            let a = Affine::of(&m);
+            (a, column_lengths(&a.upper))
+        };
+        let joints = skin.map(|s| {
             s.joints
                 .iter()
                 .zip(&s.inverse_binds)
-                .map(|(&j, ibm)| inv_ref * globals.get(j) * *ibm)
+                .map(|(&j, ibm)| with_columns(inv_ref * globals.get(j) * *ibm))
                 .collect()
+        });
+        Some(Self {
+            primitive: p,
+            weights: pose.node_weights(node),
+            joints,
+            rigid: with_columns(inv_ref * globals.get(node)),
         })
-        .unwrap_or_default();
-    // Once per joint, not per influence: how long each joint matrix's
-    // columns are, to tell how much of a blend cancelled out.
-    let joint_columns: Vec<DVec3> = joint_mats
-        .iter()
-        .map(|m| column_lengths(&DMat3::from_mat4(*m)))
-        .collect();
-    let rigid = inv_ref * globals.get(node);
-    (0..p.positions.len())
-        .map(|v| {
-            let mut pos = p.positions[v].as_dvec3();
-            let mut nrm = p.normals.as_ref().map_or(DVec3::ZERO, |x| x[v].as_dvec3());
-            // The size of the terms summed into the normal: a morphed normal
-            // that (nearly) cancels out has no direction to judge.
-            let mut nrm_terms = nrm.length();
-            let mut tan = p.tangents.as_ref().map_or(DVec4::X, |x| x[v].as_dvec4());
-            for (t, target) in p.morph_targets.iter().enumerate() {
-                let w = weights.get(t).copied().unwrap_or(0.0);
-                if let Some(d) = &target.positions {
-                    pos += d[v].as_dvec3() * w;
-                }
-                if let Some(d) = &target.normals {
-                    nrm += d[v].as_dvec3() * w;
-                    nrm_terms += (d[v].as_dvec3() * w).length();
-                }
-                if let Some(d) = &target.tangents {
-                    tan += d[v].as_dvec3().extend(0.0) * w;
-                }
+    }
+
+    /// Vertices of the primitive.
+    pub fn vertex_count(&self) -> usize {
+        self.primitive.positions.len()
+    }
+
+    /// Vertex `v` morphed, with the matrix that skins it (all of its
+    /// influences, renormalised) or the node's own.
+    fn blended(&self, v: usize) -> Blended {
+        let p = self.primitive;
+        let mut position = p.positions[v].as_dvec3();
+        let mut normal = p.normals.as_ref().map_or(DVec3::ZERO, |x| x[v].as_dvec3());
+        // A morphed normal that (nearly) cancels out has no direction to
+        // judge.
+        let mut normal_terms = normal.length();
+        for (t, target) in p.morph_targets.iter().enumerate() {
+            let w = self.weights.get(t).copied().unwrap_or(0.0);
+            if let Some(d) = &target.positions {
+                position += d[v].as_dvec3() * w;
             }
-            // The blended matrix, and per column of its upper 3x3 the sum of
-            // the lengths of the columns blended into it (how much of it
-            // cancelled out).
-            let (m, column_terms) = match (skin, &p.influences) {
-                (Some(_), Some(inf)) => {
-                    let (js, ws) = inf.vertex(v);
-                    let total: f64 = ws.iter().map(|w| f64::from(*w)).sum();
-                    let mut acc = DMat4::ZERO;
-                    let mut terms = DVec3::ZERO;
-                    for (&j, &w) in js.iter().zip(ws) {
-                        if w > 0.0 {
-                            let (j, w) = (usize::from(j), f64::from(w) / total);
-                            acc += joint_mats[j] * w;
-                            terms += joint_columns[j] * w;
-                        }
+            if let Some(d) = &target.normals {
+                normal += d[v].as_dvec3() * w;
+                normal_terms += (d[v].as_dvec3() * w).length();
+            }
+        }
+        let (matrix, column_terms) = match (&self.joints, &p.influences) {
+            (Some(joints), Some(inf)) => {
+                let (js, ws) = inf.vertex(v);
+                let total: f64 = ws.iter().map(|w| f64::from(*w)).sum();
+                let mut acc = Affine::ZERO;
+                let mut terms = DVec3::ZERO;
+                for (&j, &w) in js.iter().zip(ws) {
+                    if w > 0.0 {
+                        let (m, columns) = &joints[usize::from(j)];
+                        let w = f64::from(w) / total;
+                        acc.upper += m.upper * w;
+                        acc.translation += m.translation * w;
+                        terms += *columns * w;
                     }
-                    (acc, terms)
                 }
-                _ => (rigid, column_lengths(&DMat3::from_mat4(rigid))),
-            };
-            let upper = DMat3::from_mat4(m);
-            let normal = match convention {
-                _ if nrm.length() < MIN_NORMAL_VOLUME * nrm_terms => DVec3::ZERO,
-                NormalConvention::InverseTranspose if !well_conditioned(&upper, column_terms) => {
-                    DVec3::ZERO
-                }
-                NormalConvention::InverseTranspose => {
-                    // The bake's unnormalised normal is the cofactor's,
-                    // `det` times this.
-                    in_f32_range(upper.inverse().transpose() * nrm * upper.determinant().abs())
-                }
-                NormalConvention::BlendedMatrix => in_f32_range(upper * nrm),
-            };
-            Deformed {
-                position: m.transform_point3(pos),
-                normal: normal.normalize_or_zero(),
-                tangent: (upper * tan.truncate()).normalize_or_zero().extend(tan.w),
+                (acc, terms)
             }
-        })
-        .collect()
+            _ => self.rigid,
+        };
+        Blended {
+            matrix,
+            column_terms,
+            position,
+            normal,
+            normal_terms,
+        }
+    }
+
+    /// The position and unit normal of vertex `v` (the normal zero where
+    /// [`Deformed::normal`] says), with normals in `convention`.
+    pub fn position_normal(&self, v: usize, convention: NormalConvention) -> (DVec3, DVec3) {
+        let b = self.blended(v);
+        let upper = b.matrix.upper;
+        let normal = match convention {
+            _ if b.normal.length() < MIN_NORMAL_VOLUME * b.normal_terms => DVec3::ZERO,
+            NormalConvention::InverseTranspose if !well_conditioned(&upper, b.column_terms) => {
+                DVec3::ZERO
+            }
+            NormalConvention::InverseTranspose => {
+                // The bake's unnormalised normal is the cofactor's, `det`
+                // times this.
+                in_f32_range(upper.inverse().transpose() * b.normal * upper.determinant().abs())
+            }
+            NormalConvention::BlendedMatrix => in_f32_range(upper * b.normal),
+        };
+        (b.matrix.point(b.position), normal.normalize_or_zero())
+    }
+
+    /// Vertex `v` deformed: position, normal in `convention`, and tangent.
+    pub fn vertex(&self, v: usize, convention: NormalConvention) -> Deformed {
+        let (position, normal) = self.position_normal(v, convention);
+        let p = self.primitive;
+        let mut tangent = p.tangents.as_ref().map_or(DVec4::X, |x| x[v].as_dvec4());
+        for (t, target) in p.morph_targets.iter().enumerate() {
+            let w = self.weights.get(t).copied().unwrap_or(0.0);
+            if let Some(d) = &target.tangents {
+                tangent += d[v].as_dvec3().extend(0.0) * w;
+            }
+        }
+        let upper = self.blended(v).matrix.upper;
+        Deformed {
+            position,
+            normal,
+            tangent: (upper * tangent.truncate())
+                .normalize_or_zero()
+                .extend(tangent.w),
+        }
+    }
+}
+
+/// Positions and unit normals of many vertices as columns (each
+/// coordinate apart), the layout `rigbake verify` compares in.
+#[derive(Debug, Clone, Default)]
+pub struct Columns {
+    /// x, y and z of every position.
+    pub position: [Vec<f64>; 3],
+    /// x, y and z of every unit normal (zero where
+    /// [`Deformed::normal`] is).
+    pub normal: [Vec<f64>; 3],
+}
+
+impl Columns {
+    /// Vertices held.
+    pub fn len(&self) -> usize {
+        self.position[0].len()
+    }
+
+    /// Whether no vertex is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Forgets every vertex (keeping the memory).
+    pub fn clear(&mut self) {
+        for c in self.position.iter_mut().chain(&mut self.normal) {
+            c.clear();
+        }
+    }
+
+    /// Position and normal of vertex `v`.
+    pub fn get(&self, v: usize) -> (DVec3, DVec3) {
+        let at = |c: &[Vec<f64>; 3]| DVec3::new(c[0][v], c[1][v], c[2][v]);
+        (at(&self.position), at(&self.normal))
+    }
+}
+
+/// Vertices per block of [`PrimitiveDeform::deform_columns`]: a block's
+/// columns (19 of them) stay in the first-level cache.
+const BLOCK: usize = 128;
+
+/// One block of blended vertices as columns.
+struct BlendBlock {
+    /// The blended matrix: x, y and z axes of the upper 3x3, translation.
+    m: [[f64; BLOCK]; 12],
+    column_terms: [[f64; BLOCK]; 3],
+    position: [[f64; BLOCK]; 3],
+    normal: [[f64; BLOCK]; 3],
+    normal_terms: [f64; BLOCK],
+}
+
+impl PrimitiveDeform<'_> {
+    /// Every vertex's position and normal in `convention`, exactly as
+    /// [`PrimitiveDeform::position_normal`] gives them (the same operations
+    /// in the same order, so the same bits), appended to `out`. Computed a
+    /// block of vertices at a time: the blend per vertex, then the normal
+    /// matrix, the checks and the normalisation over the block's columns,
+    /// a loop the compiler vectorises.
+    pub fn deform_columns(&self, convention: NormalConvention, out: &mut Columns) {
+        let n = self.vertex_count();
+        let mut b = Box::new(BlendBlock {
+            m: [[0.0; BLOCK]; 12],
+            column_terms: [[1.0; BLOCK]; 3],
+            position: [[0.0; BLOCK]; 3],
+            normal: [[0.0; BLOCK]; 3],
+            normal_terms: [0.0; BLOCK],
+        });
+        for start in (0..n).step_by(BLOCK) {
+            let len = BLOCK.min(n - start);
+            for i in 0..len {
+                let v = self.blended(start + i);
+                let (u, t) = (v.matrix.upper, v.matrix.translation);
+                for (k, c) in [u.x_axis, u.y_axis, u.z_axis, t].iter().enumerate() {
+                    b.m[3 * k][i] = c.x;
+                    b.m[3 * k + 1][i] = c.y;
+                    b.m[3 * k + 2][i] = c.z;
+                }
+                for (k, x) in v.column_terms.to_array().into_iter().enumerate() {
+                    b.column_terms[k][i] = x;
+                }
+                for (k, x) in v.position.to_array().into_iter().enumerate() {
+                    b.position[k][i] = x;
+                }
+                for (k, x) in v.normal.to_array().into_iter().enumerate() {
+                    b.normal[k][i] = x;
+                }
+                b.normal_terms[i] = v.normal_terms;
+            }
+            match convention {
+                NormalConvention::InverseTranspose => finish_block::<true>(&b, len, out),
+                NormalConvention::BlendedMatrix => finish_block::<false>(&b, len, out),
+            }
+        }
+    }
+}
+
+/// The second half of [`PrimitiveDeform::position_normal`] over a block's
+/// columns (`INVERSE_TRANSPOSE`: the convention), with glam's operations
+/// written out in glam's order; the first `len` vertices are appended to
+/// `out`.
+fn finish_block<const INVERSE_TRANSPOSE: bool>(b: &BlendBlock, len: usize, out: &mut Columns) {
+    let mut position = [[0.0; BLOCK]; 3];
+    let mut normal = [[0.0; BLOCK]; 3];
+    let dot = |a: [f64; 3], b: [f64; 3]| (a[0] * b[0]) + (a[1] * b[1]) + (a[2] * b[2]);
+    let cross = |a: [f64; 3], b: [f64; 3]| {
+        [
+            a[1] * b[2] - b[1] * a[2],
+            a[2] * b[0] - b[2] * a[0],
+            a[0] * b[1] - b[0] * a[1],
+        ]
+    };
+    let (lo, hi) = (f64::from(f32::MIN_POSITIVE), f64::from(f32::MAX));
+    for i in 0..BLOCK {
+        let col = |k: usize| [b.m[3 * k][i], b.m[3 * k + 1][i], b.m[3 * k + 2][i]];
+        let (x, y, z, t) = (col(0), col(1), col(2), col(3));
+        let p = [b.position[0][i], b.position[1][i], b.position[2][i]];
+        let n = [b.normal[0][i], b.normal[1][i], b.normal[2][i]];
+        // upper * p + translation.
+        for k in 0..3 {
+            position[k][i] = ((x[k] * p[0]) + (y[k] * p[1])) + (z[k] * p[2]) + t[k];
+        }
+        let cancelled = dot(n, n).sqrt() < MIN_NORMAL_VOLUME * b.normal_terms[i];
+        let (r, judged) = if INVERSE_TRANSPOSE {
+            // well_conditioned, then inverse().transpose() * n * |det|.
+            let lengths = [dot(x, x).sqrt(), dot(y, y).sqrt(), dot(z, z).sqrt()];
+            let kept = [
+                lengths[0] / b.column_terms[0][i],
+                lengths[1] / b.column_terms[1][i],
+                lengths[2] / b.column_terms[2][i],
+            ];
+            let t2 = cross(x, y);
+            let det = dot(z, t2);
+            let volume = det.abs() / (lengths[0] * lengths[1] * lengths[2]);
+            let min = |a: f64, b: f64| if a < b { a } else { b };
+            let well = kept[0].is_finite()
+                & kept[1].is_finite()
+                & kept[2].is_finite()
+                & (min(kept[0], min(kept[1], kept[2])) >= MIN_NORMAL_VOLUME)
+                & volume.is_finite()
+                & (volume >= MIN_NORMAL_VOLUME);
+            let (t0, t1) = (cross(y, z), cross(z, x));
+            let inv = 1.0 / det;
+            let r = std::array::from_fn(|k| {
+                ((((t0[k] * inv) * n[0]) + ((t1[k] * inv) * n[1])) + ((t2[k] * inv) * n[2]))
+                    * det.abs()
+            });
+            (r, well)
+        } else {
+            let r = std::array::from_fn(|k| ((x[k] * n[0]) + (y[k] * n[1])) + (z[k] * n[2]));
+            (r, true)
+        };
+        // in_f32_range, then normalize_or_zero.
+        let len2 = dot(r, r);
+        let rcp = 1.0 / len2.sqrt();
+        let keep = !cancelled
+            & judged
+            & (lo <= len2)
+            & (len2 <= hi)
+            & rcp.is_finite()
+            & (rcp > 0.0);
+        for k in 0..3 {
+            normal[k][i] = if keep { r[k] * rcp } else { 0.0 };
+        }
+    }
+    for k in 0..3 {
+        out.position[k].extend_from_slice(&position[k][..len]);
+        out.normal[k].extend_from_slice(&normal[k][..len]);
+    }
 }
 
 /// How well a blended matrix defines its normals, at least this in both

@@ -10,14 +10,13 @@ use rayon::prelude::*;
 use rigbake_core::Model;
 use rigbake_core::bake::vat::NormalConvention;
 use rigbake_core::eval::sample::LocalPose;
-use rigbake_core::reference::{Deformed, DirectGlobals, deform, source_pose_at};
-use rigbake_core::runtime::bone_path;
+use rigbake_core::reference::{DirectGlobals, PrimitiveDeform, source_pose_at};
 use rigbake_core::runtime::root_motion::motion_matrix;
-use rigbake_core::runtime::{
-    AnimationState, ClipInfo, GpuState, PlayMode, RuntimeVertex, vat_path,
-};
+use rigbake_core::runtime::rows::blend_rows;
+use rigbake_core::runtime::{AnimationState, ClipInfo, GpuState, PlayMode, RuntimeVertex};
 use serde::Serialize;
 
+use super::rows::{PathRows, source_primitive};
 use crate::playback::{BonePlayback, LoadError, LoadedClip, VatPlayback};
 
 /// Which reconstruction path an output is.
@@ -84,6 +83,7 @@ pub struct Stats {
 
 impl Stats {
     /// Grows [`Stats::played`] by one played-back position.
+    #[inline]
     fn add_played(&mut self, p: DVec3) {
         let p = p.to_array();
         self.played = Some(match self.played {
@@ -114,6 +114,7 @@ fn usable_bound(bound: f64) -> Option<f64> {
 }
 
 impl Stats {
+    #[inline]
     fn add_position(&mut self, error: f64, bound: f64, loss: f64) {
         self.vertices += 1;
         let loss = usable_bound(loss).unwrap_or_else(|| {
@@ -133,6 +134,7 @@ impl Stats {
         self.position_bound_max = max_nan(self.position_bound_max, bound);
     }
 
+    #[inline]
     fn add_normal(&mut self, degrees: f64, bound: Option<f64>) {
         self.normals += 1;
         self.normal_max = max_nan(self.normal_max, degrees);
@@ -306,12 +308,13 @@ fn state_at(info: &ClipInfo, time: f64, mode: PlayMode) -> GpuState {
 
 /// Angle between two directions in degrees; 180 when the reconstructed one
 /// is zero (a lost normal counts as wrong).
+#[inline]
 fn angle_degrees(got: Vec3, want: DVec3) -> f64 {
     let got = got.as_dvec3();
     if got == DVec3::ZERO {
         return 180.0;
     }
-    got.cross(want).length().atan2(got.dot(want)).to_degrees()
+    libm::atan2(got.cross(want).length(), got.dot(want)).to_degrees()
 }
 
 /// What one sample produced.
@@ -333,23 +336,25 @@ struct Bounds {
 }
 
 /// Compares one reconstructed vertex with its direct evaluation.
+#[inline]
 fn compare(
     stats: &mut Stats,
     lo: &mut DVec3,
     hi: &mut DVec3,
     got: &RuntimeVertex,
-    want: &rigbake_core::reference::Deformed,
+    want: &Direct3,
     bounds: Bounds,
 ) {
+    let (position, normal) = *want;
     stats.add_position(
-        got.position.as_dvec3().distance(want.position),
+        got.position.as_dvec3().distance(position),
         bounds.position,
         bounds.loss,
     );
-    *lo = lo.min(want.position);
-    *hi = hi.max(want.position);
-    if let (Some(n), false) = (got.normal, want.normal == DVec3::ZERO) {
-        stats.add_normal(angle_degrees(n, want.normal), bounds.normal);
+    *lo = lo.min(position);
+    *hi = hi.max(position);
+    if let (Some(n), false) = (got.normal, normal == DVec3::ZERO) {
+        stats.add_normal(angle_degrees(n, normal), bounds.normal);
     }
 }
 
@@ -393,71 +398,120 @@ fn moved(got: RuntimeVertex, motion: Option<&DMat4>) -> RuntimeVertex {
     }
 }
 
+/// A directly evaluated vertex: position and unit normal (zero when it
+/// has none to judge), as [`PrimitiveDeform::position_normal`] gives them.
+type Direct3 = (DVec3, DVec3);
+
 /// The direct evaluations of one sample, each computed once and shared by
 /// the paths that compare with it: the bone and VAT paths usually ask for
-/// the same primitive in the same space and normal convention.
+/// the same primitive in the same space and normal convention. The node
+/// globals of the pose are computed once for all of them; the buffers come
+/// from, and go back to, a pool kept across samples.
 struct Direct<'a> {
     model: &'a Model,
     pose: &'a LocalPose,
+    globals: DirectGlobals<'a>,
     /// (node, primitive, space, convention) and its deformed vertices.
-    done: Vec<(DirectKey, Vec<Deformed>)>,
+    done: Vec<(DirectKey, Vec<Direct3>)>,
 }
 
 type DirectKey = (usize, usize, Option<usize>, NormalConvention);
 
-impl Direct<'_> {
+impl<'a> Direct<'a> {
+    fn new(model: &'a Model, pose: &'a LocalPose) -> Self {
+        Self {
+            model,
+            pose,
+            globals: DirectGlobals::new(model, pose),
+            done: Vec::new(),
+        }
+    }
+
     /// Primitive `primitive` of `node` deformed in the space of `space`
-    /// with `convention` (`core::reference::deform`).
+    /// with `convention` (`core::reference`), into a buffer from `pool`.
     fn get(
         &mut self,
+        pool: &mut Vec<Vec<Direct3>>,
         node: usize,
         primitive: usize,
         space: Option<usize>,
         convention: NormalConvention,
-    ) -> &[Deformed] {
+    ) -> &[Direct3] {
         let key = (node, primitive, space, convention);
         let i = match self.done.iter().position(|(k, _)| *k == key) {
             Some(i) => i,
             None => {
-                let d = deform(self.model, self.pose, node, primitive, space, convention);
-                self.done.push((key, d));
+                let mut out = pool.pop().unwrap_or_default();
+                out.clear();
+                if let Some(d) = PrimitiveDeform::new(
+                    self.model,
+                    self.pose,
+                    &mut self.globals,
+                    node,
+                    primitive,
+                    space,
+                ) {
+                    out.extend((0..d.vertex_count()).map(|v| d.position_normal(v, convention)));
+                }
+                self.done.push((key, out));
                 self.done.len() - 1
             }
         };
         &self.done[i].1
     }
+
+    /// Gives the buffers back to `pool`.
+    fn recycle(self, pool: &mut Vec<Vec<Direct3>>) {
+        pool.extend(self.done.into_iter().map(|(_, v)| v));
+    }
+}
+
+/// What one sample reads: its state, the root motion its clip moves by,
+/// and where to keep its direct evaluations.
+struct Instant<'s, 'a> {
+    gpu: &'s GpuState,
+    motion: Option<&'s DMat4>,
+    direct: &'s mut Direct<'a>,
+    pool: &'s mut Vec<Vec<Direct3>>,
 }
 
 fn eval_bones(
     subject: &Subject<'_>,
     bones: &BonePlayback,
-    gpu: &GpuState,
-    direct: &mut Direct<'_>,
-    motion: Option<&DMat4>,
+    rows: &PathRows<'_>,
+    at: &mut Instant<'_, '_>,
     out: &mut SampleResult,
 ) {
     let model = subject.model;
-    let k = bones.channels;
-    for prim in &bones.primitives {
+    for (k, prim) in bones.primitives.iter().enumerate() {
         let tex = &bones.textures[prim.set];
-        let view = tex.view();
-        let motion = motion_in_space(model, direct.pose, motion, Some(tex.space_node));
-        let want = direct.get(
+        let last_row = tex.rows.saturating_sub(1);
+        let motion = motion_in_space(model, at.direct.pose, at.motion, Some(tex.space_node));
+        let Some(src) = source_primitive(model, prim.node, prim.primitive) else {
+            continue;
+        };
+        let want = at.direct.get(
+            at.pool,
             prim.node,
             prim.primitive,
             Some(tex.space_node),
             NormalConvention::InverseTranspose,
         );
-        let mesh = model.nodes[prim.node].mesh.unwrap_or_default();
-        let src = &model.meshes[mesh].primitives[prim.primitive];
         // Normal errors have a bound only when the bake is exact.
         let judged = (tex.max_error == 0.0 && !prim.truncated).then_some(0.0);
-        for (v, want) in want.iter().enumerate() {
-            let Some(channels) = prim.channels.get(v * k..(v + 1) * k) else {
-                break;
-            };
+        let (start, count) = rows.span(k);
+        for (v, want) in want.iter().enumerate().take(count) {
             let (p, normal) = prim.vertex(src, v);
-            let played = bone_path::deform_vertex(&view, gpu, channels, p, normal);
+            let played = if at.gpu.enabled {
+                blend_rows(at.gpu, last_row, normal.is_some(), |row| {
+                    rows.value(row, start + v)
+                })
+            } else {
+                RuntimeVertex {
+                    position: p,
+                    normal,
+                }
+            };
             out.stats.add_played(played.position.as_dvec3());
             let got = moved(played, motion.as_ref());
             // Dropped influences are a separate, recorded loss: judged only
@@ -491,32 +545,32 @@ pub fn encoded_matrix_bound(max_error: f64, p: DVec3) -> f64 {
 fn eval_vat(
     subject: &Subject<'_>,
     vat: &VatPlayback,
-    gpu: &GpuState,
-    direct: &mut Direct<'_>,
-    motion: Option<&DMat4>,
+    rows: &PathRows<'_>,
+    at: &mut Instant<'_, '_>,
     out: &mut SampleResult,
 ) {
-    let motion = motion_in_space(subject.model, direct.pose, motion, vat.reference_node);
-    for prim in &vat.primitives {
-        let positions = prim.positions.views();
-        let normals = prim.normals.as_ref().map(|n| n.views());
-        let want = direct.get(
+    let motion = motion_in_space(subject.model, at.direct.pose, at.motion, vat.reference_node);
+    for (k, prim) in vat.primitives.iter().enumerate() {
+        let want = at.direct.get(
+            at.pool,
             prim.node,
             prim.primitive,
             vat.reference_node,
             vat.convention,
         );
         let normal_bound = prim.normals.as_ref().map(|n| n.max_error());
-        for (v, want) in want.iter().enumerate() {
-            let played = vat_path::deform_vertex(
-                &prim.address,
-                &positions,
-                normals.as_deref(),
-                gpu,
-                v as u32,
-                Vec3::ZERO,
-                None,
-            );
+        let has_normal = prim.normals.is_some();
+        let last_row = prim.address.frames.saturating_sub(1);
+        let (start, count) = rows.span(k);
+        for (v, want) in want.iter().enumerate().take(count) {
+            let played = if at.gpu.enabled {
+                blend_rows(at.gpu, last_row, has_normal, |row| rows.value(row, start + v))
+            } else {
+                RuntimeVertex {
+                    position: Vec3::ZERO,
+                    normal: None,
+                }
+            };
             out.stats.add_played(played.position.as_dvec3());
             let got = moved(played, motion.as_ref());
             compare(
@@ -544,69 +598,85 @@ pub enum Path<'a> {
     Vat(&'a VatPlayback),
 }
 
-/// Evaluates `samples` in parallel on every path of `paths`; per sample,
-/// one result per path, in the order of `samples`. Each sample's direct
-/// evaluation is shared by the paths.
+/// Evaluates `samples` on every path of `paths`; per sample, one result
+/// per path, in the order of `samples`. Each sample's direct evaluation is
+/// shared by the paths. The samples are cut into runs of neighbours
+/// evaluated in parallel; within a run they are evaluated in order, so the
+/// rows one sample reads are kept for the next ([`PathRows`]): samples
+/// given in row order compute each row about once. The numbers do not
+/// depend on the runs.
 fn evaluate(
     subject: &Subject<'_>,
     paths: &[Path<'_>],
     samples: &[Sample],
 ) -> Vec<Vec<SampleResult>> {
+    let runs = 2 * rayon::current_num_threads().max(1);
+    let per_run = samples.len().div_ceil(runs).max(1);
     samples
-        .par_iter()
-        .map_init(
-            || {
-                (
-                    LocalPose::rest(subject.model),
-                    LocalPose::rest(subject.model),
-                )
-            },
-            |(pose, scratch), s| {
-                let clip = &subject.clips[s.clip];
-                source_pose_at(
-                    subject.model,
-                    &clip.source,
-                    clip.info.duration,
-                    s.time,
-                    pose,
-                    scratch,
-                );
-                let gpu = state_at(&clip.info, s.time, s.mode);
-                // A clip baked in place moves by its recorded track.
-                let motion = clip.root_motion.as_ref().map(|r| {
-                    let sample = clip.info.sample(s.time, s.mode);
-                    motion_matrix(r.track().at(&clip.info, &sample))
-                });
-                let mut direct = Direct {
-                    model: subject.model,
-                    pose,
-                    done: Vec::new(),
-                };
-                paths
-                    .iter()
-                    .map(|path| {
-                        let mut out = SampleResult {
-                            stats: Stats {
-                                samples: 1,
-                                ..Stats::default()
-                            },
-                            lo: DVec3::splat(f64::INFINITY),
-                            hi: DVec3::splat(f64::NEG_INFINITY),
-                        };
-                        let motion = motion.as_ref();
-                        match path {
-                            Path::Bones(b) => {
-                                eval_bones(subject, b, &gpu, &mut direct, motion, &mut out);
-                            }
-                            Path::Vat(v) => {
-                                eval_vat(subject, v, &gpu, &mut direct, motion, &mut out);
-                            }
-                        }
-                        out
-                    })
-                    .collect()
-            },
-        )
+        .par_chunks(per_run)
+        .flat_map_iter(|run| evaluate_run(subject, paths, run))
+        .collect()
+}
+
+/// [`evaluate`] on one run of samples, in order.
+fn evaluate_run(
+    subject: &Subject<'_>,
+    paths: &[Path<'_>],
+    run: &[Sample],
+) -> Vec<Vec<SampleResult>> {
+    let model = subject.model;
+    let (mut pose, mut scratch) = (LocalPose::rest(model), LocalPose::rest(model));
+    let mut rows: Vec<PathRows<'_>> = paths.iter().map(|p| PathRows::new(model, *p)).collect();
+    let mut pool = Vec::new();
+    run.iter()
+        .map(|s| {
+            let clip = &subject.clips[s.clip];
+            source_pose_at(
+                model,
+                &clip.source,
+                clip.info.duration,
+                s.time,
+                &mut pose,
+                &mut scratch,
+            );
+            let gpu = state_at(&clip.info, s.time, s.mode);
+            // A clip baked in place moves by its recorded track.
+            let motion = clip.root_motion.as_ref().map(|r| {
+                let sample = clip.info.sample(s.time, s.mode);
+                motion_matrix(r.track().at(&clip.info, &sample))
+            });
+            for r in &mut rows {
+                r.prepare(model, &gpu);
+            }
+            let mut direct = Direct::new(model, &pose);
+            let results = paths
+                .iter()
+                .zip(&rows)
+                .map(|(path, rows)| {
+                    let mut out = SampleResult {
+                        stats: Stats {
+                            samples: 1,
+                            ..Stats::default()
+                        },
+                        lo: DVec3::splat(f64::INFINITY),
+                        hi: DVec3::splat(f64::NEG_INFINITY),
+                    };
+                    let mut at = Instant {
+                        gpu: &gpu,
+                        motion: motion.as_ref(),
+                        direct: &mut direct,
+                        pool: &mut pool,
+                    };
+                    match path {
+                        Path::Bones(b) => eval_bones(subject, b, rows, &mut at, &mut out),
+                        Path::Vat(v) => eval_vat(subject, v, rows, &mut at, &mut out),
+                    }
+                    out
+                })
+                .collect();
+            direct.recycle(&mut pool);
+            results
+        })
         .collect()
 }
 
@@ -720,7 +790,18 @@ pub fn measure_windowed(
     });
     let evaluated = match deferred {
         Some(vat) => streamed(subject, paths, vat, &samples, window_bytes)?,
-        None => evaluate(subject, paths, &samples),
+        None => {
+            // In row order, so that neighbours share rows (`evaluate`).
+            let last = u32::MAX;
+            let mut order: Vec<usize> = (0..samples.len()).collect();
+            order.sort_by_key(|&i| (rows_read(subject, &samples[i], last).first().copied(), i));
+            let batch: Vec<Sample> = order.iter().map(|&i| samples[i]).collect();
+            let mut results: Vec<Vec<SampleResult>> = samples.iter().map(|_| Vec::new()).collect();
+            for (&i, r) in order.iter().zip(evaluate(subject, paths, &batch)) {
+                results[i] = r;
+            }
+            results
+        }
     };
     Ok(paths
         .iter()

@@ -6,6 +6,7 @@
 mod measure;
 pub mod records;
 pub mod report;
+mod rows;
 
 pub use measure::{
     ClipStats, Output, OutputStats, Path, Stats, Subject, WINDOW_BYTES, max_nan, measure,

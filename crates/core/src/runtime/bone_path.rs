@@ -21,8 +21,9 @@ use glam::{Vec3, Vec4};
 
 use super::RuntimeVertex;
 use super::math::{
-    Rows3x4, ZERO_ROWS, add_weighted, cofactor_normal, lerp3, safe_normalize, transform_point,
+    Rows3x4, ZERO_ROWS, add_weighted, cofactor_normal, safe_normalize, transform_point,
 };
+use super::rows::{RowValues, blend_rows};
 use super::state::GpuState;
 use crate::fold::Fold;
 use crate::layout::MatrixLayout;
@@ -106,26 +107,30 @@ pub fn bone_index(value: f32) -> u32 {
 /// the `(bone, weight)` pairs of the vertex's channels (UV1 = `(bone0,
 /// weight0, bone1, weight1)`, ...), skipping pairs of weight 0.
 pub fn blend_bones(texture: &BoneTextureView<'_>, channels: &[[f32; 4]], row: u32) -> Rows3x4 {
+    blend_matrices(channels, |bone| texture.bone_matrix(bone, row))
+}
+
+/// [`blend_bones`] with the matrices of one row given by `matrix` (bone
+/// index to matrix): a caller skinning many vertices at one row fetches
+/// each bone's matrix once (the same texels, so the same sums).
+pub fn blend_matrices(channels: &[[f32; 4]], matrix: impl Fn(u32) -> Rows3x4) -> Rows3x4 {
     let mut acc = ZERO_ROWS;
     for c in channels {
         for (bone, weight) in [(c[0], c[1]), (c[2], c[3])] {
             if weight != 0.0 {
-                add_weighted(
-                    &mut acc,
-                    &texture.bone_matrix(bone_index(bone), row),
-                    weight,
-                );
+                add_weighted(&mut acc, &matrix(bone_index(bone)), weight);
             }
         }
     }
     acc
 }
 
-/// Position and unit normal of a vertex skinned with `m`.
-fn skin(m: &Rows3x4, position: Vec3, normal: Option<Vec3>) -> (Vec3, Option<Vec3>) {
+/// Position and unit normal (zero when the vertex has none) of a vertex
+/// skinned with `m`: its values at one row, before the frame lerp.
+pub fn skin(m: &Rows3x4, position: Vec3, normal: Option<Vec3>) -> RowValues {
     (
         transform_point(m, position),
-        normal.map(|n| safe_normalize(cofactor_normal(m, n))),
+        normal.map_or(Vec3::ZERO, |n| safe_normalize(cofactor_normal(m, n))),
     )
 }
 
@@ -143,27 +148,9 @@ pub fn deform_vertex(
         return RuntimeVertex { position, normal };
     }
     let last_row = texture.rows.saturating_sub(1);
-    let mut p = Vec3::ZERO;
-    let mut n = Vec3::ZERO;
-    for s in state.active_rows() {
-        let (weight, fraction, row) = (s[0], s[1], s[2] as u32);
-        let m0 = blend_bones(texture, channels, row);
-        let (mut p_row, mut n_row) = skin(&m0, position, normal);
-        if fraction > 0.0 {
-            let m1 = blend_bones(texture, channels, row.saturating_add(1).min(last_row));
-            let (p1, n1) = skin(&m1, position, normal);
-            p_row = lerp3(p_row, p1, fraction);
-            n_row = n_row.zip(n1).map(|(a, b)| lerp3(a, b, fraction));
-        }
-        p += p_row * weight;
-        if let Some(nr) = n_row {
-            n += nr * weight;
-        }
-    }
-    RuntimeVertex {
-        position: p,
-        normal: normal.map(|_| safe_normalize(n)),
-    }
+    blend_rows(state, last_row, normal.is_some(), |row| {
+        skin(&blend_bones(texture, channels, row), position, normal)
+    })
 }
 
 #[cfg(test)]

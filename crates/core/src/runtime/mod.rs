@@ -12,6 +12,8 @@
 //!   rotation slerp).
 //! - [`root_motion`]: where an instance of a clip baked in place stands:
 //!   its root-motion track sampled with the state's time mapping.
+//! - [`rows`]: the frame lerp and row blend both paths end with, over
+//!   what a path computes at one timeline row.
 //! - [`math`]: the small f32 helpers both paths share (3x4 matrices, the
 //!   cofactor normal matrix, lerp), written as the shaders write them.
 //!
@@ -24,6 +26,7 @@ pub mod anchor_path;
 pub mod bone_path;
 pub mod math;
 pub mod root_motion;
+pub mod rows;
 pub mod state;
 pub mod vat_path;
 

@@ -27,7 +27,8 @@
 use glam::{Vec2, Vec3, Vec4};
 
 use super::RuntimeVertex;
-use super::math::{lerp3, safe_normalize};
+use super::math::safe_normalize;
+use super::rows::{RowValues, blend_rows};
 use super::state::GpuState;
 
 /// The stored samples of a texture.
@@ -214,6 +215,21 @@ pub fn fetch(pages: &[VatTextureView<'_>], address: &VatAddress, vertex: u32, ro
     }
 }
 
+/// The values of `vertex` at timeline row `row`: the position and the
+/// normal (zero without `normals`) as stored, before the frame lerp.
+pub fn row_values(
+    address: &VatAddress,
+    positions: &[VatTextureView<'_>],
+    normals: Option<&[VatTextureView<'_>]>,
+    vertex: u32,
+    row: u32,
+) -> RowValues {
+    (
+        fetch(positions, address, vertex, row).truncate(),
+        normals.map_or(Vec3::ZERO, |tex| fetch(tex, address, vertex, row).truncate()),
+    )
+}
+
 /// One vertex through the VAT shader: `vertex` its index in the primitive,
 /// `rest_position` / `rest_normal` what the playback mesh holds (returned
 /// when the state is disabled). The normal is produced when `normals` is
@@ -234,33 +250,9 @@ pub fn deform_vertex(
         };
     }
     let last_row = address.frames.saturating_sub(1);
-    let mut p = Vec3::ZERO;
-    let mut n = Vec3::ZERO;
-    for s in state.active_rows() {
-        let (weight, fraction, row) = (s[0], s[1], s[2] as u32);
-        let next = row.saturating_add(1).min(last_row);
-        let mut p_row = fetch(positions, address, vertex, row).truncate();
-        if fraction > 0.0 {
-            let p1 = fetch(positions, address, vertex, next).truncate();
-            p_row = lerp3(p_row, p1, fraction);
-        }
-        p += p_row * weight;
-        if let Some(tex) = normals {
-            let mut n_row = fetch(tex, address, vertex, row).truncate();
-            if fraction > 0.0 {
-                n_row = lerp3(
-                    n_row,
-                    fetch(tex, address, vertex, next).truncate(),
-                    fraction,
-                );
-            }
-            n += n_row * weight;
-        }
-    }
-    RuntimeVertex {
-        position: p,
-        normal: normals.map(|_| safe_normalize(n)),
-    }
+    blend_rows(state, last_row, normals.is_some(), |row| {
+        row_values(address, positions, normals, vertex, row)
+    })
 }
 
 #[cfg(test)]

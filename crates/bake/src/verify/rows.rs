@@ -1,0 +1,221 @@
+//! What every vertex of a playback path holds at one timeline row (the
+//! bone path: the vertex skinned with that row's blended matrix; the VAT
+//! path: its decoded texels), computed once per row and kept while the
+//! samples next to it read the row again. `verify` checks every frame and
+//! every mid-frame in row order, so each row is computed about once
+//! instead of three times, and the bone path fetches each bone's matrix
+//! once per row (a palette) instead of once per vertex and influence. The
+//! runtime reference's frame lerp and row blend
+//! ([`rigbake_core::runtime::rows::blend_rows`]) then blend these values
+//! with the arithmetic a single vertex's playback uses, so every number is
+//! the same to the bit.
+
+use rigbake_core::Model;
+use rigbake_core::model::Primitive;
+use rigbake_core::runtime::GpuState;
+use rigbake_core::runtime::bone_path::{blend_matrices, skin};
+use rigbake_core::runtime::math::Rows3x4;
+use rigbake_core::runtime::rows::RowValues;
+use rigbake_core::runtime::vat_path;
+
+use super::measure::Path;
+use crate::playback::{BonePlayback, VatPlayback};
+
+/// Rows kept per path (a verify sample reads at most four: two state rows
+/// and their next rows).
+const KEPT: usize = 6;
+
+/// The source primitive a playback primitive plays (`None` when the node
+/// has no such primitive).
+pub(super) fn source_primitive(model: &Model, node: usize, primitive: usize) -> Option<&Primitive> {
+    let mesh = model.nodes.get(node)?.mesh?;
+    model.meshes.get(mesh)?.primitives.get(primitive)
+}
+
+/// One path's values at the rows recently read.
+pub(super) struct PathRows<'p> {
+    path: Path<'p>,
+    /// Per primitive of the path: where its vertices start in a row's
+    /// values, and how many of them are compared.
+    spans: Vec<(usize, usize)>,
+    /// The last timeline row of each texture the path reads (a next row
+    /// is clamped to it), distinct.
+    last_rows: Vec<u32>,
+    kept: Vec<Kept>,
+    clock: u64,
+}
+
+struct Kept {
+    row: u32,
+    used: u64,
+    values: Vec<RowValues>,
+}
+
+impl<'p> PathRows<'p> {
+    /// Nothing computed yet for `path` of `model`.
+    pub(super) fn new(model: &Model, path: Path<'p>) -> Self {
+        let (counts, mut last_rows): (Vec<usize>, Vec<u32>) = match path {
+            Path::Bones(b) => b
+                .primitives
+                .iter()
+                .map(|p| {
+                    let src = source_primitive(model, p.node, p.primitive);
+                    let vertices = src.map_or(0, Primitive::vertex_count);
+                    let channels = match b.channels {
+                        0 => vertices,
+                        k => p.channels.len() / k,
+                    };
+                    let rows = b.textures.get(p.set).map_or(0, |t| t.rows);
+                    (vertices.min(channels), rows.saturating_sub(1))
+                })
+                .unzip(),
+            Path::Vat(v) => v
+                .primitives
+                .iter()
+                .map(|p| {
+                    let src = source_primitive(model, p.node, p.primitive);
+                    (
+                        src.map_or(0, Primitive::vertex_count),
+                        p.address.frames.saturating_sub(1),
+                    )
+                })
+                .unzip(),
+        };
+        last_rows.sort_unstable();
+        last_rows.dedup();
+        let mut start = 0;
+        let spans = counts
+            .into_iter()
+            .map(|n| {
+                let span = (start, n);
+                start += n;
+                span
+            })
+            .collect();
+        Self {
+            path,
+            spans,
+            last_rows,
+            kept: Vec::new(),
+            clock: 0,
+        }
+    }
+
+    /// Where primitive `k`'s vertices start in a row's values, and how
+    /// many are compared.
+    pub(super) fn span(&self, k: usize) -> (usize, usize) {
+        self.spans.get(k).copied().unwrap_or((0, 0))
+    }
+
+    /// Computes the rows `state` reads (each active row, and its next row
+    /// where it blends into it) that are not kept, evicting the rows read
+    /// least recently.
+    pub(super) fn prepare(&mut self, model: &Model, state: &GpuState) {
+        self.clock += 1;
+        if !state.enabled {
+            return;
+        }
+        for s in state.active_rows() {
+            let row = s[2] as u32;
+            self.keep(model, row);
+            if s[1] > 0.0 {
+                for k in 0..self.last_rows.len() {
+                    let next = row.saturating_add(1).min(self.last_rows[k]);
+                    self.keep(model, next);
+                }
+            }
+        }
+    }
+
+    fn keep(&mut self, model: &Model, row: u32) {
+        if let Some(k) = self.kept.iter_mut().find(|k| k.row == row) {
+            k.used = self.clock;
+            return;
+        }
+        let total = self.spans.last().map_or(0, |(s, n)| s + n);
+        let mut values = if self.kept.len() < KEPT {
+            Vec::with_capacity(total)
+        } else {
+            // The least recently read row goes (never one this sample
+            // reads: at most four are, fewer than KEPT).
+            let k = (0..self.kept.len())
+                .min_by_key(|&k| self.kept[k].used)
+                .unwrap_or(0);
+            let mut old = self.kept.swap_remove(k).values;
+            old.clear();
+            old
+        };
+        match self.path {
+            Path::Bones(b) => bone_row(model, b, &self.spans, row, &mut values),
+            Path::Vat(v) => vat_row(v, &self.spans, row, &mut values),
+        }
+        self.kept.push(Kept {
+            row,
+            used: self.clock,
+            values,
+        });
+    }
+
+    /// The values of the vertex at `index` (a span's start plus the
+    /// vertex) at `row`, which [`PathRows::prepare`] computed for this
+    /// sample.
+    pub(super) fn value(&self, row: u32, index: usize) -> RowValues {
+        self.kept
+            .iter()
+            .find(|k| k.row == row)
+            .and_then(|k| k.values.get(index))
+            .copied()
+            .unwrap_or_default()
+    }
+}
+
+/// Every compared vertex of the bone path skinned at `row`, appended to
+/// `out`: each bone set's matrices at the row fetched once (the texels
+/// `bone_matrix` reads, so the same blend).
+fn bone_row(
+    model: &Model,
+    bones: &BonePlayback,
+    spans: &[(usize, usize)],
+    row: u32,
+    out: &mut Vec<RowValues>,
+) {
+    let k = bones.channels;
+    let mut palettes: Vec<Option<Vec<Rows3x4>>> = vec![None; bones.textures.len()];
+    for (prim, &(_, count)) in bones.primitives.iter().zip(spans) {
+        let (Some(src), Some(texture)) = (
+            source_primitive(model, prim.node, prim.primitive),
+            bones.textures.get(prim.set),
+        ) else {
+            // Nothing to play (the load checks the sets; never reached).
+            out.extend(std::iter::repeat_n(RowValues::default(), count));
+            continue;
+        };
+        let view = texture.view();
+        let palette = palettes[prim.set].get_or_insert_with(|| {
+            let joints = view.width.div_ceil(view.layout.pixels_per_joint() as u32);
+            (0..joints).map(|j| view.bone_matrix(j, row)).collect()
+        });
+        for v in 0..count {
+            let channels = &prim.channels[v * k..(v + 1) * k];
+            let (position, normal) = prim.vertex(src, v);
+            let m = blend_matrices(channels, |bone| {
+                palette
+                    .get(bone as usize)
+                    .copied()
+                    .unwrap_or_else(|| view.bone_matrix(bone, row))
+            });
+            out.push(skin(&m, position, normal));
+        }
+    }
+}
+
+/// Every vertex of the VAT path at `row`, appended to `out`.
+fn vat_row(vat: &VatPlayback, spans: &[(usize, usize)], row: u32, out: &mut Vec<RowValues>) {
+    for (prim, &(_, count)) in vat.primitives.iter().zip(spans) {
+        let positions = prim.positions.views();
+        let normals = prim.normals.as_ref().map(|n| n.views());
+        out.extend((0..count as u32).map(|v| {
+            vat_path::row_values(&prim.address, &positions, normals.as_deref(), v, row)
+        }));
+    }
+}
