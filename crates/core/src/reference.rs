@@ -528,12 +528,8 @@ fn finish_block<const INVERSE_TRANSPOSE: bool>(b: &BlendBlock, len: usize, out: 
         // in_f32_range, then normalize_or_zero.
         let len2 = dot(r, r);
         let rcp = 1.0 / len2.sqrt();
-        let keep = !cancelled
-            & judged
-            & (lo <= len2)
-            & (len2 <= hi)
-            & rcp.is_finite()
-            & (rcp > 0.0);
+        let keep =
+            !cancelled & judged & (lo <= len2) & (len2 <= hi) & rcp.is_finite() & (rcp > 0.0);
         for k in 0..3 {
             normal[k][i] = if keep { r[k] * rcp } else { 0.0 };
         }

@@ -10,11 +10,12 @@ use rayon::prelude::*;
 use rigbake_core::Model;
 use rigbake_core::bake::vat::NormalConvention;
 use rigbake_core::eval::sample::LocalPose;
-use rigbake_core::reference::{DirectGlobals, PrimitiveDeform, source_pose_at};
+use rigbake_core::reference::{Columns, DirectGlobals, PrimitiveDeform, source_pose_at};
 use rigbake_core::runtime::root_motion::motion_matrix;
-use rigbake_core::runtime::rows::blend_rows;
+use rigbake_core::runtime::rows::{PlayedBlock, blend_rows_block};
 use rigbake_core::runtime::{AnimationState, ClipInfo, GpuState, PlayMode, RuntimeVertex};
 use serde::Serialize;
+use wide::{CmpEq, f64x4};
 
 use super::rows::{PathRows, source_primitive};
 use crate::playback::{BonePlayback, LoadError, LoadedClip, VatPlayback};
@@ -114,43 +115,104 @@ fn usable_bound(bound: f64) -> Option<f64> {
 }
 
 impl Stats {
-    #[inline]
+    /// One comparison: the position `error` judged by the recorded
+    /// encoding `bound` and influence `loss`.
+    #[cfg(test)]
     fn add_position(&mut self, error: f64, bound: f64, loss: f64) {
-        self.vertices += 1;
+        self.add_positions(&[error], &[bound], loss);
+    }
+
+    /// One normal comparison of `degrees`, judged by `bound` when the
+    /// bake records one.
+    #[cfg(test)]
+    fn add_normal(&mut self, degrees: f64, bound: Option<f64>) {
+        self.add_normals(&[degrees], &[true], bound);
+    }
+
+    /// [`Stats::add_position`] for each of a block of comparisons, in
+    /// order (the same sums, to the bit): `errors[i]` judged by
+    /// `bounds[i]`, with the primitive's recorded `loss`.
+    fn add_positions(&mut self, errors: &[f64], bounds: &[f64], loss: f64) {
+        let n = errors.len() as u64;
+        if n == 0 {
+            return;
+        }
+        self.vertices += n;
         let loss = usable_bound(loss).unwrap_or_else(|| {
-            self.bad_bounds += 1;
+            self.bad_bounds += n;
             0.0
         });
         self.position_loss_max = max_nan(self.position_loss_max, loss);
-        self.position_max = max_nan(self.position_max, error);
-        self.position_sum += error;
-        let bound = usable_bound(bound).unwrap_or_else(|| {
-            self.bad_bounds += 1;
-            0.0
-        });
-        self.position_excess_max = max_nan(self.position_excess_max, error - bound);
+        let mut sum = self.position_sum;
+        for &e in errors {
+            sum += e;
+        }
+        self.position_sum = sum;
+        let (mut nan, mut bad) = (false, 0u64);
+        let (mut error, mut excess, mut after_loss, mut bound) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
+        for (&e, &b) in errors.iter().zip(bounds) {
+            let usable = b.is_finite() & (b >= 0.0);
+            bad += u64::from(!usable);
+            let b = if usable { b } else { 0.0 };
+            nan |= e.is_nan();
+            error = error.max(e);
+            excess = excess.max(e - b);
+            after_loss = after_loss.max(e - b - loss);
+            bound = bound.max(b);
+        }
+        self.bad_bounds += bad;
+        let folded = |old: f64, new: f64| if nan { f64::NAN } else { max_nan(old, new) };
+        // The stored maxima start at 0 and only grow, so the locals'
+        // starting zeros change nothing.
+        self.position_max = folded(self.position_max, error);
+        self.position_excess_max = folded(self.position_excess_max, excess);
         self.position_excess_after_loss_max =
-            max_nan(self.position_excess_after_loss_max, error - bound - loss);
+            folded(self.position_excess_after_loss_max, after_loss);
         self.position_bound_max = max_nan(self.position_bound_max, bound);
     }
 
-    #[inline]
-    fn add_normal(&mut self, degrees: f64, bound: Option<f64>) {
-        self.normals += 1;
-        self.normal_max = max_nan(self.normal_max, degrees);
-        self.normal_sum += degrees;
-        if let Some(bound) = bound {
-            let bound = usable_bound(bound)
-                .filter(|b| *b <= 180.0)
-                .unwrap_or_else(|| {
-                    self.bad_bounds += 1;
-                    0.0
-                });
-            self.normals_judged += 1;
-            self.normal_excess_max = max_nan(self.normal_excess_max, degrees - bound);
-        } else if degrees.is_nan() {
-            // Not judged against a bound, but NaN is never a pass.
-            self.normal_excess_max = f64::NAN;
+    /// [`Stats::add_normal`] for the comparisons of a block that have a
+    /// normal to judge (`judged[i]`), in order, all with the primitive's
+    /// `bound`.
+    fn add_normals(&mut self, degrees: &[f64], judged: &[bool], bound: Option<f64>) {
+        let mut n = 0u64;
+        let mut sum = self.normal_sum;
+        let (mut nan, mut max) = (false, 0.0f64);
+        for (&d, &j) in degrees.iter().zip(judged) {
+            if j {
+                n += 1;
+                sum += d;
+                nan |= d.is_nan();
+                max = max.max(d);
+            }
+        }
+        if n == 0 {
+            return;
+        }
+        self.normals += n;
+        self.normal_sum = sum;
+        self.normal_max = if nan {
+            f64::NAN
+        } else {
+            max_nan(self.normal_max, max)
+        };
+        match bound {
+            Some(bound) => {
+                let bound = usable_bound(bound)
+                    .filter(|b| *b <= 180.0)
+                    .unwrap_or_else(|| {
+                        self.bad_bounds += n;
+                        0.0
+                    });
+                self.normals_judged += n;
+                self.normal_excess_max = if nan {
+                    f64::NAN
+                } else {
+                    max_nan(self.normal_excess_max, max - bound)
+                };
+            }
+            None if nan => self.normal_excess_max = f64::NAN,
+            None => {}
         }
     }
 
@@ -308,13 +370,28 @@ fn state_at(info: &ClipInfo, time: f64, mode: PlayMode) -> GpuState {
 
 /// Angle between two directions in degrees; 180 when the reconstructed one
 /// is zero (a lost normal counts as wrong).
-#[inline]
+#[cfg(test)]
 fn angle_degrees(got: Vec3, want: DVec3) -> f64 {
-    let got = got.as_dvec3();
-    if got == DVec3::ZERO {
+    if got == Vec3::ZERO {
         return 180.0;
     }
-    libm::atan2(got.cross(want).length(), got.dot(want)).to_degrees()
+    let lanes = |v: DVec3| v.to_array().map(f64x4::splat);
+    angle_degrees_of(lanes(got.as_dvec3()), lanes(want)).to_array()[0]
+}
+
+/// The angle between a nonzero `got` and `want` in degrees, four pairs
+/// at a time (lanes): `atan2(|got x want|, got . want)` with libm's atan2
+/// written for lanes ([`super::angle`]) and `to_degrees`' factor.
+#[inline(always)]
+fn angle_degrees_of(got: [f64x4; 3], want: [f64x4; 3]) -> f64x4 {
+    let c = [
+        got[1] * want[2] - want[1] * got[2],
+        got[2] * want[0] - want[2] * got[0],
+        got[0] * want[1] - want[0] * got[1],
+    ];
+    let y = ((c[0] * c[0]) + (c[1] * c[1]) + (c[2] * c[2])).sqrt();
+    let x = (got[0] * want[0]) + (got[1] * want[1]) + (got[2] * want[2]);
+    super::angle::atan2_nonneg_y(y, x) * f64x4::splat(180.0f64 / std::f64::consts::PI)
 }
 
 /// What one sample produced.
@@ -324,37 +401,166 @@ struct SampleResult {
     hi: DVec3,
 }
 
-/// What the bake recorded about one vertex's errors.
+/// Vertices compared per block: a block's played and direct values stay
+/// in the first-level cache, and the loops over it vectorise.
+const BLOCK: usize = 128;
+
+/// What the bake recorded about one primitive's errors (the position
+/// bound may vary per vertex; it comes with each played vertex).
 #[derive(Debug, Clone, Copy)]
-struct Bounds {
-    /// Encoding bound on the position (model units).
-    position: f64,
+struct Recorded {
     /// Position loss from dropped influences (model units).
     loss: f64,
     /// Bound on the normal angle (degrees), when normals are judged.
     normal: Option<f64>,
 }
 
-/// Compares one reconstructed vertex with its direct evaluation.
-#[inline]
-fn compare(
-    stats: &mut Stats,
-    lo: &mut DVec3,
-    hi: &mut DVec3,
-    got: &RuntimeVertex,
-    want: &Direct3,
-    bounds: Bounds,
+/// A block of vertices as a path plays them (in place, before root
+/// motion), with the recorded encoding bound of each position.
+struct Block {
+    played: PlayedBlock<BLOCK>,
+    bounds: [f64; BLOCK],
+}
+
+/// Scratch for [`compare_primitive`], kept across primitives and samples.
+struct Scratch {
+    block: Block,
+    want: [[f64; BLOCK]; 6],
+    errors: [f64; BLOCK],
+    degrees: [f64; BLOCK],
+    want_none: [bool; BLOCK],
+    judged: [bool; BLOCK],
+}
+
+impl Scratch {
+    fn new() -> Box<Self> {
+        Box::new(Self {
+            block: Block {
+                played: PlayedBlock::default(),
+                bounds: [0.0; BLOCK],
+            },
+            want: [[0.0; BLOCK]; 6],
+            errors: [0.0; BLOCK],
+            degrees: [0.0; BLOCK],
+            want_none: [false; BLOCK],
+            judged: [false; BLOCK],
+        })
+    }
+}
+
+/// Compares the first `count` vertices of one primitive as a path plays
+/// them (`fill(start, len, block)`: vertices `start..start + len`) with
+/// their direct evaluation `want`, into `out`: per vertex, the distance
+/// and (where the path plays normals, `has_normal`, and the source
+/// defines one) the angle between the normals, folded in vertex order.
+#[allow(clippy::too_many_arguments)]
+fn compare_primitive(
+    out: &mut SampleResult,
+    scratch: &mut Scratch,
+    want: &Columns,
+    count: usize,
+    motion: Option<&DMat4>,
+    recorded: Recorded,
+    has_normal: bool,
+    mut fill: impl FnMut(usize, usize, &mut Block),
 ) {
-    let (position, normal) = *want;
-    stats.add_position(
-        got.position.as_dvec3().distance(position),
-        bounds.position,
-        bounds.loss,
-    );
-    *lo = lo.min(position);
-    *hi = hi.max(position);
-    if let (Some(n), false) = (got.normal, normal == DVec3::ZERO) {
-        stats.add_normal(angle_degrees(n, normal), bounds.normal);
+    let count = count.min(want.len());
+    for start in (0..count).step_by(BLOCK) {
+        let len = BLOCK.min(count - start);
+        let s = &mut *scratch;
+        fill(start, len, &mut s.block);
+        let played = &mut s.block.played;
+        for i in 0..len {
+            out.stats.add_played(DVec3::new(
+                f64::from(played.position[0][i]),
+                f64::from(played.position[1][i]),
+                f64::from(played.position[2][i]),
+            ));
+        }
+        if let Some(m) = motion {
+            for i in 0..len {
+                let v = moved(
+                    RuntimeVertex {
+                        position: Vec3::new(
+                            played.position[0][i],
+                            played.position[1][i],
+                            played.position[2][i],
+                        ),
+                        normal: Some(Vec3::new(
+                            played.normal[0][i],
+                            played.normal[1][i],
+                            played.normal[2][i],
+                        )),
+                    },
+                    Some(m),
+                );
+                let n = v.normal.unwrap_or_default();
+                for k in 0..3 {
+                    played.position[k][i] = v.position[k];
+                    played.normal[k][i] = n[k];
+                }
+            }
+        }
+        for (k, column) in want.position.iter().chain(&want.normal).enumerate() {
+            s.want[k][..len].copy_from_slice(&column[start..start + len]);
+        }
+        compare_block(
+            &s.block.played,
+            &s.want,
+            &mut s.errors,
+            &mut s.degrees,
+            &mut s.want_none,
+        );
+        for i in 0..len {
+            let w = DVec3::new(s.want[0][i], s.want[1][i], s.want[2][i]);
+            out.lo = out.lo.min(w);
+            out.hi = out.hi.max(w);
+            s.judged[i] = has_normal & !s.want_none[i];
+        }
+        out.stats
+            .add_positions(&s.errors[..len], &s.block.bounds[..len], recorded.loss);
+        out.stats
+            .add_normals(&s.degrees[..len], &s.judged[..len], recorded.normal);
+    }
+}
+
+/// The distances and normal angles of a whole block (lanes past the
+/// block's vertices hold leftovers, ignored by the caller): `distance`
+/// and [`angle_degrees`] written out over columns, a loop the compiler
+/// vectorises. `want_none[i]`: the direct normal is zero (not judged).
+fn compare_block(
+    got: &PlayedBlock<BLOCK>,
+    want: &[[f64; BLOCK]; 6],
+    errors: &mut [f64; BLOCK],
+    degrees: &mut [f64; BLOCK],
+    want_none: &mut [bool; BLOCK],
+) {
+    let zero = f64x4::splat(0.0);
+    for i in (0..BLOCK).step_by(4) {
+        let wide32 = |c: &[f32; BLOCK]| {
+            f64x4::new([
+                f64::from(c[i]),
+                f64::from(c[i + 1]),
+                f64::from(c[i + 2]),
+                f64::from(c[i + 3]),
+            ])
+        };
+        let wide64 = |c: &[f64; BLOCK]| f64x4::new([c[i], c[i + 1], c[i + 2], c[i + 3]]);
+        let g = got.position.each_ref().map(wide32);
+        let w = [wide64(&want[0]), wide64(&want[1]), wide64(&want[2])];
+        // `distance`: (got - want).length().
+        let d = [g[0] - w[0], g[1] - w[1], g[2] - w[2]];
+        let error = ((d[0] * d[0]) + (d[1] * d[1]) + (d[2] * d[2])).sqrt();
+        let gn = got.normal.each_ref().map(wide32);
+        let wn = [wide64(&want[3]), wide64(&want[4]), wide64(&want[5])];
+        let none = |v: &[f64x4; 3]| v[0].cmp_eq(zero) & v[1].cmp_eq(zero) & v[2].cmp_eq(zero);
+        let angle = none(&gn).blend(f64x4::splat(180.0), angle_degrees_of(gn, wn));
+        errors[i..i + 4].copy_from_slice(&error.to_array());
+        degrees[i..i + 4].copy_from_slice(&angle.to_array());
+        let none = none(&wn).to_array();
+        for l in 0..4 {
+            want_none[i + l] = none[l] != 0.0;
+        }
     }
 }
 
@@ -398,10 +604,6 @@ fn moved(got: RuntimeVertex, motion: Option<&DMat4>) -> RuntimeVertex {
     }
 }
 
-/// A directly evaluated vertex: position and unit normal (zero when it
-/// has none to judge), as [`PrimitiveDeform::position_normal`] gives them.
-type Direct3 = (DVec3, DVec3);
-
 /// The direct evaluations of one sample, each computed once and shared by
 /// the paths that compare with it: the bone and VAT paths usually ask for
 /// the same primitive in the same space and normal convention. The node
@@ -412,7 +614,7 @@ struct Direct<'a> {
     pose: &'a LocalPose,
     globals: DirectGlobals<'a>,
     /// (node, primitive, space, convention) and its deformed vertices.
-    done: Vec<(DirectKey, Vec<Direct3>)>,
+    done: Vec<(DirectKey, Columns)>,
 }
 
 type DirectKey = (usize, usize, Option<usize>, NormalConvention);
@@ -431,12 +633,12 @@ impl<'a> Direct<'a> {
     /// with `convention` (`core::reference`), into a buffer from `pool`.
     fn get(
         &mut self,
-        pool: &mut Vec<Vec<Direct3>>,
+        pool: &mut Vec<Columns>,
         node: usize,
         primitive: usize,
         space: Option<usize>,
         convention: NormalConvention,
-    ) -> &[Direct3] {
+    ) -> &Columns {
         let key = (node, primitive, space, convention);
         let i = match self.done.iter().position(|(k, _)| *k == key) {
             Some(i) => i,
@@ -451,7 +653,7 @@ impl<'a> Direct<'a> {
                     primitive,
                     space,
                 ) {
-                    out.extend((0..d.vertex_count()).map(|v| d.position_normal(v, convention)));
+                    d.deform_columns(convention, &mut out);
                 }
                 self.done.push((key, out));
                 self.done.len() - 1
@@ -461,7 +663,7 @@ impl<'a> Direct<'a> {
     }
 
     /// Gives the buffers back to `pool`.
-    fn recycle(self, pool: &mut Vec<Vec<Direct3>>) {
+    fn recycle(self, pool: &mut Vec<Columns>) {
         pool.extend(self.done.into_iter().map(|(_, v)| v));
     }
 }
@@ -472,7 +674,8 @@ struct Instant<'s, 'a> {
     gpu: &'s GpuState,
     motion: Option<&'s DMat4>,
     direct: &'s mut Direct<'a>,
-    pool: &'s mut Vec<Vec<Direct3>>,
+    pool: &'s mut Vec<Columns>,
+    scratch: &'s mut Scratch,
 }
 
 fn eval_bones(
@@ -483,6 +686,7 @@ fn eval_bones(
     out: &mut SampleResult,
 ) {
     let model = subject.model;
+    let values = rows.resolved();
     for (k, prim) in bones.primitives.iter().enumerate() {
         let tex = &bones.textures[prim.set];
         let last_row = tex.rows.saturating_sub(1);
@@ -497,39 +701,42 @@ fn eval_bones(
             Some(tex.space_node),
             NormalConvention::InverseTranspose,
         );
-        // Normal errors have a bound only when the bake is exact.
-        let judged = (tex.max_error == 0.0 && !prim.truncated).then_some(0.0);
         let (start, count) = rows.span(k);
-        for (v, want) in want.iter().enumerate().take(count) {
-            let (p, normal) = prim.vertex(src, v);
-            let played = if at.gpu.enabled {
-                blend_rows(at.gpu, last_row, normal.is_some(), |row| {
-                    rows.value(row, start + v)
-                })
-            } else {
-                RuntimeVertex {
-                    position: p,
-                    normal,
+        let recorded = Recorded {
+            // Dropped influences are a separate, recorded loss: judged
+            // only when accepted.
+            loss: prim.position_error,
+            // Normal errors have a bound only when the bake is exact.
+            normal: (tex.max_error == 0.0 && !prim.truncated).then_some(0.0),
+        };
+        let gpu = at.gpu;
+        let has_normal = prim.vertex(src, 0).1.is_some();
+        let fill = |from: usize, len: usize, block: &mut Block| {
+            if gpu.enabled {
+                blend_rows_block(
+                    gpu,
+                    last_row,
+                    len,
+                    |row| values.row(row, start + from),
+                    &mut block.played,
+                );
+            }
+            for i in 0..len {
+                let (p, normal) = prim.vertex(src, from + i);
+                if !gpu.enabled {
+                    let n = normal.unwrap_or_default();
+                    for k in 0..3 {
+                        block.played.position[k][i] = p[k];
+                        block.played.normal[k][i] = n[k];
+                    }
                 }
-            };
-            out.stats.add_played(played.position.as_dvec3());
-            let got = moved(played, motion.as_ref());
-            // Dropped influences are a separate, recorded loss: judged only
-            // when accepted.
-            let bound = encoded_matrix_bound(tex.max_error, p.as_dvec3());
-            compare(
-                &mut out.stats,
-                &mut out.lo,
-                &mut out.hi,
-                &got,
-                want,
-                Bounds {
-                    position: bound,
-                    loss: prim.position_error,
-                    normal: judged,
-                },
-            );
-        }
+                block.bounds[i] = encoded_matrix_bound(tex.max_error, p.as_dvec3());
+            }
+        };
+        let motion = motion.as_ref();
+        compare_primitive(
+            out, at.scratch, want, count, motion, recorded, has_normal, fill,
+        );
     }
 }
 
@@ -550,6 +757,7 @@ fn eval_vat(
     out: &mut SampleResult,
 ) {
     let motion = motion_in_space(subject.model, at.direct.pose, at.motion, vat.reference_node);
+    let values = rows.resolved();
     for (k, prim) in vat.primitives.iter().enumerate() {
         let want = at.direct.get(
             at.pool,
@@ -558,34 +766,33 @@ fn eval_vat(
             vat.reference_node,
             vat.convention,
         );
-        let normal_bound = prim.normals.as_ref().map(|n| n.max_error());
+        let recorded = Recorded {
+            loss: 0.0,
+            normal: prim.normals.as_ref().map(|n| n.max_error()),
+        };
+        let bound = prim.positions.max_error();
         let has_normal = prim.normals.is_some();
         let last_row = prim.address.frames.saturating_sub(1);
         let (start, count) = rows.span(k);
-        for (v, want) in want.iter().enumerate().take(count) {
-            let played = if at.gpu.enabled {
-                blend_rows(at.gpu, last_row, has_normal, |row| rows.value(row, start + v))
+        let gpu = at.gpu;
+        let fill = |from: usize, len: usize, block: &mut Block| {
+            if gpu.enabled {
+                blend_rows_block(
+                    gpu,
+                    last_row,
+                    len,
+                    |row| values.row(row, start + from),
+                    &mut block.played,
+                );
             } else {
-                RuntimeVertex {
-                    position: Vec3::ZERO,
-                    normal: None,
-                }
-            };
-            out.stats.add_played(played.position.as_dvec3());
-            let got = moved(played, motion.as_ref());
-            compare(
-                &mut out.stats,
-                &mut out.lo,
-                &mut out.hi,
-                &got,
-                want,
-                Bounds {
-                    position: prim.positions.max_error(),
-                    loss: 0.0,
-                    normal: normal_bound,
-                },
-            );
-        }
+                block.played = PlayedBlock::default();
+            }
+            block.bounds[..len].fill(bound);
+        };
+        let motion = motion.as_ref();
+        compare_primitive(
+            out, at.scratch, want, count, motion, recorded, has_normal, fill,
+        );
     }
 }
 
@@ -628,6 +835,7 @@ fn evaluate_run(
     let (mut pose, mut scratch) = (LocalPose::rest(model), LocalPose::rest(model));
     let mut rows: Vec<PathRows<'_>> = paths.iter().map(|p| PathRows::new(model, *p)).collect();
     let mut pool = Vec::new();
+    let mut blocks = Scratch::new();
     run.iter()
         .map(|s| {
             let clip = &subject.clips[s.clip];
@@ -666,6 +874,7 @@ fn evaluate_run(
                         motion: motion.as_ref(),
                         direct: &mut direct,
                         pool: &mut pool,
+                        scratch: &mut blocks,
                     };
                     match path {
                         Path::Bones(b) => eval_bones(subject, b, rows, &mut at, &mut out),
@@ -1008,6 +1217,63 @@ mod tests {
         s.add_normal(1.0, Some(f64::NAN));
         assert_eq!(s.bad_bounds, 1);
         assert!(!judge(s).is_empty());
+    }
+
+    /// A block folded at once gives what its comparisons folded one by one
+    /// give (bit for bit, NaN and unusable bounds included), so the block
+    /// size never shows in the numbers.
+    #[test]
+    fn a_block_folds_like_its_comparisons_one_by_one() {
+        let errors = [0.5, 1e-7, 0.0, 3.25, 1e-3, 0.75, 2.0, 1e-9];
+        let bounds = [0.0, 1e-6, f64::NAN, 0.5, -1.0, 1e-3, f64::INFINITY, 0.0];
+        let degrees = [0.1, 0.0, 179.0, 2.5, 1e-4, 0.3, 45.0, 0.01];
+        let judged = [true, true, false, true, true, false, true, true];
+        for (nan_at, loss, normal) in [
+            (None, 0.0, Some(0.0)),
+            (Some(3), 0.25, None),
+            (Some(0), f64::NAN, Some(200.0)),
+            (None, 1.0, Some(0.5)),
+        ] {
+            let mut e = errors;
+            let mut d = degrees;
+            if let Some(k) = nan_at {
+                e[k] = f64::NAN;
+                d[k] = f64::NAN;
+            }
+            let mut block = Stats::default();
+            block.add_positions(&e, &bounds, loss);
+            block.add_normals(&d, &judged, normal);
+            let mut one = Stats::default();
+            for k in 0..e.len() {
+                one.add_positions(&e[k..=k], &bounds[k..=k], loss);
+                one.add_normals(&d[k..=k], &judged[k..=k], normal);
+            }
+            let bits = |s: &Stats| {
+                format!(
+                    "{} {} {:?}",
+                    s.vertices,
+                    s.bad_bounds,
+                    [
+                        s.position_max,
+                        s.position_sum,
+                        s.position_excess_max,
+                        s.position_bound_max,
+                        s.position_loss_max,
+                        s.position_excess_after_loss_max,
+                        s.normal_max,
+                        s.normal_sum,
+                        s.normal_excess_max,
+                    ]
+                    .map(f64::to_bits)
+                )
+            };
+            assert_eq!(bits(&block), bits(&one), "{nan_at:?} {loss} {normal:?}");
+            assert_eq!(
+                (block.normals, block.normals_judged),
+                (one.normals, one.normals_judged)
+            );
+            assert_eq!(block.has_nan(), nan_at.is_some());
+        }
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! source, at frame times and at mid-frame times, and the verdict of each
 //! clip against tolerances. Semantics and tolerances: `docs/runtime.md`.
 
+mod angle;
 mod measure;
 pub mod records;
 pub mod report;

@@ -43,6 +43,8 @@ pub(super) struct PathRows<'p> {
     last_rows: Vec<u32>,
     kept: Vec<Kept>,
     clock: u64,
+    /// Zeros for every vertex: what a row not computed reads (never).
+    zeros: Vec<RowValues>,
 }
 
 struct Kept {
@@ -94,6 +96,7 @@ impl<'p> PathRows<'p> {
             .collect();
         Self {
             path,
+            zeros: vec![RowValues::default(); start],
             spans,
             last_rows,
             kept: Vec::new(),
@@ -156,16 +159,36 @@ impl<'p> PathRows<'p> {
         });
     }
 
-    /// The values of the vertex at `index` (a span's start plus the
-    /// vertex) at `row`, which [`PathRows::prepare`] computed for this
-    /// sample.
-    pub(super) fn value(&self, row: u32, index: usize) -> RowValues {
-        self.kept
+    /// The rows [`PathRows::prepare`] computed for this sample, to read.
+    pub(super) fn resolved(&self) -> Resolved<'_> {
+        let mut rows: [(u32, &[RowValues]); KEPT] = [(u32::MAX, &[]); KEPT];
+        for (slot, k) in rows.iter_mut().zip(&self.kept) {
+            *slot = (k.row, &k.values);
+        }
+        Resolved {
+            rows,
+            len: self.kept.len(),
+            zeros: &self.zeros,
+        }
+    }
+}
+
+/// The kept rows of a path, borrowed for one sample.
+pub(super) struct Resolved<'r> {
+    rows: [(u32, &'r [RowValues]); KEPT],
+    len: usize,
+    zeros: &'r [RowValues],
+}
+
+impl<'r> Resolved<'r> {
+    /// Every vertex's values at `row` (zeros if the row was not prepared:
+    /// never), from the vertex at `from` (a span's start plus a vertex).
+    pub(super) fn row(&self, row: u32, from: usize) -> &'r [RowValues] {
+        let values = self.rows[..self.len]
             .iter()
-            .find(|k| k.row == row)
-            .and_then(|k| k.values.get(index))
-            .copied()
-            .unwrap_or_default()
+            .find(|(r, _)| *r == row)
+            .map_or(self.zeros, |(_, v)| *v);
+        values.get(from..).unwrap_or_default()
     }
 }
 
@@ -214,8 +237,10 @@ fn vat_row(vat: &VatPlayback, spans: &[(usize, usize)], row: u32, out: &mut Vec<
     for (prim, &(_, count)) in vat.primitives.iter().zip(spans) {
         let positions = prim.positions.views();
         let normals = prim.normals.as_ref().map(|n| n.views());
-        out.extend((0..count as u32).map(|v| {
-            vat_path::row_values(&prim.address, &positions, normals.as_deref(), v, row)
-        }));
+        out.extend(
+            (0..count as u32).map(|v| {
+                vat_path::row_values(&prim.address, &positions, normals.as_deref(), v, row)
+            }),
+        );
     }
 }

@@ -226,7 +226,9 @@ pub fn row_values(
 ) -> RowValues {
     (
         fetch(positions, address, vertex, row).truncate(),
-        normals.map_or(Vec3::ZERO, |tex| fetch(tex, address, vertex, row).truncate()),
+        normals.map_or(Vec3::ZERO, |tex| {
+            fetch(tex, address, vertex, row).truncate()
+        }),
     )
 }
 
