@@ -17,7 +17,7 @@ use rigbake_core::runtime::{AnimationState, ClipInfo, GpuState, PlayMode, Runtim
 use serde::Serialize;
 use wide::{CmpEq, f64x4};
 
-use super::rows::{PathRows, source_primitive};
+use super::rows::{PathRows, Resolved, source_primitive};
 use crate::playback::{BonePlayback, LoadError, LoadedClip, VatPlayback};
 
 /// Which reconstruction path an output is.
@@ -710,17 +710,12 @@ fn eval_bones(
             normal: (tex.max_error == 0.0 && !prim.truncated).then_some(0.0),
         };
         let gpu = at.gpu;
-        let has_normal = prim.vertex(src, 0).1.is_some();
+        let has_normal = prim
+            .bound
+            .as_ref()
+            .map_or(src.normals.is_some(), |b| b.normals.is_some());
         let fill = |from: usize, len: usize, block: &mut Block| {
-            if gpu.enabled {
-                blend_rows_block(
-                    gpu,
-                    last_row,
-                    len,
-                    |row| values.row(row, start + from),
-                    &mut block.played,
-                );
-            }
+            play_block(gpu, last_row, &values, start + from, len, block);
             for i in 0..len {
                 let (p, normal) = prim.vertex(src, from + i);
                 if !gpu.enabled {
@@ -738,6 +733,30 @@ fn eval_bones(
             out, at.scratch, want, count, motion, recorded, has_normal, fill,
         );
     }
+}
+
+/// Plays `len` vertices of a path from its kept rows (the first at
+/// `index`, a span's start plus a vertex) into `block`, when `gpu` is
+/// enabled; returns whether it was (a disabled state draws the mesh as
+/// it is, which only the path knows).
+fn play_block(
+    gpu: &GpuState,
+    last_row: u32,
+    values: &Resolved<'_>,
+    index: usize,
+    len: usize,
+    block: &mut Block,
+) -> bool {
+    if gpu.enabled {
+        blend_rows_block(
+            gpu,
+            last_row,
+            len,
+            |row| values.row(row, index),
+            &mut block.played,
+        );
+    }
+    gpu.enabled
 }
 
 /// How far a point `p` can move when every entry of the (blended) skin
@@ -776,15 +795,7 @@ fn eval_vat(
         let (start, count) = rows.span(k);
         let gpu = at.gpu;
         let fill = |from: usize, len: usize, block: &mut Block| {
-            if gpu.enabled {
-                blend_rows_block(
-                    gpu,
-                    last_row,
-                    len,
-                    |row| values.row(row, start + from),
-                    &mut block.played,
-                );
-            } else {
+            if !play_block(gpu, last_row, &values, start + from, len, block) {
                 block.played = PlayedBlock::default();
             }
             block.bounds[..len].fill(bound);
