@@ -288,6 +288,7 @@ impl<'a> PrimitiveDeform<'a> {
 
     /// Vertex `v` morphed, with the matrix that skins it (all of its
     /// influences, renormalised) or the node's own.
+    #[inline(always)]
     fn blended(&self, v: usize) -> Blended {
         let p = self.primitive;
         let mut position = p.positions[v].as_dvec3();
@@ -415,6 +416,19 @@ impl Columns {
 /// columns (19 of them) stay in the first-level cache.
 const BLOCK: usize = 128;
 
+thread_local! {
+    /// Each thread's [`BlendBlock`] (22 KiB), kept across calls: `verify`
+    /// deforms every primitive at every instant.
+    static BLEND_BLOCK: std::cell::RefCell<Box<BlendBlock>> =
+        std::cell::RefCell::new(Box::new(BlendBlock {
+            m: [[0.0; BLOCK]; 12],
+            column_terms: [[1.0; BLOCK]; 3],
+            position: [[0.0; BLOCK]; 3],
+            normal: [[0.0; BLOCK]; 3],
+            normal_terms: [0.0; BLOCK],
+        }));
+}
+
 /// One block of blended vertices as columns.
 struct BlendBlock {
     /// The blended matrix: x, y and z axes of the upper 3x3, translation.
@@ -433,14 +447,18 @@ impl PrimitiveDeform<'_> {
     /// matrix, the checks and the normalisation over the block's columns,
     /// a loop the compiler vectorises.
     pub fn deform_columns(&self, convention: NormalConvention, out: &mut Columns) {
+        BLEND_BLOCK.with_borrow_mut(|b| self.deform_columns_with(b, convention, out));
+    }
+
+    /// [`PrimitiveDeform::deform_columns`] with the thread's block (lanes
+    /// past a block's vertices hold leftovers, computed and dropped).
+    fn deform_columns_with(
+        &self,
+        b: &mut BlendBlock,
+        convention: NormalConvention,
+        out: &mut Columns,
+    ) {
         let n = self.vertex_count();
-        let mut b = Box::new(BlendBlock {
-            m: [[0.0; BLOCK]; 12],
-            column_terms: [[1.0; BLOCK]; 3],
-            position: [[0.0; BLOCK]; 3],
-            normal: [[0.0; BLOCK]; 3],
-            normal_terms: [0.0; BLOCK],
-        });
         for start in (0..n).step_by(BLOCK) {
             let len = BLOCK.min(n - start);
             for i in 0..len {
@@ -463,8 +481,8 @@ impl PrimitiveDeform<'_> {
                 b.normal_terms[i] = v.normal_terms;
             }
             match convention {
-                NormalConvention::InverseTranspose => finish_block::<true>(&b, len, out),
-                NormalConvention::BlendedMatrix => finish_block::<false>(&b, len, out),
+                NormalConvention::InverseTranspose => finish_block::<true>(b, len, out),
+                NormalConvention::BlendedMatrix => finish_block::<false>(b, len, out),
             }
         }
     }

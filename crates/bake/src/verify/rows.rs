@@ -232,15 +232,18 @@ fn bone_row(
     }
 }
 
-/// Every vertex of the VAT path at `row`, appended to `out`.
+/// Every vertex of the VAT path at `row`, appended to `out`: the texels
+/// [`vat_path::row_values`] reads, walked along the row.
 fn vat_row(vat: &VatPlayback, spans: &[(usize, usize)], row: u32, out: &mut Vec<RowValues>) {
     for (prim, &(_, count)) in vat.primitives.iter().zip(spans) {
         let positions = prim.positions.views();
         let normals = prim.normals.as_ref().map(|n| n.views());
-        out.extend(
-            (0..count as u32).map(|v| {
-                vat_path::row_values(&prim.address, &positions, normals.as_deref(), v, row)
-            }),
-        );
+        prim.address.for_each_texel(count as u32, row, |_, texel| {
+            out.push(vat_path::texel_values(
+                &positions,
+                normals.as_deref(),
+                texel,
+            ));
+        });
     }
 }

@@ -119,6 +119,50 @@ impl VatAddress {
         )
     }
 
+    /// Calls `f(vertex, texel)` for vertices `0..count` in order, with
+    /// [`VatAddress::texel`]'s `(page, x, y)` at timeline row `row`: found
+    /// by stepping from one vertex to the next (no divisions per vertex)
+    /// wherever no coordinate saturates, else vertex by vertex.
+    pub fn for_each_texel(&self, count: u32, row: u32, mut f: impl FnMut(u32, (u32, u32, u32))) {
+        if count == 0 {
+            return;
+        }
+        let width = self.width.max(1);
+        let per_block = if self.rows_per_block == 0 {
+            u32::MAX
+        } else {
+            self.rows_per_block
+        };
+        let per_page = self.blocks_per_page.max(1);
+        let block = row / per_block;
+        // The first vertex's column and band, and the block's corner,
+        // when every texel of the walk is in range.
+        let walk = (|| {
+            let last = self.first_vertex.checked_add(count - 1)?;
+            let base_x = (block % per_page).checked_mul(width)?;
+            base_x.checked_add(width - 1)?;
+            let base_y = (row % per_block).checked_mul(self.bands)?;
+            base_y.checked_add(last / width)?;
+            Some((base_x, base_y))
+        })();
+        let Some((base_x, base_y)) = walk else {
+            for v in 0..count {
+                f(v, self.texel(v, row));
+            }
+            return;
+        };
+        let page = block / per_page;
+        let (mut x, mut band) = (self.first_vertex % width, self.first_vertex / width);
+        for v in 0..count {
+            f(v, (page, base_x + x, base_y + band));
+            x += 1;
+            if x == width {
+                x = 0;
+                band = band.wrapping_add(1);
+            }
+        }
+    }
+
     /// The page and the texture rows (`y`, every band) that hold timeline
     /// row `row`: what a reader must have decoded to fetch any vertex of
     /// the set at that row.
@@ -208,7 +252,12 @@ impl VatTextureView<'_> {
 /// (one view per page; an unfolded stream has one). A page the set does not
 /// have reads as zero samples, as an unbound texture would.
 pub fn fetch(pages: &[VatTextureView<'_>], address: &VatAddress, vertex: u32, row: u32) -> Vec4 {
-    let (page, x, y) = address.texel(vertex, row);
+    fetch_texel(pages, address.texel(vertex, row))
+}
+
+/// The value at texel `(page, x, y)` of one stream's pages (zero on a
+/// page the set does not have).
+pub fn fetch_texel(pages: &[VatTextureView<'_>], (page, x, y): (u32, u32, u32)) -> Vec4 {
     match pages.get(page as usize) {
         Some(view) => view.load(x, y),
         None => Vec4::ZERO,
@@ -224,11 +273,19 @@ pub fn row_values(
     vertex: u32,
     row: u32,
 ) -> RowValues {
+    texel_values(positions, normals, address.texel(vertex, row))
+}
+
+/// [`row_values`] at the texel [`VatAddress::texel`] gives (what
+/// [`VatAddress::for_each_texel`] walks).
+pub fn texel_values(
+    positions: &[VatTextureView<'_>],
+    normals: Option<&[VatTextureView<'_>]>,
+    texel: (u32, u32, u32),
+) -> RowValues {
     (
-        fetch(positions, address, vertex, row).truncate(),
-        normals.map_or(Vec3::ZERO, |tex| {
-            fetch(tex, address, vertex, row).truncate()
-        }),
+        fetch_texel(positions, texel).truncate(),
+        normals.map_or(Vec3::ZERO, |tex| fetch_texel(tex, texel).truncate()),
     )
 }
 
@@ -308,6 +365,44 @@ mod tests {
                 None,
             );
             assert_eq!(v.position, expected);
+        }
+    }
+
+    /// The walk gives every vertex [`VatAddress::texel`]'s texel: plain,
+    /// wrapped, offset in an atlas, folded and paged, and where
+    /// coordinates saturate (the walk then steps aside).
+    #[test]
+    fn walking_a_row_gives_each_vertexs_texel() {
+        let big = u32::MAX;
+        for (width, bands, first_vertex, rows_per_block, blocks_per_page) in [
+            (1, 1, 0, 0, 0),
+            (2, 3, 0, 0, 0),
+            (7, 4, 5, 0, 0),
+            (4, 3, 9, 2, 2),
+            (3, 2, 1, 3, 1),
+            (5, 9, 13, 4, 3),
+            (0, 2, 3, 0, 0),
+            (big / 2, 3, big - 20, 0, 0),
+            (3, big / 4, 2, 2, 2),
+            (big, 1, big - 5, 2, 4),
+            (1, 1, big - 3, 0, 0),
+        ] {
+            let address = VatAddress {
+                width,
+                bands,
+                frames: 12,
+                first_vertex,
+                rows_per_block,
+                blocks_per_page,
+            };
+            for row in [0, 1, 2, 3, 5, 11, big / 3, big - 1] {
+                for count in [0, 1, 2, 3, 8, 30] {
+                    let mut walked = Vec::new();
+                    address.for_each_texel(count, row, |v, t| walked.push((v, t)));
+                    let want: Vec<_> = (0..count).map(|v| (v, address.texel(v, row))).collect();
+                    assert_eq!(walked, want, "{address:?} row {row} count {count}");
+                }
+            }
         }
     }
 
