@@ -97,18 +97,24 @@ pub struct VatAddress {
 }
 
 impl VatAddress {
+    /// Timeline rows per column block (all of them when unfolded) and
+    /// column blocks per page (at least one).
+    fn folding(&self) -> (u32, u32) {
+        let per_block = if self.rows_per_block == 0 {
+            u32::MAX
+        } else {
+            self.rows_per_block
+        };
+        (per_block, self.blocks_per_page.max(1))
+    }
+
     /// Texel `(page, x, y)` of `vertex` (of the primitive) at timeline row
     /// `row`.
     pub fn texel(&self, vertex: u32, row: u32) -> (u32, u32, u32) {
         let width = self.width.max(1);
         let vertex = vertex.saturating_add(self.first_vertex);
         let (x, band) = (vertex % width, vertex / width);
-        let per_block = if self.rows_per_block == 0 {
-            u32::MAX
-        } else {
-            self.rows_per_block
-        };
-        let per_page = self.blocks_per_page.max(1);
+        let (per_block, per_page) = self.folding();
         let block = row / per_block;
         (
             block / per_page,
@@ -128,12 +134,7 @@ impl VatAddress {
             return;
         }
         let width = self.width.max(1);
-        let per_block = if self.rows_per_block == 0 {
-            u32::MAX
-        } else {
-            self.rows_per_block
-        };
-        let per_page = self.blocks_per_page.max(1);
+        let (per_block, per_page) = self.folding();
         let block = row / per_block;
         // The first vertex's column and band, and the block's corner,
         // when every texel of the walk is in range.
