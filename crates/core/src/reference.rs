@@ -416,21 +416,10 @@ impl Columns {
 /// columns (19 of them) stay in the first-level cache.
 const BLOCK: usize = 128;
 
-thread_local! {
-    /// Each thread's [`BlendBlock`] (22 KiB), kept across calls: `verify`
-    /// deforms every primitive at every instant.
-    static BLEND_BLOCK: std::cell::RefCell<Box<BlendBlock>> =
-        std::cell::RefCell::new(Box::new(BlendBlock {
-            m: [[0.0; BLOCK]; 12],
-            column_terms: [[1.0; BLOCK]; 3],
-            position: [[0.0; BLOCK]; 3],
-            normal: [[0.0; BLOCK]; 3],
-            normal_terms: [0.0; BLOCK],
-        }));
-}
-
-/// One block of blended vertices as columns.
-struct BlendBlock {
+/// One block of blended vertices as columns: the scratch of
+/// [`PrimitiveDeform::deform_columns`] (22 KiB), which a caller that deforms
+/// often (`verify`, every primitive at every instant) keeps.
+pub struct BlendBlock {
     /// The blended matrix: x, y and z axes of the upper 3x3, translation.
     m: [[f64; BLOCK]; 12],
     column_terms: [[f64; BLOCK]; 3],
@@ -439,20 +428,29 @@ struct BlendBlock {
     normal_terms: [f64; BLOCK],
 }
 
+impl BlendBlock {
+    /// A block, on the heap.
+    pub fn boxed() -> Box<Self> {
+        Box::new(Self {
+            m: [[0.0; BLOCK]; 12],
+            column_terms: [[1.0; BLOCK]; 3],
+            position: [[0.0; BLOCK]; 3],
+            normal: [[0.0; BLOCK]; 3],
+            normal_terms: [0.0; BLOCK],
+        })
+    }
+}
+
 impl PrimitiveDeform<'_> {
     /// Every vertex's position and normal in `convention`, exactly as
     /// [`PrimitiveDeform::position_normal`] gives them (the same operations
     /// in the same order, so the same bits), appended to `out`. Computed a
     /// block of vertices at a time: the blend per vertex, then the normal
     /// matrix, the checks and the normalisation over the block's columns,
-    /// a loop the compiler vectorises.
-    pub fn deform_columns(&self, convention: NormalConvention, out: &mut Columns) {
-        BLEND_BLOCK.with_borrow_mut(|b| self.deform_columns_with(b, convention, out));
-    }
-
-    /// [`PrimitiveDeform::deform_columns`] with the thread's block (lanes
-    /// past a block's vertices hold leftovers, computed and dropped).
-    fn deform_columns_with(
+    /// a loop the compiler vectorises. `b` is scratch (lanes past a block's
+    /// vertices hold leftovers, computed and dropped).
+    #[inline(always)]
+    pub fn deform_columns(
         &self,
         b: &mut BlendBlock,
         convention: NormalConvention,
@@ -492,6 +490,7 @@ impl PrimitiveDeform<'_> {
 /// columns (`INVERSE_TRANSPOSE`: the convention), with glam's operations
 /// written out in glam's order; the first `len` vertices are appended to
 /// `out`.
+#[inline(always)]
 fn finish_block<const INVERSE_TRANSPOSE: bool>(b: &BlendBlock, len: usize, out: &mut Columns) {
     let mut position = [[0.0; BLOCK]; 3];
     let mut normal = [[0.0; BLOCK]; 3];

@@ -10,15 +10,19 @@ use rayon::prelude::*;
 use rigbake_core::Model;
 use rigbake_core::bake::vat::NormalConvention;
 use rigbake_core::eval::sample::LocalPose;
-use rigbake_core::reference::{Columns, DirectGlobals, PrimitiveDeform, source_pose_at};
+use rigbake_core::model::Primitive;
+use rigbake_core::reference::{
+    BlendBlock, Columns, DirectGlobals, PrimitiveDeform, source_pose_at,
+};
 use rigbake_core::runtime::root_motion::motion_matrix;
 use rigbake_core::runtime::rows::{PlayedBlock, blend_rows_block};
 use rigbake_core::runtime::{AnimationState, ClipInfo, GpuState, PlayMode, RuntimeVertex};
 use serde::Serialize;
 use wide::{CmpEq, f64x4};
 
+use super::isa;
 use super::rows::{PathRows, Resolved, source_primitive};
-use crate::playback::{BonePlayback, LoadError, LoadedClip, VatPlayback};
+use crate::playback::{BonePlayback, BonePrimitive, LoadError, LoadedClip, VatPlayback};
 
 /// Which reconstruction path an output is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -132,6 +136,7 @@ impl Stats {
     /// [`Stats::add_position`] for each of a block of comparisons, in
     /// order (the same sums, to the bit): `errors[i]` judged by
     /// `bounds[i]`, with the primitive's recorded `loss`.
+    #[inline(always)]
     fn add_positions(&mut self, errors: &[f64], bounds: &[f64], loss: f64) {
         let n = errors.len() as u64;
         if n == 0 {
@@ -174,6 +179,7 @@ impl Stats {
     /// [`Stats::add_normal`] for the comparisons of a block that have a
     /// normal to judge (`judged[i]`), in order, all with the primitive's
     /// `bound`.
+    #[inline(always)]
     fn add_normals(&mut self, degrees: &[f64], judged: &[bool], bound: Option<f64>) {
         let mut n = 0u64;
         let mut sum = self.normal_sum;
@@ -425,7 +431,6 @@ struct Block {
 /// Scratch for [`compare_primitive`], kept across primitives and samples.
 struct Scratch {
     block: Block,
-    want: [[f64; BLOCK]; 6],
     errors: [f64; BLOCK],
     degrees: [f64; BLOCK],
     want_none: [bool; BLOCK],
@@ -439,7 +444,6 @@ impl Scratch {
                 played: PlayedBlock::default(),
                 bounds: [0.0; BLOCK],
             },
-            want: [[0.0; BLOCK]; 6],
             errors: [0.0; BLOCK],
             degrees: [0.0; BLOCK],
             want_none: [false; BLOCK],
@@ -449,11 +453,12 @@ impl Scratch {
 }
 
 /// Compares the first `count` vertices of one primitive as a path plays
-/// them (`fill(start, len, block)`: vertices `start..start + len`) with
+/// them (`play`, a block at a time) with
 /// their direct evaluation `want`, into `out`: per vertex, the distance
 /// and (where the path plays normals, `has_normal`, and the source
 /// defines one) the angle between the normals, folded in vertex order.
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 fn compare_primitive(
     out: &mut SampleResult,
     scratch: &mut Scratch,
@@ -462,13 +467,13 @@ fn compare_primitive(
     motion: Option<&DMat4>,
     recorded: Recorded,
     has_normal: bool,
-    mut fill: impl FnMut(usize, usize, &mut Block),
+    play: &Play<'_, '_>,
 ) {
     let count = count.min(want.len());
     for start in (0..count).step_by(BLOCK) {
         let len = BLOCK.min(count - start);
         let s = &mut *scratch;
-        fill(start, len, &mut s.block);
+        play.fill(start, len, &mut s.block);
         let played = &mut s.block.played;
         for i in 0..len {
             out.stats.add_played(DVec3::new(
@@ -501,18 +506,24 @@ fn compare_primitive(
                 }
             }
         }
-        for (k, column) in want.position.iter().chain(&want.normal).enumerate() {
-            s.want[k][..len].copy_from_slice(&column[start..start + len]);
-        }
+        let columns: [&[f64]; 6] = std::array::from_fn(|k| {
+            let column = if k < 3 {
+                &want.position[k]
+            } else {
+                &want.normal[k - 3]
+            };
+            &column[start..start + len]
+        });
         compare_block(
             &s.block.played,
-            &s.want,
+            columns,
             &mut s.errors,
             &mut s.degrees,
             &mut s.want_none,
         );
-        for i in 0..len {
-            let w = DVec3::new(s.want[0][i], s.want[1][i], s.want[2][i]);
+        let [x, y, z, ..] = columns;
+        for (i, ((&x, &y), &z)) in x.iter().zip(y).zip(z).enumerate() {
+            let w = DVec3::new(x, y, z);
             out.lo = out.lo.min(w);
             out.hi = out.hi.max(w);
             s.judged[i] = has_normal & !s.want_none[i];
@@ -524,19 +535,22 @@ fn compare_primitive(
     }
 }
 
-/// The distances and normal angles of a whole block (lanes past the
-/// block's vertices hold leftovers, ignored by the caller): `distance`
-/// and [`angle_degrees`] written out over columns, a loop the compiler
-/// vectorises. `want_none[i]`: the direct normal is zero (not judged).
+/// The distances and normal angles of a block's vertices (as many as
+/// `want`'s columns hold, at most [`BLOCK`]; the lanes past them are
+/// computed on zeros and ignored by the caller): `distance` and
+/// [`angle_degrees`] written out over columns, four lanes at a time.
+/// `want_none[i]`: the direct normal is zero (not judged).
+#[inline(always)]
 fn compare_block(
     got: &PlayedBlock<BLOCK>,
-    want: &[[f64; BLOCK]; 6],
+    want: [&[f64]; 6],
     errors: &mut [f64; BLOCK],
     degrees: &mut [f64; BLOCK],
     want_none: &mut [bool; BLOCK],
 ) {
     let zero = f64x4::splat(0.0);
-    for i in (0..BLOCK).step_by(4) {
+    let len = want[0].len().min(BLOCK);
+    for i in (0..len).step_by(4) {
         let wide32 = |c: &[f32; BLOCK]| {
             f64x4::new([
                 f64::from(c[i]),
@@ -545,14 +559,22 @@ fn compare_block(
                 f64::from(c[i + 3]),
             ])
         };
-        let wide64 = |c: &[f64; BLOCK]| f64x4::new([c[i], c[i + 1], c[i + 2], c[i + 3]]);
+        let wide64 = |c: &[f64]| match c.get(i..i + 4) {
+            Some(q) => f64x4::new([q[0], q[1], q[2], q[3]]),
+            None => {
+                let mut q = [0.0; 4];
+                let tail = c.get(i..).unwrap_or_default();
+                q[..tail.len()].copy_from_slice(tail);
+                f64x4::new(q)
+            }
+        };
         let g = got.position.each_ref().map(wide32);
-        let w = [wide64(&want[0]), wide64(&want[1]), wide64(&want[2])];
+        let w = [wide64(want[0]), wide64(want[1]), wide64(want[2])];
         // `distance`: (got - want).length().
         let d = [g[0] - w[0], g[1] - w[1], g[2] - w[2]];
         let error = ((d[0] * d[0]) + (d[1] * d[1]) + (d[2] * d[2])).sqrt();
         let gn = got.normal.each_ref().map(wide32);
-        let wn = [wide64(&want[3]), wide64(&want[4]), wide64(&want[5])];
+        let wn = [wide64(want[3]), wide64(want[4]), wide64(want[5])];
         let none = |v: &[f64x4; 3]| v[0].cmp_eq(zero) & v[1].cmp_eq(zero) & v[2].cmp_eq(zero);
         let angle = none(&gn).blend(f64x4::splat(180.0), angle_degrees_of(gn, wn));
         errors[i..i + 4].copy_from_slice(&error.to_array());
@@ -592,6 +614,7 @@ fn motion_in_space(
 }
 
 /// A reconstructed vertex moved by the clip's root motion (in its space).
+#[inline(always)]
 fn moved(got: RuntimeVertex, motion: Option<&DMat4>) -> RuntimeVertex {
     let Some(m) = motion else { return got };
     RuntimeVertex {
@@ -608,7 +631,7 @@ fn moved(got: RuntimeVertex, motion: Option<&DMat4>) -> RuntimeVertex {
 /// the paths that compare with it: the bone and VAT paths usually ask for
 /// the same primitive in the same space and normal convention. The node
 /// globals of the pose are computed once for all of them; the buffers come
-/// from, and go back to, a pool kept across samples.
+/// from, and go back to, a [`Pool`] kept across samples.
 struct Direct<'a> {
     model: &'a Model,
     pose: &'a LocalPose,
@@ -618,6 +641,22 @@ struct Direct<'a> {
 }
 
 type DirectKey = (usize, usize, Option<usize>, NormalConvention);
+
+/// The buffers direct evaluations fill, kept across samples: columns to
+/// reuse, and the deformation's scratch block.
+struct Pool {
+    columns: Vec<Columns>,
+    block: Box<BlendBlock>,
+}
+
+impl Pool {
+    fn new() -> Self {
+        Self {
+            columns: Vec::new(),
+            block: BlendBlock::boxed(),
+        }
+    }
+}
 
 impl<'a> Direct<'a> {
     fn new(model: &'a Model, pose: &'a LocalPose) -> Self {
@@ -631,9 +670,10 @@ impl<'a> Direct<'a> {
 
     /// Primitive `primitive` of `node` deformed in the space of `space`
     /// with `convention` (`core::reference`), into a buffer from `pool`.
+    #[inline(always)]
     fn get(
         &mut self,
-        pool: &mut Vec<Columns>,
+        pool: &mut Pool,
         node: usize,
         primitive: usize,
         space: Option<usize>,
@@ -643,7 +683,7 @@ impl<'a> Direct<'a> {
         let i = match self.done.iter().position(|(k, _)| *k == key) {
             Some(i) => i,
             None => {
-                let mut out = pool.pop().unwrap_or_default();
+                let mut out = pool.columns.pop().unwrap_or_default();
                 out.clear();
                 if let Some(d) = PrimitiveDeform::new(
                     self.model,
@@ -653,7 +693,7 @@ impl<'a> Direct<'a> {
                     primitive,
                     space,
                 ) {
-                    d.deform_columns(convention, &mut out);
+                    d.deform_columns(&mut pool.block, convention, &mut out);
                 }
                 self.done.push((key, out));
                 self.done.len() - 1
@@ -663,8 +703,8 @@ impl<'a> Direct<'a> {
     }
 
     /// Gives the buffers back to `pool`.
-    fn recycle(self, pool: &mut Vec<Columns>) {
-        pool.extend(self.done.into_iter().map(|(_, v)| v));
+    fn recycle(self, pool: &mut Pool) {
+        pool.columns.extend(self.done.into_iter().map(|(_, v)| v));
     }
 }
 
@@ -674,10 +714,11 @@ struct Instant<'s, 'a> {
     gpu: &'s GpuState,
     motion: Option<&'s DMat4>,
     direct: &'s mut Direct<'a>,
-    pool: &'s mut Vec<Columns>,
+    pool: &'s mut Pool,
     scratch: &'s mut Scratch,
 }
 
+#[inline(always)]
 fn eval_bones(
     subject: &Subject<'_>,
     bones: &BonePlayback,
@@ -709,54 +750,81 @@ fn eval_bones(
             // Normal errors have a bound only when the bake is exact.
             normal: (tex.max_error == 0.0 && !prim.truncated).then_some(0.0),
         };
-        let gpu = at.gpu;
         let has_normal = prim
             .bound
             .as_ref()
             .map_or(src.normals.is_some(), |b| b.normals.is_some());
-        let fill = |from: usize, len: usize, block: &mut Block| {
-            play_block(gpu, last_row, &values, start + from, len, block);
-            for i in 0..len {
-                let (p, normal) = prim.vertex(src, from + i);
-                if !gpu.enabled {
-                    let n = normal.unwrap_or_default();
-                    for k in 0..3 {
-                        block.played.position[k][i] = p[k];
-                        block.played.normal[k][i] = n[k];
-                    }
-                }
-                block.bounds[i] = encoded_matrix_bound(tex.max_error, p.as_dvec3());
-            }
+        let play = Play {
+            gpu: at.gpu,
+            last_row,
+            values: &values,
+            start,
+            bounds: Bounds::Each(rows.bounds(k)),
+            rest: Some((prim, src)),
         };
         let motion = motion.as_ref();
         compare_primitive(
-            out, at.scratch, want, count, motion, recorded, has_normal, fill,
+            out, at.scratch, want, count, motion, recorded, has_normal, &play,
         );
     }
 }
 
-/// Plays `len` vertices of a path from its kept rows (the first at
-/// `index`, a span's start plus a vertex) into `block`, when `gpu` is
-/// enabled; returns whether it was (a disabled state draws the mesh as
-/// it is, which only the path knows).
-fn play_block(
-    gpu: &GpuState,
+/// How a path plays one primitive's vertices, a block at a time, for
+/// [`compare_primitive`]: from its kept rows, or as a disabled state draws
+/// them.
+struct Play<'p, 'r> {
+    gpu: &'p GpuState,
+    /// The last timeline row of the primitive's texture.
     last_row: u32,
-    values: &Resolved<'_>,
-    index: usize,
-    len: usize,
-    block: &mut Block,
-) -> bool {
-    if gpu.enabled {
-        blend_rows_block(
-            gpu,
-            last_row,
-            len,
-            |row| values.row(row, index),
-            &mut block.played,
-        );
+    values: &'p Resolved<'r>,
+    /// Where the primitive's vertices start in a row's values.
+    start: usize,
+    /// The recorded encoding bound each played position is judged by.
+    bounds: Bounds<'p>,
+    /// What a disabled state draws: the bone path's mesh as it is (the
+    /// playback primitive and its source); `None`, the VAT path's zeros.
+    rest: Option<(&'p BonePrimitive, &'p Primitive)>,
+}
+
+/// Recorded encoding bounds of a primitive's positions.
+enum Bounds<'p> {
+    /// One per vertex (the bone path's: they grow with the position).
+    Each(&'p [f64]),
+    /// One for every vertex (the VAT path's).
+    All(f64),
+}
+
+impl Play<'_, '_> {
+    /// Plays vertices `from..from + len` of the primitive into `block`,
+    /// with their bounds.
+    #[inline(always)]
+    fn fill(&self, from: usize, len: usize, block: &mut Block) {
+        if self.gpu.enabled {
+            let index = self.start + from;
+            blend_rows_block(
+                self.gpu,
+                self.last_row,
+                len,
+                |row| self.values.row(row, index),
+                &mut block.played,
+            );
+        } else if let Some((prim, src)) = self.rest {
+            for i in 0..len {
+                let (p, normal) = prim.vertex(src, from + i);
+                let n = normal.unwrap_or_default();
+                for k in 0..3 {
+                    block.played.position[k][i] = p[k];
+                    block.played.normal[k][i] = n[k];
+                }
+            }
+        } else {
+            block.played = PlayedBlock::default();
+        }
+        match self.bounds {
+            Bounds::Each(b) => block.bounds[..len].copy_from_slice(&b[from..from + len]),
+            Bounds::All(b) => block.bounds[..len].fill(b),
+        }
     }
-    gpu.enabled
 }
 
 /// How far a point `p` can move when every entry of the (blended) skin
@@ -764,10 +832,12 @@ fn play_block(
 /// texture): each of the three coordinates by at most `max_error * (|x| +
 /// |y| + |z| + 1)`, so the point by `sqrt(3)` times that (blending with
 /// weights that sum to 1 keeps the entry bound).
+#[inline(always)]
 pub fn encoded_matrix_bound(max_error: f64, p: DVec3) -> f64 {
     3f64.sqrt() * max_error * (p.abs().element_sum() + 1.0)
 }
 
+#[inline(always)]
 fn eval_vat(
     subject: &Subject<'_>,
     vat: &VatPlayback,
@@ -793,16 +863,17 @@ fn eval_vat(
         let has_normal = prim.normals.is_some();
         let last_row = prim.address.frames.saturating_sub(1);
         let (start, count) = rows.span(k);
-        let gpu = at.gpu;
-        let fill = |from: usize, len: usize, block: &mut Block| {
-            if !play_block(gpu, last_row, &values, start + from, len, block) {
-                block.played = PlayedBlock::default();
-            }
-            block.bounds[..len].fill(bound);
+        let play = Play {
+            gpu: at.gpu,
+            last_row,
+            values: &values,
+            start,
+            bounds: Bounds::All(bound),
+            rest: None,
         };
         let motion = motion.as_ref();
         compare_primitive(
-            out, at.scratch, want, count, motion, recorded, has_normal, fill,
+            out, at.scratch, want, count, motion, recorded, has_normal, &play,
         );
     }
 }
@@ -836,8 +907,38 @@ fn evaluate(
         .collect()
 }
 
-/// [`evaluate`] on one run of samples, in order.
+/// [`evaluate`] on one run of samples, in order: compiled for AVX2 when
+/// the CPU has it ([`isa`]), else for the baseline; the same bits either
+/// way.
 fn evaluate_run(
+    subject: &Subject<'_>,
+    paths: &[Path<'_>],
+    run: &[Sample],
+) -> Vec<Vec<SampleResult>> {
+    #[cfg(target_arch = "x86_64")]
+    if isa::avx2() {
+        // SAFETY: the CPU has AVX2 (`isa::avx2` checked).
+        #[allow(unsafe_code)]
+        return unsafe { evaluate_run_avx2(subject, paths, run) };
+    }
+    evaluate_run_body(subject, paths, run)
+}
+
+/// [`evaluate_run_body`] compiled for AVX2 (no FMA: [`isa`]).
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+#[target_feature(enable = "avx2")]
+unsafe fn evaluate_run_avx2(
+    subject: &Subject<'_>,
+    paths: &[Path<'_>],
+    run: &[Sample],
+) -> Vec<Vec<SampleResult>> {
+    evaluate_run_body(subject, paths, run)
+}
+
+/// The body of [`evaluate_run`], inlined into each instruction-set copy.
+#[inline(always)]
+fn evaluate_run_body(
     subject: &Subject<'_>,
     paths: &[Path<'_>],
     run: &[Sample],
@@ -845,59 +946,56 @@ fn evaluate_run(
     let model = subject.model;
     let (mut pose, mut scratch) = (LocalPose::rest(model), LocalPose::rest(model));
     let mut rows: Vec<PathRows<'_>> = paths.iter().map(|p| PathRows::new(model, *p)).collect();
-    let mut pool = Vec::new();
+    let mut pool = Pool::new();
     let mut blocks = Scratch::new();
-    run.iter()
-        .map(|s| {
-            let clip = &subject.clips[s.clip];
-            source_pose_at(
-                model,
-                &clip.source,
-                clip.info.duration,
-                s.time,
-                &mut pose,
-                &mut scratch,
-            );
-            let gpu = state_at(&clip.info, s.time, s.mode);
-            // A clip baked in place moves by its recorded track.
-            let motion = clip.root_motion.as_ref().map(|r| {
-                let sample = clip.info.sample(s.time, s.mode);
-                motion_matrix(r.track().at(&clip.info, &sample))
-            });
-            for r in &mut rows {
-                r.prepare(model, &gpu);
+    let mut results = Vec::with_capacity(run.len());
+    for s in run {
+        let clip = &subject.clips[s.clip];
+        source_pose_at(
+            model,
+            &clip.source,
+            clip.info.duration,
+            s.time,
+            &mut pose,
+            &mut scratch,
+        );
+        let gpu = state_at(&clip.info, s.time, s.mode);
+        // A clip baked in place moves by its recorded track.
+        let motion = clip.root_motion.as_ref().map(|r| {
+            let sample = clip.info.sample(s.time, s.mode);
+            motion_matrix(r.track().at(&clip.info, &sample))
+        });
+        for r in &mut rows {
+            r.prepare(model, &gpu);
+        }
+        let mut direct = Direct::new(model, &pose);
+        let mut per_path = Vec::with_capacity(paths.len());
+        for (path, rows) in paths.iter().zip(&rows) {
+            let mut out = SampleResult {
+                stats: Stats {
+                    samples: 1,
+                    ..Stats::default()
+                },
+                lo: DVec3::splat(f64::INFINITY),
+                hi: DVec3::splat(f64::NEG_INFINITY),
+            };
+            let mut at = Instant {
+                gpu: &gpu,
+                motion: motion.as_ref(),
+                direct: &mut direct,
+                pool: &mut pool,
+                scratch: &mut blocks,
+            };
+            match path {
+                Path::Bones(b) => eval_bones(subject, b, rows, &mut at, &mut out),
+                Path::Vat(v) => eval_vat(subject, v, rows, &mut at, &mut out),
             }
-            let mut direct = Direct::new(model, &pose);
-            let results = paths
-                .iter()
-                .zip(&rows)
-                .map(|(path, rows)| {
-                    let mut out = SampleResult {
-                        stats: Stats {
-                            samples: 1,
-                            ..Stats::default()
-                        },
-                        lo: DVec3::splat(f64::INFINITY),
-                        hi: DVec3::splat(f64::NEG_INFINITY),
-                    };
-                    let mut at = Instant {
-                        gpu: &gpu,
-                        motion: motion.as_ref(),
-                        direct: &mut direct,
-                        pool: &mut pool,
-                        scratch: &mut blocks,
-                    };
-                    match path {
-                        Path::Bones(b) => eval_bones(subject, b, rows, &mut at, &mut out),
-                        Path::Vat(v) => eval_vat(subject, v, rows, &mut at, &mut out),
-                    }
-                    out
-                })
-                .collect();
-            direct.recycle(&mut pool);
-            results
-        })
-        .collect()
+            per_path.push(out);
+        }
+        direct.recycle(&mut pool);
+        results.push(per_path);
+    }
+    results
 }
 
 /// The timeline rows sample `s` reads (sorted, distinct), below `frames`.

@@ -4,6 +4,7 @@
 //! clip against tolerances. Semantics and tolerances: `docs/runtime.md`.
 
 mod angle;
+pub mod isa;
 mod measure;
 pub mod records;
 pub mod report;

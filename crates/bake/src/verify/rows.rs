@@ -18,7 +18,7 @@ use rigbake_core::runtime::math::Rows3x4;
 use rigbake_core::runtime::rows::RowValues;
 use rigbake_core::runtime::vat_path;
 
-use super::measure::Path;
+use super::measure::{Path, encoded_matrix_bound};
 use crate::playback::{BonePlayback, VatPlayback};
 
 /// Rows kept per path (a verify sample reads at most four: two state rows
@@ -45,6 +45,12 @@ pub(super) struct PathRows<'p> {
     clock: u64,
     /// Zeros for every vertex: what a row not computed reads (never).
     zeros: Vec<RowValues>,
+    /// The bone path's bound on each vertex's position error from its
+    /// texture's recorded encoding error
+    /// ([`super::measure::encoded_matrix_bound`]), laid out like a row's
+    /// values: the same at every sample, so computed once. Empty for the
+    /// VAT path.
+    bounds: Vec<f64>,
 }
 
 struct Kept {
@@ -94,8 +100,25 @@ impl<'p> PathRows<'p> {
                 span
             })
             .collect();
+        let bounds = match path {
+            Path::Bones(b) => b
+                .primitives
+                .iter()
+                .zip(&spans)
+                .flat_map(|(p, &(_, count))| {
+                    let max_error = b.textures.get(p.set).map_or(0.0, |t| t.max_error);
+                    let src = source_primitive(model, p.node, p.primitive);
+                    (0..count).map(move |v| match src {
+                        Some(src) => encoded_matrix_bound(max_error, p.vertex(src, v).0.as_dvec3()),
+                        None => 0.0,
+                    })
+                })
+                .collect(),
+            Path::Vat(_) => Vec::new(),
+        };
         Self {
             path,
+            bounds,
             zeros: vec![RowValues::default(); start],
             spans,
             last_rows,
@@ -110,9 +133,17 @@ impl<'p> PathRows<'p> {
         self.spans.get(k).copied().unwrap_or((0, 0))
     }
 
+    /// The bone path's position bounds of primitive `k`'s compared
+    /// vertices (empty for the VAT path).
+    pub(super) fn bounds(&self, k: usize) -> &[f64] {
+        let (start, count) = self.span(k);
+        self.bounds.get(start..start + count).unwrap_or_default()
+    }
+
     /// Computes the rows `state` reads (each active row, and its next row
     /// where it blends into it) that are not kept, evicting the rows read
     /// least recently.
+    #[inline(always)]
     pub(super) fn prepare(&mut self, model: &Model, state: &GpuState) {
         self.clock += 1;
         if !state.enabled {
@@ -130,6 +161,7 @@ impl<'p> PathRows<'p> {
         }
     }
 
+    #[inline(always)]
     fn keep(&mut self, model: &Model, row: u32) {
         if let Some(k) = self.kept.iter_mut().find(|k| k.row == row) {
             k.used = self.clock;
@@ -195,6 +227,7 @@ impl<'r> Resolved<'r> {
 /// Every compared vertex of the bone path skinned at `row`, appended to
 /// `out`: each bone set's matrices at the row fetched once (the texels
 /// `bone_matrix` reads, so the same blend).
+#[inline(always)]
 fn bone_row(
     model: &Model,
     bones: &BonePlayback,
@@ -233,17 +266,15 @@ fn bone_row(
 }
 
 /// Every vertex of the VAT path at `row`, appended to `out`: the texels
-/// [`vat_path::row_values`] reads, walked along the row.
+/// [`vat_path::row_values`] reads, walked along the row a run of texels
+/// at a time.
+#[inline(always)]
 fn vat_row(vat: &VatPlayback, spans: &[(usize, usize)], row: u32, out: &mut Vec<RowValues>) {
     for (prim, &(_, count)) in vat.primitives.iter().zip(spans) {
         let positions = prim.positions.views();
         let normals = prim.normals.as_ref().map(|n| n.views());
-        prim.address.for_each_texel(count as u32, row, |_, texel| {
-            out.push(vat_path::texel_values(
-                &positions,
-                normals.as_deref(),
-                texel,
-            ));
+        prim.address.for_each_run(count as u32, row, |_, texel, n| {
+            vat_path::run_values(&positions, normals.as_deref(), texel, n, out);
         });
     }
 }

@@ -59,6 +59,7 @@ impl BoneTextureView<'_> {
     }
 
     /// The skin matrix of `joint` at timeline row `row`, as three rows.
+    #[inline]
     pub fn bone_matrix(&self, joint: u32, row: u32) -> Rows3x4 {
         let (page, x0, row) = self.fold.texel(0, 0, row);
         if page > 0 {
@@ -113,6 +114,7 @@ pub fn blend_bones(texture: &BoneTextureView<'_>, channels: &[[f32; 4]], row: u3
 /// [`blend_bones`] with the matrices of one row given by `matrix` (bone
 /// index to matrix): a caller skinning many vertices at one row fetches
 /// each bone's matrix once (the same texels, so the same sums).
+#[inline(always)]
 pub fn blend_matrices(channels: &[[f32; 4]], matrix: impl Fn(u32) -> Rows3x4) -> Rows3x4 {
     let mut acc = ZERO_ROWS;
     for c in channels {
@@ -127,6 +129,7 @@ pub fn blend_matrices(channels: &[[f32; 4]], matrix: impl Fn(u32) -> Rows3x4) ->
 
 /// Position and unit normal (zero when the vertex has none) of a vertex
 /// skinned with `m`: its values at one row, before the frame lerp.
+#[inline]
 pub fn skin(m: &Rows3x4, position: Vec3, normal: Option<Vec3>) -> RowValues {
     (
         transform_point(m, position),

@@ -12,6 +12,7 @@ pub type Rows3x4 = [Vec4; 3];
 pub const ZERO_ROWS: Rows3x4 = [Vec4::ZERO; 3];
 
 /// `acc + m * w`, row by row.
+#[inline(always)]
 pub fn add_weighted(acc: &mut Rows3x4, m: &Rows3x4, w: f32) {
     for (a, r) in acc.iter_mut().zip(m) {
         *a += *r * w;
@@ -19,6 +20,7 @@ pub fn add_weighted(acc: &mut Rows3x4, m: &Rows3x4, w: f32) {
 }
 
 /// `m * (p, 1)`: a point through the affine matrix.
+#[inline]
 pub fn transform_point(m: &Rows3x4, p: Vec3) -> Vec3 {
     let p4 = p.extend(1.0);
     Vec3::new(m[0].dot(p4), m[1].dot(p4), m[2].dot(p4))
@@ -28,6 +30,7 @@ pub fn transform_point(m: &Rows3x4, p: Vec3) -> Vec3 {
 /// 3x3) applied to `n`, without dividing by the determinant: the cofactor
 /// matrix, whose rows are cross products of the columns, times the sign of
 /// the determinant (`+1` when it is 0). Unnormalised.
+#[inline]
 pub fn cofactor_normal(m: &Rows3x4, n: Vec3) -> Vec3 {
     let (r0, r1, r2) = (m[0].truncate(), m[1].truncate(), m[2].truncate());
     let c0 = Vec3::new(r0.x, r1.x, r2.x);
@@ -43,6 +46,7 @@ pub fn cofactor_normal(m: &Rows3x4, n: Vec3) -> Vec3 {
 
 /// `v / length(v)`, or `v` itself when its length is 0 (shaders guard the
 /// same way: `normalize(0)` is undefined on GPUs).
+#[inline]
 pub fn safe_normalize(v: Vec3) -> Vec3 {
     let length = v.length();
     if length > 0.0 { v / length } else { v }
@@ -50,6 +54,7 @@ pub fn safe_normalize(v: Vec3) -> Vec3 {
 
 /// `a + (b - a) * t`, written out (not `mix`/`lerp`, whose rounding differs
 /// between shading languages).
+#[inline]
 pub fn lerp3(a: Vec3, b: Vec3, t: f32) -> Vec3 {
     a + (b - a) * t
 }

@@ -72,6 +72,7 @@ impl<const N: usize> Default for PlayedBlock<N> {
 /// `len` of them, vertex `i` at index `i`). The same operations in the
 /// same order per vertex, so the same bits, with the state's rows read
 /// once per block instead of once per vertex.
+#[inline(always)]
 pub fn blend_rows_block<'v, const N: usize>(
     state: &GpuState,
     last_row: u32,

@@ -126,18 +126,32 @@ impl VatAddress {
     }
 
     /// Calls `f(vertex, texel)` for vertices `0..count` in order, with
-    /// [`VatAddress::texel`]'s `(page, x, y)` at timeline row `row`: found
-    /// by stepping from one vertex to the next (no divisions per vertex)
-    /// wherever no coordinate saturates, else vertex by vertex.
+    /// [`VatAddress::texel`]'s `(page, x, y)` at timeline row `row`
+    /// ([`VatAddress::for_each_run`], texel by texel).
+    #[inline(always)]
     pub fn for_each_texel(&self, count: u32, row: u32, mut f: impl FnMut(u32, (u32, u32, u32))) {
+        self.for_each_run(count, row, |first, (page, x, y), n| {
+            for i in 0..n {
+                f(first + i, (page, x + i, y));
+            }
+        });
+    }
+
+    /// Calls `f(first, texel, n)` over vertices `0..count` in order, in
+    /// runs: vertices `first..first + n` are at [`VatAddress::texel`]'s
+    /// `(page, x + i, y)` at timeline row `row` (one texture row, `x`
+    /// upwards). Found by stepping from one vertex to the next (no
+    /// divisions per vertex) wherever no coordinate saturates, else
+    /// vertex by vertex (runs of one).
+    #[inline(always)]
+    pub fn for_each_run(&self, count: u32, row: u32, mut f: impl FnMut(u32, (u32, u32, u32), u32)) {
         if count == 0 {
             return;
         }
         let width = self.width.max(1);
         let (per_block, per_page) = self.folding();
         let block = row / per_block;
-        // The first vertex's column and band, and the block's corner,
-        // when every texel of the walk is in range.
+        // The block's corner, when every texel of the walk is in range.
         let walk = (|| {
             let last = self.first_vertex.checked_add(count - 1)?;
             let base_x = (block % per_page).checked_mul(width)?;
@@ -148,19 +162,19 @@ impl VatAddress {
         })();
         let Some((base_x, base_y)) = walk else {
             for v in 0..count {
-                f(v, self.texel(v, row));
+                f(v, self.texel(v, row), 1);
             }
             return;
         };
         let page = block / per_page;
         let (mut x, mut band) = (self.first_vertex % width, self.first_vertex / width);
-        for v in 0..count {
-            f(v, (page, base_x + x, base_y + band));
-            x += 1;
-            if x == width {
-                x = 0;
-                band = band.wrapping_add(1);
-            }
+        let mut v = 0;
+        while v < count {
+            let n = (width - x).min(count - v);
+            f(v, (page, base_x + x, base_y + band), n);
+            v += n;
+            x = 0;
+            band = band.wrapping_add(1);
         }
     }
 
@@ -194,9 +208,10 @@ pub fn octahedral_decode(e: Vec2) -> Vec3 {
     safe_normalize(n)
 }
 
-impl VatTextureView<'_> {
+impl<'a> VatTextureView<'a> {
     /// The raw samples of texel `(x, y)` (zeros outside, or missing
     /// channels), as floats for float textures and `q` for unorm16 ones.
+    #[inline(always)]
     fn raw(&self, x: u32, y: u32) -> ([f32; 4], [u16; 4]) {
         let (mut f, mut q) = ([0.0f32; 4], [0u16; 4]);
         if x >= self.width || y >= self.height {
@@ -226,8 +241,33 @@ impl VatTextureView<'_> {
         (f, q)
     }
 
+    /// The float samples of texels `x..x + n` of row `y` (`channels` each,
+    /// interleaved), when they are all held in a float texture: then
+    /// [`VatTextureView::load`] gives texel `x + i` as its samples, zeros
+    /// for the channels it lacks. `None` otherwise (load them one by one).
+    #[inline(always)]
+    pub fn float_run(&self, x: u32, y: u32, n: u32) -> Option<&'a [f32]> {
+        let VatSamples::Float(s) = self.samples else {
+            return None;
+        };
+        if y >= self.height || u64::from(x) + u64::from(n) > u64::from(self.width) {
+            return None;
+        }
+        let y = match self.rows {
+            None => y,
+            Some(map) => match map.get(y as usize) {
+                Some(&packed) if packed != u32::MAX => packed,
+                _ => return None,
+            },
+        };
+        let channels = self.channels.min(4) as usize;
+        let at = (y as usize * self.width as usize + x as usize) * channels;
+        s.get(at..at + n as usize * channels)
+    }
+
     /// Texel `(x, y)` decoded to values; outside the texture the samples
     /// read as zero before decoding, as `Texture.Load` returns them.
+    #[inline(always)]
     pub fn load(&self, x: u32, y: u32) -> Vec4 {
         let (f, q) = self.raw(x, y);
         match (self.samples, self.decode) {
@@ -258,6 +298,7 @@ pub fn fetch(pages: &[VatTextureView<'_>], address: &VatAddress, vertex: u32, ro
 
 /// The value at texel `(page, x, y)` of one stream's pages (zero on a
 /// page the set does not have).
+#[inline(always)]
 pub fn fetch_texel(pages: &[VatTextureView<'_>], (page, x, y): (u32, u32, u32)) -> Vec4 {
     match pages.get(page as usize) {
         Some(view) => view.load(x, y),
@@ -279,6 +320,7 @@ pub fn row_values(
 
 /// [`row_values`] at the texel [`VatAddress::texel`] gives (what
 /// [`VatAddress::for_each_texel`] walks).
+#[inline(always)]
 pub fn texel_values(
     positions: &[VatTextureView<'_>],
     normals: Option<&[VatTextureView<'_>]>,
@@ -288,6 +330,43 @@ pub fn texel_values(
         fetch_texel(positions, texel).truncate(),
         normals.map_or(Vec3::ZERO, |tex| fetch_texel(tex, texel).truncate()),
     )
+}
+
+/// [`texel_values`] at texels `(page, x + i, y)` for `i` in `0..n`,
+/// appended to `out` in order: read straight from the samples where the
+/// run is held whole in float textures of three or four channels
+/// ([`VatTextureView::float_run`]), else texel by texel; the same values
+/// either way.
+#[inline(always)]
+pub fn run_values<'v>(
+    positions: &[VatTextureView<'v>],
+    normals: Option<&[VatTextureView<'v>]>,
+    (page, x, y): (u32, u32, u32),
+    n: u32,
+    out: &mut Vec<RowValues>,
+) {
+    let run = |views: &[VatTextureView<'v>]| -> Option<(&'v [f32], usize)> {
+        let view = views.get(page as usize)?;
+        let channels = view.channels.min(4) as usize;
+        (channels >= 3)
+            .then(|| view.float_run(x, y, n))
+            .flatten()
+            .map(|s| (s, channels))
+    };
+    let xyz = |(s, c): (&[f32], usize), i: usize| Vec3::new(s[c * i], s[c * i + 1], s[c * i + 2]);
+    match (run(positions), normals.map(run)) {
+        (Some(p), None) => {
+            out.extend((0..n as usize).map(|i| (xyz(p, i), Vec3::ZERO)));
+        }
+        (Some(p), Some(Some(q))) => {
+            out.extend((0..n as usize).map(|i| (xyz(p, i), xyz(q, i))));
+        }
+        _ => {
+            for i in 0..n {
+                out.push(texel_values(positions, normals, (page, x + i, y)));
+            }
+        }
+    }
 }
 
 /// One vertex through the VAT shader: `vertex` its index in the primitive,
@@ -402,6 +481,83 @@ mod tests {
                     address.for_each_texel(count, row, |v, t| walked.push((v, t)));
                     let want: Vec<_> = (0..count).map(|v| (v, address.texel(v, row))).collect();
                     assert_eq!(walked, want, "{address:?} row {row} count {count}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_run_reads_what_its_texels_read() {
+        // Float textures of 2, 3 and 4 channels (2 falls back texel by
+        // texel), a unorm16 one (falls back), whole or a window with rows
+        // missing, runs inside, crossing the right edge, below the bottom,
+        // and on a page the set does not have; with and without normals.
+        let (w, h) = (5u32, 4u32);
+        let floats: Vec<f32> = (0..2 * w * h * 4)
+            .map(|i| (i as f32 * 0.37).sin())
+            .collect();
+        let unorms: Vec<u16> = (0..w * h * 4).map(|i| (i * 7919 % 65536) as u16).collect();
+        let window = [2u32, u32::MAX, 0];
+        let bits = |v: &[RowValues]| -> Vec<[u32; 6]> {
+            v.iter()
+                .map(|(p, n)| [p.x, p.y, p.z, n.x, n.y, n.z].map(f32::to_bits))
+                .collect()
+        };
+        for channels in [2u32, 3, 4] {
+            for unorm in [false, true] {
+                for rows in [None, Some(&window[..])] {
+                    let n = (w * h * channels) as usize;
+                    let view = VatTextureView {
+                        width: w,
+                        height: h,
+                        channels,
+                        samples: if unorm {
+                            VatSamples::Unorm16(&unorms[..n])
+                        } else {
+                            VatSamples::Float(&floats[..n])
+                        },
+                        decode: if unorm {
+                            VatDecode::Bounds {
+                                min: [-1.0; 4],
+                                max: [2.0; 4],
+                            }
+                        } else {
+                            VatDecode::Float
+                        },
+                        rows,
+                    };
+                    let positions = [view, view];
+                    let normal_view = VatTextureView {
+                        samples: VatSamples::Float(&floats[n / 2..n / 2 + n]),
+                        ..view
+                    };
+                    let normals = [normal_view];
+                    for with_normals in [false, true] {
+                        let normals = with_normals.then_some(&normals[..]);
+                        for (page, x, y, len) in [
+                            (0, 0, 0, 5),
+                            (0, 1, 2, 3),
+                            (1, 2, 1, 3),
+                            (0, 3, 1, 4),
+                            (0, 0, 4, 2),
+                            (2, 0, 0, 2),
+                            (0, 4, 3, 0),
+                        ] {
+                            let mut got = Vec::new();
+                            run_values(&positions, normals, (page, x, y), len, &mut got);
+                            let want: Vec<RowValues> = (0..len)
+                                .map(|i| texel_values(&positions, normals, (page, x + i, y)))
+                                .collect();
+                            assert_eq!(
+                                bits(&got),
+                                bits(&want),
+                                "{channels} channels, unorm {unorm}, window {}, \
+                                 normals {with_normals}, run {:?}",
+                                rows.is_some(),
+                                (page, x, y, len)
+                            );
+                        }
+                    }
                 }
             }
         }

@@ -194,8 +194,24 @@ fn scatter(
             let texels = row[x0 * channels..(x0 + bw) * channels].chunks_exact_mut(channels);
             match sample {
                 SampleType::F16 => {
-                    for (t, b) in texels.zip(bytes.chunks_exact(2)) {
-                        t[c] = exr::prelude::f16::from_ne_bytes([b[0], b[1]]).to_f32();
+                    // Widened a chunk at a time (F16C's vector conversion
+                    // where the CPU has it; exact either way).
+                    use half::slice::HalfFloatSliceExt as _;
+                    const CHUNK: usize = 64;
+                    let (mut halves, mut floats) = ([half::f16::ZERO; CHUNK], [0.0f32; CHUNK]);
+                    let mut texels = texels;
+                    for chunk in bytes.chunks(2 * CHUNK) {
+                        let n = chunk.len() / 2;
+                        for (h, b) in halves.iter_mut().zip(chunk.chunks_exact(2)) {
+                            *h = half::f16::from_ne_bytes([b[0], b[1]]);
+                        }
+                        halves[..n].convert_to_f32_slice(&mut floats[..n]);
+                        // The floats lead: a zip pulls from its first
+                        // iterator first, and must not take a texel past
+                        // the chunk.
+                        for (&f, t) in floats[..n].iter().zip(&mut texels) {
+                            t[c] = f;
+                        }
                     }
                 }
                 SampleType::F32 => {
