@@ -14,7 +14,7 @@
 //! bake. That is the job of the three.js oracle, an outside glTF
 //! implementation the bakes are compared with in CI (`docs/oracle.md`).
 
-use glam::{DMat3, DMat4, DVec3, DVec4};
+use glam::{DMat3, DMat4, DVec3, DVec4, Vec3};
 
 use crate::bake::vat::NormalConvention;
 use crate::eval::sample::{LocalPose, blend_poses, sample_clip};
@@ -193,11 +193,6 @@ struct Affine {
 }
 
 impl Affine {
-    const ZERO: Self = Self {
-        upper: DMat3::ZERO,
-        translation: DVec3::ZERO,
-    };
-
     fn of(m: &DMat4) -> Self {
         Self {
             upper: DMat3::from_mat4(*m),
@@ -223,12 +218,99 @@ pub struct PrimitiveDeform<'a> {
     /// The node's morph weights at the pose.
     weights: &'a [f64],
     /// Per joint of the skin: its skin matrix and the lengths of its
-    /// columns (how much of a blend cancelled out); `None` when the
-    /// primitive is not skinned.
-    joints: Option<Vec<(Affine, DVec3)>>,
+    /// columns (how much of a blend cancelled out), as a [`Record`];
+    /// `None` when the primitive is not skinned.
+    joints: Option<Vec<Record>>,
     /// The node's own matrix (for an unskinned primitive) with its column
     /// lengths.
-    rigid: (Affine, DVec3),
+    rigid: Record,
+}
+
+/// A matrix and the lengths of its upper 3x3's columns, flat: the x, y
+/// and z columns of the upper 3x3, the translation, the three lengths and
+/// a zero (16 values, so that blending records is four 4-wide steps).
+type Record = [f64; 16];
+
+/// The record every lane of a blend adds when its influence is dropped.
+const ZERO_RECORD: Record = [0.0; 16];
+
+/// `m` and its column lengths as a [`Record`].
+fn record(m: &DMat4) -> Record {
+    let a = Affine::of(m);
+    let lengths = column_lengths(&a.upper);
+    let mut r = ZERO_RECORD;
+    for (k, c) in [
+        a.upper.x_axis,
+        a.upper.y_axis,
+        a.upper.z_axis,
+        a.translation,
+        lengths,
+    ]
+    .iter()
+    .enumerate()
+    {
+        r[3 * k..3 * k + 3].copy_from_slice(&c.to_array());
+    }
+    r
+}
+
+/// The matrix and column terms of a record.
+fn unrecord(r: &Record) -> (Affine, DVec3) {
+    let v = |k: usize| DVec3::new(r[3 * k], r[3 * k + 1], r[3 * k + 2]);
+    (
+        Affine {
+            upper: DMat3::from_cols(v(0), v(1), v(2)),
+            translation: v(3),
+        },
+        v(4),
+    )
+}
+
+/// The skin records of `joints` blended by the influences (`js`, `ws`)
+/// of one vertex, its weights renormalised: `sum(record * w / total)`
+/// over the slots with a positive weight, in slot order, starting from
+/// zero. Written without branches (a dropped slot keeps the sum by a
+/// select) and, for four or eight slots, with the divisions side by side,
+/// so it compiles to vector steps; the value is the same either way.
+#[inline(always)]
+fn blend_records(joints: &[Record], js: &[u16], ws: &[f32]) -> Record {
+    #[inline(always)]
+    fn slots<const N: usize>(joints: &[Record], js: &[u16; N], ws: &[f32; N]) -> Record {
+        let total: f64 = ws.iter().map(|w| f64::from(*w)).sum();
+        let scaled: [f64; N] = std::array::from_fn(|s| f64::from(ws[s]) / total);
+        let mut acc = ZERO_RECORD;
+        for s in 0..N {
+            let keep = ws[s] > 0.0;
+            let m = match joints.get(usize::from(js[s])) {
+                Some(m) if keep => m,
+                _ => &ZERO_RECORD,
+            };
+            for e in 0..16 {
+                let sum = acc[e] + m[e] * scaled[s];
+                acc[e] = if keep { sum } else { acc[e] };
+            }
+        }
+        acc
+    }
+    if let (Ok(j), Ok(w)) = (<&[u16; 4]>::try_from(js), <&[f32; 4]>::try_from(ws)) {
+        return slots(joints, j, w);
+    }
+    if let (Ok(j), Ok(w)) = (<&[u16; 8]>::try_from(js), <&[f32; 8]>::try_from(ws)) {
+        return slots(joints, j, w);
+    }
+    let total: f64 = ws.iter().map(|w| f64::from(*w)).sum();
+    let mut acc = ZERO_RECORD;
+    for (&j, &w) in js.iter().zip(ws) {
+        if w > 0.0
+            && let Some(m) = joints.get(usize::from(j))
+        {
+            let w = f64::from(w) / total;
+            for e in 0..16 {
+                acc[e] += m[e] * w;
+            }
+        }
+    }
+    acc
 }
 
 /// A vertex after morph targets, with the blended matrix that moves it.
@@ -262,28 +344,37 @@ impl<'a> PrimitiveDeform<'a> {
             .skin
             .filter(|_| p.influences.is_some())
             .map(|s| &model.skins[s]);
-        let with_columns = |m: DMat4| {
-            let a = Affine::of(&m);
-            (a, column_lengths(&a.upper))
-        };
         let joints = skin.map(|s| {
             s.joints
                 .iter()
                 .zip(&s.inverse_binds)
-                .map(|(&j, ibm)| with_columns(inv_ref * globals.get(j) * *ibm))
+                .map(|(&j, ibm)| record(&(inv_ref * globals.get(j) * *ibm)))
                 .collect()
         });
         Some(Self {
             primitive: p,
             weights: pose.node_weights(node),
             joints,
-            rigid: with_columns(inv_ref * globals.get(node)),
+            rigid: record(&(inv_ref * globals.get(node))),
         })
     }
 
     /// Vertices of the primitive.
     pub fn vertex_count(&self) -> usize {
         self.primitive.positions.len()
+    }
+
+    /// The record of the matrix that moves vertex `v`: its influences'
+    /// blended ([`blend_records`]), or the node's own.
+    #[inline(always)]
+    fn matrix_record(&self, v: usize) -> Record {
+        match (&self.joints, &self.primitive.influences) {
+            (Some(joints), Some(inf)) => {
+                let (js, ws) = inf.vertex(v);
+                blend_records(joints, js, ws)
+            }
+            _ => self.rigid,
+        }
     }
 
     /// Vertex `v` morphed, with the matrix that skins it (all of its
@@ -306,25 +397,7 @@ impl<'a> PrimitiveDeform<'a> {
                 normal_terms += (d[v].as_dvec3() * w).length();
             }
         }
-        let (matrix, column_terms) = match (&self.joints, &p.influences) {
-            (Some(joints), Some(inf)) => {
-                let (js, ws) = inf.vertex(v);
-                let total: f64 = ws.iter().map(|w| f64::from(*w)).sum();
-                let mut acc = Affine::ZERO;
-                let mut terms = DVec3::ZERO;
-                for (&j, &w) in js.iter().zip(ws) {
-                    if w > 0.0 {
-                        let (m, columns) = &joints[usize::from(j)];
-                        let w = f64::from(w) / total;
-                        acc.upper += m.upper * w;
-                        acc.translation += m.translation * w;
-                        terms += *columns * w;
-                    }
-                }
-                (acc, terms)
-            }
-            _ => self.rigid,
-        };
+        let (matrix, column_terms) = unrecord(&self.matrix_record(v));
         Blended {
             matrix,
             column_terms,
@@ -459,6 +532,14 @@ impl PrimitiveDeform<'_> {
         let n = self.vertex_count();
         for start in (0..n).step_by(BLOCK) {
             let len = BLOCK.min(n - start);
+            if self.primitive.morph_targets.is_empty() {
+                self.unmorphed_block(b, start, len);
+                match convention {
+                    NormalConvention::InverseTranspose => finish_block::<true>(b, len, out),
+                    NormalConvention::BlendedMatrix => finish_block::<false>(b, len, out),
+                }
+                continue;
+            }
             for i in 0..len {
                 let v = self.blended(start + i);
                 let (u, t) = (v.matrix.upper, v.matrix.translation);
@@ -481,6 +562,52 @@ impl PrimitiveDeform<'_> {
             match convention {
                 NormalConvention::InverseTranspose => finish_block::<true>(b, len, out),
                 NormalConvention::BlendedMatrix => finish_block::<false>(b, len, out),
+            }
+        }
+    }
+}
+
+impl PrimitiveDeform<'_> {
+    /// [`PrimitiveDeform::blended`] for vertices `start..start + len` of
+    /// a primitive without morph targets, into `b`'s columns: the same
+    /// values, with the normals' lengths taken over the block's columns
+    /// and a rigid matrix written once.
+    #[inline(always)]
+    fn unmorphed_block(&self, b: &mut BlendBlock, start: usize, len: usize) {
+        let p = self.primitive;
+        for i in 0..len {
+            let position = p.positions[start + i];
+            let normal = p.normals.as_ref().map_or(Vec3::ZERO, |x| x[start + i]);
+            for k in 0..3 {
+                b.position[k][i] = f64::from(position[k]);
+                b.normal[k][i] = f64::from(normal[k]);
+            }
+        }
+        for i in 0..BLOCK {
+            let n = [b.normal[0][i], b.normal[1][i], b.normal[2][i]];
+            // `DVec3::length`.
+            b.normal_terms[i] = ((n[0] * n[0]) + (n[1] * n[1]) + (n[2] * n[2])).sqrt();
+        }
+        match (&self.joints, &p.influences) {
+            (Some(joints), Some(inf)) => {
+                for i in 0..len {
+                    let (js, ws) = inf.vertex(start + i);
+                    let r = blend_records(joints, js, ws);
+                    for (e, column) in b.m.iter_mut().enumerate() {
+                        column[i] = r[e];
+                    }
+                    for k in 0..3 {
+                        b.column_terms[k][i] = r[12 + k];
+                    }
+                }
+            }
+            _ => {
+                for (e, column) in b.m.iter_mut().enumerate() {
+                    column[..len].fill(self.rigid[e]);
+                }
+                for k in 0..3 {
+                    b.column_terms[k][..len].fill(self.rigid[12 + k]);
+                }
             }
         }
     }

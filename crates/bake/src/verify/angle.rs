@@ -81,6 +81,7 @@ fn atan_nonneg(x: f64x4) -> f64x4 {
         let s2 = w * (at(1) + w * (at(3) + w * (at(5) + w * (at(7) + w * at(9)))));
         s1 + s2
     };
+    // (`sums_one` is this on one value.)
     if small.all() {
         // What the selects below give when every lane is small (no NaN,
         // none huge), without the reduction's division: `verify`'s angles
@@ -124,6 +125,58 @@ pub(super) fn atan2_nonneg_y(y: f64x4, x: f64x4) -> f64x4 {
     let r = steep.blend(splat(PI / 2.0), r);
     let r = y.cmp_eq(zero).blend(x_negative.blend(splat(PI), y), r);
     (x.is_nan() | y.is_nan()).blend(x + y, r)
+}
+
+/// musl's two polynomial sums of `atan` at `t` ([`atan_nonneg`]'s
+/// `sums`) on one value, the same operations in the same order.
+#[inline(always)]
+fn sums_one(t: f64) -> f64 {
+    let z = t * t;
+    let w = z * z;
+    let s1 = z * (AT[0] + w * (AT[2] + w * (AT[4] + w * (AT[6] + w * (AT[8] + w * AT[10])))));
+    let s2 = w * (AT[1] + w * (AT[3] + w * (AT[5] + w * (AT[7] + w * AT[9]))));
+    s1 + s2
+}
+
+/// [`atan2_nonneg_y`] over columns: `out[i] = atan2(y[i], x[i])` (as many
+/// as the shortest of the three holds), with libm's bits. When every pair
+/// has `x > 0` and `|y / x|` below 7/16 (normals less than about 23.6°
+/// apart: `verify`'s blocks nearly always), musl's atan needs no
+/// reduction, and that case is written as a plain loop over the columns,
+/// which compiles to the widest vectors the copy is built for; any other
+/// block goes four at a time through [`atan2_nonneg_y`].
+#[inline(always)]
+pub(super) fn atan2_columns(y: &[f64], x: &[f64], out: &mut [f64]) {
+    let n = y.len().min(x.len()).min(out.len());
+    let (y, x, out) = (&y[..n], &x[..n], &mut out[..n]);
+    let (small, tiny) = (bound(0x3fdc_0000), bound(0x3e40_0000));
+    let mut common = true;
+    for i in 0..n {
+        let r = (y[i] / x[i]).abs();
+        out[i] = r;
+        common &= (x[i] > 0.0) & (r < small);
+    }
+    if common {
+        // atan2 = atan(|y / x|) here: no quadrant, steep or zero case
+        // applies (y = 0 gives r = 0, which the tiny case returns).
+        for r in out.iter_mut() {
+            let t = *r;
+            let reduced = t - t * sums_one(t);
+            *r = if t < tiny { t } else { reduced };
+        }
+        return;
+    }
+    for i in (0..n).step_by(4) {
+        let lanes = |c: &[f64], pad: f64| {
+            let mut q = [pad; 4];
+            let tail = &c[i..n.min(i + 4)];
+            q[..tail.len()].copy_from_slice(tail);
+            f64x4::new(q)
+        };
+        let a = atan2_nonneg_y(lanes(y, 0.0), lanes(x, 1.0)).to_array();
+        let m = (n - i).min(4);
+        out[i..i + m].copy_from_slice(&a[..m]);
+    }
 }
 
 #[cfg(test)]
@@ -204,6 +257,23 @@ mod tests {
             (1.0, f64::NAN),
             (0.0, -1.0),
         ]);
+        // In columns: blocks of one case and blocks mixing them.
+        let (ys, xs): (Vec<f64>, Vec<f64>) = cases.iter().copied().unzip();
+        for width in [1usize, 3, 4, 7, 128] {
+            for start in (0..cases.len()).step_by(width.max(1) * 5 + 1) {
+                let end = cases.len().min(start + width);
+                let mut got = vec![0.0; end - start];
+                atan2_columns(&ys[start..end], &xs[start..end], &mut got);
+                for (k, g) in got.iter().enumerate() {
+                    let (y, x) = (ys[start + k], xs[start + k]);
+                    let want = libm::atan2(y, x);
+                    assert!(
+                        want.to_bits() == g.to_bits() || (want.is_nan() && g.is_nan()),
+                        "atan2({y:e}, {x:e}) in a column of {width}: libm {want:e}, ours {g:e}"
+                    );
+                }
+            }
+        }
         // Four equal lanes (the fast path when all are small).
         for &(y, x) in &cases {
             let got = atan2_nonneg_y(f64x4::splat(y), f64x4::splat(x)).to_array();

@@ -18,7 +18,6 @@ use rigbake_core::runtime::root_motion::motion_matrix;
 use rigbake_core::runtime::rows::{PlayedBlock, blend_rows_block};
 use rigbake_core::runtime::{AnimationState, ClipInfo, GpuState, PlayMode, RuntimeVertex};
 use serde::Serialize;
-use wide::{CmpEq, f64x4};
 
 use super::isa;
 use super::rows::{PathRows, Resolved, source_primitive};
@@ -136,8 +135,38 @@ impl Stats {
     /// [`Stats::add_position`] for each of a block of comparisons, in
     /// order (the same sums, to the bit): `errors[i]` judged by
     /// `bounds[i]`, with the primitive's recorded `loss`.
-    #[inline(always)]
+    #[cfg(test)]
     fn add_positions(&mut self, errors: &[f64], bounds: &[f64], loss: f64) {
+        let sum = errors.iter().fold(self.position_sum, |sum, &e| sum + e);
+        self.add_positions_summed(errors, bounds, loss, sum);
+    }
+
+    /// [`Stats::add_positions`] and [`Stats::add_normals`] of one block:
+    /// the same numbers, with the two running sums (chains of dependent
+    /// additions, in order) taken side by side in one loop.
+    #[inline(always)]
+    fn add_block(
+        &mut self,
+        errors: &[f64],
+        bounds: &[f64],
+        loss: f64,
+        degrees: &[f64],
+        judged: &[bool],
+        normal: Option<f64>,
+    ) {
+        let (mut positions, mut normals) = (self.position_sum, self.normal_sum);
+        for ((&e, &d), &j) in errors.iter().zip(degrees).zip(judged) {
+            positions += e;
+            let sum = normals + d;
+            normals = if j { sum } else { normals };
+        }
+        self.add_positions_summed(errors, bounds, loss, positions);
+        self.add_normals_summed(degrees, judged, normal, normals);
+    }
+
+    /// [`Stats::add_positions`] with the new sum of the errors given.
+    #[inline(always)]
+    fn add_positions_summed(&mut self, errors: &[f64], bounds: &[f64], loss: f64, sum: f64) {
         let n = errors.len() as u64;
         if n == 0 {
             return;
@@ -148,10 +177,6 @@ impl Stats {
             0.0
         });
         self.position_loss_max = max_nan(self.position_loss_max, loss);
-        let mut sum = self.position_sum;
-        for &e in errors {
-            sum += e;
-        }
         self.position_sum = sum;
         let (mut nan, mut bad) = (false, 0u64);
         let (mut error, mut excess, mut after_loss, mut bound) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
@@ -179,18 +204,31 @@ impl Stats {
     /// [`Stats::add_normal`] for the comparisons of a block that have a
     /// normal to judge (`judged[i]`), in order, all with the primitive's
     /// `bound`.
-    #[inline(always)]
+    #[cfg(test)]
     fn add_normals(&mut self, degrees: &[f64], judged: &[bool], bound: Option<f64>) {
+        let sum = degrees.iter().zip(judged).fold(
+            self.normal_sum,
+            |sum, (&d, &j)| if j { sum + d } else { sum },
+        );
+        self.add_normals_summed(degrees, judged, bound, sum);
+    }
+
+    /// [`Stats::add_normals`] with the new sum of the judged angles given.
+    #[inline(always)]
+    fn add_normals_summed(
+        &mut self,
+        degrees: &[f64],
+        judged: &[bool],
+        bound: Option<f64>,
+        sum: f64,
+    ) {
         let mut n = 0u64;
-        let mut sum = self.normal_sum;
         let (mut nan, mut max) = (false, 0.0f64);
         for (&d, &j) in degrees.iter().zip(judged) {
-            if j {
-                n += 1;
-                sum += d;
-                nan |= d.is_nan();
-                max = max.max(d);
-            }
+            n += u64::from(j);
+            nan |= j & d.is_nan();
+            let m = max.max(d);
+            max = if j { m } else { max };
         }
         if n == 0 {
             return;
@@ -375,29 +413,24 @@ fn state_at(info: &ClipInfo, time: f64, mode: PlayMode) -> GpuState {
 }
 
 /// Angle between two directions in degrees; 180 when the reconstructed one
-/// is zero (a lost normal counts as wrong).
+/// is zero (a lost normal counts as wrong): [`compare_block`] on one
+/// vertex.
 #[cfg(test)]
 fn angle_degrees(got: Vec3, want: DVec3) -> f64 {
-    if got == Vec3::ZERO {
-        return 180.0;
+    let mut block = PlayedBlock::<BLOCK>::default();
+    for k in 0..3 {
+        block.normal[k][0] = got[k];
     }
-    let lanes = |v: DVec3| v.to_array().map(f64x4::splat);
-    angle_degrees_of(lanes(got.as_dvec3()), lanes(want)).to_array()[0]
-}
-
-/// The angle between a nonzero `got` and `want` in degrees, four pairs
-/// at a time (lanes): `atan2(|got x want|, got . want)` with libm's atan2
-/// written for lanes ([`super::angle`]) and `to_degrees`' factor.
-#[inline(always)]
-fn angle_degrees_of(got: [f64x4; 3], want: [f64x4; 3]) -> f64x4 {
-    let c = [
-        got[1] * want[2] - want[1] * got[2],
-        got[2] * want[0] - want[2] * got[0],
-        got[0] * want[1] - want[0] * got[1],
-    ];
-    let y = ((c[0] * c[0]) + (c[1] * c[1]) + (c[2] * c[2])).sqrt();
-    let x = (got[0] * want[0]) + (got[1] * want[1]) + (got[2] * want[2]);
-    super::angle::atan2_nonneg_y(y, x) * f64x4::splat(180.0f64 / std::f64::consts::PI)
+    let columns: [[f64; 1]; 6] = std::array::from_fn(|k| [if k < 3 { 0.0 } else { want[k - 3] }]);
+    let mut degrees = [0.0; BLOCK];
+    compare_block(
+        &block,
+        columns.each_ref().map(|c| c.as_slice()),
+        &mut [0.0; BLOCK],
+        &mut degrees,
+        &mut [false; BLOCK],
+    );
+    degrees[0]
 }
 
 /// What one sample produced.
@@ -522,24 +555,67 @@ fn compare_primitive(
             &mut s.want_none,
         );
         let [x, y, z, ..] = columns;
-        for (i, ((&x, &y), &z)) in x.iter().zip(y).zip(z).enumerate() {
-            let w = DVec3::new(x, y, z);
-            out.lo = out.lo.min(w);
-            out.hi = out.hi.max(w);
+        grow_box(&mut out.lo, &mut out.hi, [x, y, z]);
+        for i in 0..len {
             s.judged[i] = has_normal & !s.want_none[i];
         }
-        out.stats
-            .add_positions(&s.errors[..len], &s.block.bounds[..len], recorded.loss);
-        out.stats
-            .add_normals(&s.degrees[..len], &s.judged[..len], recorded.normal);
+        out.stats.add_block(
+            &s.errors[..len],
+            &s.block.bounds[..len],
+            recorded.loss,
+            &s.degrees[..len],
+            &s.judged[..len],
+            recorded.normal,
+        );
+    }
+}
+
+/// Grows the box `lo..hi` by the points of `columns` (x, y and z): per
+/// coordinate, glam's `min` and `max` (`if a < b { a } else { b }`).
+/// Without a NaN in play that is the smallest (largest) value whatever
+/// the order, so the column is folded four lanes at a time, in local
+/// accumulators the compiler keeps in registers; only the sign of a zero
+/// bound may differ, which the box's one use, its diagonal, does not see.
+/// With a NaN the fold depends on the order, and runs in vertex order.
+#[inline(always)]
+fn grow_box(lo: &mut DVec3, hi: &mut DVec3, columns: [&[f64]; 3]) {
+    let min = |a: f64, b: f64| if a < b { a } else { b };
+    let max = |a: f64, b: f64| if a > b { a } else { b };
+    for (k, column) in columns.into_iter().enumerate() {
+        let (mut l, mut h) = (lo[k], hi[k]);
+        let nan = column
+            .iter()
+            .fold(l.is_nan() | h.is_nan(), |n, v| n | v.is_nan());
+        if nan {
+            for &v in column {
+                (l, h) = (min(l, v), max(h, v));
+            }
+        } else {
+            let (mut ls, mut hs) = ([l; 4], [h; 4]);
+            let chunks = column.chunks_exact(4);
+            for &v in chunks.remainder() {
+                (ls[0], hs[0]) = (min(ls[0], v), max(hs[0], v));
+            }
+            for q in chunks {
+                for j in 0..4 {
+                    (ls[j], hs[j]) = (min(ls[j], q[j]), max(hs[j], q[j]));
+                }
+            }
+            l = min(min(ls[0], ls[1]), min(ls[2], ls[3]));
+            h = max(max(hs[0], hs[1]), max(hs[2], hs[3]));
+        }
+        lo[k] = l;
+        hi[k] = h;
     }
 }
 
 /// The distances and normal angles of a block's vertices (as many as
-/// `want`'s columns hold, at most [`BLOCK`]; the lanes past them are
-/// computed on zeros and ignored by the caller): `distance` and
-/// [`angle_degrees`] written out over columns, four lanes at a time.
-/// `want_none[i]`: the direct normal is zero (not judged).
+/// `want`'s columns hold, at most [`BLOCK`]): `distance` and
+/// [`angle_degrees`] written out as plain loops over the columns (the
+/// same operations in the same order), which compile to the widest
+/// vectors the copy is built for; the arctangents go through
+/// [`super::angle::atan2_columns`]. `want_none[i]`: the direct normal is
+/// zero (not judged).
 #[inline(always)]
 fn compare_block(
     got: &PlayedBlock<BLOCK>,
@@ -548,41 +624,38 @@ fn compare_block(
     degrees: &mut [f64; BLOCK],
     want_none: &mut [bool; BLOCK],
 ) {
-    let zero = f64x4::splat(0.0);
-    let len = want[0].len().min(BLOCK);
-    for i in (0..len).step_by(4) {
-        let wide32 = |c: &[f32; BLOCK]| {
-            f64x4::new([
-                f64::from(c[i]),
-                f64::from(c[i + 1]),
-                f64::from(c[i + 2]),
-                f64::from(c[i + 3]),
-            ])
-        };
-        let wide64 = |c: &[f64]| match c.get(i..i + 4) {
-            Some(q) => f64x4::new([q[0], q[1], q[2], q[3]]),
-            None => {
-                let mut q = [0.0; 4];
-                let tail = c.get(i..).unwrap_or_default();
-                q[..tail.len()].copy_from_slice(tail);
-                f64x4::new(q)
-            }
-        };
-        let g = got.position.each_ref().map(wide32);
-        let w = [wide64(want[0]), wide64(want[1]), wide64(want[2])];
+    let len = want.iter().map(|c| c.len()).min().unwrap_or(0).min(BLOCK);
+    let g = |c: &[f32; BLOCK], i: usize| f64::from(c[i]);
+    for i in 0..len {
         // `distance`: (got - want).length().
-        let d = [g[0] - w[0], g[1] - w[1], g[2] - w[2]];
-        let error = ((d[0] * d[0]) + (d[1] * d[1]) + (d[2] * d[2])).sqrt();
-        let gn = got.normal.each_ref().map(wide32);
-        let wn = [wide64(want[3]), wide64(want[4]), wide64(want[5])];
-        let none = |v: &[f64x4; 3]| v[0].cmp_eq(zero) & v[1].cmp_eq(zero) & v[2].cmp_eq(zero);
-        let angle = none(&gn).blend(f64x4::splat(180.0), angle_degrees_of(gn, wn));
-        errors[i..i + 4].copy_from_slice(&error.to_array());
-        degrees[i..i + 4].copy_from_slice(&angle.to_array());
-        let none = none(&wn).to_array();
-        for l in 0..4 {
-            want_none[i + l] = none[l] != 0.0;
+        let d: [f64; 3] = std::array::from_fn(|k| g(&got.position[k], i) - want[k][i]);
+        errors[i] = ((d[0] * d[0]) + (d[1] * d[1]) + (d[2] * d[2])).sqrt();
+    }
+    // The angle: atan2(|got x want|, got . want), 180 where `got` is zero.
+    let (mut y, mut x) = ([0.0; BLOCK], [0.0; BLOCK]);
+    let mut got_none = [false; BLOCK];
+    for i in 0..len {
+        let gn: [f64; 3] = std::array::from_fn(|k| g(&got.normal[k], i));
+        let wn: [f64; 3] = std::array::from_fn(|k| want[3 + k][i]);
+        let c = [
+            gn[1] * wn[2] - wn[1] * gn[2],
+            gn[2] * wn[0] - wn[2] * gn[0],
+            gn[0] * wn[1] - wn[0] * gn[1],
+        ];
+        y[i] = ((c[0] * c[0]) + (c[1] * c[1]) + (c[2] * c[2])).sqrt();
+        x[i] = (gn[0] * wn[0]) + (gn[1] * wn[1]) + (gn[2] * wn[2]);
+        got_none[i] = (gn[0] == 0.0) & (gn[1] == 0.0) & (gn[2] == 0.0);
+        want_none[i] = (wn[0] == 0.0) & (wn[1] == 0.0) & (wn[2] == 0.0);
+        // A zero normal's angle is 180 or unused: the arctangent of (0, 1)
+        // keeps its block on the fast path.
+        if got_none[i] | want_none[i] {
+            (y[i], x[i]) = (0.0, 1.0);
         }
+    }
+    super::angle::atan2_columns(&y[..len], &x[..len], &mut degrees[..len]);
+    for i in 0..len {
+        let angle = degrees[i] * (180.0f64 / std::f64::consts::PI);
+        degrees[i] = if got_none[i] { 180.0 } else { angle };
     }
 }
 
@@ -1239,6 +1312,52 @@ mod tests {
         assert_eq!(angle_degrees(Vec3::ZERO, DVec3::Y), 180.0);
     }
 
+    /// The box grown a block at a time is the one glam's `min` and `max`
+    /// fold in vertex order: the same values without a NaN (a zero's
+    /// sign aside), the same bits with one.
+    #[test]
+    fn the_box_grows_as_the_vertex_order_fold() {
+        let pool = [3.0, -1.5, 0.0, -0.0, 7.25, -8.0, 2.0, 1e-300, -1e300, 0.5];
+        for len in 0..14usize {
+            for seed in 0..6usize {
+                for nan_at in [None, Some(0), Some(len / 2), Some(len.saturating_sub(1))] {
+                    let column = |k: usize| -> Vec<f64> {
+                        (0..len)
+                            .map(|i| match nan_at {
+                                Some(n) if n == i && k == seed % 3 => f64::NAN,
+                                _ => pool[(i * 7 + k * 3 + seed) % pool.len()],
+                            })
+                            .collect()
+                    };
+                    let c = [column(0), column(1), column(2)];
+                    let start = (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY));
+                    let (mut lo, mut hi) = start;
+                    grow_box(&mut lo, &mut hi, [&c[0], &c[1], &c[2]]);
+                    let (mut want_lo, mut want_hi) = start;
+                    for ((&x, &y), &z) in c[0].iter().zip(&c[1]).zip(&c[2]) {
+                        let w = DVec3::new(x, y, z);
+                        want_lo = want_lo.min(w);
+                        want_hi = want_hi.max(w);
+                    }
+                    for (got, want) in [(lo, want_lo), (hi, want_hi)] {
+                        for k in 0..3 {
+                            let same = if nan_at.is_some_and(|n| n < len) && k == seed % 3 {
+                                got[k].to_bits() == want[k].to_bits()
+                                    || (got[k].is_nan() && want[k].is_nan())
+                            } else {
+                                got[k] == want[k]
+                            };
+                            assert!(
+                                same,
+                                "{len} values, seed {seed}, NaN at {nan_at:?}: {got} vs {want}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn angles_between_normals_are_exact_in_both_directions() {
         // Within 1e-12 degrees either way (an error below the expected angle
@@ -1350,8 +1469,7 @@ mod tests {
                 d[k] = f64::NAN;
             }
             let mut block = Stats::default();
-            block.add_positions(&e, &bounds, loss);
-            block.add_normals(&d, &judged, normal);
+            block.add_block(&e, &bounds, loss, &d, &judged, normal);
             let mut one = Stats::default();
             for k in 0..e.len() {
                 one.add_positions(&e[k..=k], &bounds[k..=k], loss);

@@ -73,6 +73,7 @@ impl<const N: usize> Default for PlayedBlock<N> {
 /// same order per vertex, so the same bits, with the state's rows read
 /// once per block instead of once per vertex.
 #[inline(always)]
+#[allow(clippy::needless_range_loop)] // `i` picks a vertex of every column
 pub fn blend_rows_block<'v, const N: usize>(
     state: &GpuState,
     last_row: u32,
@@ -81,8 +82,14 @@ pub fn blend_rows_block<'v, const N: usize>(
     out: &mut PlayedBlock<N>,
 ) {
     let len = len.min(N);
-    let mut p = [Vec3::ZERO; N];
-    let mut n = [Vec3::ZERO; N];
+    // The sums go straight into `out`'s columns: component by component,
+    // the operations of `lerp3`, `* weight` and `+=` on `Vec3`, in a form
+    // the compiler vectorises across vertices.
+    for k in 0..3 {
+        out.position[k][..len].fill(0.0);
+        out.normal[k][..len].fill(0.0);
+    }
+    let (p, n) = (&mut out.position, &mut out.normal);
     for s in state.active_rows() {
         let (weight, fraction, row) = (s[0], s[1], s[2] as u32);
         let here = &at_row(row)[..len];
@@ -90,22 +97,27 @@ pub fn blend_rows_block<'v, const N: usize>(
             let next = &at_row(row.saturating_add(1).min(last_row))[..len];
             for i in 0..len {
                 let ((p0, n0), (p1, n1)) = (here[i], next[i]);
-                p[i] += lerp3(p0, p1, fraction) * weight;
-                n[i] += lerp3(n0, n1, fraction) * weight;
+                for k in 0..3 {
+                    p[k][i] += (p0[k] + (p1[k] - p0[k]) * fraction) * weight;
+                    n[k][i] += (n0[k] + (n1[k] - n0[k]) * fraction) * weight;
+                }
             }
         } else {
             for i in 0..len {
                 let (p0, n0) = here[i];
-                p[i] += p0 * weight;
-                n[i] += n0 * weight;
+                for k in 0..3 {
+                    p[k][i] += p0[k] * weight;
+                    n[k][i] += n0[k] * weight;
+                }
             }
         }
     }
+    // `safe_normalize`, over the columns.
     for i in 0..len {
-        let normal = safe_normalize(n[i]);
+        let v = [n[0][i], n[1][i], n[2][i]];
+        let length = ((v[0] * v[0]) + (v[1] * v[1]) + (v[2] * v[2])).sqrt();
         for k in 0..3 {
-            out.position[k][i] = p[i][k];
-            out.normal[k][i] = normal[k];
+            n[k][i] = if length > 0.0 { v[k] / length } else { v[k] };
         }
     }
 }
