@@ -10,11 +10,12 @@
 //! with the arithmetic a single vertex's playback uses, so every number is
 //! the same to the bit.
 
+use glam::Vec3;
 use rigbake_core::Model;
 use rigbake_core::model::Primitive;
 use rigbake_core::runtime::GpuState;
-use rigbake_core::runtime::bone_path::{blend_matrices, skin};
-use rigbake_core::runtime::math::Rows3x4;
+use rigbake_core::runtime::bone_path::blend_matrices;
+use rigbake_core::runtime::math::{Rows3x4, cofactor_normals_columns, transform_point};
 use rigbake_core::runtime::rows::RowValues;
 use rigbake_core::runtime::vat_path;
 
@@ -237,6 +238,7 @@ fn bone_row(
 ) {
     let k = bones.channels;
     let mut palettes: Vec<Option<Vec<Rows3x4>>> = vec![None; bones.textures.len()];
+    let mut block = SkinBlock::boxed();
     for (prim, &(_, count)) in bones.primitives.iter().zip(spans) {
         let (Some(src), Some(texture)) = (
             source_primitive(model, prim.node, prim.primitive),
@@ -251,17 +253,64 @@ fn bone_row(
             let joints = view.width.div_ceil(view.layout.pixels_per_joint() as u32);
             (0..joints).map(|j| view.bone_matrix(j, row)).collect()
         });
-        for v in 0..count {
-            let channels = &prim.channels[v * k..(v + 1) * k];
-            let (position, normal) = prim.vertex(src, v);
-            let m = blend_matrices(channels, |bone| {
-                palette
-                    .get(bone as usize)
-                    .copied()
-                    .unwrap_or_else(|| view.bone_matrix(bone, row))
-            });
-            out.push(skin(&m, position, normal));
+        // `skin` a block at a time: the blend and the position per
+        // vertex, the normals over the block's columns.
+        for start in (0..count).step_by(SKIN_BLOCK) {
+            let len = SKIN_BLOCK.min(count - start);
+            let b = &mut *block;
+            for i in 0..len {
+                let v = start + i;
+                let channels = &prim.channels[v * k..(v + 1) * k];
+                let (position, normal) = prim.vertex(src, v);
+                let m = blend_matrices(channels, |bone| {
+                    palette
+                        .get(bone as usize)
+                        .copied()
+                        .unwrap_or_else(|| view.bone_matrix(bone, row))
+                });
+                b.positions[i] = transform_point(&m, position);
+                for (r, row) in m.iter().enumerate() {
+                    for c in 0..3 {
+                        b.upper[3 * r + c][i] = row[c];
+                    }
+                }
+                let n = normal.unwrap_or(Vec3::ZERO);
+                for c in 0..3 {
+                    b.normals[c][i] = n[c];
+                }
+                b.has_normal[i] = normal.is_some();
+            }
+            cofactor_normals_columns(&b.upper, &b.normals, len, &mut b.unit);
+            for i in 0..len {
+                let n = Vec3::new(b.unit[0][i], b.unit[1][i], b.unit[2][i]);
+                out.push((b.positions[i], if b.has_normal[i] { n } else { Vec3::ZERO }));
+            }
         }
+    }
+}
+
+/// Vertices [`bone_row`] skins at a time.
+const SKIN_BLOCK: usize = 64;
+
+/// [`bone_row`]'s scratch: a block's positions, the upper 3x3 of each
+/// blended matrix and each normal in columns, and the unit normals.
+struct SkinBlock {
+    positions: [Vec3; SKIN_BLOCK],
+    upper: [[f32; SKIN_BLOCK]; 9],
+    normals: [[f32; SKIN_BLOCK]; 3],
+    has_normal: [bool; SKIN_BLOCK],
+    unit: [[f32; SKIN_BLOCK]; 3],
+}
+
+impl SkinBlock {
+    fn boxed() -> Box<Self> {
+        Box::new(Self {
+            positions: [Vec3::ZERO; SKIN_BLOCK],
+            upper: [[0.0; SKIN_BLOCK]; 9],
+            normals: [[0.0; SKIN_BLOCK]; 3],
+            has_normal: [false; SKIN_BLOCK],
+            unit: [[0.0; SKIN_BLOCK]; 3],
+        })
     }
 }
 
