@@ -74,19 +74,11 @@ fn atan_nonneg(x: f64x4) -> f64x4 {
     let tiny = below(0x3e40_0000); // below 2^-27: atan(x) = x
     let small = below(0x3fdc_0000); // below 7/16: no reduction
     let at = |k: usize| splat(AT[k]);
-    let sums = |t: f64x4| {
-        let z = t * t;
-        let w = z * z;
-        let s1 = z * (at(0) + w * (at(2) + w * (at(4) + w * (at(6) + w * (at(8) + w * at(10))))));
-        let s2 = w * (at(1) + w * (at(3) + w * (at(5) + w * (at(7) + w * at(9)))));
-        s1 + s2
-    };
-    // (`sums_one` is this on one value.)
     if small.all() {
         // What the selects below give when every lane is small (no NaN,
         // none huge), without the reduction's division: `verify`'s angles
         // nearly always are.
-        return tiny.blend(x, x - x * sums(x));
+        return tiny.blend(x, x - x * sums(x, at));
     }
     let huge = x.cmp_ge(splat(bound(0x4410_0000))); // from 2^66 on: pi/2
     // id 0: [7/16, 11/16), 1: [11/16, 19/16), 2: [19/16, 39/16), 3: beyond.
@@ -98,7 +90,7 @@ fn atan_nonneg(x: f64x4) -> f64x4 {
     let table = |t: &[f64; 4]| pick(splat(t[0]), splat(t[1]), splat(t[2]), splat(t[3]));
     let (hi, lo) = (table(&ATANHI), table(&ATANLO));
     let t = small.blend(x, num / den);
-    let s = sums(t);
+    let s = sums(t, at);
     let reduced = hi - ((t * s - lo) - t);
     let unreduced = t - t * s;
     let r = small.blend(unreduced, reduced);
@@ -127,14 +119,18 @@ pub(super) fn atan2_nonneg_y(y: f64x4, x: f64x4) -> f64x4 {
     (x.is_nan() | y.is_nan()).blend(x + y, r)
 }
 
-/// musl's two polynomial sums of `atan` at `t` ([`atan_nonneg`]'s
-/// `sums`) on one value, the same operations in the same order.
+/// musl's two polynomial sums of `atan` at `t`, on lanes or on one
+/// value (`at(k)` is coefficient `k` of [`AT`] as a `T`): the same
+/// operations in the same order either way.
 #[inline(always)]
-fn sums_one(t: f64) -> f64 {
+fn sums<T>(t: T, at: impl Fn(usize) -> T) -> T
+where
+    T: Copy + std::ops::Add<Output = T> + std::ops::Mul<Output = T>,
+{
     let z = t * t;
     let w = z * z;
-    let s1 = z * (AT[0] + w * (AT[2] + w * (AT[4] + w * (AT[6] + w * (AT[8] + w * AT[10])))));
-    let s2 = w * (AT[1] + w * (AT[3] + w * (AT[5] + w * (AT[7] + w * AT[9]))));
+    let s1 = z * (at(0) + w * (at(2) + w * (at(4) + w * (at(6) + w * (at(8) + w * at(10))))));
+    let s2 = w * (at(1) + w * (at(3) + w * (at(5) + w * (at(7) + w * at(9)))));
     s1 + s2
 }
 
@@ -161,7 +157,7 @@ pub(super) fn atan2_columns(y: &[f64], x: &[f64], out: &mut [f64]) {
         // applies (y = 0 gives r = 0, which the tiny case returns).
         for r in out.iter_mut() {
             let t = *r;
-            let reduced = t - t * sums_one(t);
+            let reduced = t - t * sums(t, |k| AT[k]);
             *r = if t < tiny { t } else { reduced };
         }
         return;
