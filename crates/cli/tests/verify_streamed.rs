@@ -210,7 +210,9 @@ fn columns_are_the_per_vertex_reference_to_the_bit() {
     use rigbake_core::bake::vat::NormalConvention;
     use rigbake_core::eval::sample::{LocalPose, sample_clip};
     use rigbake_core::import::{ImportOptions, import_file};
-    use rigbake_core::reference::{BlendBlock, Columns, DirectGlobals, PrimitiveDeform};
+    use rigbake_core::reference::{
+        BlendBlock, ColumnBlock, Columns, DirectGlobals, PrimitiveDeform,
+    };
 
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
     let mut files = common::model_files(&fixtures);
@@ -230,7 +232,7 @@ fn columns_are_the_per_vertex_reference_to_the_bit() {
         }
         for pose in &poses {
             let mut globals = DirectGlobals::new(&model, pose);
-            let mut block = BlendBlock::boxed();
+            let (mut block, mut want) = (BlendBlock::boxed(), ColumnBlock::boxed());
             for (node, n) in model.nodes.iter().enumerate() {
                 let Some(mesh) = n.mesh else { continue };
                 for prim in 0..model.meshes[mesh].primitives.len() {
@@ -242,7 +244,7 @@ fn columns_are_the_per_vertex_reference_to_the_bit() {
                             NormalConvention::BlendedMatrix,
                         ] {
                             let mut columns = Columns::default();
-                            d.deform_columns(&mut block, convention, &mut columns);
+                            d.deform_columns(&mut block, &mut want, convention, &mut columns);
                             assert_eq!(columns.len(), d.vertex_count());
                             for v in 0..d.vertex_count() {
                                 let (p, n) = d.position_normal(v, convention);

@@ -478,6 +478,14 @@ impl Columns {
         }
     }
 
+    /// The columns (positions' x, y, z, then normals' x, y, z) from
+    /// vertex `start` on (empty past the end).
+    pub fn columns_from(&self, start: usize) -> [&[f64]; 6] {
+        let [x, y, z] = &self.position;
+        let [nx, ny, nz] = &self.normal;
+        [x, y, z, nx, ny, nz].map(|c| c.get(start..).unwrap_or_default())
+    }
+
     /// Position and normal of vertex `v`.
     pub fn get(&self, v: usize) -> (DVec3, DVec3) {
         let at = |c: &[Vec<f64>; 3]| DVec3::new(c[0][v], c[1][v], c[2][v]);
@@ -485,12 +493,41 @@ impl Columns {
     }
 }
 
-/// Vertices per block of [`PrimitiveDeform::deform_columns`]: a block's
+/// Vertices per block of [`PrimitiveDeform::deform_block`]: a block's
 /// columns (19 of them) stay in the first-level cache.
-const BLOCK: usize = 128;
+pub const DEFORM_BLOCK: usize = 128;
+const BLOCK: usize = DEFORM_BLOCK;
+
+/// Positions and unit normals of one block of vertices as columns
+/// ([`PrimitiveDeform::deform_block`]'s output; lanes past the block's
+/// vertices hold leftovers).
+pub struct ColumnBlock {
+    /// x, y and z of every position.
+    pub position: [[f64; BLOCK]; 3],
+    /// x, y and z of every unit normal (zero where [`Deformed::normal`]
+    /// is).
+    pub normal: [[f64; BLOCK]; 3],
+}
+
+impl ColumnBlock {
+    /// The columns: positions' x, y, z, then normals' x, y, z.
+    pub fn columns(&self) -> [&[f64]; 6] {
+        let [x, y, z] = &self.position;
+        let [nx, ny, nz] = &self.normal;
+        [x, y, z, nx, ny, nz].map(|c| c.as_slice())
+    }
+
+    /// A block, on the heap.
+    pub fn boxed() -> Box<Self> {
+        Box::new(Self {
+            position: [[0.0; BLOCK]; 3],
+            normal: [[0.0; BLOCK]; 3],
+        })
+    }
+}
 
 /// One block of blended vertices as columns: the scratch of
-/// [`PrimitiveDeform::deform_columns`] (22 KiB), which a caller that deforms
+/// [`PrimitiveDeform::deform_block`] (22 KiB), which a caller that deforms
 /// often (`verify`, every primitive at every instant) keeps.
 pub struct BlendBlock {
     /// The blended matrix: x, y and z axes of the upper 3x3, translation.
@@ -517,29 +554,46 @@ impl BlendBlock {
 impl PrimitiveDeform<'_> {
     /// Every vertex's position and normal in `convention`, exactly as
     /// [`PrimitiveDeform::position_normal`] gives them (the same operations
-    /// in the same order, so the same bits), appended to `out`. Computed a
-    /// block of vertices at a time: the blend per vertex, then the normal
-    /// matrix, the checks and the normalisation over the block's columns,
-    /// a loop the compiler vectorises. `b` is scratch (lanes past a block's
-    /// vertices hold leftovers, computed and dropped).
+    /// in the same order, so the same bits), appended to `out`: each block
+    /// of [`PrimitiveDeform::deform_block`] in turn. `b` and `block` are
+    /// scratch.
     #[inline(always)]
     pub fn deform_columns(
         &self,
         b: &mut BlendBlock,
+        block: &mut ColumnBlock,
         convention: NormalConvention,
         out: &mut Columns,
     ) {
-        let n = self.vertex_count();
-        for start in (0..n).step_by(BLOCK) {
-            let len = BLOCK.min(n - start);
-            if self.primitive.morph_targets.is_empty() {
-                self.unmorphed_block(b, start, len);
-                match convention {
-                    NormalConvention::InverseTranspose => finish_block::<true>(b, len, out),
-                    NormalConvention::BlendedMatrix => finish_block::<false>(b, len, out),
-                }
-                continue;
+        for start in (0..self.vertex_count()).step_by(BLOCK) {
+            let len = self.deform_block(b, convention, start, block);
+            for k in 0..3 {
+                out.position[k].extend_from_slice(&block.position[k][..len]);
+                out.normal[k].extend_from_slice(&block.normal[k][..len]);
             }
+        }
+    }
+
+    /// The positions and normals in `convention` of the block of vertices
+    /// from `start` (at most [`DEFORM_BLOCK`] of them; how many is
+    /// returned), into `out`'s columns, exactly as
+    /// [`PrimitiveDeform::position_normal`] gives them (the same operations
+    /// in the same order, so the same bits): the blend per vertex, then the
+    /// normal matrix, the checks and the normalisation over the block's
+    /// columns, a loop the compiler vectorises. `b` is scratch (lanes past
+    /// the block's vertices hold leftovers, computed and dropped).
+    #[inline(always)]
+    pub fn deform_block(
+        &self,
+        b: &mut BlendBlock,
+        convention: NormalConvention,
+        start: usize,
+        out: &mut ColumnBlock,
+    ) -> usize {
+        let len = BLOCK.min(self.vertex_count().saturating_sub(start));
+        if self.primitive.morph_targets.is_empty() {
+            self.unmorphed_block(b, start, len);
+        } else {
             for i in 0..len {
                 let v = self.blended(start + i);
                 let (u, t) = (v.matrix.upper, v.matrix.translation);
@@ -559,11 +613,12 @@ impl PrimitiveDeform<'_> {
                 }
                 b.normal_terms[i] = v.normal_terms;
             }
-            match convention {
-                NormalConvention::InverseTranspose => finish_block::<true>(b, len, out),
-                NormalConvention::BlendedMatrix => finish_block::<false>(b, len, out),
-            }
         }
+        match convention {
+            NormalConvention::InverseTranspose => finish_block::<true>(b, out),
+            NormalConvention::BlendedMatrix => finish_block::<false>(b, out),
+        }
+        len
     }
 }
 
@@ -615,12 +670,10 @@ impl PrimitiveDeform<'_> {
 
 /// The second half of [`PrimitiveDeform::position_normal`] over a block's
 /// columns (`INVERSE_TRANSPOSE`: the convention), with glam's operations
-/// written out in glam's order; the first `len` vertices are appended to
-/// `out`.
+/// written out in glam's order, into `out`.
 #[inline(always)]
-fn finish_block<const INVERSE_TRANSPOSE: bool>(b: &BlendBlock, len: usize, out: &mut Columns) {
-    let mut position = [[0.0; BLOCK]; 3];
-    let mut normal = [[0.0; BLOCK]; 3];
+fn finish_block<const INVERSE_TRANSPOSE: bool>(b: &BlendBlock, out: &mut ColumnBlock) {
+    let ColumnBlock { position, normal } = out;
     let dot = |a: [f64; 3], b: [f64; 3]| (a[0] * b[0]) + (a[1] * b[1]) + (a[2] * b[2]);
     let cross = |a: [f64; 3], b: [f64; 3]| {
         [
@@ -677,10 +730,6 @@ fn finish_block<const INVERSE_TRANSPOSE: bool>(b: &BlendBlock, len: usize, out: 
         for k in 0..3 {
             normal[k][i] = if keep { r[k] * rcp } else { 0.0 };
         }
-    }
-    for k in 0..3 {
-        out.position[k].extend_from_slice(&position[k][..len]);
-        out.normal[k].extend_from_slice(&normal[k][..len]);
     }
 }
 

@@ -12,7 +12,7 @@ use rigbake_core::bake::vat::NormalConvention;
 use rigbake_core::eval::sample::LocalPose;
 use rigbake_core::model::Primitive;
 use rigbake_core::reference::{
-    BlendBlock, Columns, DirectGlobals, PrimitiveDeform, source_pose_at,
+    BlendBlock, ColumnBlock, Columns, DEFORM_BLOCK, DirectGlobals, PrimitiveDeform, source_pose_at,
 };
 use rigbake_core::runtime::root_motion::motion_matrix;
 use rigbake_core::runtime::rows::{PlayedBlock, blend_rows_block};
@@ -442,7 +442,7 @@ struct SampleResult {
 
 /// Vertices compared per block: a block's played and direct values stay
 /// in the first-level cache, and the loops over it vectorise.
-const BLOCK: usize = 128;
+const BLOCK: usize = DEFORM_BLOCK;
 
 /// What the bake recorded about one primitive's errors (the position
 /// bound may vary per vertex; it comes with each played vertex).
@@ -461,7 +461,7 @@ struct Block {
     bounds: [f64; BLOCK],
 }
 
-/// Scratch for [`compare_primitive`], kept across primitives and samples.
+/// Scratch for [`compare_job_block`], kept across blocks and samples.
 struct Scratch {
     block: Block,
     errors: [f64; BLOCK],
@@ -485,89 +485,75 @@ impl Scratch {
     }
 }
 
-/// Compares the first `count` vertices of one primitive as a path plays
-/// them (`play`, a block at a time) with
-/// their direct evaluation `want`, into `out`: per vertex, the distance
-/// and (where the path plays normals, `has_normal`, and the source
-/// defines one) the angle between the normals, folded in vertex order.
-#[allow(clippy::too_many_arguments)]
+/// Compares one block of a job's vertices, `start..start + len`, as its
+/// path plays them (`job.play`) with their direct evaluation `want`
+/// (positions' x, y, z and normals' x, y, z columns of the block, each
+/// at least `len` long), into `out`: per vertex, the distance and (where
+/// the path plays normals and the source defines one) the angle between
+/// the normals, folded in vertex order.
 #[inline(always)]
-fn compare_primitive(
+fn compare_job_block(
     out: &mut SampleResult,
-    scratch: &mut Scratch,
-    want: &Columns,
-    count: usize,
-    motion: Option<&DMat4>,
-    recorded: Recorded,
-    has_normal: bool,
-    play: &Play<'_, '_>,
+    s: &mut Scratch,
+    want: [&[f64]; 6],
+    start: usize,
+    len: usize,
+    job: &Job<'_, '_>,
 ) {
-    let count = count.min(want.len());
-    for start in (0..count).step_by(BLOCK) {
-        let len = BLOCK.min(count - start);
-        let s = &mut *scratch;
-        play.fill(start, len, &mut s.block);
-        let played = &mut s.block.played;
+    job.play.fill(start, len, &mut s.block);
+    let played = &mut s.block.played;
+    for i in 0..len {
+        out.stats.add_played(DVec3::new(
+            f64::from(played.position[0][i]),
+            f64::from(played.position[1][i]),
+            f64::from(played.position[2][i]),
+        ));
+    }
+    if let Some(m) = &job.motion {
         for i in 0..len {
-            out.stats.add_played(DVec3::new(
-                f64::from(played.position[0][i]),
-                f64::from(played.position[1][i]),
-                f64::from(played.position[2][i]),
-            ));
-        }
-        if let Some(m) = motion {
-            for i in 0..len {
-                let v = moved(
-                    RuntimeVertex {
-                        position: Vec3::new(
-                            played.position[0][i],
-                            played.position[1][i],
-                            played.position[2][i],
-                        ),
-                        normal: Some(Vec3::new(
-                            played.normal[0][i],
-                            played.normal[1][i],
-                            played.normal[2][i],
-                        )),
-                    },
-                    Some(m),
-                );
-                let n = v.normal.unwrap_or_default();
-                for k in 0..3 {
-                    played.position[k][i] = v.position[k];
-                    played.normal[k][i] = n[k];
-                }
+            let v = moved(
+                RuntimeVertex {
+                    position: Vec3::new(
+                        played.position[0][i],
+                        played.position[1][i],
+                        played.position[2][i],
+                    ),
+                    normal: Some(Vec3::new(
+                        played.normal[0][i],
+                        played.normal[1][i],
+                        played.normal[2][i],
+                    )),
+                },
+                Some(m),
+            );
+            let n = v.normal.unwrap_or_default();
+            for k in 0..3 {
+                played.position[k][i] = v.position[k];
+                played.normal[k][i] = n[k];
             }
         }
-        let columns: [&[f64]; 6] = std::array::from_fn(|k| {
-            let column = if k < 3 {
-                &want.position[k]
-            } else {
-                &want.normal[k - 3]
-            };
-            &column[start..start + len]
-        });
-        compare_block(
-            &s.block.played,
-            columns,
-            &mut s.errors,
-            &mut s.degrees,
-            &mut s.want_none,
-        );
-        let [x, y, z, ..] = columns;
-        grow_box(&mut out.lo, &mut out.hi, [x, y, z]);
-        for i in 0..len {
-            s.judged[i] = has_normal & !s.want_none[i];
-        }
-        out.stats.add_block(
-            &s.errors[..len],
-            &s.block.bounds[..len],
-            recorded.loss,
-            &s.degrees[..len],
-            &s.judged[..len],
-            recorded.normal,
-        );
     }
+    let columns = want.map(|c| &c[..len]);
+    compare_block(
+        &s.block.played,
+        columns,
+        &mut s.errors,
+        &mut s.degrees,
+        &mut s.want_none,
+    );
+    let [x, y, z, ..] = columns;
+    grow_box(&mut out.lo, &mut out.hi, [x, y, z]);
+    for i in 0..len {
+        s.judged[i] = job.has_normal & !s.want_none[i];
+    }
+    out.stats.add_block(
+        &s.errors[..len],
+        &s.block.bounds[..len],
+        job.recorded.loss,
+        &s.degrees[..len],
+        &s.judged[..len],
+        job.recorded.normal,
+    );
 }
 
 /// Grows the box `lo..hi` by the points of `columns` (x, y and z): per
@@ -700,150 +686,226 @@ fn moved(got: RuntimeVertex, motion: Option<&DMat4>) -> RuntimeVertex {
     }
 }
 
-/// The direct evaluations of one sample, each computed once and shared by
-/// the paths that compare with it: the bone and VAT paths usually ask for
-/// the same primitive in the same space and normal convention. The node
-/// globals of the pose are computed once for all of them; the buffers come
-/// from, and go back to, a [`Pool`] kept across samples.
-struct Direct<'a> {
-    model: &'a Model,
-    pose: &'a LocalPose,
-    globals: DirectGlobals<'a>,
-    /// (node, primitive, space, convention) and its deformed vertices.
-    done: Vec<(DirectKey, Columns)>,
-}
-
+/// Which direct evaluation a job compares with: the primitive (node and
+/// index), the space it is evaluated in and the normal convention.
 type DirectKey = (usize, usize, Option<usize>, NormalConvention);
 
-/// The buffers direct evaluations fill, kept across samples: columns to
-/// reuse, and the deformation's scratch block.
+/// One primitive of one path at one sample: its played vertices, and how
+/// they are compared with their direct evaluation.
+struct Job<'p, 'r> {
+    /// Index of the path (of its result in the sample's).
+    path: usize,
+    /// The direct evaluation compared with.
+    key: DirectKey,
+    /// Vertices compared, from the first (at most the primitive's).
+    count: usize,
+    /// The root motion the played vertices are moved by, in the
+    /// evaluation's space.
+    motion: Option<DMat4>,
+    recorded: Recorded,
+    /// Whether the path plays normals for this primitive.
+    has_normal: bool,
+    play: Play<'p, 'r>,
+}
+
+/// What a sample is: the playback state, the source's pose and the root
+/// motion its clip moves by.
+struct At<'p> {
+    gpu: &'p GpuState,
+    pose: &'p LocalPose,
+    motion: Option<&'p DMat4>,
+}
+
+/// Scratch kept across samples: the blend's and the direct evaluation's
+/// blocks, and the comparison's.
 struct Pool {
+    /// Whole evaluations to reuse (when blocks cannot be shared).
     columns: Vec<Columns>,
-    block: Box<BlendBlock>,
+    blend: Box<BlendBlock>,
+    want: Box<ColumnBlock>,
+    scratch: Box<Scratch>,
 }
 
 impl Pool {
     fn new() -> Self {
         Self {
             columns: Vec::new(),
-            block: BlendBlock::boxed(),
+            blend: BlendBlock::boxed(),
+            want: ColumnBlock::boxed(),
+            scratch: Scratch::new(),
         }
     }
 }
 
-impl<'a> Direct<'a> {
-    fn new(model: &'a Model, pose: &'a LocalPose) -> Self {
-        Self {
-            model,
-            pose,
-            globals: DirectGlobals::new(model, pose),
-            done: Vec::new(),
-        }
-    }
-
-    /// Primitive `primitive` of `node` deformed in the space of `space`
-    /// with `convention` (`core::reference`), into a buffer from `pool`.
-    #[inline(always)]
-    fn get(
-        &mut self,
-        pool: &mut Pool,
-        node: usize,
-        primitive: usize,
-        space: Option<usize>,
-        convention: NormalConvention,
-    ) -> &Columns {
-        let key = (node, primitive, space, convention);
-        let i = match self.done.iter().position(|(k, _)| *k == key) {
-            Some(i) => i,
+/// The jobs of one sample (each job's path and the direct evaluation it
+/// compares with, in job order: path by path, each path's in its order)
+/// grouped by evaluation: the keys in the order first used, each group's jobs in job
+/// order. With whether running the groups in that order keeps every
+/// path's own job order (its statistics are sums in that order), as it
+/// does for the outputs `rigbake` writes unless the bone path lists the
+/// primitives in another order than the VAT path.
+fn job_groups(
+    jobs: impl Iterator<Item = (usize, DirectKey)>,
+    paths: usize,
+) -> (Vec<Vec<usize>>, bool) {
+    let mut keys: Vec<DirectKey> = Vec::new();
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    let mut last: Vec<Option<usize>> = vec![None; paths];
+    let mut in_order = true;
+    for (j, (path, key)) in jobs.enumerate() {
+        let g = match keys.iter().position(|k| *k == key) {
+            Some(g) => g,
             None => {
-                let mut out = pool.columns.pop().unwrap_or_default();
-                out.clear();
-                if let Some(d) = PrimitiveDeform::new(
-                    self.model,
-                    self.pose,
-                    &mut self.globals,
-                    node,
-                    primitive,
-                    space,
-                ) {
-                    d.deform_columns(&mut pool.block, convention, &mut out);
-                }
-                self.done.push((key, out));
-                self.done.len() - 1
+                keys.push(key);
+                groups.push(Vec::new());
+                groups.len() - 1
             }
         };
-        &self.done[i].1
+        groups[g].push(j);
+        if let Some(last) = last.get_mut(path) {
+            in_order &= last.is_none_or(|l| l < g);
+            *last = Some(g);
+        }
     }
-
-    /// Gives the buffers back to `pool`.
-    fn recycle(self, pool: &mut Pool) {
-        pool.columns.extend(self.done.into_iter().map(|(_, v)| v));
-    }
+    (groups, in_order)
 }
 
-/// What one sample reads: its state, the root motion its clip moves by,
-/// and where to keep its direct evaluations.
-struct Instant<'s, 'a> {
-    gpu: &'s GpuState,
-    motion: Option<&'s DMat4>,
-    direct: &'s mut Direct<'a>,
-    pool: &'s mut Pool,
-    scratch: &'s mut Scratch,
-}
-
+/// Runs one sample's jobs into `out` (one result per path), each direct
+/// evaluation of `pose` (`core::reference`, node globals computed once for
+/// all) computed once for the jobs that share it ([`job_groups`]). When
+/// the groups keep every path's order, a block at a time, each block
+/// compared by every job of its group while it is in the cache; else
+/// whole, kept for the sample, and the jobs run in their order.
+/// Inlined into each instruction-set copy.
 #[inline(always)]
-fn eval_bones(
-    subject: &Subject<'_>,
-    bones: &BonePlayback,
-    rows: &PathRows<'_>,
-    at: &mut Instant<'_, '_>,
-    out: &mut SampleResult,
+fn run_jobs(
+    model: &Model,
+    pose: &LocalPose,
+    jobs: &[Job<'_, '_>],
+    pool: &mut Pool,
+    out: &mut [SampleResult],
+) {
+    let mut globals = DirectGlobals::new(model, pose);
+    let (groups, in_order) = job_groups(jobs.iter().map(|j| (j.path, j.key)), out.len());
+    let mut deform = |key: DirectKey| {
+        let (node, primitive, space, _) = key;
+        PrimitiveDeform::new(model, pose, &mut globals, node, primitive, space)
+    };
+    if !in_order {
+        let mut group_of = vec![0; jobs.len()];
+        for (g, group) in groups.iter().enumerate() {
+            for &j in group {
+                group_of[j] = g;
+            }
+        }
+        let mut done: Vec<Option<Columns>> = vec![None; groups.len()];
+        for (job, &g) in jobs.iter().zip(&group_of) {
+            // (Not `get_or_insert_with`: its closure would be compiled
+            // outside this copy.)
+            if done[g].is_none() {
+                let mut c = pool.columns.pop().unwrap_or_default();
+                c.clear();
+                if let Some(d) = deform(job.key) {
+                    d.deform_columns(&mut pool.blend, &mut pool.want, job.key.3, &mut c);
+                }
+                done[g] = Some(c);
+            }
+            let Some(want) = &done[g] else {
+                continue;
+            };
+            let count = job.count.min(want.len());
+            let Some(out) = out.get_mut(job.path) else {
+                continue;
+            };
+            for start in (0..count).step_by(BLOCK) {
+                let len = BLOCK.min(count - start);
+                let want = want.columns_from(start);
+                compare_job_block(out, &mut pool.scratch, want, start, len, job);
+            }
+        }
+        pool.columns.extend(done.into_iter().flatten());
+        return;
+    }
+    for group in groups {
+        let Some(&first) = group.first() else {
+            continue;
+        };
+        let key = jobs[first].key;
+        let Some(d) = deform(key) else {
+            continue;
+        };
+        let vertices = d.vertex_count();
+        let counts = || group.iter().map(|&j| jobs[j].count.min(vertices));
+        let n = counts().max().unwrap_or(0);
+        for start in (0..n).step_by(BLOCK) {
+            d.deform_block(&mut pool.blend, key.3, start, &mut pool.want);
+            let want = pool.want.columns();
+            for (&j, count) in group.iter().zip(counts()) {
+                let len = BLOCK.min(count.saturating_sub(start));
+                let job = &jobs[j];
+                if len > 0
+                    && let Some(out) = out.get_mut(job.path)
+                {
+                    compare_job_block(out, &mut pool.scratch, want, start, len, job);
+                }
+            }
+        }
+    }
+}
+
+/// The bone path's jobs at one sample (path `path` of the sample's
+/// results), appended to `jobs`.
+fn bone_jobs<'p, 'r>(
+    subject: &Subject<'p>,
+    bones: &'p BonePlayback,
+    rows: &'p PathRows<'_>,
+    values: &'p Resolved<'r>,
+    at: &At<'p>,
+    path: usize,
+    jobs: &mut Vec<Job<'p, 'r>>,
 ) {
     let model = subject.model;
-    let values = rows.resolved();
     for (k, prim) in bones.primitives.iter().enumerate() {
         let tex = &bones.textures[prim.set];
-        let last_row = tex.rows.saturating_sub(1);
-        let motion = motion_in_space(model, at.direct.pose, at.motion, Some(tex.space_node));
         let Some(src) = source_primitive(model, prim.node, prim.primitive) else {
             continue;
         };
-        let want = at.direct.get(
-            at.pool,
-            prim.node,
-            prim.primitive,
-            Some(tex.space_node),
-            NormalConvention::InverseTranspose,
-        );
         let (start, count) = rows.span(k);
-        let recorded = Recorded {
-            // Dropped influences are a separate, recorded loss: judged
-            // only when accepted.
-            loss: prim.position_error,
-            // Normal errors have a bound only when the bake is exact.
-            normal: (tex.max_error == 0.0 && !prim.truncated).then_some(0.0),
-        };
-        let has_normal = prim
-            .bound
-            .as_ref()
-            .map_or(src.normals.is_some(), |b| b.normals.is_some());
-        let play = Play {
-            gpu: at.gpu,
-            last_row,
-            values: &values,
-            start,
-            bounds: Bounds::Each(rows.bounds(k)),
-            rest: Some((prim, src)),
-        };
-        let motion = motion.as_ref();
-        compare_primitive(
-            out, at.scratch, want, count, motion, recorded, has_normal, &play,
-        );
+        jobs.push(Job {
+            path,
+            key: (
+                prim.node,
+                prim.primitive,
+                Some(tex.space_node),
+                NormalConvention::InverseTranspose,
+            ),
+            count,
+            motion: motion_in_space(model, at.pose, at.motion, Some(tex.space_node)),
+            recorded: Recorded {
+                // Dropped influences are a separate, recorded loss: judged
+                // only when accepted.
+                loss: prim.position_error,
+                // Normal errors have a bound only when the bake is exact.
+                normal: (tex.max_error == 0.0 && !prim.truncated).then_some(0.0),
+            },
+            has_normal: prim
+                .bound
+                .as_ref()
+                .map_or(src.normals.is_some(), |b| b.normals.is_some()),
+            play: Play {
+                gpu: at.gpu,
+                last_row: tex.rows.saturating_sub(1),
+                values,
+                start,
+                bounds: Bounds::Each(rows.bounds(k)),
+                rest: Some((prim, src)),
+            },
+        });
     }
 }
 
 /// How a path plays one primitive's vertices, a block at a time, for
-/// [`compare_primitive`]: from its kept rows, or as a disabled state draws
+/// [`compare_job_block`]: from its kept rows, or as a disabled state draws
 /// them.
 struct Play<'p, 'r> {
     gpu: &'p GpuState,
@@ -910,44 +972,44 @@ pub fn encoded_matrix_bound(max_error: f64, p: DVec3) -> f64 {
     3f64.sqrt() * max_error * (p.abs().element_sum() + 1.0)
 }
 
-#[inline(always)]
-fn eval_vat(
-    subject: &Subject<'_>,
-    vat: &VatPlayback,
-    rows: &PathRows<'_>,
-    at: &mut Instant<'_, '_>,
-    out: &mut SampleResult,
+/// The VAT path's jobs at one sample (path `path` of the sample's
+/// results), appended to `jobs`.
+fn vat_jobs<'p, 'r>(
+    subject: &Subject<'p>,
+    vat: &'p VatPlayback,
+    rows: &'p PathRows<'_>,
+    values: &'p Resolved<'r>,
+    at: &At<'p>,
+    path: usize,
+    jobs: &mut Vec<Job<'p, 'r>>,
 ) {
-    let motion = motion_in_space(subject.model, at.direct.pose, at.motion, vat.reference_node);
-    let values = rows.resolved();
+    let motion = motion_in_space(subject.model, at.pose, at.motion, vat.reference_node);
     for (k, prim) in vat.primitives.iter().enumerate() {
-        let want = at.direct.get(
-            at.pool,
-            prim.node,
-            prim.primitive,
-            vat.reference_node,
-            vat.convention,
-        );
-        let recorded = Recorded {
-            loss: 0.0,
-            normal: prim.normals.as_ref().map(|n| n.max_error()),
-        };
-        let bound = prim.positions.max_error();
-        let has_normal = prim.normals.is_some();
-        let last_row = prim.address.frames.saturating_sub(1);
         let (start, count) = rows.span(k);
-        let play = Play {
-            gpu: at.gpu,
-            last_row,
-            values: &values,
-            start,
-            bounds: Bounds::All(bound),
-            rest: None,
-        };
-        let motion = motion.as_ref();
-        compare_primitive(
-            out, at.scratch, want, count, motion, recorded, has_normal, &play,
-        );
+        jobs.push(Job {
+            path,
+            key: (
+                prim.node,
+                prim.primitive,
+                vat.reference_node,
+                vat.convention,
+            ),
+            count,
+            motion,
+            recorded: Recorded {
+                loss: 0.0,
+                normal: prim.normals.as_ref().map(|n| n.max_error()),
+            },
+            has_normal: prim.normals.is_some(),
+            play: Play {
+                gpu: at.gpu,
+                last_row: prim.address.frames.saturating_sub(1),
+                values,
+                start,
+                bounds: Bounds::All(prim.positions.max_error()),
+                rest: None,
+            },
+        });
     }
 }
 
@@ -1020,7 +1082,6 @@ fn evaluate_run_body(
     let (mut pose, mut scratch) = (LocalPose::rest(model), LocalPose::rest(model));
     let mut rows: Vec<PathRows<'_>> = paths.iter().map(|p| PathRows::new(model, *p)).collect();
     let mut pool = Pool::new();
-    let mut blocks = Scratch::new();
     let mut results = Vec::with_capacity(run.len());
     for s in run {
         let clip = &subject.clips[s.clip];
@@ -1041,31 +1102,31 @@ fn evaluate_run_body(
         for r in &mut rows {
             r.prepare(model, &gpu);
         }
-        let mut direct = Direct::new(model, &pose);
-        let mut per_path = Vec::with_capacity(paths.len());
-        for (path, rows) in paths.iter().zip(&rows) {
-            let mut out = SampleResult {
+        let values: Vec<Resolved<'_>> = rows.iter().map(PathRows::resolved).collect();
+        let at = At {
+            gpu: &gpu,
+            pose: &pose,
+            motion: motion.as_ref(),
+        };
+        let mut jobs = Vec::new();
+        for (k, ((path, rows), values)) in paths.iter().zip(&rows).zip(&values).enumerate() {
+            match path {
+                Path::Bones(b) => bone_jobs(subject, b, rows, values, &at, k, &mut jobs),
+                Path::Vat(v) => vat_jobs(subject, v, rows, values, &at, k, &mut jobs),
+            }
+        }
+        let mut per_path: Vec<SampleResult> = paths
+            .iter()
+            .map(|_| SampleResult {
                 stats: Stats {
                     samples: 1,
                     ..Stats::default()
                 },
                 lo: DVec3::splat(f64::INFINITY),
                 hi: DVec3::splat(f64::NEG_INFINITY),
-            };
-            let mut at = Instant {
-                gpu: &gpu,
-                motion: motion.as_ref(),
-                direct: &mut direct,
-                pool: &mut pool,
-                scratch: &mut blocks,
-            };
-            match path {
-                Path::Bones(b) => eval_bones(subject, b, rows, &mut at, &mut out),
-                Path::Vat(v) => eval_vat(subject, v, rows, &mut at, &mut out),
-            }
-            per_path.push(out);
-        }
-        direct.recycle(&mut pool);
+            })
+            .collect();
+        run_jobs(model, &pose, &jobs, &mut pool, &mut per_path);
         results.push(per_path);
     }
     results
@@ -1262,6 +1323,29 @@ mod tests {
     /// `e * (|x| + |y| + |z| + 1)`, the point by sqrt(3) times that; the
     /// bound without sqrt(3) (used before fuzzing found a bake exceeding
     /// it) is too small.
+    #[test]
+    fn jobs_share_evaluations_only_where_every_path_keeps_its_order() {
+        let key = |node: usize| (node, 0, None, NormalConvention::InverseTranspose);
+        let groups = |jobs: &[(usize, usize)]| {
+            job_groups(jobs.iter().map(|&(path, node)| (path, key(node))), 2)
+        };
+        // The same primitives in the same order: shared, in order.
+        assert_eq!(
+            groups(&[(0, 1), (0, 2), (1, 1), (1, 2)]),
+            (vec![vec![0, 2], vec![1, 3]], true)
+        );
+        // A path comparing a subset, in the same order: still in order.
+        assert_eq!(
+            groups(&[(0, 1), (0, 2), (0, 3), (1, 1), (1, 3)]),
+            (vec![vec![0, 3], vec![1], vec![2, 4]], true)
+        );
+        // Another order (Knight's bone and VAT paths): sharing by groups
+        // would fold the second path's primitives out of its order.
+        assert!(!groups(&[(0, 1), (0, 2), (1, 2), (1, 1)]).1);
+        // A primitive compared twice by one path.
+        assert!(!groups(&[(0, 1), (0, 1)]).1);
+    }
+
     #[test]
     fn encoded_matrix_bound_covers_the_worst_matrix() {
         let (e, p) = (1e-3, DVec3::new(0.5, -2.0, 1.25));
