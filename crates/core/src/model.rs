@@ -219,6 +219,7 @@ pub struct Influences {
 
 impl Influences {
     /// The (joints, weights) slots of vertex `v`.
+    #[inline]
     pub fn vertex(&self, v: usize) -> (&[u16], &[f32]) {
         let range = v * self.per_vertex..(v + 1) * self.per_vertex;
         (&self.joints[range.clone()], &self.weights[range])

@@ -269,7 +269,7 @@ impl VatTexture {
             map[y as usize] = k as u32;
         }
         Ok(VatTexture {
-            samples: Samples::Float(samples.into()),
+            samples: Samples::Float(samples),
             rows: Some(map.into()),
             ..self.clone()
         })

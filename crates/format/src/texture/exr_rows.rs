@@ -104,14 +104,16 @@ fn holds_a_row(block: &BlockIndex, rows: &[u32]) -> bool {
 /// layer of the EXR in `reader`, whose header must say `width` x `height`,
 /// as `channels` samples per texel (3: RGB, 4: RGBA), packed in the order
 /// of `rows`: row `rows[k]` is at `k * width * channels`. Only the blocks
-/// that hold those rows are read.
+/// that hold those rows are read. The samples come shared, allocated once
+/// and decoded in place (a reader that windows a texture keeps them
+/// without a copy).
 pub fn read_rows<R: Read + Seek>(
     reader: R,
     width: usize,
     height: usize,
     rows: &[u32],
     channels: usize,
-) -> Result<Vec<f32>> {
+) -> Result<std::sync::Arc<[f32]>> {
     if !(3..=4).contains(&channels) {
         return Err(invalid(format!("{channels} channels per texel: 3 or 4")));
     }
@@ -128,7 +130,11 @@ pub fn read_rows<R: Read + Seek>(
         .ok_or_else(|| invalid("the rows to read exceed the decode limit".to_owned()))?;
     let reader = exr::block::read(reader, true)?;
     let layout = layout(reader.meta_data(), width, height)?;
-    let mut out = vec![0.0f32; samples];
+    // Collected from an exact-size iterator: one allocation, no copy.
+    let mut shared: std::sync::Arc<[f32]> = std::iter::repeat_n(0.0f32, samples).collect();
+    let Some(out) = std::sync::Arc::get_mut(&mut shared) else {
+        return Err(invalid("the decode buffer is shared".to_owned()));
+    };
     if channels == 4 && !layout.has_alpha {
         for texel in out.chunks_exact_mut(4) {
             texel[3] = 1.0;
@@ -139,13 +145,13 @@ pub fn read_rows<R: Read + Seek>(
         holds_a_row(&block, rows)
     })?;
     chunks.decompress_sequential(true, |_, block| {
-        scatter(&layout, &block, rows, channels, &mut out, &mut filled)
+        scatter(&layout, &block, rows, channels, out, &mut filled)
             .map_err(|e| exr::error::Error::Invalid(e.to_string().into()))
     })?;
     if let Some(k) = filled.iter().position(|f| !f) {
         return Err(invalid(format!("EXR has no block holding row {}", rows[k])));
     }
-    Ok(out)
+    Ok(shared)
 }
 
 /// Copies the wanted rows of one decompressed block into `out`.
