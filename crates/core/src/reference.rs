@@ -486,6 +486,15 @@ impl Columns {
         [x, y, z, nx, ny, nz].map(|c| c.get(start..).unwrap_or_default())
     }
 
+    /// Appends the first `len` vertices of `block`.
+    pub fn extend_from_block(&mut self, block: &ColumnBlock, len: usize) {
+        let len = len.min(BLOCK);
+        for k in 0..3 {
+            self.position[k].extend_from_slice(&block.position[k][..len]);
+            self.normal[k].extend_from_slice(&block.normal[k][..len]);
+        }
+    }
+
     /// Position and normal of vertex `v`.
     pub fn get(&self, v: usize) -> (DVec3, DVec3) {
         let at = |c: &[Vec<f64>; 3]| DVec3::new(c[0][v], c[1][v], c[2][v]);
@@ -567,10 +576,7 @@ impl PrimitiveDeform<'_> {
     ) {
         for start in (0..self.vertex_count()).step_by(BLOCK) {
             let len = self.deform_block(b, convention, start, block);
-            for k in 0..3 {
-                out.position[k].extend_from_slice(&block.position[k][..len]);
-                out.normal[k].extend_from_slice(&block.normal[k][..len]);
-            }
+            out.extend_from_block(block, len);
         }
     }
 

@@ -737,45 +737,96 @@ impl Pool {
     }
 }
 
-/// The jobs of one sample (each job's path and the direct evaluation it
-/// compares with, in job order: path by path, each path's in its order)
-/// grouped by evaluation: the keys in the order first used, each group's jobs in job
-/// order. With whether running the groups in that order keeps every
-/// path's own job order (its statistics are sums in that order), as it
-/// does for the outputs `rigbake` writes unless the bone path lists the
-/// primitives in another order than the VAT path.
-fn job_groups(
-    jobs: impl Iterator<Item = (usize, DirectKey)>,
-    paths: usize,
-) -> (Vec<Vec<usize>>, bool) {
-    let mut keys: Vec<DirectKey> = Vec::new();
-    let mut groups: Vec<Vec<usize>> = Vec::new();
-    let mut last: Vec<Option<usize>> = vec![None; paths];
-    let mut in_order = true;
-    for (j, (path, key)) in jobs.enumerate() {
-        let g = match keys.iter().position(|k| *k == key) {
-            Some(g) => g,
-            None => {
-                keys.push(key);
-                groups.push(Vec::new());
-                groups.len() - 1
-            }
-        };
-        groups[g].push(j);
-        if let Some(last) = last.get_mut(path) {
-            in_order &= last.is_none_or(|l| l < g);
-            *last = Some(g);
-        }
-    }
-    (groups, in_order)
+/// One step of a sample's [`plan`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Step {
+    /// Evaluate group `group` (jobs that share one direct evaluation) a
+    /// block at a time; the jobs `streamed` compare each block while it
+    /// is cached; `keep`: the evaluation is also kept whole for jobs of
+    /// the group that run later.
+    Evaluate {
+        group: usize,
+        streamed: Vec<usize>,
+        keep: bool,
+    },
+    /// Job `job` compares with the kept evaluation of group `group`.
+    Kept { job: usize, group: usize },
 }
 
-/// Runs one sample's jobs into `out` (one result per path), each direct
-/// evaluation of `pose` (`core::reference`, node globals computed once for
-/// all) computed once for the jobs that share it ([`job_groups`]). When
-/// the groups keep every path's order, a block at a time, each block
-/// compared by every job of its group while it is in the cache; else
-/// whole, kept for the sample, and the jobs run in their order.
+/// How to run one sample's jobs (each job's path and the direct
+/// evaluation it compares with, in job order: path by path, each path's
+/// in its own order) so that each evaluation is computed once and every
+/// path still runs its jobs in its own order (its sums are folded in that
+/// order): the jobs grouped by evaluation (keys in the order first used),
+/// then the groups in that order, each evaluated a block at a time and
+/// compared by the jobs whose turn it is (at most one per path); a job
+/// whose turn has not come keeps the evaluation whole, and runs from it
+/// as soon as its path reaches it. With the outputs `rigbake` writes the
+/// bone and VAT paths list the same primitives, so every job is streamed
+/// unless a path lists them in another order (Knight's bone path).
+fn plan(
+    jobs: impl Iterator<Item = (usize, DirectKey)>,
+    paths: usize,
+) -> (Vec<Vec<usize>>, Vec<Step>) {
+    let mut keys: Vec<DirectKey> = Vec::new();
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    let mut group_of = Vec::new();
+    let mut path_of = Vec::new();
+    let mut path_jobs: Vec<Vec<usize>> = vec![Vec::new(); paths];
+    for (j, (path, key)) in jobs.enumerate() {
+        let g = keys.iter().position(|k| *k == key).unwrap_or_else(|| {
+            keys.push(key);
+            groups.push(Vec::new());
+            groups.len() - 1
+        });
+        groups[g].push(j);
+        group_of.push(g);
+        path_of.push(path);
+        if let Some(list) = path_jobs.get_mut(path) {
+            list.push(j);
+        }
+    }
+    let mut next = vec![0usize; paths];
+    let mut evaluated = vec![false; groups.len()];
+    let mut steps = Vec::new();
+    let turn = |next: &[usize], p: usize| path_jobs.get(p).and_then(|l| l.get(next[p]).copied());
+    for (g, group) in groups.iter().enumerate() {
+        let mut streamed: Vec<usize> = Vec::new();
+        for &j in group {
+            let p = path_of[j];
+            if turn(&next, p) == Some(j) && !streamed.iter().any(|&s| path_of[s] == p) {
+                streamed.push(j);
+            }
+        }
+        let keep = streamed.len() < group.len();
+        for &j in &streamed {
+            next[path_of[j]] += 1;
+        }
+        steps.push(Step::Evaluate {
+            group: g,
+            streamed,
+            keep,
+        });
+        evaluated[g] = true;
+        // Every path whose next jobs compare with a kept evaluation runs
+        // them now.
+        for p in 0..paths {
+            while let Some(j) = turn(&next, p).filter(|&j| evaluated[group_of[j]]) {
+                steps.push(Step::Kept {
+                    job: j,
+                    group: group_of[j],
+                });
+                next[p] += 1;
+            }
+        }
+    }
+    (groups, steps)
+}
+
+/// Runs one sample's jobs into `out` (one result per path) by their
+/// [`plan`]: each direct evaluation of `pose` (`core::reference`, node
+/// globals computed once for all) computed once, a block at a time, each
+/// block compared by the jobs streamed with it while it is in the cache.
 /// Inlined into each instruction-set copy.
 #[inline(always)]
 fn run_jobs(
@@ -786,71 +837,71 @@ fn run_jobs(
     out: &mut [SampleResult],
 ) {
     let mut globals = DirectGlobals::new(model, pose);
-    let (groups, in_order) = job_groups(jobs.iter().map(|j| (j.path, j.key)), out.len());
-    let mut deform = |key: DirectKey| {
-        let (node, primitive, space, _) = key;
-        PrimitiveDeform::new(model, pose, &mut globals, node, primitive, space)
-    };
-    if !in_order {
-        let mut group_of = vec![0; jobs.len()];
-        for (g, group) in groups.iter().enumerate() {
-            for &j in group {
-                group_of[j] = g;
-            }
-        }
-        let mut done: Vec<Option<Columns>> = vec![None; groups.len()];
-        for (job, &g) in jobs.iter().zip(&group_of) {
-            // (Not `get_or_insert_with`: its closure would be compiled
-            // outside this copy.)
-            if done[g].is_none() {
-                let mut c = pool.columns.pop().unwrap_or_default();
-                c.clear();
-                if let Some(d) = deform(job.key) {
-                    d.deform_columns(&mut pool.blend, &mut pool.want, job.key.3, &mut c);
-                }
-                done[g] = Some(c);
-            }
-            let Some(want) = &done[g] else {
-                continue;
-            };
-            let count = job.count.min(want.len());
-            let Some(out) = out.get_mut(job.path) else {
-                continue;
-            };
-            for start in (0..count).step_by(BLOCK) {
-                let len = BLOCK.min(count - start);
-                let want = want.columns_from(start);
-                compare_job_block(out, &mut pool.scratch, want, start, len, job);
-            }
-        }
-        pool.columns.extend(done.into_iter().flatten());
-        return;
-    }
-    for group in groups {
-        let Some(&first) = group.first() else {
-            continue;
-        };
-        let key = jobs[first].key;
-        let Some(d) = deform(key) else {
-            continue;
-        };
-        let vertices = d.vertex_count();
-        let counts = || group.iter().map(|&j| jobs[j].count.min(vertices));
-        let n = counts().max().unwrap_or(0);
-        for start in (0..n).step_by(BLOCK) {
-            d.deform_block(&mut pool.blend, key.3, start, &mut pool.want);
-            let want = pool.want.columns();
-            for (&j, count) in group.iter().zip(counts()) {
-                let len = BLOCK.min(count.saturating_sub(start));
-                let job = &jobs[j];
-                if len > 0
-                    && let Some(out) = out.get_mut(job.path)
+    let (groups, steps) = plan(jobs.iter().map(|j| (j.path, j.key)), out.len());
+    let mut kept: Vec<Option<Columns>> = vec![None; groups.len()];
+    for step in &steps {
+        match step {
+            Step::Evaluate {
+                group,
+                streamed,
+                keep,
+            } => {
+                let g = &groups[*group];
+                let Some(key) = g.first().map(|&j| jobs[j].key) else {
+                    continue;
+                };
+                let (node, primitive, space, convention) = key;
+                let mut whole = keep.then(|| {
+                    let mut c = pool.columns.pop().unwrap_or_default();
+                    c.clear();
+                    c
+                });
+                if let Some(d) =
+                    PrimitiveDeform::new(model, pose, &mut globals, node, primitive, space)
                 {
+                    let vertices = d.vertex_count();
+                    let n = g
+                        .iter()
+                        .map(|&j| jobs[j].count.min(vertices))
+                        .max()
+                        .unwrap_or(0);
+                    for start in (0..n).step_by(BLOCK) {
+                        let len =
+                            d.deform_block(&mut pool.blend, convention, start, &mut pool.want);
+                        let want = pool.want.columns();
+                        for &j in streamed {
+                            let job = &jobs[j];
+                            let len = BLOCK.min(job.count.min(vertices).saturating_sub(start));
+                            if len > 0
+                                && let Some(out) = out.get_mut(job.path)
+                            {
+                                compare_job_block(out, &mut pool.scratch, want, start, len, job);
+                            }
+                        }
+                        if let Some(c) = &mut whole {
+                            c.extend_from_block(&pool.want, len.min(n - start));
+                        }
+                    }
+                }
+                kept[*group] = whole;
+            }
+            Step::Kept { job, group } => {
+                let (Some(want), Some(job)) = (&kept[*group], jobs.get(*job)) else {
+                    continue;
+                };
+                let Some(out) = out.get_mut(job.path) else {
+                    continue;
+                };
+                let count = job.count.min(want.len());
+                for start in (0..count).step_by(BLOCK) {
+                    let len = BLOCK.min(count - start);
+                    let want = want.columns_from(start);
                     compare_job_block(out, &mut pool.scratch, want, start, len, job);
                 }
             }
         }
     }
+    pool.columns.extend(kept.into_iter().flatten());
 }
 
 /// The bone path's jobs at one sample (path `path` of the sample's
@@ -1323,27 +1374,71 @@ mod tests {
     /// `e * (|x| + |y| + |z| + 1)`, the point by sqrt(3) times that; the
     /// bound without sqrt(3) (used before fuzzing found a bake exceeding
     /// it) is too small.
-    #[test]
-    fn jobs_share_evaluations_only_where_every_path_keeps_its_order() {
+    /// Runs a plan on paper: the order each path's jobs run in, and how
+    /// often each group is evaluated.
+    fn run_plan(jobs: &[(usize, usize)], paths: usize) -> (Vec<Vec<usize>>, Vec<usize>, usize) {
         let key = |node: usize| (node, 0, None, NormalConvention::InverseTranspose);
-        let groups = |jobs: &[(usize, usize)]| {
-            job_groups(jobs.iter().map(|&(path, node)| (path, key(node))), 2)
-        };
-        // The same primitives in the same order: shared, in order.
-        assert_eq!(
-            groups(&[(0, 1), (0, 2), (1, 1), (1, 2)]),
-            (vec![vec![0, 2], vec![1, 3]], true)
-        );
-        // A path comparing a subset, in the same order: still in order.
-        assert_eq!(
-            groups(&[(0, 1), (0, 2), (0, 3), (1, 1), (1, 3)]),
-            (vec![vec![0, 3], vec![1], vec![2, 4]], true)
-        );
-        // Another order (Knight's bone and VAT paths): sharing by groups
-        // would fold the second path's primitives out of its order.
-        assert!(!groups(&[(0, 1), (0, 2), (1, 2), (1, 1)]).1);
-        // A primitive compared twice by one path.
-        assert!(!groups(&[(0, 1), (0, 1)]).1);
+        let (groups, steps) = plan(jobs.iter().map(|&(path, node)| (path, key(node))), paths);
+        let mut ran = vec![Vec::new(); paths];
+        let mut evaluated = vec![0; groups.len()];
+        let mut kept = 0;
+        for step in steps {
+            match step {
+                Step::Evaluate {
+                    group, streamed, ..
+                } => {
+                    evaluated[group] += 1;
+                    for j in streamed {
+                        assert!(groups[group].contains(&j));
+                        ran[jobs[j].0].push(j);
+                    }
+                }
+                Step::Kept { job, group } => {
+                    assert!(groups[group].contains(&job) && evaluated[group] == 1);
+                    ran[jobs[job].0].push(job);
+                    kept += 1;
+                }
+            }
+        }
+        (ran, evaluated, kept)
+    }
+
+    #[test]
+    fn every_path_runs_its_jobs_in_order_and_each_evaluation_is_computed_once() {
+        let cases: [(&[(usize, usize)], usize); 5] = [
+            // The same primitives in the same order: all streamed.
+            (&[(0, 1), (0, 2), (1, 1), (1, 2)], 0),
+            // A path comparing a subset, in the same order.
+            (&[(0, 1), (0, 2), (0, 3), (1, 1), (1, 3)], 0),
+            // Another order (Knight's bone and VAT paths): the second
+            // path's first jobs wait for their turn on kept evaluations.
+            (
+                &[
+                    (0, 5),
+                    (0, 6),
+                    (0, 1),
+                    (0, 2),
+                    (1, 1),
+                    (1, 2),
+                    (1, 5),
+                    (1, 6),
+                ],
+                2,
+            ),
+            // Reversed.
+            (&[(0, 1), (0, 2), (0, 3), (1, 3), (1, 2), (1, 1)], 2),
+            // A primitive compared twice by one path.
+            (&[(0, 1), (0, 1), (1, 1)], 1),
+        ];
+        for (jobs, want_kept) in cases {
+            let (ran, evaluated, kept) = run_plan(jobs, 2);
+            for (p, ran) in ran.iter().enumerate() {
+                let own: Vec<usize> = (0..jobs.len()).filter(|&j| jobs[j].0 == p).collect();
+                assert_eq!(ran, &own, "path {p} of {jobs:?}");
+            }
+            assert!(evaluated.iter().all(|&n| n == 1), "{jobs:?}: {evaluated:?}");
+            assert_eq!(kept, want_kept, "{jobs:?}");
+        }
     }
 
     #[test]
