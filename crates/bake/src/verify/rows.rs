@@ -14,7 +14,7 @@ use glam::Vec3;
 use rigbake_core::Model;
 use rigbake_core::model::Primitive;
 use rigbake_core::runtime::GpuState;
-use rigbake_core::runtime::bone_path::blend_palette;
+use rigbake_core::runtime::bone_path::blend_matrices;
 use rigbake_core::runtime::math::{Rows3x4, cofactor_normals_columns, transform_point};
 use rigbake_core::runtime::rows::RowValues;
 use rigbake_core::runtime::vat_path;
@@ -262,7 +262,12 @@ fn bone_row(
                 let v = start + i;
                 let channels = &prim.channels[v * k..(v + 1) * k];
                 let (position, normal) = prim.vertex(src, v);
-                let m = blend_palette(channels, palette, |bone| view.bone_matrix(bone, row));
+                let m = blend_matrices(channels, |bone| {
+                    palette
+                        .get(bone as usize)
+                        .copied()
+                        .unwrap_or_else(|| view.bone_matrix(bone, row))
+                });
                 b.positions[i] = transform_point(&m, position);
                 for (r, row) in m.iter().enumerate() {
                     for c in 0..3 {

@@ -127,39 +127,6 @@ pub fn blend_matrices(channels: &[[f32; 4]], matrix: impl Fn(u32) -> Rows3x4) ->
     acc
 }
 
-/// [`blend_matrices`] with the matrices of one row in `palette` (bone
-/// index to matrix; `past` gives a bone beyond it), without a branch per
-/// pair: every pair's product is summed and a pair of weight 0 keeps the
-/// previous sum by a select, so the sums and their bits are the same and
-/// a weight pattern the branch predictor cannot learn costs nothing.
-#[inline(always)]
-pub fn blend_palette(
-    channels: &[[f32; 4]],
-    palette: &[Rows3x4],
-    past: impl Fn(u32) -> Rows3x4,
-) -> Rows3x4 {
-    let mut acc = ZERO_ROWS;
-    for c in channels {
-        for (bone, weight) in [(c[0], c[1]), (c[2], c[3])] {
-            let keep = weight != 0.0;
-            let bone = bone_index(bone);
-            let m = match palette.get(bone as usize) {
-                Some(m) => *m,
-                // (Never for a pair of weight 0: its matrix is not read.)
-                None if keep => past(bone),
-                None => ZERO_ROWS,
-            };
-            let mut sum = acc;
-            add_weighted(&mut sum, &m, weight);
-            let mask = glam::BVec4A::splat(keep);
-            for (a, s) in acc.iter_mut().zip(sum) {
-                *a = Vec4::select(mask, s, *a);
-            }
-        }
-    }
-    acc
-}
-
 /// Position and unit normal (zero when the vertex has none) of a vertex
 /// skinned with `m`: its values at one row, before the frame lerp.
 #[inline]
@@ -194,55 +161,6 @@ mod tests {
     use super::*;
     use crate::layout::MatrixLayout;
     use glam::DMat4;
-
-    #[test]
-    fn the_palette_blend_is_the_branching_blend_to_the_bit() {
-        // Six bones; pairs of weight 0 (and -0) with
-        // bones in and past the palette, a NaN weight, bones past it.
-        let palette: Vec<Rows3x4> = (0..6)
-            .map(|b| {
-                // Bone 5 has an infinite entry: a pair of weight 0 must not
-                // add its product (inf * 0 is NaN).
-                let f = |k: usize| match (b, k) {
-                    (5, 3) => f32::INFINITY,
-                    _ => ((b * 12 + k) as f32 * 0.37).sin() * 3.1 + 1e-7,
-                };
-                [0, 1, 2].map(|r| Vec4::new(f(4 * r), f(4 * r + 1), f(4 * r + 2), f(4 * r + 3)))
-            })
-            .collect();
-        let matrix = |bone: u32| {
-            palette
-                .get(bone as usize)
-                .copied()
-                .unwrap_or([Vec4::splat(bone as f32 + 0.5); 3])
-        };
-        let weights = [0.0, -0.0, 0.1, 0.7, 1.0 / 3.0, 0.2, f32::NAN, 1e-30];
-        let bones = [0.0, 1.0, 2.0, 5.0, 6.0, 9.0, -1.0, f32::NAN];
-        let mut checked = 0;
-        for a in 0..weights.len() {
-            for b in 0..weights.len() {
-                for (i, &bone) in bones.iter().enumerate() {
-                    let channels = [
-                        [bone, weights[a], bones[(i + 3) % bones.len()], weights[b]],
-                        [
-                            bones[(i + 1) % bones.len()],
-                            weights[(a + b) % weights.len()],
-                            2.0,
-                            0.0,
-                        ],
-                    ];
-                    let want = blend_matrices(&channels, matrix);
-                    let got = blend_palette(&channels, &palette, matrix);
-                    for (w, g) in want.iter().zip(&got) {
-                        let bits = |v: &Vec4| v.to_array().map(f32::to_bits);
-                        assert_eq!(bits(w), bits(g), "{channels:?}");
-                    }
-                    checked += 1;
-                }
-            }
-        }
-        assert_eq!(checked, 8 * 8 * 8);
-    }
 
     /// A 2-joint texture over 3 rows: joint 0 translates by (row, 0, 0),
     /// joint 1 scales x by 2 and translates by (0, row, 0).
