@@ -14,7 +14,7 @@ use glam::Vec3;
 use rigbake_core::Model;
 use rigbake_core::model::Primitive;
 use rigbake_core::runtime::GpuState;
-use rigbake_core::runtime::bone_path::blend_matrices;
+use rigbake_core::runtime::bone_path::{BoneTextureView, blend_matrices};
 use rigbake_core::runtime::math::{Rows3x4, cofactor_normals_columns, transform_point};
 use rigbake_core::runtime::rows::RowValues;
 use rigbake_core::runtime::vat_path;
@@ -262,11 +262,11 @@ fn bone_row(
                 let v = start + i;
                 let channels = &prim.channels[v * k..(v + 1) * k];
                 let (position, normal) = prim.vertex(src, v);
-                let m = blend_matrices(channels, |bone| {
-                    palette
-                        .get(bone as usize)
-                        .copied()
-                        .unwrap_or_else(|| view.bone_matrix(bone, row))
+                // A small closure, inlined into the instruction-set copy;
+                // a bone past the palette (never) reads the texture.
+                let m = blend_matrices(channels, |bone| match palette.get(bone as usize) {
+                    Some(m) => *m,
+                    None => past_palette(&view, bone, row),
                 });
                 b.positions[i] = transform_point(&m, position);
                 for (r, row) in m.iter().enumerate() {
@@ -287,6 +287,14 @@ fn bone_row(
             }
         }
     }
+}
+
+/// The matrix of a bone past a row's palette, read from the texture (out
+/// of line: never reached for the bones a texture holds).
+#[cold]
+#[inline(never)]
+fn past_palette(view: &BoneTextureView<'_>, bone: u32, row: u32) -> Rows3x4 {
+    view.bone_matrix(bone, row)
 }
 
 /// Vertices [`bone_row`] skins at a time.
