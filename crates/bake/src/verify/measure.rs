@@ -719,7 +719,7 @@ struct At<'p> {
 /// Scratch kept across samples: the blend's and the direct evaluation's
 /// blocks, and the comparison's.
 struct Pool {
-    /// Whole evaluations to reuse (when blocks cannot be shared).
+    /// Buffers for the evaluations a sample keeps whole, reused.
     columns: Vec<Columns>,
     blend: Box<BlendBlock>,
     want: Box<ColumnBlock>,

@@ -52,6 +52,16 @@ pub fn safe_normalize(v: Vec3) -> Vec3 {
     if length > 0.0 { v / length } else { v }
 }
 
+/// [`safe_normalize`] on the three components of one vertex of a block
+/// held in columns: the same operations in the same order (`Vec3`'s are
+/// plain f32 arithmetic), so the same bits, in a form loops over columns
+/// vectorise across vertices.
+#[inline(always)]
+pub fn safe_normalize_components(v: [f32; 3]) -> [f32; 3] {
+    let length = ((v[0] * v[0]) + (v[1] * v[1]) + (v[2] * v[2])).sqrt();
+    v.map(|x| if length > 0.0 { x / length } else { x })
+}
+
 /// [`cofactor_normal`] then [`safe_normalize`] for the first `len`
 /// vertices of a block, in columns: `upper[3 * r + c]` holds entry
 /// (row `r`, column `c`) of each vertex's matrix, `normal[k]` the normal's
@@ -83,9 +93,9 @@ pub fn cofactor_normals_columns<const N: usize>(
         let n = [normal[0][i], normal[1][i], normal[2][i]];
         let v: [f32; 3] =
             std::array::from_fn(|k| ((k0[k] * n[0]) + (k1[k] * n[1]) + (k2[k] * n[2])) * sign);
-        let length = ((v[0] * v[0]) + (v[1] * v[1]) + (v[2] * v[2])).sqrt();
+        let unit = safe_normalize_components(v);
         for k in 0..3 {
-            out[k][i] = if length > 0.0 { v[k] / length } else { v[k] };
+            out[k][i] = unit[k];
         }
     }
 }

@@ -12,7 +12,7 @@
 use glam::Vec3;
 
 use super::RuntimeVertex;
-use super::math::{lerp3, safe_normalize};
+use super::math::{lerp3, safe_normalize, safe_normalize_components};
 use super::state::GpuState;
 
 /// One vertex's position and normal (zero when it has none) at one
@@ -114,10 +114,9 @@ pub fn blend_rows_block<'v, const N: usize>(
     }
     // `safe_normalize`, over the columns.
     for i in 0..len {
-        let v = [n[0][i], n[1][i], n[2][i]];
-        let length = ((v[0] * v[0]) + (v[1] * v[1]) + (v[2] * v[2])).sqrt();
+        let unit = safe_normalize_components([n[0][i], n[1][i], n[2][i]]);
         for k in 0..3 {
-            n[k][i] = if length > 0.0 { v[k] / length } else { v[k] };
+            n[k][i] = unit[k];
         }
     }
 }
