@@ -276,6 +276,17 @@ fn unrecord(r: &Record) -> (Affine, DVec3) {
 fn blend_records(joints: &[Record], js: &[u16], ws: &[f32]) -> Record {
     #[inline(always)]
     fn slots<const N: usize>(joints: &[Record], js: &[u16; N], ws: &[f32; N]) -> Record {
+        // A rigid vertex (the first weight positive and finite, every
+        // other exactly zero): the total is that weight, its share
+        // exactly 1, and the sum `0 + m * 1` is `0 + m`, `m` with a -0
+        // made +0. The same bits as the loop below, without it.
+        // (As bits: the first in 1..=f32::MAX's, the others' all but the
+        // sign bit clear.)
+        let others = ws[1..].iter().fold(0u32, |o, w| o | w.to_bits());
+        if (ws[0].to_bits().wrapping_sub(1) < f32::MAX.to_bits()) & (others << 1 == 0) {
+            let m = joints.get(usize::from(js[0])).unwrap_or(&ZERO_RECORD);
+            return std::array::from_fn(|e| 0.0 + m[e]);
+        }
         let total: f64 = ws.iter().map(|w| f64::from(*w)).sum();
         let scaled: [f64; N] = std::array::from_fn(|s| f64::from(ws[s]) / total);
         let mut acc = ZERO_RECORD;
@@ -803,6 +814,74 @@ pub fn diagonal(points: impl Iterator<Item = DVec3>) -> f64 {
 mod tests {
     use super::*;
     use glam::DQuat;
+
+    /// A rigid vertex's blend (one positive finite weight, the others
+    /// zero) takes a shortcut in the four- and eight-slot forms; it gives
+    /// the bits of the any-slot loop (five slots here), for records with
+    /// -0, NaN, tiny and huge entries, weights from subnormal to
+    /// `f32::MAX`, zeros of either sign and a joint past the palette. A
+    /// vertex that is not rigid (a second weight, an infinite or negative
+    /// one) gives the same values as well, by the long way (NaN counted as
+    /// one value).
+    #[test]
+    fn rigid_vertices_blend_as_the_general_sum() {
+        let entries = [1.5, -0.0, f64::NAN, 1e-300, -1e300, 0.0, 0.25, -7.0];
+        let joints: Vec<Record> = (0..3)
+            .map(|j| std::array::from_fn(|e| entries[(e * 3 + j) % entries.len()]))
+            .collect();
+        let firsts = [
+            1.0,
+            0.3,
+            f32::MIN_POSITIVE / 4.0,
+            f32::MAX,
+            f32::INFINITY,
+            -0.5,
+            0.0,
+        ];
+        let others = [
+            [0.0, 0.0, 0.0],
+            [-0.0, 0.0, -0.0],
+            [0.0, 0.5, 0.0],
+            [0.0, 0.0, -1.0],
+        ];
+        // NaN as one value: the forms may differ in a NaN's sign (x86's
+        // default NaN from `inf / inf` is negative), never in a number.
+        let bits = |r: Record| r.map(|x| if x.is_nan() { u64::MAX } else { x.to_bits() });
+        for joint in [0u16, 2, 7] {
+            for &first in &firsts {
+                for rest in others {
+                    let rigid = first > 0.0 && first.is_finite() && rest == [0.0; 3];
+                    if usize::from(joint) >= joints.len() && !rigid {
+                        // (The any-slot loop skips a joint past the palette
+                        // where the others add a zero record: with a zero
+                        // total that is NaN against 0. The importer keeps
+                        // joints inside the skin, so only rigid ones here.)
+                        continue;
+                    }
+                    let ws = [first, rest[0], rest[1], rest[2]];
+                    let js = [joint, 1, 2, 0];
+                    let five = blend_records(
+                        &joints,
+                        &[js[0], js[1], js[2], js[3], 0],
+                        &[ws[0], ws[1], ws[2], ws[3], 0.0],
+                    );
+                    assert_eq!(
+                        bits(blend_records(&joints, &js, &ws)),
+                        bits(five),
+                        "{js:?} {ws:?}"
+                    );
+                    let (mut j8, mut w8) = ([0u16; 8], [0.0f32; 8]);
+                    j8[..4].copy_from_slice(&js);
+                    w8[..4].copy_from_slice(&ws);
+                    assert_eq!(
+                        bits(blend_records(&joints, &j8, &w8)),
+                        bits(five),
+                        "{j8:?} {w8:?}"
+                    );
+                }
+            }
+        }
+    }
 
     /// Rotations and scales are judged; a half-and-half blend across a 180°
     /// twist (the candy-wrapper collapse), exactly or nearly, is not.

@@ -100,6 +100,57 @@ impl Stats {
     }
 }
 
+impl Stats {
+    /// [`Stats::add_played`] for each position of a block (its x, y and z
+    /// columns), in order. Without a NaN (in the block or the box) the
+    /// smallest and largest values do not depend on the order, so each
+    /// column is folded eight lanes at a time by compares the compiler
+    /// keeps in a register (f32 widens to f64 exactly, so the f32 values
+    /// order as their widenings do); only the sign of a zero extreme may
+    /// differ, which the box's use (the bounds check's comparisons) does
+    /// not see. With a NaN the block goes one position at a time.
+    #[inline(always)]
+    fn add_played_block(&mut self, columns: [&[f32]; 3]) {
+        const WIDE: usize = 8;
+        let len = columns.iter().map(|c| c.len()).min().unwrap_or(0);
+        let nan_box = self
+            .played
+            .is_some_and(|(lo, hi)| lo.iter().chain(&hi).any(|v| v.is_nan()));
+        let nan = columns
+            .iter()
+            .any(|c| c[..len].iter().fold(false, |n, v| n | v.is_nan()));
+        if len == 0 || nan || nan_box {
+            let [x, y, z] = columns;
+            for ((&x, &y), &z) in x.iter().zip(y).zip(z) {
+                self.add_played(DVec3::new(f64::from(x), f64::from(y), f64::from(z)));
+            }
+            return;
+        }
+        let first = columns.map(|c| f64::from(c[0]));
+        let (mut lo, mut hi) = self.played.unwrap_or((first, first));
+        for (k, column) in columns.into_iter().enumerate() {
+            let column = &column[..len];
+            let (mut ls, mut hs) = ([column[0]; WIDE], [column[0]; WIDE]);
+            let chunks = column.chunks_exact(WIDE);
+            for &v in chunks.remainder() {
+                ls[0] = if v < ls[0] { v } else { ls[0] };
+                hs[0] = if v > hs[0] { v } else { hs[0] };
+            }
+            for q in chunks {
+                for j in 0..WIDE {
+                    ls[j] = if q[j] < ls[j] { q[j] } else { ls[j] };
+                    hs[j] = if q[j] > hs[j] { q[j] } else { hs[j] };
+                }
+            }
+            let l = ls.into_iter().fold(ls[0], |a, v| if v < a { v } else { a });
+            let h = hs.into_iter().fold(hs[0], |a, v| if v > a { v } else { a });
+            lo[k] = lo[k].min(f64::from(l));
+            hi[k] = hi[k].max(f64::from(h));
+        }
+        self.played = Some((lo, hi));
+    }
+}
+
 /// The larger of two values, NaN if either is NaN (`f64::max` would drop
 /// a NaN and let a broken sample pass unseen).
 pub fn max_nan(a: f64, b: f64) -> f64 {
@@ -109,6 +160,17 @@ pub fn max_nan(a: f64, b: f64) -> f64 {
         a.max(b)
     }
 }
+
+/// The larger of two values by a compare (`b` when it is larger, else
+/// `a`): `f64::max` for values without a NaN, a zero's sign aside, in a
+/// form the compiler vectorises.
+#[inline(always)]
+fn max_by_compare(a: f64, b: f64) -> f64 {
+    if b > a { b } else { a }
+}
+
+/// Running maxima a block's statistics are folded in, side by side.
+const LANES: usize = 4;
 
 /// A recorded error bound (from the container) as the comparison may use
 /// it: `None` when it is NaN, infinite or negative, which is never added
@@ -178,18 +240,44 @@ impl Stats {
         });
         self.position_loss_max = max_nan(self.position_loss_max, loss);
         self.position_sum = sum;
-        let (mut nan, mut bad) = (false, 0u64);
-        let (mut error, mut excess, mut after_loss, mut bound) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
-        for (&e, &b) in errors.iter().zip(bounds) {
+        // Maxima of values without a NaN are the same in any order, so
+        // they are folded in `LANES` running maxima by a compare, which
+        // vectorises (`f64::max`'s NaN rule does not); a NaN error makes
+        // the maxima NaN below, whatever they fold to. No value here is
+        // -0 (an error is the square root of a sum of squares, a
+        // difference of equal values is +0, and a -0 bound is taken as
+        // +0, which subtracts the same), so no zero's sign can tell the
+        // orders apart.
+        let m = errors.len().min(bounds.len());
+        let full = m - m % LANES;
+        let (mut nans, mut bads) = ([0u64; LANES], [0u64; LANES]);
+        let (mut error, mut excess) = ([0.0f64; LANES], [0.0f64; LANES]);
+        let (mut after_loss, mut bound) = ([0.0f64; LANES], [0.0f64; LANES]);
+        let mut take = |l: usize, e: f64, b: f64| {
             let usable = b.is_finite() & (b >= 0.0);
-            bad += u64::from(!usable);
-            let b = if usable { b } else { 0.0 };
-            nan |= e.is_nan();
-            error = error.max(e);
-            excess = excess.max(e - b);
-            after_loss = after_loss.max(e - b - loss);
-            bound = bound.max(b);
+            bads[l] += u64::from(!usable);
+            nans[l] += u64::from(e.is_nan());
+            // `+ 0.0` makes a -0 bound +0; `e - b` is the same.
+            let b = if usable { b + 0.0 } else { 0.0 };
+            error[l] = max_by_compare(error[l], e);
+            excess[l] = max_by_compare(excess[l], e - b);
+            after_loss[l] = max_by_compare(after_loss[l], e - b - loss);
+            bound[l] = max_by_compare(bound[l], b);
+        };
+        let whole = errors[..full]
+            .chunks_exact(LANES)
+            .zip(bounds[..full].chunks_exact(LANES));
+        for (e, b) in whole {
+            for l in 0..LANES {
+                take(l, e[l], b[l]);
+            }
         }
+        for (&e, &b) in errors[full..m].iter().zip(&bounds[full..m]) {
+            take(0, e, b);
+        }
+        let (nan, bad) = (nans.iter().sum::<u64>() > 0, bads.iter().sum::<u64>());
+        let [error, excess, after_loss, bound] =
+            [error, excess, after_loss, bound].map(|l| l.into_iter().fold(0.0, max_by_compare));
         self.bad_bounds += bad;
         let folded = |old: f64, new: f64| if nan { f64::NAN } else { max_nan(old, new) };
         // The stored maxima start at 0 and only grow, so the locals'
@@ -222,14 +310,33 @@ impl Stats {
         bound: Option<f64>,
         sum: f64,
     ) {
-        let mut n = 0u64;
-        let (mut nan, mut max) = (false, 0.0f64);
-        for (&d, &j) in degrees.iter().zip(judged) {
-            n += u64::from(j);
-            nan |= j & d.is_nan();
-            let m = max.max(d);
-            max = if j { m } else { max };
+        // Folded in lanes like the positions' maxima (an angle is never
+        // -0: the arctangent of +0 over a positive value, or 180).
+        let m = degrees.len().min(judged.len());
+        let full = m - m % LANES;
+        let (mut count, mut nans, mut maxima) = ([0u64; LANES], [0u64; LANES], [0.0f64; LANES]);
+        let mut take = |l: usize, d: f64, j: bool| {
+            count[l] += u64::from(j);
+            nans[l] += u64::from(j & d.is_nan());
+            maxima[l] = if j {
+                max_by_compare(maxima[l], d)
+            } else {
+                maxima[l]
+            };
+        };
+        let whole = degrees[..full]
+            .chunks_exact(LANES)
+            .zip(judged[..full].chunks_exact(LANES));
+        for (d, j) in whole {
+            for l in 0..LANES {
+                take(l, d[l], j[l]);
+            }
         }
+        for (&d, &j) in degrees[full..m].iter().zip(&judged[full..m]) {
+            take(0, d, j);
+        }
+        let (n, nan) = (count.iter().sum::<u64>(), nans.iter().sum::<u64>() > 0);
+        let max = maxima.into_iter().fold(0.0, max_by_compare);
         if n == 0 {
             return;
         }
@@ -502,13 +609,8 @@ fn compare_job_block(
 ) {
     job.play.fill(start, len, &mut s.block);
     let played = &mut s.block.played;
-    for i in 0..len {
-        out.stats.add_played(DVec3::new(
-            f64::from(played.position[0][i]),
-            f64::from(played.position[1][i]),
-            f64::from(played.position[2][i]),
-        ));
-    }
+    out.stats
+        .add_played_block(played.position.each_ref().map(|c| &c[..len]));
     if let Some(m) = &job.motion {
         for i in 0..len {
             let v = moved(
@@ -1533,6 +1635,116 @@ mod tests {
                         }
                     }
                 }
+            }
+        }
+    }
+
+    /// The played box grown a block at a time is the one
+    /// [`Stats::add_played`] grows a position at a time: the same values
+    /// without a NaN (a zero's sign aside), the same bits with one, from
+    /// an empty box or a grown one.
+    #[test]
+    fn the_played_box_grows_as_position_by_position() {
+        let pool = [
+            3.0f32, -1.5, 0.0, -0.0, 7.25, -8.0, 2.0, 1e-30, -1e30, 0.5, 4.0,
+        ];
+        for len in 0..21usize {
+            for seed in 0..5usize {
+                for nan_at in [None, Some(0), Some(len / 2)] {
+                    let column = |k: usize| -> Vec<f32> {
+                        (0..len)
+                            .map(|i| match nan_at {
+                                Some(n) if n == i && k == seed % 3 => f32::NAN,
+                                _ => pool[(i * 7 + k * 3 + seed) % pool.len()],
+                            })
+                            .collect()
+                    };
+                    let c = [column(0), column(1), column(2)];
+                    for start in [None, Some(([-2.0; 3], [1.0; 3]))] {
+                        let mut block = Stats {
+                            played: start,
+                            ..Stats::default()
+                        };
+                        block.add_played_block([&c[0], &c[1], &c[2]]);
+                        let mut one = Stats {
+                            played: start,
+                            ..Stats::default()
+                        };
+                        for ((&x, &y), &z) in c[0].iter().zip(&c[1]).zip(&c[2]) {
+                            one.add_played(DVec3::new(f64::from(x), f64::from(y), f64::from(z)));
+                        }
+                        let flat = |s: &Stats| s.played.map(|(lo, hi)| [lo, hi].concat());
+                        match (flat(&block), flat(&one)) {
+                            (Some(got), Some(want)) => {
+                                for (g, w) in got.iter().zip(&want) {
+                                    let same = if nan_at.is_some_and(|n| n < len) {
+                                        g.to_bits() == w.to_bits()
+                                    } else {
+                                        g == w
+                                    };
+                                    assert!(same, "{len} {seed} {nan_at:?}: {got:?} vs {want:?}");
+                                }
+                            }
+                            (got, want) => assert_eq!(got.is_none(), want.is_none()),
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Blocks of any length (lanes and a tail) fold their statistics as
+    /// their comparisons one by one do, bit for bit.
+    #[test]
+    fn blocks_of_any_length_fold_like_one_by_one() {
+        let errors = [
+            0.5, 1e-7, 0.0, 3.25, 1e-3, 0.75, 2.0, 1e-9, 0.125, 6.0, 1e-5,
+        ];
+        let bounds = [
+            0.0,
+            1e-6,
+            f64::NAN,
+            0.5,
+            -1.0,
+            1e-3,
+            f64::INFINITY,
+            0.0,
+            2.0,
+            -0.0,
+        ];
+        let degrees = [0.1, 0.0, 179.0, 2.5, 1e-4, 0.3, 45.0, 0.01, 90.0];
+        for len in 0..23usize {
+            for (seed, loss) in [(0usize, 0.0), (3, 0.25), (5, f64::NAN)] {
+                let at = |i: usize, n: usize| (i * 5 + seed) % n;
+                let e: Vec<f64> = (0..len).map(|i| errors[at(i, errors.len())]).collect();
+                let b: Vec<f64> = (0..len).map(|i| bounds[at(i, bounds.len())]).collect();
+                let d: Vec<f64> = (0..len).map(|i| degrees[at(i, degrees.len())]).collect();
+                let j: Vec<bool> = (0..len).map(|i| (i + seed) % 4 != 1).collect();
+                let mut block = Stats::default();
+                block.add_block(&e, &b, loss, &d, &j, Some(0.5));
+                let mut one = Stats::default();
+                for k in 0..len {
+                    one.add_positions(&e[k..=k], &b[k..=k], loss);
+                    one.add_normals(&d[k..=k], &j[k..=k], Some(0.5));
+                }
+                let bits = |s: &Stats| {
+                    (
+                        [s.vertices, s.bad_bounds, s.normals, s.normals_judged],
+                        [
+                            s.position_max,
+                            s.position_sum,
+                            s.position_excess_max,
+                            s.position_bound_max,
+                            s.position_loss_max,
+                            s.position_excess_after_loss_max,
+                            s.normal_max,
+                            s.normal_sum,
+                            s.normal_excess_max,
+                        ]
+                        .map(f64::to_bits),
+                    )
+                };
+                assert_eq!(bits(&block), bits(&one), "{len} values, seed {seed}");
             }
         }
     }

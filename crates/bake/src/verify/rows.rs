@@ -14,7 +14,7 @@ use glam::Vec3;
 use rigbake_core::Model;
 use rigbake_core::model::Primitive;
 use rigbake_core::runtime::GpuState;
-use rigbake_core::runtime::bone_path::{BoneTextureView, blend_matrices};
+use rigbake_core::runtime::bone_path::{BoneTextureView, blend_pairs, weighted_pairs};
 use rigbake_core::runtime::math::{Rows3x4, cofactor_normals_columns, transform_point};
 use rigbake_core::runtime::rows::RowValues;
 use rigbake_core::runtime::vat_path;
@@ -52,6 +52,45 @@ pub(super) struct PathRows<'p> {
     /// values: the same at every sample, so computed once. Empty for the
     /// VAT path.
     bounds: Vec<f64>,
+    /// The bone path's weighted pairs of every vertex, laid out like a
+    /// row's values: the same at every row, so taken once. Empty for the
+    /// VAT path.
+    pairs: VertexPairs,
+}
+
+/// The `(bone, weight)` pairs [`blend_pairs`] adds for each vertex
+/// ([`weighted_pairs`]), vertex after vertex.
+#[derive(Default)]
+struct VertexPairs {
+    /// Where each vertex's pairs start in `pairs`, and one past the last.
+    starts: Vec<usize>,
+    pairs: Vec<(u32, f32)>,
+}
+
+impl VertexPairs {
+    /// The pairs of every compared vertex of the bone path `bones`.
+    fn of(bones: &BonePlayback, spans: &[(usize, usize)]) -> Self {
+        let k = bones.channels;
+        let mut out = Self::default();
+        for (prim, &(_, count)) in bones.primitives.iter().zip(spans) {
+            for v in 0..count {
+                out.starts.push(out.pairs.len());
+                let channels = prim.channels.get(v * k..(v + 1) * k).unwrap_or_default();
+                out.pairs.extend(weighted_pairs(channels));
+            }
+        }
+        out.starts.push(out.pairs.len());
+        out
+    }
+
+    /// The pairs of vertex `v` (none past the last vertex).
+    #[inline(always)]
+    fn vertex(&self, v: usize) -> &[(u32, f32)] {
+        match (self.starts.get(v), self.starts.get(v + 1)) {
+            (Some(&a), Some(&b)) => self.pairs.get(a..b).unwrap_or_default(),
+            _ => &[],
+        }
+    }
 }
 
 struct Kept {
@@ -93,7 +132,7 @@ impl<'p> PathRows<'p> {
         last_rows.sort_unstable();
         last_rows.dedup();
         let mut start = 0;
-        let spans = counts
+        let spans: Vec<(usize, usize)> = counts
             .into_iter()
             .map(|n| {
                 let span = (start, n);
@@ -117,9 +156,14 @@ impl<'p> PathRows<'p> {
                 .collect(),
             Path::Vat(_) => Vec::new(),
         };
+        let pairs = match path {
+            Path::Bones(b) => VertexPairs::of(b, &spans),
+            Path::Vat(_) => VertexPairs::default(),
+        };
         Self {
             path,
             bounds,
+            pairs,
             zeros: vec![RowValues::default(); start],
             spans,
             last_rows,
@@ -182,7 +226,7 @@ impl<'p> PathRows<'p> {
             old
         };
         match self.path {
-            Path::Bones(b) => bone_row(model, b, &self.spans, row, &mut values),
+            Path::Bones(b) => bone_row(model, b, &self.spans, &self.pairs, row, &mut values),
             Path::Vat(v) => vat_row(v, &self.spans, row, &mut values),
         }
         self.kept.push(Kept {
@@ -233,13 +277,13 @@ fn bone_row(
     model: &Model,
     bones: &BonePlayback,
     spans: &[(usize, usize)],
+    pairs: &VertexPairs,
     row: u32,
     out: &mut Vec<RowValues>,
 ) {
-    let k = bones.channels;
     let mut palettes: Vec<Option<Vec<Rows3x4>>> = vec![None; bones.textures.len()];
     let mut block = SkinBlock::boxed();
-    for (prim, &(_, count)) in bones.primitives.iter().zip(spans) {
+    for (prim, &(first, count)) in bones.primitives.iter().zip(spans) {
         let (Some(src), Some(texture)) = (
             source_primitive(model, prim.node, prim.primitive),
             bones.textures.get(prim.set),
@@ -260,13 +304,14 @@ fn bone_row(
             let b = &mut *block;
             for i in 0..len {
                 let v = start + i;
-                let channels = &prim.channels[v * k..(v + 1) * k];
                 let (position, normal) = prim.vertex(src, v);
                 // A small closure, inlined into the instruction-set copy;
                 // a bone past the palette (never) reads the texture.
-                let m = blend_matrices(channels, |bone| match palette.get(bone as usize) {
-                    Some(m) => *m,
-                    None => past_palette(&view, bone, row),
+                let m = blend_pairs(pairs.vertex(first + v), |bone| {
+                    match palette.get(bone as usize) {
+                        Some(m) => *m,
+                        None => past_palette(&view, bone, row),
+                    }
                 });
                 b.positions[i] = transform_point(&m, position);
                 for (r, row) in m.iter().enumerate() {

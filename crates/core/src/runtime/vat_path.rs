@@ -353,13 +353,20 @@ pub fn run_values<'v>(
             .flatten()
             .map(|s| (s, channels))
     };
-    let xyz = |(s, c): (&[f32], usize), i: usize| Vec3::new(s[c * i], s[c * i + 1], s[c * i + 2]);
+    // Each texel's first three samples, walked texel by texel (one length
+    // check a texel instead of one a sample).
+    let xyz = |(s, c): (&'v [f32], usize)| {
+        s.chunks_exact(c).take(n as usize).map(|t| match *t {
+            [x, y, z, ..] => Vec3::new(x, y, z),
+            _ => Vec3::ZERO, // (never: `run` keeps three channels or more)
+        })
+    };
     match (run(positions), normals.map(run)) {
         (Some(p), None) => {
-            out.extend((0..n as usize).map(|i| (xyz(p, i), Vec3::ZERO)));
+            out.extend(xyz(p).map(|p| (p, Vec3::ZERO)));
         }
         (Some(p), Some(Some(q))) => {
-            out.extend((0..n as usize).map(|i| (xyz(p, i), xyz(q, i))));
+            out.extend(xyz(p).zip(xyz(q)));
         }
         _ => {
             for i in 0..n {
