@@ -162,8 +162,8 @@ pub fn max_nan(a: f64, b: f64) -> f64 {
 }
 
 /// The larger of two values by a compare (`b` when it is larger, else
-/// `a`): `f64::max` for values without a NaN, a zero's sign aside, in a
-/// form the compiler vectorises.
+/// `a`): `f64::max` for values without a NaN, a zero's sign aside, with
+/// one instruction instead of `f64::max`'s NaN check.
 #[inline(always)]
 fn max_by_compare(a: f64, b: f64) -> f64 {
     if b > a { b } else { a }
@@ -171,6 +171,27 @@ fn max_by_compare(a: f64, b: f64) -> f64 {
 
 /// Running maxima a block's statistics are folded in, side by side.
 const LANES: usize = 4;
+
+/// Calls `take(lane, a[i], b[i])` for every `i` below both lengths: whole
+/// groups of [`LANES`] with lane `i % LANES`, then the tail in lane 0.
+/// For folds the order within a lane does not change (maxima without a
+/// NaN, counts, flags).
+#[inline(always)]
+fn in_lanes<A: Copy, B: Copy>(a: &[A], b: &[B], mut take: impl FnMut(usize, A, B)) {
+    let m = a.len().min(b.len());
+    let full = m - m % LANES;
+    for (x, y) in a[..full]
+        .chunks_exact(LANES)
+        .zip(b[..full].chunks_exact(LANES))
+    {
+        for l in 0..LANES {
+            take(l, x[l], y[l]);
+        }
+    }
+    for (&x, &y) in a[full..m].iter().zip(&b[full..m]) {
+        take(0, x, y);
+    }
+}
 
 /// A recorded error bound (from the container) as the comparison may use
 /// it: `None` when it is NaN, infinite or negative, which is never added
@@ -241,19 +262,17 @@ impl Stats {
         self.position_loss_max = max_nan(self.position_loss_max, loss);
         self.position_sum = sum;
         // Maxima of values without a NaN are the same in any order, so
-        // they are folded in `LANES` running maxima by a compare, which
-        // vectorises (`f64::max`'s NaN rule does not); a NaN error makes
+        // they are folded in `LANES` running maxima by a compare (without
+        // `f64::max`'s check for a NaN per value); a NaN error makes
         // the maxima NaN below, whatever they fold to. No value here is
         // -0 (an error is the square root of a sum of squares, a
         // difference of equal values is +0, and a -0 bound is taken as
         // +0, which subtracts the same), so no zero's sign can tell the
         // orders apart.
-        let m = errors.len().min(bounds.len());
-        let full = m - m % LANES;
         let (mut nans, mut bads) = ([0u64; LANES], [0u64; LANES]);
         let (mut error, mut excess) = ([0.0f64; LANES], [0.0f64; LANES]);
         let (mut after_loss, mut bound) = ([0.0f64; LANES], [0.0f64; LANES]);
-        let mut take = |l: usize, e: f64, b: f64| {
+        let take = |l: usize, e: f64, b: f64| {
             let usable = b.is_finite() & (b >= 0.0);
             bads[l] += u64::from(!usable);
             nans[l] += u64::from(e.is_nan());
@@ -264,17 +283,7 @@ impl Stats {
             after_loss[l] = max_by_compare(after_loss[l], e - b - loss);
             bound[l] = max_by_compare(bound[l], b);
         };
-        let whole = errors[..full]
-            .chunks_exact(LANES)
-            .zip(bounds[..full].chunks_exact(LANES));
-        for (e, b) in whole {
-            for l in 0..LANES {
-                take(l, e[l], b[l]);
-            }
-        }
-        for (&e, &b) in errors[full..m].iter().zip(&bounds[full..m]) {
-            take(0, e, b);
-        }
+        in_lanes(errors, bounds, take);
         let (nan, bad) = (nans.iter().sum::<u64>() > 0, bads.iter().sum::<u64>());
         let [error, excess, after_loss, bound] =
             [error, excess, after_loss, bound].map(|l| l.into_iter().fold(0.0, max_by_compare));
@@ -312,10 +321,8 @@ impl Stats {
     ) {
         // Folded in lanes like the positions' maxima (an angle is never
         // -0: the arctangent of +0 over a positive value, or 180).
-        let m = degrees.len().min(judged.len());
-        let full = m - m % LANES;
         let (mut count, mut nans, mut maxima) = ([0u64; LANES], [0u64; LANES], [0.0f64; LANES]);
-        let mut take = |l: usize, d: f64, j: bool| {
+        let take = |l: usize, d: f64, j: bool| {
             count[l] += u64::from(j);
             nans[l] += u64::from(j & d.is_nan());
             maxima[l] = if j {
@@ -324,17 +331,7 @@ impl Stats {
                 maxima[l]
             };
         };
-        let whole = degrees[..full]
-            .chunks_exact(LANES)
-            .zip(judged[..full].chunks_exact(LANES));
-        for (d, j) in whole {
-            for l in 0..LANES {
-                take(l, d[l], j[l]);
-            }
-        }
-        for (&d, &j) in degrees[full..m].iter().zip(&judged[full..m]) {
-            take(0, d, j);
-        }
+        in_lanes(degrees, judged, take);
         let (n, nan) = (count.iter().sum::<u64>(), nans.iter().sum::<u64>() > 0);
         let max = maxima.into_iter().fold(0.0, max_by_compare);
         if n == 0 {
@@ -1593,6 +1590,44 @@ mod tests {
         assert_eq!(angle_degrees(Vec3::ZERO, DVec3::Y), 180.0);
     }
 
+    /// A statistics' counts and the bits of its figures.
+    fn stats_bits(s: &Stats) -> ([u64; 4], [u64; 9]) {
+        (
+            [s.vertices, s.bad_bounds, s.normals, s.normals_judged],
+            [
+                s.position_max,
+                s.position_sum,
+                s.position_excess_max,
+                s.position_bound_max,
+                s.position_loss_max,
+                s.position_excess_after_loss_max,
+                s.normal_max,
+                s.normal_sum,
+                s.normal_excess_max,
+            ]
+            .map(f64::to_bits),
+        )
+    }
+
+    /// Three columns of `len` values drawn from `pool` by `seed`, with
+    /// `nan` at `nan_at` in column `seed % 3`.
+    fn box_columns<T: Copy>(
+        pool: &[T],
+        nan: T,
+        len: usize,
+        seed: usize,
+        nan_at: Option<usize>,
+    ) -> [Vec<T>; 3] {
+        std::array::from_fn(|k| {
+            (0..len)
+                .map(|i| match nan_at {
+                    Some(n) if n == i && k == seed % 3 => nan,
+                    _ => pool[(i * 7 + k * 3 + seed) % pool.len()],
+                })
+                .collect()
+        })
+    }
+
     /// The box grown a block at a time is the one glam's `min` and `max`
     /// fold in vertex order: the same values without a NaN (a zero's
     /// sign aside), the same bits with one.
@@ -1602,15 +1637,7 @@ mod tests {
         for len in 0..14usize {
             for seed in 0..6usize {
                 for nan_at in [None, Some(0), Some(len / 2), Some(len.saturating_sub(1))] {
-                    let column = |k: usize| -> Vec<f64> {
-                        (0..len)
-                            .map(|i| match nan_at {
-                                Some(n) if n == i && k == seed % 3 => f64::NAN,
-                                _ => pool[(i * 7 + k * 3 + seed) % pool.len()],
-                            })
-                            .collect()
-                    };
-                    let c = [column(0), column(1), column(2)];
+                    let c = box_columns(&pool, f64::NAN, len, seed, nan_at);
                     let start = (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY));
                     let (mut lo, mut hi) = start;
                     grow_box(&mut lo, &mut hi, [&c[0], &c[1], &c[2]]);
@@ -1651,15 +1678,7 @@ mod tests {
         for len in 0..21usize {
             for seed in 0..5usize {
                 for nan_at in [None, Some(0), Some(len / 2)] {
-                    let column = |k: usize| -> Vec<f32> {
-                        (0..len)
-                            .map(|i| match nan_at {
-                                Some(n) if n == i && k == seed % 3 => f32::NAN,
-                                _ => pool[(i * 7 + k * 3 + seed) % pool.len()],
-                            })
-                            .collect()
-                    };
-                    let c = [column(0), column(1), column(2)];
+                    let c = box_columns(&pool, f32::NAN, len, seed, nan_at);
                     for start in [None, Some(([-2.0; 3], [1.0; 3]))] {
                         let mut block = Stats {
                             played: start,
@@ -1727,24 +1746,11 @@ mod tests {
                     one.add_positions(&e[k..=k], &b[k..=k], loss);
                     one.add_normals(&d[k..=k], &j[k..=k], Some(0.5));
                 }
-                let bits = |s: &Stats| {
-                    (
-                        [s.vertices, s.bad_bounds, s.normals, s.normals_judged],
-                        [
-                            s.position_max,
-                            s.position_sum,
-                            s.position_excess_max,
-                            s.position_bound_max,
-                            s.position_loss_max,
-                            s.position_excess_after_loss_max,
-                            s.normal_max,
-                            s.normal_sum,
-                            s.normal_excess_max,
-                        ]
-                        .map(f64::to_bits),
-                    )
-                };
-                assert_eq!(bits(&block), bits(&one), "{len} values, seed {seed}");
+                assert_eq!(
+                    stats_bits(&block),
+                    stats_bits(&one),
+                    "{len} values, seed {seed}"
+                );
             }
         }
     }
@@ -1866,29 +1872,10 @@ mod tests {
                 one.add_positions(&e[k..=k], &bounds[k..=k], loss);
                 one.add_normals(&d[k..=k], &judged[k..=k], normal);
             }
-            let bits = |s: &Stats| {
-                format!(
-                    "{} {} {:?}",
-                    s.vertices,
-                    s.bad_bounds,
-                    [
-                        s.position_max,
-                        s.position_sum,
-                        s.position_excess_max,
-                        s.position_bound_max,
-                        s.position_loss_max,
-                        s.position_excess_after_loss_max,
-                        s.normal_max,
-                        s.normal_sum,
-                        s.normal_excess_max,
-                    ]
-                    .map(f64::to_bits)
-                )
-            };
-            assert_eq!(bits(&block), bits(&one), "{nan_at:?} {loss} {normal:?}");
             assert_eq!(
-                (block.normals, block.normals_judged),
-                (one.normals, one.normals_judged)
+                stats_bits(&block),
+                stats_bits(&one),
+                "{nan_at:?} {loss} {normal:?}"
             );
             assert_eq!(block.has_nan(), nan_at.is_some());
         }
