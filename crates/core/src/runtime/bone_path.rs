@@ -116,21 +116,14 @@ pub fn blend_bones(texture: &BoneTextureView<'_>, channels: &[[f32; 4]], row: u3
 /// each bone's matrix once (the same texels, so the same sums).
 #[inline(always)]
 pub fn blend_matrices(channels: &[[f32; 4]], matrix: impl Fn(u32) -> Rows3x4) -> Rows3x4 {
-    let mut acc = ZERO_ROWS;
-    for c in channels {
-        for (bone, weight) in [(c[0], c[1]), (c[2], c[3])] {
-            if weight != 0.0 {
-                add_weighted(&mut acc, &matrix(bone_index(bone)), weight);
-            }
-        }
-    }
-    acc
+    sum_weighted(weighted_pairs(channels), matrix)
 }
 
 /// The `(bone, weight)` pairs of a vertex's channels that
 /// [`blend_matrices`] adds (those of a weight other than 0), in its order,
 /// the bone as [`bone_index`] reads it: a caller skinning a vertex at many
 /// rows takes them once.
+#[inline]
 pub fn weighted_pairs(channels: &[[f32; 4]]) -> impl Iterator<Item = (u32, f32)> + '_ {
     channels
         .iter()
@@ -143,8 +136,17 @@ pub fn weighted_pairs(channels: &[[f32; 4]]) -> impl Iterator<Item = (u32, f32)>
 /// products summed in the same order, so the same bits.
 #[inline(always)]
 pub fn blend_pairs(pairs: &[(u32, f32)], matrix: impl Fn(u32) -> Rows3x4) -> Rows3x4 {
+    sum_weighted(pairs.iter().copied(), matrix)
+}
+
+/// `sum(weight * matrix(bone))` over `pairs`, in order, from zero.
+#[inline(always)]
+fn sum_weighted(
+    pairs: impl Iterator<Item = (u32, f32)>,
+    matrix: impl Fn(u32) -> Rows3x4,
+) -> Rows3x4 {
     let mut acc = ZERO_ROWS;
-    for &(bone, weight) in pairs {
+    for (bone, weight) in pairs {
         add_weighted(&mut acc, &matrix(bone), weight);
     }
     acc
