@@ -122,11 +122,41 @@ pub fn up_to_date_outputs(
     out_dir: &Path,
     key: &str,
 ) -> Option<Vec<(PathBuf, u64)>> {
-    let c = Container::open(container).ok()?;
-    if c.bake_key() != Some(key) {
-        return None;
+    outputs_status(container, out_dir, key, None).ok()
+}
+
+/// What the source of a bake is now, to say why its outputs are stale:
+/// its bytes and settings.
+#[derive(Debug, Clone, Copy)]
+pub struct Current<'a> {
+    /// The model file's bytes.
+    pub bytes: &'a [u8],
+    /// The model's settings.
+    pub settings: &'a BakeSettings,
+}
+
+/// [`up_to_date_outputs`], or why the outputs must be baked again: `None`
+/// when there is no previous container, else the reason in words (the
+/// previous container does not read; rigbake's version, the source model
+/// or a recorded setting changed, naming it; another setting or a file the
+/// model reads changed; a listed file is missing or changed, naming it).
+/// `current`, when given, lets the reason name what changed.
+pub fn outputs_status(
+    container: &Path,
+    out_dir: &Path,
+    key: &str,
+    current: Option<Current<'_>>,
+) -> Result<Vec<(PathBuf, u64)>, Option<String>> {
+    if std::fs::symlink_metadata(container).is_err() {
+        return Err(None);
     }
-    let outputs = c.records().outputs.as_ref()?;
+    let c = Container::open(container)
+        .map_err(|e| Some(format!("the previous container does not read ({e})")))?;
+    if c.bake_key() != Some(key) {
+        return Err(Some(key_change(c.metadata(), current)));
+    }
+    let incomplete = || Some("the previous container lists no outputs record".to_owned());
+    let outputs = c.records().outputs.as_ref().ok_or_else(incomplete)?;
     let listed = |name: &Option<String>| {
         name.as_deref()
             .is_none_or(|n| outputs.files.iter().any(|f| f.name == n))
@@ -145,23 +175,84 @@ pub fn up_to_date_outputs(
             .as_ref()
             .is_none_or(|r| listed(&r.anchor_texture));
     if !records_listed {
-        return None;
+        return Err(incomplete());
     }
     let files = crate::listed::listed_files(&c);
-    if !files
+    if let Some(f) = files
         .iter()
-        .all(|f| intact(out_dir, &f.name, f.bytes, f.crc32))
+        .find(|f| !intact(out_dir, &f.name, f.bytes, f.crc32))
     {
-        return None;
+        let path = out_dir.join(&f.name);
+        return Err(Some(if std::fs::symlink_metadata(&path).is_err() {
+            format!("`{}` of the previous bake is missing", f.name)
+        } else {
+            format!(
+                "`{}` of the previous bake changed (not the recorded size and CRC-32)",
+                f.name
+            )
+        }));
     }
-    let container_bytes = std::fs::symlink_metadata(container).ok()?.len();
+    let container_bytes = std::fs::symlink_metadata(container)
+        .map_err(|e| Some(format!("the previous container cannot be read ({e})")))?
+        .len();
     let mut all = vec![(container.to_path_buf(), container_bytes)];
     all.extend(
         files
             .into_iter()
             .map(|f| (crate::listed::normalised(&out_dir.join(&f.name)), f.bytes)),
     );
-    Some(all)
+    Ok(all)
+}
+
+/// Why a previous bake's key is not this one's, as far as its records
+/// tell: rigbake's version, the source model, a recorded option; else
+/// another setting or a file the model reads.
+fn key_change(previous: &rigbake_format::meta::Metadata, current: Option<Current<'_>>) -> String {
+    let version = env!("CARGO_PKG_VERSION");
+    if previous.tool.version != version {
+        return format!(
+            "rigbake's version changed ({} to {version})",
+            previous.tool.version
+        );
+    }
+    let Some(now) = current else {
+        return "the source or the settings changed".to_owned();
+    };
+    if previous.source.sha256 != format!("{:x}", Sha256::digest(now.bytes)) {
+        return "the source model changed".to_owned();
+    }
+    let (o, s) = (&previous.options, now.settings);
+    let changed = [
+        (
+            "fps",
+            o.fps != s.sampling.fps,
+            format!("{} to {}", o.fps, s.sampling.fps),
+        ),
+        (
+            "layout",
+            o.layout != s.layout,
+            format!("{:?} to {:?}", o.layout, s.layout),
+        ),
+        (
+            "precision",
+            o.precision != s.precision,
+            format!("{:?} to {:?}", o.precision, s.precision),
+        ),
+        (
+            "max_texture_size",
+            o.max_texture_size as usize != s.max_texture_size,
+            format!("{} to {}", o.max_texture_size, s.max_texture_size),
+        ),
+        (
+            "sampling rule",
+            o.sampling != s.sampling.rule,
+            format!("{:?} to {:?}", o.sampling, s.sampling.rule),
+        ),
+    ];
+    match changed.into_iter().find(|(_, differs, _)| *differs) {
+        Some((name, _, how)) => format!("the setting {name} changed ({how})"),
+        None => "a setting, an output kind, or a file the model reads (buffer, image, LOD file) changed".to_owned(),
+    }
 }
 
 #[cfg(test)]

@@ -420,7 +420,7 @@ pub fn render(r: &InspectReport) -> String {
     s
 }
 
-/// Where the meshes stand: each space's node and rest-pose translation.
+/// Where the meshes stand: each space's node and whole rest-pose transform.
 fn render_placement(s: &mut String, r: &InspectReport) {
     let Some(p) = &r.placement else { return };
     let _ = writeln!(
@@ -436,24 +436,70 @@ placement (each mesh's node matrix; lookup UV {})",
             .map(|(i, k)| (format!("skin {i}"), k)),
     );
     for (what, placed) in spaces {
-        let m = &placed.matrix;
         let _ = writeln!(
             s,
-            "  {what:<10} {}  translation ({}, {}, {}){}",
+            "  {what:<10} {}  {}",
             placed
                 .node
                 .as_deref()
                 .map_or("(scene root)".to_owned(), shown),
-            m[12],
-            m[13],
-            m[14],
             if placed.is_identity() {
-                ", identity"
+                "identity".to_owned()
             } else {
-                ""
+                transform_text(&placed.matrix)
             }
         );
     }
+}
+
+/// A column-major affine matrix in words: translation, rotation (degrees
+/// about a unit axis) and scale when it is such a product (within 1e-9 of
+/// its largest entry), else its rows.
+fn transform_text(m: &[f64; 16]) -> String {
+    let matrix = glam::DMat4::from_cols_array(m);
+    let (scale, rotation, translation) = matrix.to_scale_rotation_translation();
+    let rebuilt = glam::DMat4::from_scale_rotation_translation(scale, rotation, translation);
+    let size = m.iter().fold(1.0f64, |a, v| a.max(v.abs()));
+    let exact = (matrix - rebuilt)
+        .to_cols_array()
+        .iter()
+        .all(|d| d.abs() <= 1e-9 * size);
+    if !exact {
+        let rows: Vec<String> = (0..3)
+            .map(|r| format!("({}, {}, {}, {})", m[r], m[4 + r], m[8 + r], m[12 + r]))
+            .collect();
+        return format!("matrix rows {}", rows.join(" "));
+    }
+    let t = translation;
+    let mut text = format!("translation ({}, {}, {})", t.x, t.y, t.z);
+    // The angle in (-180, 180] degrees about an axis whose largest
+    // component is positive: -90 degrees about X, not 270 or about -X.
+    let (mut axis, mut angle) = rotation.to_axis_angle();
+    if angle > std::f64::consts::PI {
+        angle -= std::f64::consts::TAU;
+    }
+    let major = axis.abs().max_element();
+    if [axis.x, axis.y, axis.z].iter().any(|&c| c == -major) {
+        (axis, angle) = (-axis, -angle);
+    }
+    if angle.abs() > 1e-12 {
+        let round = |v: f64| (v * 1e6).round() / 1e6 + 0.0;
+        text.push_str(&format!(
+            ", rotation {}° about ({}, {}, {})",
+            round(angle.to_degrees()),
+            round(axis.x),
+            round(axis.y),
+            round(axis.z)
+        ));
+    }
+    if (scale - glam::DVec3::ONE).abs().max_element() > 1e-12 {
+        if (scale - glam::DVec3::splat(scale.x)).abs().max_element() <= 1e-12 * scale.x.abs() {
+            text.push_str(&format!(", scale {}", scale.x));
+        } else {
+            text.push_str(&format!(", scale ({}, {}, {})", scale.x, scale.y, scale.z));
+        }
+    }
+    text
 }
 
 /// Where the bake comes from and how it was made.
@@ -843,5 +889,34 @@ fn render_totals(s: &mut String, r: &InspectReport) {
             "verified  {}",
             if v { "all checksums match" } else { "FAILED" }
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::transform_text;
+
+    #[test]
+    fn placement_text_shows_the_whole_transform() {
+        // CesiumMan's placement: -90 degrees about X (y -> -z, z -> y).
+        let turn = [
+            1.0, 0.0, 0.0, 0.0, //
+            0.0, 0.0, -1.0, 0.0, //
+            0.0, 1.0, 0.0, 0.0, //
+            1.0, 2.0, 3.0, 1.0,
+        ];
+        assert_eq!(
+            transform_text(&turn),
+            "translation (1, 2, 3), rotation -90° about (1, 0, 0)"
+        );
+        let mut scaled = [0.0; 16];
+        for i in [0, 5, 10] {
+            scaled[i] = 2.0;
+        }
+        scaled[15] = 1.0;
+        assert_eq!(transform_text(&scaled), "translation (0, 0, 0), scale 2");
+        let mut sheared = scaled;
+        sheared[4] = 0.5;
+        assert!(transform_text(&sheared).starts_with("matrix rows (2, 0.5, 0, 0)"));
     }
 }

@@ -102,17 +102,98 @@ pub fn normalised(path: &Path) -> PathBuf {
     out
 }
 
+/// The file kinds rigbake writes beside a container (textures, meshes,
+/// sidecars): a listed name with another extension is never removed.
+const OUTPUT_EXTENSIONS: [&str; 6] = ["exr", "png", "ktx2", "dds", "glb", "json"];
+
+/// What a commit does with the previous bake's files that the new bake no
+/// longer writes ([`stale_files`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Stale {
+    /// Provably rigbake's own: removed.
+    pub remove: Vec<PathBuf>,
+    /// Listed but not provably rigbake's (an input of the run, another kind
+    /// of file, or changed since it was written): kept, with the reason.
+    pub keep: Vec<(PathBuf, String)>,
+}
+
 /// The files of the previous bake in `out_dir` whose names `kept` does not
 /// hold, and which are still regular files there (never a link, a folder,
-/// or a file outside `out_dir`): what a commit of a new bake removes.
-pub fn stale_files(previous: &[ListedFile], kept: &[String], out_dir: &Path) -> Vec<PathBuf> {
+/// or a file outside `out_dir`), sorted: those provably rigbake's own (a
+/// kind of file rigbake writes, not an input of the run, and still of the
+/// recorded size and CRC-32) to remove, the others to keep with a reason.
+pub fn stale_files(
+    previous: &[ListedFile],
+    kept: &[String],
+    out_dir: &Path,
+    protected: &crate::staging::Protected,
+) -> Stale {
     let kept: std::collections::HashSet<&str> = kept.iter().map(String::as_str).collect();
-    previous
-        .iter()
-        .filter(|f| is_own_file(&f.name) && !kept.contains(f.name.as_str()))
-        .map(|f| out_dir.join(&f.name))
-        .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_file()))
-        .collect()
+    let mut stale = Stale::default();
+    for f in previous {
+        if !is_own_file(&f.name) || kept.contains(f.name.as_str()) {
+            continue;
+        }
+        let path = out_dir.join(&f.name);
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if !meta.file_type().is_file() {
+            continue;
+        }
+        match why_not_ours(f, &path, meta.len(), protected) {
+            None => stale.remove.push(path),
+            Some(reason) => stale.keep.push((path, reason)),
+        }
+    }
+    stale
+}
+
+/// Why the regular file `path` (of `len` bytes), which the previous
+/// container listed as `f`, is not provably rigbake's own; `None` when it
+/// is.
+fn why_not_ours(
+    f: &ListedFile,
+    path: &Path,
+    len: u64,
+    protected: &crate::staging::Protected,
+) -> Option<String> {
+    if let Some(input) = protected.input_at(path) {
+        return Some(format!("it is the input `{}` of this run", input.display()));
+    }
+    let extension = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    if !extension.is_some_and(|e| OUTPUT_EXTENSIONS.contains(&e.as_str())) {
+        return Some("it is not a kind of file rigbake writes".to_owned());
+    }
+    if len != f.bytes {
+        return Some(format!(
+            "it is {len} bytes, not the {} bytes rigbake wrote",
+            f.bytes
+        ));
+    }
+    match crc32_of(path) {
+        Ok(crc) if crc == f.crc32 => None,
+        Ok(_) => Some("its content changed since rigbake wrote it".to_owned()),
+        Err(e) => Some(format!("it cannot be read ({e})")),
+    }
+}
+
+/// The CRC-32 of the file at `path`, read in blocks.
+fn crc32_of(path: &Path) -> std::io::Result<u32> {
+    use std::io::Read as _;
+    let mut file = std::fs::File::open(path)?;
+    let mut hasher = crc32fast::Hasher::new();
+    let mut block = vec![0u8; 1 << 16];
+    loop {
+        let n = file.read(&mut block)?;
+        if n == 0 {
+            return Ok(hasher.finalize());
+        }
+        hasher.update(&block[..n]);
+    }
 }
 
 #[cfg(test)]
@@ -161,7 +242,7 @@ mod tests {
         let listed = |name: &str| ListedFile {
             name: name.to_owned(),
             bytes: 1,
-            crc32: 0,
+            crc32: crc32fast::hash(b"x"),
         };
         let previous: Vec<ListedFile> = [
             "old.exr",
@@ -174,7 +255,57 @@ mod tests {
         .iter()
         .map(|n| listed(n))
         .collect();
-        let stale = stale_files(&previous, &["kept.exr".to_owned()], dir.path());
-        assert_eq!(stale, vec![dir.path().join("old.exr")]);
+        let stale = stale_files(
+            &previous,
+            &["kept.exr".to_owned()],
+            dir.path(),
+            &crate::staging::Protected::default(),
+        );
+        assert_eq!(stale.remove, vec![dir.path().join("old.exr")]);
+        assert!(stale.keep.is_empty());
+    }
+
+    #[test]
+    fn only_provably_own_files_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, bytes: &[u8]| {
+            std::fs::write(dir.path().join(name), bytes).unwrap();
+            ListedFile {
+                name: name.to_owned(),
+                bytes: bytes.len() as u64,
+                crc32: crc32fast::hash(bytes),
+            }
+        };
+        let ours = write("ours.exr", b"texels");
+        // The user's README, listed with its true size and CRC-32.
+        let readme = write("README.md", b"# my project");
+        // A source model now where an earlier export stood.
+        let model = write("Fox.glb", b"glTF model");
+        let mut edited = write("edited.glb", b"mesh");
+        edited.crc32 ^= 1;
+        let mut grown = write("grown.json", b"{}");
+        grown.bytes = 1;
+        let mut protected = crate::staging::Protected::default();
+        protected.add(&dir.path().join("Fox.glb"));
+        let stale = stale_files(
+            &[ours, readme, model, edited, grown],
+            &[],
+            dir.path(),
+            &protected,
+        );
+        assert_eq!(stale.remove, vec![dir.path().join("ours.exr")]);
+        let kept: Vec<(String, &str)> = stale
+            .keep
+            .iter()
+            .map(|(p, why)| {
+                let name = p.file_name().unwrap().to_string_lossy().into_owned();
+                (name, why.as_str())
+            })
+            .collect();
+        assert_eq!(kept.len(), 4, "{kept:?}");
+        assert!(kept[0].0 == "README.md" && kept[0].1.contains("not a kind of file"));
+        assert!(kept[1].0 == "Fox.glb" && kept[1].1.contains("input"));
+        assert!(kept[2].0 == "edited.glb" && kept[2].1.contains("content changed"));
+        assert!(kept[3].0 == "grown.json" && kept[3].1.contains("not the 1 bytes"));
     }
 }

@@ -74,9 +74,119 @@ pub fn find(paths: &[PathBuf]) -> Vec<Siblings> {
     out
 }
 
+/// A file's identity for LOD checks: device and inode on Unix (a symbolic
+/// or hard link to a file is that file), the canonical path elsewhere;
+/// `None` for a file that cannot be read (compared by path then).
+fn identity(path: &Path) -> Option<(u64, u64, PathBuf)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(path).ok()?;
+        Some((m.dev(), m.ino(), PathBuf::new()))
+    }
+    #[cfg(not(unix))]
+    {
+        Some((0, 0, path.canonicalize().ok()?))
+    }
+}
+
+/// Checks the LOD groups of a run as a graph, before any model leaves it:
+/// `groups` holds each model (level 0) with its level files. A level that
+/// is its own model (by path or by file identity: a symbolic or hard link
+/// counts as the file), a file given twice in one group, a file that is a
+/// level of two models, and a level that has levels of its own (chains
+/// `a=b, b=c` and cycles `a=b, b=a`) are errors naming the files. Groups
+/// without levels take part as models only.
+pub fn check_groups(groups: &[(PathBuf, Vec<PathBuf>)]) -> Result<(), String> {
+    let key = |p: &Path| identity(p).ok_or_else(|| p.to_path_buf());
+    // Every level file: its identity, its path, its model.
+    let mut levels: Vec<(Result<(u64, u64, PathBuf), PathBuf>, &Path, &Path)> = Vec::new();
+    for (model, files) in groups {
+        let model_key = key(model);
+        for file in files {
+            let file_key = key(file);
+            if file_key == model_key {
+                return Err(format!(
+                    "`{}` is given as a LOD level of `{}`, which is the same file; a model cannot be its own level",
+                    file.display(),
+                    model.display()
+                ));
+            }
+            if let Some((_, other, owner)) = levels.iter().find(|(k, _, _)| *k == file_key) {
+                return Err(if *owner == model.as_path() {
+                    format!(
+                        "`{}` and `{}` are the same file, given twice as LOD levels of `{}`",
+                        other.display(),
+                        file.display(),
+                        model.display()
+                    )
+                } else {
+                    format!(
+                        "`{}` is a LOD level of both `{}` and `{}`; a level file belongs to one model",
+                        file.display(),
+                        owner.display(),
+                        model.display()
+                    )
+                });
+            }
+            levels.push((file_key, file, model));
+        }
+    }
+    for (model, files) in groups.iter().filter(|(_, f)| !f.is_empty()) {
+        let model_key = key(model);
+        if let Some((_, level, owner)) = levels.iter().find(|(k, _, _)| *k == model_key) {
+            return Err(format!(
+                "`{}` is a LOD level of `{}` and has LOD levels of its own (`{}`); levels do not chain: give every level to the model itself",
+                level.display(),
+                owner.display(),
+                files[0].display()
+            ));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lod_groups_are_checked_as_a_graph() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = |name: &str| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, name).unwrap();
+            p
+        };
+        let (a, b, c) = (file("a.glb"), file("b.glb"), file("c.glb"));
+        let group = |m: &PathBuf, l: &[&PathBuf]| (m.clone(), l.iter().map(|p| (*p).clone()).collect());
+        let fine = [group(&a, &[&b, &c])];
+        assert_eq!(check_groups(&fine), Ok(()));
+        let cases: Vec<(Vec<(PathBuf, Vec<PathBuf>)>, &str)> = vec![
+            (vec![group(&a, &[&a])], "its own level"),
+            (vec![group(&a, &[&b]), group(&b, &[&a])], "levels of its own"),
+            (vec![group(&a, &[&b]), group(&b, &[&c])], "levels of its own"),
+            (vec![group(&a, &[&c]), group(&b, &[&c])], "both"),
+            (vec![group(&a, &[&b, &b])], "given twice"),
+        ];
+        for (groups, words) in cases {
+            let err = check_groups(&groups).unwrap_err();
+            assert!(err.contains(words), "{groups:?}: {err}");
+        }
+        #[cfg(unix)]
+        {
+            let soft = dir.path().join("a_LOD1.glb");
+            std::os::unix::fs::symlink(&a, &soft).unwrap();
+            let err = check_groups(&[group(&a, &[&soft])]).unwrap_err();
+            assert!(err.contains("same file"), "{err}");
+            let hard = dir.path().join("a_LOD2.glb");
+            std::fs::hard_link(&a, &hard).unwrap();
+            let err = check_groups(&[group(&a, &[&hard])]).unwrap_err();
+            assert!(err.contains("same file"), "{err}");
+            let err = check_groups(&[group(&a, &[&b, &c]), group(&c, &[])]);
+            assert_eq!(err, Ok(()), "a level that is also given as a model, without levels");
+        }
+    }
 
     fn paths(names: &[&str]) -> Vec<PathBuf> {
         names.iter().map(PathBuf::from).collect()

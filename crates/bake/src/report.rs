@@ -56,6 +56,11 @@ pub enum Outcome {
         removed: Vec<PathBuf>,
         /// The bake key recorded in the container.
         key: String,
+        /// Why the previous bake in the folder was not kept (a file missing
+        /// or changed, the source or a setting changed, `--force`); `None`
+        /// for a first bake. Shown on the model's line, not in the JSON
+        /// report.
+        reason: Option<String>,
     },
     /// The existing outputs were made from the same inputs and settings.
     UpToDate {
@@ -205,6 +210,7 @@ impl Report {
                         files: f,
                         removed,
                         key,
+                        ..
                     } => (
                         "baked",
                         None,
@@ -444,6 +450,7 @@ mod tests {
                         files: vec![(PathBuf::from(format!("out/{n}/{n}.rigbake")), 10)],
                         removed: Vec::new(),
                         key: "k".into(),
+                        reason: None,
                     }
                 };
                 Entry {
@@ -491,6 +498,7 @@ mod tests {
                     files: vec![(PathBuf::from("./../out/a/a.rigbake"), 7)],
                     removed: vec![PathBuf::from("./../out/a/a.vat.glb")],
                     key: "k".into(),
+                    reason: None,
                 },
                 seconds: 0.1,
                 warnings: vec!["dropped something".into()],

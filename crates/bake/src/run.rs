@@ -10,9 +10,10 @@ use rigbake_core::import;
 use crate::report::Outcome;
 use crate::settings::BakeSettings;
 use crate::sink::{SharedStore, container_path};
+use crate::incremental::outputs_status;
 use crate::staging::Protected;
 use crate::{
-    BakeError, Baked, ModelJob, Observer, Stage, bake_key, bake_model, up_to_date_outputs,
+    BakeError, Baked, ModelJob, Observer, Stage, bake_key, bake_model,
 };
 
 /// What one model's run needs.
@@ -77,12 +78,19 @@ pub fn run_model(r: &ModelRun<'_>) -> Outcome {
         Ok(k) => k,
         Err(e) => return failed(e),
     };
-    if !r.force
-        && let Some(files) =
-            up_to_date_outputs(&container_path(r.input, r.out_dir), r.out_dir, &key)
-    {
-        return Outcome::UpToDate { files, key };
-    }
+    let current = crate::incremental::Current {
+        bytes: &bytes,
+        settings: r.settings,
+    };
+    let container = container_path(r.input, r.out_dir);
+    let reason = if r.force {
+        Some("--force".to_owned())
+    } else {
+        match outputs_status(&container, r.out_dir, &key, Some(current)) {
+            Ok(files) => return Outcome::UpToDate { files, key },
+            Err(reason) => reason,
+        }
+    };
     let baked = bake_model(&ModelJob {
         input: r.input,
         bytes: &bytes,
@@ -99,6 +107,7 @@ pub fn run_model(r: &ModelRun<'_>) -> Outcome {
             files,
             removed,
             key,
+            reason,
         },
         Ok(Baked::Skipped(reason)) => Outcome::Skipped { reason },
         Err(e) => failed(e),

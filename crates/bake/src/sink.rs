@@ -208,15 +208,22 @@ pub struct Committed {
     /// Files of the previous bake in the same folder that the new container
     /// no longer lists, removed ([`crate::listed::stale_files`]).
     pub removed: Vec<PathBuf>,
+    /// Files of the previous bake that the new container no longer lists
+    /// but that are not provably rigbake's own, kept: one warning each.
+    pub kept: Vec<String>,
 }
 
 impl Finished {
     /// Renames every output into place, then removes the files the previous
     /// container in the folder listed and the new bake no longer writes
     /// (only those: a file rigbake did not list is never touched; a
-    /// previous container that does not read leaves everything as it is).
+    /// previous container that does not read leaves everything as it is),
+    /// and of those only the provably own ones: never an input of the run,
+    /// never a file whose size or CRC-32 is not the recorded one
+    /// ([`crate::listed::stale_files`]); the others are kept with a warning.
     pub fn commit(self) -> Result<Committed, StepError> {
         let dir = self.out_dir;
+        let protected = self.staging.protected().clone();
         let previous = rigbake_format::container::Container::open(&dir.join(&self.container_name))
             .map(|c| crate::listed::listed_files(&c))
             .unwrap_or_default();
@@ -231,11 +238,27 @@ impl Finished {
             .iter()
             .filter_map(|(p, _)| p.file_name().map(|n| n.to_string_lossy().into_owned()))
             .collect();
-        let removed = crate::listed::stale_files(&previous, &kept, &dir)
+        let stale = crate::listed::stale_files(&previous, &kept, &dir, &protected);
+        let removed = stale
+            .remove
             .into_iter()
             .filter(|p| std::fs::remove_file(p).is_ok())
             .collect();
-        Ok(Committed { files, removed })
+        let kept = stale
+            .keep
+            .into_iter()
+            .map(|(path, why)| {
+                format!(
+                    "kept `{}`: the previous bake listed it and this one does not write it, but {why}; remove it by hand if it is stale",
+                    path.display()
+                )
+            })
+            .collect();
+        Ok(Committed {
+            files,
+            removed,
+            kept,
+        })
     }
 }
 

@@ -313,6 +313,11 @@ impl Staging {
         self.protected = inputs;
     }
 
+    /// The inputs no final name may replace.
+    pub fn protected(&self) -> &Protected {
+        &self.protected
+    }
+
     /// Creates a new, empty temporary file with an unpredictable name
     /// ([`output_temporary`]).
     fn create_temporary(&self) -> io::Result<(File, PathBuf)> {

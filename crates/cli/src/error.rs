@@ -106,6 +106,10 @@ pub enum UsageError {
     /// `--lod MODEL=LOD1.glb,...` names a model that is not an input.
     #[error("--lod {}=...: `{}` is not one of the models to bake (give it as an input)", .0.display(), .0.display())]
     LodModel(PathBuf),
+    /// The run's LOD groups do not form one model per group
+    /// ([`rigbake::lod_siblings::check_groups`]).
+    #[error("LOD levels: {0}")]
+    LodGroups(String),
     /// A folder holds no model.
     #[error("`{}` holds no .glb or .gltf file", .0.display())]
     NoModels(PathBuf),

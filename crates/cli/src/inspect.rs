@@ -23,6 +23,12 @@ fn is_model(path: &std::path::Path) -> bool {
 
 /// Runs `rigbake inspect`.
 pub fn run(args: &InspectArgs) -> Outcome {
+    if args.file.is_dir() {
+        return Err(Failure::Usage(format!(
+            "`{}` is a folder; inspect reads one container (.rigbake) or model (.glb, .gltf) file",
+            args.file.display()
+        )));
+    }
     if is_model(&args.file) {
         return run_source(args);
     }

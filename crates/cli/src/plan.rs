@@ -399,6 +399,11 @@ fn attach_lod_files(found: &mut Found, lod: &[LodArg]) -> Result<Vec<String>, Us
             draft.set_lod_files(group.levels.iter().map(|&i| paths[i].clone()).collect());
         }
     }
+    let groups: Vec<(PathBuf, Vec<PathBuf>)> = found
+        .iter()
+        .map(|(path, _, draft, _)| (path.clone(), draft.lod_files().to_vec()))
+        .collect();
+    rigbake::lod_siblings::check_groups(&groups).map_err(UsageError::LodGroups)?;
     let mut levels: Vec<(PathBuf, String)> = Vec::new();
     for (_, id, draft, _) in found.iter() {
         levels.extend(draft.lod_files().iter().map(|l| (l.clone(), id.clone())));

@@ -130,8 +130,16 @@ impl Progress {
     pub fn finish(&self, model: ModelProgress, outcome: &Outcome, seconds: f64) {
         let info = model.info.lock().map(|i| i.clone()).unwrap_or_default();
         let line = match outcome {
-            Outcome::Baked { files, removed, .. } => {
+            Outcome::Baked {
+                files,
+                removed,
+                reason,
+                ..
+            } => {
                 let bytes: u64 = files.iter().map(|(_, b)| b).sum();
+                let why = reason
+                    .as_ref()
+                    .map_or(String::new(), |r| format!("; rebaked: {r}"));
                 let stale = if removed.is_empty() {
                     String::new()
                 } else {
@@ -141,7 +149,7 @@ impl Progress {
                     )
                 };
                 format!(
-                    "baked      {} ({info}; {}, {}{stale}) in {seconds:.1} s",
+                    "baked      {} ({info}; {}, {}{stale}{why}) in {seconds:.1} s",
                     model.id,
                     count(files.len() as u64, "file", None),
                     human_bytes(bytes)

@@ -206,3 +206,40 @@ fn a_changed_external_buffer_or_source_is_rebaked() {
     .unwrap();
     assert_eq!(status(&run()), "baked", "source changed");
 }
+
+/// A stale file is removed only when it is provably rigbake's own: a source
+/// model that now stands where an earlier OpenVAT export (`tentacle.glb`)
+/// stood is an input of the run, so the rebake keeps it and says so.
+#[test]
+fn a_listed_file_that_is_now_an_input_is_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let export = Command::new(env!("CARGO_BIN_EXE_rigbake"))
+        .arg("vat")
+        .arg(fixture("tentacle.glb"))
+        .args(["--compat", "openvat", "--quiet", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(export.status.success(), "{}", String::from_utf8_lossy(&export.stderr));
+    let model_dir = out.join("tentacle");
+    let listed = model_dir.join("tentacle.glb");
+    assert!(listed.is_file(), "the export writes tentacle.glb");
+    // The user puts the source model where the export stood and bakes it.
+    let source = std::fs::read(fixture("tentacle.glb")).unwrap();
+    std::fs::write(&listed, &source).unwrap();
+    let rebake = Command::new(env!("CARGO_BIN_EXE_rigbake"))
+        .arg("bake")
+        .arg(&listed)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&rebake.stderr);
+    assert!(rebake.status.success(), "{stderr}");
+    assert_eq!(std::fs::read(&listed).unwrap(), source, "the input survives");
+    assert!(
+        stderr.contains("kept") && stderr.contains("input"),
+        "the rebake says why it kept the file: {stderr}"
+    );
+}

@@ -1092,3 +1092,67 @@ fn too_many_lod_files_are_refused_before_any_is_read() {
     assert!(text.contains("16 LOD files"), "{text}");
     assert!(!text.contains("missing_1.glb"), "no file was read: {text}");
 }
+
+/// LOD groups are checked as a graph before any model leaves the run: a
+/// model given as its own level, a cycle, a chain, and a `_LOD1` sibling
+/// that is a link to its base are each a usage error (exit 2) naming the
+/// files, never a run that quietly bakes nothing.
+#[test]
+fn lod_groups_that_are_no_forest_are_refused_naming_the_files() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+    let tmp = tempfile::tempdir().unwrap();
+    let copy = |name: &str| {
+        let p = tmp.path().join(name);
+        std::fs::copy(fixtures.join("tentacle.glb"), &p).unwrap();
+        p
+    };
+    let (a, b, c) = (copy("a.glb"), copy("b.glb"), copy("c.glb"));
+    let out = tmp.path().join("out");
+    let arg = |m: &Path, l: &Path| format!("{}={}", m.display(), l.display());
+    let cases: Vec<(Vec<PathBuf>, Vec<String>, &str)> = vec![
+        (vec![a.clone()], vec![arg(&a, &a)], "its own level"),
+        (
+            vec![a.clone(), b.clone()],
+            vec![arg(&a, &b), arg(&b, &a)],
+            "levels of its own",
+        ),
+        (
+            vec![a.clone(), b.clone()],
+            vec![arg(&a, &b), arg(&b, &c)],
+            "levels of its own",
+        ),
+    ];
+    for (models, lods, words) in cases {
+        let mut flags: Vec<&str> = Vec::new();
+        for l in &lods {
+            flags.extend(["--lod", l.as_str()]);
+        }
+        let r = bake(&models, &out, &flags);
+        let stderr = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(r.status.code(), Some(2), "{lods:?}: {stderr}");
+        assert!(stderr.contains(words), "{lods:?}: {stderr}");
+        assert!(stderr.contains("a.glb") || stderr.contains("b.glb"), "{stderr}");
+        assert!(!out.exists(), "nothing written: {lods:?}");
+    }
+    // A `_LOD1` sibling that links to its base, found in a folder.
+    #[cfg(unix)]
+    {
+        let folder = tmp.path().join("models");
+        std::fs::create_dir(&folder).unwrap();
+        std::fs::copy(fixtures.join("tentacle.glb"), folder.join("hero.glb")).unwrap();
+        std::os::unix::fs::symlink(folder.join("hero.glb"), folder.join("hero_LOD1.glb"))
+            .unwrap();
+        let r = bake(&[folder.clone()], &out, &[]);
+        let stderr = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(r.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("hero_LOD1.glb") && stderr.contains("same file"), "{stderr}");
+        // A hard link is the same file too.
+        std::fs::remove_file(folder.join("hero_LOD1.glb")).unwrap();
+        std::fs::hard_link(folder.join("hero.glb"), folder.join("hero_LOD1.glb")).unwrap();
+        let r = bake(&[folder.clone()], &out, &[]);
+        let stderr = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(r.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("same file"), "{stderr}");
+        assert!(!out.exists(), "nothing written");
+    }
+}

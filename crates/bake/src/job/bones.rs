@@ -59,7 +59,11 @@ pub(super) fn bake(
     } = bake_frames(model, timeline, &options, anchors).map_err(StepError::bare)?;
     if textures.is_empty() {
         return Ok((
-            Part::Skipped("no skinned mesh: nothing for a bone-matrix bake".to_owned()),
+            Part::Skipped(if model.meshes.is_empty() || model.clips.is_empty() {
+                "no skinned mesh: nothing for a bone-matrix bake".to_owned()
+            } else {
+                "no skinned mesh: nothing for a bone-matrix bake; `--vat` bakes its meshes' animation as vertex animation textures".to_owned()
+            }),
             tracks,
         ));
     }

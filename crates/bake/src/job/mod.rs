@@ -185,6 +185,9 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
     let finished = sink.finish(&metadata).map_err(|e| e.at(Stage::Container))?;
     fault("commit", job.input);
     let committed = finished.commit().map_err(|e| e.at(Stage::Commit))?;
+    for warning in &committed.kept {
+        job.observer.warning(warning);
+    }
     Ok(Baked::Written {
         files: committed.files,
         removed: committed.removed,
