@@ -4,9 +4,10 @@
 build:
     cargo build --workspace --release
 
-# Run the whole test suite (the same command CI runs).
+# Run the whole test suite (the command README gives; .ci/run runs it too,
+# with the reference tools installed and required).
 test:
-    cargo test --workspace
+    cargo test --workspace --locked
 
 # Bake the bundled example into out/.
 example:

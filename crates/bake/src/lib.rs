@@ -26,6 +26,7 @@
 pub mod discover;
 pub mod error;
 pub mod exclude;
+pub mod existing;
 pub mod incremental;
 pub mod inspect;
 pub mod inspect_source;

@@ -34,6 +34,10 @@ pub struct ModelRun<'a> {
     pub protected: &'a Protected,
     /// Who hears about progress and warnings.
     pub observer: &'a dyn Observer,
+    /// The bakes under the output root before the run, to warn when this
+    /// model's bake lands beside a bake of the same source in another
+    /// folder; `None` to skip that check.
+    pub existing: Option<&'a crate::existing::ExistingBakes>,
 }
 
 /// Runs one model: skipped when it asks for no output, up to date when
@@ -91,6 +95,16 @@ pub fn run_model(r: &ModelRun<'_>) -> Outcome {
             Err(reason) => reason,
         }
     };
+    if let Some(other) = r.existing.and_then(|e| {
+        use sha2::Digest as _;
+        e.elsewhere(&format!("{:x}", sha2::Sha256::digest(&bytes)), r.out_dir)
+    }) {
+        r.observer.warning(&format!(
+            "a bake of the same source (same content) is already at `{}`; this one goes to `{}` (the output folder follows the model's path relative to the folder given, or its name for a file given alone): bake the same folder again to update that bake, or remove one",
+            other.display(),
+            r.out_dir.display()
+        ));
+    }
     let baked = bake_model(&ModelJob {
         input: r.input,
         bytes: &bytes,

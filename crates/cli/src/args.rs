@@ -45,19 +45,96 @@ pub struct Cli {
     pub output: OutputFlags,
 }
 
-/// `-v` and `-q`: global, so they go before or after the subcommand, and
-/// mean the same for every command (see README, "Output").
+/// `-v` and `-q` before the subcommand (`rigbake -q bake ...`): the same
+/// as the subcommand's own `-v`/`-q`, for the commands that have them
+/// (bake, vat, verify, preview, merge-report; see README, "Output").
 #[derive(Debug, Args, Clone, Copy, Default)]
 pub struct OutputFlags {
-    /// Print more: the files each baked model wrote (bake, vat), the
-    /// frames drawn per clip (preview).
-    #[arg(long, short, global = true, action = ArgAction::Count, conflicts_with = "quiet")]
+    /// Print more (bake, vat, preview; before the subcommand: see its own
+    /// -v).
+    #[arg(long, short, action = ArgAction::Count, conflicts_with = "quiet")]
     pub verbose: u8,
-    /// Print nothing but errors: no progress, summary or `wrote` line;
-    /// verify prints only its problems and failures. Documents asked for
-    /// (inspect's report, --json, completions, man) are still printed.
-    #[arg(long, short, global = true)]
+    /// Print nothing but errors (bake, vat, verify, preview, merge-report;
+    /// before the subcommand: see its own -q).
+    #[arg(long, short)]
     pub quiet: bool,
+}
+
+/// `-v` and `-q` of `bake` and `vat`.
+#[derive(Debug, Args, Clone, Copy, Default)]
+pub struct BakeOutputFlags {
+    /// Print more: the files each baked model wrote (and removed).
+    #[arg(long, short, action = ArgAction::Count, conflicts_with = "quiet")]
+    pub verbose: u8,
+    /// Print nothing but errors: no progress, warnings or summary (--json
+    /// still prints the report).
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// `-v` and `-q` of `preview`.
+#[derive(Debug, Args, Clone, Copy, Default)]
+pub struct PreviewOutputFlags {
+    /// Print more: the frames drawn per clip.
+    #[arg(long, short, action = ArgAction::Count, conflicts_with = "quiet")]
+    pub verbose: u8,
+    /// Print nothing but errors: no `wrote` line.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// `-q` of `verify`.
+#[derive(Debug, Args, Clone, Copy, Default)]
+pub struct VerifyOutputFlags {
+    /// Print only problems and failures: nothing when every check passes
+    /// (--json still prints the report).
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// `-q` of `merge-report`.
+#[derive(Debug, Args, Clone, Copy, Default)]
+pub struct MergeOutputFlags {
+    /// Print nothing but errors: no summary unless a model failed (--json
+    /// still prints the merged report).
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+impl From<BakeOutputFlags> for OutputFlags {
+    fn from(f: BakeOutputFlags) -> Self {
+        Self {
+            verbose: f.verbose,
+            quiet: f.quiet,
+        }
+    }
+}
+
+impl From<PreviewOutputFlags> for OutputFlags {
+    fn from(f: PreviewOutputFlags) -> Self {
+        Self {
+            verbose: f.verbose,
+            quiet: f.quiet,
+        }
+    }
+}
+
+impl From<VerifyOutputFlags> for OutputFlags {
+    fn from(f: VerifyOutputFlags) -> Self {
+        Self {
+            verbose: 0,
+            quiet: f.quiet,
+        }
+    }
+}
+
+impl From<MergeOutputFlags> for OutputFlags {
+    fn from(f: MergeOutputFlags) -> Self {
+        Self {
+            verbose: 0,
+            quiet: f.quiet,
+        }
+    }
 }
 
 /// How much to print, from [`OutputFlags`].
@@ -72,6 +149,16 @@ pub enum Verbosity {
 }
 
 impl OutputFlags {
+    /// The flags before the subcommand together with the subcommand's own;
+    /// `None` when one asks for quiet and the other for verbose.
+    pub fn with(self, own: OutputFlags) -> Option<Self> {
+        let both = Self {
+            verbose: self.verbose.saturating_add(own.verbose),
+            quiet: self.quiet || own.quiet,
+        };
+        (!(both.quiet && both.verbose > 0)).then_some(both)
+    }
+
     /// The level the flags ask for.
     pub fn verbosity(self) -> Verbosity {
         if self.quiet {
@@ -298,6 +385,9 @@ pub struct BakeArgs {
     /// OUT/_shared/, and point the containers at that copy.
     #[arg(long)]
     pub share_bones: bool,
+    /// How much the run prints.
+    #[command(flatten)]
+    pub output: BakeOutputFlags,
 }
 
 /// Arguments of `rigbake vat`.
@@ -324,6 +414,9 @@ pub struct VatArgs {
     /// `<model>-remap_info.json` (see docs/openvat.md).
     #[arg(long, value_enum, value_name = "TOOL")]
     pub compat: Option<Compat>,
+    /// How much the run prints.
+    #[command(flatten)]
+    pub output: BakeOutputFlags,
 }
 
 /// Other tools' VAT conventions `rigbake vat --compat` can write.
@@ -366,6 +459,9 @@ pub struct MergeReportArgs {
     /// Print the merged report as JSON on stdout (default: a summary).
     #[arg(long)]
     pub json: bool,
+    /// How much merge-report prints.
+    #[command(flatten)]
+    pub output: MergeOutputFlags,
 }
 
 /// Arguments of `rigbake verify`.
@@ -410,6 +506,9 @@ pub struct VerifyArgs {
     /// Print one JSON document (see docs/runtime.md).
     #[arg(long)]
     pub json: bool,
+    /// How much verify prints.
+    #[command(flatten)]
+    pub output: VerifyOutputFlags,
 }
 
 /// `--path` values.
@@ -450,6 +549,9 @@ pub struct PreviewArgs {
     /// Write an animated PNG of every frame of this clip instead.
     #[arg(long, value_name = "CLIP")]
     pub animate: Option<String>,
+    /// How much preview prints.
+    #[command(flatten)]
+    pub output: PreviewOutputFlags,
 }
 
 /// `--lod`: a group of the model's nodes, or a model file and its level

@@ -6,6 +6,7 @@
 use std::time::Instant;
 
 use rayon::prelude::*;
+use rigbake::existing::ExistingBakes;
 use rigbake::run::{ModelRun, run_model};
 use rigbake::sink::SharedStore;
 use rigbake::staging::{OutputLock, Protected};
@@ -21,6 +22,7 @@ fn run_job(
     progress: &ModelProgress,
     shared: Option<&SharedStore>,
     protected: &Protected,
+    existing: &ExistingBakes,
 ) -> Outcome {
     run_model(&ModelRun {
         input: &job.input,
@@ -31,6 +33,7 @@ fn run_job(
         shared,
         protected,
         observer: progress,
+        existing: Some(existing),
     })
 }
 
@@ -60,13 +63,14 @@ pub fn execute(plan: &BakePlan) -> exit::Outcome {
         protected.add(&job.input);
     }
     let protected = protected.frozen();
+    let existing = ExistingBakes::scan(&plan.out);
     let run_all = || -> Vec<Entry> {
         plan.jobs
             .par_iter()
             .map(|job| {
                 let t0 = Instant::now();
                 let model = progress.start(&job.id);
-                let outcome = run_job(job, plan, &model, shared.as_ref(), &protected);
+                let outcome = run_job(job, plan, &model, shared.as_ref(), &protected, &existing);
                 let seconds = t0.elapsed().as_secs_f64();
                 let warnings = model.warnings();
                 progress.finish(model, &outcome, seconds);

@@ -125,6 +125,18 @@ pub enum UsageError {
         /// Why.
         reason: String,
     },
+    /// A manifest entry's absolute path lies outside the models folder.
+    #[error("{}:{line}: `{pattern}` is an absolute path outside `{}`; `path` is relative to the manifest's `models` folder (default: the manifest's folder)", manifest.display(), root.display())]
+    OutsideModels {
+        /// The manifest.
+        manifest: PathBuf,
+        /// Line of the entry.
+        line: usize,
+        /// The pattern.
+        pattern: String,
+        /// The models folder.
+        root: PathBuf,
+    },
     /// A manifest entry matches no model.
     #[error("{}:{line}: `{pattern}` matches no .glb or .gltf file under `{}`", manifest.display(), root.display())]
     NoMatch {

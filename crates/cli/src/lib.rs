@@ -39,7 +39,20 @@ where
             return ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { EXIT_OK });
         }
     };
-    let verbosity = cli.output.verbosity();
+    // The flags before the subcommand and the subcommand's own together.
+    let own: args::OutputFlags = match &cli.command {
+        args::Command::Bake(a) => a.output.into(),
+        args::Command::Vat(a) => a.output.into(),
+        args::Command::MergeReport(a) => a.output.into(),
+        args::Command::Verify(a) => a.output.into(),
+        args::Command::Preview(a) => a.output.into(),
+        _ => args::OutputFlags::default(),
+    };
+    let Some(output) = cli.output.with(own) else {
+        eprintln!("error: -q/--quiet and -v/--verbose cannot be used together");
+        return ExitCode::from(EXIT_USAGE);
+    };
+    let verbosity = output.verbosity();
     let outcome = match cli.command {
         args::Command::Bake(bake) => run_plan(plan::BakePlan::from_bake_args(&bake, verbosity)),
         args::Command::Vat(vat) => run_plan(plan::BakePlan::from_vat_args(&vat, verbosity)),

@@ -202,6 +202,23 @@ fn shown_pattern(pattern: &str) -> String {
     rigbake::inspect::shown(pattern)
 }
 
+/// A manifest `path` as a pattern relative to the models folder `root`:
+/// a relative one as it is; an absolute one (`/work/models/*.glb`) with
+/// `root`'s absolute path taken off its front; `None` when it lies outside
+/// `root`.
+fn relative_pattern(pattern: &str, root: &Path) -> Option<String> {
+    if !Path::new(pattern).is_absolute() {
+        return Some(pattern.to_owned());
+    }
+    // The folder as given (when absolute) and its canonical path.
+    let roots = [Some(root.to_path_buf()), root.canonicalize().ok()];
+    roots.into_iter().flatten().find_map(|root| {
+        let root = root.to_str()?.trim_end_matches('/').to_owned();
+        let rest = pattern.strip_prefix(&root)?.strip_prefix('/')?;
+        (!rest.is_empty()).then(|| rest.to_owned())
+    })
+}
+
 /// Models a manifest selects, each with defaults and every matching entry
 /// applied in file order.
 fn expand_manifest(
@@ -217,7 +234,15 @@ fn expand_manifest(
     // lossy conversion stay two models (and collide clearly later).
     let mut selected: BTreeMap<(String, PathBuf), Draft> = BTreeMap::new();
     for entry in &manifest.models {
-        let glob = compile_pattern(&entry.pattern).map_err(|reason| UsageError::Pattern {
+        let pattern = relative_pattern(&entry.pattern, &manifest.root).ok_or_else(|| {
+            UsageError::OutsideModels {
+                manifest: manifest.path.clone(),
+                line: entry.line,
+                pattern: shown_pattern(&entry.pattern),
+                root: manifest.root.clone(),
+            }
+        })?;
+        let glob = compile_pattern(&pattern).map_err(|reason| UsageError::Pattern {
             manifest: manifest.path.clone(),
             line: entry.line,
             pattern: shown_pattern(&entry.pattern),

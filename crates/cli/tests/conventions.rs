@@ -372,15 +372,34 @@ fn verbose_and_quiet_are_global_and_mean_the_same_everywhere() {
     };
     let r = verify("-q");
     assert!(r.status.success() && r.stdout.is_empty() && r.stderr.is_empty());
-    let r = verify("-v");
+    let r = verify("--stride=1");
     assert!(String::from_utf8_lossy(&r.stdout).contains("PASS"));
-    // -q and -v together are a usage error.
-    assert_eq!(
-        run(&["-q".as_ref(), "-v".as_ref(), "man".as_ref()])
-            .status
-            .code(),
-        Some(2)
-    );
+    // -q and -v together are a usage error, before the subcommand, after
+    // it, or one on each side.
+    for args in [
+        &["-q".as_ref(), "-v".as_ref(), "man".as_ref()][..],
+        &["bake".as_ref(), model.as_os_str(), "--out".as_ref(), out.as_os_str(), "-q".as_ref(), "-v".as_ref()],
+        &["-q".as_ref(), "bake".as_ref(), model.as_os_str(), "--out".as_ref(), out.as_os_str(), "-v".as_ref()],
+    ] {
+        assert_eq!(run(args).status.code(), Some(2), "{args:?}");
+    }
+    // Each subcommand offers the output flags it uses, with its own help:
+    // none on man, completions, inspect and view; -q alone on verify and
+    // merge-report.
+    let help = |command: &str| {
+        String::from_utf8_lossy(&run(&[command.as_ref(), "--help".as_ref()]).stdout).into_owned()
+    };
+    for command in ["man", "completions", "inspect", "view"] {
+        let text = help(command);
+        assert!(!text.contains("--quiet") && !text.contains("--verbose"), "{command}: {text}");
+    }
+    for command in ["verify", "merge-report"] {
+        let text = help(command);
+        assert!(text.contains("--quiet") && !text.contains("--verbose"), "{command}: {text}");
+    }
+    assert!(help("bake").contains("the files each baked model wrote"));
+    assert!(help("preview").contains("the frames drawn per clip"));
+    assert!(!help("merge-report").contains("frames"));
 }
 
 #[test]
@@ -481,6 +500,34 @@ fn the_readme_names_every_file_its_first_command_writes() {
         assert!(
             section.contains(&format!("`{name}`")),
             "README's getting started omits `{name}`"
+        );
+    }
+}
+
+/// README's test command is the one `.ci/run` runs, and README names every
+/// `RIGBAKE_REQUIRE_*` variable `.ci/run` sets, so "the same command CI
+/// runs" stays true.
+#[test]
+fn readme_gives_the_test_command_ci_runs() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let ci = std::fs::read_to_string(root.join(".ci/run")).unwrap();
+    let command = "cargo test --workspace --locked";
+    assert!(readme.contains(&format!("```sh\n{command}\n```")), "README's test command");
+    let last_test = ci
+        .lines()
+        .filter(|l| l.trim_start().starts_with("cargo test"))
+        .last()
+        .expect(".ci/run runs cargo test");
+    assert_eq!(last_test.trim(), command, ".ci/run's test command");
+    for variable in ci
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|w| w.starts_with("RIGBAKE_REQUIRE_"))
+    {
+        let short = variable.trim_start_matches("RIGBAKE_REQUIRE");
+        assert!(
+            readme.contains(variable) || readme.contains(&format!("`{short}`")),
+            "README does not name {variable}"
         );
     }
 }

@@ -304,3 +304,101 @@ fn output_kinds_are_flags_by_their_manifest_names() {
         with_openvat.iter().map(|(n, _)| n).collect::<Vec<_>>()
     );
 }
+
+/// Issue 50 (newcomer frictions): `inspect FOLDER` is a usage error that
+/// names the path once.
+#[test]
+fn inspect_of_a_folder_is_a_usage_error_naming_it_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("models");
+    std::fs::create_dir(&folder).unwrap();
+    let r = common::rigbake(&["inspect".as_ref(), folder.as_os_str()]);
+    let text = stderr(&r);
+    assert_eq!(r.status.code(), Some(2), "{text}");
+    assert_eq!(text.matches(&*folder.to_string_lossy()).count(), 1, "{text}");
+    assert!(text.contains("is a folder"), "{text}");
+}
+
+/// A rebake says why the previous bake was not kept: the file that is
+/// missing or changed, the setting that changed, the source that changed.
+#[test]
+fn a_rebake_names_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("tentacle.glb");
+    std::fs::copy(rigbake_fixtures::fixture("tentacle.glb"), &model).unwrap();
+    let out = dir.path().join("out");
+    let first = bake(std::slice::from_ref(&model), &out, &[]);
+    assert!(first.status.success());
+    assert!(!stderr(&first).contains("rebaked"), "a first bake: {}", stderr(&first));
+    std::fs::remove_file(out.join("tentacle/bones.skin0.exr")).unwrap();
+    let r = bake(std::slice::from_ref(&model), &out, &[]);
+    assert!(
+        stderr(&r).contains("rebaked: `bones.skin0.exr` of the previous bake is missing"),
+        "{}",
+        stderr(&r)
+    );
+    let path = out.join("tentacle/tentacle.weights.glb");
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[20] ^= 1;
+    std::fs::write(&path, bytes).unwrap();
+    let r = bake(std::slice::from_ref(&model), &out, &[]);
+    assert!(
+        stderr(&r).contains("`tentacle.weights.glb` of the previous bake changed"),
+        "{}",
+        stderr(&r)
+    );
+    let r = bake(std::slice::from_ref(&model), &out, &["--fps", "24"]);
+    assert!(
+        stderr(&r).contains("the setting fps changed (30 to 24)"),
+        "{}",
+        stderr(&r)
+    );
+    let r = bake(std::slice::from_ref(&model), &out, &["--fps", "24", "--force"]);
+    assert!(stderr(&r).contains("rebaked: --force"), "{}", stderr(&r));
+}
+
+/// A model baked alone after a folder bake lands in another folder than
+/// the folder bake put it: the run warns, naming both.
+#[test]
+fn a_second_bake_of_one_source_elsewhere_under_out_is_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let models = dir.path().join("models/khronos");
+    std::fs::create_dir_all(&models).unwrap();
+    let model = models.join("tentacle.glb");
+    std::fs::copy(rigbake_fixtures::fixture("tentacle.glb"), &model).unwrap();
+    let out = dir.path().join("out");
+    let folder = bake(&[dir.path().join("models")], &out, &[]);
+    assert!(folder.status.success(), "{}", stderr(&folder));
+    assert!(out.join("khronos/tentacle/tentacle.rigbake").is_file());
+    let alone = bake(std::slice::from_ref(&model), &out, &[]);
+    let text = stderr(&alone);
+    assert!(alone.status.success(), "{text}");
+    assert!(
+        text.contains("a bake of the same source") && text.contains("khronos"),
+        "{text}"
+    );
+    // The folder's own bake is untouched and still up to date.
+    let again = bake(&[dir.path().join("models")], &out, &[]);
+    assert!(stderr(&again).contains("up to date"), "{}", stderr(&again));
+}
+
+/// A manifest `path` may be absolute when it lies under `models`; one
+/// outside it says that paths are relative to `models`.
+#[test]
+fn manifest_paths_may_be_absolute_under_models() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("tentacle.glb");
+    std::fs::copy(rigbake_fixtures::fixture("tentacle.glb"), &model).unwrap();
+    let manifest = dir.path().join("rigbake.toml");
+    let write = |path: &str| {
+        std::fs::write(&manifest, format!("out = \"out\"\n[[model]]\npath = {path:?}\n")).unwrap();
+    };
+    write(&model.canonicalize().unwrap().to_string_lossy());
+    let r = common::rigbake(&["bake".as_ref(), "--manifest".as_ref(), manifest.as_os_str()]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    assert!(dir.path().join("out/tentacle/tentacle.rigbake").is_file());
+    write("/elsewhere/tentacle.glb");
+    let r = common::rigbake(&["bake".as_ref(), "--manifest".as_ref(), manifest.as_os_str()]);
+    assert_eq!(r.status.code(), Some(2));
+    assert!(stderr(&r).contains("relative to the manifest's `models` folder"), "{}", stderr(&r));
+}
