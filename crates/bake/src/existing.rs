@@ -36,8 +36,7 @@ impl ExistingBakes {
             .into_iter()
             .filter_map(Result::ok)
             .filter(|e| {
-                e.file_type().is_file()
-                    && e.path().extension().is_some_and(|x| x == "rigbake")
+                e.file_type().is_file() && e.path().extension().is_some_and(|x| x == "rigbake")
             })
             .take(MAX_SCANNED);
         for entry in containers {

@@ -251,7 +251,10 @@ fn key_change(previous: &rigbake_format::meta::Metadata, current: Option<Current
     ];
     match changed.into_iter().find(|(_, differs, _)| *differs) {
         Some((name, _, how)) => format!("the setting {name} changed ({how})"),
-        None => "a setting, an output kind, or a file the model reads (buffer, image, LOD file) changed".to_owned(),
+        None => {
+            "a setting, an output kind, or a file the model reads (buffer, image, LOD file) changed"
+                .to_owned()
+        }
     }
 }
 

@@ -159,13 +159,20 @@ mod tests {
             p
         };
         let (a, b, c) = (file("a.glb"), file("b.glb"), file("c.glb"));
-        let group = |m: &PathBuf, l: &[&PathBuf]| (m.clone(), l.iter().map(|p| (*p).clone()).collect());
+        let group =
+            |m: &PathBuf, l: &[&PathBuf]| (m.clone(), l.iter().map(|p| (*p).clone()).collect());
         let fine = [group(&a, &[&b, &c])];
         assert_eq!(check_groups(&fine), Ok(()));
         let cases: Vec<(Vec<(PathBuf, Vec<PathBuf>)>, &str)> = vec![
             (vec![group(&a, &[&a])], "its own level"),
-            (vec![group(&a, &[&b]), group(&b, &[&a])], "levels of its own"),
-            (vec![group(&a, &[&b]), group(&b, &[&c])], "levels of its own"),
+            (
+                vec![group(&a, &[&b]), group(&b, &[&a])],
+                "levels of its own",
+            ),
+            (
+                vec![group(&a, &[&b]), group(&b, &[&c])],
+                "levels of its own",
+            ),
             (vec![group(&a, &[&c]), group(&b, &[&c])], "both"),
             (vec![group(&a, &[&b, &b])], "given twice"),
         ];
@@ -184,7 +191,11 @@ mod tests {
             let err = check_groups(&[group(&a, &[&hard])]).unwrap_err();
             assert!(err.contains("same file"), "{err}");
             let err = check_groups(&[group(&a, &[&b, &c]), group(&c, &[])]);
-            assert_eq!(err, Ok(()), "a level that is also given as a model, without levels");
+            assert_eq!(
+                err,
+                Ok(()),
+                "a level that is also given as a model, without levels"
+            );
         }
     }
 

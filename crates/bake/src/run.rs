@@ -7,14 +7,12 @@ use std::path::Path;
 
 use rigbake_core::import;
 
+use crate::incremental::outputs_status;
 use crate::report::Outcome;
 use crate::settings::BakeSettings;
 use crate::sink::{SharedStore, container_path};
-use crate::incremental::outputs_status;
 use crate::staging::Protected;
-use crate::{
-    BakeError, Baked, ModelJob, Observer, Stage, bake_key, bake_model,
-};
+use crate::{BakeError, Baked, ModelJob, Observer, Stage, bake_key, bake_model};
 
 /// What one model's run needs.
 pub struct ModelRun<'a> {

@@ -221,7 +221,11 @@ fn a_listed_file_that_is_now_an_input_is_kept() {
         .arg(&out)
         .output()
         .unwrap();
-    assert!(export.status.success(), "{}", String::from_utf8_lossy(&export.stderr));
+    assert!(
+        export.status.success(),
+        "{}",
+        String::from_utf8_lossy(&export.stderr)
+    );
     let model_dir = out.join("tentacle");
     let listed = model_dir.join("tentacle.glb");
     assert!(listed.is_file(), "the export writes tentacle.glb");
@@ -237,7 +241,11 @@ fn a_listed_file_that_is_now_an_input_is_kept() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&rebake.stderr);
     assert!(rebake.status.success(), "{stderr}");
-    assert_eq!(std::fs::read(&listed).unwrap(), source, "the input survives");
+    assert_eq!(
+        std::fs::read(&listed).unwrap(),
+        source,
+        "the input survives"
+    );
     assert!(
         stderr.contains("kept") && stderr.contains("input"),
         "the rebake says why it kept the file: {stderr}"

@@ -314,7 +314,7 @@ fn a_bare_bake_uses_rigbake_toml_in_the_current_folder() {
 }
 
 #[test]
-fn verbose_and_quiet_are_global_and_mean_the_same_everywhere() {
+fn verbose_and_quiet_mean_the_same_before_or_after_the_subcommand() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let run = |args: &[&std::ffi::OsStr]| {
@@ -378,8 +378,22 @@ fn verbose_and_quiet_are_global_and_mean_the_same_everywhere() {
     // it, or one on each side.
     for args in [
         &["-q".as_ref(), "-v".as_ref(), "man".as_ref()][..],
-        &["bake".as_ref(), model.as_os_str(), "--out".as_ref(), out.as_os_str(), "-q".as_ref(), "-v".as_ref()],
-        &["-q".as_ref(), "bake".as_ref(), model.as_os_str(), "--out".as_ref(), out.as_os_str(), "-v".as_ref()],
+        &[
+            "bake".as_ref(),
+            model.as_os_str(),
+            "--out".as_ref(),
+            out.as_os_str(),
+            "-q".as_ref(),
+            "-v".as_ref(),
+        ],
+        &[
+            "-q".as_ref(),
+            "bake".as_ref(),
+            model.as_os_str(),
+            "--out".as_ref(),
+            out.as_os_str(),
+            "-v".as_ref(),
+        ],
     ] {
         assert_eq!(run(args).status.code(), Some(2), "{args:?}");
     }
@@ -391,11 +405,17 @@ fn verbose_and_quiet_are_global_and_mean_the_same_everywhere() {
     };
     for command in ["man", "completions", "inspect", "view"] {
         let text = help(command);
-        assert!(!text.contains("--quiet") && !text.contains("--verbose"), "{command}: {text}");
+        assert!(
+            !text.contains("--quiet") && !text.contains("--verbose"),
+            "{command}: {text}"
+        );
     }
     for command in ["verify", "merge-report"] {
         let text = help(command);
-        assert!(text.contains("--quiet") && !text.contains("--verbose"), "{command}: {text}");
+        assert!(
+            text.contains("--quiet") && !text.contains("--verbose"),
+            "{command}: {text}"
+        );
     }
     assert!(help("bake").contains("the files each baked model wrote"));
     assert!(help("preview").contains("the frames drawn per clip"));
@@ -513,7 +533,10 @@ fn readme_gives_the_test_command_ci_runs() {
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
     let ci = std::fs::read_to_string(root.join(".ci/run")).unwrap();
     let command = "cargo test --workspace --locked";
-    assert!(readme.contains(&format!("```sh\n{command}\n```")), "README's test command");
+    assert!(
+        readme.contains(&format!("```sh\n{command}\n```")),
+        "README's test command"
+    );
     let last_test = ci
         .lines()
         .filter(|l| l.trim_start().starts_with("cargo test"))

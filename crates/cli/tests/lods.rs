@@ -1131,7 +1131,10 @@ fn lod_groups_that_are_no_forest_are_refused_naming_the_files() {
         let stderr = String::from_utf8_lossy(&r.stderr);
         assert_eq!(r.status.code(), Some(2), "{lods:?}: {stderr}");
         assert!(stderr.contains(words), "{lods:?}: {stderr}");
-        assert!(stderr.contains("a.glb") || stderr.contains("b.glb"), "{stderr}");
+        assert!(
+            stderr.contains("a.glb") || stderr.contains("b.glb"),
+            "{stderr}"
+        );
         assert!(!out.exists(), "nothing written: {lods:?}");
     }
     // A `_LOD1` sibling that links to its base, found in a folder.
@@ -1140,12 +1143,14 @@ fn lod_groups_that_are_no_forest_are_refused_naming_the_files() {
         let folder = tmp.path().join("models");
         std::fs::create_dir(&folder).unwrap();
         std::fs::copy(fixtures.join("tentacle.glb"), folder.join("hero.glb")).unwrap();
-        std::os::unix::fs::symlink(folder.join("hero.glb"), folder.join("hero_LOD1.glb"))
-            .unwrap();
+        std::os::unix::fs::symlink(folder.join("hero.glb"), folder.join("hero_LOD1.glb")).unwrap();
         let r = bake(&[folder.clone()], &out, &[]);
         let stderr = String::from_utf8_lossy(&r.stderr);
         assert_eq!(r.status.code(), Some(2), "{stderr}");
-        assert!(stderr.contains("hero_LOD1.glb") && stderr.contains("same file"), "{stderr}");
+        assert!(
+            stderr.contains("hero_LOD1.glb") && stderr.contains("same file"),
+            "{stderr}"
+        );
         // A hard link is the same file too.
         std::fs::remove_file(folder.join("hero_LOD1.glb")).unwrap();
         std::fs::hard_link(folder.join("hero.glb"), folder.join("hero_LOD1.glb")).unwrap();

@@ -315,7 +315,11 @@ fn inspect_of_a_folder_is_a_usage_error_naming_it_once() {
     let r = common::rigbake(&["inspect".as_ref(), folder.as_os_str()]);
     let text = stderr(&r);
     assert_eq!(r.status.code(), Some(2), "{text}");
-    assert_eq!(text.matches(&*folder.to_string_lossy()).count(), 1, "{text}");
+    assert_eq!(
+        text.matches(&*folder.to_string_lossy()).count(),
+        1,
+        "{text}"
+    );
     assert!(text.contains("is a folder"), "{text}");
 }
 
@@ -329,7 +333,11 @@ fn a_rebake_names_why() {
     let out = dir.path().join("out");
     let first = bake(std::slice::from_ref(&model), &out, &[]);
     assert!(first.status.success());
-    assert!(!stderr(&first).contains("rebaked"), "a first bake: {}", stderr(&first));
+    assert!(
+        !stderr(&first).contains("rebaked"),
+        "a first bake: {}",
+        stderr(&first)
+    );
     std::fs::remove_file(out.join("tentacle/bones.skin0.exr")).unwrap();
     let r = bake(std::slice::from_ref(&model), &out, &[]);
     assert!(
@@ -353,7 +361,11 @@ fn a_rebake_names_why() {
         "{}",
         stderr(&r)
     );
-    let r = bake(std::slice::from_ref(&model), &out, &["--fps", "24", "--force"]);
+    let r = bake(
+        std::slice::from_ref(&model),
+        &out,
+        &["--fps", "24", "--force"],
+    );
     assert!(stderr(&r).contains("rebaked: --force"), "{}", stderr(&r));
 }
 
@@ -391,7 +403,11 @@ fn manifest_paths_may_be_absolute_under_models() {
     std::fs::copy(rigbake_fixtures::fixture("tentacle.glb"), &model).unwrap();
     let manifest = dir.path().join("rigbake.toml");
     let write = |path: &str| {
-        std::fs::write(&manifest, format!("out = \"out\"\n[[model]]\npath = {path:?}\n")).unwrap();
+        std::fs::write(
+            &manifest,
+            format!("out = \"out\"\n[[model]]\npath = {path:?}\n"),
+        )
+        .unwrap();
     };
     write(&model.canonicalize().unwrap().to_string_lossy());
     let r = common::rigbake(&["bake".as_ref(), "--manifest".as_ref(), manifest.as_os_str()]);
@@ -400,5 +416,9 @@ fn manifest_paths_may_be_absolute_under_models() {
     write("/elsewhere/tentacle.glb");
     let r = common::rigbake(&["bake".as_ref(), "--manifest".as_ref(), manifest.as_os_str()]);
     assert_eq!(r.status.code(), Some(2));
-    assert!(stderr(&r).contains("relative to the manifest's `models` folder"), "{}", stderr(&r));
+    assert!(
+        stderr(&r).contains("relative to the manifest's `models` folder"),
+        "{}",
+        stderr(&r)
+    );
 }
