@@ -569,6 +569,63 @@ impl Matcher {
     }
 }
 
+/// Why a record's space node cannot be found in the source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SpaceNodeError {
+    /// No node of that name holds a mesh.
+    Missing,
+    /// Several nodes of that name hold a mesh (their indices, in node
+    /// order): the record does not say which one.
+    Ambiguous(Vec<usize>),
+}
+
+impl std::fmt::Display for SpaceNodeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Missing => f.write_str("no mesh node of the source has that name"),
+            Self::Ambiguous(nodes) => {
+                let listed: Vec<String> = nodes
+                    .iter()
+                    .take(5)
+                    .map(|n| format!("nodes[{n}]"))
+                    .collect();
+                write!(
+                    f,
+                    "{} mesh nodes of the source share that name ({}{}); the record does not say which",
+                    nodes.len(),
+                    listed.join(", "),
+                    if nodes.len() > 5 { ", ..." } else { "" }
+                )
+            }
+        }
+    }
+}
+
+/// The space node a record names (a placement's node, a bone set's or the
+/// VAT's space): the one node called `name` that holds a mesh. A space is
+/// always a mesh node, so a bone or an empty of the same name never
+/// matches; a name that several mesh nodes share is an error listing
+/// them, never resolved to the first silently.
+pub fn space_node(model: &Model, name: &str) -> Result<usize, SpaceNodeError> {
+    let mut found = model
+        .nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| n.name == name && n.mesh.is_some())
+        .map(|(i, _)| i);
+    let Some(first) = found.next() else {
+        return Err(SpaceNodeError::Missing);
+    };
+    let rest: Vec<usize> = found.collect();
+    if rest.is_empty() {
+        Ok(first)
+    } else {
+        Err(SpaceNodeError::Ambiguous(
+            std::iter::once(first).chain(rest).collect(),
+        ))
+    }
+}
+
 /// The node named `name` that holds a mesh (a bone set's or VAT space node).
 fn mesh_node(file: &Path, model: &Model, name: &str) -> Result<usize, LoadError> {
     model
