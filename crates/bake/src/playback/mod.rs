@@ -844,3 +844,31 @@ fn load_vat(
         primitives,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn import(b: &rigbake_fixtures::builder::Builder) -> Model {
+        let options = rigbake_core::import::ImportOptions::default();
+        rigbake_core::import::import_bytes(Path::new("twin.glb"), &b.to_glb(), &options).unwrap()
+    }
+
+    #[test]
+    fn a_space_is_the_one_mesh_node_of_its_name_never_the_first_node() {
+        let mut b = rigbake_fixtures::models::two_joint();
+        let mesh = b.first_mesh_node();
+        // The joint `root` comes first and shares the mesh node's name.
+        let root = b.node_named("root");
+        b.get_mut("nodes", root)
+            .insert("name".into(), serde_json::json!("mesh"));
+        assert_eq!(space_node(&import(&b), "mesh"), Ok(mesh));
+        assert_eq!(space_node(&import(&b), "tip"), Err(SpaceNodeError::Missing));
+        // A second mesh node of the name: ambiguous, both listed.
+        let twin = b.node(serde_json::json!({"name": "mesh", "mesh": 0, "skin": 0}));
+        b.scene(&[root, mesh, twin]);
+        let err = space_node(&import(&b), "mesh").unwrap_err();
+        assert_eq!(err, SpaceNodeError::Ambiguous(vec![mesh, twin]));
+        assert!(err.to_string().contains("2 mesh nodes"), "{err}");
+    }
+}
