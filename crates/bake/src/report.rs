@@ -42,6 +42,29 @@ pub enum MergeError {
     /// A report's run time is negative or not finite.
     #[error("report seconds {0} is negative or not finite")]
     Seconds(f64),
+    /// A report breaks `formats/report.schema.json` (its position among
+    /// the reports, from 1, and the field and why).
+    #[error("report {0}: {1}")]
+    Invalid(usize, ReportError),
+}
+
+/// A field of a JSON report that `formats/report.schema.json` refuses.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {reason}")]
+pub struct ReportError {
+    /// The field, as a path (`models[2].key`; `.` for the document).
+    pub field: String,
+    /// Why it is refused.
+    pub reason: String,
+}
+
+impl ReportError {
+    fn new(field: impl Into<String>, reason: impl Into<String>) -> Self {
+        Self {
+            field: field.into(),
+            reason: reason.into(),
+        }
+    }
 }
 
 /// The result of one model's bake.
@@ -101,27 +124,59 @@ pub struct Entry {
     pub warnings: Vec<String>,
 }
 
+/// What happened to a model, as the JSON report spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// `baked`: outputs were written.
+    Baked,
+    /// `up_to_date`: the existing outputs were kept.
+    UpToDate,
+    /// `skipped`: nothing applied to the model.
+    Skipped,
+    /// `failed`: the model could not be baked.
+    Failed,
+}
+
+impl Status {
+    /// The status as the report spells it (`up_to_date`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Baked => "baked",
+            Self::UpToDate => "up_to_date",
+            Self::Skipped => "skipped",
+            Self::Failed => "failed",
+        }
+    }
+}
+
+// The report types read strictly, as formats/report.schema.json says:
+// every field required (`Option::deserialize` makes an optional value's
+// field required), no unknown field, statuses from the enum, counts
+// unsigned; [`Report::check`] adds the rules serde cannot say.
+
 /// One model in the JSON report.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ModelReport {
     /// The model's id (path relative to the folder or manifest).
     pub input: String,
     /// `baked`, `up_to_date`, `skipped` or `failed`.
-    pub status: String,
+    pub status: Status,
     /// Why it was skipped, or the error.
+    #[serde(deserialize_with = "Option::deserialize")]
     pub message: Option<String>,
     /// The model's outputs: the files written (baked), or the files of the
     /// existing bake (up to date), paths relative to the report's `out`.
     pub outputs: Vec<OutputFile>,
     /// Files of the previous bake that a rebake no longer writes and
     /// removed, relative to `out`.
-    #[serde(default)]
     pub removed: Vec<String>,
     /// The warnings its bake gave (none for a model that was not baked in
     /// this run).
-    #[serde(default)]
     pub warnings: Vec<String>,
     /// The bake key (baked and up-to-date models).
+    #[serde(deserialize_with = "Option::deserialize")]
     pub key: Option<String>,
     /// Seconds spent on this model.
     pub seconds: f64,
@@ -129,6 +184,7 @@ pub struct ModelReport {
 
 /// One output file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct OutputFile {
     /// Its path, relative to the report's `out`, `/`-separated.
     pub path: String,
@@ -149,6 +205,7 @@ pub fn relative_to(out: &Path, path: &Path) -> String {
 
 /// Counts over a report.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Totals {
     /// Models baked.
     pub baked: usize,
@@ -164,6 +221,7 @@ pub struct Totals {
 
 /// The whole JSON report.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Report {
     /// Always [`REPORT_SCHEMA_VERSION`].
     pub schema_version: u32,
@@ -174,7 +232,7 @@ pub struct Report {
     /// The output folder as given (`--out` or the manifest's `out`); every
     /// output path is relative to it. `None` for merged reports of
     /// different folders.
-    #[serde(default)]
+    #[serde(deserialize_with = "Option::deserialize")]
     pub out: Option<String>,
     /// Wall-clock seconds of the run(s).
     pub seconds: f64,
@@ -212,25 +270,25 @@ impl Report {
                         key,
                         ..
                     } => (
-                        "baked",
+                        Status::Baked,
                         None,
                         files(f),
                         removed.iter().map(|p| relative_to(out, p)).collect(),
                         Some(key),
                     ),
                     Outcome::UpToDate { files: f, key } => {
-                        ("up_to_date", None, files(f), Vec::new(), Some(key))
+                        (Status::UpToDate, None, files(f), Vec::new(), Some(key))
                     }
                     Outcome::Skipped { reason } => {
-                        ("skipped", Some(reason), Vec::new(), Vec::new(), None)
+                        (Status::Skipped, Some(reason), Vec::new(), Vec::new(), None)
                     }
                     Outcome::Failed { error } => {
-                        ("failed", Some(error), Vec::new(), Vec::new(), None)
+                        (Status::Failed, Some(error), Vec::new(), Vec::new(), None)
                     }
                 };
                 ModelReport {
                     input: entry.input,
-                    status: status.to_owned(),
+                    status,
                     message,
                     outputs,
                     removed,
@@ -260,16 +318,16 @@ impl Report {
     fn totals(models: &[ModelReport]) -> Option<Totals> {
         let mut t = Totals::default();
         for m in models {
-            let n = match m.status.as_str() {
-                "baked" => &mut t.baked,
-                "up_to_date" => &mut t.up_to_date,
-                "skipped" => &mut t.skipped,
-                _ => &mut t.failed,
+            let n = match m.status {
+                Status::Baked => &mut t.baked,
+                Status::UpToDate => &mut t.up_to_date,
+                Status::Skipped => &mut t.skipped,
+                Status::Failed => &mut t.failed,
             };
             *n = n.checked_add(1)?;
             // Bytes written: an up-to-date model lists its outputs but
             // wrote none of them.
-            if m.status == "baked" {
+            if m.status == Status::Baked {
                 for o in &m.outputs {
                     t.bytes = t.bytes.checked_add(o.bytes)?;
                 }
@@ -308,7 +366,8 @@ impl Report {
         let mut whole = 0usize;
         let mut n_seen: Option<usize> = None;
         let mut ks: Vec<usize> = Vec::new();
-        for r in reports {
+        for (i, r) in reports.into_iter().enumerate() {
+            r.check().map_err(|e| MergeError::Invalid(i + 1, e))?;
             if r.schema_version != REPORT_SCHEMA_VERSION {
                 return Err(MergeError::Schema(r.schema_version, REPORT_SCHEMA_VERSION));
             }
@@ -369,11 +428,54 @@ impl Report {
         Ok(merged)
     }
 
+    /// Reads a JSON report as `formats/report.schema.json` describes it,
+    /// refusing anything the schema refuses: an unknown or missing field,
+    /// a value of the wrong type, an unknown status, a negative count, and
+    /// the rules of [`Report::check`]. The error names the field.
+    pub fn from_json(bytes: &[u8]) -> Result<Self, ReportError> {
+        let mut de = serde_json::Deserializer::from_slice(bytes);
+        let report: Self = serde_path_to_error::deserialize(&mut de)
+            .map_err(|e| ReportError::new(e.path().to_string(), e.inner().to_string()))?;
+        de.end()
+            .map_err(|e| ReportError::new(".", format!("after the report: {e}")))?;
+        report.check()?;
+        Ok(report)
+    }
+
+    /// The rules of `formats/report.schema.json` beyond the fields' types:
+    /// the schema version, `tool`, the shards' spelling, non-negative
+    /// seconds, output paths relative to `out`, keys of 64 hex digits, and
+    /// per status which of `message`, `outputs` and `key` are set.
+    pub fn check(&self) -> Result<(), ReportError> {
+        if self.schema_version != REPORT_SCHEMA_VERSION {
+            return Err(ReportError::new(
+                "schema_version",
+                format!("{} is not {REPORT_SCHEMA_VERSION}", self.schema_version),
+            ));
+        }
+        if !self.tool.starts_with("rigbake ") {
+            return Err(ReportError::new("tool", "does not start with `rigbake `"));
+        }
+        for (i, shard) in self.shards.iter().enumerate() {
+            if !shard_spelling(shard) {
+                return Err(ReportError::new(
+                    format!("shards[{i}]"),
+                    format!("`{shard}` is not K/N (digits, no leading zero, no blanks)"),
+                ));
+            }
+        }
+        check_seconds("seconds", self.seconds)?;
+        for (i, m) in self.models.iter().enumerate() {
+            m.check(&format!("models[{i}]"))?;
+        }
+        Ok(())
+    }
+
     /// The human summary: one line per failed model and a totals line.
     pub fn summary(&self) -> String {
         let t = &self.totals;
         let mut s = String::new();
-        for m in self.models.iter().filter(|m| m.status == "failed") {
+        for m in self.models.iter().filter(|m| m.status == Status::Failed) {
             s.push_str(&format!(
                 "failed: {}\n",
                 m.message.as_deref().unwrap_or(&m.input)
@@ -395,6 +497,80 @@ impl Report {
         ));
         s
     }
+}
+
+impl ModelReport {
+    /// [`Report::check`] for one model, `at` its place (`models[2]`).
+    fn check(&self, at: &str) -> Result<(), ReportError> {
+        let field = |name: &str| format!("{at}.{name}");
+        check_seconds(&field("seconds"), self.seconds)?;
+        for (i, o) in self.outputs.iter().enumerate() {
+            check_path(&field(&format!("outputs[{i}].path")), &o.path)?;
+        }
+        for (i, p) in self.removed.iter().enumerate() {
+            check_path(&field(&format!("removed[{i}]")), p)?;
+        }
+        if let Some(key) = &self.key
+            && !(key.len() == 64 && key.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+        {
+            return Err(ReportError::new(
+                field("key"),
+                "is not 64 lowercase hex digits",
+            ));
+        }
+        let wrote = matches!(self.status, Status::Baked | Status::UpToDate);
+        let refuse = |name: &str, what: &str| {
+            Err(ReportError::new(
+                field(name),
+                format!("must be {what} for status `{}`", self.status.as_str()),
+            ))
+        };
+        match (wrote, &self.message, self.outputs.is_empty(), &self.key) {
+            (true, Some(_), _, _) => refuse("message", "null"),
+            (true, _, true, _) => refuse("outputs", "at least one file"),
+            (true, _, _, None) => refuse("key", "a string"),
+            (false, None, _, _) => refuse("message", "a string"),
+            (false, _, false, _) => refuse("outputs", "empty"),
+            (false, _, _, Some(_)) => refuse("key", "null"),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Refuses seconds that are negative or not finite.
+fn check_seconds(field: &str, seconds: f64) -> Result<(), ReportError> {
+    if seconds.is_finite() && seconds >= 0.0 {
+        Ok(())
+    } else {
+        Err(ReportError::new(
+            field,
+            format!("{seconds} is negative or not finite"),
+        ))
+    }
+}
+
+/// Refuses a path that is not relative to `out`: empty, or starting with
+/// `/` or `./`.
+fn check_path(field: &str, path: &str) -> Result<(), ReportError> {
+    if path.is_empty() || path.starts_with('/') || path.starts_with("./") {
+        Err(ReportError::new(
+            field,
+            format!("`{path}` is not a path relative to out (empty, or starting with / or ./)"),
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// Whether `shard` is spelled `K/N` as the schema says: two numbers of
+/// digits without a leading zero, no blanks (the range is
+/// [`parse_shard`]'s).
+fn shard_spelling(shard: &str) -> bool {
+    let number =
+        |s: &str| !s.is_empty() && !s.starts_with('0') && s.bytes().all(|b| b.is_ascii_digit());
+    shard
+        .split_once('/')
+        .is_some_and(|(k, n)| number(k) && number(n))
 }
 
 /// The largest shard count N of `--shard K/N` and of a report's shards: a
@@ -449,7 +625,7 @@ mod tests {
                     Outcome::Baked {
                         files: vec![(PathBuf::from(format!("out/{n}/{n}.rigbake")), 10)],
                         removed: Vec::new(),
-                        key: "k".into(),
+                        key: "0123456789abcdef".repeat(4),
                         reason: None,
                     }
                 };

@@ -97,10 +97,12 @@ fn merge_reports(args: &args::MergeReportArgs, verbosity: args::Verbosity) -> Ou
     for path in &args.reports {
         // A regular file of at most 256 MiB (a FIFO or device is refused
         // without blocking).
+        // Read as formats/report.schema.json says: the error names the
+        // field the schema refuses.
         let parsed: Result<report::Report, Box<dyn std::error::Error>> =
             rigbake_format::fsread::read_regular(path, 256 << 20)
                 .map_err(Into::into)
-                .and_then(|b| serde_json::from_slice(&b).map_err(Into::into));
+                .and_then(|b| report::Report::from_json(&b).map_err(Into::into));
         let report = parsed.map_err(|e| {
             Failure::Usage(format!("{}: not a rigbake report: {e}", path.display()))
         })?;

@@ -788,3 +788,180 @@ fn vat_takes_a_manifest_like_bake() {
     assert_eq!(r.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&r.stderr).contains("rigbake.toml"));
 }
+
+/// A shard report as `bake --json --shard K/2` writes it, by hand: one
+/// baked model and (in shard 2) one failed one.
+fn shard_report(k: usize) -> serde_json::Value {
+    let key = "0123456789abcdef".repeat(4);
+    let mut models = vec![serde_json::json!({
+        "input": format!("m{k}.glb"),
+        "status": "baked",
+        "message": null,
+        "outputs": [{ "path": format!("m{k}/m{k}.rigbake"), "bytes": 10 }],
+        "removed": [],
+        "warnings": ["a warning"],
+        "key": key,
+        "seconds": 0.5
+    })];
+    if k == 2 {
+        models.push(serde_json::json!({
+            "input": "z.glb",
+            "status": "failed",
+            "message": "z.glb: nodes[0]: bad",
+            "outputs": [],
+            "removed": [],
+            "warnings": [],
+            "key": null,
+            "seconds": 0.1
+        }));
+    }
+    serde_json::json!({
+        "schema_version": 2,
+        "tool": "rigbake 0.1.0",
+        "shards": [format!("{k}/2")],
+        "out": "out",
+        "seconds": 1.5,
+        "models": models,
+        "totals": { "baked": 1, "up_to_date": 0, "skipped": 0, "failed": k - 1, "bytes": 10 }
+    })
+}
+
+#[test]
+fn merge_report_refuses_every_field_the_schema_refuses() {
+    let validator = common::schema_validator("report.schema.json");
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, doc: &serde_json::Value| {
+        let file = dir.path().join(name);
+        std::fs::write(&file, serde_json::to_vec(doc).unwrap()).unwrap();
+        file
+    };
+    let second = write("2.json", &shard_report(2));
+    // The unmutated reports are valid, merge, and the merge is valid.
+    assert_valid_report(&shard_report(1));
+    assert_valid_report(&shard_report(2));
+    let r = rigbake()
+        .args(["merge-report", "--json"])
+        .arg(write("1.json", &shard_report(1)))
+        .arg(&second)
+        .output()
+        .unwrap();
+    assert_eq!(r.status.code(), Some(1), "one model failed");
+    assert_valid_report(&report(&r));
+
+    // (the field a mutation breaks, the mutation).
+    type Mutation = Box<dyn Fn(&mut serde_json::Value)>;
+    let set = |at: &'static str, v: serde_json::Value| -> Mutation {
+        Box::new(move |doc| *doc.pointer_mut(at).unwrap() = v.clone())
+    };
+    let mutations: Vec<(&str, Mutation)> = vec![
+        ("status", set("/models/0/status", "half_baked".into())),
+        ("extra", Box::new(|d| d["extra"] = 1.into())),
+        ("extra", Box::new(|d| d["models"][0]["extra"] = 1.into())),
+        ("extra", Box::new(|d| d["totals"]["extra"] = 1.into())),
+        (
+            "extra",
+            Box::new(|d| d["models"][0]["outputs"][0]["extra"] = 1.into()),
+        ),
+        (
+            "warnings",
+            Box::new(|d| drop(d["models"][0].as_object_mut().unwrap().remove("warnings"))),
+        ),
+        (
+            "key",
+            Box::new(|d| drop(d["models"][0].as_object_mut().unwrap().remove("key"))),
+        ),
+        (
+            "out",
+            Box::new(|d| drop(d.as_object_mut().unwrap().remove("out"))),
+        ),
+        ("seconds", set("/seconds", "1".into())),
+        ("seconds", set("/seconds", (-1.0).into())),
+        ("seconds", set("/models/0/seconds", (-0.5).into())),
+        ("bytes", set("/models/0/outputs/0/bytes", (-1).into())),
+        ("bytes", set("/models/0/outputs/0/bytes", "10".into())),
+        ("baked", set("/totals/baked", (-1).into())),
+        ("failed", set("/totals/failed", 0.5.into())),
+        ("shards", set("/shards", "1/2".into())),
+        ("shards", set("/shards/0", "01/2".into())),
+        ("shards", set("/shards/0", " 1/2".into())),
+        ("schema_version", set("/schema_version", 3.into())),
+        ("tool", set("/tool", "bakery 1.0".into())),
+        ("tool", set("/tool", 7.into())),
+        ("input", set("/models/0/input", serde_json::Value::Null)),
+        (
+            "path",
+            set("/models/0/outputs/0/path", "/etc/passwd".into()),
+        ),
+        (
+            "path",
+            set("/models/0/outputs/0/path", "./m1/m1.rigbake".into()),
+        ),
+        ("path", set("/models/0/outputs/0/path", "".into())),
+        (
+            "removed",
+            set("/models/0/removed", serde_json::json!(["/abs"])),
+        ),
+        (
+            "warnings",
+            set("/models/0/warnings", serde_json::json!([1])),
+        ),
+        ("key", set("/models/0/key", "K".into())),
+        ("key", set("/models/0/key", serde_json::Value::Null)),
+        ("message", set("/models/0/message", "why".into())),
+        ("outputs", set("/models/0/outputs", serde_json::json!([]))),
+        ("models", set("/models", serde_json::json!({}))),
+    ];
+    for (i, (field, mutate)) in mutations.iter().enumerate() {
+        let mut doc = shard_report(1);
+        mutate(&mut doc);
+        assert!(
+            !validator.is_valid(&doc),
+            "mutation {i} ({field}) is valid by the schema: the test is wrong"
+        );
+        let file = write(&format!("bad{i}.json"), &doc);
+        let r = rigbake()
+            .args(["merge-report", "--json"])
+            .arg(&file)
+            .arg(&second)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(
+            r.status.code(),
+            Some(2),
+            "mutation {i} ({field}) merged: {err}"
+        );
+        assert!(r.stdout.is_empty(), "mutation {i}: printed a report");
+        assert!(
+            err.contains(&format!("bad{i}.json")) && err.contains(field),
+            "mutation {i}: the error names neither the file nor `{field}`: {err}"
+        );
+    }
+    // A failed model with a key, a skipped one without a message.
+    for (i, mutate) in [
+        set("/models/1/key", "0123456789abcdef".repeat(4).into()),
+        set("/models/1/status", "skipped".into()),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut doc = shard_report(2);
+        mutate(&mut doc);
+        if i == 1 {
+            doc["models"][1]["message"] = serde_json::Value::Null;
+        }
+        assert!(!validator.is_valid(&doc), "case {i}");
+        let r = rigbake()
+            .arg("merge-report")
+            .arg(dir.path().join("1.json"))
+            .arg(write(&format!("worse{i}.json"), &doc))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(r.status.code(), Some(2), "case {i}: {err}");
+        assert!(
+            err.contains(&format!("worse{i}.json")) && err.contains("models[1]"),
+            "{err}"
+        );
+    }
+}

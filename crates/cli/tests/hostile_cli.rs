@@ -489,6 +489,50 @@ fn deformed_positions_past_the_f32_range_fail_the_model_and_write_nothing() {
     }
 }
 
+/// Finite node scales whose product overflows f32 (a parent and the mesh
+/// node each scaled by 1e20: the mesh node's rest-pose global holds 1e40)
+/// used to bake with exit 0, writing meshes whose node matrix was infinite
+/// in f32 (issue 49, class 5). Now the placement is range-checked at plan
+/// time: the model fails naming the file, the node and the value, and
+/// writes nothing; the batch goes on.
+#[test]
+fn placements_past_the_f32_range_fail_the_model_and_write_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut b = rigbake_fixtures::models::two_joint();
+    let mesh = b.first_mesh_node();
+    let root = b.node_named("root");
+    b.get_mut("nodes", mesh)
+        .insert("scale".into(), serde_json::json!([1e20, 1e20, 1e20]));
+    let big = b.node(serde_json::json!({"name": "big", "scale": [1e20, 1e20, 1e20]}));
+    b.add_child(big, mesh);
+    b.scene(&[root, big]);
+    let huge = dir.path().join("huge.glb");
+    std::fs::write(&huge, b.to_glb()).unwrap();
+    let fine = fixture("tentacle.glb");
+    for flags in [&[][..], &["--vat"][..]] {
+        let out = dir.path().join(format!("out{}", flags.len()));
+        let o = bake(&[&huge, &fine], &out, flags);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{flags:?}: {e}");
+        assert!(
+            e.contains("huge.glb")
+                && e.contains(&format!("nodes[{mesh}]"))
+                && e.contains("node `mesh` holds 1.0000000")
+                && e.contains("e40, past the range")
+                && e.contains("32-bit floats"),
+            "{flags:?}: {e}"
+        );
+        assert!(
+            !out.join("huge").exists(),
+            "{flags:?}: the failed model wrote outputs"
+        );
+        assert!(
+            out.join("tentacle/tentacle.rigbake").is_file(),
+            "{flags:?}: the batch goes on"
+        );
+    }
+}
+
 /// No output replaces an input of the same run (issue 30, class 9): the
 /// OpenVAT export's `<m>.glb` would land on the source itself when the
 /// source lies at `OUT/<m>/<m>.glb`, whatever the spelling of --out; the

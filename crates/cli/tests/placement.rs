@@ -238,3 +238,78 @@ fn every_shared_model_stands_where_its_source_stands_and_survives_half_float_uvs
     }
     eprintln!("{}", report.join("\n"));
 }
+
+/// Two nodes of one name (issue 49, class 4): the joint `root` (node 0, at
+/// the identity) is renamed `mesh`, the name of the mesh node (node 2, the
+/// bake's reference and bone-set space), which stands scaled by 2 at
+/// (1, 0, 6). The bake records the mesh node's matrix; `verify` used to
+/// look the name up and take the first node (the joint), failing a correct
+/// bake, and the viewer's catalogue placed older bakes on the joint. Now
+/// every reader takes the space the record names: the one mesh node of the
+/// name (a bone or an empty never is a space), and the record's matrix.
+#[test]
+fn a_space_whose_name_a_bone_shares_is_verified_and_placed_by_its_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut b = rigbake_fixtures::models::two_joint();
+    let mesh = b.first_mesh_node();
+    let root = b.node_named("root");
+    assert!(root < mesh, "the joint comes first");
+    b.get_mut("nodes", root)
+        .insert("name".into(), serde_json::json!("mesh"));
+    let node = b.get_mut("nodes", mesh);
+    node.insert("translation".into(), serde_json::json!([1.0, 0.0, 6.0]));
+    node.insert("scale".into(), serde_json::json!([2.0, 2.0, 2.0]));
+    let model = dir.path().join("twin.glb");
+    std::fs::write(&model, b.to_glb()).unwrap();
+    let out = dir.path().join("out");
+    let o = bake(std::slice::from_ref(&model), &out, &["--vat"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let container = out.join("twin/twin.rigbake");
+
+    // The record: the mesh node's matrix, not the joint's identity.
+    let c = Container::open(&container).unwrap();
+    let record = c.records().placement.clone().expect("a placement record");
+    let want = [
+        2.0, 0.0, 0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, 0.0, 2.0, 0.0, 1.0, 0.0, 6.0, 1.0,
+    ];
+    assert_eq!(record.reference.node.as_deref(), Some("mesh"));
+    assert_eq!(record.reference.matrix, want);
+    assert_eq!(record.skins.len(), 1);
+    assert_eq!(record.skins[0].matrix, want);
+
+    // verify passes, the placement checked.
+    let r = common::rigbake(&[
+        "verify".as_ref(),
+        container.as_os_str(),
+        "--source".as_ref(),
+        model.as_os_str(),
+    ]);
+    let text = String::from_utf8_lossy(&r.stdout);
+    assert!(
+        r.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    assert!(text.contains("checked: placement of 2 space(s)"), "{text}");
+
+    // The sidecar says what the record says.
+    let sidecar: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("twin/twin.rigbake.json")).unwrap())
+            .unwrap();
+    assert_eq!(sidecar["placement"]["matrix"], serde_json::json!(want));
+    assert_eq!(
+        sidecar["skins"][0]["placement"]["matrix"],
+        serde_json::json!(want)
+    );
+
+    // The viewer's catalogue places the space on the mesh node too (what
+    // a bake without the record, before format 1.11, is stood on).
+    let catalog = rigbake_view::Catalog::open(&container, Some(&model)).unwrap();
+    let index: serde_json::Value =
+        serde_json::from_slice(&rigbake_view::server::bakes_json(&catalog).unwrap()).unwrap();
+    assert_eq!(
+        index["bakes"][0]["placements"]["mesh"],
+        serde_json::json!(want)
+    );
+    assert_eq!(index["bakes"][0]["placement_note"], serde_json::Value::Null);
+}

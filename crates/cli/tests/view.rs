@@ -652,6 +652,21 @@ fn view_serves_only_the_bake_and_only_on_loopback() {
         "GET /bakes.json HTTP/1.1\r\nHost: attacker.example:80\r\nConnection: close\r\n\r\n",
     );
     assert_eq!(status, 403);
+    // A Host the server cannot read is refused, never let through: none on
+    // HTTP/1.1, two, or one that is not UTF-8.
+    for request in [
+        "GET /bakes.json HTTP/1.1\r\nConnection: close\r\n\r\n".to_owned(),
+        format!("GET /bakes.json HTTP/1.1\r\nHost: {addr}\r\nHost: attacker.example\r\n\r\n"),
+    ] {
+        assert_eq!(raw_get(&addr, &request).0, 400, "{request:?}");
+    }
+    let mut s = TcpStream::connect(&addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(b"GET /bakes.json HTTP/1.1\r\nHost: 127.0.0.1\xff\r\n\r\n")
+        .unwrap();
+    let mut answer = Vec::new();
+    let _ = s.read_to_end(&mut answer);
+    assert!(answer.starts_with(b"HTTP/1.1 400"), "a non-UTF-8 Host");
     // A file replaced by a link after the server started is not followed.
     #[cfg(unix)]
     {

@@ -275,7 +275,7 @@ fn bake(root: &Path, file: &Path, source: Option<&Path>) -> Result<Bake, Catalog
         CatalogError::Unreadable(format!("{}: cannot open the folder: {e}", dir.display()))
     })?;
     let (placements, placement_note) = match placements(file, &report, source) {
-        Ok(p) => (p, None),
+        Ok(found) => found,
         Err(note) if source.is_some() => return Err(CatalogError::Unusable(note)),
         Err(note) => (BTreeMap::new(), Some(note)),
     };
@@ -295,12 +295,15 @@ fn bake(root: &Path, file: &Path, source: Option<&Path>) -> Result<Bake, Catalog
 }
 
 /// Rest-pose globals of the space nodes, from the source model (the same
-/// placement `rigbake preview` uses); an explanation when it is missing.
+/// placement `rigbake preview` uses), with a note naming the spaces that
+/// could not be placed (no mesh node of the name, or several); an
+/// explanation when the source is missing. Only bakes before format 1.11
+/// need them: later ones record their placements, which the page uses.
 fn placements(
     file: &Path,
     report: &InspectReport,
     source: Option<&Path>,
-) -> Result<BTreeMap<String, DMat4>, String> {
+) -> Result<(BTreeMap<String, DMat4>, Option<String>), String> {
     use rigbake_core::eval::sample::LocalPose;
     use rigbake_core::import::{self, ImportOptions};
     use rigbake_core::reference::direct_global;
@@ -329,10 +332,17 @@ fn placements(
         wanted.extend(v.reference_node.as_deref());
     }
     let mut out = BTreeMap::new();
+    let mut unplaced = Vec::new();
     for name in wanted {
-        if let Some(n) = model.nodes.iter().position(|n| n.name == name) {
-            out.insert(name.to_owned(), direct_global(&model, &rest, n));
+        // A space is a mesh node: the one of its name, never the first
+        // node of that name; an ambiguous name is left unplaced and said.
+        match rigbake::playback::space_node(&model, name) {
+            Ok(n) => {
+                out.insert(name.to_owned(), direct_global(&model, &rest, n));
+            }
+            Err(e) => unplaced.push(format!("`{name}`: {e}")),
         }
     }
-    Ok(out)
+    let note = (!unplaced.is_empty()).then(|| unplaced.join("; "));
+    Ok((out, note))
 }

@@ -14,7 +14,15 @@
 //! - each answer is written under [`Limits::write_timeout`] per write, with
 //!   a fixed buffer (files are streamed), so a client that never reads
 //!   holds only its own thread and connection until the timeout, and every
-//!   other client is served meanwhile.
+//!   other client is served meanwhile;
+//! - a whole connection, from accept to the answer's last byte, lasts at
+//!   most [`Limits::connection_timeout`]: a client that reads slowly but
+//!   steadily (never tripping the per-write timeout) is cut off then, so
+//!   [`Limits::max_connections`] such clients free their places in bounded
+//!   time;
+//! - a request whose `Host` cannot be read (missing on HTTP/1.1, sent
+//!   twice, or not UTF-8) gets 400, so the server's Host check
+//!   ([`crate::server`]) never passes a request it could not read.
 
 use std::fs::File;
 use std::io::{Read, Write};
@@ -36,11 +44,15 @@ pub struct Limits {
     pub write_timeout: Duration,
     /// Most connections served at once.
     pub max_connections: usize,
+    /// Longest time one connection is served, from accept to the last byte
+    /// of the answer (head and every write included); past it the
+    /// connection closes, however steadily the client reads.
+    pub connection_timeout: Duration,
 }
 
 impl Default for Limits {
     /// 16 KiB and 64 headers, 10 s for the head, 30 s per write, 64
-    /// connections (documented in docs/limits.md).
+    /// connections, 120 s per connection (documented in docs/limits.md).
     fn default() -> Self {
         Self {
             max_head_bytes: 16 << 10,
@@ -48,6 +60,7 @@ impl Default for Limits {
             head_timeout: Duration::from_secs(10),
             write_timeout: Duration::from_secs(30),
             max_connections: 64,
+            connection_timeout: Duration::from_secs(120),
         }
     }
 }
@@ -59,7 +72,9 @@ pub struct Request<'a> {
     pub method: &'a str,
     /// The request target as sent (`/bake/0/a%20b.exr?x=1`).
     pub target: &'a str,
-    /// The `Host` header, when sent.
+    /// The `Host` header, when sent (always sent on HTTP/1.1: a request
+    /// without one, with two, or with one that is not UTF-8 is refused with
+    /// 400 before the handler sees it).
     pub host: Option<&'a str>,
 }
 
@@ -140,9 +155,10 @@ impl Drop for Active {
 
 /// 503 for a connection over the limit, without waiting on the client.
 fn refuse_busy(mut stream: TcpStream) {
-    let _ = stream.set_write_timeout(Some(Duration::from_millis(100)));
+    let wait = Duration::from_millis(100);
+    let mut out = Timed::new(&mut stream, Instant::now() + wait, wait);
     let _ = write_response(
-        &mut stream,
+        &mut out,
         text(503, "busy: too many connections; try again"),
         false,
     );
@@ -153,7 +169,9 @@ fn connection<H>(mut stream: TcpStream, limits: &Limits, handler: &H)
 where
     H: Fn(&Request<'_>) -> Response,
 {
-    let deadline = Instant::now() + limits.head_timeout;
+    let accepted = Instant::now();
+    let end = accepted + limits.connection_timeout;
+    let deadline = (accepted + limits.head_timeout).min(end);
     let mut head = Vec::with_capacity(1024);
     let mut chunk = [0u8; 4096];
     loop {
@@ -164,6 +182,7 @@ where
                 text(408, "the request head took too long"),
                 false,
                 limits,
+                end,
             );
         }
         let room = (limits.max_head_bytes - head.len()).clamp(1, chunk.len());
@@ -181,6 +200,7 @@ where
                     text(408, "the request head took too long"),
                     false,
                     limits,
+                    end,
                 );
             }
             Err(_) => return,
@@ -190,18 +210,20 @@ where
         let mut parsed = httparse::Request::new(&mut headers);
         match parsed.parse(&head) {
             Ok(httparse::Status::Complete(_)) => {
+                let host = match host(&parsed) {
+                    Ok(host) => host,
+                    Err(why) => {
+                        return finish(stream, text(400, why), false, limits, end);
+                    }
+                };
                 let request = Request {
                     method: parsed.method.unwrap_or(""),
                     target: parsed.path.unwrap_or(""),
-                    host: parsed
-                        .headers
-                        .iter()
-                        .find(|h| h.name.eq_ignore_ascii_case("host"))
-                        .and_then(|h| std::str::from_utf8(h.value).ok()),
+                    host,
                 };
                 let head_only = request.method == "HEAD";
                 let response = handler(&request);
-                return finish(stream, response, head_only, limits);
+                return finish(stream, response, head_only, limits, end);
             }
             Ok(httparse::Status::Partial) if head.len() < limits.max_head_bytes => {}
             Ok(httparse::Status::Partial) => {
@@ -209,24 +231,91 @@ where
                     "the request head is longer than {} bytes",
                     limits.max_head_bytes
                 );
-                return finish(stream, text(431, &message), false, limits);
+                return finish(stream, text(431, &message), false, limits, end);
             }
             Err(httparse::Error::TooManyHeaders) => {
                 let message = format!("more than {} request headers", limits.max_headers);
-                return finish(stream, text(431, &message), false, limits);
+                return finish(stream, text(431, &message), false, limits, end);
             }
-            Err(_) => return finish(stream, text(400, "a malformed request"), false, limits),
+            Err(_) => {
+                return finish(stream, text(400, "a malformed request"), false, limits, end);
+            }
         }
     }
 }
 
-/// Writes `response` under the write timeout and closes the connection.
-fn finish(mut stream: TcpStream, response: Response, head_only: bool, limits: &Limits) {
-    if stream.set_write_timeout(Some(limits.write_timeout)).is_ok() {
-        // A client that hung up or stalled is not the server's problem.
-        let _ = write_response(&mut stream, response, head_only);
+/// The request's `Host` header: `None` when absent on HTTP/1.0; an error
+/// (answered with 400) when absent on HTTP/1.1, sent more than once, or not
+/// UTF-8: a Host the server cannot read is never let through unchecked.
+fn host<'h>(parsed: &httparse::Request<'_, 'h>) -> Result<Option<&'h str>, &'static str> {
+    let mut hosts = parsed
+        .headers
+        .iter()
+        .filter(|h| h.name.eq_ignore_ascii_case("host"));
+    let first = hosts.next();
+    if hosts.next().is_some() {
+        return Err("refused: more than one Host header");
     }
+    match first {
+        Some(h) => std::str::from_utf8(h.value)
+            .map(Some)
+            .map_err(|_| "refused: the Host header is not UTF-8"),
+        None if parsed.version == Some(0) => Ok(None),
+        None => Err("refused: an HTTP/1.1 request without a Host header"),
+    }
+}
+
+/// Writes `response` under the write timeout, all of it before `end` (the
+/// connection's deadline), and closes the connection.
+fn finish(
+    mut stream: TcpStream,
+    response: Response,
+    head_only: bool,
+    limits: &Limits,
+    end: Instant,
+) {
+    // A client that hung up, stalled or read too slowly is not the
+    // server's problem.
+    let _ = write_response(
+        &mut Timed::new(&mut stream, end, limits.write_timeout),
+        response,
+        head_only,
+    );
     let _ = stream.shutdown(std::net::Shutdown::Both);
+}
+
+/// A connection written under two bounds: each write waits at most
+/// `per_write`, and no write starts or waits past `end`.
+struct Timed<'a> {
+    stream: &'a mut TcpStream,
+    end: Instant,
+    per_write: Duration,
+}
+
+impl<'a> Timed<'a> {
+    fn new(stream: &'a mut TcpStream, end: Instant, per_write: Duration) -> Self {
+        Self {
+            stream,
+            end,
+            per_write,
+        }
+    }
+}
+
+impl Write for Timed<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let left = self.end.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(std::io::ErrorKind::TimedOut.into());
+        }
+        self.stream
+            .set_write_timeout(Some(left.min(self.per_write)))?;
+        self.stream.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.stream.flush()
+    }
 }
 
 fn reason(status: u16) -> &'static str {
@@ -246,7 +335,7 @@ fn reason(status: u16) -> &'static str {
 
 /// Writes the status line, headers (`Connection: close`) and body.
 fn write_response(
-    stream: &mut TcpStream,
+    stream: &mut impl Write,
     response: Response,
     head_only: bool,
 ) -> std::io::Result<()> {
@@ -355,6 +444,93 @@ mod tests {
         std::thread::sleep(Duration::from_millis(800));
         assert_eq!(status_after(addr, get()), 200);
         drop(idle);
+    }
+
+    #[test]
+    fn a_host_that_cannot_be_read_is_refused() {
+        let addr = start(quick(), b"ok".to_vec());
+        // HTTP/1.1 without a Host, with two, with one that is not UTF-8.
+        assert_eq!(status_after(addr, b"GET / HTTP/1.1\r\n\r\n"), 400);
+        assert_eq!(
+            status_after(
+                addr,
+                b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nhost: evil\r\n\r\n"
+            ),
+            400
+        );
+        assert_eq!(
+            status_after(addr, b"GET / HTTP/1.1\r\nHost: 127.0.0.1\xff\r\n\r\n"),
+            400
+        );
+        // HTTP/1.0 may leave it out; one readable Host passes.
+        assert_eq!(status_after(addr, b"GET / HTTP/1.0\r\n\r\n"), 200);
+        assert_eq!(status_after(addr, get()), 200);
+    }
+
+    /// Reads from `s` steadily (16 KiB every 10 ms, about 1.6 MB/s) until
+    /// `stop` is set or the server closes.
+    fn read_slowly(mut s: TcpStream, stop: Arc<std::sync::atomic::AtomicBool>) {
+        let mut chunk = vec![0u8; 16 << 10];
+        while !stop.load(Ordering::Acquire) {
+            match s.read(&mut chunk) {
+                Ok(0) | Err(_) => return,
+                Ok(_) => std::thread::sleep(Duration::from_millis(10)),
+            }
+        }
+    }
+
+    #[test]
+    fn slow_but_steady_readers_are_cut_off_after_the_connection_time() {
+        let limits = Limits {
+            max_connections: 2,
+            // Never tripped by a reader that keeps reading.
+            write_timeout: Duration::from_secs(5),
+            connection_timeout: Duration::from_secs(1),
+            ..quick()
+        };
+        // `/big`: 64 MiB, 40 s at the slow readers' pace; anything else a
+        // few bytes.
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let big = Arc::new(vec![7u8; 64 << 20]);
+        let handler = Arc::new(move |r: &Request<'_>| Response {
+            status: 200,
+            content_type: "application/octet-stream",
+            body: Body::Bytes(if r.target == "/big" {
+                big.to_vec()
+            } else {
+                b"ok".to_vec()
+            }),
+        });
+        std::thread::spawn(move || serve(&listener, limits, handler));
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let readers: Vec<_> = (0..2)
+            .map(|_| {
+                let mut s = TcpStream::connect(addr).unwrap();
+                s.write_all(b"GET /big HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                    .unwrap();
+                let stop = stop.clone();
+                std::thread::spawn(move || read_slowly(s, stop))
+            })
+            .collect();
+        std::thread::sleep(Duration::from_millis(200));
+        // They hold every place...
+        assert_eq!(status_after(addr, get()), 503);
+        // ...until their connection time is up; then others are served.
+        let started = Instant::now();
+        let served = loop {
+            std::thread::sleep(Duration::from_millis(100));
+            let status = status_after(addr, get());
+            if status == 200 || started.elapsed() > Duration::from_secs(6) {
+                break status;
+            }
+        };
+        stop.store(true, Ordering::Release);
+        assert_eq!(served, 200, "still busy after {:?}", started.elapsed());
+        assert!(started.elapsed() < Duration::from_secs(4));
+        for r in readers {
+            r.join().unwrap();
+        }
     }
 
     #[test]

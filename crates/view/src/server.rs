@@ -12,7 +12,9 @@
 //! once) has a `..` or `.` segment, a backslash or a NUL (400), a file the catalog does not list or
 //! that is no longer a regular file (404), another method (405), and a
 //! `Host` header naming anything but the loopback address or `localhost`
-//! (403, so that a web page cannot reach the viewer through DNS rebinding).
+//! (403, so that a web page cannot reach the viewer through DNS rebinding;
+//! a `Host` that cannot be read, missing on HTTP/1.1, sent twice or not
+//! UTF-8, is refused with 400 by [`crate::http`] before this check).
 //! Every response closes its connection. The connection limits are
 //! [`crate::http`]'s; files are opened relative to each bake's folder
 //! handle, held from start ([`crate::catalog::Bake::open_file`]).

@@ -22,6 +22,34 @@ impl RestPlacements {
         }
     }
 
+    /// Refuses a placement that 32-bit floats cannot hold: every mesh file
+    /// stands the model on its space node's matrix as f32, so a finite
+    /// f64 entry past `f32::MAX` (finite node transforms multiplied down
+    /// the hierarchy) would be written as infinity. Checked at plan time
+    /// for the reference node and every bone set's space node (`nodes`),
+    /// before any output exists; the error names the node and the value.
+    pub fn check(
+        &self,
+        model: &Model,
+        nodes: impl IntoIterator<Item = usize>,
+    ) -> rigbake_core::Result<()> {
+        for n in nodes {
+            let matrix = self.matrix(Some(n));
+            let Some(value) = matrix.iter().find(|v| !(**v as f32).is_finite()) else {
+                continue;
+            };
+            return Err(rigbake_core::Error::invalid(
+                format!("nodes[{n}]"),
+                format!(
+                    "the rest-pose global matrix of node `{}` holds {value:e}, past the range of 32-bit floats, in which every mesh file places the model: its transforms and its ancestors' multiply past that range",
+                    model.nodes[n].name
+                ),
+            )
+            .with_hint("check the model for absurdly large scales or translations"));
+        }
+        Ok(())
+    }
+
     /// The rest-pose global matrix of `node` as recorded (the identity for
     /// the scene root, `None`).
     pub fn matrix(&self, node: Option<usize>) -> [f64; 16] {

@@ -80,9 +80,18 @@ pub(super) fn plan<'a>(job: &'a ModelJob<'a>) -> Result<Plan<'a>, BakeError> {
         None
     };
     check_budget(&model, &timeline, &sets, rig_plan.as_ref(), settings)?;
+    let rest = placement::RestPlacements::new(&model);
+    let reference = rigbake_core::bake::bounds::reference_node(&model);
+    rest.check(
+        &model,
+        reference
+            .into_iter()
+            .chain(sets.iter().map(|s| s.mesh_node)),
+    )
+    .map_err(at(Stage::Import))?;
     Ok(Plan {
         job,
-        rest: placement::RestPlacements::new(&model),
+        rest,
         model,
         timeline,
         rig_plan,

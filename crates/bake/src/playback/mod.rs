@@ -569,6 +569,63 @@ impl Matcher {
     }
 }
 
+/// Why a record's space node cannot be found in the source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SpaceNodeError {
+    /// No node of that name holds a mesh.
+    Missing,
+    /// Several nodes of that name hold a mesh (their indices, in node
+    /// order): the record does not say which one.
+    Ambiguous(Vec<usize>),
+}
+
+impl std::fmt::Display for SpaceNodeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Missing => f.write_str("no mesh node of the source has that name"),
+            Self::Ambiguous(nodes) => {
+                let listed: Vec<String> = nodes
+                    .iter()
+                    .take(5)
+                    .map(|n| format!("nodes[{n}]"))
+                    .collect();
+                write!(
+                    f,
+                    "{} mesh nodes of the source share that name ({}{}); the record does not say which",
+                    nodes.len(),
+                    listed.join(", "),
+                    if nodes.len() > 5 { ", ..." } else { "" }
+                )
+            }
+        }
+    }
+}
+
+/// The space node a record names (a placement's node, a bone set's or the
+/// VAT's space): the one node called `name` that holds a mesh. A space is
+/// always a mesh node, so a bone or an empty of the same name never
+/// matches; a name that several mesh nodes share is an error listing
+/// them, never resolved to the first silently.
+pub fn space_node(model: &Model, name: &str) -> Result<usize, SpaceNodeError> {
+    let mut found = model
+        .nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| n.name == name && n.mesh.is_some())
+        .map(|(i, _)| i);
+    let Some(first) = found.next() else {
+        return Err(SpaceNodeError::Missing);
+    };
+    let rest: Vec<usize> = found.collect();
+    if rest.is_empty() {
+        Ok(first)
+    } else {
+        Err(SpaceNodeError::Ambiguous(
+            std::iter::once(first).chain(rest).collect(),
+        ))
+    }
+}
+
 /// The node named `name` that holds a mesh (a bone set's or VAT space node).
 fn mesh_node(file: &Path, model: &Model, name: &str) -> Result<usize, LoadError> {
     model
@@ -786,4 +843,32 @@ fn load_vat(
         convention: vat.normal_convention,
         primitives,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn import(b: &rigbake_fixtures::builder::Builder) -> Model {
+        let options = rigbake_core::import::ImportOptions::default();
+        rigbake_core::import::import_bytes(Path::new("twin.glb"), &b.to_glb(), &options).unwrap()
+    }
+
+    #[test]
+    fn a_space_is_the_one_mesh_node_of_its_name_never_the_first_node() {
+        let mut b = rigbake_fixtures::models::two_joint();
+        let mesh = b.first_mesh_node();
+        // The joint `root` comes first and shares the mesh node's name.
+        let root = b.node_named("root");
+        b.get_mut("nodes", root)
+            .insert("name".into(), serde_json::json!("mesh"));
+        assert_eq!(space_node(&import(&b), "mesh"), Ok(mesh));
+        assert_eq!(space_node(&import(&b), "tip"), Err(SpaceNodeError::Missing));
+        // A second mesh node of the name: ambiguous, both listed.
+        let twin = b.node(serde_json::json!({"name": "mesh", "mesh": 0, "skin": 0}));
+        b.scene(&[root, mesh, twin]);
+        let err = space_node(&import(&b), "mesh").unwrap_err();
+        assert_eq!(err, SpaceNodeError::Ambiguous(vec![mesh, twin]));
+        assert!(err.to_string().contains("2 mesh nodes"), "{err}");
+    }
 }

@@ -98,20 +98,16 @@ impl Topology {
     pub fn new(loaded: &Loaded, path: PathChoice) -> Self {
         let model = &loaded.source.model;
         let rest = LocalPose::rest(model);
-        // The recorded placement of a space (format 1.11), else the rest
-        // pose of the source.
-        let recorded = |space: usize| {
-            let name = model.nodes[space].name.as_str();
-            let p = loaded.records.placement.as_ref()?;
-            std::iter::once(&p.reference)
-                .chain(&p.skins)
-                .find(|p| p.node.as_deref() == Some(name))
-                .map(|p| DMat4::from_cols_array(&p.matrix))
-        };
-        let place = |space: Option<usize>| {
-            space.map_or(DMat4::IDENTITY, |n| {
-                recorded(n).unwrap_or_else(|| direct_global(model, &rest, n))
-            })
+        // The recorded placement of a space (format 1.11), taken by its
+        // place in the record (bone set `s`: `skins[s]`; the VAT: the
+        // reference), never looked up by name; else the rest pose of the
+        // source.
+        let record = loaded.records.placement.as_ref();
+        let place = |space: Option<usize>, recorded: Option<&rigbake_format::meta::Placement>| {
+            match recorded {
+                Some(p) => DMat4::from_cols_array(&p.matrix),
+                None => space.map_or(DMat4::IDENTITY, |n| direct_global(model, &rest, n)),
+            }
         };
         let parts: Vec<(usize, usize, Option<usize>, DMat4, usize)> = match path {
             PathChoice::Bones => loaded
@@ -120,7 +116,8 @@ impl Topology {
                 .flat_map(|b| {
                     b.primitives.iter().enumerate().map(|(i, p)| {
                         let space = Some(b.textures[p.set].space_node);
-                        (p.node, p.primitive, space, place(space), i)
+                        let recorded = record.and_then(|r| r.skins.get(p.set));
+                        (p.node, p.primitive, space, place(space, recorded), i)
                     })
                 })
                 .collect(),
@@ -133,7 +130,7 @@ impl Topology {
                             p.node,
                             p.primitive,
                             v.reference_node,
-                            place(v.reference_node),
+                            place(v.reference_node, record.map(|r| &r.reference)),
                             i,
                         )
                     })

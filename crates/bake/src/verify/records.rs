@@ -34,7 +34,10 @@ pub const PLACEMENT_RELATIVE: f64 = 1e-9;
 
 /// Compares the placement record with the source: every named node's
 /// rest-pose global matrix, entry by entry within [`PLACEMENT_RELATIVE`]
-/// of the matrix's largest entry.
+/// of the matrix's largest entry. A record's node is a space, so a mesh
+/// node: it is the one mesh node of its name ([`crate::playback::space_node`]),
+/// never the first node of that name (a bone or an empty may share it); a
+/// name several mesh nodes share is reported unchecked as ambiguous.
 pub fn check_placement(
     model: &Model,
     record: &rigbake_format::meta::PlacementMetadata,
@@ -48,12 +51,17 @@ pub fn check_placement(
         count += 1;
         let want = match &placed.node {
             None => glam::DMat4::IDENTITY,
-            Some(name) => match model.nodes.iter().position(|n| &n.name == name) {
-                Some(n) => rigbake_core::reference::direct_global(model, &rest, n),
-                None => {
+            Some(name) => match crate::playback::space_node(model, name) {
+                Ok(n) => rigbake_core::reference::direct_global(model, &rest, n),
+                Err(crate::playback::SpaceNodeError::Missing) => {
                     out.failures.push(format!(
                         "placement: {what} node `{name}` is not in the source"
                     ));
+                    continue;
+                }
+                Err(ambiguous) => {
+                    out.unchecked
+                        .push(format!("placement: {what} node `{name}`: {ambiguous}"));
                     continue;
                 }
             },
