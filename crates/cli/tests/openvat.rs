@@ -57,9 +57,8 @@ fn decode_here(folder: &Path, name: &str, stride: usize) -> serde_json::Value {
         &std::fs::read(folder.join(format!("{name}-remap_info.json"))).unwrap(),
     )
     .unwrap();
-    let v3 = |k: &str| -> [f64; 3] {
-        std::array::from_fn(|c| info["os-remap"][k][c].as_f64().unwrap())
-    };
+    let v3 =
+        |k: &str| -> [f64; 3] { std::array::from_fn(|c| info["os-remap"][k][c].as_f64().unwrap()) };
     let (lo, hi) = (v3("Min"), v3("Max"));
     let vat = common::read_exr(&folder.join(format!("{name}_vat.exr")));
     let (w, h) = (vat.width, vat.height);
@@ -95,11 +94,7 @@ fn decode_here(folder: &Path, name: &str, stride: usize) -> serde_json::Value {
                         let o: [f64; 3] = std::array::from_fn(|c| {
                             lo[c] + vat.data[i + c] as f64 * (hi[c] - lo[c])
                         });
-                        [
-                            r[0] as f64 + o[0],
-                            r[1] as f64 + o[2],
-                            r[2] as f64 - o[1],
-                        ]
+                        [r[0] as f64 + o[0], r[1] as f64 + o[2], r[2] as f64 - o[1]]
                     })
                     .collect();
                 serde_json::json!({"frame": frame, "positions": positions})
@@ -288,7 +283,11 @@ fn an_export_taller_than_the_maximum_is_refused_not_folded() {
     // cannot read that, so the export is refused with what helps.
     let model = rigbake_fixtures::fixture("tentacle.glb");
     let out = tempfile::tempdir().unwrap();
-    let stderr = refused(&model, out.path(), &["--max-texture-size", "210", "--fps", "120"]);
+    let stderr = refused(
+        &model,
+        out.path(),
+        &["--max-texture-size", "210", "--fps", "120"],
+    );
     assert!(
         stderr.contains("the OpenVAT texture would be 204 x ")
             && stderr.contains("cannot address folded frames or pages"),
@@ -383,7 +382,10 @@ fn assert_placed_and_one_band(dir: &Path, name: &str) -> usize {
             sidecar["textures"][what]["width"], vertices,
             "{name}: {sidecar}"
         );
-        assert_eq!(sidecar["textures"][what]["height"], frames, "{name}: {sidecar}");
+        assert_eq!(
+            sidecar["textures"][what]["height"], frames,
+            "{name}: {sidecar}"
+        );
     }
     let blob = g.blob.clone().unwrap();
     let mut vertex = 0;
@@ -526,8 +528,7 @@ fn an_export_of_a_model_with_lod_levels_holds_level_zero_only() {
         .sum();
     assert!(want < total, "the fixture's levels add vertices");
     assert_eq!(assert_placed_and_one_band(&dir, "tentacle_lods"), want);
-    let g = gltf::Gltf::from_slice(&std::fs::read(dir.join("tentacle_lods.glb")).unwrap())
-        .unwrap();
+    let g = gltf::Gltf::from_slice(&std::fs::read(dir.join("tentacle_lods.glb")).unwrap()).unwrap();
     assert_eq!(
         g.meshes().next().unwrap().primitives().count(),
         source.meshes[mesh].primitives.len()

@@ -116,7 +116,9 @@ pub(super) fn export(
     let remap = passes.remap(model)?;
     let textures = passes.write_textures(&model.name, &remap, sink, observer)?;
     observer.stage("OpenVAT export: mesh");
-    let mesh_file = write_mesh(model, placements, &baker, &chosen, first, &dims, sink, uv_sets)?;
+    let mesh_file = write_mesh(
+        model, placements, &baker, &chosen, first, &dims, sink, uv_sets,
+    )?;
     write_sidecars(model, timeline, &remap, &dims, &textures, &mesh_file, sink)?;
     Ok(Part::Done(OpenVatDone))
 }
@@ -135,7 +137,11 @@ fn options(settings: &BakeSettings) -> VatOptions {
 /// Refuses, before anything is baked, a model whose export would be over
 /// its size limits (see [`dims`]); a model with nothing to export passes
 /// (the export skips it).
-pub(super) fn check(model: &Model, timeline: &Timeline, settings: &BakeSettings) -> Result<(), StepError> {
+pub(super) fn check(
+    model: &Model,
+    timeline: &Timeline,
+    settings: &BakeSettings,
+) -> Result<(), StepError> {
     let options = options(settings);
     let plan = match vat::plan(model, timeline, &options) {
         Ok(p) => p,
@@ -249,7 +255,12 @@ impl<'b> Passes<'b> {
             .iter()
             .map(|&i| {
                 let p = &prims[i];
-                (i, model.meshes[p.mesh].primitives[p.primitive].normals.is_some())
+                (
+                    i,
+                    model.meshes[p.mesh].primitives[p.primitive]
+                        .normals
+                        .is_some(),
+                )
             })
             .collect();
         Self {
@@ -275,7 +286,11 @@ impl<'b> Passes<'b> {
             self.baker
                 .fill_primitive(i, row, (w, x0), pos, Some(&mut *nrm));
             for t in x0..x0 + v {
-                let o = [pos[t] - r[t], pos[w + t] - r[w + t], pos[2 * w + t] - r[2 * w + t]];
+                let o = [
+                    pos[t] - r[t],
+                    pos[w + t] - r[w + t],
+                    pos[2 * w + t] - r[2 * w + t],
+                ];
                 let b = to_blender(o);
                 let n = if normals {
                     pack_normal(to_blender(unit([nrm[t], nrm[w + t], nrm[2 * w + t]])))
@@ -302,10 +317,16 @@ impl<'b> Passes<'b> {
         let (mut lo, mut hi) = ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]);
         for c in 0..3 {
             let (p, n) = (&pos[c * w..(c + 1) * w], &nrm[c * w..(c + 1) * w]);
-            if let Some(t) = p.iter().zip(n).position(|(a, b)| !a.is_finite() || !b.is_finite()) {
+            if let Some(t) = p
+                .iter()
+                .zip(n)
+                .position(|(a, b)| !a.is_finite() || !b.is_finite())
+            {
                 // The first bad texel of the row, over every component.
                 let first = (0..w)
-                    .find(|&t| (0..3).any(|k| !pos[k * w + t].is_finite() || !nrm[k * w + t].is_finite()))
+                    .find(|&t| {
+                        (0..3).any(|k| !pos[k * w + t].is_finite() || !nrm[k * w + t].is_finite())
+                    })
                     .unwrap_or(t);
                 return Err(first);
             }
@@ -392,13 +413,17 @@ impl<'b> Passes<'b> {
         sink: &mut dyn Sink,
         observer: &dyn super::Observer,
     ) -> Result<(String, String), StepError> {
-        let Dims { vertices: w, frames } = self.dims;
+        let Dims {
+            vertices: w,
+            frames,
+        } = self.dims;
         let names = [format!("{name}_vat.exr"), format!("{name}_vnrm.exr")];
         let fail = |what: &str, e| StepError::during(format!("OpenVAT {what}"), e);
         let mut files = Vec::with_capacity(2);
         for (file, (what, channels)) in names.iter().zip([("positions", 4), ("normals", 3)]) {
             let path = sink.file_target(file)?;
-            let out = DigestFile::create(&path).map_err(|e| StepError::io(format!("cannot write {file}"), &path, e))?;
+            let out = DigestFile::create(&path)
+                .map_err(|e| StepError::io(format!("cannot write {file}"), &path, e))?;
             let digest = out.digest();
             let spec = StreamSpec {
                 width: w,
@@ -431,7 +456,10 @@ impl<'b> Passes<'b> {
                 });
             for (k, batch) in [pos, nrm].into_iter().enumerate() {
                 let what = files[k].2;
-                files[k].0.push_rows(Rows::F32(batch)).map_err(|e| fail(what, e))?;
+                files[k]
+                    .0
+                    .push_rows(Rows::F32(batch))
+                    .map_err(|e| fail(what, e))?;
             }
             first += rows;
             observer.stage(&format!("OpenVAT export: frame {first}/{frames}"));
