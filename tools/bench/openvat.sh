@@ -26,11 +26,11 @@ trap 'rm -rf "$scratch"' EXIT
 run() {
   rm -rf "$scratch/out"
   /usr/bin/time -f "%e %U %S %M" -o "$scratch/t" "$rigbake" vat "$@" --out "$scratch/out" -q >/dev/null 2>&1 || true
-  awk '{printf "%s %.2f %s\n", $1, $2 + $3, $4}' "$scratch/t"
+  tail -n 1 "$scratch/t" | awk '{printf "%s %.2f %s\n", $1, $2 + $3, $4}'
 }
 median() { sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 printf '%-16s %9s %9s %9s %9s %9s %9s %7s\n' model plain_s plain_cpu plain_MiB openvat_s ov_cpu ov_MiB ratio
-for m in threejs/RobotExpressive khronos/CesiumMan khronos/Fox khronos/BrainStem; do
+for m in ${ONLY:-threejs/RobotExpressive khronos/CesiumMan khronos/Fox khronos/BrainStem}; do
   file="$models/$m.glb"
   [ -f "$file" ] || { echo "$m: skipped (no $file)"; continue; }
   : > "$scratch/plain"; : > "$scratch/ov"
