@@ -42,6 +42,16 @@ pub trait Sink {
     /// Adds a section to the container; returns its index.
     fn add_section(&mut self, kind: SectionKind, bytes: &[u8]) -> Result<usize, StepError>;
 
+    /// The staged path (created empty) of a file called `name` that always
+    /// lives beside the container and is written there by an encoder that
+    /// seeks (the OpenVAT EXRs, streamed row batch by row batch); once it
+    /// is written, [`Sink::list_file`] lists it.
+    fn file_target(&mut self, name: &str) -> Result<PathBuf, StepError>;
+
+    /// Lists a file written at [`Sink::file_target`]'s path in the outputs
+    /// record, with the size and CRC-32 its writer measured as it wrote.
+    fn list_file(&mut self, name: &str, bytes: u64, crc32: u32);
+
     /// The path a streamed texture called `name` is written to while it is
     /// encoded (a staged file, or scratch space when it will be embedded);
     /// the file already exists, created empty and exclusively.
@@ -324,6 +334,20 @@ impl Sink for OutputSink<'_> {
         self.container
             .add_section(kind, bytes)
             .map_err(StepError::bare)
+    }
+
+    fn file_target(&mut self, name: &str) -> Result<PathBuf, StepError> {
+        self.staging
+            .path_for(name)
+            .map_err(|e| StepError::io(format!("cannot write {name}"), &self.out_dir.join(name), e))
+    }
+
+    fn list_file(&mut self, name: &str, bytes: u64, crc32: u32) {
+        self.outputs.push(OutputFileMeta {
+            name: name.to_owned(),
+            bytes,
+            crc32,
+        });
     }
 
     fn stream_target(&mut self, name: &str) -> Result<PathBuf, StepError> {

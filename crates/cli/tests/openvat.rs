@@ -23,8 +23,9 @@ use rigbake_core::eval::sample::LocalPose;
 use rigbake_core::import::{ImportOptions, import_file};
 use rigbake_format::container::Container;
 
-/// Runs the player-math decoder on an export; `None` (skipped) when python3
-/// or its OpenEXR module is missing and `RIGBAKE_REQUIRE_OPENEXR` is unset.
+/// Runs the player-math decoder on an export; when python3 or its OpenEXR
+/// module is missing and `RIGBAKE_REQUIRE_OPENEXR` is unset, the same
+/// player math in Rust ([`decode_here`], the exr crate reading the EXR).
 fn decode(folder: &Path, name: &str, stride: usize) -> Option<serde_json::Value> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tools/openvat/decode.py");
     let out = Command::new("python3")
@@ -37,16 +38,88 @@ fn decode(folder: &Path, name: &str, stride: usize) -> Option<serde_json::Value>
     match out {
         Ok(o) if o.status.success() => Some(serde_json::from_slice(&o.stdout).unwrap()),
         Ok(o) if o.status.code() == Some(3) && !required => {
-            eprintln!("SKIPPED: python3 has no OpenEXR module (pip install OpenEXR)");
-            None
+            eprintln!("python3 has no OpenEXR module (pip install OpenEXR): decoding in Rust");
+            Some(decode_here(folder, name, stride))
         }
         Ok(o) => panic!("decode.py failed: {}", String::from_utf8_lossy(&o.stderr)),
         Err(e) if !required => {
-            eprintln!("SKIPPED: cannot run python3: {e}");
-            None
+            eprintln!("cannot run python3 ({e}): decoding in Rust");
+            Some(decode_here(folder, name, stride))
         }
         Err(e) => panic!("cannot run python3: {e}"),
     }
+}
+
+/// `tools/openvat/decode.py`'s player math and output, in Rust: the EXR
+/// read by the exr crate, the mesh by the gltf crate (no rigbake code).
+fn decode_here(folder: &Path, name: &str, stride: usize) -> serde_json::Value {
+    let info: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(folder.join(format!("{name}-remap_info.json"))).unwrap(),
+    )
+    .unwrap();
+    let v3 =
+        |k: &str| -> [f64; 3] { std::array::from_fn(|c| info["os-remap"][k][c].as_f64().unwrap()) };
+    let (lo, hi) = (v3("Min"), v3("Max"));
+    let vat = common::read_exr(&folder.join(format!("{name}_vat.exr")));
+    let (w, h) = (vat.width, vat.height);
+    let g = gltf::Gltf::from_slice(&std::fs::read(folder.join(format!("{name}.glb"))).unwrap())
+        .unwrap();
+    let blob = g.blob.clone().unwrap();
+    let (mut rest, mut uv1) = (Vec::new(), Vec::new());
+    for prim in g.meshes().next().unwrap().primitives() {
+        let p = prim.get(&gltf::Semantic::Positions).unwrap();
+        let t = prim.get(&gltf::Semantic::TexCoords(1)).unwrap();
+        rest.extend(accessor_floats(&blob, &p, 3));
+        uv1.extend(accessor_floats(&blob, &t, 2));
+    }
+    let mut out = Vec::new();
+    for (clip, a) in info["animations"].as_object().unwrap() {
+        let start = a["startFrame"].as_u64().unwrap() as usize;
+        let count = a["endFrame"].as_u64().unwrap() as usize - start + 1;
+        let mut frames: Vec<usize> = (0..count).step_by(stride).collect();
+        if frames.last() != Some(&(count - 1)) {
+            frames.push(count - 1);
+        }
+        let decoded: Vec<serde_json::Value> = frames
+            .iter()
+            .map(|&frame| {
+                let row = (start - 1 + frame) as f64;
+                let positions: Vec<[f64; 3]> = rest
+                    .iter()
+                    .zip(&uv1)
+                    .map(|(r, uv)| {
+                        let x = (uv[0] as f64 * w as f64).floor() as usize;
+                        let y = ((uv[1] as f64 + row / h as f64) * h as f64).floor() as usize;
+                        let i = (y * w + x) * 4;
+                        let o: [f64; 3] = std::array::from_fn(|c| {
+                            lo[c] + vat.data[i + c] as f64 * (hi[c] - lo[c])
+                        });
+                        [r[0] as f64 + o[0], r[1] as f64 + o[2], r[2] as f64 - o[1]]
+                    })
+                    .collect();
+                serde_json::json!({"frame": frame, "positions": positions})
+            })
+            .collect();
+        out.push(serde_json::json!({"name": clip, "frames": decoded}));
+    }
+    serde_json::json!({ "clips": out })
+}
+
+/// The f32 elements of `n` components of accessor `a` in `blob`.
+fn accessor_floats(blob: &[u8], a: &gltf::Accessor<'_>, n: usize) -> Vec<Vec<f32>> {
+    let view = a.view().unwrap();
+    let stride = view.stride().unwrap_or(4 * n);
+    let start = view.offset() + a.offset();
+    (0..a.count())
+        .map(|i| {
+            (0..n)
+                .map(|k| {
+                    let at = start + i * stride + 4 * k;
+                    f32::from_le_bytes(blob[at..at + 4].try_into().unwrap())
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// Decodes the export of `model` and compares every decoded vertex with
@@ -205,39 +278,53 @@ fn textured_fixture_export_keeps_its_look_with_the_lookup_in_uv_set_1() {
 
 #[test]
 fn an_export_taller_than_the_maximum_is_refused_not_folded() {
-    // The tentacle's 92 rows of 204 vertices need 4 bands a frame at 64
-    // texels: rigbake's own VAT folds them into pages, OpenVAT's players
+    // The tentacle's 204 vertices fit 210 texels, its frames at 120 fps do
+    // not: rigbake's own VAT folds them into pages, OpenVAT's players
     // cannot read that, so the export is refused with what helps.
     let model = rigbake_fixtures::fixture("tentacle.glb");
     let out = tempfile::tempdir().unwrap();
-    let r = rigbake(&[
+    let stderr = refused(
+        &model,
+        out.path(),
+        &["--max-texture-size", "210", "--fps", "120"],
+    );
+    assert!(
+        stderr.contains("the OpenVAT texture would be 204 x ")
+            && stderr.contains("cannot address folded frames or pages"),
+        "{stderr}"
+    );
+}
+
+/// Runs `rigbake vat MODEL --compat openvat` with `flags`, which must fail
+/// (exit 1) leaving no texture behind; returns stderr.
+fn refused(model: &Path, out: &Path, flags: &[&str]) -> String {
+    let mut args: Vec<&std::ffi::OsStr> = vec![
         "vat".as_ref(),
         model.as_os_str(),
         "--compat".as_ref(),
         "openvat".as_ref(),
-        "--max-texture-size".as_ref(),
-        "64".as_ref(),
         "--out".as_ref(),
-        out.path().as_os_str(),
-    ]);
-    assert_eq!(r.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&r.stderr);
-    assert!(
-        stderr.contains("the OpenVAT texture would be 64 x 368")
-            && stderr.contains("cannot address folded frames or pages"),
-        "{stderr}"
-    );
-    let written: Vec<_> = walk(out.path());
+        out.as_os_str(),
+    ];
+    args.extend(flags.iter().map(std::ffi::OsStr::new));
+    let r = rigbake(&args);
+    let stderr = String::from_utf8_lossy(&r.stderr).into_owned();
+    assert_eq!(r.status.code(), Some(1), "{stderr}");
+    let written: Vec<_> = walk(out);
     assert!(
         written.iter().all(|p| !p.ends_with(".exr")),
         "no texture is left behind: {written:?}"
     );
+    stderr
 }
 
 /// Every file under `dir`, as strings.
 fn walk(dir: &Path) -> Vec<String> {
     let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap().flatten() {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in entries.flatten() {
         let p = e.path();
         if p.is_dir() {
             out.extend(walk(&p));
@@ -249,11 +336,12 @@ fn walk(dir: &Path) -> Vec<String> {
 }
 
 /// The export's node stands on the reference node's rest pose (the
-/// container's placement record), and its lookup UVs (`TEXCOORD_1`),
-/// stored as half floats (Godot 3's default import, Unity's mesh
-/// compression), still name each vertex's own texel when the export is
-/// within the half-float-safe size; returns whether it is.
-fn assert_placed_and_half_float_lookup(dir: &Path, name: &str) -> bool {
+/// container's placement record), and it is in OpenVAT's own layout (its
+/// `Use Single Row` default, which its players read): one band, the
+/// texture as wide as the exported vertices and as tall as the frames,
+/// every lookup UV (`TEXCOORD_1`) naming its own vertex's column at row 0.
+/// Returns the texture's width.
+fn assert_placed_and_one_band(dir: &Path, name: &str) -> usize {
     let c = Container::open(&dir.join(format!("{name}.rigbake"))).unwrap();
     let placement = c
         .records()
@@ -275,86 +363,70 @@ fn assert_placed_and_half_float_lookup(dir: &Path, name: &str) -> bool {
         &std::fs::read(dir.join(format!("{name}-openvat.rigbake.json"))).unwrap(),
     )
     .unwrap();
-    let size = |k: &str| sidecar["textures"]["positions"][k].as_u64().unwrap() as usize;
-    let (width, height) = (size("width"), size("height"));
     let info: serde_json::Value = serde_json::from_slice(
         &std::fs::read(dir.join(format!("{name}-remap_info.json"))).unwrap(),
     )
     .unwrap();
     let frames = info["os-remap"]["Frames"].as_u64().unwrap() as usize;
-    let safe = width <= 2047 && height <= 2047;
-    if !safe {
-        return false;
+    let vertices = sidecar["mesh"]["vertices"].as_u64().unwrap() as usize;
+    assert_eq!(sidecar["mesh"]["bands"], 1, "{name}: {sidecar}");
+    let vat = common::read_exr(&dir.join(format!("{name}_vat.exr")));
+    let vnrm = common::read_exr(&dir.join(format!("{name}_vnrm.exr")));
+    for (what, exr) in [("positions", &vat), ("normals", &vnrm)] {
+        assert_eq!(
+            (exr.width, exr.height),
+            (vertices, frames),
+            "{name}: the {what} texture is one band"
+        );
+        assert_eq!(
+            sidecar["textures"][what]["width"], vertices,
+            "{name}: {sidecar}"
+        );
+        assert_eq!(
+            sidecar["textures"][what]["height"], frames,
+            "{name}: {sidecar}"
+        );
     }
     let blob = g.blob.clone().unwrap();
     let mut vertex = 0;
     for prim in g.meshes().next().unwrap().primitives() {
         let a = prim.get(&gltf::Semantic::TexCoords(1)).unwrap();
-        let start = a.view().unwrap().offset() + a.offset();
-        for i in 0..a.count() {
-            let at = start + 8 * i;
-            let uv: [f32; 2] = std::array::from_fn(|k| {
-                f32::from_le_bytes(blob[at + 4 * k..at + 4 * k + 4].try_into().unwrap())
-            });
-            let half = uv.map(|c| half::f16::from_f32(c).to_f32());
+        for uv in accessor_floats(&blob, &a, 2) {
             // The texel a point sampler reads: floor(uv * size).
             let got = (
-                (half[0] * width as f32).floor() as usize,
-                (half[1] * height as f32).floor() as usize,
+                (uv[0] * vertices as f32).floor() as usize,
+                (uv[1] * frames as f32).floor() as usize,
             );
-            let want = (vertex % width, (vertex / width) * frames);
-            assert_eq!(
-                got, want,
-                "{name}: vertex {vertex}'s lookup {uv:?} as half floats"
-            );
+            assert_eq!(got, (vertex, 0), "{name}: vertex {vertex}'s lookup {uv:?}");
             vertex += 1;
         }
     }
-    true
+    assert_eq!(vertex, vertices, "{name}: every exported vertex is drawn");
+    vertices
 }
 
-/// Several primitives (issue 32, item 3): the export's vertex count and
-/// bands come from the exported vertices, not from each primitive's whole
-/// texture set (girl's 2 primitives and 496 vertices give a 496-wide
-/// texture), every shared multi-primitive model exports (RobotExpressive,
-/// Xbot; BrainStem, at 4 fps to keep the test small), each decodes to
-/// direct evaluation, stands on its placement, and (when within 2,047
-/// texels a side, which the export chooses when it can) its lookup UVs
-/// survive half floats; a larger export warns.
+/// OpenVAT's own layout (issue 50.1): one band, the texture as wide as the
+/// exported vertices (CesiumMan 3,273, RobotExpressive 7,214, girl's two
+/// primitives 496, each vertex counted once), each export decoding to
+/// direct evaluation and standing on its placement; past OpenVAT's 8,192
+/// vertices (Xbot 28,374, BrainStem 34,159) the export is refused naming
+/// the limit, never folded into bands its players misread.
 #[test]
-fn multi_primitive_exports_count_each_vertex_once() {
-    let Some(shared) = shared_models("multi_primitive_exports_count_each_vertex_once") else {
+fn exports_are_one_band_as_wide_as_the_vertices_up_to_openvats_limit() {
+    let Some(shared) =
+        shared_models("exports_are_one_band_as_wide_as_the_vertices_up_to_openvats_limit")
+    else {
         return;
     };
-    for (file, name, flags, stride, half_safe) in [
-        ("raylib/girl.glb", "girl", &[][..], 7, true),
-        // 7,214 vertices over 595 frames: 4 bands of 1,804 would be 2,380
-        // rows, over 2,047, so it wraps as OpenVAT does and warns.
-        (
-            "threejs/RobotExpressive.glb",
-            "RobotExpressive",
-            &[][..],
-            29,
-            false,
-        ),
-        ("reexports/Xbot.glb", "Xbot", &[][..], 11, true),
-        (
-            "khronos/BrainStem.glb",
-            "BrainStem",
-            &["--fps", "4"][..],
-            13,
-            false,
-        ),
-        ("khronos/CesiumMan.glb", "CesiumMan", &[][..], 7, true),
+    for (file, name, width, stride) in [
+        ("raylib/girl.glb", "girl", 496, 7),
+        ("khronos/CesiumMan.glb", "CesiumMan", 3273, 7),
+        ("threejs/RobotExpressive.glb", "RobotExpressive", 7214, 29),
     ] {
         let model = shared.join(file);
         let out = tempfile::tempdir().unwrap();
-        let warnings = common::openvat_export_with(&model, out.path(), flags);
+        common::openvat_export(&model, out.path());
         let dir = out.path().join(name);
-        let sidecar: serde_json::Value = serde_json::from_slice(
-            &std::fs::read(dir.join(format!("{name}-openvat.rigbake.json"))).unwrap(),
-        )
-        .unwrap();
         let c = Container::open(&dir.join(format!("{name}.rigbake"))).unwrap();
         let vat_vertices: u32 = c
             .records()
@@ -365,25 +437,8 @@ fn multi_primitive_exports_count_each_vertex_once() {
             .iter()
             .map(|p| p.vertices)
             .sum();
-        assert_eq!(
-            sidecar["mesh"]["vertices"], vat_vertices,
-            "{name}: {sidecar}"
-        );
-        if name == "girl" {
-            assert_eq!(vat_vertices, 496);
-            assert_eq!(sidecar["mesh"]["bands"], 1, "{sidecar}");
-            assert_eq!(sidecar["textures"]["positions"]["width"], 496, "{sidecar}");
-        }
-        assert_eq!(
-            assert_placed_and_half_float_lookup(&dir, name),
-            half_safe,
-            "{name}: {sidecar}"
-        );
-        assert_eq!(
-            warnings.contains("exact in half floats only up to 2047 texels a side"),
-            !half_safe,
-            "{name}: {warnings}"
-        );
+        assert_eq!(vat_vertices as usize, width, "{name}");
+        assert_eq!(assert_placed_and_one_band(&dir, name), width, "{name}");
         if let Some((worst, tolerance)) = check_export(&model, &dir, name, stride) {
             assert!(
                 worst <= tolerance,
@@ -391,4 +446,91 @@ fn multi_primitive_exports_count_each_vertex_once() {
             );
         }
     }
+    for (file, vertices) in [
+        ("reexports/Xbot.glb", 28374),
+        ("khronos/BrainStem.glb", 34159),
+    ] {
+        let out = tempfile::tempdir().unwrap();
+        let stderr = refused(&shared.join(file), out.path(), &["--fps", "4"]);
+        assert!(
+            stderr.contains(&format!(
+                "the OpenVAT export would be {vertices} texels wide ({vertices} vertices), over OpenVAT's limit of 8192 vertices"
+            )) && stderr.contains(file.rsplit('/').next().unwrap()),
+            "{file}: {stderr}"
+        );
+    }
+}
+
+/// A model wider than OpenVAT's limit, built here: the tentacle's mesh on
+/// 41 nodes is 8,364 vertices. The export is refused naming the limit, the
+/// file and `meshes`; a maximum texture size under the width is named as
+/// the limit instead.
+#[test]
+fn an_export_wider_than_openvats_limit_is_refused_naming_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut b = rigbake_fixtures::builder::Builder::from_glb(
+        &std::fs::read(rigbake_fixtures::fixture("tentacle.glb")).unwrap(),
+    );
+    let mesh_node = b.node_named("tentacle_mesh");
+    for k in 1..41 {
+        let copy = b.node(serde_json::json!({"name": format!("copy{k}"), "mesh": 0, "skin": 0}));
+        b.get_mut("scenes", 0)["nodes"]
+            .as_array_mut()
+            .unwrap()
+            .push(serde_json::json!(copy));
+        assert_ne!(copy, mesh_node);
+    }
+    let model = tmp.path().join("wide.glb");
+    std::fs::write(&model, b.to_glb()).unwrap();
+    let out = tmp.path().join("out");
+    let stderr = refused(&model, &out, &[]);
+    assert!(
+        stderr.contains("wide.glb")
+            && stderr.contains("meshes: the OpenVAT export would be 8364 texels wide (8364 vertices), over OpenVAT's limit of 8192 vertices")
+            && stderr.contains("cannot address vertices wrapped into bands"),
+        "{stderr}"
+    );
+    let tentacle = rigbake_fixtures::fixture("tentacle.glb");
+    let stderr = refused(&tentacle, &out, &["--max-texture-size", "200"]);
+    assert!(
+        stderr.contains("over the limit of 200 texels a side (--max-texture-size)"),
+        "{stderr}"
+    );
+}
+
+/// A model with LOD levels (issue 49, class 9): the export holds level 0
+/// only, never every level stacked into one mesh for OpenVAT's players to
+/// draw on top of each other, and says so.
+#[test]
+fn an_export_of_a_model_with_lod_levels_holds_level_zero_only() {
+    let model = rigbake_fixtures::fixture("tentacle_lods.glb");
+    let out = tempfile::tempdir().unwrap();
+    let warnings = common::openvat_export_with(&model, out.path(), &[]);
+    assert!(
+        warnings.contains("the OpenVAT export holds level 0 of LOD group `tentacle_mesh` only (its 2 further levels"),
+        "{warnings}"
+    );
+    let dir = out.path().join("tentacle_lods");
+    let source = import_file(&model, &ImportOptions::default()).unwrap();
+    let level0 = mesh_node(&source, "tentacle_mesh");
+    let mesh = source.nodes[level0].mesh.unwrap();
+    let want: usize = source.meshes[mesh]
+        .primitives
+        .iter()
+        .map(|p| p.vertex_count())
+        .sum();
+    let total: usize = source
+        .nodes
+        .iter()
+        .filter_map(|n| n.mesh)
+        .flat_map(|m| &source.meshes[m].primitives)
+        .map(|p| p.vertex_count())
+        .sum();
+    assert!(want < total, "the fixture's levels add vertices");
+    assert_eq!(assert_placed_and_one_band(&dir, "tentacle_lods"), want);
+    let g = gltf::Gltf::from_slice(&std::fs::read(dir.join("tentacle_lods.glb")).unwrap()).unwrap();
+    assert_eq!(
+        g.meshes().next().unwrap().primitives().count(),
+        source.meshes[mesh].primitives.len()
+    );
 }

@@ -1,33 +1,45 @@
 //! The OpenVAT-compatible export (`rigbake vat --compat openvat`): the
 //! files OpenVAT's published players (its three.js viewer, the Godot
 //! add-on, the Unity package) read, fed by evaluated vertices (not by the
-//! VAT texture layout). See `docs/openvat.md`.
+//! VAT texture layout), in OpenVAT's own layout (its `Use Single Row`
+//! default): one texel column per vertex, one row per frame. See
+//! `docs/openvat.md`.
 //!
-//! - `<name>_vat.exr`: RGBA f32; texel `(g % width, band * frames + row)`
-//!   (`band = g / width`) holds vertex `g`'s offset from the playback mesh
-//!   at timeline row `row`, in Blender axes, remapped into 0..1 by
-//!   `os-remap`; alpha 1.
-//! - `<name>_vnrm.exr`: the same texels, the unit normal in Blender axes
-//!   packed as `n * 0.5 + 0.5`.
-//! - `<name>.glb`: one mesh, one primitive per baked primitive (vertices
-//!   numbered `g` across them in order), at timeline row 0, with the
-//!   source's look; TEXCOORD_1 holds each vertex's texel centre at row 0.
+//! - `<name>_vat.exr`: RGBA f32 without compression (as OpenVAT's EXR32),
+//!   `vertices` x `frames`; texel `(g, row)` holds exported vertex `g`'s
+//!   offset from the playback mesh at timeline row `row`, in Blender axes,
+//!   remapped into 0..1 by `os-remap`; alpha 1.
+//! - `<name>_vnrm.exr`: RGB f32 without compression, the same texels, the
+//!   unit normal in Blender axes packed as `n * 0.5 + 0.5`.
+//! - `<name>.glb`: one mesh, one primitive per exported primitive
+//!   (vertices numbered `g` across them in order), at timeline row 0, with
+//!   the source's look; TEXCOORD_1 holds each vertex's texel centre at row
+//!   0.
 //! - `<name>-remap_info.json` and the sidecar `<name>-openvat.rigbake.json`
 //!   (the container's own sidecar is `<name>.rigbake.json`).
+//!
+//! Exported primitives: the VAT plan's, less the levels past 0 of every
+//! LOD group (OpenVAT's players draw every primitive of the mesh, so the
+//! levels would be drawn on top of each other). Both textures are streamed
+//! row batch by row batch (evaluated in parallel, compressed on writer
+//! threads), after a first pass over the rows that finds `os-remap`.
 
-use std::io::Cursor;
+use std::io::BufWriter;
 
+use rayon::prelude::*;
 use rigbake_core::Model;
-use rigbake_core::bake::vat::{self, VatBaker, VatOptions};
+use rigbake_core::bake::vat::{self, VatBaker, VatOptions, VatPrimitive};
 use rigbake_core::bake::vertices::FrameVertices;
 use rigbake_core::error::ErrorKind;
 use rigbake_core::timeline::Timeline;
+use rigbake_format::digest::DigestFile;
 use rigbake_format::glb;
 use rigbake_format::openvat::{OpenVatClip, Remap, pack_normal, remap_info, to_blender};
-use rigbake_format::texture::{Precision, RgbaImage, exr};
+use rigbake_format::texture::Precision;
+use rigbake_format::texture::exr::{Rows, StreamSpec, StreamWriter, TextureCompression};
 use serde_json::json;
 
-use super::common::Part;
+use super::common::{Part, node_name};
 use super::mesh;
 use super::placement::RestPlacements;
 use crate::error::StepError;
@@ -39,88 +51,41 @@ use crate::sink::Sink;
 /// Godot `UV2`, Unity `uv2` / TEXCOORD1).
 pub const LOOKUP_UV_SET: usize = 1;
 
-/// Largest texture the export writes, in bytes of RGBA f32 (1 GiB): both
-/// textures are built whole in memory.
+/// The most vertices the export takes: OpenVAT writes one texel column a
+/// vertex (its `Use Single Row` layout, which the Godot add-on requires),
+/// its widest texture is 8,192 texels (the add-on's own limit: meshes
+/// under 8,192 vertices), and its players cannot address vertices wrapped
+/// into bands.
+pub const MAX_VERTICES: usize = 8192;
+
+/// Largest texture the export writes, in bytes of RGBA f32 (1 GiB).
 const MAX_TEXTURE_BYTES: u64 = 1 << 30;
 
-/// Refuses offsets or normals that are not finite (finite positions whose
-/// difference from frame 0 overflows f32), naming the primitive and row:
-/// every number the export writes is finite.
-fn check_finite(
-    model: &Model,
-    prims: &[rigbake_core::bake::vat::VatPrimitive],
-    offsets: &[[f32; 3]],
-    normals: &[[f32; 3]],
-    vertices: usize,
-) -> Result<(), StepError> {
-    let bad = |v: &[f32; 3]| !v.iter().all(|x| x.is_finite());
-    let Some(at) = offsets
-        .iter()
-        .zip(normals)
-        .position(|(o, n)| bad(o) || bad(n))
-    else {
-        return Ok(());
-    };
-    let (row, mut g) = (at / vertices.max(1), at % vertices.max(1));
-    let prim = prims
-        .iter()
-        .find(|p| {
-            let inside = g < p.vertices;
-            if !inside {
-                g -= p.vertices;
-            }
-            inside
-        })
-        .unwrap_or(&prims[0]);
-    Err(StepError::bare(rigbake_core::Error::limit(
-        format!("meshes[{}].primitives[{}]", prim.mesh, prim.primitive),
-        format!(
-            "the OpenVAT offset of vertex {g} of node `{}` from frame 0 is not finite at timeline row {row} (its positions are finite, their difference overflows f32); use rigbake's own VAT (without --compat openvat)",
-            model.nodes[prim.node].name
-        ),
-    )))
-}
-
-/// The longest texture side whose normalised texel centres half floats
-/// still tell apart: a half float in `[0.5, 1)` is within `2^-12` of the
-/// value, less than half a texel (`1 / (2 * side)`) up to 2,047 texels.
-pub const HALF_FLOAT_SAFE_SIDE: usize = 2047;
-
-/// The export's texture width for `vertices` over `frames` rows, and
-/// whether its lookup UVs stay exact in half floats: the fewest bands
-/// whose width and height are both at most [`HALF_FLOAT_SAFE_SIDE`] (and
-/// `max`; one band when the vertices fit), else OpenVAT's own wrapping at
-/// `max`.
-fn texture_width(vertices: usize, frames: usize, max: usize) -> (usize, bool) {
-    let side = HALF_FLOAT_SAFE_SIDE.min(max);
-    let bands = vertices.div_ceil(side).max(1);
-    let width = vertices.div_ceil(bands).max(1);
-    if bands * frames.max(1) <= side {
-        return (width, true);
-    }
-    let width = vertices.min(max).max(1);
-    (width, false)
-}
+/// Texels per row batch of the streamed textures (as the VAT bake's).
+const BATCH_TEXELS: usize = 1 << 18;
 
 /// What the export wrote, for the report.
 pub(super) struct OpenVatDone;
 
-/// The export's one texture: `width` texels wide, each frame `bands` rows
-/// (vertices wrapped), frames stacked: `height = bands * frames`.
+/// The export's texture: one column a vertex, one row a frame.
 #[derive(Debug, Clone, Copy)]
 struct Dims {
+    /// Exported vertices: the texture's width.
     vertices: usize,
+    /// Timeline rows: the texture's height.
     frames: usize,
-    width: usize,
-    bands: usize,
-    height: usize,
 }
 
-impl Dims {
-    /// The texel index of exported vertex `g` at row `row`.
-    fn texel(&self, g: usize, row: usize) -> usize {
-        ((g / self.width) * self.frames + row) * self.width + g % self.width
-    }
+/// What both passes over the rows read: the baker, the exported
+/// primitives (indices into its plan) and their vertices at row 0.
+struct Passes<'b> {
+    baker: &'b VatBaker<'b>,
+    /// Exported primitives, in plan order, and whether each has normals.
+    chosen: Vec<(usize, bool)>,
+    dims: Dims,
+    /// Every exported vertex's position at row 0, planar (x, y, z planes of
+    /// `dims.vertices`).
+    rest: Vec<f32>,
 }
 
 /// Writes the OpenVAT files of `model`.
@@ -133,186 +98,418 @@ pub(super) fn export(
     uv_sets: &mut Vec<rigbake_format::meta::PrimitiveUvSets>,
     observer: &dyn super::Observer,
 ) -> Result<Part<OpenVatDone>, StepError> {
-    let options = VatOptions {
-        normals: true,
-        tangents: false,
-        power_of_two: false,
-        ..settings.vat.options
-    };
+    let options = options(settings);
     let plan = match vat::plan(model, timeline, &options) {
         Ok(p) => p,
         Err(e) if e.kind == ErrorKind::NothingToBake => return Ok(Part::Skipped(e.message)),
         Err(e) => return Err(StepError::bare(e)),
     };
+    warn_about_lods(model, &plan.primitives, observer);
+    let chosen = level_zero(model, &plan.primitives);
+    let vertices: usize = chosen.iter().map(|&i| plan.primitives[i].vertices).sum();
+    let dims = dims(vertices, timeline.rows, options.max_texture_size)?;
     let baker =
         VatBaker::new(model, timeline, plan, options.convention).map_err(StepError::bare)?;
-    let prims = &baker.plan().primitives;
-    // Each primitive's own vertices (`layout.vertices` is its whole texture
-    // set's, the same for every member of an atlas).
-    let vertices: usize = prims.iter().map(|p| p.vertices).sum();
-    let dims = dims(vertices, timeline.rows, options.max_texture_size, observer)?;
-    let (first, offsets, normals) = frame_values(&baker, &dims);
-    check_finite(model, prims, &offsets, &normals, vertices)?;
-    let remap = remap_of(&offsets)?;
-    let textures = write_textures(&model.name, &dims, &remap, &offsets, &normals, sink)?;
-    let mesh_file = write_mesh(model, placements, &baker, first, &dims, sink, uv_sets)?;
+    let first: Vec<FrameVertices> = chosen.iter().map(|&i| baker.vertices_at(i, 0)).collect();
+    let passes = Passes::new(model, &baker, &chosen, dims, &first);
+    observer.stage("OpenVAT export: bounds");
+    let remap = passes.remap(model)?;
+    let textures = passes.write_textures(&model.name, &remap, sink, observer)?;
+    observer.stage("OpenVAT export: mesh");
+    let mesh_file = write_mesh(
+        model, placements, &baker, &chosen, first, &dims, sink, uv_sets,
+    )?;
     write_sidecars(model, timeline, &remap, &dims, &textures, &mesh_file, sink)?;
     Ok(Part::Done(OpenVatDone))
 }
 
-/// The texture's size for `vertices` x `frames` within `max` texels a
-/// side: a warning when its lookup UV is not exact in half floats, an
-/// error over the size limit (the export does not fold).
-fn dims(
-    vertices: usize,
-    frames: usize,
-    max: usize,
-    observer: &dyn super::Observer,
-) -> Result<Dims, StepError> {
-    let (width, half_safe) = texture_width(vertices, frames, max);
-    let bands = vertices.div_ceil(width);
-    let height = bands * frames;
-    if !half_safe {
-        observer.warning(&format!(
-            "the OpenVAT export is {width} x {height} texels: its lookup UV (OpenVAT's normalised texel centre) is exact in half floats only up to {HALF_FLOAT_SAFE_SIDE} texels a side, so an engine that stores UVs as half floats (Godot 3's default import, Unity's mesh compression) reads wrong texels; turn that mesh compression off, or use rigbake's own VAT, whose lookup UV survives it"
-        ));
+/// The VAT options of the export: normals, no tangents, textures of any
+/// size.
+fn options(settings: &BakeSettings) -> VatOptions {
+    VatOptions {
+        normals: true,
+        tangents: false,
+        power_of_two: false,
+        ..settings.vat.options
     }
-    let texels = (width as u64) * (height as u64);
-    if height > max || texels * 16 > MAX_TEXTURE_BYTES {
+}
+
+/// Refuses, before anything is baked, a model whose export would be over
+/// its size limits (see [`dims`]); a model with nothing to export passes
+/// (the export skips it).
+pub(super) fn check(
+    model: &Model,
+    timeline: &Timeline,
+    settings: &BakeSettings,
+) -> Result<(), StepError> {
+    let options = options(settings);
+    let plan = match vat::plan(model, timeline, &options) {
+        Ok(p) => p,
+        Err(e) if e.kind == ErrorKind::NothingToBake => return Ok(()),
+        Err(e) => return Err(StepError::bare(e)),
+    };
+    let vertices: usize = level_zero(model, &plan.primitives)
+        .iter()
+        .map(|&i| plan.primitives[i].vertices)
+        .sum();
+    dims(vertices, timeline.rows, options.max_texture_size).map(|_| ())
+}
+
+/// The planned primitives the export takes (indices, in plan order): all
+/// but those on the nodes of LOD levels past 0, which OpenVAT's players
+/// would draw on top of level 0.
+fn level_zero(model: &Model, prims: &[VatPrimitive]) -> Vec<usize> {
+    let past_zero = |node: usize| model.lods.iter().any(|g| g.levels[1..].contains(&node));
+    (0..prims.len())
+        .filter(|&i| !past_zero(prims[i].node))
+        .collect()
+}
+
+/// Warns about each LOD group whose levels past 0 the export leaves out
+/// ([`level_zero`]).
+fn warn_about_lods(model: &Model, prims: &[VatPrimitive], observer: &dyn super::Observer) {
+    for group in &model.lods {
+        if prims.iter().any(|p| group.levels[1..].contains(&p.node)) {
+            observer.warning(&format!(
+                "the OpenVAT export holds level 0 of LOD group `{}` only (its {} further levels are in rigbake's own outputs): OpenVAT's players draw every primitive of the exported mesh, so the levels would be drawn on top of each other",
+                node_name(model, group.levels[0]),
+                group.levels.len() - 1
+            ));
+        }
+    }
+}
+
+/// The texture's size for `vertices` x `frames`: an error past
+/// [`MAX_VERTICES`] (or `max` texels a side), which OpenVAT's players
+/// cannot read, or over [`MAX_TEXTURE_BYTES`].
+fn dims(vertices: usize, frames: usize, max: usize) -> Result<Dims, StepError> {
+    let limit = MAX_VERTICES.min(max);
+    if vertices > limit {
+        let which = if limit == MAX_VERTICES {
+            format!("OpenVAT's limit of {MAX_VERTICES} vertices")
+        } else {
+            format!("the limit of {limit} texels a side (--max-texture-size)")
+        };
         return Err(StepError::bare(rigbake_core::Error::limit(
-            "",
+            "meshes",
             format!(
-                "the OpenVAT texture would be {width} x {height} ({vertices} vertices, {frames} frames), over the size limit ({max} pixels a side, {MAX_TEXTURE_BYTES} bytes); OpenVAT's players read one texture of stacked frames and cannot address folded frames or pages, so the export does not fold: raise --max-texture-size, bake fewer clips or a lower --fps, or use rigbake's own VAT (without --compat openvat), whose frames fold"
+                "the OpenVAT export would be {vertices} texels wide ({vertices} vertices), over {which}: OpenVAT writes one texel column per vertex and one row per frame (its `Use Single Row` layout, which the Godot add-on requires; that add-on takes meshes under {MAX_VERTICES} vertices), and its players cannot address vertices wrapped into bands; use rigbake's own VAT (without --compat openvat), whose lookup UV addresses any vertex count, or export fewer meshes (--exclude)"
             ),
         )));
     }
-    Ok(Dims {
-        vertices,
-        frames,
-        width,
-        bands,
-        height,
-    })
+    let texels = (vertices as u64) * (frames as u64);
+    if frames > max || texels * 16 > MAX_TEXTURE_BYTES {
+        return Err(StepError::bare(rigbake_core::Error::limit(
+            "",
+            format!(
+                "the OpenVAT texture would be {vertices} x {frames} ({vertices} vertices, {frames} frames), over the size limit ({max} pixels a side, {MAX_TEXTURE_BYTES} bytes); OpenVAT's players read one texture of stacked frames and cannot address folded frames or pages, so the export does not fold: raise --max-texture-size, bake fewer clips or a lower --fps, or use rigbake's own VAT (without --compat openvat), whose frames fold"
+            ),
+        )));
+    }
+    Ok(Dims { vertices, frames })
 }
 
-/// Every primitive's vertices at row 0 (the playback mesh, OpenVAT's
-/// "start frame" proxy), and every exported vertex's offset from it and
-/// packed normal at every row, in Blender's axes (row-major: row, then
-/// exported vertex).
-fn frame_values(
-    baker: &VatBaker<'_>,
-    dims: &Dims,
-) -> (Vec<FrameVertices>, Vec<[f32; 3]>, Vec<[f32; 3]>) {
-    let count = baker.plan().primitives.len();
-    let first: Vec<_> = (0..count).map(|i| baker.vertices_at(i, 0)).collect();
-    let rest: Vec<[f32; 3]> = first.iter().flat_map(|f| f.positions.clone()).collect();
-    let (vertices, frames) = (dims.vertices, dims.frames);
-    let mut offsets = vec![[0.0f32; 3]; vertices * frames];
-    let mut normals = vec![[0.5f32, 0.5, 1.0]; vertices * frames];
-    for row in 0..frames {
-        let mut g = 0;
-        for (i, at_first) in first.iter().enumerate() {
-            let now = if row == 0 {
-                at_first.clone()
-            } else {
-                baker.vertices_at(i, row)
-            };
-            for (k, p) in now.positions.iter().enumerate() {
-                let r = rest[g + k];
-                let at = row * vertices + g + k;
-                offsets[at] = to_blender([p[0] - r[0], p[1] - r[1], p[2] - r[2]]);
-                if let Some(n) = &now.normals {
-                    normals[at] = pack_normal(to_blender(n[k]));
+/// A unit normal as a mesh file stores it ([`FrameVertices::from_flat`]):
+/// degenerate directions become +Z.
+fn unit(n: [f32; 3]) -> [f32; 3] {
+    let d = glam::Vec3::from_array(n);
+    if d.length() > 0.5 {
+        d.normalize().to_array()
+    } else {
+        [0.0, 0.0, 1.0]
+    }
+}
+
+/// Rows of each batch for a texture `width` texels wide.
+fn batch_rows(width: usize) -> usize {
+    (BATCH_TEXELS / width.max(1)).clamp(1, 256)
+}
+
+/// Per-component bounds of one row's offsets, or the first texel whose
+/// offset or normal is not finite.
+type RowBounds = Result<([f32; 3], [f32; 3]), usize>;
+
+impl<'b> Passes<'b> {
+    /// The passes' shared state; `first` holds the exported primitives at
+    /// row 0 (as the mesh file stores them).
+    fn new(
+        model: &Model,
+        baker: &'b VatBaker<'b>,
+        chosen: &[usize],
+        dims: Dims,
+        first: &[FrameVertices],
+    ) -> Self {
+        let w = dims.vertices;
+        let mut rest = vec![0.0f32; 3 * w];
+        let mut x0 = 0;
+        for f in first {
+            for (k, p) in f.positions.iter().enumerate() {
+                for (c, value) in p.iter().enumerate() {
+                    rest[c * w + x0 + k] = *value;
                 }
             }
-            g += now.positions.len();
+            x0 += f.positions.len();
+        }
+        let prims = &baker.plan().primitives;
+        let chosen = chosen
+            .iter()
+            .map(|&i| {
+                let p = &prims[i];
+                (
+                    i,
+                    model.meshes[p.mesh].primitives[p.primitive]
+                        .normals
+                        .is_some(),
+                )
+            })
+            .collect();
+        Self {
+            baker,
+            chosen,
+            dims,
+            rest,
         }
     }
-    (first, offsets, normals)
-}
 
-/// The range the offsets are remapped by into 0..1; an error when it
-/// overflows f32.
-fn remap_of(offsets: &[[f32; 3]]) -> Result<Remap, StepError> {
-    let remap = Remap::of(offsets).unwrap_or(Remap {
-        min: [0.0; 3],
-        max: [0.0; 3],
-    });
-    if let Some(c) = (0..3).find(|&c| !(remap.max[c] - remap.min[c]).is_finite()) {
-        return Err(StepError::bare(rigbake_core::Error::limit(
-            "",
-            format!(
-                "the OpenVAT position offsets span more than f32 holds along {} ({:e} to {:e}): OpenVAT stores offsets remapped into 0..1 by their range; use rigbake's own VAT (without --compat openvat)",
-                ["x", "y", "z"][c],
-                remap.min[c],
-                remap.max[c]
-            ),
-        )));
+    /// Fills texture row `row` into `pos` (4 planes of the texture's width:
+    /// R, G, B, A) and `nrm` (3 planes: R, G, B): every exported vertex's
+    /// offset from row 0 in Blender axes (not yet remapped), alpha 1, and
+    /// its packed normal in Blender axes (+Z, Blender up, for primitives
+    /// without normals).
+    fn fill(&self, row: usize, pos: &mut [f32], nrm: &mut [f32]) {
+        let w = self.dims.vertices;
+        let plan = self.baker.plan();
+        let r = &self.rest;
+        let mut x0 = 0;
+        for &(i, normals) in &self.chosen {
+            let v = plan.primitives[i].vertices;
+            self.baker
+                .fill_primitive(i, row, (w, x0), pos, Some(&mut *nrm));
+            for t in x0..x0 + v {
+                let o = [
+                    pos[t] - r[t],
+                    pos[w + t] - r[w + t],
+                    pos[2 * w + t] - r[2 * w + t],
+                ];
+                let b = to_blender(o);
+                let n = if normals {
+                    pack_normal(to_blender(unit([nrm[t], nrm[w + t], nrm[2 * w + t]])))
+                } else {
+                    [0.5, 0.5, 1.0]
+                };
+                for c in 0..3 {
+                    pos[c * w + t] = b[c];
+                    nrm[c * w + t] = n[c];
+                }
+            }
+            x0 += v;
+        }
+        pos[3 * w..4 * w].fill(1.0);
     }
-    Ok(remap)
-}
 
-/// Writes `<name>_vat.exr` (remapped offsets) and `<name>_vnrm.exr`
-/// (packed normals); returns their names.
-fn write_textures(
-    name: &str,
-    dims: &Dims,
-    remap: &Remap,
-    offsets: &[[f32; 3]],
-    normals: &[[f32; 3]],
-    sink: &mut dyn Sink,
-) -> Result<(String, String), StepError> {
-    let image = |values: &dyn Fn(usize) -> [f32; 3]| {
-        let mut data = vec![0.0f32; dims.width * dims.height * 4];
-        for row in 0..dims.frames {
-            for g in 0..dims.vertices {
-                let v = values(row * dims.vertices + g);
-                let t = dims.texel(g, row) * 4;
-                data[t..t + 4].copy_from_slice(&[v[0], v[1], v[2], 1.0]);
+    /// The bounds of row `row`'s offsets, in `scratch` (a row of each
+    /// texture).
+    fn row_bounds(&self, row: usize, scratch: &mut Vec<f32>) -> RowBounds {
+        let w = self.dims.vertices;
+        scratch.resize(7 * w, 0.0);
+        let (pos, nrm) = scratch.split_at_mut(4 * w);
+        self.fill(row, pos, nrm);
+        let (mut lo, mut hi) = ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]);
+        for c in 0..3 {
+            let (p, n) = (&pos[c * w..(c + 1) * w], &nrm[c * w..(c + 1) * w]);
+            if let Some(t) = p
+                .iter()
+                .zip(n)
+                .position(|(a, b)| !a.is_finite() || !b.is_finite())
+            {
+                // The first bad texel of the row, over every component.
+                let first = (0..w)
+                    .find(|&t| {
+                        (0..3).any(|k| !pos[k * w + t].is_finite() || !nrm[k * w + t].is_finite())
+                    })
+                    .unwrap_or(t);
+                return Err(first);
+            }
+            for &x in p {
+                lo[c] = lo[c].min(x);
+                hi[c] = hi[c].max(x);
             }
         }
-        data
-    };
-    let encode = |data: &[f32], what: &str| -> Result<Vec<u8>, StepError> {
-        let mut out = Cursor::new(Vec::new());
-        exr::write(
-            &mut out,
-            &RgbaImage {
-                width: dims.width,
-                height: dims.height,
-                data,
-            },
-            Precision::F32,
-        )
-        .map_err(|e| StepError::during(format!("OpenVAT {what}"), e))?;
-        Ok(out.into_inner())
-    };
-    let vat_file = format!("{name}_vat.exr");
-    let vnrm_file = format!("{name}_vnrm.exr");
-    let positions = encode(&image(&|i| remap.encode(offsets[i])), "positions")?;
-    sink.write_file(&vat_file, &positions)?;
-    drop(positions);
-    let packed = encode(&image(&|i| normals[i]), "normals")?;
-    sink.write_file(&vnrm_file, &packed)?;
-    Ok((vat_file, vnrm_file))
+        Ok((lo, hi))
+    }
+
+    /// The first pass: every row evaluated (in parallel) for the range the
+    /// offsets are remapped by; an error when an offset or a normal is not
+    /// finite (naming the first such vertex) or the range overflows f32.
+    fn remap(&self, model: &Model) -> Result<Remap, StepError> {
+        let rows: Vec<RowBounds> = (0..self.dims.frames)
+            .into_par_iter()
+            .map_init(Vec::new, |scratch, row| self.row_bounds(row, scratch))
+            .collect();
+        let mut remap = Remap {
+            min: [f32::INFINITY; 3],
+            max: [f32::NEG_INFINITY; 3],
+        };
+        for (row, bounds) in rows.into_iter().enumerate() {
+            let (lo, hi) = bounds.map_err(|g| self.not_finite(model, row, g))?;
+            for c in 0..3 {
+                remap.min[c] = remap.min[c].min(lo[c]);
+                remap.max[c] = remap.max[c].max(hi[c]);
+            }
+        }
+        if self.dims.vertices == 0 || self.dims.frames == 0 {
+            remap = Remap {
+                min: [0.0; 3],
+                max: [0.0; 3],
+            };
+        }
+        if let Some(c) = (0..3).find(|&c| !(remap.max[c] - remap.min[c]).is_finite()) {
+            return Err(StepError::bare(rigbake_core::Error::limit(
+                "",
+                format!(
+                    "the OpenVAT position offsets span more than f32 holds along {} ({:e} to {:e}): OpenVAT stores offsets remapped into 0..1 by their range; use rigbake's own VAT (without --compat openvat)",
+                    ["x", "y", "z"][c],
+                    remap.min[c],
+                    remap.max[c]
+                ),
+            )));
+        }
+        Ok(remap)
+    }
+
+    /// The error for exported vertex `g` whose offset or normal is not
+    /// finite at timeline row `row` (finite positions whose difference from
+    /// row 0 overflows f32): names the primitive, the vertex and the row.
+    fn not_finite(&self, model: &Model, row: usize, g: usize) -> StepError {
+        let prims = &self.baker.plan().primitives;
+        let mut local = g;
+        let mut at = self.chosen[0].0;
+        for &(i, _) in &self.chosen {
+            if local < prims[i].vertices {
+                at = i;
+                break;
+            }
+            local -= prims[i].vertices;
+        }
+        let prim = &prims[at];
+        StepError::bare(rigbake_core::Error::limit(
+            format!("meshes[{}].primitives[{}]", prim.mesh, prim.primitive),
+            format!(
+                "the OpenVAT offset of vertex {local} of node `{}` from frame 0 is not finite at timeline row {row} (its positions are finite, their difference overflows f32); use rigbake's own VAT (without --compat openvat)",
+                node_name(model, prim.node)
+            ),
+        ))
+    }
+
+    /// The second pass: writes `<name>_vat.exr` (remapped offsets, RGBA)
+    /// and `<name>_vnrm.exr` (packed normals, RGB), 32-bit floats without
+    /// compression as OpenVAT's own EXR32 export writes them, row batch by
+    /// row batch (rows evaluated in parallel, each file on its own writer
+    /// thread), reporting the frames done; returns their names.
+    fn write_textures(
+        &self,
+        name: &str,
+        remap: &Remap,
+        sink: &mut dyn Sink,
+        observer: &dyn super::Observer,
+    ) -> Result<(String, String), StepError> {
+        let Dims {
+            vertices: w,
+            frames,
+        } = self.dims;
+        let names = [format!("{name}_vat.exr"), format!("{name}_vnrm.exr")];
+        let fail = |what: &str, e| StepError::during(format!("OpenVAT {what}"), e);
+        let mut files = Vec::with_capacity(2);
+        for (file, (what, channels)) in names.iter().zip([("positions", 4), ("normals", 3)]) {
+            let path = sink.file_target(file)?;
+            let out = DigestFile::create(&path)
+                .map_err(|e| StepError::io(format!("cannot write {file}"), &path, e))?;
+            let digest = out.digest();
+            let spec = StreamSpec {
+                width: w,
+                height: frames,
+                channels,
+                precision: Precision::F32,
+                compression: TextureCompression::None,
+            };
+            let writer = StreamWriter::new(BufWriter::with_capacity(1 << 20, out), spec)
+                .map_err(|e| fail(what, e))?;
+            files.push((writer, digest, what, path));
+        }
+        let step = batch_rows(w);
+        let mut first = 0;
+        while first < frames {
+            let rows = step.min(frames - first);
+            let mut take = |k: usize| match files[k].0.take_spare() {
+                Some(Rows::F32(v)) => v,
+                _ => Vec::new(),
+            };
+            let (mut pos, mut nrm) = (take(0), take(1));
+            pos.resize(rows * 4 * w, 0.0);
+            nrm.resize(rows * 3 * w, 0.0);
+            pos.par_chunks_mut(4 * w)
+                .zip(nrm.par_chunks_mut(3 * w))
+                .enumerate()
+                .for_each(|(k, (p, n))| {
+                    self.fill(first + k, p, n);
+                    encode_row(remap, p, w);
+                });
+            for (k, batch) in [pos, nrm].into_iter().enumerate() {
+                let what = files[k].2;
+                files[k]
+                    .0
+                    .push_rows(Rows::F32(batch))
+                    .map_err(|e| fail(what, e))?;
+            }
+            first += rows;
+            observer.stage(&format!("OpenVAT export: frame {first}/{frames}"));
+        }
+        for ((writer, digest, what, path), file) in files.into_iter().zip(&names) {
+            writer.finish().map_err(|e| fail(what, e))?;
+            let (bytes, crc32) = digest
+                .finish()
+                .map_err(|e| StepError::io(format!("cannot write {file}"), &path, e))?;
+            sink.list_file(file, bytes, crc32);
+        }
+        let [vat_file, vnrm_file] = names;
+        Ok((vat_file, vnrm_file))
+    }
 }
 
-/// Writes `<name>.glb`: one mesh, the primitives in plan order at row 0,
-/// vertices numbered on, each with OpenVAT's lookup UV, placed on the
+/// Remaps one row's offsets (R, G, B planes of `w`) into 0..1 in place.
+fn encode_row(remap: &Remap, row: &mut [f32], w: usize) {
+    for c in 0..3 {
+        let (lo, span) = (remap.min[c], remap.max[c] - remap.min[c]);
+        for x in &mut row[c * w..(c + 1) * w] {
+            *x = if span > 0.0 {
+                ((*x - lo) / span).clamp(0.0, 1.0)
+            } else {
+                0.0
+            };
+        }
+    }
+}
+
+/// Writes `<name>.glb`: one mesh, the exported primitives (`chosen`) in
+/// plan order at row 0 (`first`), vertices numbered on, each with
+/// OpenVAT's lookup UV (its texel centre at row 0), placed on the
 /// reference node's rest matrix; records its UV sets. Returns its name.
+#[allow(clippy::too_many_arguments)]
 fn write_mesh(
     model: &Model,
     placements: &RestPlacements,
     baker: &VatBaker<'_>,
+    chosen: &[usize],
     first: Vec<FrameVertices>,
     dims: &Dims,
     sink: &mut dyn Sink,
     uv_sets: &mut Vec<rigbake_format::meta::PrimitiveUvSets>,
 ) -> Result<String, StepError> {
     let prims = &baker.plan().primitives;
-    let mut primitives = Vec::with_capacity(prims.len());
+    let mut primitives = Vec::with_capacity(chosen.len());
     let mut g = 0;
-    for (p, f) in prims.iter().zip(first) {
+    for (&i, f) in chosen.iter().zip(first) {
+        let p = &prims[i];
         let src = &model.meshes[p.mesh].primitives[p.primitive];
         let mut out = mesh::base(src);
         let n = f.positions.len();
@@ -321,10 +518,9 @@ fn write_mesh(
         out.normals = f.normals;
         let lookup = (g..g + n)
             .map(|v| {
-                let (x, band) = (v % dims.width, v / dims.width);
                 [
-                    (x as f32 + 0.5) / dims.width as f32,
-                    ((band * dims.frames) as f32 + 0.5) / dims.height as f32,
+                    (v as f32 + 0.5) / dims.vertices as f32,
+                    0.5 / dims.frames as f32,
                 ]
             })
             .collect();
@@ -368,7 +564,7 @@ fn write_sidecars(
     sink: &mut dyn Sink,
 ) -> Result<(), StepError> {
     let name = &model.name;
-    let (width, height, frames) = (dims.width, dims.height, dims.frames);
+    let (width, height, frames) = (dims.vertices, dims.frames, dims.frames);
     let clips: Vec<OpenVatClip> = records::clip_table(timeline)
         .into_iter()
         .map(|c| OpenVatClip {
@@ -398,7 +594,7 @@ fn write_sidecars(
             "positions": {"file": vat_file, "width": width, "height": height, "encoding": "exr32", "content": "offset-remapped"},
             "normals": {"file": vnrm_file, "width": width, "height": height, "encoding": "exr32", "content": "normal-packed"},
         },
-        "mesh": {"file": mesh_file, "lookup_uv_set": LOOKUP_UV_SET, "vertices": dims.vertices, "bands": dims.bands},
+        "mesh": {"file": mesh_file, "lookup_uv_set": LOOKUP_UV_SET, "vertices": dims.vertices, "bands": 1},
     });
     let text = serde_json::to_string_pretty(&sidecar).map_err(|e| {
         StepError::bare(rigbake_format::error::FormatError::Invalid(format!(

@@ -10,7 +10,7 @@ use rigbake_core::{Model, import};
 use rigbake_format::meta;
 use rigbake_types::OutputKind;
 
-use super::{MAX_MODEL_NAME_BYTES, ModelJob, lod_files, lods, placement, rig};
+use super::{MAX_MODEL_NAME_BYTES, ModelJob, lod_files, lods, openvat, placement, rig};
 use crate::error::{BakeError, Stage, at};
 use crate::report::count;
 use crate::settings::BakeSettings;
@@ -89,6 +89,9 @@ pub(super) fn plan<'a>(job: &'a ModelJob<'a>) -> Result<Plan<'a>, BakeError> {
             .chain(sets.iter().map(|s| s.mesh_node)),
     )
     .map_err(at(Stage::Import))?;
+    if settings.outputs.has(OutputKind::OpenVat) {
+        openvat::check(&model, &timeline, settings).map_err(|e| e.at(Stage::Vat))?;
+    }
     Ok(Plan {
         job,
         rest,

@@ -411,6 +411,29 @@ impl<'m> VatBaker<'m> {
         )
     }
 
+    /// Deforms every vertex of primitive `index` at timeline row `row` into
+    /// planar buffers of `width` floats a plane (x, y and z planes, so `pos`
+    /// holds at least `3 * width`), from texel `x0` on, on the calling
+    /// thread, without allocating once warm: positions, and normals (not
+    /// normalised) when `nrm` is given and the source primitive has them
+    /// (whether or not the plan bakes them; otherwise `nrm` is left as it
+    /// is). The kernel of [`Self::vertices_at`] and [`Self::fill`].
+    pub fn fill_primitive(
+        &self,
+        index: usize,
+        row: usize,
+        (width, x0): (usize, usize),
+        pos: &mut [f32],
+        nrm: Option<&mut [f32]>,
+    ) {
+        let p = &self.plan.primitives[index];
+        let has_normals = self.model.meshes[p.mesh].primitives[p.primitive]
+            .normals
+            .is_some();
+        let nrm = nrm.filter(|_| has_normals);
+        self.fill_span(index, row, 0..p.vertices, width, x0, pos, nrm, None);
+    }
+
     /// Fills texture row `texture_row` (one band of one frame) of texture
     /// set `set` into one row's planar buffers (positions and normals 3
     /// planes of `width` floats, tangents 4), on the calling thread: each
