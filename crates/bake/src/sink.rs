@@ -101,7 +101,10 @@ impl SharedStore {
         let depth = out_dir
             .strip_prefix(&self.root)
             .map_or(0, |p| p.components().count());
-        Ok((format!("{}_shared/bones/{name}", "../".repeat(depth)), staged))
+        Ok((
+            format!("{}_shared/bones/{name}", "../".repeat(depth)),
+            staged,
+        ))
     }
 }
 
@@ -254,9 +257,9 @@ impl Finished {
             .map(|c| crate::listed::listed_files(&c))
             .unwrap_or_default();
         for share in self.shares {
-            share.publish().map_err(|e| {
-                StepError::io("cannot write a shared bone texture", &dir, e)
-            })?;
+            share
+                .publish()
+                .map_err(|e| StepError::io("cannot write a shared bone texture", &dir, e))?;
         }
         let files = self.staging.commit().map_err(|e| {
             StepError::io(

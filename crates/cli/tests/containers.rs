@@ -814,7 +814,13 @@ fn a_tiny_zstd_frame_claiming_a_huge_vat_is_refused_by_what_the_model_needs() {
     let r = bake(
         std::slice::from_ref(&tentacle),
         &out,
-        &["--vat", "--format", "exr16", "--texture-container", "ktx2-zstd"],
+        &[
+            "--vat",
+            "--format",
+            "exr16",
+            "--texture-container",
+            "ktx2-zstd",
+        ],
     );
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     let dir = out.join("tentacle");
@@ -883,10 +889,16 @@ fn share_bones(
     env: Option<(&str, &str)>,
 ) -> std::process::Output {
     let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_rigbake"));
-    c.args(["bake", "--quiet", "--share-bones", "--texture-container", container])
-        .arg(models)
-        .arg("--out")
-        .arg(out);
+    c.args([
+        "bake",
+        "--quiet",
+        "--share-bones",
+        "--texture-container",
+        container,
+    ])
+    .arg(models)
+    .arg("--out")
+    .arg(out);
     if let Some((k, v)) = env {
         c.env(k, v);
     }
@@ -919,16 +931,26 @@ fn shared_bones_in_ktx2_and_dds_bake_and_verify() {
     for (container, ext) in [("ktx2", "ktx2"), ("ktx2-zstd", "ktx2"), ("dds", "dds")] {
         let out = root.path().join(container);
         let r = share_bones(&models, &out, container, None);
-        assert!(r.status.success(), "{container}: {}", String::from_utf8_lossy(&r.stderr));
+        assert!(
+            r.status.success(),
+            "{container}: {}",
+            String::from_utf8_lossy(&r.stderr)
+        );
         let shared = shared_files(&out);
         assert_eq!(shared.len(), 1, "{container}: {shared:?}");
         assert!(shared[0].ends_with(&format!(".{ext}")), "{shared:?}");
         for m in ["a", "b"] {
             let file = out.join(m).join(format!("{m}.rigbake"));
-            let name = Container::open(&file).unwrap().metadata().textures[0].name.clone();
+            let name = Container::open(&file).unwrap().metadata().textures[0]
+                .name
+                .clone();
             assert_eq!(name, format!("../_shared/bones/{}", shared[0]));
             let v = rigbake(&["verify".as_ref(), file.as_os_str()]);
-            assert!(v.status.success(), "{container} {m}: {}", String::from_utf8_lossy(&v.stderr));
+            assert!(
+                v.status.success(),
+                "{container} {m}: {}",
+                String::from_utf8_lossy(&v.stderr)
+            );
         }
     }
 }
@@ -941,7 +963,11 @@ fn a_failed_model_leaves_nothing_new_in_the_shared_store() {
     for container in ["exr", "ktx2", "dds"] {
         let models = root.path().join(format!("models-{container}"));
         std::fs::create_dir_all(&models).unwrap();
-        std::fs::copy(rigbake_fixtures::fixture("tentacle.glb"), models.join("a.glb")).unwrap();
+        std::fs::copy(
+            rigbake_fixtures::fixture("tentacle.glb"),
+            models.join("a.glb"),
+        )
+        .unwrap();
         let out = root.path().join(container);
         let fail = Some(("RIGBAKE_FAULT", "fail-before-commit:a.glb"));
         let r = share_bones(&models, &out, container, fail);
@@ -955,8 +981,17 @@ fn a_failed_model_leaves_nothing_new_in_the_shared_store() {
         assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
         let stored = shared_files(&out);
         assert_eq!(stored.len(), 1, "{container}: {stored:?}");
-        std::fs::copy(rigbake_fixtures::fixture("tentacle.glb"), models.join("b.glb")).unwrap();
-        let r = share_bones(&models, &out, container, Some(("RIGBAKE_FAULT", "fail-before-commit:b.glb")));
+        std::fs::copy(
+            rigbake_fixtures::fixture("tentacle.glb"),
+            models.join("b.glb"),
+        )
+        .unwrap();
+        let r = share_bones(
+            &models,
+            &out,
+            container,
+            Some(("RIGBAKE_FAULT", "fail-before-commit:b.glb")),
+        );
         assert_eq!(r.status.code(), Some(1), "{container}");
         assert_eq!(shared_files(&out), stored, "{container}");
         let v = rigbake(&["verify".as_ref(), out.join("a/a.rigbake").as_os_str()]);

@@ -1064,7 +1064,9 @@ mod tests {
             "../../_shared/bones/{hex}.exr"
         )));
         assert!(is_shared_store_name(&format!("_shared/bones/{hex}.exr")));
-        assert!(is_shared_store_name(&format!("../_shared/bones/{hex}.ktx2")));
+        assert!(is_shared_store_name(&format!(
+            "../_shared/bones/{hex}.ktx2"
+        )));
         assert!(is_shared_store_name(&format!("../_shared/bones/{hex}.dds")));
         for bad in [
             format!("../_shared/bones/{hex}.png"),

@@ -725,7 +725,10 @@ fn load_bones(
 fn vat_needs(vat: &meta::VatMetadata) -> std::collections::BTreeMap<u32, textures::Need> {
     let mut needs: std::collections::BTreeMap<u32, textures::Need> = Default::default();
     for p in &vat.primitives {
-        for first in [Some(p.positions), p.normals, p.tangents].into_iter().flatten() {
+        for first in [Some(p.positions), p.normals, p.tangents]
+            .into_iter()
+            .flatten()
+        {
             let need = needs.entry(first).or_default();
             need.texels = need
                 .texels
@@ -774,17 +777,16 @@ fn load_vat(
     let mut primitives = Vec::with_capacity(vat.primitives.len());
     // Decoded once per texture: an atlas is shared by every primitive.
     let mut decoded: std::collections::BTreeMap<u32, VatTexture> = Default::default();
-    let mut decode =
-        |reader: &mut textures::TextureReader<'_>, first: u32, k: u32, pages: u32| {
-            let i = first.saturating_add(k);
-            if let Some(t) = decoded.get(&i) {
-                return Ok(t.clone());
-            }
-            let need = needs.get(&first).cloned().unwrap_or_default();
-            let t = textures::vat_texture(reader, texture(i)?, (k, pages), how, &need)?;
-            decoded.insert(i, t.clone());
-            Ok::<_, LoadError>(t)
-        };
+    let mut decode = |reader: &mut textures::TextureReader<'_>, first: u32, k: u32, pages: u32| {
+        let i = first.saturating_add(k);
+        if let Some(t) = decoded.get(&i) {
+            return Ok(t.clone());
+        }
+        let need = needs.get(&first).cloned().unwrap_or_default();
+        let t = textures::vat_texture(reader, texture(i)?, (k, pages), how, &need)?;
+        decoded.insert(i, t.clone());
+        Ok::<_, LoadError>(t)
+    };
     for (k, (p, &(node, primitive))) in vat.primitives.iter().zip(&found).enumerate() {
         // Checked on open: one placement per primitive.
         let first_vertex = placement.map_or(0, |l| l.first_vertex[k]);

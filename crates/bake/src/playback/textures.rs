@@ -425,8 +425,13 @@ fn gpu_vat_texture(
         _ => {
             check_need(file, &tex.name, container, (&spec, need))?;
             let bytes = reader.bytes(&tex.name, tex.storage, tex.bytes, tex.crc32)?;
-            let samples =
-                std::sync::Arc::new(gpu_samples(file, &tex.name, &bytes, container, (&spec, need))?);
+            let samples = std::sync::Arc::new(gpu_samples(
+                file,
+                &tex.name,
+                &bytes,
+                container,
+                (&spec, need),
+            )?);
             if layers > 1 {
                 reader.layered = Some((tex.name.clone(), samples.clone()));
             }
