@@ -115,7 +115,7 @@ impl Need {
             )
         } else {
             format!(
-                "its bone matrices over {} rows need {} texels",
+                "bone matrix columns x {} rows need {} texels",
                 self.rows, self.texels
             )
         }
