@@ -79,28 +79,57 @@ impl SharedStore {
         }
     }
 
-    /// Writes `bytes` once under their SHA-256 (an exclusive temporary with
-    /// an unpredictable name, then a rename, so concurrent models never see a
-    /// partial file and a planted link is never written through) and returns
-    /// the path relative to `out_dir` (a folder below the store's root). A
-    /// stored copy whose bytes no longer match its name (damaged) is
-    /// replaced.
-    /// The stored file keeps the extension `ext` (`exr`, `ktx2`, `dds`).
-    pub fn store(&self, out_dir: &Path, bytes: &[u8], ext: &str) -> std::io::Result<String> {
+    /// Stages `bytes` for the store under their SHA-256 (an exclusive
+    /// temporary with an unpredictable name in the store's folder, so a
+    /// planted link is never written through) and returns the path
+    /// relative to `out_dir` (a folder below the store's root), with the
+    /// staged file: `None` when an intact copy is already stored. The
+    /// staged file lands under its final name only when the model commits
+    /// ([`StagedShare::publish`], a rename, so concurrent models never see
+    /// a partial file); dropped unpublished (a failed model), it is
+    /// removed, and the store holds nothing new. A stored copy whose bytes
+    /// no longer match its name (damaged) is replaced. The stored file
+    /// keeps the extension `ext` (`exr`, `ktx2`, `dds`).
+    pub fn stage(
+        &self,
+        out_dir: &Path,
+        bytes: &[u8],
+        ext: &str,
+    ) -> std::io::Result<(String, Option<StagedShare>)> {
         let name = format!("{:x}.{ext}", Sha256::digest(bytes));
         let file = self.dir.join(&name);
         let intact = rigbake_format::fsread::read_regular(&file, bytes.len() as u64)
             .is_ok_and(|stored| stored == bytes);
-        if !intact {
+        let staged = if intact {
+            None
+        } else {
             crate::staging::prepare_dir(&self.root, &self.dir)?;
             let mut temp = crate::staging::output_temporary(&self.dir)?;
             std::io::Write::write_all(&mut temp, bytes)?;
-            temp.persist(&file).map_err(|e| e.error)?;
-        }
+            Some(StagedShare { temp, file })
+        };
         let depth = out_dir
             .strip_prefix(&self.root)
             .map_or(0, |p| p.components().count());
-        Ok(format!("{}_shared/bones/{name}", "../".repeat(depth)))
+        Ok((
+            format!("{}_shared/bones/{name}", "../".repeat(depth)),
+            staged,
+        ))
+    }
+}
+
+/// A shared bone texture written under a temporary name, renamed to its
+/// final name when its model commits (removed if it never does).
+#[derive(Debug)]
+pub struct StagedShare {
+    temp: tempfile::NamedTempFile,
+    file: PathBuf,
+}
+
+impl StagedShare {
+    /// Renames the staged texture to its final name in the store.
+    pub fn publish(self) -> std::io::Result<()> {
+        self.temp.persist(&self.file).map(drop).map_err(|e| e.error)
     }
 }
 
@@ -136,6 +165,9 @@ pub struct OutputSink<'a> {
     out_dir: PathBuf,
     /// Files written beside the container that no other record checksums.
     outputs: Vec<OutputFileMeta>,
+    /// Shared bone textures this model adds to the store, published at
+    /// its commit.
+    shares: Vec<StagedShare>,
 }
 
 impl<'a> OutputSink<'a> {
@@ -165,6 +197,7 @@ impl<'a> OutputSink<'a> {
             shared,
             out_dir: out_dir.to_path_buf(),
             outputs: Vec::new(),
+            shares: Vec::new(),
         })
     }
 
@@ -198,6 +231,7 @@ impl<'a> OutputSink<'a> {
             staging: self.staging,
             out_dir: self.out_dir,
             container_name: self.container_name,
+            shares: self.shares,
         })
     }
 }
@@ -208,6 +242,7 @@ pub struct Finished {
     staging: Staging,
     out_dir: PathBuf,
     container_name: String,
+    shares: Vec<StagedShare>,
 }
 
 /// What a commit did.
@@ -224,7 +259,8 @@ pub struct Committed {
 }
 
 impl Finished {
-    /// Renames every output into place, then removes the files the previous
+    /// Publishes the shared bone textures this model added to the store,
+    /// renames every output into place (the container last), then removes the files the previous
     /// container in the folder listed and the new bake no longer writes
     /// (only those: a file rigbake did not list is never touched; a
     /// previous container that does not read leaves everything as it is),
@@ -237,6 +273,11 @@ impl Finished {
         let previous = rigbake_format::container::Container::open(&dir.join(&self.container_name))
             .map(|c| crate::listed::listed_files(&c))
             .unwrap_or_default();
+        for share in self.shares {
+            share
+                .publish()
+                .map_err(|e| StepError::io("cannot write a shared bone texture", &dir, e))?;
+        }
         let files = self.staging.commit().map_err(|e| {
             StepError::io(
                 format!("cannot write outputs to `{}`", dir.display()),
@@ -275,9 +316,10 @@ impl Finished {
 impl Sink for OutputSink<'_> {
     fn place_texture(&mut self, name: &str, bytes: &[u8]) -> Result<(String, Storage), StepError> {
         if let (Some(store), false) = (self.shared, self.embed) {
-            let shared = store
-                .store(&self.out_dir, bytes, extension_of(name))
+            let (shared, staged) = store
+                .stage(&self.out_dir, bytes, extension_of(name))
                 .map_err(|e| StepError::io("cannot write a shared bone texture", &store.dir, e))?;
+            self.shares.extend(staged);
             Ok((shared, Storage::File))
         } else if self.embed {
             let index = self
@@ -422,8 +464,17 @@ mod tests {
             name.starts_with("../../_shared/bones/") && name.ends_with(".exr"),
             "{name}"
         );
+        // The sink was dropped uncommitted: nothing landed in the store.
         let stored = dir.path().join(name.trim_start_matches("../"));
-        assert_eq!(std::fs::read(stored).unwrap(), b"texels");
+        let shared_dir = dir.path().join("_shared/bones");
+        assert_eq!(std::fs::read_dir(&shared_dir).unwrap().count(), 0);
+        let (again, staged) = store.stage(&out, b"texels", "exr").unwrap();
+        assert_eq!(again, name);
+        assert!(!stored.exists());
+        staged.unwrap().publish().unwrap();
+        assert_eq!(std::fs::read(&stored).unwrap(), b"texels");
+        // Stored intact: nothing more to stage.
+        assert!(store.stage(&out, b"texels", "exr").unwrap().1.is_none());
         // Embedding wins over sharing.
         assert_eq!(placed(true, Some(&store), &out).1, Storage::Section(0));
     }

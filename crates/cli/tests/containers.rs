@@ -1,8 +1,9 @@
 //! KTX2 and DDS texture containers (`--texture-container`): every texture
 //! of a bake holds, sample for sample, what the EXR (or PNG) bake of the
 //! same settings holds, read back with readers we did not write (the
-//! `ktx2` and `ddsfile` crates; `tools/node/ktx_check.mjs` runs three.js's
-//! own ktx-parse); bakes in them verify and play; damaged files beside a
+//! `ktx2` and `ddsfile` crates, the parsers Bevy's loaders use; every DDS
+//! also decoded by the `image_dds` crate; `tools/node/ktx_check.mjs` runs
+//! three.js's own ktx-parse); bakes in them verify and play; damaged files beside a
 //! container are refused naming the file and the header field.
 
 mod common;
@@ -137,6 +138,7 @@ fn gpu_samples(path: &Path, t: &Texture) -> Vec<u32> {
         };
         let layer = t.width * t.height * 4 * size;
         let data = dds.get_data(t.layer as u32).unwrap()[..layer].to_vec();
+        check_with_image_dds(path, &dds, t, (size, float), &data);
         (size, float, data)
     } else {
         let reader = ktx2::Reader::new(&bytes[..]).unwrap();
@@ -200,6 +202,51 @@ fn gpu_samples(path: &Path, t: &Texture) -> Vec<u32> {
         }
     }
     kept
+}
+
+thread_local! {
+    /// How many DDS layers `image_dds` decoded in this test.
+    static IMAGE_DDS_DECODED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Decodes layer `t.layer` of a DDS file with the `image_dds` crate (its
+/// own surface layout and RGBA f32 conversion: half floats widened, UNORM
+/// divided by 65535) and checks that it finds, bit for bit, the samples in
+/// `data` (the layer's little-endian RGBA of `size`-byte samples, which the
+/// comparison holds equal to the EXR or PNG bake's).
+fn check_with_image_dds(
+    path: &Path,
+    dds: &ddsfile::Dds,
+    t: &Texture,
+    (size, float): (usize, bool),
+    data: &[u8],
+) {
+    let surface = image_dds::Surface::from_dds(dds).unwrap();
+    let layer = t.layer as u32;
+    let decoded = surface
+        .decode_layers_mipmaps_rgbaf32(layer..layer + 1, 0..1)
+        .unwrap_or_else(|e| panic!("{}: image_dds: {e}", path.display()));
+    assert_eq!(
+        (decoded.width, decoded.height, decoded.layers),
+        (t.width as u32, t.height as u32, 1)
+    );
+    let want: Vec<u32> = data
+        .chunks_exact(size)
+        .map(|b| match (size, float) {
+            (4, _) => u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+            (_, true) => half::f16::from_bits(u16::from_le_bytes([b[0], b[1]]))
+                .to_f32()
+                .to_bits(),
+            _ => (f32::from(u16::from_le_bytes([b[0], b[1]])) / 65535.0).to_bits(),
+        })
+        .collect();
+    let got: Vec<u32> = decoded.data.iter().map(|v| v.to_bits()).collect();
+    assert!(
+        got == want,
+        "{}: image_dds decodes other samples",
+        path.display()
+    );
+    IMAGE_DDS_DECODED.with(|n| n.set(n.get() + 1));
 }
 
 /// A KTX2 level as the `ktx2` crate read it, for [`check_with_ktx_parse`].
@@ -430,6 +477,10 @@ fn fixtures_in_ktx2_and_dds_hold_the_exr_and_png_samples() {
         compared += assert_same_samples(&inputs, flags, &["ktx2", "ktx2-zstd", "dds"]);
     }
     assert!(compared >= 30, "{compared} textures compared");
+    // Every DDS (bones f32 and f16, VAT exr32, exr16 and png16) also went
+    // through image_dds's decoder.
+    let decoded = IMAGE_DDS_DECODED.with(std::cell::Cell::get);
+    assert!(decoded >= 10, "{decoded} DDS layers decoded by image_dds");
 }
 
 #[test]
@@ -696,4 +747,254 @@ fn a_manifest_chooses_the_container_and_the_bake_key_sees_it() {
     // files of the previous bake are removed as stale.
     assert!(dir.join("bones.skin0.dds").is_file());
     assert!(!dir.join("bones.skin0.ktx2").exists());
+}
+
+/// A Zstandard frame of `len` zero bytes in RLE blocks (4 bytes per 128
+/// KiB), its content size recorded: a tiny file that claims a lot.
+fn zero_frame(len: u64) -> Vec<u8> {
+    let mut f = vec![0x28, 0xB5, 0x2F, 0xFD, 0xE0];
+    f.extend_from_slice(&len.to_le_bytes());
+    let mut left = len;
+    loop {
+        let n = left.min(128 << 10);
+        left -= n;
+        let header = u32::from(left == 0) | (1 << 1) | ((n as u32) << 3);
+        f.extend_from_slice(&header.to_le_bytes()[..3]);
+        f.push(0);
+        if left == 0 {
+            return f;
+        }
+    }
+}
+
+/// Rewrites the container at `file` with its VAT record edited: every
+/// other section copied, every checksum right, so only the edited numbers
+/// lie.
+fn rewrite_vat(file: &Path, edit: impl FnOnce(&mut rigbake_format::meta::VatMetadata)) {
+    use rigbake_format::container::ContainerWriter;
+    use rigbake_format::records::SectionKind;
+    let mut c = Container::open(file).unwrap();
+    let meta = c.metadata().clone();
+    let mut vat = c.records().vat.clone().unwrap();
+    edit(&mut vat);
+    let sections: Vec<_> = c.sections().to_vec();
+    let mut payloads = Vec::new();
+    for (i, s) in sections.iter().enumerate() {
+        payloads.push((s.kind, c.read_section(i).unwrap()));
+    }
+    drop(c);
+    let mut w = ContainerWriter::new(std::fs::File::create(file).unwrap()).unwrap();
+    for (kind, bytes) in &payloads {
+        match *kind {
+            SectionKind::Metadata => {}
+            SectionKind::Vat => {
+                let record = rigbake_format::codec::encode(&vat).unwrap();
+                w.add_section(SectionKind::Vat, &record).unwrap();
+            }
+            k => {
+                w.add_section(k, bytes).unwrap();
+            }
+        }
+    }
+    w.finish(&meta).unwrap();
+}
+
+/// Issue 49, class 2: a 64 KiB Zstandard frame behind a VAT record that
+/// claims 16384 x 16384 half floats (exactly the decode limit) made
+/// `verify` and `preview --path vat` decompress 2 GiB, widen it to 4 GiB
+/// and abort. The records now agree with each other, so only the model's
+/// own data (its vertices and rows) can refuse them: quickly, naming the
+/// file and the texture, within a 3 GiB address space.
+#[test]
+fn a_tiny_zstd_frame_claiming_a_huge_vat_is_refused_by_what_the_model_needs() {
+    use rigbake_format::texture::gpu_spec::{GpuSpec, SampleType};
+    let tentacle = rigbake_fixtures::fixture("tentacle.glb");
+    let root = tempfile::tempdir().unwrap();
+    let out = root.path().join("out");
+    let r = bake(
+        std::slice::from_ref(&tentacle),
+        &out,
+        &[
+            "--vat",
+            "--format",
+            "exr16",
+            "--texture-container",
+            "ktx2-zstd",
+        ],
+    );
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let dir = out.join("tentacle");
+    let container = dir.join("tentacle.rigbake");
+    let side = 16384u32;
+    rewrite_vat(&container, |v| {
+        v.max_texture_size = side;
+        for t in &mut v.textures {
+            (t.width, t.height) = (side, side);
+        }
+        for p in &mut v.primitives {
+            (p.width, p.bands, p.height) = (side, 1, side);
+        }
+    });
+    let spec = GpuSpec {
+        width: side as usize,
+        height: side as usize,
+        layers: 1,
+        sample: SampleType::F16,
+    };
+    let frame = zero_frame(spec.data_bytes());
+    assert!(frame.len() < 70 << 10);
+    let mut file = rigbake_format::texture::ktx2::header(&spec, true, frame.len() as u64);
+    file.extend_from_slice(&frame);
+    std::fs::write(dir.join("tentacle.vat.positions.ktx2"), &file).unwrap();
+    let png = root.path().join("p.png");
+    for args in [
+        vec!["verify".as_ref(), container.as_os_str()],
+        vec![
+            "preview".as_ref(),
+            container.as_os_str(),
+            "--path".as_ref(),
+            "vat".as_ref(),
+            "--out".as_ref(),
+            png.as_os_str(),
+        ],
+    ] {
+        let started = std::time::Instant::now();
+        let o = std::process::Command::new("sh")
+            .arg("-c")
+            .arg("ulimit -v 3145728 && exec \"$0\" \"$@\"")
+            .arg(env!("CARGO_BIN_EXE_rigbake"))
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.contains("tentacle.rigbake")
+                && err.contains("tentacle.vat.positions.ktx2")
+                && err.contains("16384 x 16384 x 1 texels")
+                && err.contains("vertices x"),
+            "{args:?}: {err}"
+        );
+        assert!(started.elapsed().as_secs() < 20, "{args:?}");
+    }
+    assert!(!png.exists());
+}
+
+/// The models `names` (copies of the tentacle: one skin, so one bone
+/// texture for all) baked with `--share-bones` into `out`, with `env`.
+fn share_bones(
+    models: &Path,
+    out: &Path,
+    container: &str,
+    env: Option<(&str, &str)>,
+) -> std::process::Output {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_rigbake"));
+    c.args([
+        "bake",
+        "--quiet",
+        "--share-bones",
+        "--texture-container",
+        container,
+    ])
+    .arg(models)
+    .arg("--out")
+    .arg(out);
+    if let Some((k, v)) = env {
+        c.env(k, v);
+    }
+    c.output().unwrap()
+}
+
+/// The files in `OUT/_shared/bones` (none when the folder is missing).
+fn shared_files(out: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(out.join("_shared/bones"))
+        .map(|d| {
+            d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// Issue 49, class 8: `--share-bones` with a GPU container bakes one
+/// shared texture in that container, which every model's container
+/// names and `verify` reads.
+#[test]
+fn shared_bones_in_ktx2_and_dds_bake_and_verify() {
+    let root = tempfile::tempdir().unwrap();
+    let models = root.path().join("models");
+    std::fs::create_dir_all(&models).unwrap();
+    for name in ["a.glb", "b.glb"] {
+        std::fs::copy(rigbake_fixtures::fixture("tentacle.glb"), models.join(name)).unwrap();
+    }
+    for (container, ext) in [("ktx2", "ktx2"), ("ktx2-zstd", "ktx2"), ("dds", "dds")] {
+        let out = root.path().join(container);
+        let r = share_bones(&models, &out, container, None);
+        assert!(
+            r.status.success(),
+            "{container}: {}",
+            String::from_utf8_lossy(&r.stderr)
+        );
+        let shared = shared_files(&out);
+        assert_eq!(shared.len(), 1, "{container}: {shared:?}");
+        assert!(shared[0].ends_with(&format!(".{ext}")), "{shared:?}");
+        for m in ["a", "b"] {
+            let file = out.join(m).join(format!("{m}.rigbake"));
+            let name = Container::open(&file).unwrap().metadata().textures[0]
+                .name
+                .clone();
+            assert_eq!(name, format!("../_shared/bones/{}", shared[0]));
+            let v = rigbake(&["verify".as_ref(), file.as_os_str()]);
+            assert!(
+                v.status.success(),
+                "{container} {m}: {}",
+                String::from_utf8_lossy(&v.stderr)
+            );
+        }
+    }
+}
+
+/// A model that fails after its shared bone texture was written leaves
+/// nothing in the shared store; a texture stored by an earlier model stays.
+#[test]
+fn a_failed_model_leaves_nothing_new_in_the_shared_store() {
+    let root = tempfile::tempdir().unwrap();
+    for container in ["exr", "ktx2", "dds"] {
+        let models = root.path().join(format!("models-{container}"));
+        std::fs::create_dir_all(&models).unwrap();
+        std::fs::copy(
+            rigbake_fixtures::fixture("tentacle.glb"),
+            models.join("a.glb"),
+        )
+        .unwrap();
+        let out = root.path().join(container);
+        let fail = Some(("RIGBAKE_FAULT", "fail-before-commit:a.glb"));
+        let r = share_bones(&models, &out, container, fail);
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(r.status.code(), Some(1), "{container}: {err}");
+        assert!(err.contains("injected failure"), "{err}");
+        assert_eq!(shared_files(&out), Vec::<String>::new(), "{container}");
+        // Stored by a model that succeeds, the texture survives a later
+        // model's failure.
+        let r = share_bones(&models, &out, container, None);
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        let stored = shared_files(&out);
+        assert_eq!(stored.len(), 1, "{container}: {stored:?}");
+        std::fs::copy(
+            rigbake_fixtures::fixture("tentacle.glb"),
+            models.join("b.glb"),
+        )
+        .unwrap();
+        let r = share_bones(
+            &models,
+            &out,
+            container,
+            Some(("RIGBAKE_FAULT", "fail-before-commit:b.glb")),
+        );
+        assert_eq!(r.status.code(), Some(1), "{container}");
+        assert_eq!(shared_files(&out), stored, "{container}");
+        let v = rigbake(&["verify".as_ref(), out.join("a/a.rigbake").as_os_str()]);
+        assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stderr));
+    }
 }

@@ -85,8 +85,13 @@ pub fn is_plain_file_name(name: &str) -> bool {
         && !name.chars().any(char::is_control)
 }
 
+/// Extensions of shared bone textures: one per texture container.
+pub const SHARED_STORE_EXTENSIONS: [&str; 3] = ["exr", "ktx2", "dds"];
+
 /// Whether `name` is a path into the documented shared bone store:
-/// `../` repeated (at most 64 times), then `_shared/bones/<64 hex>.exr`.
+/// `../` repeated (at most 64 times), then `_shared/bones/<64 hex>.EXT`,
+/// EXT one of [`SHARED_STORE_EXTENSIONS`] (the reader checks the file's
+/// header against the bake's texture container).
 pub fn is_shared_store_name(name: &str) -> bool {
     let mut rest = name;
     let mut ups = 0;
@@ -97,9 +102,14 @@ pub fn is_shared_store_name(name: &str) -> bool {
             return false;
         }
     }
-    rest.strip_prefix("_shared/bones/")
-        .and_then(|r| r.strip_suffix(".exr"))
-        .is_some_and(|hex| hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+    let Some(file) = rest.strip_prefix("_shared/bones/") else {
+        return false;
+    };
+    file.split_once('.').is_some_and(|(hex, ext)| {
+        hex.len() == 64
+            && hex.bytes().all(|b| b.is_ascii_hexdigit())
+            && SHARED_STORE_EXTENSIONS.contains(&ext)
+    })
 }
 
 fn plain_name(what: &str, name: &str) -> Result<()> {
@@ -1054,7 +1064,14 @@ mod tests {
             "../../_shared/bones/{hex}.exr"
         )));
         assert!(is_shared_store_name(&format!("_shared/bones/{hex}.exr")));
+        assert!(is_shared_store_name(&format!(
+            "../_shared/bones/{hex}.ktx2"
+        )));
+        assert!(is_shared_store_name(&format!("../_shared/bones/{hex}.dds")));
         for bad in [
+            format!("../_shared/bones/{hex}.png"),
+            format!("../_shared/bones/{hex}.ktx2.exr"),
+            format!("../_shared/bones/{hex}"),
             format!("../_shared/bones/{}.exr", &hex[1..]),
             format!("../_shared/bones/{hex}.exr/../../x"),
             format!("../_shared/other/{hex}.exr"),

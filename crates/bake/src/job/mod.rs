@@ -109,18 +109,26 @@ pub fn bake_model(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
 /// and before any is renamed into place (an interrupted bake must leave no
 /// partial file under a final name); `panic:TEXT` panics inside the job of
 /// every model whose path contains TEXT (one model's panic must not stop
-/// the others).
-fn fault(point: &str, input: &Path) {
+/// the others); `fail-before-commit:TEXT` fails every model whose path
+/// contains TEXT after its outputs are written under temporary names (a
+/// failed model must leave nothing behind, in the shared store neither).
+fn fault(point: &str, input: &Path) -> Result<(), BakeError> {
     let Some(v) = std::env::var_os("RIGBAKE_FAULT") else {
-        return;
+        return Ok(());
     };
     let v = v.to_string_lossy();
+    let named = |text: &str| input.to_string_lossy().contains(text);
     match (point, v.split_once(':')) {
         ("commit", _) if v == "abort-before-commit" => std::process::abort(),
-        ("start", Some(("panic", text))) if input.to_string_lossy().contains(text) => {
+        ("commit", Some(("fail-before-commit", text))) if named(text) => {
+            let why = "injected failure before the commit (RIGBAKE_FAULT)".to_owned();
+            let e = rigbake_format::FormatError::Invalid(why);
+            Err(BakeError::new(Stage::Commit, Source::Format(e)))
+        }
+        ("start", Some(("panic", text))) if named(text) => {
             panic!("injected panic (RIGBAKE_FAULT)")
         }
-        _ => {}
+        _ => Ok(()),
     }
 }
 
@@ -142,7 +150,7 @@ pub const MAX_MODEL_NAME_BYTES: usize = 200;
 /// Plans the model, runs every output step, then (unless nothing was made)
 /// every record step, the sidecar and the commit.
 fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
-    fault("start", job.input);
+    fault("start", job.input)?;
     let plan = plan::plan(job)?;
     let container_name = format!("{}.rigbake", plan.model.name);
     let mut sink = OutputSink::create(
@@ -183,7 +191,7 @@ fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
     };
     write_sidecar(&mut sink, records)?;
     let finished = sink.finish(&metadata).map_err(|e| e.at(Stage::Container))?;
-    fault("commit", job.input);
+    fault("commit", job.input)?;
     let committed = finished.commit().map_err(|e| e.at(Stage::Commit))?;
     for warning in &committed.kept {
         job.observer.warning(warning);

@@ -686,7 +686,16 @@ fn load_bones(
         };
         let space = skin.mesh_nodes.first().map(String::as_str).unwrap_or("");
         let space_node = mesh_node(file, model, space)?;
-        let mut texture = textures::bone_texture(reader, tex, space_node)?;
+        let per_joint: u64 = match tex.layout {
+            MatrixLayout::Mat4 => 4,
+            MatrixLayout::Mat3x4 => 3,
+        };
+        let need = textures::Need {
+            texels: (skin.joints.len() as u64 * per_joint).saturating_mul(u64::from(rows)),
+            vertices: 0,
+            rows: u64::from(rows),
+        };
+        let mut texture = textures::bone_texture(reader, tex, space_node, &need)?;
         // Checked on open: the clips' rows fit the texture through its fold.
         texture.rows = rows;
         texture.fold = fold_of(
@@ -767,6 +776,27 @@ fn load_bones(
     })
 }
 
+/// What the model's data needs of each VAT stream (keyed by its first
+/// texture): the vertices of every primitive the stream serves (their
+/// counts already matched with the source) times its frames.
+fn vat_needs(vat: &meta::VatMetadata) -> std::collections::BTreeMap<u32, textures::Need> {
+    let mut needs: std::collections::BTreeMap<u32, textures::Need> = Default::default();
+    for p in &vat.primitives {
+        for first in [Some(p.positions), p.normals, p.tangents]
+            .into_iter()
+            .flatten()
+        {
+            let need = needs.entry(first).or_default();
+            need.texels = need
+                .texels
+                .saturating_add(u64::from(p.vertices).saturating_mul(u64::from(p.frames)));
+            need.vertices = need.vertices.saturating_add(u64::from(p.vertices));
+            need.rows = need.rows.max(u64::from(p.frames));
+        }
+    }
+    needs
+}
+
 fn load_vat(
     reader: &mut textures::TextureReader<'_>,
     vat: &meta::VatMetadata,
@@ -789,22 +819,34 @@ fn load_vat(
         })
     };
     let mut matcher = Matcher::default();
+    // Every primitive matched to the source first: the vertex counts the
+    // textures are bounded by are the source's own.
+    let found = vat
+        .primitives
+        .iter()
+        .map(|p| {
+            let (node, primitive) = matcher.find(file, model, &p.node, &p.mesh, p.primitive)?;
+            vertex_count_matches(file, model, node, primitive, p.vertices)?;
+            Ok((node, primitive))
+        })
+        .collect::<Result<Vec<_>, LoadError>>()?;
+    let needs = vat_needs(vat);
     let mut primitives = Vec::with_capacity(vat.primitives.len());
     // Decoded once per texture: an atlas is shared by every primitive.
     let mut decoded: std::collections::BTreeMap<u32, VatTexture> = Default::default();
-    let mut decode = |reader: &mut textures::TextureReader<'_>, i: u32, layer: (u32, u32)| {
+    let mut decode = |reader: &mut textures::TextureReader<'_>, first: u32, k: u32, pages: u32| {
+        let i = first.saturating_add(k);
         if let Some(t) = decoded.get(&i) {
             return Ok(t.clone());
         }
-        let t = textures::vat_texture(reader, texture(i)?, layer, how)?;
+        let need = needs.get(&first).cloned().unwrap_or_default();
+        let t = textures::vat_texture(reader, texture(i)?, (k, pages), how, &need)?;
         decoded.insert(i, t.clone());
         Ok::<_, LoadError>(t)
     };
-    for (k, p) in vat.primitives.iter().enumerate() {
+    for (k, (p, &(node, primitive))) in vat.primitives.iter().zip(&found).enumerate() {
         // Checked on open: one placement per primitive.
         let first_vertex = placement.map_or(0, |l| l.first_vertex[k]);
-        let (node, primitive) = matcher.find(file, model, &p.node, &p.mesh, p.primitive)?;
-        vertex_count_matches(file, model, node, primitive, p.vertices)?;
         // Checked on open: a folded stream's pages follow its first texture.
         let fold = layout.and_then(|l| {
             l.folds
@@ -814,7 +856,7 @@ fn load_vat(
         let pages = fold.map_or(1, |f| f.pages);
         let mut stream = |reader: &mut textures::TextureReader<'_>, first: u32| {
             let pages = (0..pages)
-                .map(|k| decode(reader, first.saturating_add(k), (k, pages)))
+                .map(|k| decode(reader, first, k, pages))
                 .collect::<Result<Vec<_>, _>>()?;
             Ok::<_, LoadError>(VatPages { pages })
         };

@@ -73,17 +73,90 @@ impl TextureReader<'_> {
     }
 }
 
+/// What the model's own data needs of one texture file: its texels, and
+/// the numbers they come from (for messages).
+#[derive(Debug, Clone, Default)]
+pub(super) struct Need {
+    /// RGBA texels the data fills (vertices x frames, or matrix columns x
+    /// rows).
+    pub texels: u64,
+    /// Vertices of the primitives served (0 for a bone texture).
+    pub vertices: u64,
+    /// Timeline rows.
+    pub rows: u64,
+}
+
+/// How many times the texels a model's data fills a GPU texture may hold
+/// (bands, power-of-two padding and partly filled folded pages stay well
+/// within it).
+pub const GPU_TEXTURE_SLACK: u64 = 32;
+
+/// Texels any GPU texture may hold whatever the model (a small model's
+/// padded texture always fits).
+pub const GPU_TEXTURE_FLOOR_TEXELS: u64 = 1 << 20;
+
+impl Need {
+    /// The most bytes a KTX2 or DDS read may allocate for this need
+    /// ([`gpu::decoded_bytes`]: at most 32 bytes a texel, decompressed and
+    /// widened).
+    fn limit(&self) -> u64 {
+        self.texels
+            .saturating_mul(GPU_TEXTURE_SLACK)
+            .saturating_add(GPU_TEXTURE_FLOOR_TEXELS)
+            .saturating_mul(32)
+    }
+
+    /// What the need is, for messages.
+    fn describe(&self) -> String {
+        if self.vertices > 0 {
+            format!(
+                "{} vertices x {} rows need {} texels",
+                self.vertices, self.rows, self.texels
+            )
+        } else {
+            format!(
+                "bone matrix columns x {} rows need {} texels",
+                self.rows, self.texels
+            )
+        }
+    }
+}
+
+/// Checks that a KTX2 or DDS texture of `spec` decodes to no more than
+/// what the model's data `need`s, before its file is read.
+fn check_need(
+    file: &Path,
+    name: &str,
+    container: TextureContainer,
+    (spec, need): (&GpuSpec, &Need),
+) -> Result<(), LoadError> {
+    let cost = gpu::decoded_bytes(container, spec);
+    if cost <= need.limit() {
+        return Ok(());
+    }
+    Err(LoadError::Damaged(format!(
+        "{}: texture `{name}`: the records say {} x {} x {} texels, which decode to {cost} bytes, but the model's {} (at most {} bytes decoded)",
+        file.display(),
+        spec.width,
+        spec.height,
+        spec.layers,
+        need.describe(),
+        need.limit()
+    )))
+}
+
 /// Decodes a KTX2 or DDS texture of the bake's `container`, its header
 /// checked against `spec` (an error names the file, the texture and the
-/// field).
+/// field) and its decoded size against what the model's data `need`s
+/// ([`check_need`], made before the file was read).
 fn gpu_samples(
     file: &Path,
     name: &str,
     bytes: &[u8],
     container: TextureContainer,
-    spec: &GpuSpec,
+    (spec, need): (&GpuSpec, &Need),
 ) -> Result<GpuSamples, LoadError> {
-    gpu::read(bytes, container, spec)
+    gpu::read_within(bytes, container, spec, need.limit())
         .map_err(|e| LoadError::Damaged(format!("{}: texture `{name}`: {e}", file.display())))
 }
 
@@ -103,11 +176,21 @@ pub(super) fn bone_texture(
     reader: &mut TextureReader<'_>,
     tex: &meta::TextureMeta,
     space_node: usize,
+    need: &Need,
 ) -> Result<BoneTexture, LoadError> {
     let file = reader.file;
-    let bytes = reader.bytes(&tex.name, tex.storage, tex.bytes, tex.crc32)?;
     let (w, h) = (tex.width as usize, tex.height as usize);
     let container = reader.container.records().texture_container();
+    let spec = GpuSpec {
+        width: w,
+        height: h,
+        layers: 1,
+        sample: SampleType::of_precision(tex.precision),
+    };
+    if !container.is_exr() {
+        check_need(file, &tex.name, container, (&spec, need))?;
+    }
+    let bytes = reader.bytes(&tex.name, tex.storage, tex.bytes, tex.crc32)?;
     let texels = if container.is_exr() {
         let decoded = exr::read_expecting(Cursor::new(bytes), w, h).map_err(|e| {
             LoadError::Damaged(format!("{}: texture `{}`: {e}", file.display(), tex.name))
@@ -122,13 +205,7 @@ pub(super) fn bone_texture(
         }
         decoded.data
     } else {
-        let spec = GpuSpec {
-            width: w,
-            height: h,
-            layers: 1,
-            sample: SampleType::of_precision(tex.precision),
-        };
-        match gpu_samples(file, &tex.name, &bytes, container, &spec)? {
+        match gpu_samples(file, &tex.name, &bytes, container, (&spec, need))? {
             GpuSamples::Float(texels) => texels,
             GpuSamples::Unorm16(_) => {
                 return Err(LoadError::Damaged(format!(
@@ -334,6 +411,7 @@ fn gpu_vat_texture(
     tex: &meta::VatTextureMeta,
     container: TextureContainer,
     (layer, layers): (u32, u32),
+    need: &Need,
 ) -> Result<VatTexture, LoadError> {
     let file = reader.file;
     let spec = GpuSpec {
@@ -345,9 +423,15 @@ fn gpu_vat_texture(
     let samples = match &reader.layered {
         Some((name, samples)) if layers > 1 && *name == tex.name => samples.clone(),
         _ => {
+            check_need(file, &tex.name, container, (&spec, need))?;
             let bytes = reader.bytes(&tex.name, tex.storage, tex.bytes, tex.crc32)?;
-            let samples =
-                std::sync::Arc::new(gpu_samples(file, &tex.name, &bytes, container, &spec)?);
+            let samples = std::sync::Arc::new(gpu_samples(
+                file,
+                &tex.name,
+                &bytes,
+                container,
+                (&spec, need),
+            )?);
             if layers > 1 {
                 reader.layered = Some((tex.name.clone(), samples.clone()));
             }
@@ -392,17 +476,19 @@ fn gpu_vat_texture(
 
 /// Reads and decodes a vertex animation texture: page `layer.0` of the
 /// `layer.1` pages of its stream (the layer of a KTX2 or DDS file; EXR and
-/// PNG files hold one page each).
+/// PNG files hold one page each); a KTX2 or DDS file decodes to no more
+/// than the stream's `need` allows.
 pub(super) fn vat_texture(
     reader: &mut TextureReader<'_>,
     tex: &meta::VatTextureMeta,
     layer: (u32, u32),
     decode: Decode,
+    need: &Need,
 ) -> Result<VatTexture, LoadError> {
     let file = reader.file;
     let container = reader.container.records().texture_container();
     if !container.is_exr() {
-        return gpu_vat_texture(reader, tex, container, layer);
+        return gpu_vat_texture(reader, tex, container, layer, need);
     }
     let exr_file = matches!(tex.encoding, VatEncoding::Exr32 | VatEncoding::Exr16)
         && tex.storage == Storage::File;

@@ -267,40 +267,96 @@ pub enum GpuSamples {
     Unorm16(Vec<u16>),
 }
 
+/// Bytes a read of `spec` from `container` holds at once beyond the file
+/// itself: the decompressed level (supercompressed KTX2 only) and the
+/// samples returned (half floats widened to f32, UNORM copied as u16).
+/// Every decompression, widening and copy counts against one budget.
+pub fn decoded_bytes(container: TextureContainer, spec: &GpuSpec) -> u64 {
+    let samples = spec.data_bytes() / spec.sample.bytes() as u64;
+    let out = match spec.sample {
+        SampleType::F32 | SampleType::F16 => samples.saturating_mul(4),
+        SampleType::Unorm16 => samples.saturating_mul(2),
+    };
+    let unpacked = if container == TextureContainer::Ktx2Zstd {
+        spec.data_bytes()
+    } else {
+        0
+    };
+    out.saturating_add(unpacked)
+}
+
 /// Reads a whole GPU texture whose records say `container` and `spec`:
 /// the header is checked field by field first (an error names the field),
-/// the size is bounded by [`super::MAX_DECODED_BYTES`] before anything is
-/// allocated, and supercompressed data must decompress to exactly the
-/// texture's size.
+/// everything the read allocates ([`decoded_bytes`]) is bounded by
+/// [`super::MAX_DECODED_BYTES`] before anything is allocated, and
+/// supercompressed data must decompress to exactly the texture's size.
 pub fn read(file: &[u8], container: TextureContainer, spec: &GpuSpec) -> Result<GpuSamples> {
-    super::check_decoded_size(
-        spec.width,
-        spec.height.saturating_mul(spec.layers),
-        spec.texel_bytes(),
-    )?;
-    let expected = spec.data_bytes() as usize;
+    read_within(file, container, spec, super::MAX_DECODED_BYTES)
+}
+
+/// [`read`], with everything the read allocates ([`decoded_bytes`])
+/// bounded by `limit` bytes (at most [`super::MAX_DECODED_BYTES`]): a
+/// reader passes what the model's own data needs, so that no record can
+/// make it decode more.
+pub fn read_within(
+    file: &[u8],
+    container: TextureContainer,
+    spec: &GpuSpec,
+    limit: u64,
+) -> Result<GpuSamples> {
+    let limit = limit.min(super::MAX_DECODED_BYTES);
+    let cost = decoded_bytes(container, spec);
+    if spec.data_bytes() == 0 || cost > limit {
+        return Err(FormatError::Invalid(format!(
+            "a {} x {} x {} texture of {:?} samples is empty or decodes to {cost} bytes (decompressed and widened), more than the limit of {limit}",
+            spec.width, spec.height, spec.layers, spec.sample
+        )));
+    }
     let unpacked;
     let raw: &[u8] = match container {
         TextureContainer::Ktx2 => ktx2::level_data(file, spec, false)?,
         TextureContainer::Dds => dds::data(file, spec)?,
         TextureContainer::Ktx2Zstd => {
-            let packed = ktx2::level_data(file, spec, true)?;
-            unpacked = zstd::bulk::decompress(packed, expected).map_err(|e| {
-                FormatError::Invalid(format!(
-                    "KTX2 level 0: the Zstandard data does not decompress to {expected} bytes ({e})"
-                ))
-            })?;
-            if unpacked.len() != expected {
-                return Err(FormatError::Invalid(format!(
-                    "KTX2 level 0 decompresses to {} bytes, the texture has {expected}",
-                    unpacked.len()
-                )));
-            }
+            unpacked = unzstd(ktx2::level_data(file, spec, true)?, spec.data_bytes())?;
             &unpacked
         }
         TextureContainer::Exr => return Err(not_gpu()),
     };
-    Ok(match spec.sample {
+    Ok(samples_of(raw, spec.sample))
+}
+
+/// Decompresses a Zstandard level that must hold exactly `expected` bytes:
+/// the output grows only as data is decoded and never past `expected` plus
+/// one byte (enough to tell that a frame runs longer).
+fn unzstd(packed: &[u8], expected: u64) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let failed = |e: std::io::Error| {
+        FormatError::Invalid(format!(
+            "KTX2 level 0: the Zstandard data does not decompress to {expected} bytes ({e})"
+        ))
+    };
+    let decoder = zstd::stream::read::Decoder::with_buffer(packed).map_err(failed)?;
+    let mut out = Vec::new();
+    decoder
+        .take(expected.saturating_add(1))
+        .read_to_end(&mut out)
+        .map_err(failed)?;
+    if out.len() as u64 != expected {
+        let got = if out.len() as u64 > expected {
+            format!("more than {expected}")
+        } else {
+            out.len().to_string()
+        };
+        return Err(FormatError::Invalid(format!(
+            "KTX2 level 0 decompresses to {got} bytes, the texture has {expected}"
+        )));
+    }
+    Ok(out)
+}
+
+/// The samples of `raw` little-endian texel bytes of `sample`.
+fn samples_of(raw: &[u8], sample: SampleType) -> GpuSamples {
+    match sample {
         SampleType::F32 => GpuSamples::Float(
             raw.chunks_exact(4)
                 .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
@@ -316,7 +372,7 @@ pub fn read(file: &[u8], container: TextureContainer, spec: &GpuSpec) -> Result<
                 .map(|b| u16::from_le_bytes([b[0], b[1]]))
                 .collect(),
         ),
-    })
+    }
 }
 
 #[cfg(test)]
@@ -437,6 +493,76 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A Zstandard frame of `len` zero bytes in RLE blocks (4 bytes per
+    /// 128 KiB), its content size recorded: a tiny file that claims a lot.
+    fn zero_frame(len: u64) -> Vec<u8> {
+        let mut f = vec![0x28, 0xB5, 0x2F, 0xFD, 0xE0];
+        f.extend_from_slice(&len.to_le_bytes());
+        let mut left = len;
+        loop {
+            let n = left.min(128 << 10);
+            left -= n;
+            let last = u32::from(left == 0);
+            let header = last | (1 << 1) | ((n as u32) << 3);
+            f.extend_from_slice(&header.to_le_bytes()[..3]);
+            f.push(0);
+            if left == 0 {
+                return f;
+            }
+        }
+    }
+
+    #[test]
+    fn a_tiny_frame_that_claims_a_huge_texture_is_refused_before_decoding() {
+        // 16384 x 16384 half floats: exactly 2 GiB stored, 4 GiB widened.
+        let s = GpuSpec {
+            width: 16384,
+            height: 16384,
+            layers: 1,
+            sample: SampleType::F16,
+        };
+        let frame = zero_frame(s.data_bytes());
+        assert!(frame.len() < 70 << 10, "{}", frame.len());
+        let mut file = ktx2::header(&s, true, frame.len() as u64);
+        file.extend_from_slice(&frame);
+        let started = std::time::Instant::now();
+        let e = read(&file, TextureContainer::Ktx2Zstd, &s)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("decodes to 6442450944 bytes"), "{e}");
+        let e = read_within(&file, TextureContainer::Ktx2Zstd, &s, 1 << 20)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("more than the limit of 1048576"), "{e}");
+        assert!(started.elapsed().as_secs() < 2);
+        // Within the limit, the frame decodes exactly.
+        let small = GpuSpec {
+            width: 256,
+            height: 64,
+            ..s
+        };
+        let frame = zero_frame(small.data_bytes());
+        let mut file = ktx2::header(&small, true, frame.len() as u64);
+        file.extend_from_slice(&frame);
+        assert!(
+            matches!(read(&file, TextureContainer::Ktx2Zstd, &small), Ok(GpuSamples::Float(v)) if v.len() == 256 * 64 * 4)
+        );
+    }
+
+    #[test]
+    fn a_frame_longer_than_the_texture_stops_one_byte_past_it() {
+        let s = spec(SampleType::F16, 1);
+        let frame = zero_frame(64 << 20);
+        let mut file = ktx2::header(&s, true, frame.len() as u64);
+        file.extend_from_slice(&frame);
+        let started = std::time::Instant::now();
+        let e = read(&file, TextureContainer::Ktx2Zstd, &s)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("decompresses to more than 120 bytes"), "{e}");
+        assert!(started.elapsed().as_secs() < 2);
     }
 
     /// A cursor several owners write through (the stream's thread owns one).
