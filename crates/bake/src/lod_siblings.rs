@@ -74,10 +74,16 @@ pub fn find(paths: &[PathBuf]) -> Vec<Siblings> {
     out
 }
 
+/// Device, inode and (off Unix) canonical path.
+type Identity = (u64, u64, PathBuf);
+
+/// A file's identity, or its path when it has none (cannot be read).
+type Key = Result<Identity, PathBuf>;
+
 /// A file's identity for LOD checks: device and inode on Unix (a symbolic
 /// or hard link to a file is that file), the canonical path elsewhere;
 /// `None` for a file that cannot be read (compared by path then).
-fn identity(path: &Path) -> Option<(u64, u64, PathBuf)> {
+fn identity(path: &Path) -> Option<Identity> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
@@ -98,9 +104,9 @@ fn identity(path: &Path) -> Option<(u64, u64, PathBuf)> {
 /// `a=b, b=c` and cycles `a=b, b=a`) are errors naming the files. Groups
 /// without levels take part as models only.
 pub fn check_groups(groups: &[(PathBuf, Vec<PathBuf>)]) -> Result<(), String> {
-    let key = |p: &Path| identity(p).ok_or_else(|| p.to_path_buf());
+    let key = |p: &Path| -> Key { identity(p).ok_or_else(|| p.to_path_buf()) };
     // Every level file: its identity, its path, its model.
-    let mut levels: Vec<(Result<(u64, u64, PathBuf), PathBuf>, &Path, &Path)> = Vec::new();
+    let mut levels: Vec<(Key, &Path, &Path)> = Vec::new();
     for (model, files) in groups {
         let model_key = key(model);
         for file in files {
@@ -163,7 +169,8 @@ mod tests {
             |m: &PathBuf, l: &[&PathBuf]| (m.clone(), l.iter().map(|p| (*p).clone()).collect());
         let fine = [group(&a, &[&b, &c])];
         assert_eq!(check_groups(&fine), Ok(()));
-        let cases: Vec<(Vec<(PathBuf, Vec<PathBuf>)>, &str)> = vec![
+        type Groups = Vec<(PathBuf, Vec<PathBuf>)>;
+        let cases: Vec<(Groups, &str)> = vec![
             (vec![group(&a, &[&a])], "its own level"),
             (
                 vec![group(&a, &[&b]), group(&b, &[&a])],

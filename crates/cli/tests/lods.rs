@@ -1144,7 +1144,7 @@ fn lod_groups_that_are_no_forest_are_refused_naming_the_files() {
         std::fs::create_dir(&folder).unwrap();
         std::fs::copy(fixtures.join("tentacle.glb"), folder.join("hero.glb")).unwrap();
         std::os::unix::fs::symlink(folder.join("hero.glb"), folder.join("hero_LOD1.glb")).unwrap();
-        let r = bake(&[folder.clone()], &out, &[]);
+        let r = bake(std::slice::from_ref(&folder), &out, &[]);
         let stderr = String::from_utf8_lossy(&r.stderr);
         assert_eq!(r.status.code(), Some(2), "{stderr}");
         assert!(
@@ -1154,7 +1154,7 @@ fn lod_groups_that_are_no_forest_are_refused_naming_the_files() {
         // A hard link is the same file too.
         std::fs::remove_file(folder.join("hero_LOD1.glb")).unwrap();
         std::fs::hard_link(folder.join("hero.glb"), folder.join("hero_LOD1.glb")).unwrap();
-        let r = bake(&[folder.clone()], &out, &[]);
+        let r = bake(std::slice::from_ref(&folder), &out, &[]);
         let stderr = String::from_utf8_lossy(&r.stderr);
         assert_eq!(r.status.code(), Some(2), "{stderr}");
         assert!(stderr.contains("same file"), "{stderr}");

@@ -536,7 +536,10 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("more than the limit of 1048576"), "{e}");
-        assert!(started.elapsed().as_secs() < 2);
+        assert!(
+            started.elapsed().as_secs() < 10,
+            "no decode of the claimed size"
+        );
         // Within the limit, the frame decodes exactly.
         let small = GpuSpec {
             width: 256,
@@ -562,7 +565,10 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("decompresses to more than 120 bytes"), "{e}");
-        assert!(started.elapsed().as_secs() < 2);
+        assert!(
+            started.elapsed().as_secs() < 10,
+            "no decode of the claimed size"
+        );
     }
 
     /// A cursor several owners write through (the stream's thread owns one).
