@@ -129,8 +129,9 @@ pub fn up_to_date_outputs(
 /// its bytes and settings.
 #[derive(Debug, Clone, Copy)]
 pub struct Current<'a> {
-    /// The model file's bytes.
-    pub bytes: &'a [u8],
+    /// The SHA-256 of the model file's bytes, lowercase hex (as the
+    /// container's source record holds it).
+    pub source_sha256: &'a str,
     /// The model's settings.
     pub settings: &'a BakeSettings,
 }
@@ -218,7 +219,7 @@ fn key_change(previous: &rigbake_format::meta::Metadata, current: Option<Current
     let Some(now) = current else {
         return "the source or the settings changed".to_owned();
     };
-    if previous.source.sha256 != format!("{:x}", Sha256::digest(now.bytes)) {
+    if previous.source.sha256 != now.source_sha256 {
         return "the source model changed".to_owned();
     }
     let (o, s) = (&previous.options, now.settings);

@@ -80,8 +80,14 @@ pub fn run_model(r: &ModelRun<'_>) -> Outcome {
         Ok(k) => k,
         Err(e) => return failed(e),
     };
+    // The source's hash, once: why a rebake happens, and where else it
+    // was baked.
+    let source_sha256 = {
+        use sha2::Digest as _;
+        format!("{:x}", sha2::Sha256::digest(&bytes))
+    };
     let current = crate::incremental::Current {
-        bytes: &bytes,
+        source_sha256: &source_sha256,
         settings: r.settings,
     };
     let container = container_path(r.input, r.out_dir);
@@ -93,10 +99,10 @@ pub fn run_model(r: &ModelRun<'_>) -> Outcome {
             Err(reason) => reason,
         }
     };
-    if let Some(other) = r.existing.and_then(|e| {
-        use sha2::Digest as _;
-        e.elsewhere(&format!("{:x}", sha2::Sha256::digest(&bytes)), r.out_dir)
-    }) {
+    if let Some(other) = r
+        .existing
+        .and_then(|e| e.elsewhere(&source_sha256, r.out_dir))
+    {
         r.observer.warning(&format!(
             "a bake of the same source (same content) is already at `{}`; this one goes to `{}` (the output folder follows the model's path relative to the folder given, or its name for a file given alone): bake the same folder again to update that bake, or remove one",
             other.display(),
