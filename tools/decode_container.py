@@ -122,7 +122,7 @@ class Reader:
 
 # Enums: variant names in variant-number order (formats/metadata.md, "Enums").
 SAMPLING_RULE = ["fixed_rate", "even_spread"]
-MATRIX_LAYOUT = ["mat4", "mat3x4"]
+MATRIX_LAYOUT = ["mat4", "mat3x4", "qts"]
 PRECISION = ["f32", "f16"]
 TEXTURE_KIND = ["bone_matrices"]
 ENCODING = ["exr_zip"]

@@ -27,6 +27,7 @@ struct from the standard library), and nothing of rigbake. Textures must be
 EXR (`exr_f32` or `exr_f16`) files beside the container.
 """
 
+import math
 import json
 import os
 import struct
@@ -122,8 +123,24 @@ def skin_matrix(image, tex, joint, row):
     if tex["layout"] == "mat4":
         cols = [texel(image, *at(4 * joint + c), "RGBA") for c in range(4)]
         return [[cols[c][r] for c in range(4)] for r in range(4)]
+    if tex["layout"] == "qts":
+        return qts_matrix(texel(image, *at(2 * joint), "RGBA"), texel(image, *at(2 * joint + 1), "RGBA"))
     rows = [texel(image, *at(3 * joint + r), "RGBA") for r in range(3)]
     return rows + [[0.0, 0.0, 0.0, 1.0]]
+
+
+def qts_matrix(q, ts):
+    """[s R(q / |q|) | t] from a qts joint's two texels
+    (formats/bone-matrix-texture.md)."""
+    d = sum(v * v for v in q)
+    x, y, z, w = [v / math.sqrt(d) for v in q] if d > 0 else (0.0, 0.0, 0.0, 0.0)
+    s = ts[3]
+    r = [
+        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+    ]
+    return [[r[i][0] * s, r[i][1] * s, r[i][2] * s, ts[i]] for i in range(3)] + [[0.0, 0.0, 0.0, 1.0]]
 
 
 def apply(m, p):

@@ -9,7 +9,10 @@
 // Textures are data: point-sampled with textureLoad, linear, no mipmaps.
 //   Bone-matrix texture: RGBA 32-bit (or 16-bit) float. Joint j, row r:
 //     mat4   layout: texels (4j + c, r), c = 0..3, hold the matrix COLUMNS;
-//     mat3x4 layout: texels (3j + i, r), i = 0..2, hold the matrix ROWS.
+//     mat3x4 layout: texels (3j + i, r), i = 0..2, hold the matrix ROWS;
+//     qts    layout: texel (2j, r) the rotation quaternion (x, y, z, w),
+//                    texel (2j + 1, r) the translation and uniform scale
+//                    (tx, ty, tz, s); the matrix is [s R(q / |q|) | t].
 //     Folded textures (rows over the maximum size): texel (x, r) is at
 //     (b * block_width + x, r mod rows_per_block), b = r div rows_per_block;
 //     unfolded, rows_per_block = rows and block_width = width (b = 0).
@@ -105,6 +108,7 @@ fn root_motion_apply(motion: vec4<f32>, d: Deformed) -> Deformed {
 
 const LAYOUT_MAT4: u32 = 0u;
 const LAYOUT_MAT3X4: u32 = 1u;
+const LAYOUT_QTS: u32 = 2u;
 
 @group(0) @binding(0) var bone_texture: texture_2d<f32>;
 
@@ -135,11 +139,39 @@ fn bone_matrix(joint: u32, row: u32, matrix_layout: u32, rows_per_block: u32, bl
             vec4<f32>(c0.z, c1.z, c2.z, c3.z),
         );
     }
+    if (matrix_layout == LAYOUT_QTS) {
+        let x = joint * 2u;
+        return qts_matrix(
+            bone_block_texel(x, row, rows_per_block, block_width),
+            bone_block_texel(x + 1u, row, rows_per_block, block_width),
+        );
+    }
     let x = joint * 3u;
     return Affine(
         bone_block_texel(x, row, rows_per_block, block_width),
         bone_block_texel(x + 1u, row, rows_per_block, block_width),
         bone_block_texel(x + 2u, row, rows_per_block, block_width),
+    );
+}
+
+// The matrix [s R | t] of a qts joint: the quaternion normalised first
+// (half floats round it off the unit sphere); zero texels (past a folded
+// block) give the zero matrix, as with the matrix layouts.
+fn qts_matrix(q_in: vec4<f32>, ts: vec4<f32>) -> Affine {
+    let d = dot(q_in, q_in);
+    var q = vec4<f32>(0.0);
+    if (d > 0.0) {
+        q = q_in * (1.0 / sqrt(d));
+    }
+    let x = q.x;
+    let y = q.y;
+    let z = q.z;
+    let w = q.w;
+    let s = ts.w;
+    return Affine(
+        vec4<f32>((1.0 - 2.0 * (y * y + z * z)) * s, 2.0 * (x * y - w * z) * s, 2.0 * (x * z + w * y) * s, ts.x),
+        vec4<f32>(2.0 * (x * y + w * z) * s, (1.0 - 2.0 * (x * x + z * z)) * s, 2.0 * (y * z - w * x) * s, ts.y),
+        vec4<f32>(2.0 * (x * z - w * y) * s, 2.0 * (y * z + w * x) * s, (1.0 - 2.0 * (x * x + y * y)) * s, ts.z),
     );
 }
 

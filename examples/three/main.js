@@ -82,7 +82,7 @@ vec3 rb_normal;
 const BONES_VERTEX = ANIMATION_COMMON + /* glsl */ `
 uniform highp sampler2D rb_bones;
 uniform int rb_bones_height;
-uniform int rb_layout3x4;
+uniform int rb_layout; // 0 mat4, 1 mat3x4, 2 qts
 in vec4 _rigbake_uv1;
 in vec4 _rigbake_uv2;
 in vec4 _rigbake_uv3;
@@ -90,7 +90,21 @@ in vec4 _rigbake_uv4;
 
 mat4 rb_bone(int j, int row) {
   int y = rb_flip(row, rb_bones_height);
-  if (rb_layout3x4 == 1) {
+  if (rb_layout == 2) {
+    // qts: rotation quaternion, then translation and uniform scale
+    // (formats/bone-matrix-texture.md); the quaternion normalised first.
+    vec4 q = texelFetch(rb_bones, ivec2(2 * j, y), 0);
+    vec4 ts = texelFetch(rb_bones, ivec2(2 * j + 1, y), 0);
+    float d = dot(q, q);
+    q = d > 0.0 ? q * (1.0 / sqrt(d)) : vec4(0.0);
+    float s = ts.w;
+    return mat4(
+      vec4(1.0 - 2.0 * (q.y * q.y + q.z * q.z), 2.0 * (q.x * q.y + q.w * q.z), 2.0 * (q.x * q.z - q.w * q.y), 0.0) * s,
+      vec4(2.0 * (q.x * q.y - q.w * q.z), 1.0 - 2.0 * (q.x * q.x + q.z * q.z), 2.0 * (q.y * q.z + q.w * q.x), 0.0) * s,
+      vec4(2.0 * (q.x * q.z + q.w * q.y), 2.0 * (q.y * q.z - q.w * q.x), 1.0 - 2.0 * (q.x * q.x + q.y * q.y), 0.0) * s,
+      vec4(ts.xyz, 1.0));
+  }
+  if (rb_layout == 1) {
     vec4 r0 = texelFetch(rb_bones, ivec2(3 * j, y), 0);
     vec4 r1 = texelFetch(rb_bones, ivec2(3 * j + 1, y), 0);
     vec4 r2 = texelFetch(rb_bones, ivec2(3 * j + 2, y), 0);
@@ -465,7 +479,7 @@ async function main() {
       const loaded = await primitive(file, p.mesh_index, p.mesh_primitive);
       const geometry = loaded.geometry;
       const material = animate(drawnMaterial(loaded.material, mask, !!geometry.getAttribute('normal')), BONES_VERTEX, {
-        rb_bones: { value: set.texture }, rb_bones_height: { value: set.height }, rb_layout3x4: { value: set.layout === 'mat3x4' ? 1 : 0 },
+        rb_bones: { value: set.texture }, rb_bones_height: { value: set.height }, rb_layout: { value: { mat4: 0, mat3x4: 1, qts: 2 }[set.layout] ?? 0 },
         rb_state: { value: state }, rb_row_flip: { value: rowFlip(set.flipped) },
       }, 'bones');
       // Channels beyond the bake's `channels` are absent; a missing vertex

@@ -90,6 +90,7 @@ fn texture_matrix(tex: &common::Rgba, layout: MatrixLayout, row: usize, joint: u
     let ppj = match layout {
         MatrixLayout::Mat4 => 4,
         MatrixLayout::Mat3x4 => 3,
+        MatrixLayout::Qts => 2,
     };
     let px = |i: usize| {
         let at = (row * tex.width + joint * ppj + i) * 4;
@@ -98,6 +99,16 @@ fn texture_matrix(tex: &common::Rgba, layout: MatrixLayout, row: usize, joint: u
     let m = match layout {
         MatrixLayout::Mat4 => Mat4::from_cols(px(0), px(1), px(2), px(3)),
         MatrixLayout::Mat3x4 => Mat4::from_cols(px(0), px(1), px(2), Vec4::W).transpose(),
+        // glam's own quaternion, scale and translation (formats/
+        // bone-matrix-texture.md, "qts"), not the crate's decoder.
+        MatrixLayout::Qts => {
+            let (q, ts) = (px(0).as_dvec4(), px(1).as_dvec4());
+            return DMat4::from_scale_rotation_translation(
+                DVec3::splat(ts.w),
+                glam::DQuat::from_vec4(q).normalize(),
+                ts.truncate(),
+            );
+        }
     };
     m.as_dmat4()
 }
@@ -220,17 +231,157 @@ fn fixtures_round_trip_through_the_texture() {
     .iter()
     .map(|f| rigbake_fixtures::fixture(f))
     .collect();
-    let out = tempfile::tempdir().unwrap();
-    let result = bake(&fixtures, out.path(), &[]);
+    // qts: f32 rounding of a unit quaternion (2^-24 per component) moves
+    // an entry by a few 1e-7 of the matrix; 1e-6 of the diagonal still
+    // holds on these small rigs (the hierarchy's root scales by 2).
+    for flags in [&[][..], &["--layout", "qts"]] {
+        let out = tempfile::tempdir().unwrap();
+        let result = bake(&fixtures, out.path(), flags);
+        assert!(
+            result.status.success(),
+            "{}",
+            String::from_utf8_lossy(&result.stderr)
+        );
+        for f in &fixtures {
+            let err = round_trip_error(f, out.path());
+            assert!(err <= 1e-6, "{} {flags:?}: {err:e}", f.display());
+        }
+    }
+}
+
+#[test]
+fn qts_refuses_a_non_uniform_scale_naming_joint_clip_frame_and_figure() {
+    use rigbake_fixtures::parts::{add_animation, add_channel};
+    // The two-joint rig's tip (bound at y = 1) stretched along y from 1 to
+    // 2 over one second. Its skin matrix T(0,1,0) S(1, sy, 1) T(0,-1,0) has
+    // no qts form: the volume-keeping scale is sy^(1/3), so the y entry is
+    // off by sy - sy^(1/3), relative to the largest entry sy; worst at the
+    // last frame (sy = 2): (2 - 2^(1/3)) / 2 = 0.370.
+    let dir = tempfile::tempdir().unwrap();
+    let mut b = rigbake_fixtures::models::two_joint();
+    let a = add_animation(&mut b, "stretch");
+    let keys = [1.0, 1.0, 1.0, 1.0, 2.0, 1.0];
+    add_channel(&mut b, a, 1, "scale", "LINEAR", &[0.0, 1.0], &keys);
+    let model = dir.path().join("stretched.glb");
+    std::fs::write(&model, b.to_glb()).unwrap();
+    let out = dir.path().join("out");
+    let result = bake(std::slice::from_ref(&model), &out, &["--layout", "qts"]);
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert_eq!(result.status.code(), Some(1), "{stderr}");
+    let expected = (2.0 - 2f64.cbrt()) / 2.0;
+    for part in [
+        "stretched.glb",
+        "skins[0].joints[1]",
+        "`tip`",
+        "clip `stretch`, frame 30",
+        "non-uniform scale",
+        &format!("{expected:.2e}"),
+        "--layout mat4",
+    ] {
+        assert!(stderr.contains(part), "`{part}` missing from:\n{stderr}");
+    }
+    assert!(
+        !out.join("stretched").exists(),
+        "a refused model wrote files"
+    );
+    // The matrix layouts hold it.
+    let result = bake(&[model], &out, &["--layout", "mat3x4"]);
     assert!(
         result.status.success(),
         "{}",
         String::from_utf8_lossy(&result.stderr)
     );
-    for f in &fixtures {
-        let err = round_trip_error(f, out.path());
-        assert!(err <= 1e-6, "{}: {err:e}", f.display());
+}
+
+#[test]
+fn qts_bakes_reproduce_direct_evaluation_or_name_a_matrix_it_cannot_hold() {
+    let Some(models) =
+        shared_models("qts_bakes_reproduce_direct_evaluation_or_name_a_matrix_it_cannot_hold")
+    else {
+        return;
+    };
+    let mut baked = 0;
+    for model in model_files(&models)
+        .into_iter()
+        .filter(|p| !UNSKINNED.contains(&stem(p).as_str()))
+    {
+        let out = tempfile::tempdir().unwrap();
+        let result = bake(
+            std::slice::from_ref(&model),
+            out.path(),
+            &["--layout", "qts"],
+        );
+        let stderr = String::from_utf8_lossy(&result.stderr);
+        if result.status.success() {
+            // As the matrix layouts (see above), plus the form's own f32
+            // rounding: a few 1e-7 of the diagonal on every shared model.
+            let err = round_trip_error(&model, out.path());
+            eprintln!("{} (qts): max error / diagonal = {err:.2e}", stem(&model));
+            assert!(
+                err <= 1e-5,
+                "{} (qts): relative error {err:e}",
+                model.display()
+            );
+            baked += 1;
+        } else {
+            // Refused: the message says why, and the named matrix really
+            // is beyond a rotation with a uniform scale.
+            assert!(
+                stderr.contains("non-uniform scale, shear or a mirror"),
+                "{stderr}"
+            );
+            assert_not_a_similarity(&model, &stderr);
+        }
     }
+    assert!(baked >= 3, "qts baked only {baked} shared models");
+}
+
+/// Re-evaluates the skin matrix a qts refusal names (`skins[s].joints[j]`,
+/// clip, frame) directly and checks that its upper 3x3 `A` is not a
+/// rotation times a uniform scale: `A^T A` differs from `s^2 I` by more
+/// than 1e-6 of `s^2` (the bake's limit is 1e-5 of the largest entry).
+fn assert_not_a_similarity(model_path: &Path, stderr: &str) {
+    let field = |after: &str, until: char| -> String {
+        let at = stderr
+            .find(after)
+            .unwrap_or_else(|| panic!("no `{after}` in {stderr}"))
+            + after.len();
+        stderr[at..].split(until).next().unwrap().to_owned()
+    };
+    let skin: usize = field("skins[", ']').parse().unwrap();
+    let joint: usize = field("].joints[", ']').parse().unwrap();
+    let clip = field("in clip `", '`');
+    let frame: usize = field("`, frame ", ',').parse().unwrap();
+    let model = import_file(model_path, &ImportOptions::default()).unwrap();
+    let c = model.clips.iter().position(|c| c.name == clip).unwrap();
+    let mut pose = LocalPose::rest(&model);
+    sample_clip(
+        &model,
+        &model.clips[c],
+        (frame as f64 / 30.0).min(model.clips[c].duration),
+        &mut pose,
+    );
+    let node = model.skins[skin].joints[joint];
+    let mesh_node = model
+        .nodes
+        .iter()
+        .position(|n| n.skin == Some(skin) && n.mesh.is_some())
+        .unwrap();
+    let m = direct_global(&model, &pose, mesh_node).inverse()
+        * direct_global(&model, &pose, node)
+        * model.skins[skin].inverse_binds[joint];
+    let a = glam::DMat3::from_mat4(m);
+    let gram = a.transpose() * a;
+    let s2 = a.determinant().abs().powf(2.0 / 3.0);
+    let off = (0..3)
+        .flat_map(|c| (0..3).map(move |r| (c, r)))
+        .map(|(c, r)| (gram.col(c)[r] - if c == r { s2 } else { 0.0 }).abs())
+        .fold(0.0, f64::max);
+    assert!(
+        off > 1e-6 * s2,
+        "{}: joint {joint} at `{clip}` frame {frame} is a similarity ({off:e})",
+        model_path.display()
+    );
 }
 
 #[test]

@@ -150,6 +150,9 @@ fn a_reader_of_the_sidecar_rebuilds_folded_and_paged_vats() {
     // different blocks and pages.
     let model = rigbake_fixtures::fixture("tentacle.glb");
     check_model_with(&model, &["--max-texture-size", "64"]);
+    // The same fold with qts bone textures (2 texels per joint), which the
+    // player rebuilds from quaternion, translation and scale.
+    check_model_with(&model, &["--max-texture-size", "64", "--layout", "qts"]);
     check_model_with(&model, &["--max-texture-size", "500", "--fps", "240"]);
 }
 

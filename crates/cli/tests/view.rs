@@ -361,9 +361,11 @@ fn view_plays_fox_and_cesium_man_like_the_cpu_preview() {
         }
     }
     // 16-bit PNG VAT textures (bounds-normalised positions, octahedral
-    // normals) and half-float ZIP EXRs, decoded by the page too; and a VAT
+    // normals) and half-float ZIP EXRs, decoded by the page too; a VAT
     // folded into 4 pages per stream (252 x 208 texels, 16 frames each),
-    // bound as texture arrays.
+    // bound as texture arrays; and half-float qts bone textures (rotation
+    // quaternion, translation and scale per joint), in the page and in the
+    // three.js example.
     let mut others = Vec::new();
     for (dir, flags) in [
         ("png16", &["--vat", "--normals", "--format", "png16"][..]),
@@ -372,6 +374,7 @@ fn view_plays_fox_and_cesium_man_like_the_cpu_preview() {
             "paged",
             &["--vat", "--normals", "--max-texture-size", "256"][..],
         ),
+        ("qts", &["--layout", "qts", "--precision", "f16"][..]),
     ] {
         let out = tmp.path().join(dir);
         let model = models.join("khronos/CesiumMan.glb");
@@ -383,26 +386,47 @@ fn view_plays_fox_and_cesium_man_like_the_cpu_preview() {
             assert!(page3.is_file(), "the paged case has no fourth page");
         }
         std::fs::copy(&model, out.join("CesiumMan/CesiumMan.glb")).unwrap();
-        let r = reference(&file, &model, PathChoice::Vat, 0);
+        let (choice, key) = match dir {
+            "qts" => (PathChoice::Bones, "bones"),
+            _ => (PathChoice::Vat, "vat"),
+        };
+        let r = reference(&file, &model, choice, 0);
         let (server, dir_url) = start_view(&out);
         others.push(server);
+        let query = format!(
+            "path={key}&clip={}&frame={}&look=mask&{}",
+            enc(&r.clip),
+            r.frame,
+            r.camera_query
+        );
+        if dir == "qts" {
+            let (three, three_url) = start_three(&file);
+            others.push(three);
+            let shot = tmp.path().join("CesiumMan-qts-three.png");
+            shots.push(Shot {
+                url: format!("{three_url}?{query}&flip=1"),
+                width: SIZE,
+                height: SIZE,
+                out: shot.clone(),
+            });
+            expected.push((
+                format!("three.js CesiumMan bones qts {} frame {}", r.clip, r.frame),
+                shot,
+                r.covered.clone(),
+            ));
+        }
         let shot = tmp.path().join(format!("CesiumMan-{dir}.png"));
-        if dir != "png16" {
+        if dir != "png16" && dir != "qts" {
             states.push((shots.len(), shot.with_extension("json"), "vat"));
         }
         shots.push(Shot {
-            url: format!(
-                "{dir_url}?path=vat&clip={}&frame={}&look=mask&hud=0&{}",
-                enc(&r.clip),
-                r.frame,
-                r.camera_query
-            ),
+            url: format!("{dir_url}?{query}&hud=0"),
             width: SIZE,
             height: SIZE,
             out: shot.clone(),
         });
         expected.push((
-            format!("CesiumMan vat {dir} {} frame {}", r.clip, r.frame),
+            format!("CesiumMan {key} {dir} {} frame {}", r.clip, r.frame),
             shot,
             r.covered,
         ));

@@ -12,9 +12,9 @@
 
 use crate::error::{FormatError, Result};
 use crate::meta::{
-    BoundsMetadata, ClipOrigin, FoldMeta, FoldedTexture, LayoutMetadata, MatrixLayout, Metadata,
-    OutputsMetadata, RigMetadata, RootMotionMetadata, RootMotionMode, SourceLocation,
-    TextureCompression, VatCompressionMetadata, VatEncoding, VatMetadata, WeightsMetadata,
+    BoundsMetadata, ClipOrigin, FoldMeta, FoldedTexture, LayoutMetadata, Metadata, OutputsMetadata,
+    RigMetadata, RootMotionMetadata, RootMotionMode, SourceLocation, TextureCompression,
+    VatCompressionMetadata, VatEncoding, VatMetadata, WeightsMetadata,
 };
 
 /// Largest texture width or height any record may declare (and the largest
@@ -264,10 +264,7 @@ pub fn metadata_folded(m: &Metadata, folds: &[FoldMeta]) -> Result<u64> {
         }
         let tex = &m.textures[skin.texture as usize];
         let width = block_widths[skin.texture as usize];
-        let per_joint = match tex.layout {
-            MatrixLayout::Mat4 => 4,
-            MatrixLayout::Mat3x4 => 3,
-        };
+        let per_joint = tex.layout.pixels_per_joint() as u64;
         if u64::from(width) != skin.joints.len() as u64 * per_joint {
             return Err(invalid(format!(
                 "{what}: its texture is {} pixels wide, but {} joints need {}",

@@ -69,7 +69,7 @@ impl Record for Metadata {
 /// table below (and with every field appended to a record). Minor versions
 /// only add section kinds and append fields at the end of records; older
 /// readers skip the former and ignore the latter.
-pub const FORMAT_MINOR: u16 = 11;
+pub const FORMAT_MINOR: u16 = 12;
 
 /// The `sections!` table: the section kinds that hold no record of their
 /// own (code, report name), then per optional record its field, type,

@@ -669,6 +669,45 @@ fn golden_version_1_10_container_with_ktx2_textures_stays_readable() {
 }
 
 #[test]
+fn golden_version_1_12_container_with_qts_bone_textures_stays_readable() {
+    // formats/golden/v1.12/tentacle_qts.rigbake was written by rigbake
+    // 0.1.0 (container format 1.12, the first with the `qts` layout) with
+    // `rigbake bake tentacle.glb --out out --layout qts --precision f16
+    // --embed-textures --fps 10`, the model copied beside its output folder
+    // first. Never regenerate it.
+    use rigbake_format::meta::{MatrixLayout, Storage};
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../formats/golden/v1.12/tentacle_qts.rigbake");
+    let mut c = Container::open(&path).unwrap();
+    assert_eq!(c.version().to_string(), "1.12");
+    c.verify().unwrap();
+    let bones = c.metadata().textures[0].clone();
+    assert_eq!(bones.layout, MatrixLayout::Qts);
+    assert_eq!(bones.precision, Precision::F16);
+    // The tentacle's 8 joints, two pixels each; 21 + 11 frames at 10 fps.
+    assert_eq!((bones.width, bones.height), (16, 32));
+    let Storage::Section(section) = bones.storage else {
+        panic!("golden textures are embedded")
+    };
+    let bytes = c.read_section(section as usize).unwrap();
+    let image = rigbake_format::texture::exr::read(Cursor::new(bytes)).unwrap();
+    // Pixel 2j: a unit quaternion with w >= 0, to half-float rounding
+    // (2^-11 per component); pixel 2j + 1: translation and a positive
+    // scale (the tentacle's joints only rotate: scale 1).
+    for (p, t) in image.data.chunks_exact(4).enumerate() {
+        if p % 2 == 0 {
+            let norm = t.iter().map(|v| v * v).sum::<f32>().sqrt();
+            assert!((norm - 1.0).abs() < 2e-3 && t[3] >= 0.0, "pixel {p}: {t:?}");
+        } else {
+            assert!((t[3] - 1.0).abs() < 1e-3, "pixel {p}: {t:?}");
+        }
+    }
+    // The recorded error covers the form and the rounding: above zero,
+    // below a half-float step of the tentacle's largest entries (about 4).
+    assert!(bones.max_error > 0.0 && bones.max_error < 4.0 * 2f64.powi(-10));
+}
+
+#[test]
 fn golden_version_1_11_container_with_a_placement_record_stays_readable() {
     // formats/golden/v1.11/hierarchy_placed.rigbake was written by rigbake
     // 0.1.0 (container format 1.11, the first with the placement record)

@@ -140,6 +140,7 @@ fn reference_decoder_reads_the_golden_containers() {
         "v1.6/tentacle_vat_zip.rigbake",
         "v1.10/tentacle_vat_ktx2.rigbake",
         "v1.11/hierarchy_placed.rigbake",
+        "v1.12/tentacle_qts.rigbake",
     ] {
         assert_decoders_agree(&repo().join("formats/golden").join(golden));
     }

@@ -259,6 +259,7 @@ fn bone_path_of(
             bone_layout: match layout {
                 MatrixLayout::Mat4 => 0,
                 MatrixLayout::Mat3x4 => 1,
+                MatrixLayout::Qts => 2,
             },
             bone_height: view.rows,
             channels: bake.channels as u32,
@@ -326,6 +327,13 @@ fn bone_scale(texels: &[f32], layout: MatrixLayout, positions: &[[f32; 3]]) -> f
             MatrixLayout::Mat3x4 => {
                 linear = linear.max(t[..3].iter().fold(0.0, |m, v| m.max(v.abs())));
                 translation = translation.max(t[3].abs());
+            }
+            // Quaternion (unit: entries of R at most 1), then translation
+            // and the scale that multiplies R.
+            MatrixLayout::Qts if c == 0 => {}
+            MatrixLayout::Qts => {
+                translation = translation.max(t[..3].iter().fold(0.0, |m, v| m.max(v.abs())));
+                linear = linear.max(t[3].abs());
             }
         }
     }

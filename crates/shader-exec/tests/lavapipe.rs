@@ -69,6 +69,8 @@ fn both_paths(gpu: &Gpu, kernels: &Kernels, loaded: &Loaded, max_influences: usi
         (MatrixLayout::Mat4, BonePrecision::F32),
         (MatrixLayout::Mat3x4, BonePrecision::F32),
         (MatrixLayout::Mat4, BonePrecision::F16),
+        (MatrixLayout::Qts, BonePrecision::F32),
+        (MatrixLayout::Qts, BonePrecision::F16),
     ] {
         let stats = compare::bone_path(gpu, kernels, loaded, layout, precision, max_influences)
             .unwrap_or_else(|e| panic!("{e}"));
@@ -141,14 +143,14 @@ fn tentacle_fixture_matches_on_both_paths() {
 #[test]
 fn folded_bone_textures_match_on_the_gpu() {
     // The tentacle's 92 rows within 64 texels fold into 2 column blocks of
-    // 46 rows (its 8 joints are 32 texels wide in mat4, 24 in mat3x4): the
-    // shaders' folded addressing against the CPU reference's.
+    // 46 rows (its 8 joints are 32 texels wide in mat4, 24 in mat3x4, 16
+    // in qts): the shaders' folded addressing against the CPU reference's.
     let Some((gpu, kernels)) = gpu("folded_bone_textures_match_on_the_gpu") else {
         return;
     };
     let loaded = fixture("tentacle.glb", rigbake_fixtures::models::tentacle(), &[]);
     assert_eq!(loaded.timeline.rows, 92);
-    for layout in [MatrixLayout::Mat4, MatrixLayout::Mat3x4] {
+    for layout in [MatrixLayout::Mat4, MatrixLayout::Mat3x4, MatrixLayout::Qts] {
         let (stats, folds) = compare::bone_path_within(gpu, kernels, &loaded, layout, 4, 64)
             .unwrap_or_else(|e| panic!("{e}"));
         assert!(

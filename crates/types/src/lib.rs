@@ -13,6 +13,8 @@
 //! - with the `clap` feature the enums are clap `ValueEnum`s with the same
 //!   kebab-case names as the manifest.
 
+pub mod qts;
+
 use glam::{DMat4, Mat4, Vec4};
 use serde::{Deserialize, Serialize};
 
@@ -115,6 +117,11 @@ pub enum MatrixLayout {
     #[serde(rename = "mat3x4")]
     #[cfg_attr(feature = "clap", value(name = "mat3x4"))]
     Mat3x4,
+    /// 2 RGBA pixels per joint: pixel `2j` is the rotation quaternion,
+    /// pixel `2j + 1` the translation and a uniform scale ([`qts`]); lossy
+    /// for matrices with non-uniform scale or shear. Since format 1.12.
+    #[cfg_attr(feature = "clap", value(name = "qts"))]
+    Qts,
 }
 
 impl MatrixLayout {
@@ -123,7 +130,14 @@ impl MatrixLayout {
         match self {
             Self::Mat4 => 4,
             Self::Mat3x4 => 3,
+            Self::Qts => qts::TEXELS_PER_JOINT,
         }
+    }
+
+    /// Whether decoding gives back the matrix to f32 rounding for every
+    /// skin matrix (the matrix layouts) or only for some ([`Self::Qts`]).
+    pub fn is_exact(self) -> bool {
+        !matches!(self, Self::Qts)
     }
 
     /// Writes `m` as `pixels_per_joint` RGBA pixels into `out`.
@@ -141,6 +155,7 @@ impl MatrixLayout {
                     out[r * 4..r * 4 + 4].copy_from_slice(&row.to_array());
                 }
             }
+            Self::Qts => qts::encode(m, out),
         }
     }
 
@@ -150,6 +165,7 @@ impl MatrixLayout {
         match self {
             Self::Mat4 => Mat4::from_cols(px(0), px(1), px(2), px(3)),
             Self::Mat3x4 => Mat4::from_cols(px(0), px(1), px(2), Vec4::W).transpose(),
+            Self::Qts => qts::decode(pixels),
         }
     }
 }
@@ -465,6 +481,7 @@ mod tests {
             "\"inverse_transpose\""
         );
         assert_eq!(json(&MatrixLayout::Mat3x4), "\"mat3x4\"");
+        assert_eq!(json(&MatrixLayout::Qts), "\"qts\"");
         assert_eq!(json(&Precision::F16), "\"f16\"");
     }
 
@@ -478,6 +495,7 @@ mod tests {
         assert_eq!(bytes(&DirectionEncoding::Octahedral), [2]);
         assert_eq!(bytes(&SampleRule::EvenSpread), [1]);
         assert_eq!(bytes(&MatrixLayout::Mat3x4), [1]);
+        assert_eq!(bytes(&MatrixLayout::Qts), [2]);
         assert_eq!(bytes(&NormalConvention::BlendedMatrix), [1]);
         assert_eq!(bytes(&Precision::F16), [1]);
     }

@@ -120,6 +120,7 @@ struct GroundOut {
 };
 const uint LAYOUT_MAT4_ = 0u;
 const uint LAYOUT_MAT3X4_ = 1u;
+const uint LAYOUT_QTS = 2u;
 const uint ENCODING_FLOAT = 0u;
 const uint ENCODING_BOUNDS = 1u;
 const uint ENCODING_OCTAHEDRAL = 2u;
@@ -202,20 +203,41 @@ vec4 bone_block_texel(uint x_1, uint row, uint rows_per_block, uint block_width)
     return _e13;
 }
 
+Affine qts_matrix(vec4 q_in, vec4 ts) {
+    vec4 q = vec4(0.0);
+    float d_3 = dot(q_in, q_in);
+    if ((d_3 > 0.0)) {
+        q = (q_in * (1.0 / sqrt(d_3)));
+    }
+    float x_3 = q.x;
+    float y_1 = q.y;
+    float z = q.z;
+    float w_1 = q.w;
+    float s_3 = ts.w;
+    return Affine(vec4(((1.0 - (2.0 * ((y_1 * y_1) + (z * z)))) * s_3), ((2.0 * ((x_3 * y_1) - (w_1 * z))) * s_3), ((2.0 * ((x_3 * z) + (w_1 * y_1))) * s_3), ts.x), vec4(((2.0 * ((x_3 * y_1) + (w_1 * z))) * s_3), ((1.0 - (2.0 * ((x_3 * x_3) + (z * z)))) * s_3), ((2.0 * ((y_1 * z) - (w_1 * x_3))) * s_3), ts.y), vec4(((2.0 * ((x_3 * z) - (w_1 * y_1))) * s_3), ((2.0 * ((y_1 * z) + (w_1 * x_3))) * s_3), ((1.0 - (2.0 * ((x_3 * x_3) + (y_1 * y_1)))) * s_3), ts.z));
+}
+
 Affine bone_matrix(uint joint, uint row_1, uint matrix_layout, uint rows_per_block_1, uint block_width_1) {
     if ((matrix_layout == LAYOUT_MAT4_)) {
-        uint x_3 = (joint * 4u);
-        vec4 _e9 = bone_block_texel(x_3, row_1, rows_per_block_1, block_width_1);
-        vec4 _e12 = bone_block_texel((x_3 + 1u), row_1, rows_per_block_1, block_width_1);
-        vec4 _e15 = bone_block_texel((x_3 + 2u), row_1, rows_per_block_1, block_width_1);
-        vec4 _e18 = bone_block_texel((x_3 + 3u), row_1, rows_per_block_1, block_width_1);
+        uint x_4 = (joint * 4u);
+        vec4 _e9 = bone_block_texel(x_4, row_1, rows_per_block_1, block_width_1);
+        vec4 _e12 = bone_block_texel((x_4 + 1u), row_1, rows_per_block_1, block_width_1);
+        vec4 _e15 = bone_block_texel((x_4 + 2u), row_1, rows_per_block_1, block_width_1);
+        vec4 _e18 = bone_block_texel((x_4 + 3u), row_1, rows_per_block_1, block_width_1);
         return Affine(vec4(_e9.x, _e12.x, _e15.x, _e18.x), vec4(_e9.y, _e12.y, _e15.y, _e18.y), vec4(_e9.z, _e12.z, _e15.z, _e18.z));
     }
-    uint x_4 = (joint * 3u);
-    vec4 _e37 = bone_block_texel(x_4, row_1, rows_per_block_1, block_width_1);
-    vec4 _e40 = bone_block_texel((x_4 + 1u), row_1, rows_per_block_1, block_width_1);
-    vec4 _e43 = bone_block_texel((x_4 + 2u), row_1, rows_per_block_1, block_width_1);
-    return Affine(_e37, _e40, _e43);
+    if ((matrix_layout == LAYOUT_QTS)) {
+        uint x_5 = (joint * 2u);
+        vec4 _e39 = bone_block_texel(x_5, row_1, rows_per_block_1, block_width_1);
+        vec4 _e42 = bone_block_texel((x_5 + 1u), row_1, rows_per_block_1, block_width_1);
+        Affine _e43 = qts_matrix(_e39, _e42);
+        return _e43;
+    }
+    uint x_6 = (joint * 3u);
+    vec4 _e46 = bone_block_texel(x_6, row_1, rows_per_block_1, block_width_1);
+    vec4 _e49 = bone_block_texel((x_6 + 1u), row_1, rows_per_block_1, block_width_1);
+    vec4 _e52 = bone_block_texel((x_6 + 2u), row_1, rows_per_block_1, block_width_1);
+    return Affine(_e46, _e49, _e52);
 }
 
 Affine blend_bones(vec4 uv[4], uint channels, uint row_2, uint matrix_layout_1, uint rows_per_block_2, uint block_width_2) {
@@ -290,13 +312,13 @@ Deformed bone_deform(AnimationState state, vec4 uv_1[4], uint channels_1, vec3 p
         }
         {
             uint _e30 = k;
-            vec4 s_3 = rows[_e30];
-            if (!((s_3.x > 0.0))) {
+            vec4 s_4 = rows[_e30];
+            if (!((s_4.x > 0.0))) {
                 continue;
             }
-            float weight = s_3.x;
-            float fraction = s_3.y;
-            uint row_6 = uint(s_3.z);
+            float weight = s_4.x;
+            float fraction = s_4.y;
+            uint row_6 = uint(s_4.z);
             Affine _e41 = blend_bones(uv_1, channels_1, row_6, matrix_layout_2, rows_per_block_3, block_width_3);
             Deformed _e42 = skin(_e41, p_2, n_3);
             d_1 = _e42;
@@ -338,8 +360,8 @@ uvec3 vat_texel(uint vertex, uint row_4, VatLayout vat_1) {
 }
 
 uvec3 vat_texel_from_uv(vec2 uv_2, uint row_5, VatLayout vat_2) {
-    uint s_4 = (uint(roundEven(uv_2.x)) + (2048u * uint(roundEven(uv_2.y))));
-    uvec3 _e12 = vat_texel(s_4, row_5, vat_2);
+    uint s_5 = (uint(roundEven(uv_2.x)) + (2048u * uint(roundEven(uv_2.y))));
+    uvec3 _e12 = vat_texel(s_5, row_5, vat_2);
     return _e12;
 }
 
@@ -352,12 +374,12 @@ vec3 octahedral_decode(vec2 e) {
     n_4 = vec3(e.x, e.y, ((1.0 - abs(e.x)) - abs(e.y)));
     float _e13 = n_4.z;
     if ((_e13 < 0.0)) {
-        float x_5 = n_4.x;
-        float y_1 = n_4.y;
-        float _e24 = sign_not_zero(x_5);
-        n_4.x = ((1.0 - abs(y_1)) * _e24);
-        float _e30 = sign_not_zero(y_1);
-        n_4.y = ((1.0 - abs(x_5)) * _e30);
+        float x_7 = n_4.x;
+        float y_2 = n_4.y;
+        float _e24 = sign_not_zero(x_7);
+        n_4.x = ((1.0 - abs(y_2)) * _e24);
+        float _e30 = sign_not_zero(y_2);
+        n_4.y = ((1.0 - abs(x_7)) * _e30);
     }
     vec3 _e32 = n_4;
     vec3 _e33 = safe_normalize(_e32);
@@ -388,8 +410,8 @@ ViewerOut viewer_place(Deformed d_2, ViewerInstance i_3, vec2 uv_3) {
     vec3 _e39 = cofactor_normal(rows_4, d_2.normal);
     vec3 _e40 = safe_normalize(_e39);
     float c_2 = cos(i_3.transform.z);
-    float s_5 = sin(i_3.transform.z);
-    mat3x3 yaw = mat3x3(vec3(c_2, 0.0, -(s_5)), vec3(0.0, 1.0, 0.0), vec3(s_5, 0.0, c_2));
+    float s_6 = sin(i_3.transform.z);
+    mat3x3 yaw = mat3x3(vec3(c_2, 0.0, -(s_6)), vec3(0.0, 1.0, 0.0), vec3(s_6, 0.0, c_2));
     vec3 world = ((yaw * (placed.xyz * i_3.transform.w)) + vec3(i_3.transform.x, 0.0, i_3.transform.y));
     mat4x4 _e71 = _group_2_binding_0_vs.view_projection;
     return ViewerOut((_e71 * vec4(world, 1.0)), (yaw * _e40), world, uv_3);
@@ -401,11 +423,11 @@ uint viewer_set_vertex(vec2 uv_4) {
         return (uint(roundEven(uv_4.x)) + (2048u * uint(roundEven(uv_4.y))));
     }
     uint _e20 = _group_2_binding_0_vs.vat_fold.z;
-    uint x_6 = uint(floor((uv_4.x * float(_e20))));
+    uint x_8 = uint(floor((uv_4.x * float(_e20))));
     uint _e29 = _group_2_binding_0_vs.vat.w;
     uint band_1 = uint(floor((uv_4.y * float(_e29))));
     uint _e37 = _group_2_binding_0_vs.vat.x;
-    return (x_6 + (band_1 * _e37));
+    return (x_8 + (band_1 * _e37));
 }
 
 void main() {
@@ -538,6 +560,7 @@ struct GroundOut {
 };
 const uint LAYOUT_MAT4_ = 0u;
 const uint LAYOUT_MAT3X4_ = 1u;
+const uint LAYOUT_QTS = 2u;
 const uint ENCODING_FLOAT = 0u;
 const uint ENCODING_BOUNDS = 1u;
 const uint ENCODING_OCTAHEDRAL = 2u;
@@ -594,6 +617,20 @@ Deformed root_motion_apply(vec4 motion, Deformed d) {
     return Deformed(moved, vec3(((c_1 * n_7.x) + (s_2 * n_7.z)), n_7.y, ((c_1 * n_7.z) - (s_2 * n_7.x))));
 }
 
+Affine qts_matrix(vec4 q_in, vec4 ts) {
+    vec4 q = vec4(0.0);
+    float d_3 = dot(q_in, q_in);
+    if ((d_3 > 0.0)) {
+        q = (q_in * (1.0 / sqrt(d_3)));
+    }
+    float x_3 = q.x;
+    float y_1 = q.y;
+    float z = q.z;
+    float w_1 = q.w;
+    float s_3 = ts.w;
+    return Affine(vec4(((1.0 - (2.0 * ((y_1 * y_1) + (z * z)))) * s_3), ((2.0 * ((x_3 * y_1) - (w_1 * z))) * s_3), ((2.0 * ((x_3 * z) + (w_1 * y_1))) * s_3), ts.x), vec4(((2.0 * ((x_3 * y_1) + (w_1 * z))) * s_3), ((1.0 - (2.0 * ((x_3 * x_3) + (z * z)))) * s_3), ((2.0 * ((y_1 * z) - (w_1 * x_3))) * s_3), ts.y), vec4(((2.0 * ((x_3 * z) - (w_1 * y_1))) * s_3), ((2.0 * ((y_1 * z) + (w_1 * x_3))) * s_3), ((1.0 - (2.0 * ((x_3 * x_3) + (y_1 * y_1)))) * s_3), ts.z));
+}
+
 Deformed skin(Affine m_3, vec3 p_1, vec3 n_2) {
     vec3 _e3 = transform_point(m_3, p_1);
     vec3 _e4 = cofactor_normal(m_3, n_2);
@@ -616,8 +653,8 @@ uvec3 vat_texel(uint vertex, uint row_4, VatLayout vat_1) {
 }
 
 uvec3 vat_texel_from_uv(vec2 uv_2, uint row_5, VatLayout vat_2) {
-    uint s_3 = (uint(roundEven(uv_2.x)) + (2048u * uint(roundEven(uv_2.y))));
-    uvec3 _e12 = vat_texel(s_3, row_5, vat_2);
+    uint s_4 = (uint(roundEven(uv_2.x)) + (2048u * uint(roundEven(uv_2.y))));
+    uvec3 _e12 = vat_texel(s_4, row_5, vat_2);
     return _e12;
 }
 
@@ -630,12 +667,12 @@ vec3 octahedral_decode(vec2 e) {
     n_4 = vec3(e.x, e.y, ((1.0 - abs(e.x)) - abs(e.y)));
     float _e13 = n_4.z;
     if ((_e13 < 0.0)) {
-        float x_3 = n_4.x;
-        float y_1 = n_4.y;
-        float _e24 = sign_not_zero(x_3);
-        n_4.x = ((1.0 - abs(y_1)) * _e24);
-        float _e30 = sign_not_zero(y_1);
-        n_4.y = ((1.0 - abs(x_3)) * _e30);
+        float x_4 = n_4.x;
+        float y_2 = n_4.y;
+        float _e24 = sign_not_zero(x_4);
+        n_4.x = ((1.0 - abs(y_2)) * _e24);
+        float _e30 = sign_not_zero(y_2);
+        n_4.y = ((1.0 - abs(x_4)) * _e30);
     }
     vec3 _e32 = n_4;
     vec3 _e33 = safe_normalize(_e32);
@@ -666,8 +703,8 @@ ViewerOut viewer_place(Deformed d_2, ViewerInstance i_3, vec2 uv_3) {
     vec3 _e39 = cofactor_normal(rows_4, d_2.normal);
     vec3 _e40 = safe_normalize(_e39);
     float c_2 = cos(i_3.transform.z);
-    float s_4 = sin(i_3.transform.z);
-    mat3x3 yaw = mat3x3(vec3(c_2, 0.0, -(s_4)), vec3(0.0, 1.0, 0.0), vec3(s_4, 0.0, c_2));
+    float s_5 = sin(i_3.transform.z);
+    mat3x3 yaw = mat3x3(vec3(c_2, 0.0, -(s_5)), vec3(0.0, 1.0, 0.0), vec3(s_5, 0.0, c_2));
     vec3 world = ((yaw * (placed.xyz * i_3.transform.w)) + vec3(i_3.transform.x, 0.0, i_3.transform.y));
     mat4x4 _e71 = _group_2_binding_0_fs.view_projection;
     return ViewerOut((_e71 * vec4(world, 1.0)), (yaw * _e40), world, uv_3);
@@ -679,11 +716,11 @@ uint viewer_set_vertex(vec2 uv_4) {
         return (uint(roundEven(uv_4.x)) + (2048u * uint(roundEven(uv_4.y))));
     }
     uint _e20 = _group_2_binding_0_fs.vat_fold.z;
-    uint x_4 = uint(floor((uv_4.x * float(_e20))));
+    uint x_5 = uint(floor((uv_4.x * float(_e20))));
     uint _e29 = _group_2_binding_0_fs.vat.w;
     uint band_1 = uint(floor((uv_4.y * float(_e29))));
     uint _e37 = _group_2_binding_0_fs.vat.x;
-    return (x_4 + (band_1 * _e37));
+    return (x_5 + (band_1 * _e37));
 }
 
 void main() {
@@ -839,6 +876,7 @@ struct GroundOut {
 };
 const uint LAYOUT_MAT4_ = 0u;
 const uint LAYOUT_MAT3X4_ = 1u;
+const uint LAYOUT_QTS = 2u;
 const uint ENCODING_FLOAT = 0u;
 const uint ENCODING_BOUNDS = 1u;
 const uint ENCODING_OCTAHEDRAL = 2u;
@@ -909,6 +947,20 @@ Deformed root_motion_apply(vec4 motion, Deformed d) {
     return Deformed(moved, vec3(((c_1 * n_7.x) + (s_2 * n_7.z)), n_7.y, ((c_1 * n_7.z) - (s_2 * n_7.x))));
 }
 
+Affine qts_matrix(vec4 q_in, vec4 ts) {
+    vec4 q = vec4(0.0);
+    float d_3 = dot(q_in, q_in);
+    if ((d_3 > 0.0)) {
+        q = (q_in * (1.0 / sqrt(d_3)));
+    }
+    float x_3 = q.x;
+    float y_1 = q.y;
+    float z = q.z;
+    float w_1 = q.w;
+    float s_3 = ts.w;
+    return Affine(vec4(((1.0 - (2.0 * ((y_1 * y_1) + (z * z)))) * s_3), ((2.0 * ((x_3 * y_1) - (w_1 * z))) * s_3), ((2.0 * ((x_3 * z) + (w_1 * y_1))) * s_3), ts.x), vec4(((2.0 * ((x_3 * y_1) + (w_1 * z))) * s_3), ((1.0 - (2.0 * ((x_3 * x_3) + (z * z)))) * s_3), ((2.0 * ((y_1 * z) - (w_1 * x_3))) * s_3), ts.y), vec4(((2.0 * ((x_3 * z) - (w_1 * y_1))) * s_3), ((2.0 * ((y_1 * z) + (w_1 * x_3))) * s_3), ((1.0 - (2.0 * ((x_3 * x_3) + (y_1 * y_1)))) * s_3), ts.z));
+}
+
 Deformed skin(Affine m_3, vec3 p_1, vec3 n_2) {
     vec3 _e3 = transform_point(m_3, p_1);
     vec3 _e4 = cofactor_normal(m_3, n_2);
@@ -931,8 +983,8 @@ uvec3 vat_texel(uint vertex, uint row_4, VatLayout vat_1) {
 }
 
 uvec3 vat_texel_from_uv(vec2 uv_2, uint row_5, VatLayout vat_2) {
-    uint s_3 = (uint(roundEven(uv_2.x)) + (2048u * uint(roundEven(uv_2.y))));
-    uvec3 _e12 = vat_texel(s_3, row_5, vat_2);
+    uint s_4 = (uint(roundEven(uv_2.x)) + (2048u * uint(roundEven(uv_2.y))));
+    uvec3 _e12 = vat_texel(s_4, row_5, vat_2);
     return _e12;
 }
 
@@ -945,12 +997,12 @@ vec3 octahedral_decode(vec2 e) {
     n_4 = vec3(e.x, e.y, ((1.0 - abs(e.x)) - abs(e.y)));
     float _e13 = n_4.z;
     if ((_e13 < 0.0)) {
-        float x_3 = n_4.x;
-        float y_1 = n_4.y;
-        float _e24 = sign_not_zero(x_3);
-        n_4.x = ((1.0 - abs(y_1)) * _e24);
-        float _e30 = sign_not_zero(y_1);
-        n_4.y = ((1.0 - abs(x_3)) * _e30);
+        float x_4 = n_4.x;
+        float y_2 = n_4.y;
+        float _e24 = sign_not_zero(x_4);
+        n_4.x = ((1.0 - abs(y_2)) * _e24);
+        float _e30 = sign_not_zero(y_2);
+        n_4.y = ((1.0 - abs(x_4)) * _e30);
     }
     vec3 _e32 = n_4;
     vec3 _e33 = safe_normalize(_e32);
@@ -1006,13 +1058,13 @@ Deformed vat_deform(AnimationState state_1, uint vertex_1, vec3 p_3, vec3 n_5, V
         }
         {
             uint _e29 = k_1;
-            vec4 s_4 = rows_1[_e29];
-            if (!((s_4.x > 0.0))) {
+            vec4 s_5 = rows_1[_e29];
+            if (!((s_5.x > 0.0))) {
                 continue;
             }
-            float weight = s_4.x;
-            float fraction = s_4.y;
-            uint row_6 = uint(s_4.z);
+            float weight = s_5.x;
+            float fraction = s_5.y;
+            uint row_6 = uint(s_5.z);
             uint next = min((row_6 + 1u), last_row);
             uvec3 _e45 = vat_texel((vertex_1 + vat_3.first_vertex), row_6, vat_3);
             uvec3 _e48 = vat_texel((vertex_1 + vat_3.first_vertex), next, vat_3);
@@ -1057,8 +1109,8 @@ ViewerOut viewer_place(Deformed d_2, ViewerInstance i_3, vec2 uv_3) {
     vec3 _e39 = cofactor_normal(rows_4, d_2.normal);
     vec3 _e40 = safe_normalize(_e39);
     float c_2 = cos(i_3.transform.z);
-    float s_5 = sin(i_3.transform.z);
-    mat3x3 yaw = mat3x3(vec3(c_2, 0.0, -(s_5)), vec3(0.0, 1.0, 0.0), vec3(s_5, 0.0, c_2));
+    float s_6 = sin(i_3.transform.z);
+    mat3x3 yaw = mat3x3(vec3(c_2, 0.0, -(s_6)), vec3(0.0, 1.0, 0.0), vec3(s_6, 0.0, c_2));
     vec3 world = ((yaw * (placed.xyz * i_3.transform.w)) + vec3(i_3.transform.x, 0.0, i_3.transform.y));
     mat4x4 _e71 = _group_2_binding_0_vs.view_projection;
     return ViewerOut((_e71 * vec4(world, 1.0)), (yaw * _e40), world, uv_3);
@@ -1070,18 +1122,18 @@ uint viewer_set_vertex(vec2 uv_4) {
         return (uint(roundEven(uv_4.x)) + (2048u * uint(roundEven(uv_4.y))));
     }
     uint _e20 = _group_2_binding_0_vs.vat_fold.z;
-    uint x_4 = uint(floor((uv_4.x * float(_e20))));
+    uint x_5 = uint(floor((uv_4.x * float(_e20))));
     uint _e29 = _group_2_binding_0_vs.vat.w;
     uint band_1 = uint(floor((uv_4.y * float(_e29))));
     uint _e37 = _group_2_binding_0_vs.vat.x;
-    return (x_4 + (band_1 * _e37));
+    return (x_5 + (band_1 * _e37));
 }
 
 vec3 viewer_vat_position(uvec3 t_1, VatStream stream_3) {
     uint _e5 = _group_2_binding_0_vs.vat_modes.y;
     if (((_e5 & 1u) != 0u)) {
-        uvec4 q = texelFetch(_group_0_binding_3_vs, ivec3(ivec2(t_1.xy), int(t_1.z)), 0);
-        vec4 _e21 = vat_decode((vec4(q) / vec4(65535.0)), stream_3);
+        uvec4 q_1 = texelFetch(_group_0_binding_3_vs, ivec3(ivec2(t_1.xy), int(t_1.z)), 0);
+        vec4 _e21 = vat_decode((vec4(q_1) / vec4(65535.0)), stream_3);
         return _e21.xyz;
     }
     vec3 _e23 = vat_position(t_1, stream_3);
@@ -1091,8 +1143,8 @@ vec3 viewer_vat_position(uvec3 t_1, VatStream stream_3) {
 vec3 viewer_vat_normal(uvec3 t_2, VatStream stream_4) {
     uint _e5 = _group_2_binding_0_vs.vat_modes.y;
     if (((_e5 & 2u) != 0u)) {
-        uvec4 q_1 = texelFetch(_group_0_binding_4_vs, ivec3(ivec2(t_2.xy), int(t_2.z)), 0);
-        vec4 _e21 = vat_decode((vec4(q_1) / vec4(65535.0)), stream_4);
+        uvec4 q_2 = texelFetch(_group_0_binding_4_vs, ivec3(ivec2(t_2.xy), int(t_2.z)), 0);
+        vec4 _e21 = vat_decode((vec4(q_2) / vec4(65535.0)), stream_4);
         return _e21.xyz;
     }
     vec3 _e23 = vat_normal(t_2, stream_4);
@@ -1170,9 +1222,9 @@ Deformed viewer_vat_deform(AnimationState state_2, uint s, vec3 p_4, vec3 n_6, V
 void main() {
     ViewerVatVertex v_2 = ViewerVatVertex(_p2vs_location0, _p2vs_location1, _p2vs_location2, _p2vs_location3);
     ViewerInstance i_1 = ViewerInstance(_p2vs_location7, _p2vs_location8, _p2vs_location9, _p2vs_location10, _p2vs_location11);
-    uvec4 w_1 = _group_2_binding_0_vs.vat;
+    uvec4 w_2 = _group_2_binding_0_vs.vat;
     uvec4 f = _group_2_binding_0_vs.vat_fold;
-    VatLayout texels = VatLayout(w_1.x, w_1.y, w_1.z, 0u, f.x, f.y);
+    VatLayout texels = VatLayout(w_2.x, w_2.y, w_2.z, 0u, f.x, f.y);
     uvec4 e_1 = _group_2_binding_0_vs.encodings;
     vec4 _e21 = _group_2_binding_0_vs.position_min;
     vec4 _e24 = _group_2_binding_0_vs.position_max;
@@ -1304,6 +1356,7 @@ struct GroundOut {
 };
 const uint LAYOUT_MAT4_ = 0u;
 const uint LAYOUT_MAT3X4_ = 1u;
+const uint LAYOUT_QTS = 2u;
 const uint ENCODING_FLOAT = 0u;
 const uint ENCODING_BOUNDS = 1u;
 const uint ENCODING_OCTAHEDRAL = 2u;
@@ -1360,6 +1413,20 @@ Deformed root_motion_apply(vec4 motion, Deformed d) {
     return Deformed(moved, vec3(((c_1 * n_7.x) + (s_2 * n_7.z)), n_7.y, ((c_1 * n_7.z) - (s_2 * n_7.x))));
 }
 
+Affine qts_matrix(vec4 q_in, vec4 ts) {
+    vec4 q = vec4(0.0);
+    float d_3 = dot(q_in, q_in);
+    if ((d_3 > 0.0)) {
+        q = (q_in * (1.0 / sqrt(d_3)));
+    }
+    float x_3 = q.x;
+    float y_1 = q.y;
+    float z = q.z;
+    float w_1 = q.w;
+    float s_3 = ts.w;
+    return Affine(vec4(((1.0 - (2.0 * ((y_1 * y_1) + (z * z)))) * s_3), ((2.0 * ((x_3 * y_1) - (w_1 * z))) * s_3), ((2.0 * ((x_3 * z) + (w_1 * y_1))) * s_3), ts.x), vec4(((2.0 * ((x_3 * y_1) + (w_1 * z))) * s_3), ((1.0 - (2.0 * ((x_3 * x_3) + (z * z)))) * s_3), ((2.0 * ((y_1 * z) - (w_1 * x_3))) * s_3), ts.y), vec4(((2.0 * ((x_3 * z) - (w_1 * y_1))) * s_3), ((2.0 * ((y_1 * z) + (w_1 * x_3))) * s_3), ((1.0 - (2.0 * ((x_3 * x_3) + (y_1 * y_1)))) * s_3), ts.z));
+}
+
 Deformed skin(Affine m_3, vec3 p_1, vec3 n_2) {
     vec3 _e3 = transform_point(m_3, p_1);
     vec3 _e4 = cofactor_normal(m_3, n_2);
@@ -1382,8 +1449,8 @@ uvec3 vat_texel(uint vertex, uint row_4, VatLayout vat_1) {
 }
 
 uvec3 vat_texel_from_uv(vec2 uv_2, uint row_5, VatLayout vat_2) {
-    uint s_3 = (uint(roundEven(uv_2.x)) + (2048u * uint(roundEven(uv_2.y))));
-    uvec3 _e12 = vat_texel(s_3, row_5, vat_2);
+    uint s_4 = (uint(roundEven(uv_2.x)) + (2048u * uint(roundEven(uv_2.y))));
+    uvec3 _e12 = vat_texel(s_4, row_5, vat_2);
     return _e12;
 }
 
@@ -1396,12 +1463,12 @@ vec3 octahedral_decode(vec2 e) {
     n_4 = vec3(e.x, e.y, ((1.0 - abs(e.x)) - abs(e.y)));
     float _e13 = n_4.z;
     if ((_e13 < 0.0)) {
-        float x_3 = n_4.x;
-        float y_1 = n_4.y;
-        float _e24 = sign_not_zero(x_3);
-        n_4.x = ((1.0 - abs(y_1)) * _e24);
-        float _e30 = sign_not_zero(y_1);
-        n_4.y = ((1.0 - abs(x_3)) * _e30);
+        float x_4 = n_4.x;
+        float y_2 = n_4.y;
+        float _e24 = sign_not_zero(x_4);
+        n_4.x = ((1.0 - abs(y_2)) * _e24);
+        float _e30 = sign_not_zero(y_2);
+        n_4.y = ((1.0 - abs(x_4)) * _e30);
     }
     vec3 _e32 = n_4;
     vec3 _e33 = safe_normalize(_e32);
@@ -1432,8 +1499,8 @@ ViewerOut viewer_place(Deformed d_2, ViewerInstance i_3, vec2 uv_3) {
     vec3 _e39 = cofactor_normal(rows_4, d_2.normal);
     vec3 _e40 = safe_normalize(_e39);
     float c_2 = cos(i_3.transform.z);
-    float s_4 = sin(i_3.transform.z);
-    mat3x3 yaw = mat3x3(vec3(c_2, 0.0, -(s_4)), vec3(0.0, 1.0, 0.0), vec3(s_4, 0.0, c_2));
+    float s_5 = sin(i_3.transform.z);
+    mat3x3 yaw = mat3x3(vec3(c_2, 0.0, -(s_5)), vec3(0.0, 1.0, 0.0), vec3(s_5, 0.0, c_2));
     vec3 world = ((yaw * (placed.xyz * i_3.transform.w)) + vec3(i_3.transform.x, 0.0, i_3.transform.y));
     mat4x4 _e71 = _group_2_binding_0_fs.view_projection;
     return ViewerOut((_e71 * vec4(world, 1.0)), (yaw * _e40), world, uv_3);
@@ -1445,11 +1512,11 @@ uint viewer_set_vertex(vec2 uv_4) {
         return (uint(roundEven(uv_4.x)) + (2048u * uint(roundEven(uv_4.y))));
     }
     uint _e20 = _group_2_binding_0_fs.vat_fold.z;
-    uint x_4 = uint(floor((uv_4.x * float(_e20))));
+    uint x_5 = uint(floor((uv_4.x * float(_e20))));
     uint _e29 = _group_2_binding_0_fs.vat.w;
     uint band_1 = uint(floor((uv_4.y * float(_e29))));
     uint _e37 = _group_2_binding_0_fs.vat.x;
-    return (x_4 + (band_1 * _e37));
+    return (x_5 + (band_1 * _e37));
 }
 
 void main() {
@@ -1605,6 +1672,7 @@ struct GroundOut {
 };
 const uint LAYOUT_MAT4_ = 0u;
 const uint LAYOUT_MAT3X4_ = 1u;
+const uint LAYOUT_QTS = 2u;
 const uint ENCODING_FLOAT = 0u;
 const uint ENCODING_BOUNDS = 1u;
 const uint ENCODING_OCTAHEDRAL = 2u;
@@ -1657,6 +1725,20 @@ Deformed root_motion_apply(vec4 motion, Deformed d) {
     return Deformed(moved, vec3(((c_1 * n_7.x) + (s_2 * n_7.z)), n_7.y, ((c_1 * n_7.z) - (s_2 * n_7.x))));
 }
 
+Affine qts_matrix(vec4 q_in, vec4 ts) {
+    vec4 q = vec4(0.0);
+    float d_3 = dot(q_in, q_in);
+    if ((d_3 > 0.0)) {
+        q = (q_in * (1.0 / sqrt(d_3)));
+    }
+    float x_3 = q.x;
+    float y_1 = q.y;
+    float z = q.z;
+    float w_1 = q.w;
+    float s_3 = ts.w;
+    return Affine(vec4(((1.0 - (2.0 * ((y_1 * y_1) + (z * z)))) * s_3), ((2.0 * ((x_3 * y_1) - (w_1 * z))) * s_3), ((2.0 * ((x_3 * z) + (w_1 * y_1))) * s_3), ts.x), vec4(((2.0 * ((x_3 * y_1) + (w_1 * z))) * s_3), ((1.0 - (2.0 * ((x_3 * x_3) + (z * z)))) * s_3), ((2.0 * ((y_1 * z) - (w_1 * x_3))) * s_3), ts.y), vec4(((2.0 * ((x_3 * z) - (w_1 * y_1))) * s_3), ((2.0 * ((y_1 * z) + (w_1 * x_3))) * s_3), ((1.0 - (2.0 * ((x_3 * x_3) + (y_1 * y_1)))) * s_3), ts.z));
+}
+
 Deformed skin(Affine m_3, vec3 p_1, vec3 n_2) {
     vec3 _e3 = transform_point(m_3, p_1);
     vec3 _e4 = cofactor_normal(m_3, n_2);
@@ -1679,8 +1761,8 @@ uvec3 vat_texel(uint vertex, uint row_4, VatLayout vat_1) {
 }
 
 uvec3 vat_texel_from_uv(vec2 uv_2, uint row_5, VatLayout vat_2) {
-    uint s_3 = (uint(roundEven(uv_2.x)) + (2048u * uint(roundEven(uv_2.y))));
-    uvec3 _e12 = vat_texel(s_3, row_5, vat_2);
+    uint s_4 = (uint(roundEven(uv_2.x)) + (2048u * uint(roundEven(uv_2.y))));
+    uvec3 _e12 = vat_texel(s_4, row_5, vat_2);
     return _e12;
 }
 
@@ -1693,12 +1775,12 @@ vec3 octahedral_decode(vec2 e) {
     n_4 = vec3(e.x, e.y, ((1.0 - abs(e.x)) - abs(e.y)));
     float _e13 = n_4.z;
     if ((_e13 < 0.0)) {
-        float x_3 = n_4.x;
-        float y_1 = n_4.y;
-        float _e24 = sign_not_zero(x_3);
-        n_4.x = ((1.0 - abs(y_1)) * _e24);
-        float _e30 = sign_not_zero(y_1);
-        n_4.y = ((1.0 - abs(x_3)) * _e30);
+        float x_4 = n_4.x;
+        float y_2 = n_4.y;
+        float _e24 = sign_not_zero(x_4);
+        n_4.x = ((1.0 - abs(y_2)) * _e24);
+        float _e30 = sign_not_zero(y_2);
+        n_4.y = ((1.0 - abs(x_4)) * _e30);
     }
     vec3 _e32 = n_4;
     vec3 _e33 = safe_normalize(_e32);
@@ -1846,6 +1928,7 @@ struct GroundOut {
 };
 const uint LAYOUT_MAT4_ = 0u;
 const uint LAYOUT_MAT3X4_ = 1u;
+const uint LAYOUT_QTS = 2u;
 const uint ENCODING_FLOAT = 0u;
 const uint ENCODING_BOUNDS = 1u;
 const uint ENCODING_OCTAHEDRAL = 2u;
@@ -1898,6 +1981,20 @@ Deformed root_motion_apply(vec4 motion, Deformed d) {
     return Deformed(moved, vec3(((c_1 * n_7.x) + (s_2 * n_7.z)), n_7.y, ((c_1 * n_7.z) - (s_2 * n_7.x))));
 }
 
+Affine qts_matrix(vec4 q_in, vec4 ts) {
+    vec4 q = vec4(0.0);
+    float d_3 = dot(q_in, q_in);
+    if ((d_3 > 0.0)) {
+        q = (q_in * (1.0 / sqrt(d_3)));
+    }
+    float x_3 = q.x;
+    float y_1 = q.y;
+    float z = q.z;
+    float w_1 = q.w;
+    float s_3 = ts.w;
+    return Affine(vec4(((1.0 - (2.0 * ((y_1 * y_1) + (z * z)))) * s_3), ((2.0 * ((x_3 * y_1) - (w_1 * z))) * s_3), ((2.0 * ((x_3 * z) + (w_1 * y_1))) * s_3), ts.x), vec4(((2.0 * ((x_3 * y_1) + (w_1 * z))) * s_3), ((1.0 - (2.0 * ((x_3 * x_3) + (z * z)))) * s_3), ((2.0 * ((y_1 * z) - (w_1 * x_3))) * s_3), ts.y), vec4(((2.0 * ((x_3 * z) - (w_1 * y_1))) * s_3), ((2.0 * ((y_1 * z) + (w_1 * x_3))) * s_3), ((1.0 - (2.0 * ((x_3 * x_3) + (y_1 * y_1)))) * s_3), ts.z));
+}
+
 Deformed skin(Affine m_3, vec3 p_1, vec3 n_2) {
     vec3 _e3 = transform_point(m_3, p_1);
     vec3 _e4 = cofactor_normal(m_3, n_2);
@@ -1920,8 +2017,8 @@ uvec3 vat_texel(uint vertex, uint row_4, VatLayout vat_1) {
 }
 
 uvec3 vat_texel_from_uv(vec2 uv_2, uint row_5, VatLayout vat_2) {
-    uint s_3 = (uint(roundEven(uv_2.x)) + (2048u * uint(roundEven(uv_2.y))));
-    uvec3 _e12 = vat_texel(s_3, row_5, vat_2);
+    uint s_4 = (uint(roundEven(uv_2.x)) + (2048u * uint(roundEven(uv_2.y))));
+    uvec3 _e12 = vat_texel(s_4, row_5, vat_2);
     return _e12;
 }
 
@@ -1934,12 +2031,12 @@ vec3 octahedral_decode(vec2 e) {
     n_4 = vec3(e.x, e.y, ((1.0 - abs(e.x)) - abs(e.y)));
     float _e13 = n_4.z;
     if ((_e13 < 0.0)) {
-        float x_3 = n_4.x;
-        float y_1 = n_4.y;
-        float _e24 = sign_not_zero(x_3);
-        n_4.x = ((1.0 - abs(y_1)) * _e24);
-        float _e30 = sign_not_zero(y_1);
-        n_4.y = ((1.0 - abs(x_3)) * _e30);
+        float x_4 = n_4.x;
+        float y_2 = n_4.y;
+        float _e24 = sign_not_zero(x_4);
+        n_4.x = ((1.0 - abs(y_2)) * _e24);
+        float _e30 = sign_not_zero(y_2);
+        n_4.y = ((1.0 - abs(x_4)) * _e30);
     }
     vec3 _e32 = n_4;
     vec3 _e33 = safe_normalize(_e32);

@@ -607,7 +607,7 @@ async function loadBones(gl, bake, cache) {
     if (fold && fold.pages > 1) throw new Error(`${t.name}: the bone-matrix texture folds onto ${fold.pages} pages, which the viewer does not read: rebake with a larger --max-texture-size, or play the VAT path`);
     const image = await loadTexture(bake, t, cache);
     textures.push({
-      tex: floatTexture(gl, image, t.name), layout: t.layout === 'mat3x4' ? 1 : 0, height: fold ? rows : t.height, node: skin.mesh_nodes[0],
+      tex: floatTexture(gl, image, t.name), layout: { mat4: 0, mat3x4: 1, qts: 2 }[t.layout] ?? 0, height: fold ? rows : t.height, node: skin.mesh_nodes[0],
       // Where the set's space node stands (format 1.11 records it).
       placement: sidecarSkins[k]?.placement ?? null,
       // (rows per column block, block width): unfolded, one block of every

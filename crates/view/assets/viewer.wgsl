@@ -20,7 +20,7 @@ struct Viewer {
     position_max: vec4<f32>,
     normal_min: vec4<f32>,
     normal_max: vec4<f32>,
-    bones: vec4<u32>,         // matrix layout (0 mat4, 1 mat3x4), timeline rows, channels, 0
+    bones: vec4<u32>,         // matrix layout (0 mat4, 1 mat3x4, 2 qts), timeline rows, channels, 0
     bone_fold: vec4<u32>,     // rows per column block (the rows when unfolded), block width, 0, 0
     vat: vec4<u32>,           // width, bands, frames, texel rows of a page
     vat_fold: vec4<u32>,      // rows per block (0: unfolded), blocks per page, page width, 0

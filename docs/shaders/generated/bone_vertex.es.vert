@@ -61,6 +61,7 @@ struct VertexOut {
 };
 const uint LAYOUT_MAT4_ = 0u;
 const uint LAYOUT_MAT3X4_ = 1u;
+const uint LAYOUT_QTS = 2u;
 const uint ENCODING_FLOAT = 0u;
 const uint ENCODING_BOUNDS = 1u;
 const uint ENCODING_OCTAHEDRAL = 2u;
@@ -137,20 +138,41 @@ vec4 bone_block_texel(uint x_1, uint row, uint rows_per_block, uint block_width)
     return _e13;
 }
 
+Affine qts_matrix(vec4 q_in, vec4 ts) {
+    vec4 q = vec4(0.0);
+    float d_2 = dot(q_in, q_in);
+    if ((d_2 > 0.0)) {
+        q = (q_in * (1.0 / sqrt(d_2)));
+    }
+    float x_3 = q.x;
+    float y_1 = q.y;
+    float z = q.z;
+    float w_1 = q.w;
+    float s_2 = ts.w;
+    return Affine(vec4(((1.0 - (2.0 * ((y_1 * y_1) + (z * z)))) * s_2), ((2.0 * ((x_3 * y_1) - (w_1 * z))) * s_2), ((2.0 * ((x_3 * z) + (w_1 * y_1))) * s_2), ts.x), vec4(((2.0 * ((x_3 * y_1) + (w_1 * z))) * s_2), ((1.0 - (2.0 * ((x_3 * x_3) + (z * z)))) * s_2), ((2.0 * ((y_1 * z) - (w_1 * x_3))) * s_2), ts.y), vec4(((2.0 * ((x_3 * z) - (w_1 * y_1))) * s_2), ((2.0 * ((y_1 * z) + (w_1 * x_3))) * s_2), ((1.0 - (2.0 * ((x_3 * x_3) + (y_1 * y_1)))) * s_2), ts.z));
+}
+
 Affine bone_matrix(uint joint, uint row_1, uint matrix_layout, uint rows_per_block_1, uint block_width_1) {
     if ((matrix_layout == LAYOUT_MAT4_)) {
-        uint x_3 = (joint * 4u);
-        vec4 _e9 = bone_block_texel(x_3, row_1, rows_per_block_1, block_width_1);
-        vec4 _e12 = bone_block_texel((x_3 + 1u), row_1, rows_per_block_1, block_width_1);
-        vec4 _e15 = bone_block_texel((x_3 + 2u), row_1, rows_per_block_1, block_width_1);
-        vec4 _e18 = bone_block_texel((x_3 + 3u), row_1, rows_per_block_1, block_width_1);
+        uint x_4 = (joint * 4u);
+        vec4 _e9 = bone_block_texel(x_4, row_1, rows_per_block_1, block_width_1);
+        vec4 _e12 = bone_block_texel((x_4 + 1u), row_1, rows_per_block_1, block_width_1);
+        vec4 _e15 = bone_block_texel((x_4 + 2u), row_1, rows_per_block_1, block_width_1);
+        vec4 _e18 = bone_block_texel((x_4 + 3u), row_1, rows_per_block_1, block_width_1);
         return Affine(vec4(_e9.x, _e12.x, _e15.x, _e18.x), vec4(_e9.y, _e12.y, _e15.y, _e18.y), vec4(_e9.z, _e12.z, _e15.z, _e18.z));
     }
-    uint x_4 = (joint * 3u);
-    vec4 _e37 = bone_block_texel(x_4, row_1, rows_per_block_1, block_width_1);
-    vec4 _e40 = bone_block_texel((x_4 + 1u), row_1, rows_per_block_1, block_width_1);
-    vec4 _e43 = bone_block_texel((x_4 + 2u), row_1, rows_per_block_1, block_width_1);
-    return Affine(_e37, _e40, _e43);
+    if ((matrix_layout == LAYOUT_QTS)) {
+        uint x_5 = (joint * 2u);
+        vec4 _e39 = bone_block_texel(x_5, row_1, rows_per_block_1, block_width_1);
+        vec4 _e42 = bone_block_texel((x_5 + 1u), row_1, rows_per_block_1, block_width_1);
+        Affine _e43 = qts_matrix(_e39, _e42);
+        return _e43;
+    }
+    uint x_6 = (joint * 3u);
+    vec4 _e46 = bone_block_texel(x_6, row_1, rows_per_block_1, block_width_1);
+    vec4 _e49 = bone_block_texel((x_6 + 1u), row_1, rows_per_block_1, block_width_1);
+    vec4 _e52 = bone_block_texel((x_6 + 2u), row_1, rows_per_block_1, block_width_1);
+    return Affine(_e46, _e49, _e52);
 }
 
 Affine blend_bones(vec4 uv[4], uint channels, uint row_2, uint matrix_layout_1, uint rows_per_block_2, uint block_width_2) {
@@ -225,13 +247,13 @@ Deformed bone_deform(AnimationState state, vec4 uv_1[4], uint channels_1, vec3 p
         }
         {
             uint _e30 = k;
-            vec4 s_2 = rows[_e30];
-            if (!((s_2.x > 0.0))) {
+            vec4 s_3 = rows[_e30];
+            if (!((s_3.x > 0.0))) {
                 continue;
             }
-            float weight = s_2.x;
-            float fraction = s_2.y;
-            uint row_6 = uint(s_2.z);
+            float weight = s_3.x;
+            float fraction = s_3.y;
+            uint row_6 = uint(s_3.z);
             Affine _e41 = blend_bones(uv_1, channels_1, row_6, matrix_layout_2, rows_per_block_3, block_width_3);
             Deformed _e42 = skin(_e41, p_2, n_2);
             d_1 = _e42;
@@ -273,8 +295,8 @@ uvec3 vat_texel(uint vertex, uint row_4, VatLayout vat_1) {
 }
 
 uvec3 vat_texel_from_uv(vec2 uv_2, uint row_5, VatLayout vat_2) {
-    uint s_3 = (uint(roundEven(uv_2.x)) + (2048u * uint(roundEven(uv_2.y))));
-    uvec3 _e12 = vat_texel(s_3, row_5, vat_2);
+    uint s_4 = (uint(roundEven(uv_2.x)) + (2048u * uint(roundEven(uv_2.y))));
+    uvec3 _e12 = vat_texel(s_4, row_5, vat_2);
     return _e12;
 }
 
@@ -287,12 +309,12 @@ vec3 octahedral_decode(vec2 e) {
     n_3 = vec3(e.x, e.y, ((1.0 - abs(e.x)) - abs(e.y)));
     float _e13 = n_3.z;
     if ((_e13 < 0.0)) {
-        float x_5 = n_3.x;
-        float y_1 = n_3.y;
-        float _e24 = sign_not_zero(x_5);
-        n_3.x = ((1.0 - abs(y_1)) * _e24);
-        float _e30 = sign_not_zero(y_1);
-        n_3.y = ((1.0 - abs(x_5)) * _e30);
+        float x_7 = n_3.x;
+        float y_2 = n_3.y;
+        float _e24 = sign_not_zero(x_7);
+        n_3.x = ((1.0 - abs(y_2)) * _e24);
+        float _e30 = sign_not_zero(y_2);
+        n_3.y = ((1.0 - abs(x_7)) * _e30);
     }
     vec3 _e32 = n_3;
     vec3 _e33 = safe_normalize(_e32);

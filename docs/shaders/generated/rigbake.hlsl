@@ -78,6 +78,7 @@ struct VertexOut {
 
 static const uint LAYOUT_MAT4_ = 0u;
 static const uint LAYOUT_MAT3X4_ = 1u;
+static const uint LAYOUT_QTS = 2u;
 static const uint ENCODING_FLOAT = 0u;
 static const uint ENCODING_BOUNDS = 1u;
 static const uint ENCODING_OCTAHEDRAL = 2u;
@@ -191,23 +192,48 @@ float4 bone_block_texel(uint x_1, uint row, uint rows_per_block, uint block_widt
     return _e13;
 }
 
+Affine qts_matrix(float4 q_in, float4 ts)
+{
+    float4 q = (0.0).xxxx;
+
+    float d_2 = dot(q_in, q_in);
+    if ((d_2 > 0.0)) {
+        q = (q_in * (1.0 / sqrt(d_2)));
+    }
+    float x_3 = q.x;
+    float y_1 = q.y;
+    float z = q.z;
+    float w_1 = q.w;
+    float s_2 = ts.w;
+    const Affine affine_2 = ConstructAffine(float4(((1.0 - (2.0 * ((y_1 * y_1) + (z * z)))) * s_2), ((2.0 * ((x_3 * y_1) - (w_1 * z))) * s_2), ((2.0 * ((x_3 * z) + (w_1 * y_1))) * s_2), ts.x), float4(((2.0 * ((x_3 * y_1) + (w_1 * z))) * s_2), ((1.0 - (2.0 * ((x_3 * x_3) + (z * z)))) * s_2), ((2.0 * ((y_1 * z) - (w_1 * x_3))) * s_2), ts.y), float4(((2.0 * ((x_3 * z) - (w_1 * y_1))) * s_2), ((2.0 * ((y_1 * z) + (w_1 * x_3))) * s_2), ((1.0 - (2.0 * ((x_3 * x_3) + (y_1 * y_1)))) * s_2), ts.z));
+    return affine_2;
+}
+
 Affine bone_matrix(uint joint, uint row_1, uint matrix_layout, uint rows_per_block_1, uint block_width_1)
 {
     if ((matrix_layout == LAYOUT_MAT4_)) {
-        uint x_3 = (joint * 4u);
-        const float4 _e9 = bone_block_texel(x_3, row_1, rows_per_block_1, block_width_1);
-        const float4 _e12 = bone_block_texel((x_3 + 1u), row_1, rows_per_block_1, block_width_1);
-        const float4 _e15 = bone_block_texel((x_3 + 2u), row_1, rows_per_block_1, block_width_1);
-        const float4 _e18 = bone_block_texel((x_3 + 3u), row_1, rows_per_block_1, block_width_1);
-        const Affine affine_2 = ConstructAffine(float4(_e9.x, _e12.x, _e15.x, _e18.x), float4(_e9.y, _e12.y, _e15.y, _e18.y), float4(_e9.z, _e12.z, _e15.z, _e18.z));
-        return affine_2;
+        uint x_4 = (joint * 4u);
+        const float4 _e9 = bone_block_texel(x_4, row_1, rows_per_block_1, block_width_1);
+        const float4 _e12 = bone_block_texel((x_4 + 1u), row_1, rows_per_block_1, block_width_1);
+        const float4 _e15 = bone_block_texel((x_4 + 2u), row_1, rows_per_block_1, block_width_1);
+        const float4 _e18 = bone_block_texel((x_4 + 3u), row_1, rows_per_block_1, block_width_1);
+        const Affine affine_3 = ConstructAffine(float4(_e9.x, _e12.x, _e15.x, _e18.x), float4(_e9.y, _e12.y, _e15.y, _e18.y), float4(_e9.z, _e12.z, _e15.z, _e18.z));
+        return affine_3;
     }
-    uint x_4 = (joint * 3u);
-    const float4 _e37 = bone_block_texel(x_4, row_1, rows_per_block_1, block_width_1);
-    const float4 _e40 = bone_block_texel((x_4 + 1u), row_1, rows_per_block_1, block_width_1);
-    const float4 _e43 = bone_block_texel((x_4 + 2u), row_1, rows_per_block_1, block_width_1);
-    const Affine affine_3 = ConstructAffine(_e37, _e40, _e43);
-    return affine_3;
+    if ((matrix_layout == LAYOUT_QTS)) {
+        uint x_5 = (joint * 2u);
+        const float4 _e39 = bone_block_texel(x_5, row_1, rows_per_block_1, block_width_1);
+        const float4 _e42 = bone_block_texel((x_5 + 1u), row_1, rows_per_block_1, block_width_1);
+        const Affine _e43 = qts_matrix(_e39, _e42);
+        const Affine affine_4 = _e43;
+        return affine_4;
+    }
+    uint x_6 = (joint * 3u);
+    const float4 _e46 = bone_block_texel(x_6, row_1, rows_per_block_1, block_width_1);
+    const float4 _e49 = bone_block_texel((x_6 + 1u), row_1, rows_per_block_1, block_width_1);
+    const float4 _e52 = bone_block_texel((x_6 + 2u), row_1, rows_per_block_1, block_width_1);
+    const Affine affine_5 = ConstructAffine(_e46, _e49, _e52);
+    return affine_5;
 }
 
 uint naga_f2u32(float value) {
@@ -256,8 +282,8 @@ Affine blend_bones(float4 uv[4], uint channels, uint row_2, uint matrix_layout_1
         }
     }
     Affine _e37 = acc_1;
-    const Affine affine_4 = _e37;
-    return affine_4;
+    const Affine affine_6 = _e37;
+    return affine_6;
 }
 
 Deformed skin(Affine m_3, float3 p_1, float3 n_1)
@@ -300,13 +326,13 @@ Deformed bone_deform(AnimationState state, float4 uv_1[4], uint channels_1, floa
         }
         {
             uint _e30 = k;
-            float4 s_2 = rows[min(uint(_e30), 3u)];
-            if (!((s_2.x > 0.0))) {
+            float4 s_3 = rows[min(uint(_e30), 3u)];
+            if (!((s_3.x > 0.0))) {
                 continue;
             }
-            float weight = s_2.x;
-            float fraction = s_2.y;
-            uint row_6 = naga_f2u32(s_2.z);
+            float weight = s_3.x;
+            float fraction = s_3.y;
+            uint row_6 = naga_f2u32(s_3.z);
             const Affine _e41 = blend_bones(uv_1, channels_1, row_6, matrix_layout_2, rows_per_block_3, block_width_3);
             const Deformed _e42 = skin(_e41, p_2, n_2);
             d_1 = _e42;
@@ -352,8 +378,8 @@ uint3 vat_texel(uint vertex, uint row_4, VatLayout vat_1)
 
 uint3 vat_texel_from_uv(float2 uv_2, uint row_5, VatLayout vat_2)
 {
-    uint s_3 = (naga_f2u32(round(uv_2.x)) + (2048u * naga_f2u32(round(uv_2.y))));
-    const uint3 _e12 = vat_texel(s_3, row_5, vat_2);
+    uint s_4 = (naga_f2u32(round(uv_2.x)) + (2048u * naga_f2u32(round(uv_2.y))));
+    const uint3 _e12 = vat_texel(s_4, row_5, vat_2);
     return _e12;
 }
 
@@ -369,12 +395,12 @@ float3 octahedral_decode(float2 e)
     n_3 = float3(e.x, e.y, ((1.0 - abs(e.x)) - abs(e.y)));
     float _e13 = n_3.z;
     if ((_e13 < 0.0)) {
-        float x_5 = n_3.x;
-        float y_1 = n_3.y;
-        const float _e24 = sign_not_zero(x_5);
-        n_3.x = ((1.0 - abs(y_1)) * _e24);
-        const float _e30 = sign_not_zero(y_1);
-        n_3.y = ((1.0 - abs(x_5)) * _e30);
+        float x_7 = n_3.x;
+        float y_2 = n_3.y;
+        const float _e24 = sign_not_zero(x_7);
+        n_3.x = ((1.0 - abs(y_2)) * _e24);
+        const float _e30 = sign_not_zero(y_2);
+        n_3.y = ((1.0 - abs(x_7)) * _e30);
     }
     float3 _e32 = n_3;
     const float3 _e33 = safe_normalize(_e32);
@@ -439,13 +465,13 @@ Deformed vat_deform(AnimationState state_1, uint vertex_1, float3 p_3, float3 n_
         }
         {
             uint _e29 = k_1;
-            float4 s_4 = rows_1[min(uint(_e29), 3u)];
-            if (!((s_4.x > 0.0))) {
+            float4 s_5 = rows_1[min(uint(_e29), 3u)];
+            if (!((s_5.x > 0.0))) {
                 continue;
             }
-            float weight_1 = s_4.x;
-            float fraction_1 = s_4.y;
-            uint row_7 = naga_f2u32(s_4.z);
+            float weight_1 = s_5.x;
+            float fraction_1 = s_5.y;
+            uint row_7 = naga_f2u32(s_5.z);
             uint next = min((row_7 + 1u), last_row_1);
             const uint3 _e45 = vat_texel((vertex_1 + vat_3.first_vertex), row_7, vat_3);
             const uint3 _e48 = vat_texel((vertex_1 + vat_3.first_vertex), next, vat_3);

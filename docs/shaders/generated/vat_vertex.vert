@@ -57,6 +57,7 @@ struct VertexOut {
 };
 const uint LAYOUT_MAT4_ = 0u;
 const uint LAYOUT_MAT3X4_ = 1u;
+const uint LAYOUT_QTS = 2u;
 const uint ENCODING_FLOAT = 0u;
 const uint ENCODING_BOUNDS = 1u;
 const uint ENCODING_OCTAHEDRAL = 2u;
@@ -116,6 +117,20 @@ Deformed root_motion_apply(vec4 motion, Deformed d) {
     return Deformed(moved, vec3(((c_1 * n_5.x) + (s_1 * n_5.z)), n_5.y, ((c_1 * n_5.z) - (s_1 * n_5.x))));
 }
 
+Affine qts_matrix(vec4 q_in, vec4 ts) {
+    vec4 q = vec4(0.0);
+    float d_2 = dot(q_in, q_in);
+    if ((d_2 > 0.0)) {
+        q = (q_in * (1.0 / sqrt(d_2)));
+    }
+    float x_3 = q.x;
+    float y_1 = q.y;
+    float z = q.z;
+    float w_1 = q.w;
+    float s_2 = ts.w;
+    return Affine(vec4(((1.0 - (2.0 * ((y_1 * y_1) + (z * z)))) * s_2), ((2.0 * ((x_3 * y_1) - (w_1 * z))) * s_2), ((2.0 * ((x_3 * z) + (w_1 * y_1))) * s_2), ts.x), vec4(((2.0 * ((x_3 * y_1) + (w_1 * z))) * s_2), ((1.0 - (2.0 * ((x_3 * x_3) + (z * z)))) * s_2), ((2.0 * ((y_1 * z) - (w_1 * x_3))) * s_2), ts.y), vec4(((2.0 * ((x_3 * z) - (w_1 * y_1))) * s_2), ((2.0 * ((y_1 * z) + (w_1 * x_3))) * s_2), ((1.0 - (2.0 * ((x_3 * x_3) + (y_1 * y_1)))) * s_2), ts.z));
+}
+
 Deformed skin(Affine m_3, vec3 p_1, vec3 n_1) {
     vec3 _e3 = transform_point(m_3, p_1);
     vec3 _e4 = cofactor_normal(m_3, n_1);
@@ -138,8 +153,8 @@ uvec3 vat_texel(uint vertex, uint row_4, VatLayout vat_1) {
 }
 
 uvec3 vat_texel_from_uv(vec2 uv_2, uint row_5, VatLayout vat_2) {
-    uint s_2 = (uint(roundEven(uv_2.x)) + (2048u * uint(roundEven(uv_2.y))));
-    uvec3 _e12 = vat_texel(s_2, row_5, vat_2);
+    uint s_3 = (uint(roundEven(uv_2.x)) + (2048u * uint(roundEven(uv_2.y))));
+    uvec3 _e12 = vat_texel(s_3, row_5, vat_2);
     return _e12;
 }
 
@@ -152,12 +167,12 @@ vec3 octahedral_decode(vec2 e) {
     n_3 = vec3(e.x, e.y, ((1.0 - abs(e.x)) - abs(e.y)));
     float _e13 = n_3.z;
     if ((_e13 < 0.0)) {
-        float x_3 = n_3.x;
-        float y_1 = n_3.y;
-        float _e24 = sign_not_zero(x_3);
-        n_3.x = ((1.0 - abs(y_1)) * _e24);
-        float _e30 = sign_not_zero(y_1);
-        n_3.y = ((1.0 - abs(x_3)) * _e30);
+        float x_4 = n_3.x;
+        float y_2 = n_3.y;
+        float _e24 = sign_not_zero(x_4);
+        n_3.x = ((1.0 - abs(y_2)) * _e24);
+        float _e30 = sign_not_zero(y_2);
+        n_3.y = ((1.0 - abs(x_4)) * _e30);
     }
     vec3 _e32 = n_3;
     vec3 _e33 = safe_normalize(_e32);
@@ -213,13 +228,13 @@ Deformed vat_deform(AnimationState state_1, uint vertex_1, vec3 p_3, vec3 n_4, V
         }
         {
             uint _e29 = k_1;
-            vec4 s_3 = rows_1[_e29];
-            if (!((s_3.x > 0.0))) {
+            vec4 s_4 = rows_1[_e29];
+            if (!((s_4.x > 0.0))) {
                 continue;
             }
-            float weight = s_3.x;
-            float fraction = s_3.y;
-            uint row_6 = uint(s_3.z);
+            float weight = s_4.x;
+            float fraction = s_4.y;
+            uint row_6 = uint(s_4.z);
             uint next = min((row_6 + 1u), last_row);
             uvec3 _e45 = vat_texel((vertex_1 + vat_3.first_vertex), row_6, vat_3);
             uvec3 _e48 = vat_texel((vertex_1 + vat_3.first_vertex), next, vat_3);

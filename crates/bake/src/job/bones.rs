@@ -2,7 +2,7 @@
 
 use rigbake_core::Model;
 use rigbake_core::bake::anchors::AnchorTracks;
-use rigbake_core::bake::frames::{FrameBake, bake_frames};
+use rigbake_core::bake::frames::{FrameBake, bake_frames, check_forms};
 use rigbake_core::bake::{BoneBakeOptions, BoneTexture};
 use rigbake_core::timeline::Timeline;
 use rigbake_format::meta;
@@ -50,6 +50,7 @@ pub(super) fn bake(
 ) -> Result<(Part<BonesPart>, AnchorTracks), StepError> {
     let options = BoneBakeOptions {
         layout: settings.layout,
+        precision: settings.precision,
         max_texture_size: settings.max_texture_size,
         ..BoneBakeOptions::default()
     };
@@ -57,6 +58,7 @@ pub(super) fn bake(
         textures,
         anchors: tracks,
     } = bake_frames(model, timeline, &options, anchors).map_err(StepError::bare)?;
+    check_forms(model, timeline, &textures).map_err(StepError::bare)?;
     if textures.is_empty() {
         return Ok((
             Part::Skipped(if model.meshes.is_empty() || model.clips.is_empty() {
@@ -121,9 +123,13 @@ pub(super) fn bake(
 }
 
 /// Encodes a bone texture (EXR, KTX2 or DDS); returns the bytes and the
-/// largest error the precision introduced.
+/// largest error of a decoded matrix entry: what the precision introduced,
+/// or for a lossy layout what the form and the precision did together.
 fn encode(tex: &BoneTexture, settings: &BakeSettings) -> rigbake_format::Result<(Vec<u8>, f64)> {
-    let max_error = texture::quantization_error(&tex.data, settings.precision)?;
+    let max_error = match tex.form_error {
+        Some(form) => form.max,
+        None => texture::quantization_error(&tex.data, settings.precision)?,
+    };
     let image = RgbaImage {
         width: tex.width,
         height: tex.height,

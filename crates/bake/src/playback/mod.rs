@@ -686,10 +686,7 @@ fn load_bones(
         };
         let space = skin.mesh_nodes.first().map(String::as_str).unwrap_or("");
         let space_node = mesh_node(file, model, space)?;
-        let per_joint: u64 = match tex.layout {
-            MatrixLayout::Mat4 => 4,
-            MatrixLayout::Mat3x4 => 3,
-        };
+        let per_joint = tex.layout.pixels_per_joint() as u64;
         let need = textures::Need {
             texels: (skin.joints.len() as u64 * per_joint).saturating_mul(u64::from(rows)),
             vertices: 0,

@@ -125,10 +125,7 @@ impl Bones {
                 BoneTexture {
                     width: t.width,
                     height: t.height,
-                    layout: match t.layout {
-                        meta::MatrixLayout::Mat4 => MatrixLayout::Mat4,
-                        meta::MatrixLayout::Mat3x4 => MatrixLayout::Mat3x4,
-                    },
+                    layout: t.layout,
                     texels: img.data,
                 }
             })

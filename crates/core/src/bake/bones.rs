@@ -12,6 +12,7 @@ use glam::{DMat4, Mat4};
 
 use crate::layout::MatrixLayout;
 use crate::model::{Model, Property};
+use rigbake_types::Precision;
 
 /// A group of skinned mesh instances that share one baked matrix set:
 /// identical skins (same joints, same inverse binds) on mesh nodes whose
@@ -101,6 +102,9 @@ pub const MAX_BONE_SETS: usize = 1024;
 pub struct BoneBakeOptions {
     /// Pixel layout of each matrix.
     pub layout: MatrixLayout,
+    /// Precision the texture is stored at: the lossy layouts
+    /// ([`MatrixLayout::Qts`]) measure their error after rounding to it.
+    pub precision: Precision,
     /// Largest texture width and height.
     pub max_texture_size: usize,
     /// Largest number of pixels of all textures of one bake together.
@@ -111,6 +115,7 @@ impl Default for BoneBakeOptions {
     fn default() -> Self {
         Self {
             layout: MatrixLayout::Mat4,
+            precision: Precision::F32,
             max_texture_size: 8192,
             max_total_pixels: 1 << 28,
         }
@@ -134,6 +139,44 @@ pub struct BoneTexture {
     pub fold: Fold,
     /// `width * height * 4` floats.
     pub data: Vec<f32>,
+    /// What a lossy layout lost (`None` for the matrix layouts).
+    pub form_error: Option<FormError>,
+}
+
+/// What a lossy matrix form ([`MatrixLayout::Qts`]) lost in one texture,
+/// measured on every joint at every row: the decoded matrix (as a shader
+/// decodes it) against the exact skin matrix.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct FormError {
+    /// Largest entry error of a decoded matrix at the stored precision,
+    /// model units (the texture's recorded `max_error`).
+    pub max: f64,
+    /// The worst entry error of the form itself (decoded from f32 texels),
+    /// relative to the largest entry of that matrix: about 1e-7 for a
+    /// rotation with a uniform scale, far more for non-uniform scale,
+    /// shear or a mirror, which the form cannot hold.
+    pub relative: f64,
+    /// The joint (index in the skin) of `relative`.
+    pub joint: usize,
+    /// The timeline row of `relative`.
+    pub row: usize,
+}
+
+impl FormError {
+    /// The worse of two, by `max` and by `relative` separately (the
+    /// location follows `relative`); ties keep `self`, so folding rows in
+    /// order gives the same answer on any thread count.
+    pub fn worse(self, other: Self) -> Self {
+        let keep = if other.relative > self.relative {
+            other
+        } else {
+            self
+        };
+        Self {
+            max: self.max.max(other.max),
+            ..keep
+        }
+    }
 }
 
 impl BoneTexture {

@@ -9,7 +9,9 @@ use glam::DMat4;
 use rayon::prelude::*;
 
 use crate::bake::anchors::AnchorTracks;
-use crate::bake::bones::{BoneBakeOptions, BoneSet, BoneTexture, MAX_BONE_SETS, bone_sets};
+use crate::bake::bones::{
+    BoneBakeOptions, BoneSet, BoneTexture, FormError, MAX_BONE_SETS, bone_sets,
+};
 use crate::error::{Error, ErrorKind, Result};
 use crate::eval::evaluate::Evaluator;
 use crate::eval::skin;
@@ -17,6 +19,7 @@ use crate::fold::{Fold, FoldError};
 use crate::layout::MatrixLayout;
 use crate::model::Model;
 use crate::timeline::{self, Timeline};
+use rigbake_types::Precision;
 
 /// Bakes one bone-matrix texture per [`BoneSet`](crate::bake::bones::BoneSet)
 /// over every timeline row.
@@ -211,6 +214,7 @@ pub fn bake_frames(
             height,
             fold,
             data: vec![0.0; width * height * 4],
+            form_error: None,
         });
     }
     let mut tracks = AnchorTracks {
@@ -254,14 +258,16 @@ pub fn bake_frames(
         .unwrap_or(0);
     let layout = options.layout;
 
-    let results: Vec<Result<()>> = per_row
+    let results: Vec<Result<Vec<FormError>>> = per_row
         .into_par_iter()
         .enumerate()
         .map_init(
             || (Evaluator::new(model), vec![DMat4::IDENTITY; max_joints]),
             |(ev, mats), (row, mut outs)| {
                 timeline.evaluate_row(ev, row);
+                let mut forms = Vec::new();
                 for (out, &(skin, mesh_node)) in outs.iter_mut().zip(&sets) {
+                    let mut form = FormError::default();
                     let inv = skin::inverse_mesh_global(&ev.globals, mesh_node)?;
                     let s = &model.skins[skin];
                     let mats = &mut mats[..s.joints.len()];
@@ -283,7 +289,11 @@ pub fn bake_frames(
                             )
                             .with_hint("check the model for absurdly large scales or translations"));
                         }
+                        if !layout.is_exact() {
+                            form = form.worse(form_error(m, pixels, options.precision, j, row));
+                        }
                     }
+                    forms.push(form);
                 }
                 if let Some(out) = outs.get_mut(sets.len()) {
                     let inv = match reference {
@@ -295,13 +305,107 @@ pub fn bake_frames(
                             .encode(&(inv * ev.globals[node]), &mut out[a * 16..(a + 1) * 16]);
                     }
                 }
-                Ok(())
+                Ok(forms)
             },
         )
         .collect();
+    let mut forms: Vec<Option<FormError>> = vec![None; textures.len()];
+    let results: Vec<Result<()>> = results
+        .into_iter()
+        .map(|r| {
+            r.map(|row| {
+                for (slot, f) in forms.iter_mut().zip(row) {
+                    *slot = Some(slot.map_or(f, |s| s.worse(f)));
+                }
+            })
+        })
+        .collect();
     timeline.first_row_error(results)?;
+    if !layout.is_exact() {
+        for (tex, form) in textures.iter_mut().zip(forms) {
+            tex.form_error = form;
+        }
+    }
     Ok(FrameBake {
         textures,
         anchors: tracks,
     })
+}
+
+/// What the lossy form of `m` (its `pixels`) loses: the entry error after
+/// rounding to `precision` (what a shader reading the stored texture
+/// decodes) and the form's own error relative to the matrix's largest
+/// entry.
+fn form_error(
+    m: &DMat4,
+    pixels: &[f32],
+    precision: Precision,
+    joint: usize,
+    row: usize,
+) -> FormError {
+    let layout = MatrixLayout::Qts;
+    let own = rigbake_types::qts::entry_error(m, &layout.decode(pixels));
+    let stored = match precision {
+        Precision::F32 => own,
+        Precision::F16 => {
+            let mut rounded = [0.0f32; 4 * rigbake_types::qts::TEXELS_PER_JOINT];
+            for (r, &p) in rounded.iter_mut().zip(pixels) {
+                *r = half::f16::from_f32(p).to_f32();
+            }
+            rigbake_types::qts::entry_error(m, &layout.decode(&rounded))
+        }
+    };
+    let size = (0..4)
+        .flat_map(|c| (0..3).map(move |r| m.col(c)[r].abs()))
+        .fold(f64::MIN_POSITIVE, f64::max);
+    FormError {
+        max: stored,
+        relative: own / size,
+        joint,
+        row,
+    }
+}
+
+/// Largest error of a lossy matrix form ([`MatrixLayout::Qts`]) a bake
+/// accepts, relative to the largest entry of the matrix: 1e-5, about a
+/// hundred times what f32 rounding of the form's parts costs, and far
+/// below what any visible non-uniform scale (0.01% already gives 7e-5),
+/// shear or mirror costs.
+pub const FORM_RELATIVE_LIMIT: f64 = 1e-5;
+
+/// Refuses the textures' lossy form when a skin matrix is beyond it
+/// ([`FORM_RELATIVE_LIMIT`]): the error names the worst joint, its clip
+/// and frame, and what the form would cost there.
+pub fn check_forms(model: &Model, timeline: &Timeline, textures: &[BoneTexture]) -> Result<()> {
+    let worst = textures
+        .iter()
+        .filter_map(|t| t.form_error.map(|f| (t, f)))
+        // NaN counts as beyond the limit (total order: NaN above infinity).
+        .filter(|(_, f)| f.relative.total_cmp(&FORM_RELATIVE_LIMIT).is_gt())
+        .fold(
+            None,
+            |w: Option<(&BoneTexture, FormError)>, (t, f)| match w {
+                Some((_, g)) if f.relative.total_cmp(&g.relative).is_le() => w,
+                _ => Some((t, f)),
+            },
+        );
+    let Some((tex, f)) = worst else {
+        return Ok(());
+    };
+    let skin = tex.set.skin;
+    let node = model.skins[skin].joints.get(f.joint).copied();
+    let name = node.map_or_else(
+        || format!("joint {}", f.joint),
+        |n| model.nodes[n].name.clone(),
+    );
+    let (c, frame) = timeline.locate_row(f.row);
+    Err(Error::invalid(
+        format!("skins[{skin}].joints[{}]", f.joint),
+        format!(
+            "the skin matrix of `{name}` in clip `{}`, frame {frame}, has non-uniform scale, shear or a mirror, which the qts layout cannot hold: its entries would move by {:.2e} of the matrix's largest entry (the limit is {FORM_RELATIVE_LIMIT:e})",
+            timeline.clips[c].name,
+            f.relative,
+        ),
+    )
+    .with_hint("bake this model with `--layout mat4` or `--layout mat3x4`"))
 }

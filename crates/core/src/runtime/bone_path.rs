@@ -94,6 +94,12 @@ impl BoneTextureView<'_> {
                     load(x.saturating_add(2), row),
                 ]
             }
+            MatrixLayout::Qts => {
+                let x = joint.saturating_mul(2);
+                let (q, ts) = (load(x, row), load(x.saturating_add(1), row));
+                let m = MatrixLayout::Qts.decode(&[q.x, q.y, q.z, q.w, ts.x, ts.y, ts.z, ts.w]);
+                [m.row(0), m.row(1), m.row(2)]
+            }
         }
     }
 }
