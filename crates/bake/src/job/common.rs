@@ -12,6 +12,32 @@ pub(super) enum Part<T> {
     Skipped(String),
 }
 
+impl<T> Part<T> {
+    /// What was made, unless the output was skipped.
+    pub fn done(&self) -> Option<&T> {
+        match self {
+            Self::Done(t) => Some(t),
+            Self::Skipped(_) => None,
+        }
+    }
+
+    /// What was made, unless the output was skipped.
+    pub fn into_done(self) -> Option<T> {
+        match self {
+            Self::Done(t) => Some(t),
+            Self::Skipped(_) => None,
+        }
+    }
+
+    /// Why the output was skipped, if it was.
+    pub fn skipped(&self) -> Option<&str> {
+        match self {
+            Self::Done(_) => None,
+            Self::Skipped(reason) => Some(reason),
+        }
+    }
+}
+
 /// A file-name-safe version of a glTF name.
 pub(super) fn file_safe(name: &str) -> String {
     let s: String = name
