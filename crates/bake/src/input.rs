@@ -64,7 +64,8 @@ impl ModelInput {
     /// reads; the bake of this input must use the same `settings`. Errors
     /// name the file.
     pub fn read(path: &Path, settings: &BakeSettings) -> Result<Self, BakeError> {
-        let model = InputFile::read(path, settings).map_err(|e| BakeError::new(Stage::Import, e))?;
+        let model =
+            InputFile::read(path, settings).map_err(|e| BakeError::new(Stage::Import, e))?;
         crate::job::lod_files::check_count(settings).map_err(|e| BakeError::new(Stage::Key, e))?;
         let levels = settings
             .lod_files

@@ -172,7 +172,9 @@ mod tests {
             panic!("{outcome:?}")
         };
         assert!(
-            files.iter().any(|(f, _)| f.ends_with("tentacle.lod1.weights.glb")),
+            files
+                .iter()
+                .any(|(f, _)| f.ends_with("tentacle.lod1.weights.glb")),
             "the level file was baked: {files:?}"
         );
         assert_eq!(parsed, 2, "the model and its level file, each parsed once");

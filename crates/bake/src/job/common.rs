@@ -1,9 +1,9 @@
-//! Small pieces every output step of a job shares: what a step produced
+//! Small pieces every output pass of a job shares: what a pass produced
 //! and how model objects are named in metadata and file names.
 
 use rigbake_core::Model;
 
-/// What one output step produced.
+/// What one output pass produced.
 #[derive(Debug)]
 pub(super) enum Part<T> {
     /// Files were staged; here is their metadata.

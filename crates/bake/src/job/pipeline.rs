@@ -54,7 +54,11 @@ pub(super) fn run(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
         return Ok(Baked::Skipped(made.skipped().join("; ")));
     }
     job.observer.stage("writing");
-    let (metadata, records) = assemble(&plan, made)?;
+    let root_motion = root_motion(&plan)?;
+    let lods = lod_records(&plan, made.weights.as_ref(), made.vat_done());
+    job.observer.stage("bounds");
+    let bounds = clip_bounds(&plan, made.vat_done().map(|v| &v.bounds))?;
+    let (metadata, records) = assemble(&plan, made, root_motion, lods, bounds);
     tell(job.observer, record_warnings(&plan, &records));
     write_records(&mut sink, &records, job.key)?;
     let sidecar = sidecar::Records {
@@ -122,13 +126,18 @@ impl Made {
     /// textures, a VAT, or anchor tracks.
     fn anything(&self) -> bool {
         let textures = self.bones.as_ref().is_some_and(|b| b.part.done().is_some());
-        let vat = self.vat.as_ref().is_some_and(|v| v.done().is_some());
+        let vat = self.vat_done().is_some();
         let anchors = self
             .rig
             .as_ref()
             .and_then(|r| r.record.as_ref())
             .is_some_and(|r| !r.anchors.is_empty());
         textures || vat || anchors
+    }
+
+    /// The VAT, when one was made.
+    fn vat_done(&self) -> Option<&vat::VatOutput> {
+        self.vat.as_ref().and_then(Part::done)
     }
 
     /// Why asked-for outputs were skipped, in pass order.
@@ -155,7 +164,7 @@ impl Made {
         if let Some(morphs) = &self.morphs {
             out.extend(warnings::dropped_morphs(&plan.model, morphs, settings));
         }
-        if let Some(v) = self.vat.as_ref().and_then(Part::done) {
+        if let Some(v) = self.vat_done() {
             out.extend(v.warnings.iter().cloned());
         }
         if let Some(o) = self.openvat.as_ref().and_then(Part::done) {
@@ -183,10 +192,7 @@ struct Rig {
 
 /// The bone-matrix textures and the anchor tracks sampled in the same
 /// pass, when bones are asked for.
-fn bone_textures(
-    plan: &Plan<'_>,
-    sink: &mut dyn Sink,
-) -> Result<Option<BoneTextures>, BakeError> {
+fn bone_textures(plan: &Plan<'_>, sink: &mut dyn Sink) -> Result<Option<BoneTextures>, BakeError> {
     let Some(rig_plan) = &plan.rig_plan else {
         return Ok(None);
     };
@@ -296,15 +302,27 @@ fn vertex_pass<T>(
     }
     plan.job.observer.stage(stage);
     let (model, rest, timeline) = (&plan.model, &plan.rest, &plan.timeline);
-    pass(model, rest, timeline, plan.settings(), sink, plan.job.observer)
-        .map(Some)
-        .map_err(|e| e.at(Stage::Vat))
+    pass(
+        model,
+        rest,
+        timeline,
+        plan.settings(),
+        sink,
+        plan.job.observer,
+    )
+    .map(Some)
+    .map_err(|e| e.at(Stage::Vat))
 }
 
-/// The container's metadata and records, assembled from what the output
-/// passes made and from the record passes run here: the metadata, root
-/// motion, LODs and bounds.
-fn assemble(plan: &Plan<'_>, made: Made) -> Result<(Metadata, Records), BakeError> {
+/// The container's metadata and records, assembled as one struct from
+/// what the output passes made and the record passes' results.
+fn assemble(
+    plan: &Plan<'_>,
+    made: Made,
+    root_motion: Option<meta::RootMotionMetadata>,
+    lods: Option<(meta::LodsMetadata, meta::LodDetailsMetadata)>,
+    bounds: meta::BoundsMetadata,
+) -> (Metadata, Records) {
     let settings = plan.settings();
     let Made {
         bones,
@@ -326,10 +344,7 @@ fn assemble(plan: &Plan<'_>, made: Made) -> Result<(Metadata, Records), BakeErro
         .map(|b| (b.skins, b.textures, b.folds))
         .unwrap_or_default();
     let metadata = build_metadata(plan, skins, textures);
-    let root_motion = root_motion_record(plan, &metadata)?;
-    let (lods, lod_details) = lod_records(plan, weights.as_ref(), vat.as_ref()).unzip();
-    plan.job.observer.stage("bounds");
-    let bounds = clip_bounds(&plan.model, &plan.timeline, vat.as_ref().map(|v| &v.bounds))?;
+    let (lods, lod_details) = lods.unzip();
     let (rig, anchor_fold) = rig.map(|r| (r.record, r.fold)).unwrap_or_default();
     let layout = meta::LayoutMetadata {
         vat: vat.as_ref().map(|v| v.placement.clone()),
@@ -359,15 +374,20 @@ fn assemble(plan: &Plan<'_>, made: Made) -> Result<(Metadata, Records), BakeErro
         morphs,
         lods,
         lod_details,
-        uv_sets: (!uv_sets.is_empty()).then_some(meta::UvSetsMetadata { primitives: uv_sets }),
-        source: plan.job.source_location.map(|location| meta::SourceLocation {
-            relative_path: location.to_owned(),
+        uv_sets: (!uv_sets.is_empty()).then_some(meta::UvSetsMetadata {
+            primitives: uv_sets,
         }),
+        source: plan
+            .job
+            .source_location
+            .map(|location| meta::SourceLocation {
+                relative_path: location.to_owned(),
+            }),
         bounds: Some(bounds),
         weights: weights.map(|w| w.record),
         outputs: None,
     };
-    Ok((metadata, records))
+    (metadata, records)
 }
 
 /// The warnings the assembled records call for: an unused motion root,
@@ -375,16 +395,17 @@ fn assemble(plan: &Plan<'_>, made: Made) -> Result<(Metadata, Records), BakeErro
 /// verify tolerates.
 fn record_warnings(plan: &Plan<'_>, records: &Records) -> Vec<String> {
     let settings = plan.settings();
-    let mut out: Vec<String> =
-        warnings::unused_motion_root(settings, records.root_motion.as_ref())
-            .into_iter()
-            .collect();
+    let mut out: Vec<String> = warnings::unused_motion_root(settings, records.root_motion.as_ref())
+        .into_iter()
+        .collect();
     if let Some(uv_sets) = &records.uv_sets {
         out.extend(warnings::uv_sets(&uv_sets.primitives));
     }
     if let (Some(weights), Some(bounds)) = (&records.weights, &records.bounds) {
         let lods = records.lods.as_ref();
-        out.extend(warnings::dropped_influences(weights, bounds, lods, settings));
+        out.extend(warnings::dropped_influences(
+            weights, bounds, lods, settings,
+        ));
     }
     out
 }
@@ -446,14 +467,11 @@ fn write_sidecar(sink: &mut dyn Sink, records: sidecar::Records<'_>) -> Result<(
 
 /// The root-motion record of clips that extract root motion, checked
 /// against what a container holds.
-fn root_motion_record(
-    plan: &Plan<'_>,
-    metadata: &Metadata,
-) -> Result<Option<meta::RootMotionMetadata>, BakeError> {
+fn root_motion(plan: &Plan<'_>) -> Result<Option<meta::RootMotionMetadata>, BakeError> {
     let Some(record) = records::root_motion(&plan.model, &plan.timeline) else {
         return Ok(None);
     };
-    check_root_motion(&record, metadata).map_err(at(Stage::Container))?;
+    check_root_motion(&record, &plan.timeline).map_err(at(Stage::Container))?;
     Ok(Some(record))
 }
 
@@ -487,10 +505,10 @@ fn lod_records(
 /// container its own reader refuses.
 fn check_root_motion(
     record: &meta::RootMotionMetadata,
-    metadata: &Metadata,
+    timeline: &Timeline,
 ) -> rigbake_core::Result<()> {
     use rigbake_format::check::MAX_ROOT_MOTION;
-    for (clip, named) in record.clips.iter().zip(&metadata.clips) {
+    for (clip, named) in record.clips.iter().zip(&timeline.clips) {
         let values = clip
             .displacement
             .iter()
@@ -518,11 +536,11 @@ fn check_root_motion(
 /// frame ([`rigbake_core::bake::bounds`]), from the boxes the VAT bake
 /// gathered when it ran, else by a pass of its own.
 fn clip_bounds(
-    model: &Model,
-    timeline: &Timeline,
+    plan: &Plan<'_>,
     from_vat: Option<&(StaticPart, RowBoxes)>,
 ) -> Result<meta::BoundsMetadata, BakeError> {
     use rigbake_core::bake::bounds;
+    let (model, timeline) = (&plan.model, &plan.timeline);
     let boxes = match from_vat {
         Some((statics, rows)) => bounds::clip_bounds_from(model, timeline, statics, Some(rows)),
         None => bounds::clip_bounds(model, timeline).map_err(at(Stage::Container))?,

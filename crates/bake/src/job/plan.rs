@@ -4,9 +4,9 @@
 
 use std::path::Path;
 
+use rigbake_core::Model;
 use rigbake_core::bake::bone_sets;
 use rigbake_core::timeline::{ClipSpec, Timeline};
-use rigbake_core::Model;
 use rigbake_format::meta;
 use rigbake_types::OutputKind;
 

@@ -75,7 +75,11 @@ pub(super) fn unused_motion_root(
     settings: &BakeSettings,
     record: Option<&meta::RootMotionMetadata>,
 ) -> Option<String> {
-    let node = settings.root_motion.node.as_ref().filter(|_| record.is_none())?;
+    let node = settings
+        .root_motion
+        .node
+        .as_ref()
+        .filter(|_| record.is_none())?;
     Some(format!(
         "the motion root `{node}` (--root-node, or `root_node` in the manifest) is unused: no clip extracts its root motion (--root-motion extract or extract-yaw, or `root_motion` per model, clip or blend in the manifest)"
     ))
