@@ -18,7 +18,7 @@ use crate::settings::BakeSettings;
 /// A model validated and planned once, before any output is written:
 /// imported (exclusions applied, LOD levels attached), its timeline, its
 /// bone sets and rig plan, all checked against the per-model budget; and
-/// the job it is planned for. Every step reads it.
+/// the job it is planned for. Every pass reads it.
 pub(super) struct Plan<'a> {
     /// The job: input, settings, output folder, observer.
     pub job: &'a ModelJob<'a>,
