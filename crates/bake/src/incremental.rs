@@ -64,10 +64,10 @@ pub fn bake_key(
     if let Some(location) = source_location {
         h.update(format!("source at {location:?}\n"));
     }
-    hash_file(&mut h, &input.model, settings)?;
+    hash_file(&mut h, input.model(), settings)?;
     // LOD levels in files of their own: their bytes decide the outputs
     // too (their paths are in the settings).
-    for level in &input.levels {
+    for level in input.levels() {
         hash_file(&mut h, level, settings)?;
     }
     Ok(format!("{:x}", h.finalize()))
@@ -78,7 +78,7 @@ pub fn bake_key(
 fn hash_file(h: &mut Sha256, file: &InputFile, settings: &BakeSettings) -> Result<(), BakeError> {
     h.update((file.bytes().len() as u64).to_le_bytes());
     h.update(file.bytes());
-    for f in &file.external {
+    for f in file.external() {
         let data = import::read_file(f, &settings.import.limits)
             .map_err(|e| BakeError::new(Stage::Key, e))?;
         h.update((data.len() as u64).to_le_bytes());

@@ -15,12 +15,9 @@ use crate::settings::BakeSettings;
 /// One glTF or GLB file of a bake, parsed, with the files it reads.
 #[derive(Debug)]
 pub struct InputFile {
-    /// The file, read and parsed.
-    pub parsed: Parsed,
-    /// The external files it reads ([`Parsed::external_files`]).
-    pub external: Vec<PathBuf>,
-    /// The SHA-256 of its bytes, lowercase hex.
-    pub sha256: String,
+    parsed: Parsed,
+    external: Vec<PathBuf>,
+    sha256: String,
 }
 
 impl InputFile {
@@ -46,16 +43,29 @@ impl InputFile {
     pub fn bytes(&self) -> &[u8] {
         self.parsed.bytes()
     }
+
+    /// The file, parsed.
+    pub fn parsed(&self) -> &Parsed {
+        &self.parsed
+    }
+
+    /// The external files it reads ([`Parsed::external_files`]).
+    pub fn external(&self) -> &[PathBuf] {
+        &self.external
+    }
+
+    /// The SHA-256 of its bytes, lowercase hex.
+    pub fn sha256(&self) -> &str {
+        &self.sha256
+    }
 }
 
 /// What one model's bake reads: the model file and its LOD level files
 /// (`BakeSettings::lod_files`, in order), each read and parsed once.
 #[derive(Debug)]
 pub struct ModelInput {
-    /// The model file.
-    pub model: InputFile,
-    /// The LOD level files, in the order of `BakeSettings::lod_files`.
-    pub levels: Vec<InputFile>,
+    model: InputFile,
+    levels: Vec<InputFile>,
 }
 
 impl ModelInput {
@@ -79,6 +89,16 @@ impl ModelInput {
     /// The model file's path.
     pub fn path(&self) -> &Path {
         self.model.path()
+    }
+
+    /// The model file.
+    pub fn model(&self) -> &InputFile {
+        &self.model
+    }
+
+    /// The LOD level files, in the order of `BakeSettings::lod_files`.
+    pub fn levels(&self) -> &[InputFile] {
+        &self.levels
     }
 
     /// Every file the bake reads: the model, then each level file, each

@@ -69,7 +69,7 @@ pub fn run_model(r: &ModelRun<'_>) -> Outcome {
         Err(e) => return failed(e),
     };
     // The source's hash: why a rebake happens, and where else it was baked.
-    let source_sha256 = &input.model.sha256;
+    let source_sha256 = input.model().sha256();
     let current = crate::incremental::Current {
         source_sha256,
         settings: r.settings,

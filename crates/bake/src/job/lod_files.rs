@@ -71,16 +71,16 @@ pub(super) fn attach_all(
     settings: &BakeSettings,
     out_dir: &Path,
 ) -> rigbake_core::Result<Vec<AttachedFile>> {
-    let paths = input.levels.iter().map(|f| f.path());
+    let paths = input.levels().iter().map(|f| f.path());
     if !paths.eq(settings.lod_files.iter().map(PathBuf::as_path)) {
         return Err(Error::invalid(
             "lod_files",
             "the model was read with other LOD files than the settings name; read it with the bake's settings",
         ));
     }
-    let mut attached = Vec::with_capacity(input.levels.len());
+    let mut attached = Vec::with_capacity(input.levels().len());
     let (mut all_pairs, mut all_nodes) = (Vec::new(), Vec::new());
-    for file in &input.levels {
+    for file in input.levels() {
         let path = file.path();
         let stem = file_stem(path);
         let same = |a: &Path, b: &Path| match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
@@ -104,7 +104,7 @@ pub(super) fn attach_all(
             )
             .with_file(path));
         }
-        let mut level = file.parsed.import(&settings.import)?;
+        let mut level = file.parsed().import(&settings.import)?;
         crate::exclude::apply(&mut level, &settings.exclude).map_err(|e| e.with_file(path))?;
         let pairs = lod_files::match_nodes(model, &level, &stem).map_err(|e| e.with_file(path))?;
         let nodes =
@@ -122,7 +122,7 @@ pub(super) fn attach_all(
                     .file_name()
                     .map(|s| s.to_string_lossy().into_owned())
                     .unwrap_or_default(),
-                sha256: file.sha256.clone(),
+                sha256: file.sha256().to_owned(),
                 node: String::new(),
             },
         });

@@ -562,7 +562,7 @@ fn build_metadata(
     skins: Vec<meta::SkinMeta>,
     textures: Vec<meta::TextureMeta>,
 ) -> Metadata {
-    let (input, settings, timeline) = (&plan.job.input.model, plan.settings(), &plan.timeline);
+    let (input, settings, timeline) = (plan.job.input.model(), plan.settings(), &plan.timeline);
     Metadata {
         tool: meta::Tool {
             name: "rigbake".to_owned(),
@@ -574,7 +574,7 @@ fn build_metadata(
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default(),
-            sha256: input.sha256.clone(),
+            sha256: input.sha256().to_owned(),
             bytes: input.bytes().len() as u64,
         },
         options: meta::BakeOptions {

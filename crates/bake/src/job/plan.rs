@@ -46,7 +46,7 @@ impl Plan<'_> {
 pub(super) fn plan<'a>(job: &'a ModelJob<'a>) -> Result<Plan<'a>, BakeError> {
     let settings = job.settings;
     check_model_name(job.input.path()).map_err(at(Stage::Import))?;
-    let parsed = &job.input.model.parsed;
+    let parsed = job.input.model().parsed();
     let mut model = parsed.import(&settings.import).map_err(at(Stage::Import))?;
     crate::exclude::apply(&mut model, &settings.exclude).map_err(at(Stage::Import))?;
     rigbake_core::lod::drop_meshless(&mut model);
