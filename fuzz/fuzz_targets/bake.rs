@@ -17,7 +17,7 @@ use libfuzzer_sys::fuzz_target;
 use rigbake::playback::{self, Paths};
 use rigbake::settings::{AnchorSettings, Outputs};
 use rigbake::verify::{self as measure, Tolerances, judge};
-use rigbake::{BakeSettings, Baked, ModelJob, Stage, bake_model, job::Silent};
+use rigbake::{BakeSettings, Baked, ModelInput, ModelJob, Stage, bake_model, job::Silent};
 use rigbake_core::timeline::root_motion::RootMotionRequest;
 use rigbake_format::meta::{TextureCompression, VatEncoding};
 use rigbake_types::{MatrixLayout, Precision, RootMotionMode, VatLayoutMode};
@@ -95,20 +95,24 @@ fuzz_target!(|input_bytes: &[u8]| {
     let input = scratch.path().join("model.glb");
     std::fs::write(&input, bytes).expect("write input");
     let out_dir = scratch.path().join("out");
+    let model = match ModelInput::read(&input, &settings) {
+        Ok(model) => model,
+        Err(e) => return assert!(e.stage != Stage::Internal, "internal error: {e}"),
+    };
     let job = ModelJob {
-        input: &input,
-        bytes,
+        input: &model,
         out_dir: &out_dir,
         settings: &settings,
         key: "fuzz",
         shared: None,
         observer: &Silent,
         source_location: None,
+        protected: None,
     };
     match bake_model(&job) {
         Err(e) => assert!(e.stage != Stage::Internal, "internal error: {e}"),
         Ok(Baked::Skipped(_)) => {}
-        Ok(Baked::Written(_)) => {
+        Ok(Baked::Written { .. }) => {
             let container = rigbake::sink::container_path(&input, &out_dir);
             let problems = verify(&container, &input);
             if let (false, Some(dir)) = (problems.is_empty(), std::env::var_os("FUZZ_VERIFY_FAILS"))

@@ -15,8 +15,7 @@ use std::error::Error;
 use std::path::{Path, PathBuf};
 
 use rigbake::playback::{self, Paths};
-use rigbake::{BakeSettings, Baked, ModelJob, bake_key, bake_model, job::Silent};
-use rigbake_core::import;
+use rigbake::{BakeSettings, Baked, ModelInput, ModelJob, bake_key, bake_model, job::Silent};
 use rigbake_core::runtime::PlayMode;
 
 /// Bakes `fixtures/tentacle.glb` (with default settings) into `dir`; returns
@@ -24,14 +23,14 @@ use rigbake_core::runtime::PlayMode;
 fn bake_fixture(dir: &Path) -> Result<PathBuf, Box<dyn Error>> {
     let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/tentacle.glb");
     let settings = BakeSettings::default();
-    let bytes = import::read_file(&model, &settings.import.limits)?;
+    // Read and parsed once: the key hashes it, the job imports it.
+    let input = ModelInput::read(&model, &settings)?;
     let out_dir = dir.join("tentacle");
     // Recorded so that playback finds the model without being told.
     let location = rigbake::source_path::relative_source(&model, &out_dir);
-    let key = bake_key(&model, &bytes, &settings, false, location.as_deref())?;
+    let key = bake_key(&input, &settings, false, location.as_deref())?;
     let job = ModelJob {
-        input: &model,
-        bytes: &bytes,
+        input: &input,
         out_dir: &out_dir,
         settings: &settings,
         key: &key,

@@ -9,6 +9,7 @@ use rigbake_format::records::FORMAT_MINOR;
 use sha2::{Digest, Sha256};
 
 use crate::error::{BakeError, Stage};
+use crate::input::{InputFile, ModelInput};
 use crate::settings::BakeSettings;
 
 /// The version of the bake key's composition (`formats/bake-key.md`):
@@ -35,16 +36,17 @@ pub fn canonical_settings(settings: &BakeSettings) -> Result<String, BakeError> 
 }
 
 /// The bake key of a model: SHA-256 over the key version, the tool and
-/// format versions, the canonical settings ([`canonical_settings`]), whether bone textures go to the shared store
-/// (`shared`), and every input byte (`bytes`, the model file at `input`, and
-/// its external buffers, each read within the import limits), and the
-/// source's location relative to the container when one is recorded
-/// (`source_location`, [`crate::source_path::relative_source`]), and the
-/// bytes of every LOD level file (`settings.lod_files`) with their
-/// external buffers. Same key, same outputs.
+/// format versions, the canonical settings ([`canonical_settings`]),
+/// whether bone textures go to the shared store (`shared`), every input
+/// byte (the model file's bytes and those of its external buffers, each
+/// read within the import limits), the source's location relative to the
+/// container when one is recorded (`source_location`,
+/// [`crate::source_path::relative_source`]), and the bytes of every LOD
+/// level file (`settings.lod_files`) with their external buffers. `input`
+/// is the model read and parsed with `settings` ([`ModelInput::read`]).
+/// Same key, same outputs.
 pub fn bake_key(
-    input: &Path,
-    bytes: &[u8],
+    input: &ModelInput,
     settings: &BakeSettings,
     shared: bool,
     source_location: Option<&str>,
@@ -62,32 +64,22 @@ pub fn bake_key(
     if let Some(location) = source_location {
         h.update(format!("source at {location:?}\n"));
     }
-    hash_model(&mut h, input, bytes, settings)?;
+    hash_file(&mut h, input.model(), settings)?;
     // LOD levels in files of their own: their bytes decide the outputs
-    // too (their paths are in the settings), counted before any is read.
-    crate::job::lod_files::check_count(settings).map_err(|e| BakeError::new(Stage::Key, e))?;
-    for level in &settings.lod_files {
-        let data = import::read_file(level, &settings.import.limits)
-            .map_err(|e| BakeError::new(Stage::Key, e))?;
-        hash_model(&mut h, level, &data, settings)?;
+    // too (their paths are in the settings).
+    for level in input.levels() {
+        hash_file(&mut h, level, settings)?;
     }
     Ok(format!("{:x}", h.finalize()))
 }
 
 /// Feeds a model file's bytes and those of every external file it reads
 /// into `h`, each prefixed with its length.
-fn hash_model(
-    h: &mut Sha256,
-    input: &Path,
-    bytes: &[u8],
-    settings: &BakeSettings,
-) -> Result<(), BakeError> {
-    h.update((bytes.len() as u64).to_le_bytes());
-    h.update(bytes);
-    let files = import::external_files(input, bytes, &settings.import)
-        .map_err(|e| BakeError::new(Stage::Key, e))?;
-    for f in files {
-        let data = import::read_file(&f, &settings.import.limits)
+fn hash_file(h: &mut Sha256, file: &InputFile, settings: &BakeSettings) -> Result<(), BakeError> {
+    h.update((file.bytes().len() as u64).to_le_bytes());
+    h.update(file.bytes());
+    for f in file.external() {
+        let data = import::read_file(f, &settings.import.limits)
             .map_err(|e| BakeError::new(Stage::Key, e))?;
         h.update((data.len() as u64).to_le_bytes());
         h.update(&data);
@@ -287,8 +279,10 @@ mod tests {
     fn settings_that_differ_give_different_keys_and_equal_ones_the_same() {
         let model = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../../fixtures/spec_worked_example.glb");
-        let bytes = std::fs::read(&model).unwrap();
-        let key = |s: &BakeSettings| bake_key(&model, &bytes, s, false, None).unwrap();
+        let key = |s: &BakeSettings| {
+            let input = ModelInput::read(&model, s).unwrap();
+            bake_key(&input, s, false, None).unwrap()
+        };
         let base = BakeSettings::default();
         let mut fps = base.clone();
         fps.sampling.fps = 30.000001;

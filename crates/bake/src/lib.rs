@@ -6,8 +6,10 @@
 //!   decides where they land (a file, the [`sink::SharedStore`], or a
 //!   section embedded in the container). Failures are [`error::BakeError`]s
 //!   naming the stage and the source.
-//! - [`incremental`] computes bake keys and tells up-to-date outputs;
-//!   [`run`] runs one model of a batch (read, key, up to date or bake).
+//! - [`input::ModelInput`] reads and parses a model (and its LOD level
+//!   files) once per bake; [`incremental`] computes bake keys from it and
+//!   tells up-to-date outputs; [`run`] runs one model of a batch (read,
+//!   key, up to date or bake).
 //! - [`playback::load`] turns a container and its textures into the views
 //!   the runtime reference (`rigbake_core::runtime`) reads.
 //! - [`verify`] measures a loaded bake against its source and judges it.
@@ -28,6 +30,7 @@ pub mod error;
 pub mod exclude;
 pub mod existing;
 pub mod incremental;
+pub mod input;
 pub mod inspect;
 pub mod inspect_source;
 pub mod job;
@@ -48,5 +51,6 @@ pub mod verify;
 
 pub use error::{BakeError, Stage};
 pub use incremental::{bake_key, up_to_date, up_to_date_outputs};
+pub use input::ModelInput;
 pub use job::{Baked, ModelJob, Observer, bake_model};
 pub use settings::BakeSettings;

@@ -1,4 +1,4 @@
-//! Where a bake's bytes go. The output steps hand finished textures,
+//! Where a bake's bytes go. The output passes hand finished textures,
 //! meshes and records to a [`Sink`]; the sink decides whether a texture
 //! becomes a file in the output folder, a copy in the [`SharedStore`], or a
 //! section embedded in the container. [`OutputSink`] is the sink of a

@@ -8,10 +8,8 @@ use rigbake_format::meta::{TextureCompression, VatEncoding};
 /// Bakes `fixtures/tentacle.glb` with `settings` into `out`.
 fn bake(settings: &BakeSettings, out: &std::path::Path) -> Result<Baked, rigbake::BakeError> {
     let input = rigbake_fixtures::fixture("tentacle.glb");
-    let bytes = std::fs::read(&input).unwrap();
     bake_model(&ModelJob {
-        input: &input,
-        bytes: &bytes,
+        input: &rigbake::ModelInput::read(&input, settings).unwrap(),
         out_dir: out,
         settings,
         key: "test",

@@ -22,15 +22,13 @@ impl Observer for Stages {
 #[test]
 fn the_openvat_export_reports_its_stages_and_frames() {
     let input = rigbake_fixtures::fixture("tentacle.glb");
-    let bytes = std::fs::read(&input).unwrap();
     let mut settings = BakeSettings::default();
     settings.outputs.set(OutputKind::Vat, true);
     settings.outputs.set(OutputKind::OpenVat, true);
     let dir = tempfile::tempdir().unwrap();
     let stages = Stages::default();
     let baked = bake_model(&ModelJob {
-        input: &input,
-        bytes: &bytes,
+        input: &rigbake::ModelInput::read(&input, &settings).unwrap(),
         out_dir: dir.path(),
         settings: &settings,
         key: "test",

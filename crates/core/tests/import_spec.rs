@@ -577,7 +577,7 @@ fn fifos_as_models_or_buffers_are_refused_without_hanging() {
 
 #[test]
 fn external_buffers_over_the_limit_are_refused_before_reading() {
-    use rigbake_core::import::{external_files, read_file};
+    use rigbake_core::import::{Parsed, read_file};
     let tmp = tempfile::tempdir().unwrap();
     let (json, bin) = two_joint().to_gltf_external("buffer.bin");
     let model = tmp.path().join("m.gltf");
@@ -591,7 +591,8 @@ fn external_buffers_over_the_limit_are_refused_before_reading() {
         ..ImportOptions::default()
     };
     // The bake key lists the files first: the size is checked there.
-    let e = external_files(&model, json.as_bytes(), &small).unwrap_err();
+    let parsed = Parsed::new(&model, json.clone().into_bytes()).unwrap();
+    let e = parsed.external_files(&small).unwrap_err();
     assert_eq!(
         (e.kind, e.object.as_str()),
         (ErrorKind::Limit, "buffers[0]")
@@ -605,7 +606,7 @@ fn external_buffers_over_the_limit_are_refused_before_reading() {
         "{e}"
     );
     // Within the limit, each listed file reads through `read_file`.
-    let files = external_files(&model, json.as_bytes(), &ImportOptions::default()).unwrap();
+    let files = parsed.external_files(&ImportOptions::default()).unwrap();
     assert_eq!(files, vec![tmp.path().join("buffer.bin")]);
     assert_eq!(read_file(&files[0], &Limits::default()).unwrap(), bin);
 }

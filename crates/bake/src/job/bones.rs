@@ -18,7 +18,7 @@ use crate::sink::Sink;
 pub(super) struct BonesPart {
     pub skins: Vec<meta::SkinMeta>,
     pub textures: Vec<meta::TextureMeta>,
-    /// The baked textures, in `skins` order (the weights step needs them).
+    /// The baked textures, in `skins` order (the weights pass needs them).
     pub baked: Vec<BoneTexture>,
     /// The folds of the textures taller than the maximum size.
     pub folds: Vec<meta::FoldMeta>,

@@ -1,15 +1,41 @@
-//! Small pieces every output step of a job shares: what a step produced
+//! Small pieces every output pass of a job shares: what a pass produced
 //! and how model objects are named in metadata and file names.
 
 use rigbake_core::Model;
 
-/// What one output step produced.
+/// What one output pass produced.
 #[derive(Debug)]
 pub(super) enum Part<T> {
     /// Files were staged; here is their metadata.
     Done(T),
     /// The output does not apply to this model (the reason says why).
     Skipped(String),
+}
+
+impl<T> Part<T> {
+    /// What was made, unless the output was skipped.
+    pub fn done(&self) -> Option<&T> {
+        match self {
+            Self::Done(t) => Some(t),
+            Self::Skipped(_) => None,
+        }
+    }
+
+    /// What was made, unless the output was skipped.
+    pub fn into_done(self) -> Option<T> {
+        match self {
+            Self::Done(t) => Some(t),
+            Self::Skipped(_) => None,
+        }
+    }
+
+    /// Why the output was skipped, if it was.
+    pub fn skipped(&self) -> Option<&str> {
+        match self {
+            Self::Done(_) => None,
+            Self::Skipped(reason) => Some(reason),
+        }
+    }
 }
 
 /// A file-name-safe version of a glTF name.

@@ -1,16 +1,16 @@
-//! LOD levels in extra files (`BakeSettings::lod_files`): each file read
-//! within the import limits, imported, trimmed by `--exclude`, and its
-//! skinned meshes attached to the model as lower levels of its skinned mesh
-//! nodes ([`rigbake_core::lod_files`]); what the LOD detail record says of
-//! each file.
+//! LOD levels in extra files (`BakeSettings::lod_files`): each file (read
+//! and parsed once with the model, [`crate::input::ModelInput`]) imported,
+//! trimmed by `--exclude`, and its skinned meshes attached to the model as
+//! lower levels of its skinned mesh nodes ([`rigbake_core::lod_files`]);
+//! what the LOD detail record says of each file.
 
 use std::path::{Path, PathBuf};
 
 use rigbake_core::lod_files;
-use rigbake_core::{Error, Model, import};
+use rigbake_core::{Error, Model};
 use rigbake_format::meta;
-use sha2::{Digest, Sha256};
 
+use crate::input::ModelInput;
 use crate::settings::BakeSettings;
 
 /// One level file, attached.
@@ -44,8 +44,8 @@ pub(crate) fn file_stem(path: &Path) -> String {
 }
 
 /// Refuses more LOD files than a group has levels besides level 0 (file
-/// `k` gives level `k + 1`); checked before any file is read, by the bake
-/// key and by the job.
+/// `k` gives level `k + 1`); checked before any is read
+/// ([`ModelInput::read`]).
 pub(crate) fn check_count(settings: &BakeSettings) -> rigbake_core::Result<()> {
     let most = rigbake_core::lod::MAX_LOD_LEVELS - 1;
     if settings.lod_files.len() > most {
@@ -60,26 +60,34 @@ pub(crate) fn check_count(settings: &BakeSettings) -> rigbake_core::Result<()> {
     Ok(())
 }
 
-/// Reads, imports and attaches every level file of `settings` to `model`,
-/// in order (file `k` gives level `k + 1` of each group it matches), and
-/// adds the groups; `out_dir` is where the container goes (for the
-/// recorded relative paths). Errors name the level file.
+/// Imports and attaches every level file of `input` to `model`, in order
+/// (file `k` gives level `k + 1` of each group it matches), and adds the
+/// groups; `out_dir` is where the container goes (for the recorded
+/// relative paths). Errors name the level file; `input` read with other
+/// level files than `settings` names is refused.
 pub(super) fn attach_all(
     model: &mut Model,
-    input: &Path,
+    input: &ModelInput,
     settings: &BakeSettings,
     out_dir: &Path,
 ) -> rigbake_core::Result<Vec<AttachedFile>> {
-    check_count(settings)?;
-    let mut attached = Vec::with_capacity(settings.lod_files.len());
+    let paths = input.levels().iter().map(|f| f.path());
+    if !paths.eq(settings.lod_files.iter().map(PathBuf::as_path)) {
+        return Err(Error::invalid(
+            "lod_files",
+            "the model was read with other LOD files than the settings name; read it with the bake's settings",
+        ));
+    }
+    let mut attached = Vec::with_capacity(input.levels().len());
     let (mut all_pairs, mut all_nodes) = (Vec::new(), Vec::new());
-    for path in &settings.lod_files {
+    for file in input.levels() {
+        let path = file.path();
         let stem = file_stem(path);
         let same = |a: &Path, b: &Path| match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
             (Ok(a), Ok(b)) => a == b,
             _ => false,
         };
-        if same(path, input) {
+        if same(path, input.path()) {
             return Err(Error::invalid(
                 "",
                 "is the model itself; a LOD file holds lower levels of the model",
@@ -96,14 +104,13 @@ pub(super) fn attach_all(
             )
             .with_file(path));
         }
-        let bytes = import::read_file(path, &settings.import.limits)?;
-        let mut level = import::import_bytes(path, &bytes, &settings.import)?;
+        let mut level = file.parsed().import(&settings.import)?;
         crate::exclude::apply(&mut level, &settings.exclude).map_err(|e| e.with_file(path))?;
         let pairs = lod_files::match_nodes(model, &level, &stem).map_err(|e| e.with_file(path))?;
         let nodes =
             lod_files::attach(model, &level, &stem, &pairs).map_err(|e| e.with_file(path))?;
         attached.push(AttachedFile {
-            path: path.clone(),
+            path: path.to_path_buf(),
             nodes: nodes
                 .iter()
                 .zip(&pairs)
@@ -115,7 +122,7 @@ pub(super) fn attach_all(
                     .file_name()
                     .map(|s| s.to_string_lossy().into_owned())
                     .unwrap_or_default(),
-                sha256: format!("{:x}", Sha256::digest(&bytes)),
+                sha256: file.sha256().to_owned(),
                 node: String::new(),
             },
         });

@@ -1,8 +1,10 @@
-//! One model's bake from validated settings to files: import, choose clips,
-//! run each requested output into a [`Sink`], write the container, commit
-//! the files. Every problem becomes a [`BakeError`] so one bad model never
-//! stops the others; even a panic inside one model is caught and reported
-//! as an internal error.
+//! One model's bake from validated settings to files: plan (import,
+//! choose clips), run each requested output's pass into a
+//! [`crate::sink::Sink`],
+//! assemble and write the container's records, commit the files
+//! (`pipeline`: the passes in order). Every problem becomes a
+//! [`BakeError`] so one bad model never stops the others; even a panic
+//! inside one model is caught and reported as an internal error.
 
 mod bones;
 mod common;
@@ -10,23 +12,23 @@ pub(crate) mod lod_files;
 mod lods;
 mod mesh;
 mod openvat;
+mod pipeline;
 mod placement;
 mod plan;
 mod rig;
-mod steps;
 mod vat;
+mod warnings;
 mod weights;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
-use rigbake_core::import;
+use rigbake_types::{OutputKind, OutputKinds};
 
 use crate::error::{BakeError, Source, Stage};
+use crate::input::ModelInput;
 use crate::settings::BakeSettings;
-use crate::sidecar::{self, Sidecar};
-use crate::sink::{OutputSink, SharedStore, Sink};
-use steps::Made;
+use crate::sink::SharedStore;
 
 /// Hears what a bake is doing (a progress display, a log).
 pub trait Observer {
@@ -50,11 +52,10 @@ impl Observer for Silent {
 
 /// One model to bake, with everything the bake needs.
 pub struct ModelJob<'a> {
-    /// The model file (external buffers are found next to it; the
-    /// container records its name).
-    pub input: &'a Path,
-    /// The model file's bytes (already read, for the bake key).
-    pub bytes: &'a [u8],
+    /// The model file and its LOD level files, read and parsed once with
+    /// `settings` ([`ModelInput::read`]; the bake key hashed the same
+    /// bytes); the container records the model's name.
+    pub input: &'a ModelInput,
     /// The folder the outputs go to.
     pub out_dir: &'a Path,
     /// What to bake.
@@ -69,7 +70,8 @@ pub struct ModelJob<'a> {
     /// source record when known ([`crate::source_path::relative_source`]).
     pub source_location: Option<&'a str>,
     /// The other inputs of the run, which no output may replace; the job
-    /// adds its own model file and the buffers and images it reads.
+    /// adds its own input files and the buffers and images they read
+    /// ([`ModelInput::files`]).
     pub protected: Option<&'a crate::staging::Protected>,
 }
 
@@ -91,7 +93,11 @@ pub enum Baked {
 /// Bakes one model into its output folder; never panics (a panic inside is
 /// caught and returned as an [`Stage::Internal`] error).
 pub fn bake_model(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
-    match catch_unwind(AssertUnwindSafe(|| try_bake(job))) {
+    let bake = || {
+        fault("start", job.input.path())?;
+        pipeline::run(job)
+    };
+    match catch_unwind(AssertUnwindSafe(bake)) {
         Ok(result) => result,
         Err(panic) => {
             let what = panic
@@ -132,86 +138,18 @@ fn fault(point: &str, input: &Path) -> Result<(), BakeError> {
     }
 }
 
-/// Writes the JSON sidecar of `records` beside the container.
-fn write_sidecar(sink: &mut dyn Sink, records: sidecar::Records<'_>) -> Result<(), BakeError> {
-    let sidecar_bytes = Sidecar::build(records).to_bytes().map_err(|e| {
-        let e = rigbake_format::FormatError::Invalid(format!("cannot encode the sidecar: {e}"));
-        BakeError::new(Stage::Container, Source::Format(e))
-    })?;
-    sink.write_file(&sidecar::sidecar_name(records.container), &sidecar_bytes)
-        .map_err(|e| e.at(Stage::Container))
+/// Why a bake asking for `outputs` is skipped before anything is read:
+/// `None` when it asks for bone textures or a VAT, which everything else
+/// rides on (weights and anchors on the bone textures, the OpenVAT export
+/// on a bake of its own that is written only beside one of them). The one
+/// place this is decided: a batch ([`crate::run::run_model`]) asks before
+/// reading the model, the job asks again for callers that bake directly.
+pub(crate) fn nothing_requested(outputs: OutputKinds) -> Option<String> {
+    let made = outputs.has(OutputKind::Bones) || outputs.has(OutputKind::Vat);
+    (!made).then(|| "no outputs requested".to_owned())
 }
 
 /// The longest model name (file stem) a bake takes, in bytes: its outputs
 /// are named after it (`<name>.rigbake.json`, `<name>-openvat.rigbake.json`,
 /// `<name>.lod15.weights.glb`), and a file name holds at most 255 bytes.
 pub const MAX_MODEL_NAME_BYTES: usize = 200;
-
-/// Plans the model, runs every output step, then (unless nothing was made)
-/// every record step, the sidecar and the commit.
-fn try_bake(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
-    fault("start", job.input)?;
-    let plan = plan::plan(job)?;
-    let container_name = format!("{}.rigbake", plan.model.name);
-    let mut sink = OutputSink::create(
-        job.out_dir,
-        &container_name,
-        job.settings.embed_textures,
-        job.shared,
-    )
-    .map_err(|e| e.at(Stage::Prepare))?;
-    let mut protected = protected_inputs(job);
-    for f in &plan.level_files {
-        protected.add(&f.path);
-    }
-    sink.protect(protected);
-    let mut made = Made::default();
-    for step in steps::OUTPUT_STEPS {
-        step(&plan, &mut sink, &mut made)?;
-    }
-    if !made.anything() {
-        if made.skipped.is_empty() {
-            made.skipped
-                .push("no outputs were requested (outputs lists neither bones nor vat)".into());
-        }
-        return Ok(Baked::Skipped(made.skipped.join("; ")));
-    }
-    job.observer.stage("writing");
-    for step in steps::RECORD_STEPS {
-        step(&plan, &mut sink, &mut made)?;
-    }
-    let Some(metadata) = made.metadata else {
-        let why = "the metadata step did not run".to_owned();
-        return Err(BakeError::new(Stage::Internal, Source::Panic(why)));
-    };
-    let records = sidecar::Records {
-        container: &container_name,
-        metadata: &metadata,
-        records: &made.records,
-    };
-    write_sidecar(&mut sink, records)?;
-    let finished = sink.finish(&metadata).map_err(|e| e.at(Stage::Container))?;
-    fault("commit", job.input)?;
-    let committed = finished.commit().map_err(|e| e.at(Stage::Commit))?;
-    for warning in &committed.kept {
-        job.observer.warning(warning);
-    }
-    Ok(Baked::Written {
-        files: committed.files,
-        removed: committed.removed,
-    })
-}
-
-/// What no output of `job` may replace: the run's inputs, the model file
-/// and every buffer and image it reads.
-fn protected_inputs(job: &ModelJob<'_>) -> crate::staging::Protected {
-    let mut protected = job.protected.cloned().unwrap_or_default();
-    protected.add(job.input);
-    // The same list the bake key read; a file it cannot name was not read.
-    if let Ok(files) = import::external_files(job.input, job.bytes, &job.settings.import) {
-        for f in &files {
-            protected.add(f);
-        }
-    }
-    protected
-}

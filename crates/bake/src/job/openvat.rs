@@ -64,8 +64,13 @@ const MAX_TEXTURE_BYTES: u64 = 1 << 30;
 /// Texels per row batch of the streamed textures (as the VAT bake's).
 const BATCH_TEXELS: usize = 1 << 18;
 
-/// What the export wrote, for the report.
-pub(super) struct OpenVatDone;
+/// What the export gives the rest of the job.
+pub(super) struct OpenVatDone {
+    /// Which TEXCOORD sets each primitive of its mesh uses.
+    pub uv_sets: Vec<rigbake_format::meta::PrimitiveUvSets>,
+    /// LOD levels left out of the export ([`lod_warnings`]).
+    pub warnings: Vec<String>,
+}
 
 /// The export's texture: one column a vertex, one row a frame.
 #[derive(Debug, Clone, Copy)]
@@ -95,7 +100,6 @@ pub(super) fn export(
     timeline: &Timeline,
     settings: &BakeSettings,
     sink: &mut dyn Sink,
-    uv_sets: &mut Vec<rigbake_format::meta::PrimitiveUvSets>,
     observer: &dyn super::Observer,
 ) -> Result<Part<OpenVatDone>, StepError> {
     let options = options(settings);
@@ -104,7 +108,7 @@ pub(super) fn export(
         Err(e) if e.kind == ErrorKind::NothingToBake => return Ok(Part::Skipped(e.message)),
         Err(e) => return Err(StepError::bare(e)),
     };
-    warn_about_lods(model, &plan.primitives, observer);
+    let warnings = lod_warnings(model, &plan.primitives);
     let chosen = level_zero(model, &plan.primitives);
     let vertices: usize = chosen.iter().map(|&i| plan.primitives[i].vertices).sum();
     let dims = dims(vertices, timeline.rows, options.max_texture_size)?;
@@ -116,11 +120,9 @@ pub(super) fn export(
     let remap = passes.remap(model)?;
     let textures = passes.write_textures(&model.name, &remap, sink, observer)?;
     observer.stage("OpenVAT export: mesh");
-    let mesh_file = write_mesh(
-        model, placements, &baker, &chosen, first, &dims, sink, uv_sets,
-    )?;
+    let (mesh_file, uv_sets) = write_mesh(model, placements, &baker, &chosen, first, &dims, sink)?;
     write_sidecars(model, timeline, &remap, &dims, &textures, &mesh_file, sink)?;
-    Ok(Part::Done(OpenVatDone))
+    Ok(Part::Done(OpenVatDone { uv_sets, warnings }))
 }
 
 /// The VAT options of the export: normals, no tangents, textures of any
@@ -165,18 +167,20 @@ fn level_zero(model: &Model, prims: &[VatPrimitive]) -> Vec<usize> {
         .collect()
 }
 
-/// Warns about each LOD group whose levels past 0 the export leaves out
+/// A warning for each LOD group whose levels past 0 the export leaves out
 /// ([`level_zero`]).
-fn warn_about_lods(model: &Model, prims: &[VatPrimitive], observer: &dyn super::Observer) {
+fn lod_warnings(model: &Model, prims: &[VatPrimitive]) -> Vec<String> {
+    let mut warnings = Vec::new();
     for group in &model.lods {
         if prims.iter().any(|p| group.levels[1..].contains(&p.node)) {
-            observer.warning(&format!(
+            warnings.push(format!(
                 "the OpenVAT export holds level 0 of LOD group `{}` only (its {} further levels are in rigbake's own outputs): OpenVAT's players draw every primitive of the exported mesh, so the levels would be drawn on top of each other",
                 node_name(model, group.levels[0]),
                 group.levels.len() - 1
             ));
         }
     }
+    warnings
 }
 
 /// The texture's size for `vertices` x `frames`: an error past
@@ -493,8 +497,7 @@ fn encode_row(remap: &Remap, row: &mut [f32], w: usize) {
 /// Writes `<name>.glb`: one mesh, the exported primitives (`chosen`) in
 /// plan order at row 0 (`first`), vertices numbered on, each with
 /// OpenVAT's lookup UV (its texel centre at row 0), placed on the
-/// reference node's rest matrix; records its UV sets. Returns its name.
-#[allow(clippy::too_many_arguments)]
+/// reference node's rest matrix. Returns its name and its UV sets.
 fn write_mesh(
     model: &Model,
     placements: &RestPlacements,
@@ -503,9 +506,9 @@ fn write_mesh(
     first: Vec<FrameVertices>,
     dims: &Dims,
     sink: &mut dyn Sink,
-    uv_sets: &mut Vec<rigbake_format::meta::PrimitiveUvSets>,
-) -> Result<String, StepError> {
+) -> Result<(String, Vec<rigbake_format::meta::PrimitiveUvSets>), StepError> {
     let prims = &baker.plan().primitives;
+    let mut uv_sets = Vec::with_capacity(chosen.len());
     let mut primitives = Vec::with_capacity(chosen.len());
     let mut g = 0;
     for (&i, f) in chosen.iter().zip(first) {
@@ -549,7 +552,7 @@ fn write_mesh(
     let mesh_file = format!("{}.glb", model.name);
     let bytes = glb::write_glb(&doc).map_err(|e| StepError::during("OpenVAT mesh", e))?;
     sink.write_file(&mesh_file, &bytes)?;
-    Ok(mesh_file)
+    Ok((mesh_file, uv_sets))
 }
 
 /// Writes OpenVAT's `<name>-remap_info.json` and rigbake's

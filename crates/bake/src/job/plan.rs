@@ -4,9 +4,9 @@
 
 use std::path::Path;
 
+use rigbake_core::Model;
 use rigbake_core::bake::bone_sets;
 use rigbake_core::timeline::{ClipSpec, Timeline};
-use rigbake_core::{Model, import};
 use rigbake_format::meta;
 use rigbake_types::OutputKind;
 
@@ -18,7 +18,7 @@ use crate::settings::BakeSettings;
 /// A model validated and planned once, before any output is written:
 /// imported (exclusions applied, LOD levels attached), its timeline, its
 /// bone sets and rig plan, all checked against the per-model budget; and
-/// the job it is planned for. Every step reads it.
+/// the job it is planned for. Every pass reads it.
 pub(super) struct Plan<'a> {
     /// The job: input, settings, output folder, observer.
     pub job: &'a ModelJob<'a>,
@@ -45,15 +45,13 @@ impl Plan<'_> {
 /// Imports and plans `job`'s model (see [`Plan`]).
 pub(super) fn plan<'a>(job: &'a ModelJob<'a>) -> Result<Plan<'a>, BakeError> {
     let settings = job.settings;
-    let path = job.input;
-    let bytes = job.bytes;
-    check_model_name(path).map_err(at(Stage::Import))?;
-    let mut model =
-        import::import_bytes(path, bytes, &settings.import).map_err(at(Stage::Import))?;
+    check_model_name(job.input.path()).map_err(at(Stage::Import))?;
+    let parsed = job.input.model().parsed();
+    let mut model = parsed.import(&settings.import).map_err(at(Stage::Import))?;
     crate::exclude::apply(&mut model, &settings.exclude).map_err(at(Stage::Import))?;
     rigbake_core::lod::drop_meshless(&mut model);
     rigbake_core::lod::apply_specs(&mut model, &settings.lods).map_err(at(Stage::Import))?;
-    let level_files = lod_files::attach_all(&mut model, path, settings, job.out_dir)
+    let level_files = lod_files::attach_all(&mut model, job.input, settings, job.out_dir)
         .map_err(at(Stage::Import))?;
     for warning in &model.looks.warnings {
         job.observer.warning(warning);
@@ -105,7 +103,7 @@ pub(super) fn plan<'a>(job: &'a ModelJob<'a>) -> Result<Plan<'a>, BakeError> {
 /// Refuses a model whose name (its file stem) cannot name its outputs:
 /// longer than [`MAX_MODEL_NAME_BYTES`], or with a control character (a
 /// TAB), which the container's file names may not hold. Checked before the
-/// model is read.
+/// model is imported.
 fn check_model_name(path: &Path) -> rigbake_core::Result<()> {
     let name = path
         .file_stem()

@@ -273,6 +273,11 @@ pub(super) struct VatOutput {
     pub folds: Vec<meta::FoldMeta>,
     /// The animated bounds' parts, measured on the baked positions.
     pub bounds: (StaticPart, RowBoxes),
+    /// Which TEXCOORD sets each primitive of the playback mesh uses.
+    pub uv_sets: Vec<meta::PrimitiveUvSets>,
+    /// Directions asked for that some primitives cannot bake
+    /// ([`missing_directions`]).
+    pub warnings: Vec<String>,
 }
 
 /// Warnings for `--normals` / `--tangents` asked of primitives that have no
@@ -424,15 +429,15 @@ fn primitive_records(
         .collect()
 }
 
-/// Plans, bakes and stages the vertex animation textures of `model`.
+/// Plans, bakes and stages the vertex animation textures of `model` (the
+/// observer hears nothing: the bake has one stage).
 pub(super) fn bake(
     model: &Model,
     rest: &RestPlacements,
     timeline: &Timeline,
     settings: &BakeSettings,
     sink: &mut dyn Sink,
-    uv_sets: &mut Vec<meta::PrimitiveUvSets>,
-    observer: &dyn Observer,
+    _: &dyn Observer,
 ) -> Result<Part<VatOutput>, StepError> {
     let vs = &settings.vat;
     if vs.compression == meta::TextureCompression::Deflate {
@@ -447,9 +452,7 @@ pub(super) fn bake(
         Err(e) if e.kind == ErrorKind::NothingToBake => return Ok(Part::Skipped(e.message)),
         Err(e) => return Err(StepError::bare(e)),
     };
-    for warning in missing_directions(model, &plan, &vs.options) {
-        observer.warning(&warning);
-    }
+    let warnings = missing_directions(model, &plan, &vs.options);
     let reference_node = plan.reference_node.map(|n| node_name(model, n));
     let static_primitives = plan
         .static_primitives
@@ -506,20 +509,19 @@ pub(super) fn bake(
     };
     let playback_name = format!("{}.vat.glb", model.name);
     let (document, lookups) = playback_document(model, rest, &baker, settings.lookup_uv_set);
-    uv_sets.extend(
-        lookups
-            .into_iter()
-            .enumerate()
-            .map(|(i, (source_sets, lookup))| meta::PrimitiveUvSets {
-                file: playback_name.clone(),
-                mesh: i as u32,
-                primitive: 0,
-                source_sets: source_sets as u32,
-                lookup: Some(lookup as u32),
-                weights_first: None,
-                weights_sets: 0,
-            }),
-    );
+    let uv_sets = lookups
+        .into_iter()
+        .enumerate()
+        .map(|(i, (source_sets, lookup))| meta::PrimitiveUvSets {
+            file: playback_name.clone(),
+            mesh: i as u32,
+            primitive: 0,
+            source_sets: source_sets as u32,
+            lookup: Some(lookup as u32),
+            weights_first: None,
+            weights_sets: 0,
+        })
+        .collect();
     if let Some(last) = pending.take() {
         textures.extend(finish_primitive(last, sink, &mut pool)?);
     }
@@ -543,6 +545,8 @@ pub(super) fn bake(
         placement,
         folds,
         bounds: (statics, boxes),
+        uv_sets,
+        warnings,
     }))
 }
 

@@ -38,6 +38,8 @@ pub(super) struct WeightsPart {
     pub record: meta::WeightsMetadata,
     /// Per entry of `record.primitives`: the source node.
     pub nodes: Vec<usize>,
+    /// Which TEXCOORD sets each primitive of the weights meshes uses.
+    pub uv_sets: Vec<meta::PrimitiveUvSets>,
 }
 
 /// Reduces, stores and describes the bone-weight channels of `model`; each
@@ -50,7 +52,6 @@ pub(super) fn bake(
     rig: &RigPlan,
     settings: &BakeSettings,
     sink: &mut dyn Sink,
-    uv_sets: &mut Vec<meta::PrimitiveUvSets>,
 ) -> Result<WeightsPart, StepError> {
     let mesh_file = mesh_file_name(&model.name, 0);
     let as_uv = settings.weights_as_uv;
@@ -61,6 +62,7 @@ pub(super) fn bake(
     let level_of = rigbake_core::lod::level_of(model);
     let mut primitives = Vec::new();
     let mut entry_nodes = Vec::new();
+    let mut uv_sets = Vec::new();
     // Per LOD level: its meshes and which node each mesh is.
     let mut files: Vec<(String, Vec<glb::GlbMesh>)> = vec![(mesh_file.clone(), Vec::new())];
     let mut mesh_of_node: Vec<(usize, usize)> = Vec::new();
@@ -185,6 +187,7 @@ pub(super) fn bake(
             primitives,
         },
         nodes: entry_nodes,
+        uv_sets,
     })
 }
 

@@ -26,12 +26,14 @@ mod scene;
 mod select;
 mod version;
 
-use std::path::Path;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
 
 pub use facts::{DocumentFacts, SceneFacts, document_facts};
 pub use looks::sniff as sniff_image;
 pub use meshes::MAX_INFLUENCE_SETS;
 pub use options::{ImportOptions, Limits, Source};
+pub use parse::documents_parsed;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::model::Model;
@@ -78,7 +80,7 @@ pub fn import_file(path: &Path, options: &ImportOptions) -> Result<Model> {
 /// name the file.
 ///
 /// This is the reader for every file a model reads: the model itself and
-/// each path [`external_files`] returns.
+/// each path [`Parsed::external_files`] returns.
 pub fn read_file(path: &Path, limits: &Limits) -> Result<Vec<u8>> {
     let limit = limits.max_file_bytes;
     files::read_bounded(path, limit).map_err(|e| {
@@ -109,10 +111,7 @@ pub fn read_file(path: &Path, limits: &Limits) -> Result<Vec<u8>> {
 /// Imports the bytes of the file at `path` (already read); relative buffer
 /// URIs resolve against the file's folder and errors name the file.
 pub fn import_bytes(path: &Path, bytes: &[u8], options: &ImportOptions) -> Result<Model> {
-    let name = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "model".to_owned());
+    let name = model_name(path);
     let source = Source {
         name: &name,
         dir: Some(path.parent().unwrap_or(Path::new("."))),
@@ -120,45 +119,142 @@ pub fn import_bytes(path: &Path, bytes: &[u8], options: &ImportOptions) -> Resul
     import_slice(bytes, &source, options).map_err(|e| e.with_file(path))
 }
 
-/// The external buffer files the model at `path` (whose bytes are given)
-/// reads, checked as importing would check them (no URLs, nothing outside
-/// the model's folder, only regular files, none over
-/// `options.limits.max_file_bytes`). Used to key incremental bakes on every
-/// input byte: read each with [`read_file`], which stays within the limit
-/// even if the file changes in between. With `options.images`, the image
-/// files beside the model that pass the same checks follow the buffers
-/// (those that do not are left out of the look with a warning, so they are
-/// not inputs).
-pub fn external_files(
-    path: &Path,
-    bytes: &[u8],
-    options: &ImportOptions,
-) -> Result<Vec<std::path::PathBuf>> {
-    let (root, json, _) = parse::parse(bytes).map_err(|e| e.with_file(path))?;
-    let fallback = compression::read(json)
-        .map_err(|e| e.with_file(path))?
-        .fallback_buffers;
-    let doc = gltf::Document::from_json_without_validation(root);
-    let source = Source {
-        name: "",
-        dir: Some(path.parent().unwrap_or(Path::new("."))),
-    };
-    let mut files = buffers::external_files(&doc, &source, options, &fallback)
-        .map_err(|e| e.with_file(path))?;
-    if options.images {
-        files.extend(looks::image_files(json, &source, options));
+/// A model file read and parsed once: its bytes, the GLB split into its
+/// chunks and the JSON deserialised into glTF's types (nothing validated
+/// yet). Both what a file reads beside it ([`Parsed::external_files`]) and
+/// its import ([`Parsed::import`]) start from it, so a caller that needs
+/// both (a bake: its key hashes every input byte, then it imports) parses
+/// the file once ([`documents_parsed`] counts the parses).
+pub struct Parsed {
+    path: PathBuf,
+    bytes: Vec<u8>,
+    document: gltf::Document,
+    /// Where the JSON text lies in `bytes`.
+    json: Range<usize>,
+    /// Where the GLB binary chunk lies in `bytes`.
+    blob: Option<Range<usize>>,
+}
+
+impl std::fmt::Debug for Parsed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Parsed")
+            .field("path", &self.path)
+            .field("bytes", &self.bytes.len())
+            .finish_non_exhaustive()
     }
-    Ok(files)
+}
+
+impl Parsed {
+    /// Reads the model at `path` within `limits` ([`read_file`]) and
+    /// parses it.
+    pub fn read(path: &Path, limits: &Limits) -> Result<Self> {
+        Self::new(path, read_file(path, limits)?)
+    }
+
+    /// Parses `bytes`, the contents of the model file at `path` (relative
+    /// buffer URIs resolve against its folder); errors name the file.
+    pub fn new(path: &Path, bytes: Vec<u8>) -> Result<Self> {
+        let (root, json, blob) = parse::parse(&bytes).map_err(|e| e.with_file(path))?;
+        let (json, blob) = (within(&bytes, json), blob.map(|b| within(&bytes, b)));
+        Ok(Self {
+            path: path.to_path_buf(),
+            document: gltf::Document::from_json_without_validation(root),
+            bytes,
+            json,
+            blob,
+        })
+    }
+
+    /// The model file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The model file's bytes.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The external files the model reads, checked as importing would
+    /// check them (no URLs, nothing outside the model's folder, only
+    /// regular files, none over `options.limits.max_file_bytes`): its
+    /// buffers, and with `options.images` the image files beside it that
+    /// pass the same checks (those that do not are left out of the look
+    /// with a warning, so they are not inputs). Used to key incremental
+    /// bakes on every input byte: read each with [`read_file`], which stays
+    /// within the limit even if the file changes in between.
+    pub fn external_files(&self, options: &ImportOptions) -> Result<Vec<PathBuf>> {
+        let json = &self.bytes[self.json.clone()];
+        let fallback = compression::read(json)
+            .map_err(|e| e.with_file(&self.path))?
+            .fallback_buffers;
+        let source = Source {
+            name: "",
+            dir: Some(self.path.parent().unwrap_or(Path::new("."))),
+        };
+        let mut files = buffers::external_files(&self.document, &source, options, &fallback)
+            .map_err(|e| e.with_file(&self.path))?;
+        if options.images {
+            files.extend(looks::image_files(json, &source, options));
+        }
+        Ok(files)
+    }
+
+    /// Imports the model (see [`import_bytes`], which parses and imports
+    /// in one call).
+    pub fn import(&self, options: &ImportOptions) -> Result<Model> {
+        let name = model_name(&self.path);
+        let source = Source {
+            name: &name,
+            dir: Some(self.path.parent().unwrap_or(Path::new("."))),
+        };
+        let blob = self.blob.clone().map(|b| &self.bytes[b]);
+        import_document(
+            &self.document,
+            &self.bytes[self.json.clone()],
+            blob,
+            &source,
+            options,
+        )
+        .map_err(|e| e.with_file(&self.path))
+    }
+}
+
+/// Where `part`, a slice of `whole`, lies in it.
+fn within(whole: &[u8], part: &[u8]) -> Range<usize> {
+    let start = (part.as_ptr() as usize).saturating_sub(whole.as_ptr() as usize);
+    start..start + part.len()
+}
+
+/// The name a model is imported under: its file name without extension.
+fn model_name(path: &Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "model".to_owned())
 }
 
 /// Imports a glTF or GLB held in memory.
 pub fn import_slice(bytes: &[u8], source: &Source<'_>, options: &ImportOptions) -> Result<Model> {
     let (root, json, blob) = parse::parse(bytes)?;
+    let document = gltf::Document::from_json_without_validation(root);
+    import_document(&document, json, blob, source, options)
+}
+
+/// Imports a parsed document (`json` its text, `blob` the GLB binary
+/// chunk): validation, limits, buffers, then the model.
+fn import_document(
+    doc: &gltf::Document,
+    json: &[u8],
+    blob: Option<&[u8]>,
+    source: &Source<'_>,
+    options: &ImportOptions,
+) -> Result<Model> {
+    let root = doc.as_json();
     version::check(&root.asset)?;
-    select::check_index(&root, options.scene)?;
-    check_extensions(&root)?;
+    select::check_index(root, options.scene)?;
+    check_extensions(root)?;
     let compressed = compression::read(json)?;
-    parse::validate(&root, json, &draco_accessors(&root, &compressed))?;
+    parse::validate(root, json, &draco_accessors(root, &compressed))?;
     if root.nodes.len() > options.limits.max_nodes {
         return Err(Error::limit(
             "nodes",
@@ -169,26 +265,25 @@ pub fn import_slice(bytes: &[u8], source: &Source<'_>, options: &ImportOptions) 
             ),
         ));
     }
-    let doc = gltf::Document::from_json_without_validation(root);
-    let buffers = buffers::load(&doc, blob, source, options, &compressed.fallback_buffers)?;
+    let buffers = buffers::load(doc, blob, source, options, &compressed.fallback_buffers)?;
     let looks = if options.images {
-        looks::load(json, &doc, &buffers, source, options)?
+        looks::load(json, doc, &buffers, source, options)?
     } else {
         crate::model::Looks::default()
     };
     let (decoded_views, decoded_bytes) =
-        decode_meshopt(&doc, &compressed, &buffers, &options.limits)?;
+        decode_meshopt(doc, &compressed, &buffers, &options.limits)?;
     let reader = accessor::AccessorReader::new(&buffers, &decoded_views, &options.limits);
     reader.charge_bytes(decoded_bytes, "bufferViews")?;
     let quantized = doc.extensions_used().any(|e| e == "KHR_mesh_quantization");
 
-    let meshes = meshes::build(&doc, &reader, quantized, &compressed.draco)?;
-    let (mut nodes, mut topological_order) = scene::build_nodes(&doc, &meshes, &reader)?;
-    let skins = scene::build_skins(&doc, &reader)?;
+    let meshes = meshes::build(doc, &reader, quantized, &compressed.draco)?;
+    let (mut nodes, mut topological_order) = scene::build_nodes(doc, &meshes, &reader)?;
+    let skins = scene::build_skins(doc, &reader)?;
     scene::check_skinned_instances(&nodes, &skins, &meshes)?;
     let msft_lods = lods::read(json, nodes.len())?;
     let msft_lods = lods::place(&mut nodes, &mut topological_order, msft_lods)?;
-    let clips = animations::build(&doc, &reader, &nodes, &meshes, quantized)?;
+    let clips = animations::build(doc, &reader, &nodes, &meshes, quantized)?;
     let model = Model {
         name: source.name.to_owned(),
         nodes,
@@ -207,7 +302,7 @@ pub fn import_slice(bytes: &[u8], source: &Source<'_>, options: &ImportOptions) 
         topological_order,
         lods: msft_lods,
     };
-    let mut model = select::scene(model, &doc, options.scene)?;
+    let mut model = select::scene(model, doc, options.scene)?;
     let mut taken = vec![false; model.nodes.len()];
     for &n in model.lods.iter().flat_map(|g| &g.levels) {
         taken[n] = true;

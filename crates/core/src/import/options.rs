@@ -51,7 +51,7 @@ pub struct ImportOptions {
     /// Also load the look (materials, textures, samplers, images) into
     /// [`crate::model::Model::looks`], for outputs that keep it (off by
     /// default: evaluation never needs it). Image files then count as
-    /// inputs in [`super::external_files`].
+    /// inputs in [`super::Parsed::external_files`].
     pub images: bool,
 }
 

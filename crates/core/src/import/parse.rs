@@ -121,9 +121,22 @@ pub(super) fn split_glb(bytes: &[u8]) -> Result<(&[u8], Option<&[u8]>)> {
 /// A file split and deserialised: the JSON, its text and the GLB binary chunk.
 pub(super) type Parsed<'a> = (gltf::json::Root, &'a [u8], Option<&'a [u8]>);
 
+std::thread_local! {
+    /// How many documents this thread has parsed ([`parse`]).
+    static PARSED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many glTF documents the calling thread has parsed so far (GLB split
+/// and JSON deserialised into glTF's types): what a test reads before and
+/// after a bake to show that the bake parses its source once.
+pub fn documents_parsed() -> u64 {
+    PARSED.with(std::cell::Cell::get)
+}
+
 /// Splits a `.gltf` or `.glb` held in memory into its deserialised JSON, the
 /// JSON text and the GLB binary chunk. Nothing is validated yet.
 pub(super) fn parse(bytes: &[u8]) -> Result<Parsed<'_>> {
+    PARSED.with(|n| n.set(n.get() + 1));
     let (json, blob) = if bytes.starts_with(GLB_MAGIC) {
         split_glb(bytes)?
     } else {
