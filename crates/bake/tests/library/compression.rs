@@ -16,7 +16,13 @@ use crate::common::{bake, on_threads, read_exr, settings, tree, vat_only};
 /// The VAT bake of `rigbake vat` on the tentacle into `out` with normals,
 /// tangents, `encoding` and `compression`, on `threads` threads.
 fn vat(out: &Path, encoding: VatEncoding, compression: TextureCompression, threads: usize) {
-    vat_with(out, encoding, compression, DirectionEncoding::Octahedral, threads);
+    vat_with(
+        out,
+        encoding,
+        compression,
+        DirectionEncoding::Octahedral,
+        threads,
+    );
 }
 
 /// [`vat`] with the PNG direction encoding given.
@@ -81,10 +87,21 @@ fn lossless_modes_decode_to_the_uncompressed_samples_and_are_recorded() {
             let out = tempfile::tempdir().unwrap();
             vat(out.path(), format, mode, 2);
             let (v, recorded) = records(out.path());
-            assert_eq!(recorded, vec![mode; v.textures.len()], "{format:?} {mode:?}");
-            assert_eq!(decoded(out.path()), exact, "{format:?} {mode:?} is lossless");
+            assert_eq!(
+                recorded,
+                vec![mode; v.textures.len()],
+                "{format:?} {mode:?}"
+            );
+            assert_eq!(
+                decoded(out.path()),
+                exact,
+                "{format:?} {mode:?} is lossless"
+            );
             for (a, b) in v.textures.iter().zip(&plain_vat.textures) {
-                assert_eq!(a.max_error, b.max_error, "{format:?} {mode:?}: no added loss");
+                assert_eq!(
+                    a.max_error, b.max_error,
+                    "{format:?} {mode:?}: no added loss"
+                );
             }
             assert!(
                 size(out.path()) < size(plain.path()),
@@ -97,7 +114,12 @@ fn lossless_modes_decode_to_the_uncompressed_samples_and_are_recorded() {
 #[test]
 fn pxr24_on_f32_records_exactly_the_loss_it_makes() {
     let plain = tempfile::tempdir().unwrap();
-    vat(plain.path(), VatEncoding::Exr32, TextureCompression::None, 2);
+    vat(
+        plain.path(),
+        VatEncoding::Exr32,
+        TextureCompression::None,
+        2,
+    );
     let out = tempfile::tempdir().unwrap();
     vat(out.path(), VatEncoding::Exr32, TextureCompression::Pxr24, 2);
     let (v, modes) = records(out.path());

@@ -17,7 +17,11 @@ fn containers_round_trip_on_every_shared_model() {
     let embedded = tempfile::tempdir().unwrap();
     let beside = tempfile::tempdir().unwrap();
     // Every model bakes (the Draco file is decoded) or is skipped.
-    bake_all(&files, embedded.path(), &settings(|s| s.embed_textures = true));
+    bake_all(
+        &files,
+        embedded.path(),
+        &settings(|s| s.embed_textures = true),
+    );
     bake_all(&files, beside.path(), &settings(|_| {}));
     let mut checked = 0;
     for file in &files {

@@ -51,11 +51,7 @@ fn morphs_of_a_skinned_primitive_are_dropped_with_a_warning_and_recorded() {
     let r = bake(&file, &out, &settings(|_| {})).baked();
     // (`rigbake bake` names the model in front of the warning.)
     let warning = r.warnings.first().expect("a warning");
-    for part in [
-        "meshes[0].primitives[0]",
-        "1 morph targets",
-        "--vat",
-    ] {
+    for part in ["meshes[0].primitives[0]", "1 morph targets", "--vat"] {
         assert!(warning.contains(part), "`{part}` missing from: {warning}");
     }
     let node = rigbake_core::import::import_file(&file, &Default::default())
@@ -119,7 +115,11 @@ fn a_weights_channel_whose_keys_are_all_zero_drops_nothing() {
     let out = dir.path().join("out");
     let still = settings(|s| s.clips = vec![ClipSpec::whole("still")]);
     let r = bake(&file, &out, &still).baked();
-    assert!(!r.warnings.iter().any(|w| w.contains("morph")), "{:?}", r.warnings);
+    assert!(
+        !r.warnings.iter().any(|w| w.contains("morph")),
+        "{:?}",
+        r.warnings
+    );
     assert_eq!(morphs(&out, "zeroed"), None);
     // Both clips: `blink` shows the target, so it is reported again.
     let out_both = dir.path().join("out-both");
@@ -162,6 +162,10 @@ fn robot_expressive_morph_keys_are_all_zero_so_nothing_is_dropped() {
     assert!(keys > 1000, "{keys} morph-weight keys");
     let out = tempfile::tempdir().unwrap();
     let r = bake(&file, out.path(), &settings(|_| {})).baked();
-    assert!(!r.warnings.iter().any(|w| w.contains("morph")), "{:?}", r.warnings);
+    assert!(
+        !r.warnings.iter().any(|w| w.contains("morph")),
+        "{:?}",
+        r.warnings
+    );
     assert_eq!(morphs(out.path(), "RobotExpressive"), None);
 }

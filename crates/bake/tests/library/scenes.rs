@@ -16,7 +16,11 @@ fn only_the_chosen_scene_is_baked() {
     std::fs::write(&model, rigbake_fixtures::spec_cases::two_scenes().to_glb()).unwrap();
 
     let r = bake(&model, &dir.path().join("default"), &settings(|_| {}));
-    assert!(matches!(r.outcome, Outcome::Skipped { .. }), "{:?}", r.outcome);
+    assert!(
+        matches!(r.outcome, Outcome::Skipped { .. }),
+        "{:?}",
+        r.outcome
+    );
 
     let out = dir.path().join("one");
     bake(&model, &out, &settings(|s| s.import.scene = Some(1))).baked();

@@ -57,7 +57,10 @@ fn eight_influences_reduce_to_the_hand_computed_pairs() {
         match (max, warned) {
             (8, None) => {}
             (8, Some(line)) => panic!("nothing dropped, yet: {line}"),
-            (_, None) => panic!("max {max}: no warning about dropped influences: {:?}", r.warnings),
+            (_, None) => panic!(
+                "max {max}: no warning about dropped influences: {:?}",
+                r.warnings
+            ),
             (_, Some(line)) => {
                 let moved = format!("{:.3e}", w.primitives[0].position_error);
                 assert!(
@@ -121,7 +124,12 @@ fn dropping_cesium_mans_influences_warns_with_the_worst_movement() {
             .warnings
             .iter()
             .find(|l| l.contains("bone influences per vertex"));
-        assert_eq!(line.is_some(), warns, "max influences {max}: {:?}", r.warnings);
+        assert_eq!(
+            line.is_some(),
+            warns,
+            "max influences {max}: {:?}",
+            r.warnings
+        );
         if let Some(line) = line {
             let (_, w, _) = open(out.path(), "CesiumMan");
             let worst = w
@@ -302,9 +310,17 @@ fn shader_skinning_reproduces_direct_evaluation_on_every_skinned_model() {
     files.push(rigbake_fixtures::fixture("eight_influences.gltf"));
     let out = tempfile::tempdir().unwrap();
     // No failure: models without skins are skipped, not failed.
-    assert_none_failed(&bake_all(&files, out.path(), &settings(|s| s.max_influences = 8)));
+    assert_none_failed(&bake_all(
+        &files,
+        out.path(),
+        &settings(|s| s.max_influences = 8),
+    ));
     let out2 = tempfile::tempdir().unwrap();
-    assert_none_failed(&bake_all(&files, out2.path(), &settings(|s| s.max_influences = 2)));
+    assert_none_failed(&bake_all(
+        &files,
+        out2.path(),
+        &settings(|s| s.max_influences = 2),
+    ));
     let mut checked = 0;
     for f in &files {
         let name = stem(f);
