@@ -1,12 +1,52 @@
-//! Containers read back: on every shared model, the metadata survives
-//! encode, decode and encode byte for byte, and a bake with its textures
-//! embedded describes the same bake as one with them beside it, with the
-//! same bytes.
+//! Containers read back: `rigbake::inspect`'s summary lists clips, skins
+//! and textures; on every shared model, the metadata survives encode,
+//! decode and encode byte for byte, and a bake with its textures embedded
+//! describes the same bake as one with them beside it, with the same
+//! bytes.
 
 use rigbake_format::container::Container;
 use rigbake_format::meta::Storage;
+use rigbake_format::texture::Precision;
 
-use crate::common::{bake_all, model_files, settings, shared_models};
+use crate::common::{bake, bake_all, model_files, settings, shared_models};
+
+/// The summary `rigbake inspect FILE.rigbake` prints
+/// (`rigbake::inspect::render` of the report `load_report` makes).
+#[test]
+fn summary_lists_clips_skins_and_textures() {
+    let out = tempfile::tempdir().unwrap();
+    let model = rigbake_fixtures::fixture("tentacle.glb");
+    bake(
+        &model,
+        out.path(),
+        &settings(|s| s.precision = Precision::F16),
+    )
+    .baked();
+    let (report, problem) =
+        rigbake::inspect::load_report(&out.path().join("tentacle/tentacle.rigbake"), false)
+            .unwrap();
+    assert_eq!(problem, None);
+    let text = rigbake::inspect::render(&report);
+    for needle in [
+        "tentacle.glb",
+        "wave",
+        "curl",
+        "61",
+        "31",
+        "8 joints",
+        "bones.skin0.exr",
+        "32 x 92",
+        "f16",
+        "max error",
+    ] {
+        assert!(text.contains(needle), "`{needle}` missing from:\n{text}");
+    }
+    // f16 is lossy: a non-zero error is reported.
+    assert!(
+        !text.contains("largest encoding error 0 (lossless)"),
+        "{text}"
+    );
+}
 
 #[test]
 fn containers_round_trip_on_every_shared_model() {
