@@ -11,6 +11,7 @@ use rigbake_format::meta::{
     ClipOrigin, Metadata, RigMetadata, Storage, VatCompressionMetadata, VatMetadata,
     WeightsMetadata,
 };
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::report::count;
@@ -21,9 +22,11 @@ use rigbake_format::FormatError;
 pub const INSPECT_SCHEMA_VERSION: u32 = 1;
 
 /// The `inspect --json` document.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct InspectReport {
     /// Always [`INSPECT_SCHEMA_VERSION`].
+    #[schemars(extend("const" = INSPECT_SCHEMA_VERSION))]
     pub schema_version: u32,
     /// The container file as given.
     pub file: String,
@@ -68,11 +71,14 @@ pub struct InspectReport {
 }
 
 /// Container-level facts.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct ContainerInfo {
     /// Format version, `major.minor`.
+    #[schemars(regex(pattern = r"^1\.[0-9]+$"))]
     pub format_version: String,
     /// File size in bytes.
+    #[schemars(range(min = rigbake_format::container::HEADER_LEN))]
     pub bytes: u64,
     /// The section table.
     pub sections: Vec<SectionInfo>,
@@ -83,11 +89,14 @@ pub struct ContainerInfo {
 }
 
 /// One section table entry.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct SectionInfo {
     /// `metadata`, `texture` or `unknown(<code>)`.
+    #[schemars(regex(pattern = r"^(metadata|texture|vat|weights|vertex_data|rig|track_data|key|outputs|vat_compression|layout|bounds|source|morphs|uv_sets|root_motion|lods|lod_details|texture_container|placement|unknown\([0-9]+\))$"))]
     pub kind: String,
     /// Byte offset.
+    #[schemars(range(min = rigbake_format::container::HEADER_LEN))]
     pub offset: u64,
     /// Length in bytes.
     pub length: u64,
@@ -96,7 +105,8 @@ pub struct SectionInfo {
 }
 
 /// Sums over the metadata.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct Totals {
     /// Number of clips.
     pub clips: usize,
@@ -109,6 +119,7 @@ pub struct Totals {
     /// Encoded bytes of the textures embedded in the container.
     pub embedded_texture_bytes: u64,
     /// Largest `max_error` over the bone textures.
+    #[schemars(range(min = 0))]
     pub max_error: f64,
     /// Number of vertex animation textures.
     pub vat_textures: usize,

@@ -14,6 +14,7 @@
 //!   kebab-case names as the manifest.
 
 use glam::{DMat4, Mat4, Vec4};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Largest texture width or height any bake may use or record (and the
@@ -87,7 +88,7 @@ impl OutputKinds {
 }
 
 /// How frame times are spread over a clip (SPEC section 2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all(serialize = "snake_case", deserialize = "kebab-case"))]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum SampleRule {
@@ -103,7 +104,7 @@ pub enum SampleRule {
 }
 
 /// How a matrix is laid out in RGBA pixels of a bone texture.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all(serialize = "snake_case", deserialize = "kebab-case"))]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum MatrixLayout {
@@ -155,7 +156,7 @@ impl MatrixLayout {
 }
 
 /// Sample precision of a float texture.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Precision {
@@ -167,7 +168,7 @@ pub enum Precision {
 }
 
 /// Sample encoding of vertex animation textures (`--format`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all(serialize = "snake_case", deserialize = "kebab-case"))]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum VatEncoding {
@@ -182,7 +183,7 @@ pub enum VatEncoding {
 
 /// The file container of every texture a bake writes (`--texture-container`):
 /// the sample type stays what `--precision` and `--format` say.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all(serialize = "snake_case", deserialize = "kebab-case"))]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum TextureContainer {
@@ -215,7 +216,7 @@ impl TextureContainer {
 
 /// How the bytes of a texture file are compressed (`--compression` for VAT
 /// EXRs; PNG files are always zlib/deflate).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all(serialize = "snake_case", deserialize = "kebab-case"))]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum TextureCompression {
@@ -243,7 +244,7 @@ impl TextureCompression {
 }
 
 /// How directions (normals, tangent xyz) are stored in PNG.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all(serialize = "snake_case", deserialize = "kebab-case"))]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum DirectionEncoding {
@@ -259,7 +260,7 @@ pub enum DirectionEncoding {
 }
 
 /// How normals are transformed (SPEC section 3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all(serialize = "snake_case", deserialize = "kebab-case"))]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum NormalConvention {
@@ -274,7 +275,7 @@ pub enum NormalConvention {
 }
 
 /// How a VAT bake groups its primitives into texture sets (`--vat-layout`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all(serialize = "snake_case", deserialize = "kebab-case"))]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum VatLayoutMode {
@@ -289,7 +290,7 @@ pub enum VatLayoutMode {
 
 /// What a bake does with the motion of the character's root
 /// (`--root-motion`; per model and per clip in manifests).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all(serialize = "snake_case", deserialize = "kebab-case"))]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum RootMotionMode {
@@ -374,7 +375,7 @@ pub enum AnchorsMode {
 
 /// How a LOD group of a model was recognised (recorded per group in the
 /// container's LOD record, section kind 17). See `docs/lods.md`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all(serialize = "snake_case", deserialize = "kebab-case"))]
 pub enum LodSource {
     /// The base node's `MSFT_lod` extension lists the lower levels.
