@@ -25,7 +25,8 @@ pub const INSPECT_SCHEMA_VERSION: u32 = 1;
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct InspectReport {
-    /// Always [`INSPECT_SCHEMA_VERSION`].
+    /// The document layout's version ([`INSPECT_SCHEMA_VERSION`]): it
+    /// changes when a field changes meaning or disappears.
     #[schemars(extend("const" = INSPECT_SCHEMA_VERSION))]
     pub schema_version: u32,
     /// The container file as given.
@@ -41,7 +42,7 @@ pub struct InspectReport {
     /// The rig record (anchors, props, clip origins), or `null`.
     pub rig: Option<RigMetadata>,
     /// The layout record (VAT atlas placement, folded textures), since
-    /// format 1.7; `None`: per-primitive VAT, nothing folded.
+    /// format 1.7; `null`: per-primitive VAT, nothing folded.
     pub texture_layout: Option<rigbake_format::meta::LayoutMetadata>,
     /// The VAT compression record (each VAT texture's compression), or
     /// `null` (no VAT, or a container older than format 1.6).

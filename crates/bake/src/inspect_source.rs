@@ -33,7 +33,8 @@ pub const SOCKET_WORDS: &[&str] = &[
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct SourceReport {
-    /// Always [`SOURCE_SCHEMA_VERSION`].
+    /// The document layout's version ([`SOURCE_SCHEMA_VERSION`]): it
+    /// changes when a field changes meaning or disappears.
     #[schemars(extend("const" = SOURCE_SCHEMA_VERSION))]
     pub schema_version: u32,
     /// Tells this document from a container's (which has `container`
@@ -43,7 +44,7 @@ pub struct SourceReport {
     pub file: String,
     /// The file's scenes.
     pub scenes: Vec<SceneInfo>,
-    /// Index of the scene a bake would use (`None`: the file has no scenes
+    /// Index of the scene a bake would use (`null`: the file has no scenes
     /// and every node is used).
     pub baked_scene: Option<usize>,
     /// Skins (joint sets) of the baked scene.
@@ -173,6 +174,7 @@ pub struct MeshInfo {
 /// How a primitive moves.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
+#[schemars(deny_unknown_fields)]
 pub enum Deforms {
     /// Skinned by a skin.
     Skinned {
@@ -215,14 +217,14 @@ pub struct ClipInfo {
     /// Duration in seconds.
     #[schemars(range(min = 0))]
     pub duration: f64,
-    /// Frames at [`SourceReport::fps`].
+    /// Frames at `fps`.
     #[schemars(range(min = 1))]
     pub frames: usize,
     /// Whether its first and last poses match (loop detection, as a bake
     /// records it).
     pub looping: bool,
     /// How the skeleton's root travels over the clip (what `--root-motion
-    /// extract-yaw` would take out); `None` for a model without a skin.
+    /// extract-yaw` would take out); `null` for a model without a skin.
     pub root_motion: Option<ClipTravel>,
 }
 

@@ -270,7 +270,8 @@ pub struct Totals {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Report {
-    /// Always [`REPORT_SCHEMA_VERSION`].
+    /// The report layout's version ([`REPORT_SCHEMA_VERSION`]); a reader
+    /// refuses other values.
     #[schemars(extend("const" = REPORT_SCHEMA_VERSION))]
     pub schema_version: u32,
     /// `rigbake <version>`.
@@ -280,7 +281,7 @@ pub struct Report {
     #[schemars(inner(regex(pattern = "^[1-9][0-9]*/[1-9][0-9]*$")))]
     pub shards: Vec<String>,
     /// The output folder as given (`--out` or the manifest's `out`); every
-    /// output path is relative to it. `None` for merged reports of
+    /// output path is relative to it. `null` for merged reports of
     /// different folders.
     #[serde(deserialize_with = "Option::deserialize")]
     pub out: Option<String>,

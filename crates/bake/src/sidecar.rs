@@ -66,7 +66,8 @@ pub const ORIENTATION: Orientation = Orientation {
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct Sidecar {
-    /// Always [`SIDECAR_SCHEMA_VERSION`].
+    /// The document layout's version ([`SIDECAR_SCHEMA_VERSION`]): it
+    /// changes when a field changes meaning or disappears.
     #[schemars(extend("const" = SIDECAR_SCHEMA_VERSION))]
     pub schema_version: u32,
     /// The container's file name, beside the sidecar.
@@ -214,7 +215,7 @@ pub struct SidecarSkin {
     pub parents: Vec<i32>,
     /// Mesh nodes playing from this set.
     pub mesh_nodes: Vec<String>,
-    /// Index in [`Sidecar::textures`] of its bone texture.
+    /// Index in `textures` of its bone texture.
     pub texture: usize,
     /// Where the set's space node stands: its name and rest-pose global
     /// matrix, the node transform of its weights meshes (format 1.11; the
@@ -447,7 +448,8 @@ pub struct SidecarWeightsPrimitive {
     pub mesh: String,
     /// Primitive index in the source mesh.
     pub primitive: u32,
-    /// Index in [`Sidecar::skins`] whose texture the bone indices address.
+    /// Index in `skins` of the bone set whose texture the bone indices
+    /// address.
     pub skin: u32,
     /// The weights mesh file holding this primitive when it is not
     /// `weights.mesh_file` (LOD levels 1 and up); absent otherwise.
@@ -511,7 +513,7 @@ pub struct SidecarVatPrimitive {
     /// Texture rows per frame.
     #[schemars(range(min = 1))]
     pub bands: u32,
-    /// Index in [`Sidecar::textures`] of its positions.
+    /// Index in `textures` of its positions.
     pub positions: usize,
     /// Index of its normals, if baked.
     pub normals: Option<usize>,

@@ -112,7 +112,7 @@ pub struct SkinMeta {
     pub parents: Vec<i32>,
     /// Names of the mesh nodes that play from this set.
     pub mesh_nodes: Vec<String>,
-    /// Index of the bone-matrix texture in [`Metadata::textures`].
+    /// Index of the bone-matrix texture in `textures`.
     pub texture: u32,
 }
 
@@ -136,7 +136,7 @@ pub enum Encoding {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Storage {
-    /// In the file named [`TextureMeta::name`], beside the container.
+    /// In the file named by the texture's `name`, beside the container.
     File,
     /// Embedded in the container's section with this index.
     Section(u32),
@@ -269,7 +269,7 @@ pub struct VatPrimitiveMeta {
     /// Texture height (`frames * bands`, or padded).
     #[schemars(range(min = 1))]
     pub height: u32,
-    /// Index of the positions texture in [`VatMetadata::textures`].
+    /// Index of the positions texture in the VAT record's `textures`.
     pub positions: u32,
     /// Index of the normals texture, if baked.
     pub normals: Option<u32>,
@@ -295,7 +295,7 @@ pub struct StaticPrimitiveMeta {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct VatMetadata {
-    /// Node whose space all values are in; `None`: the scene root.
+    /// Node whose space all values are in; `null`: the scene root.
     pub reference_node: Option<String>,
     /// Normal convention used.
     pub normal_convention: NormalConvention,
@@ -335,7 +335,7 @@ pub struct WeightsPrimitiveMeta {
     pub mesh: String,
     /// Primitive index within the mesh.
     pub primitive: u32,
-    /// Index in [`Metadata::skins`] of the bone set whose texture the bone
+    /// Index in the metadata's `skins` of the bone set whose texture the bone
     /// indices address (the index space).
     pub skin: u32,
     /// Vertices, in glTF primitive order.
@@ -437,6 +437,7 @@ pub struct PropMeta {
 /// Where a baked clip came from, when it is not simply a whole animation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(deny_unknown_fields)]
 pub enum ClipOrigin {
     /// The time range `start..end` (seconds) of an animation.
     Range {
@@ -469,7 +470,7 @@ pub enum ClipOrigin {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct RigMetadata {
-    /// Model-space node of the anchor tracks (as for VAT); `None`: scene root.
+    /// Model-space node of the anchor tracks (as for VAT); `null`: scene root.
     pub reference_node: Option<String>,
     /// Anchor tracks, in track order.
     pub anchors: Vec<AnchorMeta>,
@@ -668,7 +669,7 @@ pub struct FoldMeta {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct LayoutMetadata {
-    /// VAT placement; `None` when the bake has no VAT.
+    /// VAT placement; `null` when the bake has no VAT.
     pub vat: Option<VatPlacement>,
     /// Every folded texture (textures not listed are not folded).
     pub folds: Vec<FoldMeta>,
@@ -729,7 +730,7 @@ pub struct VatCompressionMetadata {
     /// The EXR compression asked for (`--compression`), recorded as asked
     /// even for PNG bakes.
     pub requested: TextureCompression,
-    /// Per texture of [`VatMetadata::textures`], in the same order: the
+    /// Per texture of the VAT record's `textures`, in the same order: the
     /// compression its file has (`deflate` for PNG).
     pub textures: Vec<TextureCompression>,
 }
@@ -811,7 +812,7 @@ pub struct LodFileMeta {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct LodLevelDetail {
-    /// The file the level came from; `None`: the source model itself.
+    /// The file the level came from; `null`: the source model itself.
     pub file: Option<LodFileMeta>,
     /// Influences kept per vertex at this level (1 to 8).
     #[schemars(range(min = 1, max = 8))]
@@ -866,7 +867,7 @@ pub struct TextureContainerMetadata {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct Placement {
-    /// The node; `None`: the scene root (the matrix is then the identity).
+    /// The node; `null`: the scene root (the matrix is then the identity).
     pub node: Option<String>,
     /// The node's rest-pose global matrix, column-major (glTF's order):
     /// element `4 * c + r` is row `r` of column `c`.
