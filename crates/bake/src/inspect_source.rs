@@ -29,12 +29,16 @@ pub const SOCKET_WORDS: &[&str] = &[
     "socket", "slot", "attach", "mount", "grip", "anchor", "weapon", "prop",
 ];
 
-/// The `inspect --json` document of a source model.
+/// The document `rigbake inspect MODEL --json` prints: a source model
+/// (`.glb` or `.gltf`) as a bake would import it, with the same limits and
+/// scene selection (`formats/inspect.md`). Fields may be added in later
+/// schema versions; `schema_version` changes when a field changes meaning
+/// or disappears.
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct SourceReport {
-    /// The document layout's version ([`SOURCE_SCHEMA_VERSION`]): it
-    /// changes when a field changes meaning or disappears.
+    /// The document layout's version: it changes when a field changes
+    /// meaning or disappears.
     #[schemars(extend("const" = SOURCE_SCHEMA_VERSION))]
     pub schema_version: u32,
     /// Tells this document from a container's (which has `container`
@@ -42,7 +46,7 @@ pub struct SourceReport {
     pub kind: DocumentKind,
     /// The model file as given.
     pub file: String,
-    /// The file's scenes.
+    /// Every scene of the file, in file order.
     pub scenes: Vec<SceneInfo>,
     /// Index of the scene a bake would use (`null`: the file has no scenes
     /// and every node is used).
@@ -51,7 +55,8 @@ pub struct SourceReport {
     pub skins: Vec<SkinInfo>,
     /// Mesh instances of the baked scene, in node order.
     pub meshes: Vec<MeshInfo>,
-    /// Clips at the chosen frame rate.
+    /// Every animation of the baked scene, at `fps` (a model without
+    /// animations has one clip, `rest`).
     pub clips: Vec<ClipInfo>,
     /// The frame rate the frame counts use.
     #[schemars(extend("exclusiveMinimum" = 0), range(max = 1000))]
@@ -217,7 +222,8 @@ pub struct ClipInfo {
     /// Duration in seconds.
     #[schemars(range(min = 0))]
     pub duration: f64,
-    /// Frames at `fps`.
+    /// `floor(duration * fps + 1e-4) + 1`: the rows a bake at `fps` gives
+    /// the clip.
     #[schemars(range(min = 1))]
     pub frames: usize,
     /// Whether its first and last poses match (loop detection, as a bake

@@ -186,11 +186,13 @@ pub struct ModelReport {
     pub input: String,
     /// `baked`, `up_to_date`, `skipped` or `failed`.
     pub status: Status,
-    /// Why it was skipped, or the error.
+    /// Why the model was skipped, or its error line (file, glTF object,
+    /// reason); `null` for baked and up-to-date models.
     #[serde(deserialize_with = "Option::deserialize")]
     pub message: Option<String>,
-    /// The model's outputs: the files written (baked), or the files of the
-    /// existing bake (up to date), paths relative to the report's `out`.
+    /// The model's outputs: every file written, in the order the bake
+    /// created them (baked), or the files of the existing bake, the
+    /// container first (up to date); empty otherwise.
     pub outputs: Vec<OutputFile>,
     /// Files of the previous bake that a rebake no longer writes and
     /// removed, relative to `out`.
@@ -199,7 +201,8 @@ pub struct ModelReport {
     /// The warnings its bake gave (none for a model that was not baked in
     /// this run).
     pub warnings: Vec<String>,
-    /// The bake key (baked and up-to-date models).
+    /// The bake key, 64 lowercase hex digits (`formats/container.md`,
+    /// "Key"), of baked and up-to-date models; `null` otherwise.
     #[serde(deserialize_with = "Option::deserialize")]
     #[schemars(regex(pattern = "^[0-9a-f]{64}$"))]
     pub key: Option<String>,
@@ -262,22 +265,23 @@ pub struct Totals {
     pub skipped: usize,
     /// Models that failed.
     pub failed: usize,
-    /// Bytes written.
+    /// Bytes written in this run: the outputs of baked models only.
     pub bytes: u64,
 }
 
-/// The whole JSON report.
+/// The batch report that `rigbake bake --json`, `rigbake vat --json` and
+/// `rigbake merge-report --json` print (`formats/report.md`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Report {
-    /// The report layout's version ([`REPORT_SCHEMA_VERSION`]); a reader
-    /// refuses other values.
+    /// The report layout's version; a reader refuses other values.
     #[schemars(extend("const" = REPORT_SCHEMA_VERSION))]
     pub schema_version: u32,
     /// `rigbake <version>`.
     #[schemars(regex(pattern = "^rigbake "))]
     pub tool: String,
-    /// The shards this report covers (`["2/3"]`; merged reports list all).
+    /// The shards this report covers, each `K/N` (`--shard`; merged
+    /// reports list all); empty for a whole run.
     #[schemars(inner(regex(pattern = "^[1-9][0-9]*/[1-9][0-9]*$")))]
     pub shards: Vec<String>,
     /// The output folder as given (`--out` or the manifest's `out`); every

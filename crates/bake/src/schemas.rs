@@ -34,9 +34,7 @@ pub fn all() -> Result<Vec<SchemaFile>, serde_json::Error> {
         file::<Sidecar>(
             "sidecar.schema.json",
             "https://rigbake.invalid/formats/sidecar.schema.json",
-            format!(
-                "rigbake sidecar <stem>.rigbake.json, schema version {SIDECAR_SCHEMA_VERSION}"
-            ),
+            format!("rigbake sidecar <stem>.rigbake.json, schema version {SIDECAR_SCHEMA_VERSION}"),
         )?,
         file::<InspectReport>(
             "inspect.schema.json",
@@ -66,7 +64,9 @@ fn file<T: JsonSchema>(
     title: String,
 ) -> Result<SchemaFile, serde_json::Error> {
     let mut settings = SchemaSettings::draft2020_12().for_serialize();
-    settings.transforms.push(Box::new(RecursiveTransform(prose)));
+    settings
+        .transforms
+        .push(Box::new(RecursiveTransform(prose)));
     let mut schema = settings.into_generator().into_root_schema_for::<T>();
     schema.insert("$id".into(), id.into());
     schema.insert("title".into(), title.into());
@@ -82,7 +82,13 @@ fn prose(schema: &mut Schema) {
     if let Some(Value::String(text)) = schema.get_mut("description") {
         *text = text
             .split("\n\n")
-            .map(|paragraph| paragraph.split('\n').map(str::trim).collect::<Vec<_>>().join(" "))
+            .map(|paragraph| {
+                paragraph
+                    .split('\n')
+                    .map(str::trim)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
             .collect::<Vec<_>>()
             .join("\n\n");
     }

@@ -62,12 +62,15 @@ pub const ORIENTATION: Orientation = Orientation {
     texel: TexelPosition::Centre,
 };
 
-/// The sidecar document.
+/// The sidecar `<stem>.rigbake.json`: the engine-facing description of a
+/// bake, written beside every container (`formats/sidecar.md`). Fields
+/// may be added in later schema versions; `schema_version` changes when a
+/// field changes meaning or disappears.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct Sidecar {
-    /// The document layout's version ([`SIDECAR_SCHEMA_VERSION`]): it
-    /// changes when a field changes meaning or disappears.
+    /// The document layout's version: it changes when a field changes
+    /// meaning or disappears.
     #[schemars(extend("const" = SIDECAR_SCHEMA_VERSION))]
     pub schema_version: u32,
     /// The container's file name, beside the sidecar.
@@ -87,6 +90,8 @@ pub struct Sidecar {
     /// Where the reference node stands in the source scene: its name and
     /// rest-pose global matrix (column-major), the node transform of the
     /// VAT meshes (format 1.11; the key is absent for older containers).
+    /// An instance's world transform is instance * root motion (scene
+    /// space) * placement * vertex.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(with = "rigbake_format::meta::Placement")]
     pub placement: Option<rigbake_format::meta::Placement>,
@@ -673,7 +678,8 @@ fn textures_part(r: &Records<'_>) -> Vec<SidecarTexture> {
     use rigbake_format::texture::Precision;
     let m = r.metadata;
     let container = r.records.texture_container();
-    let supercompression = (container == TextureContainer::Ktx2Zstd).then_some(Supercompression::Zstd);
+    let supercompression =
+        (container == TextureContainer::Ktx2Zstd).then_some(Supercompression::Zstd);
     let fold = |t: FoldedTexture| {
         r.records
             .layout
