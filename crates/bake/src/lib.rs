@@ -18,6 +18,7 @@
 //!   source model holds, before baking.
 //! - [`records`] maps core values to metadata records and back.
 //! - [`report`] is the batch report: outcomes, JSON, shard merging.
+//! - [`schemas`] generates the JSON Schemas of `formats/` from the types.
 //! - [`lod_siblings`] finds LOD level files beside their model;
 //!   [`discover`] finds the models of a folder.
 //!
@@ -42,6 +43,7 @@ pub mod preview;
 pub mod records;
 pub mod report;
 pub mod run;
+pub mod schemas;
 pub mod settings;
 pub mod sidecar;
 pub mod sink;
