@@ -283,7 +283,10 @@ fn check_flags(flags: &SettingFlags) -> Result<(), UsageError> {
     }
     let vat = &flags.vat;
     let zip = vat.zip == Some(true);
-    let compressed = zip || vat.compression.is_some_and(|c| c != TextureCompression::None);
+    let compressed = zip
+        || vat
+            .compression
+            .is_some_and(|c| c != TextureCompression::None);
     if let Some(container) = flags
         .texture_container
         .filter(|c| !c.is_exr() && compressed)
@@ -367,7 +370,12 @@ fn gather(
     let mut problems = Vec::new();
     let mut found = expand_inputs(inputs, &Options::default(), &out, &mut problems)?;
     if let Some(m) = manifest {
-        found.extend(expand_manifest(m, &Options::default(), &out, &mut problems)?);
+        found.extend(expand_manifest(
+            m,
+            &Options::default(),
+            &out,
+            &mut problems,
+        )?);
     }
     let notes = attach_lod_files(&mut found, &flags.lod_args)?;
     Ok(Gathered {

@@ -101,12 +101,20 @@ pub fn help_of(groups: &[&[OptionDoc]], field: &str) -> String {
 }
 
 /// A flag's help: the doc comment as one line, its final period dropped
-/// (clap's style), then `[default: ...]` when the option has one.
+/// (clap's style), then `[default: ...]` when the option has one that says
+/// something (not `false` or `[]`), a TOML string without its quotes.
 pub fn help_text(doc: &str, default: Option<&str>) -> String {
     let text = one_line(doc);
     let text = text.strip_suffix('.').unwrap_or(&text);
-    match default {
-        Some(d) => format!("{text} [default: {}]", shown_default(d)),
+    match default.filter(|d| !matches!(*d, "false" | "[]")) {
+        Some(d) => {
+            let d = shown_default(d);
+            let d = d
+                .strip_prefix('"')
+                .and_then(|d| d.strip_suffix('"'))
+                .unwrap_or(d);
+            format!("{text} [default: {d}]")
+        }
         None => text.to_owned(),
     }
 }

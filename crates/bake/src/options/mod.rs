@@ -25,6 +25,8 @@
 
 mod declare;
 mod resolve;
+#[cfg(test)]
+mod tests;
 mod values;
 
 use std::path::PathBuf;
@@ -80,7 +82,7 @@ options! {
         /// How VAT primitives share textures: `atlas`, one texture set per
         /// model, or `per-primitive`, one set each.
         #[default("\"atlas\"")]
-        #[flag("vat-layout", id = "vat_layout", value_enum)]
+        #[flag("vat-layout", id = "vat_layout", value_name = "VAT_LAYOUT", value_enum)]
         layout: Option<VatLayoutMode>,
         /// Compress VAT EXRs with ZIP: the same as compression `zip`
         /// (which wins when one table gives both).
@@ -194,7 +196,7 @@ options! {
         #[default("\"keep\"")]
         #[flag("root-motion", value_enum, value_name = "MODE")]
         root_motion: Option<RootMotionMode>,
-        /// The node whose motion root motion extracts.
+        /// The motion root: the node whose travel root motion extracts.
         #[default("(the skeleton's root joint)")]
         #[flag("root-node", value_name = "NODE")]
         root_node: Option<String>,

@@ -241,8 +241,17 @@ impl Options {
         set(&mut s.anchors.exr, self.anchors_exr);
         set(&mut s.bind_props, self.props.map(|p| p == Props::Bind));
         set(&mut s.exclude, self.exclude.clone());
-        let nodes: Vec<_> = self.lod_args.iter().filter_map(|a| a.nodes()).cloned().collect();
-        s.lods = if nodes.is_empty() { self.lod.clone() } else { nodes };
+        let nodes: Vec<_> = self
+            .lod_args
+            .iter()
+            .filter_map(|a| a.nodes())
+            .cloned()
+            .collect();
+        s.lods = if nodes.is_empty() {
+            self.lod.clone()
+        } else {
+            nodes
+        };
         set(&mut s.lod_files, self.lod_files.clone());
         set(&mut s.root_motion.mode, self.root_motion);
         s.root_motion.node = self.root_node.clone().or(s.root_motion.node.take());
