@@ -4,7 +4,6 @@ use rigbake_core::timeline::ClipRequest;
 use rigbake_types::{OutputKind, TextureCompression};
 
 use super::*;
-use crate::manifest::Manifest;
 use crate::settings::BakeSettings;
 
 /// The markers around the generated table in docs/manifest.md.
@@ -46,26 +45,26 @@ fn each_documented_default_is_the_built_in_one() {
     let builtin = Options::default().resolve().unwrap();
     assert_eq!(builtin, BakeSettings::default());
     let mut checked = 0;
-    let tables = [
-        ("defaults", Options::OPTIONS),
-        ("defaults.vat", VatOptions::OPTIONS),
+    let tables: [(&str, &str, _); 2] = [
+        ("", "", Options::OPTIONS),
+        ("vat = { ", " }", VatOptions::OPTIONS),
     ];
-    for (table, groups) in tables {
+    for (open, close, groups) in tables {
         for doc in groups.iter().flat_map(|g| g.iter()) {
             let Some(default) = doc.default.filter(|d| doc.key && !d.starts_with('(')) else {
                 continue;
             };
-            let text = format!("[{table}]\n{} = {default}\n", doc.field);
-            let m = Manifest::parse(Path::new("m.toml"), &text)
-                .unwrap_or_else(|e| panic!("`{}`'s default `{default}`: {e}", doc.field));
-            assert_eq!(m.defaults.resolve().unwrap(), builtin, "{text}");
+            let text = format!("{open}{} = {default}{close}\n", doc.field);
+            assert_eq!(layers(&[&text]).resolve().unwrap(), builtin, "{text}");
             checked += 1;
         }
     }
     assert!(checked >= 20, "{checked} defaults checked");
     // A value other than the default does change the settings.
-    let m = Manifest::parse(Path::new("m.toml"), "[defaults.vat]\nformat = \"png16\"\n").unwrap();
-    assert_ne!(m.defaults.resolve().unwrap(), builtin);
+    assert_ne!(
+        layers(&["vat = { format = \"png16\" }"]).resolve().unwrap(),
+        builtin
+    );
 }
 
 /// Every flag's help is its doc comment and default, and the table's
@@ -93,37 +92,21 @@ fn help_and_table_come_from_the_doc_comment() {
     );
 }
 
-fn parse(text: &str) -> Manifest {
-    Manifest::parse(Path::new("m.toml"), text).unwrap()
-}
-
-/// A model's options: the manifest's defaults, then its entries in order.
-fn layered(m: &Manifest) -> Options {
-    m.models.iter().fold(m.defaults.clone(), |lower, e| {
-        e.overrides.clone().over(lower)
+/// Tables of options (TOML), each layered over the ones before it.
+fn layers(tables: &[&str]) -> Options {
+    tables.iter().fold(Options::default(), |lower, text| {
+        let layer: Options = toml::from_str(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+        layer.over(lower)
     })
 }
 
 #[test]
 fn later_layers_win_and_frames_become_seconds() {
-    let m = parse(
-        r#"
-[defaults]
-fps = 24
-outputs = ["bones", "vat"]
-exclude = ["a", "b"]
-[[model]]
-path = "x.glb"
-fps = 12
-exclude = ["c"]
-[[model.clip]]
-source = "Take"
-name = "idle"
-frames = [6, 18]
-loop = true
-"#,
-    );
-    let s = layered(&m).resolve().unwrap();
+    let manifest = [
+        "fps = 24\noutputs = [\"bones\", \"vat\"]\nexclude = [\"a\", \"b\"]\n",
+        "fps = 12\nexclude = [\"c\"]\n[[clip]]\nsource = \"Take\"\nname = \"idle\"\nframes = [6, 18]\nloop = true\n",
+    ];
+    let s = layers(&manifest).resolve().unwrap();
     assert_eq!(s.sampling.fps, 12.0);
     assert!(
         s.outputs.has(OutputKind::Bones)
@@ -148,13 +131,15 @@ loop = true
     let flags = Options {
         fps: Some(60.0),
         clip: vec![ClipEntry::whole("Run")],
-        output: vec![OutputKind::Anchors],
+        output: vec![OutputKind::Anchors, OutputKind::Weights],
+        no_weights: true,
         ..Options::default()
     };
-    let s = flags.over(layered(&m)).resolve().unwrap();
+    let s = flags.over(layers(&manifest)).resolve().unwrap();
     assert_eq!(s.sampling.fps, 60.0);
     assert_eq!(s.clips.len(), 1);
     assert!(s.outputs.has(OutputKind::Anchors) && s.outputs.has(OutputKind::Vat));
+    assert!(!s.outputs.has(OutputKind::Weights));
     assert!(
         s.anchors.auto,
         "anchors asked for without sockets: automatic"
@@ -163,24 +148,24 @@ loop = true
 
 #[test]
 fn zip_and_compression_layer_as_one_choice() {
-    let compression = |text: &str| layered(&parse(text)).resolve().unwrap().vat.compression;
+    let compression = |tables: &[&str]| layers(tables).resolve().unwrap().vat.compression;
     // In one table `compression` wins over `zip`.
     assert_eq!(
-        compression("[defaults.vat]\nzip = true\ncompression = \"piz\"\n"),
+        compression(&["vat = { zip = true, compression = \"piz\" }"]),
         TextureCompression::Piz
     );
     // Across layers the later one's choice wins, whichever key made it.
     assert_eq!(
-        compression(
-            "[defaults.vat]\ncompression = \"piz\"\n[[model]]\npath = \"x.glb\"\nvat = { zip = true }\n"
-        ),
+        compression(&["vat = { compression = \"piz\" }", "vat = { zip = true }"]),
         TextureCompression::Zip
     );
     assert_eq!(
-        compression(
-            "[defaults.vat]\nzip = true\n[[model]]\npath = \"x.glb\"\nvat = { normals = true }\n"
-        ),
+        compression(&["vat = { zip = true }", "vat = { normals = true }"]),
         TextureCompression::Zip
+    );
+    assert_eq!(
+        compression(&["vat = { zip = true }", "vat = { zip = false }"]),
+        TextureCompression::None
     );
     let flags = Options {
         vat: VatOptions {
@@ -189,9 +174,9 @@ fn zip_and_compression_layer_as_one_choice() {
         },
         ..Options::default()
     };
-    let m = parse("[defaults.vat]\ncompression = \"pxr24\"\n");
+    let manifest = layers(&["vat = { compression = \"pxr24\" }"]);
     assert_eq!(
-        flags.over(layered(&m)).resolve().unwrap().vat.compression,
+        flags.over(manifest).resolve().unwrap().vat.compression,
         TextureCompression::Zip
     );
 }
@@ -202,30 +187,30 @@ fn flags_that_ask_for_outputs_and_the_vat_command() {
         anchor: vec!["hand".into()],
         ..Options::default()
     };
-    let m = parse("[defaults]\nanchors = [\"foot\"]\n");
-    let s = anchor.clone().over(layered(&m)).resolve().unwrap();
+    let manifest = layers(&["anchors = [\"foot\"]"]);
+    let s = anchor.clone().over(manifest.clone()).resolve().unwrap();
     assert_eq!(s.anchors.nodes, ["hand"]);
     assert!(s.outputs.has(OutputKind::Anchors) && !s.anchors.auto);
     // The key alone names sockets without asking for the output.
-    let s = layered(&m).resolve().unwrap();
+    let s = manifest.resolve().unwrap();
     assert!(!s.outputs.has(OutputKind::Anchors) && s.anchors.nodes.is_empty());
     // `vat` keeps VAT alone; a model with `outputs = []` stays skipped.
-    let mut o = anchor.over(layered(&m));
+    let mut o = anchor.over(manifest);
     o.vat_only();
     let s = o.resolve().unwrap();
     assert_eq!(s.outputs.iter().collect::<Vec<_>>(), [OutputKind::Vat]);
-    let mut o = layered(&parse("[defaults]\noutputs = []\n"));
+    let mut o = layers(&["outputs = []"]);
     o.vat_only();
     assert_eq!(o.resolve().unwrap().outputs.iter().count(), 0);
 }
 
 #[test]
 fn invalid_values_are_reported() {
-    let e = |text: &str| layered(&parse(text)).resolve().unwrap_err().to_string();
-    assert!(e("[defaults]\nfps = 0\n").contains("fps"));
-    assert!(e("[defaults]\nmax_texture_size = 0\n").contains("max_texture_size must be 1 to"));
-    assert!(e("[defaults]\nmax_influences = [4, 9]\n").contains("max_influences must be 1 to 8"));
-    assert!(e("[defaults]\noutputs = [\"weights\"]\n").contains("add `bones`"));
+    let e = |text: &str| layers(&[text]).resolve().unwrap_err().to_string();
+    assert!(e("fps = 0").contains("fps"));
+    assert!(e("max_texture_size = 0").contains("max_texture_size must be 1 to"));
+    assert!(e("max_influences = [4, 9]").contains("max_influences must be 1 to 8"));
+    assert!(e("outputs = [\"weights\"]").contains("add `bones`"));
     let blend = Options {
         blend_args: vec!["Walk,Run,0,2".into()],
         ..Options::default()
