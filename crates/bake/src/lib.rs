@@ -6,6 +6,9 @@
 //!   decides where they land (a file, the [`sink::SharedStore`], or a
 //!   section embedded in the container). Failures are [`error::BakeError`]s
 //!   naming the stage and the source.
+//! - [`options`] declares every bake option once (manifest key, flag,
+//!   layering, documentation) and resolves a model's options into its
+//!   [`settings::BakeSettings`]; [`manifest`] reads manifests of them.
 //! - [`input::ModelInput`] reads and parses a model (and its LOD level
 //!   files) once per bake; [`incremental`] computes bake keys from it and
 //!   tells up-to-date outputs; [`run`] runs one model of a batch (read,
@@ -38,6 +41,7 @@ pub mod job;
 pub mod listed;
 pub mod lod_siblings;
 pub mod manifest;
+pub mod options;
 pub mod playback;
 pub mod preview;
 pub mod records;
