@@ -100,6 +100,10 @@ pub struct BakeSettings {
     /// of the canonical settings at its default, so the key of a bake that
     /// does not use it is computed as before the setting existed.
     pub texture_container: TextureContainer,
+    /// The matrix layout a lossy `layout` (`qts`) falls back to for a
+    /// model whose skin matrices it cannot hold (`--layout-fallback`);
+    /// `None`: such a model fails. Left out of the key when `None`.
+    pub layout_fallback: Option<MatrixLayout>,
 }
 
 /// The canonical form the bake key hashes (formats/bake-key.md): the
@@ -145,6 +149,7 @@ impl Serialize for BakeSettings {
             weights_as_uv,
             root_motion,
             texture_container,
+            layout_fallback,
         } = self;
         #[derive(Serialize)]
         struct Flags {
@@ -185,6 +190,9 @@ impl Serialize for BakeSettings {
         s.serialize_field("root_motion", root_motion)?;
         if !texture_container.is_exr() {
             s.serialize_field("texture_container", texture_container)?;
+        }
+        if let Some(fallback) = layout_fallback {
+            s.serialize_field("layout_fallback", fallback)?;
         }
         let more: Vec<OutputKind> = outputs
             .iter()
@@ -253,6 +261,7 @@ impl Default for BakeSettings {
             weights_as_uv: false,
             root_motion: RootMotionRequest::default(),
             texture_container: TextureContainer::Exr,
+            layout_fallback: None,
         }
     }
 }

@@ -452,3 +452,56 @@ fn exit_codes_follow_the_contract() {
         "{stderr}"
     );
 }
+
+#[test]
+fn layout_fallback_bakes_what_qts_cannot_hold_as_a_matrix_layout_and_says_so() {
+    use rigbake_fixtures::parts::{add_animation, add_channel};
+    // The stretched two-joint rig of the refusal test above, asked for as
+    // qts with `--layout-fallback mat3x4`: it bakes, in mat3x4, with a
+    // warning that names the joint; the texture then reproduces direct
+    // evaluation as any mat3x4 bake does.
+    let dir = tempfile::tempdir().unwrap();
+    let mut b = rigbake_fixtures::models::two_joint();
+    let a = add_animation(&mut b, "stretch");
+    let keys = [1.0, 1.0, 1.0, 1.0, 2.0, 1.0];
+    add_channel(&mut b, a, 1, "scale", "LINEAR", &[0.0, 1.0], &keys);
+    let model = dir.path().join("stretched.glb");
+    std::fs::write(&model, b.to_glb()).unwrap();
+    let out = dir.path().join("out");
+    let flags = ["--layout", "qts", "--layout-fallback", "mat3x4"];
+    let result = bake(std::slice::from_ref(&model), &out, &flags);
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(result.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("bone textures baked as mat3x4 (--layout-fallback)")
+            && stderr.contains("skins[0].joints[1]")
+            && stderr.contains("clip `stretch`, frame 30"),
+        "{stderr}"
+    );
+    let meta = read_metadata(&out.join("stretched"), "stretched");
+    assert_eq!(meta.textures[0].layout, MatrixLayout::Mat3x4);
+    assert!(round_trip_error(&model, &out) <= 1e-6);
+    // A model qts holds keeps qts: the fallback is only a fallback.
+    let tentacle = rigbake_fixtures::fixture("tentacle.glb");
+    let result = bake(std::slice::from_ref(&tentacle), &out, &flags);
+    assert!(
+        result.status.success(),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    assert!(!String::from_utf8_lossy(&result.stderr).contains("--layout-fallback"));
+    let meta = read_metadata(&out.join("tentacle"), "tentacle");
+    assert_eq!(meta.textures[0].layout, MatrixLayout::Qts);
+    // A lossy fallback is a usage error.
+    let result = bake(
+        &[tentacle],
+        &out,
+        &["--layout", "qts", "--layout-fallback", "qts"],
+    );
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert_eq!(result.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("layout_fallback must be `mat4` or `mat3x4`"),
+        "{stderr}"
+    );
+}

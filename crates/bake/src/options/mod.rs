@@ -204,11 +204,19 @@ options! {
 
     /// The setting flags of `bake` alone.
     flags BakeFlags for "bake" {
-        /// Bone texture layout: `mat4` (4 pixels per joint) or `mat3x4`
-        /// (3).
+        /// Bone texture layout: `mat4` (4 pixels per joint), `mat3x4` (3)
+        /// or `qts` (2: rotation quaternion, then translation and uniform
+        /// scale; refused for a model whose skin matrices it cannot hold,
+        /// see `layout_fallback`).
         #[default("\"mat4\"")]
         #[flag("layout", value_enum)]
         layout: Option<MatrixLayout>,
+        /// The layout a model's bone textures take instead when `qts`
+        /// cannot hold its skin matrices (non-uniform scale, shear, a
+        /// mirror): `mat4` or `mat3x4`, with a warning naming the joint.
+        #[default("(none: the model fails, naming the joint)")]
+        #[flag("layout-fallback", value_enum, value_name = "LAYOUT")]
+        layout_fallback: Option<MatrixLayout>,
         /// Bone texture sample precision: `f32` or `f16`.
         #[default("\"f32\"")]
         #[flag("precision", value_enum)]

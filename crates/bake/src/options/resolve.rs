@@ -18,6 +18,11 @@ pub enum SettingsError {
     /// The frame rate is out of range.
     #[error("fps must be between 0 and 1000, got {0}")]
     Fps(f64),
+    /// The layout fallback is itself a lossy layout.
+    #[error(
+        "layout_fallback must be `mat4` or `mat3x4` (a layout that holds every skin matrix), got `qts`"
+    )]
+    LayoutFallback,
     /// The largest texture size is outside 1..=[`MAX_TEXTURE_SIZE`]
     /// (`key` names the flag or manifest key it came from).
     #[error("{key} must be 1 to {max}, got {got}", max = MAX_TEXTURE_SIZE)]
@@ -185,6 +190,9 @@ impl Options {
             return Err(SettingsError::Fps(fps));
         }
         check_max_texture_size("max_texture_size", s.max_texture_size)?;
+        if s.layout_fallback.is_some_and(|l| !l.is_exact()) {
+            return Err(SettingsError::LayoutFallback);
+        }
         check_outputs(s.outputs)?;
         for &got in std::iter::once(&s.max_influences).chain(&s.lod_influences) {
             if !(1..=MAX_INFLUENCES).contains(&got) {
@@ -219,6 +227,7 @@ impl Options {
         set(&mut s.sampling.fps, self.fps);
         set(&mut s.sampling.rule, self.sampling);
         set(&mut s.layout, self.layout);
+        s.layout_fallback = self.layout_fallback.or(s.layout_fallback);
         set(&mut s.precision, self.precision);
         if let Some(m) = self.max_texture_size {
             s.max_texture_size = m;
