@@ -52,6 +52,12 @@ fixtures:
 shaders:
     RIGBAKE_BLESS=1 cargo test --workspace --locked --test shaders
 
+# Regenerate formats/*.schema.json from the serde types of the documents
+# they describe (schemars, crates/bake/src/schemas.rs); the schemas test
+# fails until the committed files are what this writes.
+schemas:
+    RIGBAKE_BLESS=1 cargo test -p rigbake --locked --lib schemas
+
 # Format and lint.
 lint:
     cargo fmt --all -- --check

@@ -20,7 +20,9 @@ pub const BAKE_KEY_VERSION: u32 = 1;
 
 /// The resolved settings as the bake key hashes them: compact JSON
 /// (serde_json), fields in declaration order, enums by their snake_case
-/// names, numbers in shortest round-trip form. Independent of `Debug`; a
+/// names, numbers in shortest round-trip form. Independent of `Debug`; the
+/// `Serialize` impl names every field of the settings (a setting added by
+/// a new option does not compile until it has its place in the key); a
 /// test pins the form of the default settings
 /// (`formats/golden/bake-key-v1-default-settings.json`).
 pub fn canonical_settings(settings: &BakeSettings) -> Result<String, BakeError> {

@@ -11,6 +11,7 @@ use rigbake_format::meta::{
     ClipOrigin, Metadata, RigMetadata, Storage, VatCompressionMetadata, VatMetadata,
     WeightsMetadata,
 };
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::report::count;
@@ -20,74 +21,102 @@ use rigbake_format::FormatError;
 /// Version of the `inspect --json` document layout.
 pub const INSPECT_SCHEMA_VERSION: u32 = 1;
 
-/// The `inspect --json` document.
-#[derive(Debug, Serialize)]
+/// The document `rigbake inspect FILE.rigbake --json` prints: what a
+/// `.rigbake` container (format 1.x) holds (`formats/inspect.md`). Fields
+/// may be added in later schema versions; existing fields keep their
+/// meaning, and `schema_version` changes when a field changes meaning or
+/// disappears.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct InspectReport {
-    /// Always [`INSPECT_SCHEMA_VERSION`].
+    /// The document layout's version: it changes when a field changes
+    /// meaning or disappears.
+    #[schemars(extend("const" = INSPECT_SCHEMA_VERSION))]
     pub schema_version: u32,
-    /// The container file as given.
+    /// The container path as given on the command line.
     pub file: String,
     /// Container-level facts.
     pub container: ContainerInfo,
     /// The bake metadata, field for field.
     pub metadata: Metadata,
-    /// The VAT record, field for field (`null` when the bake has none).
+    /// The VAT record (container section kind 3, format 1.1+), field for
+    /// field; `null` when the bake has none.
     pub vat: Option<VatMetadata>,
-    /// The bone-weight record, field for field (`null` when none).
+    /// The bone-weight record (container section kind 4, format 1.2+),
+    /// field for field; `null` when the bake has none.
     pub weights: Option<WeightsMetadata>,
-    /// The rig record (anchors, props, clip origins), or `null`.
+    /// The rig record (container section kind 6, format 1.3+): anchors,
+    /// props and clip origins; `null` when the bake has none.
     pub rig: Option<RigMetadata>,
-    /// The layout record (VAT atlas placement, folded textures), since
-    /// format 1.7; `None`: per-primitive VAT, nothing folded.
+    /// The layout record (container section kind 11, format 1.7+): VAT
+    /// atlas placement and folded textures; `null`: per-primitive VAT,
+    /// nothing folded.
     pub texture_layout: Option<rigbake_format::meta::LayoutMetadata>,
-    /// The VAT compression record (each VAT texture's compression), or
-    /// `null` (no VAT, or a container older than format 1.6).
+    /// The VAT compression record (container section kind 10, format
+    /// 1.6+): how each VAT texture is compressed; `null` without VAT or in
+    /// older containers.
     pub vat_compression: Option<VatCompressionMetadata>,
-    /// The LOD record (LOD groups and each level's outputs), since format
-    /// 1.8; `null` when the model has no LOD groups.
+    /// The LOD record (container section kind 17, format 1.8+): the
+    /// model's LOD groups and where each level's outputs are; `null` when
+    /// the model has none or in older containers.
     pub lods: Option<rigbake_format::meta::LodsMetadata>,
-    /// The LOD detail record (per level: its file, the influences it keeps
-    /// and their loss), since format 1.9; `null` without LOD groups or in
+    /// The LOD detail record (container section kind 18, format 1.9+): per
+    /// group and level of `lods`, the file the level came from, the
+    /// influences it keeps and their loss; `null` without LOD groups or in
     /// older containers.
     pub lod_details: Option<rigbake_format::meta::LodDetailsMetadata>,
-    /// The texture-container record (KTX2 or DDS files), since format 1.10;
-    /// `null`: EXR (and PNG) files.
+    /// The texture-container record (container section kind 19, format
+    /// 1.10+): every texture of the bake is a KTX2 or DDS file; `null`: EXR
+    /// (and PNG) files.
     pub texture_container: Option<rigbake_format::meta::TextureContainerMetadata>,
-    /// The placement record (the rest-pose matrices the meshes stand on,
-    /// and the lookup UV's encoding), since format 1.11; `null` in older
+    /// The placement record (container section kind 20, format 1.11+): the
+    /// rest-pose global matrices of the reference node and of every bone
+    /// set's space node, and the lookup UV's encoding; `null` in older
     /// containers.
     pub placement: Option<rigbake_format::meta::PlacementMetadata>,
     /// Sums over the metadata.
     pub totals: Totals,
-    /// Result of `--verify` (`null` when not asked).
+    /// `true` or `false` after `--verify` (every checksum read and
+    /// compared), `null` without it.
     pub verified: Option<bool>,
-    /// The engine-facing sidecar document of this container
-    /// (`formats/sidecar.md`), equal to the `<stem>.rigbake.json` file a
-    /// bake writes beside it.
+    /// The engine-facing sidecar of this container (`formats/sidecar.md`,
+    /// `sidecar.schema.json`): the same document a bake writes beside it as
+    /// `<stem>.rigbake.json`.
     pub sidecar: crate::sidecar::Sidecar,
 }
 
 /// Container-level facts.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct ContainerInfo {
     /// Format version, `major.minor`.
+    #[schemars(regex(pattern = r"^1\.[0-9]+$"))]
     pub format_version: String,
     /// File size in bytes.
+    #[schemars(range(min = rigbake_format::container::HEADER_LEN))]
     pub bytes: u64,
     /// The section table.
     pub sections: Vec<SectionInfo>,
-    /// The bake key (a digest of inputs and settings), if recorded.
+    /// The bake key (SHA-256 hex of inputs and settings), container 1.4+;
+    /// `null` when not recorded.
     pub bake_key: Option<String>,
-    /// The source model's path relative to the container (1.6+), or `null`.
+    /// The source model's path relative to the container's folder
+    /// (`formats/metadata.md`, SourceLocation), container 1.6+; `null` when
+    /// not recorded.
     pub source_location: Option<String>,
 }
 
 /// One section table entry.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct SectionInfo {
     /// `metadata`, `texture` or `unknown(<code>)`.
+    #[schemars(regex(
+        pattern = r"^(metadata|texture|vat|weights|vertex_data|rig|track_data|key|outputs|vat_compression|layout|bounds|source|morphs|uv_sets|root_motion|lods|lod_details|texture_container|placement|unknown\([0-9]+\))$"
+    ))]
     pub kind: String,
     /// Byte offset.
+    #[schemars(range(min = rigbake_format::container::HEADER_LEN))]
     pub offset: u64,
     /// Length in bytes.
     pub length: u64,
@@ -96,7 +125,8 @@ pub struct SectionInfo {
 }
 
 /// Sums over the metadata.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct Totals {
     /// Number of clips.
     pub clips: usize,
@@ -109,6 +139,7 @@ pub struct Totals {
     /// Encoded bytes of the textures embedded in the container.
     pub embedded_texture_bytes: u64,
     /// Largest `max_error` over the bone textures.
+    #[schemars(range(min = 0))]
     pub max_error: f64,
     /// Number of vertex animation textures.
     pub vat_textures: usize,

@@ -16,6 +16,7 @@ use rigbake_core::import::{self, ImportOptions};
 use rigbake_core::model::Model;
 use rigbake_core::timeline::root_motion::{RootMotionMode, RootMotionRequest};
 use rigbake_core::timeline::{Sampling, Timeline};
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::inspect::shown;
@@ -28,27 +29,37 @@ pub const SOCKET_WORDS: &[&str] = &[
     "socket", "slot", "attach", "mount", "grip", "anchor", "weapon", "prop",
 ];
 
-/// The `inspect --json` document of a source model.
-#[derive(Debug, Serialize)]
+/// The document `rigbake inspect MODEL --json` prints: a source model
+/// (`.glb` or `.gltf`) as a bake would import it, with the same limits and
+/// scene selection (`formats/inspect.md`). Fields may be added in later
+/// schema versions; `schema_version` changes when a field changes meaning
+/// or disappears.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct SourceReport {
-    /// Always [`SOURCE_SCHEMA_VERSION`].
+    /// The document layout's version: it changes when a field changes
+    /// meaning or disappears.
+    #[schemars(extend("const" = SOURCE_SCHEMA_VERSION))]
     pub schema_version: u32,
-    /// Always `"source"` (a container's document has `container` instead).
-    pub kind: &'static str,
+    /// Tells this document from a container's (which has `container`
+    /// instead).
+    pub kind: DocumentKind,
     /// The model file as given.
     pub file: String,
-    /// The file's scenes.
+    /// Every scene of the file, in file order.
     pub scenes: Vec<SceneInfo>,
-    /// Index of the scene a bake would use (`None`: the file has no scenes
+    /// Index of the scene a bake would use (`null`: the file has no scenes
     /// and every node is used).
     pub baked_scene: Option<usize>,
     /// Skins (joint sets) of the baked scene.
     pub skins: Vec<SkinInfo>,
     /// Mesh instances of the baked scene, in node order.
     pub meshes: Vec<MeshInfo>,
-    /// Clips at the chosen frame rate.
+    /// Every animation of the baked scene, at `fps` (a model without
+    /// animations has one clip, `rest`).
     pub clips: Vec<ClipInfo>,
     /// The frame rate the frame counts use.
+    #[schemars(extend("exclusiveMinimum" = 0), range(max = 1000))]
     pub fps: f64,
     /// Nodes that look like attachment points.
     pub sockets: Vec<SocketInfo>,
@@ -62,17 +73,40 @@ pub struct SourceReport {
     pub extensions_required: Vec<String>,
 }
 
+/// What an `inspect --json` document describes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DocumentKind {
+    /// A source model.
+    Source,
+}
+
+/// Why a node is listed as a socket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SocketReason {
+    /// Its name contains a socket word: socket, slot, attach, mount, grip,
+    /// anchor, weapon or prop, in any case (`SOCKET_WORDS`).
+    Name,
+    /// An empty node (no mesh, not a joint) whose parent is a joint.
+    UnderJoint,
+}
+
 /// One LOD group of the model.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct LodInfo {
     /// How it is declared: `msft_lod` or `name_suffix`.
+    #[schemars(extend("enum" = ["msft_lod", "name_suffix"]))]
     pub source: rigbake_core::lod::LodSource,
     /// The levels, level 0 first.
+    #[schemars(length(min = 2))]
     pub levels: Vec<LodLevelInfo>,
 }
 
 /// One level of a LOD group.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct LodLevelInfo {
     /// Node name.
     pub node: String,
@@ -107,7 +141,8 @@ fn lods(model: &Model) -> Vec<LodInfo> {
 }
 
 /// One scene of the file.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct SceneInfo {
     /// Index in the file.
     pub index: usize,
@@ -120,7 +155,8 @@ pub struct SceneInfo {
 }
 
 /// One skin.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct SkinInfo {
     /// Skin name.
     pub name: String,
@@ -129,7 +165,8 @@ pub struct SkinInfo {
 }
 
 /// One mesh instance (a node with a mesh).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct MeshInfo {
     /// Node name.
     pub node: String,
@@ -140,8 +177,9 @@ pub struct MeshInfo {
 }
 
 /// How a primitive moves.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
+#[schemars(deny_unknown_fields)]
 pub enum Deforms {
     /// Skinned by a skin.
     Skinned {
@@ -158,7 +196,8 @@ pub enum Deforms {
 }
 
 /// One primitive.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct PrimitiveInfo {
     /// Index within the mesh.
     pub index: usize,
@@ -175,24 +214,29 @@ pub struct PrimitiveInfo {
 }
 
 /// One clip.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct ClipInfo {
     /// Clip name.
     pub name: String,
     /// Duration in seconds.
+    #[schemars(range(min = 0))]
     pub duration: f64,
-    /// Frames at [`SourceReport::fps`].
+    /// `floor(duration * fps + 1e-4) + 1`: the rows a bake at `fps` gives
+    /// the clip.
+    #[schemars(range(min = 1))]
     pub frames: usize,
     /// Whether its first and last poses match (loop detection, as a bake
     /// records it).
     pub looping: bool,
     /// How the skeleton's root travels over the clip (what `--root-motion
-    /// extract-yaw` would take out); `None` for a model without a skin.
+    /// extract-yaw` would take out); `null` for a model without a skin.
     pub root_motion: Option<ClipTravel>,
 }
 
 /// The skeleton root's travel over one clip.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct ClipTravel {
     /// The motion root's node name.
     pub node: String,
@@ -200,6 +244,7 @@ pub struct ClipTravel {
     /// end, in scene space.
     pub displacement: [f64; 3],
     /// Its length.
+    #[schemars(range(min = 0))]
     pub distance: f64,
     /// Turn about +Y over the clip, radians.
     pub rotation: f64,
@@ -208,15 +253,15 @@ pub struct ClipTravel {
 }
 
 /// A node that looks like an attachment point.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct SocketInfo {
     /// Node name.
     pub node: String,
     /// The nearest joint at or above it, if any.
     pub joint: Option<String>,
-    /// Why it was listed: `name` (its name has a socket word) or
-    /// `under_joint` (an empty node hanging from a joint).
-    pub reason: &'static str,
+    /// Why it was listed.
+    pub reason: SocketReason,
 }
 
 /// Why a source could not be described.
@@ -243,7 +288,7 @@ pub fn describe_source(
         .or_else(|| (!facts.scenes.is_empty()).then_some(0));
     Ok(SourceReport {
         schema_version: SOURCE_SCHEMA_VERSION,
-        kind: "source",
+        kind: DocumentKind::Source,
         file: path.display().to_string(),
         scenes: facts
             .scenes
@@ -393,9 +438,9 @@ fn sockets(model: &Model) -> Vec<SocketInfo> {
         .filter_map(|(n, node)| {
             let lower = node.name.to_lowercase();
             let reason = if SOCKET_WORDS.iter().any(|w| lower.contains(w)) {
-                "name"
+                SocketReason::Name
             } else if node.mesh.is_none() && !joint[n] && node.parent.is_some_and(|p| joint[p]) {
-                "under_joint"
+                SocketReason::UnderJoint
             } else {
                 return None;
             };

@@ -6,6 +6,9 @@
 //!   decides where they land (a file, the [`sink::SharedStore`], or a
 //!   section embedded in the container). Failures are [`error::BakeError`]s
 //!   naming the stage and the source.
+//! - [`options`] declares every bake option once (manifest key, flag,
+//!   layering, documentation) and resolves a model's options into its
+//!   [`settings::BakeSettings`]; [`manifest`] reads manifests of them.
 //! - [`input::ModelInput`] reads and parses a model (and its LOD level
 //!   files) once per bake; [`incremental`] computes bake keys from it and
 //!   tells up-to-date outputs; [`run`] runs one model of a batch (read,
@@ -18,6 +21,7 @@
 //!   source model holds, before baking.
 //! - [`records`] maps core values to metadata records and back.
 //! - [`report`] is the batch report: outcomes, JSON, shard merging.
+//! - [`schemas`] generates the JSON Schemas of `formats/` from the types.
 //! - [`lod_siblings`] finds LOD level files beside their model;
 //!   [`discover`] finds the models of a folder.
 //!
@@ -37,11 +41,13 @@ pub mod job;
 pub mod listed;
 pub mod lod_siblings;
 pub mod manifest;
+pub mod options;
 pub mod playback;
 pub mod preview;
 pub mod records;
 pub mod report;
 pub mod run;
+pub mod schemas;
 pub mod settings;
 pub mod sidecar;
 pub mod sink;

@@ -1,8 +1,8 @@
 //! The TOML manifest: global defaults and per-model entries selected by
-//! path or glob. Schema: docs/manifest.md (the types below); a commented
-//! example lives in `fixtures/rigbake.toml`. Option values use the shared
-//! vocabulary of `rigbake-types`. Unknown keys and wrong types are errors
-//! naming the file, line and key.
+//! path or glob, each table an [`Options`] layer (the keys are declared
+//! once, in [`crate::options`]). Schema: docs/manifest.md; a commented
+//! example lives in `fixtures/rigbake.toml`. Unknown keys and wrong types
+//! are errors naming the file, line and key.
 //!
 //! The format has this one reader, in the library, so that a tool of a
 //! team's own reads a manifest exactly as `rigbake bake` does; the binary
@@ -10,11 +10,9 @@
 
 use std::path::{Path, PathBuf};
 
-use rigbake_types::{
-    DirectionEncoding, MatrixLayout, NormalConvention, OutputKind, Precision, Props,
-    RootMotionMode, SampleRule, TextureCompression, TextureContainer, VatEncoding, VatLayoutMode,
-};
 use serde::Deserialize;
+
+use crate::options::Options;
 
 /// Why a manifest cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -40,161 +38,6 @@ pub enum ManifestError {
     },
 }
 
-/// VAT settings as a manifest writes them (all optional).
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct VatOverrides {
-    /// `exr16`, `exr32` or `png16`.
-    pub format: Option<VatEncoding>,
-    /// Bake normals.
-    pub normals: Option<bool>,
-    /// Bake tangents.
-    pub tangents: Option<bool>,
-    /// `inverse-transpose` or `blended-matrix`.
-    pub normal_convention: Option<NormalConvention>,
-    /// `octahedral` or `bounds`.
-    #[serde(default, deserialize_with = "png_directions")]
-    pub direction_encoding: Option<DirectionEncoding>,
-    /// Pad to powers of two.
-    pub power_of_two: Option<bool>,
-    /// `atlas` (default) or `per-primitive`.
-    pub layout: Option<VatLayoutMode>,
-    /// ZIP-compress EXRs (the same as `compression = "zip"`).
-    pub zip: Option<bool>,
-    /// EXR compression: `none`, `zip`, `piz` or `pxr24`.
-    pub compression: Option<TextureCompression>,
-}
-
-/// One clip of a manifest entry: a whole animation or a range of it, under a
-/// name, with an optional loop flag.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ClipEntry {
-    /// The animation to take.
-    pub source: String,
-    /// The baked clip's name (default: the source's).
-    pub name: Option<String>,
-    /// `[first, last]` frames at the bake's fps (frame `f` is `f / fps` s).
-    pub frames: Option<[u32; 2]>,
-    /// `[start, end]` in seconds.
-    pub time: Option<[f64; 2]>,
-    /// Loop flag override.
-    #[serde(rename = "loop")]
-    pub looping: Option<bool>,
-    /// Root-motion mode of this clip (`keep`, `extract`, `extract-yaw`).
-    pub root_motion: Option<RootMotionMode>,
-}
-
-/// Blends of two animations at fixed weights, baked as clips of their own.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct BlendEntry {
-    /// First animation.
-    pub a: String,
-    /// Second animation.
-    pub b: String,
-    /// Weights of `b`, each giving a clip `A+B@W`.
-    pub weights: Vec<f64>,
-    /// Loop flag override for every blended clip.
-    #[serde(rename = "loop")]
-    pub looping: Option<bool>,
-    /// Root-motion mode of every blended clip.
-    pub root_motion: Option<RootMotionMode>,
-}
-
-/// `max_influences`: one count for every level, or one per LOD level.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(untagged)]
-pub enum Influences {
-    /// The same count at every level.
-    One(usize),
-    /// Level 0, 1, ...; the last also for deeper levels.
-    PerLevel(Vec<usize>),
-}
-
-impl Influences {
-    /// The counts, level 0 first.
-    pub fn levels(&self) -> Vec<usize> {
-        match self {
-            Self::One(n) => vec![*n],
-            Self::PerLevel(v) => v.clone(),
-        }
-    }
-}
-
-/// Settings as a manifest writes them: every field optional, applied over
-/// what came before.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Overrides {
-    /// Which model files the entry applies to: a path or glob relative to
-    /// the manifest's folder (`[[model]]` entries only).
-    pub path: Option<toml::Spanned<String>>,
-    /// Frames per second.
-    pub fps: Option<f64>,
-    /// `fixed-rate` or `even-spread`.
-    pub sampling: Option<SampleRule>,
-    /// Outputs to write: any of `bones`, `weights`, `vat`, `anchors`.
-    pub outputs: Option<Vec<OutputKind>>,
-    /// `mat4` or `mat3x4`.
-    pub layout: Option<MatrixLayout>,
-    /// `f32` or `f16`.
-    pub precision: Option<Precision>,
-    /// Largest texture size.
-    pub max_texture_size: Option<usize>,
-    /// Scene of the file to bake (index; default: the file's `scene`, else 0).
-    pub scene: Option<usize>,
-    /// Bone-weight pairs per vertex: one number for every level, or one
-    /// per LOD level (`[4, 2, 1]`; the last also for deeper levels).
-    pub max_influences: Option<Influences>,
-    /// Embed textures in the container.
-    pub embed_textures: Option<bool>,
-    /// Texture files: `exr` (and PNG), `ktx2`, `ktx2-zstd` or `dds`.
-    pub texture_container: Option<TextureContainer>,
-    /// Socket nodes to track.
-    pub anchors: Option<Vec<String>>,
-    /// Also choose sockets automatically.
-    pub auto_anchors: Option<bool>,
-    /// Also write anchors.exr.
-    pub anchors_exr: Option<bool>,
-    /// `bind` or `anchors`.
-    pub props: Option<Props>,
-    /// Nodes or meshes to leave out (exact names or globs).
-    pub exclude: Option<Vec<String>>,
-    /// LOD groups (`[[model.lod]]`: `base` and `levels` node names); a
-    /// later layer that lists any replaces the list.
-    #[serde(default)]
-    pub lod: Vec<rigbake_types::LodSpec>,
-    /// Files holding LOD levels 1, 2, ... of the model's skinned meshes
-    /// (relative to the manifest's model folder); `[[model]]` entries only.
-    pub lod_files: Option<Vec<String>>,
-    /// VAT options.
-    pub vat: Option<VatOverrides>,
-    /// Root motion of clips that set none: `keep`, `extract`, `extract-yaw`.
-    pub root_motion: Option<RootMotionMode>,
-    /// The motion root's node name (default: the skeleton's root joint).
-    pub root_node: Option<String>,
-    /// Clips to bake (a subset, ranges, renames, loop flags).
-    #[serde(default)]
-    pub clip: Vec<ClipEntry>,
-    /// Blends to bake.
-    #[serde(default)]
-    pub blend: Vec<BlendEntry>,
-}
-
-/// A PNG direction encoding: `float` is what EXR stores, not a choice.
-fn png_directions<'de, D: serde::Deserializer<'de>>(
-    d: D,
-) -> Result<Option<DirectionEncoding>, D::Error> {
-    match Option::<DirectionEncoding>::deserialize(d)? {
-        Some(DirectionEncoding::Float) => Err(serde::de::Error::unknown_variant(
-            "float",
-            &["bounds", "octahedral"],
-        )),
-        other => Ok(other),
-    }
-}
-
 /// A parsed manifest.
 #[derive(Debug, Clone)]
 pub struct Manifest {
@@ -206,7 +49,7 @@ pub struct Manifest {
     /// Output folder, if the manifest names one.
     pub out: Option<PathBuf>,
     /// Defaults for every model.
-    pub defaults: Overrides,
+    pub defaults: Options,
     /// Model entries, in file order.
     pub models: Vec<ModelEntry>,
 }
@@ -218,8 +61,8 @@ pub struct ModelEntry {
     pub pattern: String,
     /// Line of the entry's `path`, for messages.
     pub line: usize,
-    /// Its settings.
-    pub overrides: Overrides,
+    /// Its settings (`lod_files` joined to [`Manifest::root`]).
+    pub overrides: Options,
 }
 
 #[derive(Debug, Deserialize)]
@@ -227,9 +70,9 @@ pub struct ModelEntry {
 struct RawManifest {
     out: Option<String>,
     models: Option<String>,
-    defaults: Option<Overrides>,
+    defaults: Option<Options>,
     #[serde(default, rename = "model")]
-    entries: Vec<Overrides>,
+    entries: Vec<Options>,
 }
 
 /// Where each line of a text starts, found in one pass, so that any number
@@ -332,6 +175,11 @@ impl Manifest {
                     &format!("[[model]] entry {} has no `path`", i + 1),
                 ));
             };
+            if let Some(files) = &mut m.lod_files {
+                for f in files {
+                    *f = root.join(&*f);
+                }
+            }
             models.push(ModelEntry {
                 line: lines.at(p.span().start).0,
                 pattern: p.into_inner(),

@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Version of the JSON report layout (`formats/report.schema.json`). 2 added
@@ -125,7 +126,7 @@ pub struct Entry {
 }
 
 /// What happened to a model, as the JSON report spells it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     /// `baked`: outputs were written.
@@ -156,40 +157,89 @@ impl Status {
 // unsigned; [`Report::check`] adds the rules serde cannot say.
 
 /// One model in the JSON report.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(extend("allOf" = [
+    {
+        "if": { "properties": { "status": { "enum": ["skipped", "failed"] } } },
+        "then": {
+            "properties": {
+                "message": { "type": "string" },
+                "outputs": { "maxItems": 0 },
+                "key": { "type": "null" }
+            }
+        }
+    },
+    {
+        "if": { "properties": { "status": { "enum": ["baked", "up_to_date"] } } },
+        "then": {
+            "properties": {
+                "message": { "type": "null" },
+                "outputs": { "minItems": 1 },
+                "key": { "type": "string" }
+            }
+        }
+    }
+]))]
 pub struct ModelReport {
     /// The model's id (path relative to the folder or manifest).
     pub input: String,
     /// `baked`, `up_to_date`, `skipped` or `failed`.
     pub status: Status,
-    /// Why it was skipped, or the error.
+    /// Why the model was skipped, or its error line (file, glTF object,
+    /// reason); `null` for baked and up-to-date models.
     #[serde(deserialize_with = "Option::deserialize")]
     pub message: Option<String>,
-    /// The model's outputs: the files written (baked), or the files of the
-    /// existing bake (up to date), paths relative to the report's `out`.
+    /// The model's outputs: every file written, in the order the bake
+    /// created them (baked), or the files of the existing bake, the
+    /// container first (up to date); empty otherwise.
     pub outputs: Vec<OutputFile>,
     /// Files of the previous bake that a rebake no longer writes and
     /// removed, relative to `out`.
+    #[schemars(with = "Vec<RelativePath>")]
     pub removed: Vec<String>,
     /// The warnings its bake gave (none for a model that was not baked in
     /// this run).
     pub warnings: Vec<String>,
-    /// The bake key (baked and up-to-date models).
+    /// The bake key, 64 lowercase hex digits (`formats/container.md`,
+    /// "Key"), of baked and up-to-date models; `null` otherwise.
     #[serde(deserialize_with = "Option::deserialize")]
+    #[schemars(regex(pattern = "^[0-9a-f]{64}$"))]
     pub key: Option<String>,
     /// Seconds spent on this model.
+    #[schemars(range(min = 0))]
     pub seconds: f64,
 }
 
 /// One output file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OutputFile {
     /// Its path, relative to the report's `out`, `/`-separated.
+    #[schemars(with = "RelativePath")]
     pub path: String,
     /// Its size in bytes.
     pub bytes: u64,
+}
+
+/// The schema of a path in a report: relative to the report's `out`,
+/// `/`-separated, never empty and never starting with `/` or `./` (what
+/// [`Report::check`] enforces).
+struct RelativePath;
+
+impl JsonSchema for RelativePath {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "RelativePath".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A path relative to the report's `out`, `/`-separated, never empty and never starting with `/` or `./`.",
+            "type": "string",
+            "minLength": 1,
+            "not": { "pattern": "^(/|\\./)" }
+        })
+    }
 }
 
 /// `path` relative to `out` (lexically normalised first, `/`-separated);
@@ -204,7 +254,7 @@ pub fn relative_to(out: &Path, path: &Path) -> String {
 }
 
 /// Counts over a report.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Totals {
     /// Models baked.
@@ -215,26 +265,32 @@ pub struct Totals {
     pub skipped: usize,
     /// Models that failed.
     pub failed: usize,
-    /// Bytes written.
+    /// Bytes written in this run: the outputs of baked models only.
     pub bytes: u64,
 }
 
-/// The whole JSON report.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The batch report that `rigbake bake --json`, `rigbake vat --json` and
+/// `rigbake merge-report --json` print (`formats/report.md`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Report {
-    /// Always [`REPORT_SCHEMA_VERSION`].
+    /// The report layout's version; a reader refuses other values.
+    #[schemars(extend("const" = REPORT_SCHEMA_VERSION))]
     pub schema_version: u32,
     /// `rigbake <version>`.
+    #[schemars(regex(pattern = "^rigbake "))]
     pub tool: String,
-    /// The shards this report covers (`["2/3"]`; merged reports list all).
+    /// The shards this report covers, each `K/N` (`--shard`; merged
+    /// reports list all); empty for a whole run.
+    #[schemars(inner(regex(pattern = "^[1-9][0-9]*/[1-9][0-9]*$")))]
     pub shards: Vec<String>,
     /// The output folder as given (`--out` or the manifest's `out`); every
-    /// output path is relative to it. `None` for merged reports of
+    /// output path is relative to it. `null` for merged reports of
     /// different folders.
     #[serde(deserialize_with = "Option::deserialize")]
     pub out: Option<String>,
     /// Wall-clock seconds of the run(s).
+    #[schemars(range(min = 0))]
     pub seconds: f64,
     /// Every model, sorted by input.
     pub models: Vec<ModelReport>,

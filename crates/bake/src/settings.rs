@@ -1,6 +1,6 @@
 //! What one model's bake writes and how: the validated settings a bake
-//! runs with. How they are assembled (defaults, manifest, flags) is the
-//! command line's business; this is the result.
+//! runs with. [`crate::options`] declares the options they are resolved
+//! from (defaults, manifest, flags); this is the result.
 
 use rigbake_core::bake::vat::VatOptions;
 use rigbake_core::import::ImportOptions;
@@ -100,6 +100,10 @@ pub struct BakeSettings {
     /// of the canonical settings at its default, so the key of a bake that
     /// does not use it is computed as before the setting existed.
     pub texture_container: TextureContainer,
+    /// The matrix layout a lossy `layout` (`qts`) falls back to for a
+    /// model whose skin matrices it cannot hold (`--layout-fallback`);
+    /// `None`: such a model fails. Left out of the key when `None`.
+    pub layout_fallback: Option<MatrixLayout>,
 }
 
 /// The canonical form the bake key hashes (formats/bake-key.md): the
@@ -121,6 +125,32 @@ const KEY_V1_OUTPUTS: [OutputKind; 5] = [
 
 impl Serialize for BakeSettings {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        // Every field, by name: a field added to the struct does not
+        // compile until it is given its place in the key (below).
+        let Self {
+            sampling,
+            clips,
+            blends,
+            outputs,
+            layout,
+            precision,
+            max_influences,
+            lod_influences,
+            max_texture_size,
+            embed_textures,
+            anchors,
+            bind_props,
+            vat,
+            import,
+            exclude,
+            lods,
+            lod_files,
+            lookup_uv_set,
+            weights_as_uv,
+            root_motion,
+            texture_container,
+            layout_fallback,
+        } = self;
         #[derive(Serialize)]
         struct Flags {
             bones: bool,
@@ -128,41 +158,43 @@ impl Serialize for BakeSettings {
             vat: bool,
             anchors: bool,
         }
-        let has = |k| self.outputs.has(k);
-        let outputs = Flags {
+        let has = |k| outputs.has(k);
+        let flags = Flags {
             bones: has(OutputKind::Bones),
             weights: has(OutputKind::Weights),
             vat: has(OutputKind::Vat),
             anchors: has(OutputKind::Anchors),
         };
-        let lod_files: Vec<_> = self.lod_files.iter().map(|p| p.to_string_lossy()).collect();
+        let lod_file_names: Vec<_> = lod_files.iter().map(|p| p.to_string_lossy()).collect();
         let mut s = serializer.serialize_struct("BakeSettings", 22)?;
-        s.serialize_field("sampling", &self.sampling)?;
-        s.serialize_field("clips", &self.clips)?;
-        s.serialize_field("blends", &self.blends)?;
-        s.serialize_field("outputs", &outputs)?;
-        s.serialize_field("layout", &self.layout)?;
-        s.serialize_field("precision", &self.precision)?;
-        s.serialize_field("max_influences", &self.max_influences)?;
-        s.serialize_field("lod_influences", &self.lod_influences)?;
-        s.serialize_field("max_texture_size", &self.max_texture_size)?;
-        s.serialize_field("embed_textures", &self.embed_textures)?;
-        s.serialize_field("anchors", &self.anchors)?;
-        s.serialize_field("bind_props", &self.bind_props)?;
-        s.serialize_field("vat", &self.vat)?;
-        s.serialize_field("import", &self.import)?;
-        s.serialize_field("exclude", &self.exclude)?;
-        s.serialize_field("lods", &self.lods)?;
-        s.serialize_field("lod_files", &lod_files)?;
+        s.serialize_field("sampling", sampling)?;
+        s.serialize_field("clips", clips)?;
+        s.serialize_field("blends", blends)?;
+        s.serialize_field("outputs", &flags)?;
+        s.serialize_field("layout", layout)?;
+        s.serialize_field("precision", precision)?;
+        s.serialize_field("max_influences", max_influences)?;
+        s.serialize_field("lod_influences", lod_influences)?;
+        s.serialize_field("max_texture_size", max_texture_size)?;
+        s.serialize_field("embed_textures", embed_textures)?;
+        s.serialize_field("anchors", anchors)?;
+        s.serialize_field("bind_props", bind_props)?;
+        s.serialize_field("vat", vat)?;
+        s.serialize_field("import", import)?;
+        s.serialize_field("exclude", exclude)?;
+        s.serialize_field("lods", lods)?;
+        s.serialize_field("lod_files", &lod_file_names)?;
         s.serialize_field("openvat", &has(OutputKind::OpenVat))?;
-        s.serialize_field("lookup_uv_set", &self.lookup_uv_set)?;
-        s.serialize_field("weights_as_uv", &self.weights_as_uv)?;
-        s.serialize_field("root_motion", &self.root_motion)?;
-        if !self.texture_container.is_exr() {
-            s.serialize_field("texture_container", &self.texture_container)?;
+        s.serialize_field("lookup_uv_set", lookup_uv_set)?;
+        s.serialize_field("weights_as_uv", weights_as_uv)?;
+        s.serialize_field("root_motion", root_motion)?;
+        if !texture_container.is_exr() {
+            s.serialize_field("texture_container", texture_container)?;
         }
-        let more: Vec<OutputKind> = self
-            .outputs
+        if let Some(fallback) = layout_fallback {
+            s.serialize_field("layout_fallback", fallback)?;
+        }
+        let more: Vec<OutputKind> = outputs
             .iter()
             .filter(|k| !KEY_V1_OUTPUTS.contains(k))
             .collect();
@@ -229,6 +261,7 @@ impl Default for BakeSettings {
             weights_as_uv: false,
             root_motion: RootMotionRequest::default(),
             texture_container: TextureContainer::Exr,
+            layout_fallback: None,
         }
     }
 }

@@ -13,6 +13,7 @@ use rigbake_format::meta::{
     FoldMeta, FoldedTexture, Metadata, PrimitiveUvSets, RootMotionMetadata, Storage, VatLayoutMode,
 };
 use rigbake_format::texture::gpu::TextureContainer;
+use schemars::JsonSchema;
 use serde::Serialize;
 
 /// Version of the sidecar document layout.
@@ -25,36 +26,59 @@ pub fn sidecar_name(container_name: &str) -> String {
 
 /// How texture rows map to file rows and texels to coordinates: the same
 /// for every texture of a bake (`formats/textures.md`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct Orientation {
-    /// Always `"row0_first"`: texture row 0 (the first frame of the first
-    /// clip) is EXR scanline 0 (the top line of the data window, written
-    /// first) and the first row of a PNG. A loader that flips images
-    /// vertically on upload (three.js `flipY`, OpenGL-style bottom-up
-    /// uploads) puts row `r` at `height - 1 - r`.
-    pub rows: &'static str,
-    /// Always `"centre"`: texel `(x, y)` is sampled at
-    /// `((x + 0.5) / width, (y + 0.5) / height)`, `y` counted from row 0,
-    /// with nearest filtering.
-    pub texel: &'static str,
+    /// Which file row is texture row 0.
+    pub rows: RowOrder,
+    /// Where in a texel it is sampled.
+    pub texel: TexelPosition,
+}
+
+/// Which file row is texture row 0 (the same for every bake).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RowOrder {
+    /// Texture row 0 (the first frame of the first clip) is EXR scanline 0
+    /// (the top line of the data window, written first) and the first row
+    /// of a PNG. A loader that flips images vertically on upload (three.js
+    /// `flipY`, OpenGL-style bottom-up uploads) puts row `r` at
+    /// `height - 1 - r`.
+    Row0First,
+}
+
+/// Where a texel is sampled (the same for every bake).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TexelPosition {
+    /// Texel `(x, y)` is sampled at `((x + 0.5) / width, (y + 0.5) /
+    /// height)`, `y` counted from row 0, with nearest filtering.
+    Centre,
 }
 
 /// The orientation every bake uses.
 pub const ORIENTATION: Orientation = Orientation {
-    rows: "row0_first",
-    texel: "centre",
+    rows: RowOrder::Row0First,
+    texel: TexelPosition::Centre,
 };
 
-/// The sidecar document.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// The sidecar `<stem>.rigbake.json`: the engine-facing description of a
+/// bake, written beside every container (`formats/sidecar.md`). Fields
+/// may be added in later schema versions; `schema_version` changes when a
+/// field changes meaning or disappears.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct Sidecar {
-    /// Always [`SIDECAR_SCHEMA_VERSION`].
+    /// The document layout's version: it changes when a field changes
+    /// meaning or disappears.
+    #[schemars(extend("const" = SIDECAR_SCHEMA_VERSION))]
     pub schema_version: u32,
     /// The container's file name, beside the sidecar.
     pub container: String,
     /// The source model's file name and SHA-256.
     pub source: SourceRef,
     /// Frames per second of every clip.
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub fps: f64,
     /// Frame time rule (`fixed_rate` or `even_spread`).
     pub sampling: rigbake_format::meta::SamplingRule,
@@ -66,7 +90,10 @@ pub struct Sidecar {
     /// Where the reference node stands in the source scene: its name and
     /// rest-pose global matrix (column-major), the node transform of the
     /// VAT meshes (format 1.11; the key is absent for older containers).
+    /// An instance's world transform is instance * root motion (scene
+    /// space) * placement * vertex.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "rigbake_format::meta::Placement")]
     pub placement: Option<rigbake_format::meta::Placement>,
     /// Clips in row order.
     pub clips: Vec<SidecarClip>,
@@ -94,16 +121,19 @@ pub struct Sidecar {
 
 /// One LOD group: a skinned mesh and its lower levels of detail, sharing
 /// one bone texture and one VAT texture set.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct SidecarLodGroup {
     /// How it was recognised: `msft_lod`, `name_suffix` or `manifest`.
     pub source: rigbake_format::meta::LodSource,
     /// The levels, level 0 (full detail) first.
+    #[schemars(length(min = 2, max = 16))]
     pub levels: Vec<SidecarLodLevel>,
 }
 
 /// One level of a LOD group.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct SidecarLodLevel {
     /// Level number (0: full detail).
     pub level: u32,
@@ -116,39 +146,49 @@ pub struct SidecarLodLevel {
     /// (absent otherwise): path relative to the container, name, SHA-256
     /// and the level's node in that file.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "rigbake_format::meta::LodFileMeta")]
     pub file: Option<rigbake_format::meta::LodFileMeta>,
     /// Bone-weight pairs the level keeps per vertex (format 1.9 and later).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u32", range(min = 1, max = 8))]
     pub max_influences: Option<u32>,
     /// Largest fraction of a vertex's weight the level dropped.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "f64", range(min = 0))]
     pub dropped_max: Option<f64>,
     /// Largest position error the dropped influences cause, model units.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "f64", range(min = 0))]
     pub position_error: Option<f64>,
 }
 
 /// The source a bake came from.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct SourceRef {
     /// File name.
     pub file_name: String,
     /// SHA-256 of its bytes, lowercase hex.
+    #[schemars(regex(pattern = r"^[0-9a-f]{64}$"))]
     pub sha256: String,
 }
 
 /// One clip.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct SidecarClip {
     /// Name.
     pub name: String,
     /// First texture row.
     pub start_row: u32,
     /// Frames (rows).
+    #[schemars(range(min = 1))]
     pub frames: u32,
     /// Frames per second.
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub fps: f64,
     /// Duration in seconds.
+    #[schemars(range(min = 0))]
     pub duration: f64,
     /// Whether it loops.
     pub looping: bool,
@@ -158,7 +198,8 @@ pub struct SidecarClip {
 }
 
 /// An axis-aligned box.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct SidecarBox {
     /// Smallest x, y, z.
     pub min: [f32; 3],
@@ -167,27 +208,31 @@ pub struct SidecarBox {
 }
 
 /// One bone set.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct SidecarSkin {
     /// Source skin name.
     pub name: String,
     /// Joint names: joint `j` is pixel block `j` of the texture.
     pub joints: Vec<String>,
     /// Parent of each joint (-1: root).
+    #[schemars(inner(range(min = -1)))]
     pub parents: Vec<i32>,
     /// Mesh nodes playing from this set.
     pub mesh_nodes: Vec<String>,
-    /// Index in [`Sidecar::textures`] of its bone texture.
+    /// Index in `textures` of its bone texture.
     pub texture: usize,
     /// Where the set's space node stands: its name and rest-pose global
     /// matrix, the node transform of its weights meshes (format 1.11; the
     /// key is absent for older containers).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "rigbake_format::meta::Placement")]
     pub placement: Option<rigbake_format::meta::Placement>,
 }
 
 /// One anchor track.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct SidecarAnchor {
     /// The node.
     pub node: String,
@@ -201,7 +246,8 @@ pub struct SidecarAnchor {
 }
 
 /// The anchor texture (`--anchors-exr`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct SidecarAnchorTexture {
     /// File name beside the container.
     pub file: String,
@@ -214,17 +260,23 @@ pub struct SidecarAnchorTexture {
 /// `(x, y)` of its unfolded row is at texel
 /// `((b mod blocks_per_page) * block_width + x, (r mod rows_per_block) * row_height + y)`
 /// with `b = r div rows_per_block`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct SidecarFold {
     /// Timeline rows per column block.
+    #[schemars(range(min = 1))]
     pub rows_per_block: u32,
     /// Texel rows one timeline row takes.
+    #[schemars(range(min = 1))]
     pub row_height: u32,
     /// Texel columns of one block (the unfolded width).
+    #[schemars(range(min = 1))]
     pub block_width: u32,
     /// Blocks side by side.
+    #[schemars(range(min = 1))]
     pub blocks_per_page: u32,
     /// Pages (one texture each).
+    #[schemars(range(min = 1))]
     pub pages: u32,
 }
 
@@ -241,7 +293,7 @@ impl From<&FoldMeta> for SidecarFold {
 }
 
 /// What a texture holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     /// Skin matrices.
@@ -255,38 +307,39 @@ pub enum Role {
 }
 
 /// One texture.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct SidecarTexture {
     /// File name beside the container (or the name of embedded bytes).
     pub file: String,
-    /// Whether it is a file beside the container (`file`), embedded in the
-    /// container (`embedded`), or in the shared bone store (`shared`, the
-    /// file name is then a relative path).
-    pub storage: &'static str,
+    /// Where its bytes are.
+    pub storage: TextureStorage,
     /// What it holds.
     pub role: Role,
     /// Width in texels.
+    #[schemars(range(min = 1))]
     pub width: u32,
     /// Height in texels.
+    #[schemars(range(min = 1))]
     pub height: u32,
     /// Channels stored (4: RGBA, 3: RGB).
+    #[schemars(range(min = 3, max = 4))]
     pub channels: u8,
     /// Matrix layout (`mat4`, `mat3x4`) of bone textures; `null` for VAT.
     pub layout: Option<rigbake_format::meta::MatrixLayout>,
-    /// File container and sample type: `exr_f32`, `exr_f16`, `png16`, or
-    /// with `--texture-container`, `ktx2_f32`, `ktx2_f16`, `ktx2_unorm16`,
-    /// `dds_f32`, `dds_f16`, `dds_unorm16` (RGBA texels, alpha 1 for RGB
-    /// streams; UNORM samples decode as PNG16's).
-    pub encoding: &'static str,
+    /// File container and sample type.
+    pub encoding: TextureEncoding,
     /// `zstd` for KTX2 files with Zstandard supercompression; absent
     /// otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub supercompression: Option<&'static str>,
+    #[schemars(with = "Supercompression")]
+    pub supercompression: Option<Supercompression>,
     /// Per-channel `[min, max]` for bounds-normalised PNG16 samples
     /// (`value = min + sample / 65535 * (max - min)`); `null` otherwise.
     pub bounds: Option<[[f32; 4]; 2]>,
     /// Largest error the encoding introduced (model units; degrees for VAT
     /// normals and tangents).
+    #[schemars(range(min = 0))]
     pub max_error: f64,
     /// How its rows fold, when taller than the maximum size; `null`: row
     /// `r` is texel row `r` (VAT: `r * bands`). Every page of a folded VAT
@@ -296,40 +349,93 @@ pub struct SidecarTexture {
     /// the first (page `k` of the stream whose first page is texture `t` is
     /// texture `t + k`); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u32", range(min = 1))]
     pub page: Option<u32>,
     /// For KTX2 and DDS pages of a folded VAT stream: the array layer of
     /// `file` that holds this page (every page names the same file); absent
     /// otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u32")]
     pub layer: Option<u32>,
+}
+
+/// Where a texture's bytes are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TextureStorage {
+    /// A file beside the container, named by `file`.
+    File,
+    /// Embedded in the container (`file` names the bytes when extracted).
+    Embedded,
+    /// In the shared bone store: `file` is a path relative to the
+    /// container's folder.
+    Shared,
+}
+
+/// A texture's file container and sample type. KTX2 and DDS files
+/// (`--texture-container`) hold RGBA texels, alpha 1 for RGB streams;
+/// their UNORM samples decode as PNG16's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TextureEncoding {
+    /// OpenEXR, 32-bit floats.
+    ExrF32,
+    /// OpenEXR, 16-bit half floats.
+    ExrF16,
+    /// 16-bit PNG, samples normalised to the texture's `bounds`.
+    Png16,
+    /// KTX2, 32-bit floats.
+    Ktx2F32,
+    /// KTX2, 16-bit half floats.
+    Ktx2F16,
+    /// KTX2, 16-bit UNORM samples normalised to the texture's `bounds`.
+    Ktx2Unorm16,
+    /// DDS, 32-bit floats.
+    DdsF32,
+    /// DDS, 16-bit half floats.
+    DdsF16,
+    /// DDS, 16-bit UNORM samples normalised to the texture's `bounds`.
+    DdsUnorm16,
+}
+
+/// A KTX2 file's supercompression.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Supercompression {
+    /// Zstandard (KTX2 `supercompressionScheme` 2).
+    Zstd,
 }
 
 /// The sidecar's `encoding` of samples `sample` (`f32`, `f16`, `unorm16`)
 /// in the bake's `container` (`png` for the default container's 16-bit
 /// files).
-fn encoding_name(container: TextureContainer, sample: &str) -> &'static str {
+fn encoding_name(container: TextureContainer, sample: &str) -> TextureEncoding {
+    use TextureEncoding as E;
     match (container, sample) {
-        (TextureContainer::Exr, "f32") => "exr_f32",
-        (TextureContainer::Exr, "f16") => "exr_f16",
-        (TextureContainer::Exr, _) => "png16",
-        (TextureContainer::Ktx2 | TextureContainer::Ktx2Zstd, "f32") => "ktx2_f32",
-        (TextureContainer::Ktx2 | TextureContainer::Ktx2Zstd, "f16") => "ktx2_f16",
-        (TextureContainer::Ktx2 | TextureContainer::Ktx2Zstd, _) => "ktx2_unorm16",
-        (TextureContainer::Dds, "f32") => "dds_f32",
-        (TextureContainer::Dds, "f16") => "dds_f16",
-        (TextureContainer::Dds, _) => "dds_unorm16",
+        (TextureContainer::Exr, "f32") => E::ExrF32,
+        (TextureContainer::Exr, "f16") => E::ExrF16,
+        (TextureContainer::Exr, _) => E::Png16,
+        (TextureContainer::Ktx2 | TextureContainer::Ktx2Zstd, "f32") => E::Ktx2F32,
+        (TextureContainer::Ktx2 | TextureContainer::Ktx2Zstd, "f16") => E::Ktx2F16,
+        (TextureContainer::Ktx2 | TextureContainer::Ktx2Zstd, _) => E::Ktx2Unorm16,
+        (TextureContainer::Dds, "f32") => E::DdsF32,
+        (TextureContainer::Dds, "f16") => E::DdsF16,
+        (TextureContainer::Dds, _) => E::DdsUnorm16,
     }
 }
 
 /// The bone-weight path.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct SidecarWeights {
     /// The weights mesh file, if written.
     pub mesh_file: Option<String>,
     /// Bone/weight pairs per vertex.
+    #[schemars(range(min = 1, max = 8))]
     pub max_influences: u32,
     /// RGBA channels per vertex: channel `c` is `(bone 2c, weight 2c, bone
     /// 2c+1, weight 2c+1)`.
+    #[schemars(range(min = 1, max = 4))]
     pub channels: u32,
     /// The mesh attribute names of the channels, in channel order.
     pub attributes: Vec<String>,
@@ -338,7 +444,8 @@ pub struct SidecarWeights {
 }
 
 /// One primitive of the weights mesh.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct SidecarWeightsPrimitive {
     /// Node name in the source.
     pub node: String,
@@ -346,11 +453,13 @@ pub struct SidecarWeightsPrimitive {
     pub mesh: String,
     /// Primitive index in the source mesh.
     pub primitive: u32,
-    /// Index in [`Sidecar::skins`] whose texture the bone indices address.
+    /// Index in `skins` of the bone set whose texture the bone indices
+    /// address.
     pub skin: u32,
     /// The weights mesh file holding this primitive when it is not
     /// `weights.mesh_file` (LOD levels 1 and up); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub mesh_file: Option<String>,
     /// Mesh and primitive index in the weights mesh file.
     pub mesh_index: u32,
@@ -362,11 +471,13 @@ pub struct SidecarWeightsPrimitive {
     /// pairs (two sets per channel: bones, then weights); `null` otherwise.
     pub weights_uv_first: Option<u32>,
     /// Largest position error the influence limit causes (model units).
+    #[schemars(range(min = 0))]
     pub position_error: f64,
 }
 
 /// The VAT path.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct SidecarVat {
     /// The playback mesh file, if written.
     pub mesh_file: Option<String>,
@@ -378,13 +489,15 @@ pub struct SidecarVat {
     /// (format 1.11); absent for older bakes, whose lookup UV is the
     /// normalised texel centre (`formats/vat.md`, "Playback mesh").
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "rigbake_format::meta::LookupUv")]
     pub lookup_uv: Option<rigbake_format::meta::LookupUv>,
     /// Each baked primitive: where its vertices are in its textures.
     pub primitives: Vec<SidecarVatPrimitive>,
 }
 
 /// One VAT primitive.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct SidecarVatPrimitive {
     /// Node name in the source.
     pub node: String,
@@ -393,16 +506,19 @@ pub struct SidecarVatPrimitive {
     /// Primitive index in the source mesh.
     pub primitive: u32,
     /// Vertices.
+    #[schemars(range(min = 1))]
     pub vertices: u32,
     /// Its first vertex in its texture set: vertex `v` is set vertex
     /// `a = first_vertex + v`, at texel `(a mod width, r * bands + a div
     /// width)` for timeline row `r`.
     pub first_vertex: u32,
     /// Texture width.
+    #[schemars(range(min = 1))]
     pub width: u32,
     /// Texture rows per frame.
+    #[schemars(range(min = 1))]
     pub bands: u32,
-    /// Index in [`Sidecar::textures`] of its positions.
+    /// Index in `textures` of its positions.
     pub positions: usize,
     /// Index of its normals, if baked.
     pub normals: Option<usize>,
@@ -427,11 +543,11 @@ pub struct Records<'a> {
     pub records: &'a rigbake_format::records::Records,
 }
 
-fn storage_name(storage: Storage, name: &str) -> &'static str {
+fn storage_name(storage: Storage, name: &str) -> TextureStorage {
     match storage {
-        Storage::Section(_) => "embedded",
-        Storage::File if name.contains('/') => "shared",
-        Storage::File => "file",
+        Storage::Section(_) => TextureStorage::Embedded,
+        Storage::File if name.contains('/') => TextureStorage::Shared,
+        Storage::File => TextureStorage::File,
     }
 }
 
@@ -562,7 +678,8 @@ fn textures_part(r: &Records<'_>) -> Vec<SidecarTexture> {
     use rigbake_format::texture::Precision;
     let m = r.metadata;
     let container = r.records.texture_container();
-    let supercompression = (container == TextureContainer::Ktx2Zstd).then_some("zstd");
+    let supercompression =
+        (container == TextureContainer::Ktx2Zstd).then_some(Supercompression::Zstd);
     let fold = |t: FoldedTexture| {
         r.records
             .layout

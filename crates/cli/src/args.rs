@@ -1,19 +1,18 @@
 //! Raw command-line arguments (clap). Validated into a plan by [`crate::plan`].
 //!
-//! Setting flags are optional so that the plan can tell "not given" from a
-//! default: built-in defaults < manifest `[defaults]` < matching `[[model]]`
-//! entries < flags given on the command line.
+//! The bake settings' flags are declared with their manifest keys in
+//! [`rigbake::options`] ([`SettingFlags`], [`BakeFlags`]); they are
+//! optional so that the plan can tell "not given" from a default: built-in
+//! defaults < manifest `[defaults]` < matching `[[model]]` entries < flags
+//! given on the command line.
 
 use std::path::PathBuf;
 use std::sync::LazyLock;
 
 use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
+use rigbake::options::{BakeFlags, SettingFlags};
 use rigbake_format::container::FORMAT_MAJOR;
 use rigbake_format::records::FORMAT_MINOR;
-use rigbake_types::{
-    AnchorsMode, DirectionEncoding, MatrixLayout, NormalConvention, OutputKind, Precision, Props,
-    RootMotionMode, SampleRule, TextureCompression, TextureContainer, VatEncoding, VatLayoutMode,
-};
 
 /// `rigbake --version`: the tool's version and the container format it
 /// writes (the format crate's version, so a new record changes it there
@@ -230,101 +229,6 @@ pub struct RunArgs {
     pub shard: Option<String>,
 }
 
-/// Settings shared by every baking command (all optional: see module docs).
-#[derive(Debug, Args, Default)]
-pub struct SettingFlags {
-    /// Frames sampled per second of animation [default: 30].
-    #[arg(long)]
-    pub fps: Option<f64>,
-    /// How frame times are spread over a clip [default: fixed-rate].
-    #[arg(long, value_enum)]
-    pub sampling: Option<SampleRule>,
-    /// Bake only this clip (repeatable; default: every clip).
-    #[arg(long = "clip", value_name = "NAME")]
-    pub clips: Vec<String>,
-    /// Also bake blends of two clips at fixed weights, as clips named
-    /// `A+B@W` (repeatable), e.g. `--blend Walk,Run,0,0.25,0.5,0.75,1`.
-    #[arg(long = "blend", value_name = "A,B,W[,W...]")]
-    pub blends: Vec<String>,
-    /// Largest texture width or height [default: 8192].
-    #[arg(long, alias = "max-size", value_name = "PIXELS")]
-    pub max_texture_size: Option<usize>,
-    /// Bake this scene of the file (index) [default: the file's `scene`,
-    /// else scene 0]; nodes outside it are not baked.
-    #[arg(long, value_name = "N")]
-    pub scene: Option<usize>,
-    /// Leave this node's or mesh's geometry out of the bake, and that of
-    /// every node below it (repeatable; an exact name or a glob such as
-    /// `*_Shield`; the skeleton is kept). A name that matches nothing is
-    /// an error suggesting close names.
-    #[arg(long = "exclude", value_name = "NAME")]
-    pub exclude: Vec<String>,
-    /// A LOD group: node BASE (level 0) and the nodes of levels 1, 2, ...
-    /// (repeatable; `--lod Body=Body_low,Body_lowest`), or a model file and
-    /// the files of its levels (`--lod hero.glb=hero_LOD1.glb,hero_LOD2.glb`:
-    /// every level ends in .glb or .gltf). Each level gets its own weights
-    /// mesh and shares BASE's bone texture; the model's own groups
-    /// (MSFT_lod, `_LOD<n>` names) and `<stem>_LOD<n>.glb` files beside a
-    /// model in a baked folder need no flag (docs/lods.md).
-    #[arg(long = "lod", value_name = "BASE=LOD1,LOD2", value_parser = parse_lod)]
-    pub lod: Vec<LodArg>,
-    /// Store textures inside the container instead of as files beside it.
-    #[arg(long)]
-    pub embed_textures: bool,
-    /// The file container of every texture (bone-matrix, VAT, anchors)
-    /// [default: exr]: exr (and PNG for --format png16), or KTX2 / DDS
-    /// holding the same samples as RGBA (ktx2-zstd: Zstandard
-    /// supercompressed); --precision and --format keep the sample type
-    /// (formats/textures.md).
-    #[arg(long, value_enum, value_name = "CONTAINER")]
-    pub texture_container: Option<TextureContainer>,
-    /// VAT sample encoding [default: exr16].
-    #[arg(long = "format", value_enum)]
-    pub format: Option<VatEncoding>,
-    /// Also bake VAT normals.
-    #[arg(long)]
-    pub normals: bool,
-    /// Also bake VAT tangents.
-    #[arg(long)]
-    pub tangents: bool,
-    /// How VAT normals are transformed [default: inverse-transpose].
-    #[arg(long, value_enum)]
-    pub normal_convention: Option<NormalConvention>,
-    /// How PNG VAT stores normals and tangents [default: octahedral].
-    #[arg(long, value_enum)]
-    pub direction_encoding: Option<DirectionEncoding>,
-    /// Pad VAT textures to power-of-two sizes.
-    #[arg(long)]
-    pub power_of_two: bool,
-    /// How VAT primitives share textures: one atlas per model, or one
-    /// texture set per primitive [default: atlas].
-    #[arg(long, value_enum)]
-    pub vat_layout: Option<VatLayoutMode>,
-    /// Compress VAT EXRs with ZIP (the same as `--compression zip`).
-    #[arg(long, conflicts_with = "compression")]
-    pub zip: bool,
-    /// VAT EXR compression [default: none]: zip and piz are lossless, pxr24
-    /// is lossless for exr16 and keeps 24 of 32 bits for exr32 (the loss is
-    /// recorded as the texture's max_error). Blocks are compressed in
-    /// parallel with the bake.
-    #[arg(long, value_enum, value_name = "MODE")]
-    pub compression: Option<TextureCompression>,
-    /// Put the VAT lookup UV in TEXCOORD set N of the playback mesh
-    /// [default: the lowest free set]; the source's sets from N on move up
-    /// by one (see docs/engines.md).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(0..32))]
-    pub lookup_uv_set: Option<u16>,
-    /// Root motion [default: keep]: `extract` bakes every clip in place
-    /// (the root's horizontal travel removed and recorded as a track),
-    /// `extract-yaw` also removes its turning (see docs/root-motion.md).
-    #[arg(long, value_enum, value_name = "MODE")]
-    pub root_motion: Option<RootMotionMode>,
-    /// The node whose motion `--root-motion` extracts [default: the
-    /// skeleton's root joint].
-    #[arg(long, value_name = "NODE")]
-    pub root_node: Option<String>,
-}
-
 /// Arguments of `rigbake bake`.
 #[derive(Debug, Args)]
 pub struct BakeArgs {
@@ -340,47 +244,12 @@ pub struct BakeArgs {
     /// Run options.
     #[command(flatten)]
     pub run: RunArgs,
-    /// Bake settings.
+    /// Bake settings of `bake` and `vat`.
     #[command(flatten)]
     pub settings: SettingFlags,
-    /// Bone texture layout [default: mat4].
-    #[arg(long, value_enum)]
-    pub layout: Option<MatrixLayout>,
-    /// Bone texture sample precision [default: f32].
-    #[arg(long, value_enum)]
-    pub precision: Option<Precision>,
-    /// Bone-weight pairs kept per vertex, 1 to 8 [default: 6]; with LODs,
-    /// one per level (`4,2,1`; the last also for deeper levels).
-    #[arg(long, value_name = "N[,N...]", value_parser = parse_influences)]
-    pub max_influences: Option<rigbake::manifest::Influences>,
-    /// Do not write bone-weight channels and the weights mesh.
-    #[arg(long)]
-    pub no_weights: bool,
-    /// Also write the bone-weight channels into the weights mesh as
-    /// TEXCOORD sets after the source's own (two per channel), which every
-    /// importer keeps.
-    #[arg(long)]
-    pub weights_as_uv: bool,
-    /// Bake the model-space track of this node (a socket; repeatable).
-    #[arg(long = "anchor", value_name = "NODE")]
-    pub anchors: Vec<String>,
-    /// Choose sockets automatically (`auto`) in addition to --anchor.
-    #[arg(long = "anchors", value_enum, value_name = "MODE")]
-    pub anchors_mode: Option<AnchorsMode>,
-    /// Also write the anchor tracks as anchors.exr (4 pixels per anchor).
-    #[arg(long)]
-    pub anchors_exr: bool,
-    /// Rigid meshes under joints: bind them to the joint (weight 1) so they
-    /// play from the bone texture, or report them as anchors [default: bind].
-    #[arg(long, value_enum)]
-    pub props: Option<Props>,
-    /// Also bake vertex animation textures.
-    #[arg(long)]
-    pub vat: bool,
-    /// Also write this kind of output (repeatable): the names of a
-    /// manifest's `outputs` list (`--output vat` is `--vat`).
-    #[arg(long = "output", value_enum, value_name = "KIND")]
-    pub outputs: Vec<OutputKind>,
+    /// Bake settings of `bake` alone.
+    #[command(flatten)]
+    pub bake: BakeFlags,
     /// Write identical bone textures of different models once, in
     /// OUT/_shared/, and point the containers at that copy.
     #[arg(long)]
@@ -552,80 +421,6 @@ pub struct PreviewArgs {
     /// How much preview prints.
     #[command(flatten)]
     pub output: PreviewOutputFlags,
-}
-
-/// `--lod`: a group of the model's nodes, or a model file and its level
-/// files.
-#[derive(Debug, Clone, PartialEq)]
-pub enum LodArg {
-    /// Node names (`Body=Body_low,Body_lowest`).
-    Nodes(rigbake_types::LodSpec),
-    /// A model file and the files of levels 1, 2, ... (paths as given).
-    Files {
-        /// The model (one of the inputs).
-        model: PathBuf,
-        /// Its level files.
-        levels: Vec<PathBuf>,
-    },
-}
-
-impl LodArg {
-    /// The node group, when it is one.
-    pub fn nodes(&self) -> Option<&rigbake_types::LodSpec> {
-        match self {
-            Self::Nodes(spec) => Some(spec),
-            Self::Files { .. } => None,
-        }
-    }
-}
-
-/// Parses `--max-influences N[,N...]`.
-fn parse_influences(text: &str) -> Result<rigbake::manifest::Influences, String> {
-    let levels = text
-        .split(',')
-        .map(|n| n.trim().parse::<usize>())
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|_| format!("`{text}`: expected a count or counts per LOD level (4,2,1)"))?;
-    Ok(match levels[..] {
-        [one] => rigbake::manifest::Influences::One(one),
-        _ => rigbake::manifest::Influences::PerLevel(levels),
-    })
-}
-
-/// Whether `name` names a model file (ends in .glb or .gltf).
-fn is_model_file(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
-    lower.ends_with(".glb") || lower.ends_with(".gltf")
-}
-
-/// Parses `--lod BASE=LOD1,LOD2`: level files when every level names a
-/// model file, else node names.
-fn parse_lod(text: &str) -> Result<LodArg, String> {
-    let spec = parse_lod_nodes(text)?;
-    Ok(if spec.levels.iter().all(|l| is_model_file(l)) {
-        LodArg::Files {
-            model: PathBuf::from(spec.base),
-            levels: spec.levels.into_iter().map(PathBuf::from).collect(),
-        }
-    } else {
-        LodArg::Nodes(spec)
-    })
-}
-
-fn parse_lod_nodes(text: &str) -> Result<rigbake_types::LodSpec, String> {
-    let (base, levels) = text
-        .split_once('=')
-        .ok_or_else(|| format!("`{text}`: expected BASE=LOD1,LOD2 (node names)"))?;
-    let levels: Vec<String> = levels.split(',').map(|l| l.trim().to_owned()).collect();
-    if base.trim().is_empty() || levels.iter().any(String::is_empty) {
-        return Err(format!(
-            "`{text}`: a node name is empty; expected BASE=LOD1,LOD2"
-        ));
-    }
-    Ok(rigbake_types::LodSpec {
-        base: base.trim().to_owned(),
-        levels,
-    })
 }
 
 #[cfg(test)]

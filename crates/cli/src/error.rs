@@ -4,73 +4,10 @@
 
 use std::path::PathBuf;
 
+use rigbake::options::SettingsError;
+
 /// The largest `--jobs`.
 pub const MAX_JOBS: usize = 1024;
-/// The largest `--max-texture-size` / `max_texture_size` (what the
-/// container reader accepts).
-pub const MAX_TEXTURE_SIZE: u64 = rigbake_format::check::MAX_TEXTURE_SIZE as u64;
-
-/// Why settings cannot be resolved for a model.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum SettingsError {
-    /// The frame rate is out of range.
-    #[error("fps must be between 0 and 1000, got {0}")]
-    Fps(f64),
-    /// The largest texture size is outside 1..=[`MAX_TEXTURE_SIZE`]
-    /// (`key` names the flag or manifest key it came from).
-    #[error("{key} must be 1 to {max}, got {got}", max = MAX_TEXTURE_SIZE)]
-    MaxTextureSize {
-        /// `--max-texture-size` or `max_texture_size`.
-        key: &'static str,
-        /// The value given.
-        got: u64,
-    },
-    /// `outputs` asks for weights or anchors without the bone textures they
-    /// are baked with (the text lists the outputs asked for).
-    #[error(
-        "outputs {0}: `weights` and `anchors` are baked with the bone textures; add `bones` to outputs"
-    )]
-    NeedsBones(String),
-
-    /// The bone-weight pairs per vertex are out of range.
-    #[error("max_influences must be 1 to {max}, got {got}")]
-    MaxInfluences {
-        /// The largest allowed.
-        max: usize,
-        /// The value given.
-        got: usize,
-    },
-    /// A clip gives both a frame range and a time range.
-    #[error("clip `{0}`: give `frames` or `time`, not both")]
-    ClipRanges(String),
-    /// A clip's frame range is empty.
-    #[error("clip `{source_clip}`: frames [{first}, {last}] are empty")]
-    ClipFrames {
-        /// The clip's source animation.
-        source_clip: String,
-        /// First frame.
-        first: u32,
-        /// Last frame.
-        last: u32,
-    },
-    /// `--blend` text is not `A,B,W[,W...]`.
-    #[error("--blend `{0}`: expected A,B,W[,W...]")]
-    BlendSyntax(String),
-    /// A `--blend` weight is not a number.
-    #[error("--blend `{text}`: `{weight}` is not a number")]
-    BlendNumber {
-        /// The whole argument.
-        text: String,
-        /// The bad weight.
-        weight: String,
-    },
-    /// A blend lists no weights.
-    #[error("blend of `{0}` and `{1}` lists no weights")]
-    BlendEmpty(String, String),
-    /// A blend weight is outside 0..1.
-    #[error("blend of `{0}` and `{1}`: weight {2} is outside 0..1")]
-    BlendWeight(String, String, f64),
-}
 
 /// A usage error: what the user gave cannot be run (exit code 2).
 #[derive(Debug, thiserror::Error)]
@@ -79,8 +16,9 @@ pub enum UsageError {
     #[error("`{}`: no such file or folder", .0.display())]
     NoSuchInput(PathBuf),
     /// A VAT-only setting given to `bake` without `--vat` (and without a
-    /// manifest that could ask for VAT): it would be ignored.
-    #[error("{0} only applies to vertex animation textures: add --vat (or use `rigbake vat`)")]
+    /// manifest that could ask for VAT): it would be ignored (the flag's
+    /// name, without its dashes).
+    #[error("--{0} only applies to vertex animation textures: add --vat (or use `rigbake vat`)")]
     VatFlagWithoutVat(&'static str),
     /// `--compression` (or `--zip`) with `--format png16` on the command
     /// line: PNG is always deflate. (A manifest's compression simply does

@@ -13,7 +13,6 @@ mod inspect;
 mod plan;
 mod preview;
 mod progress;
-mod settings;
 mod stdout;
 mod verify;
 mod view;

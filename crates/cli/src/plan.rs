@@ -9,10 +9,12 @@ use rigbake::discover::discover;
 use rigbake_types::{TextureCompression, TextureContainer, VatEncoding};
 use sha2::{Digest, Sha256};
 
-use crate::args::{BakeArgs, LodArg, RunArgs, SettingFlags, VatArgs, Verbosity};
+use crate::args::{BakeArgs, RunArgs, VatArgs, Verbosity};
 use crate::error::{MAX_JOBS, UsageError};
-use crate::settings::{Draft, check_max_texture_size};
 use rigbake::manifest::Manifest;
+use rigbake::options::{
+    Layer as _, LodArg, Options, SettingFlags, check_max_texture_size, parse_blend,
+};
 use rigbake::settings::BakeSettings;
 
 /// One model to bake and where its outputs go.
@@ -136,14 +138,14 @@ fn progress_mode(verbosity: Verbosity) -> ProgressMode {
     }
 }
 
-/// Inputs as (path, id, draft settings) before output folders are known.
-type Found = Vec<(PathBuf, String, Draft, bool)>;
+/// Inputs as (path, id, options so far) before output folders are known.
+type Found = Vec<(PathBuf, String, Options, bool)>;
 
 /// Expands files and folders given on the command line; the bool says
 /// whether the model was found in a folder (its output mirrors the path).
 fn expand_inputs(
     inputs: &[PathBuf],
-    base: &Draft,
+    base: &Options,
     out: &Path,
     problems: &mut Vec<String>,
 ) -> Result<Found, UsageError> {
@@ -223,7 +225,7 @@ fn relative_pattern(pattern: &str, root: &Path) -> Option<String> {
 /// applied in file order.
 fn expand_manifest(
     manifest: &Manifest,
-    base: &Draft,
+    base: &Options,
     out: &Path,
     problems: &mut Vec<String>,
 ) -> Result<Found, UsageError> {
@@ -232,7 +234,7 @@ fn expand_manifest(
     let all = d.models;
     // Keyed by id and real path: two files whose names read the same after
     // lossy conversion stay two models (and collide clearly later).
-    let mut selected: BTreeMap<(String, PathBuf), Draft> = BTreeMap::new();
+    let mut selected: BTreeMap<(String, PathBuf), Options> = BTreeMap::new();
     for entry in &manifest.models {
         let pattern = relative_pattern(&entry.pattern, &manifest.root).ok_or_else(|| {
             UsageError::OutsideModels {
@@ -254,15 +256,8 @@ fn expand_manifest(
                 matched = true;
                 let draft = selected
                     .entry((id.clone(), path.clone()))
-                    .or_insert_with(|| {
-                        let mut d = base.clone();
-                        d.apply(&manifest.defaults);
-                        d
-                    });
-                draft.apply(&entry.overrides);
-                if let Some(files) = &entry.overrides.lod_files {
-                    draft.set_lod_files(files.iter().map(|f| manifest.root.join(f)).collect());
-                }
+                    .or_insert_with(|| manifest.defaults.clone().over(base.clone()));
+                *draft = entry.overrides.clone().over(std::mem::take(draft));
             }
         }
         if !matched {
@@ -286,8 +281,10 @@ fn check_flags(flags: &SettingFlags) -> Result<(), UsageError> {
     if let Some(m) = flags.max_texture_size {
         check_max_texture_size("--max-texture-size", m)?;
     }
-    let compressed = flags.zip
-        || flags
+    let vat = &flags.vat;
+    let zip = vat.zip == Some(true);
+    let compressed = zip
+        || vat
             .compression
             .is_some_and(|c| c != TextureCompression::None);
     if let Some(container) = flags
@@ -299,14 +296,14 @@ fn check_flags(flags: &SettingFlags) -> Result<(), UsageError> {
             TextureContainer::Ktx2Zstd => "ktx2-zstd",
             _ => "dds",
         };
-        let flag = if flags.zip { "--zip" } else { "--compression" };
+        let flag = if zip { "--zip" } else { "--compression" };
         return Err(UsageError::GpuCompression(flag, name));
     }
-    if flags.format == Some(VatEncoding::Png16) {
-        if flags.zip {
+    if vat.format == Some(VatEncoding::Png16) {
+        if zip {
             return Err(UsageError::PngCompression("--zip"));
         }
-        if flags
+        if vat
             .compression
             .is_some_and(|c| c != TextureCompression::None)
         {
@@ -316,22 +313,10 @@ fn check_flags(flags: &SettingFlags) -> Result<(), UsageError> {
     Ok(())
 }
 
-/// The first VAT-only flag set in `flags`, by its name on the command line.
+/// The first VAT-only flag set in `flags`, by its name on the command line
+/// without the dashes.
 fn vat_only_flag(flags: &SettingFlags) -> Option<&'static str> {
-    [
-        (flags.format.is_some(), "--format"),
-        (flags.normals, "--normals"),
-        (flags.tangents, "--tangents"),
-        (flags.normal_convention.is_some(), "--normal-convention"),
-        (flags.direction_encoding.is_some(), "--direction-encoding"),
-        (flags.power_of_two, "--power-of-two"),
-        (flags.vat_layout.is_some(), "--vat-layout"),
-        (flags.zip, "--zip"),
-        (flags.compression.is_some(), "--compression"),
-        (flags.lookup_uv_set.is_some(), "--lookup-uv-set"),
-    ]
-    .into_iter()
-    .find_map(|(set, name)| set.then_some(name))
+    flags.vat.given().into_iter().find_map(|o| o.flag)
 }
 
 /// The manifest of a `bake` or `vat` run: `--manifest FILE`, or with no
@@ -383,11 +368,16 @@ fn gather(
         .or_else(|| manifest.and_then(|m| m.out.clone()))
         .ok_or(UsageError::NoOut)?;
     let mut problems = Vec::new();
-    let mut found = expand_inputs(inputs, &Draft::new(), &out, &mut problems)?;
+    let mut found = expand_inputs(inputs, &Options::default(), &out, &mut problems)?;
     if let Some(m) = manifest {
-        found.extend(expand_manifest(m, &Draft::new(), &out, &mut problems)?);
+        found.extend(expand_manifest(
+            m,
+            &Options::default(),
+            &out,
+            &mut problems,
+        )?);
     }
-    let notes = attach_lod_files(&mut found, &flags.lod)?;
+    let notes = attach_lod_files(&mut found, &flags.lod_args)?;
     Ok(Gathered {
         out,
         found,
@@ -409,7 +399,7 @@ fn attach_lod_files(found: &mut Found, lod: &[LodArg]) -> Result<Vec<String>, Us
         let mut matched = false;
         for (path, _, draft, _) in found.iter_mut() {
             if same_file(path, model) {
-                draft.set_lod_files(levels.clone());
+                draft.lod_files = Some(levels.clone());
                 matched = true;
             }
         }
@@ -420,18 +410,18 @@ fn attach_lod_files(found: &mut Found, lod: &[LodArg]) -> Result<Vec<String>, Us
     let paths: Vec<PathBuf> = found.iter().map(|f| f.0.clone()).collect();
     for group in rigbake::lod_siblings::find(&paths) {
         let (_, _, draft, mirrored) = &mut found[group.base];
-        if *mirrored && draft.lod_files().is_empty() {
-            draft.set_lod_files(group.levels.iter().map(|&i| paths[i].clone()).collect());
+        if *mirrored && lod_files(draft).is_empty() {
+            draft.lod_files = Some(group.levels.iter().map(|&i| paths[i].clone()).collect());
         }
     }
     let groups: Vec<(PathBuf, Vec<PathBuf>)> = found
         .iter()
-        .map(|(path, _, draft, _)| (path.clone(), draft.lod_files().to_vec()))
+        .map(|(path, _, draft, _)| (path.clone(), lod_files(draft).to_vec()))
         .collect();
     rigbake::lod_siblings::check_groups(&groups).map_err(UsageError::LodGroups)?;
     let mut levels: Vec<(PathBuf, String)> = Vec::new();
     for (_, id, draft, _) in found.iter() {
-        levels.extend(draft.lod_files().iter().map(|l| (l.clone(), id.clone())));
+        levels.extend(lod_files(draft).iter().map(|l| (l.clone(), id.clone())));
     }
     let mut notes = Vec::new();
     found.retain(|(path, id, _, _)| {
@@ -447,6 +437,25 @@ fn attach_lod_files(found: &mut Found, lod: &[LodArg]) -> Result<Vec<String>, Us
     Ok(notes)
 }
 
+/// The LOD level files of a model's options.
+fn lod_files(options: &Options) -> &[PathBuf] {
+    options.lod_files.as_deref().unwrap_or_default()
+}
+
+/// Puts the flags' options over every model's, after checking the
+/// `--blend` texts (when there is a model to bake them for).
+fn apply_flags(found: &mut Found, flags: &Options) -> Result<(), UsageError> {
+    if !found.is_empty() {
+        for b in &flags.blend_args {
+            parse_blend(b)?;
+        }
+    }
+    for (_, _, d, _) in found.iter_mut() {
+        *d = flags.clone().over(std::mem::take(d));
+    }
+    Ok(())
+}
+
 impl BakePlan {
     /// Validates `rigbake bake` arguments; the error is a usage message.
     /// With no model and no `--manifest`, `rigbake.toml` in the current
@@ -455,22 +464,16 @@ impl BakePlan {
         let manifest = load_manifest(&args.inputs, args.manifest.as_deref())?;
         // Without --vat and without a manifest (whose models may ask for
         // VAT), a VAT-only flag would be silently ignored.
-        if !args.vat
+        if !args.bake.add_vat
             && manifest.is_none()
             && let Some(flag) = vat_only_flag(&args.settings)
         {
             return Err(UsageError::VatFlagWithoutVat(flag));
         }
-        let finish = |d: &mut Draft| {
-            d.apply_flags(&args.settings);
-            d.apply_bake_flags(args);
-            d.add_blends(&args.settings.blends)
-        };
         check_flags(&args.settings)?;
         let mut g = gather(&args.inputs, manifest.as_ref(), &args.run, &args.settings)?;
-        for (_, _, d, _) in &mut g.found {
-            finish(d)?;
-        }
+        let flags = Options::from_bake_flags(args.settings.clone(), args.bake.clone());
+        apply_flags(&mut g.found, &flags)?;
         let mut plan = Self::assemble(g.found, g.out, &args.run, verbosity)?;
         plan.share_bones = args.share_bones;
         plan.problems = g.problems;
@@ -485,9 +488,8 @@ impl BakePlan {
         let manifest = load_manifest(&args.inputs, args.manifest.as_deref())?;
         check_flags(&args.settings)?;
         let mut g = gather(&args.inputs, manifest.as_ref(), &args.run, &args.settings)?;
+        apply_flags(&mut g.found, &Options::from(args.settings.clone()))?;
         for (_, _, d, _) in &mut g.found {
-            d.apply_flags(&args.settings);
-            d.add_blends(&args.settings.blends)?;
             d.vat_only();
             if args.compat == Some(crate::args::Compat::Openvat) {
                 d.openvat();

@@ -553,3 +553,56 @@ fn readme_gives_the_test_command_ci_runs() {
         );
     }
 }
+
+/// Every option declared with a flag (`rigbake::options`) is a flag of the
+/// commands its declaration names and of no other, with the declaration's
+/// help; the README's synopsis lists it.
+#[test]
+fn every_declared_flag_is_on_its_commands_and_in_the_readme() {
+    use rigbake::options::{Options, VatOptions, help_text};
+    let help = |command: &str| {
+        let r = rigbake(&[command, "--help"]);
+        assert!(r.status.success());
+        String::from_utf8_lossy(&r.stdout).into_owned()
+    };
+    let (bake, vat) = (help("bake"), help("vat"));
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    let mut flags = 0;
+    for doc in [Options::OPTIONS, VatOptions::OPTIONS]
+        .into_iter()
+        .flat_map(|groups| groups.iter().flat_map(|g| g.iter()))
+    {
+        let Some(flag) = doc.flag else { continue };
+        flags += 1;
+        // `--help` puts each flag at the start of a line, its help below.
+        let shown = |text: &str| {
+            text.lines()
+                .any(|l| l.trim_start().split([' ', ',']).next() == Some(&format!("--{flag}")))
+        };
+        assert!(shown(&bake), "bake --help lacks --{flag}");
+        assert_eq!(
+            shown(&vat),
+            doc.commands.contains("vat"),
+            "vat --help and --{flag} ({})",
+            doc.commands
+        );
+        let words: String = help_text(doc.doc, doc.default)
+            .split_whitespace()
+            .take(4)
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(
+            bake.split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+                .contains(&words),
+            "--{flag}'s help starts `{words}`"
+        );
+        assert!(
+            readme.contains(&format!("[--{flag}")),
+            "README lacks --{flag}"
+        );
+    }
+    assert!(flags >= 30, "{flags} flags");
+}

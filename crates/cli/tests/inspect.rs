@@ -12,6 +12,36 @@ fn schema() -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
 
+/// The subschema of `schema` at `path` (keys of the schema's JSON),
+/// following `$ref`s into `$defs` and, for a nullable value, its non-null
+/// branch: the schema is generated, and names its types' schemas by type.
+fn subschema(schema: &serde_json::Value, path: &[&str]) -> serde_json::Value {
+    fn resolve<'a>(
+        schema: &'a serde_json::Value,
+        mut at: &'a serde_json::Value,
+    ) -> &'a serde_json::Value {
+        loop {
+            if let Some(r) = at["$ref"].as_str() {
+                at = schema
+                    .pointer(r.trim_start_matches('#'))
+                    .unwrap_or_else(|| panic!("{r} resolves"));
+            } else if let Some(branch) = at["anyOf"]
+                .as_array()
+                .and_then(|b| b.iter().find(|s| s["type"] != "null"))
+            {
+                at = branch;
+            } else {
+                return at;
+            }
+        }
+    }
+    let mut at = resolve(schema, schema);
+    for key in path {
+        at = resolve(schema, &at[*key]);
+    }
+    at.clone()
+}
+
 fn inspect(file: &Path, flags: &[&str]) -> std::process::Output {
     let mut args: Vec<&std::ffi::OsStr> = vec!["inspect".as_ref(), file.as_os_str()];
     args.extend(flags.iter().map(std::ffi::OsStr::new));
@@ -67,8 +97,8 @@ fn json_output_follows_the_documented_schema() {
                 // The schema checked the VAT part above; it is really
                 // there, and the schema rejects it with a field missing.
                 let vat = doc["vat"].as_object().expect("a VAT object");
-                let schema = schema();
-                let required = schema["$defs"]["vat"]["required"].as_array().unwrap();
+                let vat_schema = subschema(&schema(), &["properties", "vat"]);
+                let required = vat_schema["required"].as_array().unwrap();
                 assert!(required.len() >= 10);
                 for field in required {
                     let field = field.as_str().unwrap();
@@ -155,8 +185,18 @@ fn verify_detects_a_damaged_texture_and_a_damaged_container() {
 fn every_section_kind_is_in_the_schema_and_the_page() {
     use rigbake_format::records::SectionKind;
     let schema = schema();
-    let kind_schema =
-        &schema["properties"]["container"]["properties"]["sections"]["items"]["properties"]["kind"];
+    let kind_schema = &subschema(
+        &schema,
+        &[
+            "properties",
+            "container",
+            "properties",
+            "sections",
+            "items",
+            "properties",
+            "kind",
+        ],
+    );
     assert!(kind_schema.get("pattern").is_some(), "{kind_schema}");
     let validator = jsonschema::validator_for(kind_schema).unwrap();
     let page = std::fs::read_to_string(

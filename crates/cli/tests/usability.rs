@@ -533,3 +533,21 @@ fn png16_refuses_an_exr_compression() {
     );
     assert!(!out.path().join("refused/tentacle").exists());
 }
+
+/// A lossy `--layout-fallback` (qts) is a usage error (exit 2) saying
+/// which layouts it may be.
+#[test]
+fn a_lossy_layout_fallback_is_a_usage_error() {
+    let out = tempfile::tempdir().unwrap();
+    let r = bake(
+        &[rigbake_fixtures::fixture("tentacle.glb")],
+        out.path(),
+        &["--layout", "qts", "--layout-fallback", "qts"],
+    );
+    assert_eq!(r.status.code(), Some(2), "{}", stderr(&r));
+    assert!(
+        stderr(&r).contains("layout_fallback must be `mat4` or `mat3x4`"),
+        "{}",
+        stderr(&r)
+    );
+}

@@ -7,12 +7,14 @@
 //! variant breaks older readers): new information goes into a new record in a
 //! new container section, as the VAT record did in format 1.1.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::texture::Precision;
 
 /// Everything known about one baked model.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct Metadata {
     /// The tool that wrote the bake.
     pub tool: Tool,
@@ -29,20 +31,24 @@ pub struct Metadata {
 }
 
 /// Name and version of the writing tool.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct Tool {
     /// Always `rigbake`.
+    #[schemars(extend("const" = "rigbake"))]
     pub name: String,
     /// The tool's semantic version.
     pub version: String,
 }
 
 /// Identity of the source model file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct SourceFile {
     /// File name (no directories, so bakes do not depend on where they ran).
     pub file_name: String,
     /// SHA-256 of the file's bytes, lowercase hex.
+    #[schemars(regex(pattern = r"^[0-9a-f]{64}$"))]
     pub sha256: String,
     /// File size in bytes.
     pub bytes: u64,
@@ -54,9 +60,11 @@ pub use rigbake_types::MatrixLayout;
 pub use rigbake_types::SampleRule as SamplingRule;
 
 /// Options a bake ran with.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct BakeOptions {
     /// Frames per second.
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub fps: f64,
     /// Frame time rule.
     pub sampling: SamplingRule,
@@ -65,43 +73,51 @@ pub struct BakeOptions {
     /// Bone texture precision.
     pub precision: Precision,
     /// Largest texture width or height allowed.
+    #[schemars(range(min = 1))]
     pub max_texture_size: u32,
 }
 
 /// One baked clip: a block of rows.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct ClipMeta {
     /// Clip name.
     pub name: String,
     /// First texture row.
     pub start_row: u32,
     /// Number of rows (frames).
+    #[schemars(range(min = 1))]
     pub frames: u32,
     /// Frames per second.
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub fps: f64,
     /// Duration in seconds.
+    #[schemars(range(min = 0))]
     pub duration: f64,
     /// Whether the clip loops.
     pub looping: bool,
 }
 
 /// One baked matrix set: a skin as seen from the mesh node(s) that use it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct SkinMeta {
     /// Skin name from the source.
     pub name: String,
     /// Joint node names in texture order (joint `j` is pixel block `j`).
+    #[schemars(length(min = 1))]
     pub joints: Vec<String>,
     /// Parent of each joint in joint-index space, -1 for roots.
+    #[schemars(inner(range(min = -1)))]
     pub parents: Vec<i32>,
     /// Names of the mesh nodes that play from this set.
     pub mesh_nodes: Vec<String>,
-    /// Index of the bone-matrix texture in [`Metadata::textures`].
+    /// Index of the bone-matrix texture in `textures`.
     pub texture: u32,
 }
 
 /// What a texture holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TextureKind {
     /// Skin matrices: one row per frame, one pixel block per joint.
@@ -109,7 +125,7 @@ pub enum TextureKind {
 }
 
 /// How texture bytes are encoded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Encoding {
     /// OpenEXR, scanlines, ZIP compression, RGBA.
@@ -117,17 +133,18 @@ pub enum Encoding {
 }
 
 /// Where a texture's encoded bytes live.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Storage {
-    /// In the file named [`TextureMeta::name`], beside the container.
+    /// In the file named by the texture's `name`, beside the container.
     File,
     /// Embedded in the container's section with this index.
     Section(u32),
 }
 
 /// One texture of a bake.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct TextureMeta {
     /// What it holds.
     pub kind: TextureKind,
@@ -135,8 +152,10 @@ pub struct TextureMeta {
     /// name to give the embedded bytes when extracting them.
     pub name: String,
     /// Width in pixels.
+    #[schemars(range(min = 1))]
     pub width: u32,
     /// Height in pixels.
+    #[schemars(range(min = 1))]
     pub height: u32,
     /// Matrix layout (bone textures).
     pub layout: MatrixLayout,
@@ -152,6 +171,7 @@ pub struct TextureMeta {
     pub storage: Storage,
     /// Largest absolute error the encoding introduced, in the texture's
     /// units (0 for lossless encodings).
+    #[schemars(range(min = 0))]
     pub max_error: f64,
 }
 
@@ -162,7 +182,7 @@ pub struct TextureMeta {
 pub use rigbake_types::{DirectionEncoding, NormalConvention, VatEncoding};
 
 /// What a vertex animation texture holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum VatStream {
     /// Positions (RGB = x, y, z in model units).
@@ -174,7 +194,7 @@ pub enum VatStream {
 }
 
 /// How a baked primitive is deformed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Deformation {
     /// Linear blend skinning.
@@ -184,17 +204,21 @@ pub enum Deformation {
 }
 
 /// One vertex animation texture.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct VatTextureMeta {
     /// What it holds.
     pub stream: VatStream,
     /// File name (`<node>.p<k>.positions.exr`).
     pub name: String,
     /// Width in texels.
+    #[schemars(range(min = 1))]
     pub width: u32,
     /// Height in texels.
+    #[schemars(range(min = 1))]
     pub height: u32,
     /// Channels stored: 3 (RGB) or 4 (RGBA).
+    #[schemars(range(min = 3, max = 4))]
     pub channels: u8,
     /// Sample encoding.
     pub encoding: VatEncoding,
@@ -211,11 +235,13 @@ pub struct VatTextureMeta {
     pub storage: Storage,
     /// Largest error the encoding introduced: model units for positions,
     /// degrees for normals and tangents.
+    #[schemars(range(min = 0))]
     pub max_error: f64,
 }
 
 /// One baked primitive instance and how to address its textures.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct VatPrimitiveMeta {
     /// Name of the node instancing the mesh.
     pub node: String,
@@ -228,17 +254,22 @@ pub struct VatPrimitiveMeta {
     /// Whether morph targets were applied.
     pub morphed: bool,
     /// Vertices (in glTF primitive order).
+    #[schemars(range(min = 1))]
     pub vertices: u32,
     /// Timeline rows (frames of all clips).
+    #[schemars(range(min = 1))]
     pub frames: u32,
     /// Texture width: vertex `v` is at `x = v mod width`.
+    #[schemars(range(min = 1))]
     pub width: u32,
     /// Texture rows per frame: vertex `v` of row `r` is at
     /// `y = r * bands + v div width`.
+    #[schemars(range(min = 1))]
     pub bands: u32,
     /// Texture height (`frames * bands`, or padded).
+    #[schemars(range(min = 1))]
     pub height: u32,
-    /// Index of the positions texture in [`VatMetadata::textures`].
+    /// Index of the positions texture in the VAT record's `textures`.
     pub positions: u32,
     /// Index of the normals texture, if baked.
     pub normals: Option<u32>,
@@ -249,7 +280,8 @@ pub struct VatPrimitiveMeta {
 }
 
 /// A primitive that never moves (not baked; render it as a plain mesh).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct StaticPrimitiveMeta {
     /// Node name.
     pub node: String,
@@ -260,9 +292,10 @@ pub struct StaticPrimitiveMeta {
 }
 
 /// The VAT part of a bake. Rows are the clip table's rows.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct VatMetadata {
-    /// Node whose space all values are in; `None`: the scene root.
+    /// Node whose space all values are in; `null`: the scene root.
     pub reference_node: Option<String>,
     /// Normal convention used.
     pub normal_convention: NormalConvention,
@@ -271,6 +304,7 @@ pub struct VatMetadata {
     /// Direction encoding for PNG.
     pub direction_encoding: DirectionEncoding,
     /// Largest texture size the bake allowed.
+    #[schemars(range(min = 1))]
     pub max_texture_size: u32,
     /// Whether sizes were padded to powers of two.
     pub power_of_two: bool,
@@ -292,7 +326,8 @@ pub struct VatMetadata {
 pub const WEIGHT_ATTRIBUTE_PREFIX: &str = "_RIGBAKE_UV";
 
 /// One skinned primitive instance's bone-weight channels.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct WeightsPrimitiveMeta {
     /// Name of the node instancing the mesh.
     pub node: String,
@@ -300,20 +335,24 @@ pub struct WeightsPrimitiveMeta {
     pub mesh: String,
     /// Primitive index within the mesh.
     pub primitive: u32,
-    /// Index in [`Metadata::skins`] of the bone set whose texture the bone
+    /// Index in the metadata's `skins` of the bone set whose texture the bone
     /// indices address (the index space).
     pub skin: u32,
     /// Vertices, in glTF primitive order.
+    #[schemars(range(min = 1))]
     pub vertices: u32,
     /// Container section (kind 5) holding `vertices * channels` RGBA f32
     /// little-endian values: vertex by vertex, channel by channel.
     pub section: u32,
     /// Largest fraction of a vertex's weight that was dropped.
+    #[schemars(range(min = 0, max = 1))]
     pub dropped_max: f64,
     /// Mean fraction of weight dropped per vertex.
+    #[schemars(range(min = 0, max = 1))]
     pub dropped_mean: f64,
     /// Largest position error truncation causes over the baked frames, in
     /// model units.
+    #[schemars(range(min = 0))]
     pub position_error: f64,
     /// For a rigid prop bound to a joint (weight 1): that joint's name.
     pub bound_to: Option<String>,
@@ -324,12 +363,15 @@ pub struct WeightsPrimitiveMeta {
 }
 
 /// The bone-weight part of a bake.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct WeightsMetadata {
     /// Pairs kept per vertex (1 to 8).
+    #[schemars(range(min = 1, max = 8))]
     pub max_influences: u32,
     /// RGBA channels per vertex (`ceil(max_influences / 2)`): channel `c` is
     /// `(bone[2c], weight[2c], bone[2c+1], weight[2c+1])`.
+    #[schemars(range(min = 1, max = 4))]
     pub channels: u32,
     /// The weights mesh (`.glb`), if written.
     pub mesh_file: Option<String>,
@@ -342,7 +384,7 @@ pub struct WeightsMetadata {
 // and where baked clips came from (blends, ranges).
 
 /// Why a node is an anchor.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum AnchorReason {
     /// Named by the user (`--anchor NAME`).
@@ -354,7 +396,8 @@ pub enum AnchorReason {
 }
 
 /// One anchor track.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct AnchorMeta {
     /// The socket node's name.
     pub node: String,
@@ -365,7 +408,7 @@ pub struct AnchorMeta {
 }
 
 /// How a rigid prop was handled.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PropMode {
     /// Bound to its joint as a single-influence skinned mesh (in the weights
@@ -376,7 +419,8 @@ pub enum PropMode {
 }
 
 /// A rigid mesh hanging under a joint.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct PropMeta {
     /// Node holding the mesh.
     pub node: String,
@@ -391,8 +435,9 @@ pub struct PropMeta {
 }
 
 /// Where a baked clip came from, when it is not simply a whole animation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(deny_unknown_fields)]
 pub enum ClipOrigin {
     /// The time range `start..end` (seconds) of an animation.
     Range {
@@ -401,8 +446,10 @@ pub enum ClipOrigin {
         /// Animation name.
         source: String,
         /// Start, seconds.
+        #[schemars(range(min = 0))]
         start: f64,
         /// End, seconds.
+        #[schemars(range(min = 0))]
         end: f64,
     },
     /// A fixed-weight blend of two animations at the same normalised phase.
@@ -414,14 +461,16 @@ pub enum ClipOrigin {
         /// Second animation.
         second: String,
         /// Weight of the second.
+        #[schemars(range(min = 0, max = 1))]
         weight: f64,
     },
 }
 
 /// The rig part of a bake.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct RigMetadata {
-    /// Model-space node of the anchor tracks (as for VAT); `None`: scene root.
+    /// Model-space node of the anchor tracks (as for VAT); `null`: scene root.
     pub reference_node: Option<String>,
     /// Anchor tracks, in track order.
     pub anchors: Vec<AnchorMeta>,
@@ -526,7 +575,8 @@ pub struct BoundsMetadata {
 pub use rigbake_types::RootMotionMode;
 
 /// Root motion of one clip.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct ClipRootMotionMeta {
     /// What the bake did with the clip's root motion.
     pub mode: RootMotionMode,
@@ -549,7 +599,8 @@ pub struct ClipRootMotionMeta {
 }
 
 /// The root-motion record: written when any clip is baked in place.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct RootMotionMetadata {
     /// The motion root's node name.
     pub node: String,
@@ -564,7 +615,8 @@ pub struct RootMotionMetadata {
 pub use rigbake_types::VatLayoutMode;
 
 /// How the VAT record's primitives sit in their textures.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct VatPlacement {
     /// `atlas` (one texture set for every primitive) or `per_primitive`.
     pub layout: VatLayoutMode,
@@ -575,7 +627,7 @@ pub struct VatPlacement {
 }
 
 /// Which texture a fold describes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum FoldedTexture {
     /// A bone-matrix texture: index into `Metadata::textures`.
@@ -593,7 +645,8 @@ pub enum FoldedTexture {
 /// is at page `b / blocks_per_page`, texel
 /// `((b mod blocks_per_page) * block_width + x, (r mod rows_per_block) * row_height + y)`
 /// with `b = r div rows_per_block`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct FoldMeta {
     /// The folded texture.
     pub texture: FoldedTexture,
@@ -613,9 +666,10 @@ pub struct FoldMeta {
 /// The layout record: what a reader needs besides the older records to
 /// address atlas VATs and folded textures. A container without it has
 /// per-primitive VAT textures and no folds.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct LayoutMetadata {
-    /// VAT placement; `None` when the bake has no VAT.
+    /// VAT placement; `null` when the bake has no VAT.
     pub vat: Option<VatPlacement>,
     /// Every folded texture (textures not listed are not folded).
     pub folds: Vec<FoldMeta>,
@@ -670,12 +724,13 @@ pub struct MorphsMetadata {
 pub use rigbake_types::TextureCompression;
 
 /// How the VAT textures of a bake are compressed.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct VatCompressionMetadata {
     /// The EXR compression asked for (`--compression`), recorded as asked
     /// even for PNG bakes.
     pub requested: TextureCompression,
-    /// Per texture of [`VatMetadata::textures`], in the same order: the
+    /// Per texture of the VAT record's `textures`, in the same order: the
     /// compression its file has (`deflate` for PNG).
     pub textures: Vec<TextureCompression>,
 }
@@ -687,7 +742,8 @@ pub struct VatCompressionMetadata {
 pub use rigbake_types::LodSource;
 
 /// One level of a LOD group.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct LodLevelMeta {
     /// Name of the node instancing the level's mesh.
     pub node: String,
@@ -712,17 +768,20 @@ pub struct LodLevelMeta {
 
 /// One LOD group: a skinned mesh and its lower levels of detail, sharing
 /// one skin (one bone texture) and one VAT texture set.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct LodGroupMeta {
     /// How the group was recognised.
     pub source: LodSource,
     /// The levels, level 0 (full detail) first.
+    #[schemars(length(min = 2, max = 16))]
     pub levels: Vec<LodLevelMeta>,
 }
 
 /// The LOD record (section kind 17, since format 1.8): written only when
 /// the model has LOD groups.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct LodsMetadata {
     /// The groups, in the order of their level-0 nodes.
     pub groups: Vec<LodGroupMeta>,
@@ -734,7 +793,8 @@ pub struct LodsMetadata {
 
 /// A LOD level read from a file of its own (`hero_LOD1.glb`), not from
 /// the source model.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct LodFileMeta {
     /// The file's path relative to the container's folder, `/`-separated
     /// (the source record's rules), when it could be expressed.
@@ -742,30 +802,36 @@ pub struct LodFileMeta {
     /// The file's name (no folders).
     pub file_name: String,
     /// SHA-256 of the file's bytes, lowercase hex.
+    #[schemars(regex(pattern = r"^[0-9a-f]{64}$"))]
     pub sha256: String,
     /// The name of the level's skinned mesh node in that file.
     pub node: String,
 }
 
 /// What one LOD level keeps of its source.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct LodLevelDetail {
-    /// The file the level came from; `None`: the source model itself.
+    /// The file the level came from; `null`: the source model itself.
     pub file: Option<LodFileMeta>,
     /// Influences kept per vertex at this level (1 to 8).
+    #[schemars(range(min = 1, max = 8))]
     pub max_influences: u32,
     /// Largest fraction of a vertex's weight dropped at this level (0 when
     /// no weights were baked).
+    #[schemars(range(min = 0))]
     pub dropped_max: f64,
     /// Largest position error the dropped influences cause at this level
     /// over the baked frames, in model units (0 when none were dropped).
+    #[schemars(range(min = 0))]
     pub position_error: f64,
 }
 
 /// The LOD detail record (section kind 18, since format 1.9): one entry
 /// per group and level of the LOD record, in the same order. Written
 /// exactly when the LOD record is.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct LodDetailsMetadata {
     /// Per group, per level.
     pub groups: Vec<Vec<LodLevelDetail>>,
@@ -784,7 +850,8 @@ pub use rigbake_types::TextureContainer;
 /// textures. A folded VAT stream's pages are the array layers of one file:
 /// every page's texture record names that file (page `k` is layer `k`).
 /// Absent: EXR and PNG, one file per page.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct TextureContainerMetadata {
     /// `ktx2`, `ktx2_zstd` or `dds` (never `exr`: that is the absence of
     /// this record).
@@ -797,9 +864,10 @@ pub struct TextureContainerMetadata {
 /// Where a space stands in the source scene: a node and its rest-pose
 /// global matrix (the node's own and its ancestors' transforms as the file
 /// gives them, no animation applied).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct Placement {
-    /// The node; `None`: the scene root (the matrix is then the identity).
+    /// The node; `null`: the scene root (the matrix is then the identity).
     pub node: Option<String>,
     /// The node's rest-pose global matrix, column-major (glTF's order):
     /// element `4 * c + r` is row `r` of column `c`.
@@ -823,7 +891,7 @@ impl Placement {
 
 /// How the VAT playback mesh's lookup TEXCOORD set addresses its texels
 /// (`formats/vat.md`, "Playback mesh").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LookupUv {
     /// The texel centre at row 0, normalised: `((x + 0.5) / page_width,
@@ -839,7 +907,8 @@ pub enum LookupUv {
 /// spaces of the bake stand in the source scene, so that a loader places
 /// the meshes without the source, and how the playback mesh's lookup UV is
 /// encoded. Written by every bake of 1.11 and later.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct PlacementMetadata {
     /// The reference node (VAT positions and normals, anchors, bounds and
     /// root motion are in its space): the node of the VAT record's, the

@@ -16,6 +16,7 @@
 pub mod qts;
 
 use glam::{DMat4, Mat4, Vec4};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Largest texture width or height any bake may use or record (and the
@@ -89,7 +90,7 @@ impl OutputKinds {
 }
 
 /// How frame times are spread over a clip (SPEC section 2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all(serialize = "snake_case", deserialize = "kebab-case"))]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum SampleRule {
@@ -105,7 +106,7 @@ pub enum SampleRule {
 }
 
 /// How a matrix is laid out in RGBA pixels of a bone texture.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all(serialize = "snake_case", deserialize = "kebab-case"))]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum MatrixLayout {
@@ -171,7 +172,7 @@ impl MatrixLayout {
 }
 
 /// Sample precision of a float texture.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Precision {
@@ -183,7 +184,7 @@ pub enum Precision {
 }
 
 /// Sample encoding of vertex animation textures (`--format`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all(serialize = "snake_case", deserialize = "kebab-case"))]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum VatEncoding {
@@ -198,7 +199,7 @@ pub enum VatEncoding {
 
 /// The file container of every texture a bake writes (`--texture-container`):
 /// the sample type stays what `--precision` and `--format` say.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all(serialize = "snake_case", deserialize = "kebab-case"))]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum TextureContainer {
@@ -231,7 +232,7 @@ impl TextureContainer {
 
 /// How the bytes of a texture file are compressed (`--compression` for VAT
 /// EXRs; PNG files are always zlib/deflate).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all(serialize = "snake_case", deserialize = "kebab-case"))]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum TextureCompression {
@@ -259,7 +260,7 @@ impl TextureCompression {
 }
 
 /// How directions (normals, tangent xyz) are stored in PNG.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all(serialize = "snake_case", deserialize = "kebab-case"))]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum DirectionEncoding {
@@ -275,7 +276,7 @@ pub enum DirectionEncoding {
 }
 
 /// How normals are transformed (SPEC section 3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all(serialize = "snake_case", deserialize = "kebab-case"))]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum NormalConvention {
@@ -290,7 +291,7 @@ pub enum NormalConvention {
 }
 
 /// How a VAT bake groups its primitives into texture sets (`--vat-layout`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all(serialize = "snake_case", deserialize = "kebab-case"))]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum VatLayoutMode {
@@ -305,7 +306,7 @@ pub enum VatLayoutMode {
 
 /// What a bake does with the motion of the character's root
 /// (`--root-motion`; per model and per clip in manifests).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all(serialize = "snake_case", deserialize = "kebab-case"))]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum RootMotionMode {
@@ -390,7 +391,7 @@ pub enum AnchorsMode {
 
 /// How a LOD group of a model was recognised (recorded per group in the
 /// container's LOD record, section kind 17). See `docs/lods.md`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all(serialize = "snake_case", deserialize = "kebab-case"))]
 pub enum LodSource {
     /// The base node's `MSFT_lod` extension lists the lower levels.

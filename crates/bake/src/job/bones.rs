@@ -22,6 +22,9 @@ pub(super) struct BonesPart {
     pub baked: Vec<BoneTexture>,
     /// The folds of the textures taller than the maximum size.
     pub folds: Vec<meta::FoldMeta>,
+    /// Why the textures took `--layout-fallback` instead of the layout
+    /// asked for (the refusal of the lossy layout), when they did.
+    pub fallback: Option<String>,
 }
 
 /// The layout record's entry for a folded texture.
@@ -48,17 +51,31 @@ pub(super) fn bake(
     sink: &mut dyn Sink,
     anchors: &[usize],
 ) -> Result<(Part<BonesPart>, AnchorTracks), StepError> {
-    let options = BoneBakeOptions {
+    let mut options = BoneBakeOptions {
         layout: settings.layout,
         precision: settings.precision,
         max_texture_size: settings.max_texture_size,
         ..BoneBakeOptions::default()
     };
+    let mut baked = bake_frames(model, timeline, &options, anchors).map_err(StepError::bare)?;
+    let mut fallback = None;
+    if let Err(refusal) = check_forms(model, timeline, &baked.textures) {
+        let Some(layout) = settings.layout_fallback else {
+            return Err(StepError::bare(refusal));
+        };
+        options.layout = layout;
+        baked = bake_frames(model, timeline, &options, anchors).map_err(StepError::bare)?;
+        fallback = Some(format!(
+            "bone textures baked as {} (--layout-fallback): {}: {}",
+            layout_name(layout),
+            refusal.object,
+            refusal.message
+        ));
+    }
     let FrameBake {
         textures,
         anchors: tracks,
-    } = bake_frames(model, timeline, &options, anchors).map_err(StepError::bare)?;
-    check_forms(model, timeline, &textures).map_err(StepError::bare)?;
+    } = baked;
     if textures.is_empty() {
         return Ok((
             Part::Skipped(if model.meshes.is_empty() || model.clips.is_empty() {
@@ -117,6 +134,7 @@ pub(super) fn bake(
             textures: texture_meta,
             baked: textures,
             folds,
+            fallback,
         }),
         tracks,
     ))
@@ -137,4 +155,14 @@ fn encode(tex: &BoneTexture, settings: &BakeSettings) -> rigbake_format::Result<
     };
     let bytes = texture::encode_image(&image, settings.precision, settings.texture_container)?;
     Ok((bytes, max_error))
+}
+
+/// A layout's name as the manifest and flags spell it.
+fn layout_name(layout: rigbake_core::layout::MatrixLayout) -> &'static str {
+    use rigbake_core::layout::MatrixLayout;
+    match layout {
+        MatrixLayout::Mat4 => "mat4",
+        MatrixLayout::Mat3x4 => "mat3x4",
+        MatrixLayout::Qts => "qts",
+    }
 }

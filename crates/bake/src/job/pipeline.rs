@@ -156,6 +156,9 @@ impl Made {
     fn warnings(&self, plan: &Plan<'_>) -> Vec<String> {
         let settings = plan.settings();
         let mut out = Vec::new();
+        if let Some(part) = self.bones.as_ref().and_then(|b| b.part.done()) {
+            out.extend(part.fallback.iter().cloned());
+        }
         if let (Some(b), Some(_)) = (&self.bones, &self.weights)
             && let Some(part) = b.part.done()
         {

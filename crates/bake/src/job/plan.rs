@@ -144,7 +144,12 @@ fn check_budget(
 ) -> Result<(), BakeError> {
     use rigbake_core::budget::{BonesPlan, Budget, Plan, VatPlan};
     let bones = rig_plan.map(|_| BonesPlan {
-        pixels_per_joint: settings.layout.pixels_per_joint(),
+        // The larger of the layout and its fallback: the budget holds
+        // whichever the bake ends with.
+        pixels_per_joint: settings
+            .layout_fallback
+            .map_or(0, |l| l.pixels_per_joint())
+            .max(settings.layout.pixels_per_joint()),
         texture_joints: sets
             .iter()
             .map(|s| model.skins[s.skin].joints.len())

@@ -357,3 +357,42 @@ fn outputs_are_identical_with_one_and_two_threads() {
         );
     }
 }
+
+#[test]
+fn layout_fallback_bakes_what_qts_cannot_hold_as_a_matrix_layout_and_says_so() {
+    use rigbake_fixtures::parts::{add_animation, add_channel};
+    // The stretched two-joint rig of the refusal test above, asked for as
+    // qts with `--layout-fallback mat3x4`: it bakes, in mat3x4, with a
+    // warning that names the joint; the texture then reproduces direct
+    // evaluation as any mat3x4 bake does.
+    let dir = tempfile::tempdir().unwrap();
+    let mut b = rigbake_fixtures::models::two_joint();
+    let a = add_animation(&mut b, "stretch");
+    let keys = [1.0, 1.0, 1.0, 1.0, 2.0, 1.0];
+    add_channel(&mut b, a, 1, "scale", "LINEAR", &[0.0, 1.0], &keys);
+    let model = dir.path().join("stretched.glb");
+    std::fs::write(&model, b.to_glb()).unwrap();
+    let out = dir.path().join("out");
+    let fallback = settings(|s| {
+        s.layout = MatrixLayout::Qts;
+        s.layout_fallback = Some(MatrixLayout::Mat3x4);
+    });
+    let warnings = bake(&model, &out, &fallback).baked().warnings.join("\n");
+    assert!(
+        warnings.contains("bone textures baked as mat3x4 (--layout-fallback)")
+            && warnings.contains("skins[0].joints[1]")
+            && warnings.contains("clip `stretch`, frame 30"),
+        "{warnings}"
+    );
+    let meta = read_metadata(&out.join("stretched"), "stretched");
+    assert_eq!(meta.textures[0].layout, MatrixLayout::Mat3x4);
+    assert!(round_trip_error(&model, &out) <= 1e-6);
+    // A model qts holds keeps qts: the fallback is only a fallback.
+    let tentacle = rigbake_fixtures::fixture("tentacle.glb");
+    let warnings = bake(&tentacle, &out, &fallback).baked().warnings.join("\n");
+    assert!(!warnings.contains("--layout-fallback"), "{warnings}");
+    let meta = read_metadata(&out.join("tentacle"), "tentacle");
+    assert_eq!(meta.textures[0].layout, MatrixLayout::Qts);
+    // (A lossy fallback is a usage error of the command line:
+    // crates/cli/tests/usability.rs.)
+}
