@@ -965,3 +965,105 @@ fn merge_report_refuses_every_field_the_schema_refuses() {
         );
     }
 }
+
+// Batch bakes of many models through the command line: one line per model
+// (baked, skipped with its reason, or the error), exit codes 0, 1 and 2.
+
+/// Shared models without a skin: they must be skipped with "no skinned mesh".
+const UNSKINNED: &[&str] = &[
+    "AnimatedMorphCube",
+    "BoxAnimated",
+    "InterpolationTest",
+    "MorphStressTest",
+    "SimpleMorph",
+    "greenman_hat",
+    "greenman_shield",
+    "greenman_sword",
+];
+
+#[test]
+fn every_shared_model_bakes_or_is_refused_cleanly() {
+    let Some(models) = shared_models("every_shared_model_bakes_or_is_refused_cleanly") else {
+        return;
+    };
+    let files = common::model_files(&models);
+    let out = tempfile::tempdir().unwrap();
+    let result = common::bake(&files, out.path(), &[]);
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(
+        result.status.code(),
+        Some(0),
+        "every model bakes or is skipped (the Draco file is decoded):\n{stderr}"
+    );
+    for file in &files {
+        let name = file.file_stem().unwrap().to_string_lossy().into_owned();
+        let shown = file.display().to_string();
+        // Warnings (morph targets the bone textures drop) come before the
+        // report line.
+        let line = stderr
+            .lines()
+            .find(|l| l.contains(&shown) && !l.starts_with("warning: "))
+            .unwrap_or_else(|| panic!("no report line for {shown}:\n{stderr}"));
+        // Lines read `[n/N] baked ...`, `[n/N] skipped ...`, `[n/N] error: ...`.
+        let line = line.split_once("] ").map_or(line, |(_, rest)| rest);
+        if UNSKINNED.contains(&name.as_str()) {
+            assert!(line.starts_with("skipped "), "{line}");
+            assert!(line.contains("no skinned mesh"), "{line}");
+            // An unskinned model with animated meshes: the line says what
+            // bakes it (the greenman props have no animation).
+            assert_eq!(
+                line.contains("`--vat` bakes"),
+                !name.starts_with("greenman_"),
+                "{line}"
+            );
+        } else {
+            assert!(line.starts_with("baked "), "{line}");
+            let dir = out.path().join(&name);
+            let container = dir.join(format!("{name}.rigbake"));
+            let meta = Container::open(&container)
+                .unwrap_or_else(|e| panic!("{}: {e}", container.display()))
+                .metadata()
+                .clone();
+            assert!(!meta.textures.is_empty());
+            for t in &meta.textures {
+                assert!(dir.join(&t.name).is_file(), "{name}: {} missing", t.name);
+            }
+        }
+    }
+}
+
+#[test]
+fn exit_codes_follow_the_contract() {
+    let out = tempfile::tempdir().unwrap();
+    let good = rigbake_fixtures::fixture("two_joint.gltf");
+    let bad = rigbake_fixtures::fixture("degenerate/cycle.gltf");
+    let r = common::bake(std::slice::from_ref(&good), out.path(), &[]);
+    assert_eq!(r.status.code(), Some(0));
+    let r = common::bake(&[good.clone(), bad.clone()], out.path(), &[]);
+    assert_eq!(r.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    let line = stderr.lines().find(|l| l.contains("] error:")).unwrap();
+    assert!(
+        line.contains("cycle.gltf") && line.contains("nodes[") && line.contains("cycle"),
+        "{line}"
+    );
+    assert!(
+        stderr.contains("0 baked, 1 up to date, 0 skipped, 1 failed"),
+        "the good model was baked by the first run: {stderr}"
+    );
+    // Usage errors exit with 2.
+    let r = common::bake(std::slice::from_ref(&good), out.path(), &["--fps", "0"]);
+    assert_eq!(r.status.code(), Some(2));
+    let r = common::rigbake(&["bake".as_ref(), good.as_os_str()]);
+    assert_eq!(r.status.code(), Some(2), "missing --out");
+    // A model path that does not exist is a usage error (exit 2) naming it
+    // (issue 19 item 12): nothing was baked.
+    let r = common::bake(&[PathBuf::from("does/not/exist.glb")], out.path(), &[]);
+    assert_eq!(r.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert!(
+        stderr.contains("exist.glb") && stderr.contains("no such file or folder"),
+        "{stderr}"
+    );
+}

@@ -1,7 +1,11 @@
 //! Issue 19 (trial findings), usability items: error advice, anchors.exr
-//! with props as anchors, blends naming baked clips.
+//! with props as anchors, blends naming baked clips; usage errors of
+//! `preview` and of VAT settings.
 
 mod common;
+
+use std::ffi::OsStr;
+use std::process::Command;
 
 use common::bake;
 
@@ -418,6 +422,131 @@ fn manifest_paths_may_be_absolute_under_models() {
     assert_eq!(r.status.code(), Some(2));
     assert!(
         stderr(&r).contains("relative to the manifest's `models` folder"),
+        "{}",
+        stderr(&r)
+    );
+}
+
+/// Runs `rigbake preview ARGS`; the exit code and stderr, which never
+/// reports a panic.
+fn preview(args: &[&OsStr]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_rigbake"))
+        .arg("preview")
+        .args(args)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    (out.status.code().unwrap_or(-1), stderr)
+}
+
+#[test]
+fn preview_usage_errors() {
+    let model = rigbake_fixtures::fixture("tentacle.glb");
+    // Baked from a copy that is then deleted: the recorded source is gone.
+    let models = tempfile::tempdir().unwrap();
+    let copy = models.path().join("tentacle.glb");
+    std::fs::copy(&model, &copy).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let r = common::bake(std::slice::from_ref(&copy), out.path(), &[]);
+    assert!(r.status.success());
+    std::fs::remove_file(&copy).unwrap();
+    let file = out.path().join("tentacle/tentacle.rigbake");
+    let png = out.path().join("x.png");
+    let base: Vec<&OsStr> = vec![file.as_os_str(), "--out".as_ref(), png.as_os_str()];
+    // The recorded source is missing and none is beside the container.
+    let (code, stderr) = preview(&base);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("--source"), "{stderr}");
+    let with_source = |extra: &[&str]| {
+        let mut a = base.clone();
+        a.extend(["--source".as_ref(), model.as_os_str()]);
+        a.extend(extra.iter().map(OsStr::new));
+        preview(&a)
+    };
+    assert_eq!(with_source(&["--path", "vat"]).0, 2, "no VAT in this bake");
+    assert_eq!(with_source(&["--animate", "nope"]).0, 2);
+    assert_eq!(with_source(&["--columns", "0"]).0, 2);
+    let (code, _) = with_source(&["--clip", "wave", "--columns", "3"]);
+    assert_eq!(code, 0);
+    // Huge column counts are refused by the image-size check before any
+    // list of cells is sized by them, under a 1 GiB address-space cap
+    // (they used to try 16 GiB and abort).
+    #[cfg(unix)]
+    for columns in ["4294967295", "1000000000"] {
+        let mut args: Vec<std::ffi::OsString> = vec!["preview".into()];
+        args.extend(base.iter().map(|a| a.to_os_string()));
+        args.extend(["--source".into(), model.as_os_str().to_os_string()]);
+        args.extend(["--columns".into(), columns.into()]);
+        let o = std::process::Command::new("sh")
+            .arg("-c")
+            .arg("ulimit -v 1048576 && exec \"$@\"")
+            .arg("sh")
+            .arg(env!("CARGO_BIN_EXE_rigbake"))
+            .args(&args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "--columns {columns}: {stderr}");
+        assert!(
+            stderr.contains("pixels") && stderr.contains("--columns"),
+            "{stderr}"
+        );
+    }
+    let r = common::rigbake(&["preview".as_ref(), "--help".as_ref()]);
+    assert!(String::from_utf8_lossy(&r.stdout).contains("--animate"));
+}
+
+/// A lookup UV set past TEXCOORD_31 is a usage error (exit 2).
+#[test]
+fn a_lookup_uv_set_out_of_range_is_a_usage_error() {
+    let model = rigbake_fixtures::fixture("textured.gltf");
+    let out = tempfile::tempdir().unwrap();
+    let r = bake(
+        std::slice::from_ref(&model),
+        out.path(),
+        &["--vat", "--lookup-uv-set", "32"],
+    );
+    assert_eq!(r.status.code(), Some(2), "{}", stderr(&r));
+}
+
+/// PNG16 is always deflate: an EXR compression asked with it is refused,
+/// saying so, and nothing is written.
+#[test]
+fn png16_refuses_an_exr_compression() {
+    let out = tempfile::tempdir().unwrap();
+    let r = common::rigbake(&[
+        "vat".as_ref(),
+        rigbake_fixtures::fixture("tentacle.glb").as_os_str(),
+        "--out".as_ref(),
+        out.path().join("refused").as_os_str(),
+        "--format".as_ref(),
+        "png16".as_ref(),
+        "--compression".as_ref(),
+        "zip".as_ref(),
+    ]);
+    assert!(!r.status.success());
+    assert!(
+        stderr(&r).contains("EXR formats only") && stderr(&r).contains("png16"),
+        "{}",
+        stderr(&r)
+    );
+    assert!(!out.path().join("refused/tentacle").exists());
+}
+
+/// A lossy `--layout-fallback` (qts) is a usage error (exit 2) saying
+/// which layouts it may be.
+#[test]
+fn a_lossy_layout_fallback_is_a_usage_error() {
+    let out = tempfile::tempdir().unwrap();
+    let r = bake(
+        &[rigbake_fixtures::fixture("tentacle.glb")],
+        out.path(),
+        &["--layout", "qts", "--layout-fallback", "qts"],
+    );
+    assert_eq!(r.status.code(), Some(2), "{}", stderr(&r));
+    assert!(
+        stderr(&r).contains("layout_fallback must be `mat4` or `mat3x4`"),
         "{}",
         stderr(&r)
     );

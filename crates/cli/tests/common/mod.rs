@@ -1,13 +1,17 @@
 //! Helpers shared by the CLI integration tests.
 #![allow(dead_code)]
 
-pub mod reference;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 #[allow(unused_imports)]
+pub use rigbake_fixtures::testkit::files::{
+    Rgba, containers, glb_primitive, read_exr, rgba_f32, tree,
+};
+#[allow(unused_imports)]
 pub use rigbake_fixtures::testkit::models::{model_files, shared_models};
+#[allow(unused_imports)]
+pub use rigbake_fixtures::testkit::reference;
 
 /// Runs the `rigbake` binary with `args`.
 pub fn rigbake(args: &[&std::ffi::OsStr]) -> Output {
@@ -122,95 +126,6 @@ pub fn check_documents(out: &Path, since: std::time::SystemTime) {
         assert_schema(sidecar, &side_doc, &side.display().to_string());
         assert_eq!(doc["sidecar"], side_doc, "{}", side.display());
     }
-}
-
-/// An RGBA float image read with the exr crate directly (not our reader).
-pub struct Rgba {
-    pub width: usize,
-    pub height: usize,
-    pub data: Vec<f32>,
-}
-
-/// Reads the first RGBA layer of an EXR file with the exr crate.
-pub fn read_exr(path: &Path) -> Rgba {
-    let image = exr::prelude::read_first_rgba_layer_from_file(
-        path,
-        |size, _| Rgba {
-            width: size.width(),
-            height: size.height(),
-            data: vec![0.0; size.width() * size.height() * 4],
-        },
-        |img: &mut Rgba, p: exr::prelude::Vec2<usize>, (r, g, b, a): (f32, f32, f32, f32)| {
-            let i = (p.y() * img.width + p.x()) * 4;
-            img.data[i..i + 4].copy_from_slice(&[r, g, b, a]);
-        },
-    )
-    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    image.layer_data.channel_data.pixels
-}
-
-/// Little-endian RGBA f32 texels (16 bytes each), as the weights record's
-/// vertex-data sections and the weights meshes' `_RIGBAKE_UV*` accessors
-/// store bone-weight channels.
-pub fn rgba_f32(bytes: &[u8]) -> Vec<[f32; 4]> {
-    bytes
-        .chunks_exact(16)
-        .map(|b| {
-            let f = |i: usize| f32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
-            [f(0), f(4), f(8), f(12)]
-        })
-        .collect()
-}
-
-/// Primitive `primitive` of mesh `mesh` of a GLB; panics naming them when
-/// the file has no such primitive.
-pub fn glb_primitive(g: &gltf::Gltf, mesh: usize, primitive: usize) -> gltf::Primitive<'_> {
-    g.document
-        .meshes()
-        .nth(mesh)
-        .and_then(|m| m.primitives().nth(primitive))
-        .unwrap_or_else(|| panic!("the GLB has no meshes[{mesh}].primitives[{primitive}]"))
-}
-
-/// Every container (`*.rigbake`) under `dir`, at any depth (a folder bake
-/// mirrors the models' folders), sorted.
-pub fn containers(dir: &Path) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = tree_paths(dir)
-        .into_iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "rigbake"))
-        .collect();
-    out.sort();
-    out
-}
-
-/// Every file under `dir`, at any depth (full paths, in no set order).
-fn tree_paths(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).unwrap() {
-            let p = entry.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.push(p);
-            }
-        }
-    }
-    out
-}
-
-/// All files under `dir` with their bytes, as (relative path, bytes), sorted.
-pub fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut out: Vec<(PathBuf, Vec<u8>)> = tree_paths(dir)
-        .into_iter()
-        .map(|p| {
-            let bytes = std::fs::read(&p).unwrap();
-            (p.strip_prefix(dir).unwrap().to_path_buf(), bytes)
-        })
-        .collect();
-    out.sort();
-    out
 }
 
 /// Runs the Khronos glTF-Validator (npm package in tools/node) on `file` and

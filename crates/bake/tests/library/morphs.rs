@@ -4,15 +4,15 @@
 //! suggesting `--vat`), and records the choice in the container's morphs
 //! record (format 1.6). A VAT bake keeps the morphs and does not warn.
 
-mod common;
-
 use std::path::Path;
 
-use common::{bake, shared_models};
+use rigbake_core::timeline::ClipSpec;
 use rigbake_fixtures::parts::{add_animation, add_channel};
 use rigbake_format::container::Container;
 use rigbake_format::meta::{DroppedMorphMeta, MorphsMetadata};
 use serde_json::json;
+
+use crate::common::{bake, settings, shared_models, with_vat};
 
 /// `two_joint` with one POSITION morph target on its skinned primitive and
 /// a clip `blink` animating its weight.
@@ -48,19 +48,10 @@ fn morphs_of_a_skinned_primitive_are_dropped_with_a_warning_and_recorded() {
     let file = dir.path().join("morphed.glb");
     std::fs::write(&file, skinned_and_morphed().to_glb()).unwrap();
     let out = dir.path().join("out");
-    let r = bake(std::slice::from_ref(&file), &out, &[]);
-    let stderr = String::from_utf8_lossy(&r.stderr);
-    assert!(r.status.success(), "{stderr}");
-    let warning = stderr
-        .lines()
-        .find(|l| l.starts_with("warning:"))
-        .unwrap_or_else(|| panic!("no warning:\n{stderr}"));
-    for part in [
-        "morphed.glb",
-        "meshes[0].primitives[0]",
-        "1 morph targets",
-        "--vat",
-    ] {
+    let r = bake(&file, &out, &settings(|_| {})).baked();
+    // (`rigbake bake` names the model in front of the warning.)
+    let warning = r.warnings.first().expect("a warning");
+    for part in ["meshes[0].primitives[0]", "1 morph targets", "--vat"] {
         assert!(warning.contains(part), "`{part}` missing from: {warning}");
     }
     let node = rigbake_core::import::import_file(&file, &Default::default())
@@ -88,18 +79,16 @@ fn morphs_of_a_skinned_primitive_are_dropped_with_a_warning_and_recorded() {
     // With --vat the morphs are baked (into the VAT): no warning, and the
     // record still says the bone textures leave them out.
     let out_vat = dir.path().join("out-vat");
-    let r = bake(std::slice::from_ref(&file), &out_vat, &["--vat"]);
-    let stderr = String::from_utf8_lossy(&r.stderr);
-    assert!(r.status.success(), "{stderr}");
-    assert!(!stderr.contains("warning:"), "{stderr}");
+    let r = bake(&file, &out_vat, &settings(with_vat)).baked();
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
     assert_eq!(morphs(&out_vat, "morphed"), morphs(&out, "morphed"));
 
     // Without morph targets there is neither a warning nor a record.
     let plain = dir.path().join("plain.glb");
     std::fs::write(&plain, rigbake_fixtures::models::two_joint().to_glb()).unwrap();
     let out_plain = dir.path().join("out-plain");
-    let r = bake(std::slice::from_ref(&plain), &out_plain, &[]);
-    assert!(!String::from_utf8_lossy(&r.stderr).contains("warning:"));
+    let r = bake(&plain, &out_plain, &settings(|_| {}));
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
     assert_eq!(morphs(&out_plain, "plain"), None);
 }
 
@@ -124,18 +113,23 @@ fn a_weights_channel_whose_keys_are_all_zero_drops_nothing() {
     // Only the all-zero clip is baked.
     std::fs::write(&file, b.to_glb()).unwrap();
     let out = dir.path().join("out");
-    let r = bake(std::slice::from_ref(&file), &out, &["--clip", "still"]);
-    let stderr = String::from_utf8_lossy(&r.stderr);
-    assert!(r.status.success(), "{stderr}");
-    assert!(!stderr.contains("morph"), "{stderr}");
+    let still = settings(|s| s.clips = vec![ClipSpec::whole("still")]);
+    let r = bake(&file, &out, &still).baked();
+    assert!(
+        !r.warnings.iter().any(|w| w.contains("morph")),
+        "{:?}",
+        r.warnings
+    );
     assert_eq!(morphs(&out, "zeroed"), None);
     // Both clips: `blink` shows the target, so it is reported again.
     let out_both = dir.path().join("out-both");
-    let r = bake(std::slice::from_ref(&file), &out_both, &[]);
-    let stderr = String::from_utf8_lossy(&r.stderr);
+    let r = bake(&file, &out_both, &settings(|_| {}));
     assert!(
-        stderr.contains("1 morph targets animated by the baked clips"),
-        "{stderr}"
+        r.warnings
+            .iter()
+            .any(|w| w.contains("1 morph targets animated by the baked clips")),
+        "{:?}",
+        r.warnings
     );
     assert!(morphs(&out_both, "zeroed").is_some_and(|m| m.dropped[0].animated));
 }
@@ -167,9 +161,11 @@ fn robot_expressive_morph_keys_are_all_zero_so_nothing_is_dropped() {
     }
     assert!(keys > 1000, "{keys} morph-weight keys");
     let out = tempfile::tempdir().unwrap();
-    let r = bake(std::slice::from_ref(&file), out.path(), &[]);
-    let stderr = String::from_utf8_lossy(&r.stderr);
-    assert!(r.status.success(), "{stderr}");
-    assert!(!stderr.contains("morph"), "{stderr}");
+    let r = bake(&file, out.path(), &settings(|_| {})).baked();
+    assert!(
+        !r.warnings.iter().any(|w| w.contains("morph")),
+        "{:?}",
+        r.warnings
+    );
     assert_eq!(morphs(out.path(), "RobotExpressive"), None);
 }

@@ -1,20 +1,22 @@
-//! End-to-end bone-matrix bakes: every shared model bakes or is refused
-//! cleanly; textures read back with the exr crate reproduce an independent
-//! direct evaluation; outputs do not depend on the thread count.
-
-mod common;
+//! Bone-matrix bakes: textures read back with the exr crate reproduce an
+//! independent direct evaluation, in every layout; qts refuses a matrix it
+//! cannot hold, naming it; outputs do not depend on the thread count.
 
 use std::path::{Path, PathBuf};
 
-use common::reference::direct_global;
-use common::{bake, model_files, read_exr, shared_models, tree};
 use glam::{DMat4, DVec3, Mat4, Vec4};
 use rigbake_core::eval::sample::{LocalPose, sample_clip};
 use rigbake_core::import::{ImportOptions, import_file};
 use rigbake_format::container::Container;
 use rigbake_format::meta::{MatrixLayout, Metadata};
 
-/// Shared models without a skin: they must be skipped with "no skinned mesh".
+use crate::common::reference::direct_global;
+use crate::common::{
+    Rgba, assert_none_failed, bake, bake_all, model_files, on_threads, read_exr, settings,
+    shared_models, stem, tree,
+};
+
+/// Shared models without a skin: the bake skips them.
 const UNSKINNED: &[&str] = &[
     "AnimatedMorphCube",
     "BoxAnimated",
@@ -26,10 +28,6 @@ const UNSKINNED: &[&str] = &[
     "greenman_sword",
 ];
 
-fn stem(p: &Path) -> String {
-    p.file_stem().unwrap().to_string_lossy().into_owned()
-}
-
 fn read_metadata(dir: &Path, stem: &str) -> Metadata {
     let path = dir.join(format!("{stem}.rigbake"));
     Container::open(&path)
@@ -38,55 +36,7 @@ fn read_metadata(dir: &Path, stem: &str) -> Metadata {
         .clone()
 }
 
-#[test]
-fn every_shared_model_bakes_or_is_refused_cleanly() {
-    let Some(models) = shared_models("every_shared_model_bakes_or_is_refused_cleanly") else {
-        return;
-    };
-    let files = model_files(&models);
-    let out = tempfile::tempdir().unwrap();
-    let result = bake(&files, out.path(), &[]);
-    let stderr = String::from_utf8_lossy(&result.stderr);
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    assert_eq!(
-        result.status.code(),
-        Some(0),
-        "every model bakes or is skipped (the Draco file is decoded):\n{stderr}"
-    );
-    for file in &files {
-        let name = stem(file);
-        let shown = file.display().to_string();
-        // Warnings (morph targets the bone textures drop) come before the
-        // report line.
-        let line = stderr
-            .lines()
-            .find(|l| l.contains(&shown) && !l.starts_with("warning: "))
-            .unwrap_or_else(|| panic!("no report line for {shown}:\n{stderr}"));
-        // Lines read `[n/N] baked ...`, `[n/N] skipped ...`, `[n/N] error: ...`.
-        let line = line.split_once("] ").map_or(line, |(_, rest)| rest);
-        if UNSKINNED.contains(&name.as_str()) {
-            assert!(line.starts_with("skipped "), "{line}");
-            assert!(line.contains("no skinned mesh"), "{line}");
-            // An unskinned model with animated meshes: the line says what
-            // bakes it (the greenman props have no animation).
-            assert_eq!(
-                line.contains("`--vat` bakes"),
-                !name.starts_with("greenman_"),
-                "{line}"
-            );
-        } else {
-            assert!(line.starts_with("baked "), "{line}");
-            let dir = out.path().join(&name);
-            let meta = read_metadata(&dir, &name);
-            assert!(!meta.textures.is_empty());
-            for t in &meta.textures {
-                assert!(dir.join(&t.name).is_file(), "{name}: {} missing", t.name);
-            }
-        }
-    }
-}
-
-fn texture_matrix(tex: &common::Rgba, layout: MatrixLayout, row: usize, joint: usize) -> DMat4 {
+fn texture_matrix(tex: &Rgba, layout: MatrixLayout, row: usize, joint: usize) -> DMat4 {
     let ppj = match layout {
         MatrixLayout::Mat4 => 4,
         MatrixLayout::Mat3x4 => 3,
@@ -184,36 +134,42 @@ fn round_trip_error(model_path: &Path, out: &Path) -> f64 {
     worst / (hi - lo).length()
 }
 
+/// The shared models with a skin, or `None` (skipped) without the folder.
+fn skinned_shared_models(test: &str) -> Option<Vec<PathBuf>> {
+    let models = shared_models(test)?;
+    Some(
+        model_files(&models)
+            .into_iter()
+            .filter(|p| !UNSKINNED.contains(&stem(p).as_str()))
+            .collect(),
+    )
+}
+
 #[test]
 fn bone_textures_reproduce_direct_evaluation_on_every_skinned_model() {
-    let Some(models) =
-        shared_models("bone_textures_reproduce_direct_evaluation_on_every_skinned_model")
+    let Some(skinned) =
+        skinned_shared_models("bone_textures_reproduce_direct_evaluation_on_every_skinned_model")
     else {
         return;
     };
-    let skinned: Vec<PathBuf> = model_files(&models)
-        .into_iter()
-        .filter(|p| !UNSKINNED.contains(&stem(p).as_str()))
-        .collect();
-    for layout in ["mat4", "mat3x4"] {
+    for layout in [MatrixLayout::Mat4, MatrixLayout::Mat3x4] {
         let out = tempfile::tempdir().unwrap();
-        let result = bake(&skinned, out.path(), &["--layout", layout]);
-        assert!(
-            result.status.success(),
-            "{}",
-            String::from_utf8_lossy(&result.stderr)
-        );
+        assert_none_failed(&bake_all(
+            &skinned,
+            out.path(),
+            &settings(|s| s.layout = layout),
+        ));
         for model in &skinned {
             let err = round_trip_error(model, out.path());
             eprintln!(
-                "{} ({layout}): max error / diagonal = {err:.2e}",
+                "{} ({layout:?}): max error / diagonal = {err:.2e}",
                 stem(model)
             );
             // f32 storage of matrices whose entries are O(1) in model units:
             // a few ulps of the diagonal; 1e-5 leaves two orders of margin.
             assert!(
                 err <= 1e-5,
-                "{} ({layout}): relative error {err:e}",
+                "{} ({layout:?}): relative error {err:e}",
                 model.display()
             );
         }
@@ -234,17 +190,16 @@ fn fixtures_round_trip_through_the_texture() {
     // qts: f32 rounding of a unit quaternion (2^-24 per component) moves
     // an entry by a few 1e-7 of the matrix; 1e-6 of the diagonal still
     // holds on these small rigs (the hierarchy's root scales by 2).
-    for flags in [&[][..], &["--layout", "qts"]] {
+    for layout in [MatrixLayout::Mat4, MatrixLayout::Qts] {
         let out = tempfile::tempdir().unwrap();
-        let result = bake(&fixtures, out.path(), flags);
-        assert!(
-            result.status.success(),
-            "{}",
-            String::from_utf8_lossy(&result.stderr)
-        );
+        assert_none_failed(&bake_all(
+            &fixtures,
+            out.path(),
+            &settings(|s| s.layout = layout),
+        ));
         for f in &fixtures {
             let err = round_trip_error(f, out.path());
-            assert!(err <= 1e-6, "{} {flags:?}: {err:e}", f.display());
+            assert!(err <= 1e-6, "{} {layout:?}: {err:e}", f.display());
         }
     }
 }
@@ -265,9 +220,8 @@ fn qts_refuses_a_non_uniform_scale_naming_joint_clip_frame_and_figure() {
     let model = dir.path().join("stretched.glb");
     std::fs::write(&model, b.to_glb()).unwrap();
     let out = dir.path().join("out");
-    let result = bake(std::slice::from_ref(&model), &out, &["--layout", "qts"]);
-    let stderr = String::from_utf8_lossy(&result.stderr);
-    assert_eq!(result.status.code(), Some(1), "{stderr}");
+    let refused = bake(&model, &out, &settings(|s| s.layout = MatrixLayout::Qts));
+    let error = refused.error();
     let expected = (2.0 - 2f64.cbrt()) / 2.0;
     for part in [
         "stretched.glb",
@@ -278,41 +232,29 @@ fn qts_refuses_a_non_uniform_scale_naming_joint_clip_frame_and_figure() {
         &format!("{expected:.2e}"),
         "--layout mat4",
     ] {
-        assert!(stderr.contains(part), "`{part}` missing from:\n{stderr}");
+        assert!(error.contains(part), "`{part}` missing from:\n{error}");
     }
     assert!(
         !out.join("stretched").exists(),
         "a refused model wrote files"
     );
     // The matrix layouts hold it.
-    let result = bake(&[model], &out, &["--layout", "mat3x4"]);
-    assert!(
-        result.status.success(),
-        "{}",
-        String::from_utf8_lossy(&result.stderr)
-    );
+    bake(&model, &out, &settings(|s| s.layout = MatrixLayout::Mat3x4)).baked();
 }
 
 #[test]
 fn qts_bakes_reproduce_direct_evaluation_or_name_a_matrix_it_cannot_hold() {
-    let Some(models) =
-        shared_models("qts_bakes_reproduce_direct_evaluation_or_name_a_matrix_it_cannot_hold")
-    else {
+    let Some(skinned) = skinned_shared_models(
+        "qts_bakes_reproduce_direct_evaluation_or_name_a_matrix_it_cannot_hold",
+    ) else {
         return;
     };
+    let qts = settings(|s| s.layout = MatrixLayout::Qts);
     let mut baked = 0;
-    for model in model_files(&models)
-        .into_iter()
-        .filter(|p| !UNSKINNED.contains(&stem(p).as_str()))
-    {
+    for model in skinned {
         let out = tempfile::tempdir().unwrap();
-        let result = bake(
-            std::slice::from_ref(&model),
-            out.path(),
-            &["--layout", "qts"],
-        );
-        let stderr = String::from_utf8_lossy(&result.stderr);
-        if result.status.success() {
+        let result = bake(&model, out.path(), &qts);
+        if !result.outcome.is_failure() {
             // As the matrix layouts (see above), plus the form's own f32
             // rounding: a few 1e-7 of the diagonal on every shared model.
             let err = round_trip_error(&model, out.path());
@@ -326,11 +268,12 @@ fn qts_bakes_reproduce_direct_evaluation_or_name_a_matrix_it_cannot_hold() {
         } else {
             // Refused: the message says why, and the named matrix really
             // is beyond a rotation with a uniform scale.
+            let error = result.error();
             assert!(
-                stderr.contains("non-uniform scale, shear or a mirror"),
-                "{stderr}"
+                error.contains("non-uniform scale, shear or a mirror"),
+                "{error}"
             );
-            assert_not_a_similarity(&model, &stderr);
+            assert_not_a_similarity(&model, error);
         }
     }
     assert!(baked >= 3, "qts baked only {baked} shared models");
@@ -340,13 +283,13 @@ fn qts_bakes_reproduce_direct_evaluation_or_name_a_matrix_it_cannot_hold() {
 /// clip, frame) directly and checks that its upper 3x3 `A` is not a
 /// rotation times a uniform scale: `A^T A` differs from `s^2 I` by more
 /// than 1e-6 of `s^2` (the bake's limit is 1e-5 of the largest entry).
-fn assert_not_a_similarity(model_path: &Path, stderr: &str) {
+fn assert_not_a_similarity(model_path: &Path, error: &str) {
     let field = |after: &str, until: char| -> String {
-        let at = stderr
+        let at = error
             .find(after)
-            .unwrap_or_else(|| panic!("no `{after}` in {stderr}"))
+            .unwrap_or_else(|| panic!("no `{after}` in {error}"))
             + after.len();
-        stderr[at..].split(until).next().unwrap().to_owned()
+        error[at..].split(until).next().unwrap().to_owned()
     };
     let skin: usize = field("skins[", ']').parse().unwrap();
     let joint: usize = field("].joints[", ']').parse().unwrap();
@@ -390,20 +333,17 @@ fn outputs_are_identical_with_one_and_two_threads() {
         .iter()
         .map(|f| rigbake_fixtures::fixture(f))
         .collect();
-    if let Some(models) =
-        shared_models("outputs_are_identical_with_one_and_two_threads (shared part)")
+    if let Some(skinned) =
+        skinned_shared_models("outputs_are_identical_with_one_and_two_threads (shared part)")
     {
-        inputs.extend(
-            model_files(&models)
-                .into_iter()
-                .filter(|p| !UNSKINNED.contains(&stem(p).as_str())),
-        );
+        inputs.extend(skinned);
     }
+    let f16 = settings(|s| s.precision = rigbake_format::texture::Precision::F16);
     let one = tempfile::tempdir().unwrap();
     let two = tempfile::tempdir().unwrap();
-    for (dir, jobs) in [(&one, "1"), (&two, "2")] {
-        let r = bake(&inputs, dir.path(), &["--jobs", jobs, "--precision", "f16"]);
-        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    for (dir, threads) in [(&one, 1), (&two, 2)] {
+        let bakes = on_threads(Some(threads), || bake_all(&inputs, dir.path(), &f16));
+        assert_none_failed(&bakes);
     }
     let (a, b) = (tree(one.path()), tree(two.path()));
     assert_eq!(a.len(), b.len());
@@ -412,45 +352,10 @@ fn outputs_are_identical_with_one_and_two_threads() {
         assert_eq!(pa, pb);
         assert!(
             ba == bb,
-            "{} differs between --jobs 1 and --jobs 2",
+            "{} differs between one and two threads",
             pa.display()
         );
     }
-}
-
-#[test]
-fn exit_codes_follow_the_contract() {
-    let out = tempfile::tempdir().unwrap();
-    let good = rigbake_fixtures::fixture("two_joint.gltf");
-    let bad = rigbake_fixtures::fixture("degenerate/cycle.gltf");
-    let r = bake(std::slice::from_ref(&good), out.path(), &[]);
-    assert_eq!(r.status.code(), Some(0));
-    let r = bake(&[good.clone(), bad.clone()], out.path(), &[]);
-    assert_eq!(r.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&r.stderr);
-    let line = stderr.lines().find(|l| l.contains("] error:")).unwrap();
-    assert!(
-        line.contains("cycle.gltf") && line.contains("nodes[") && line.contains("cycle"),
-        "{line}"
-    );
-    assert!(
-        stderr.contains("0 baked, 1 up to date, 0 skipped, 1 failed"),
-        "the good model was baked by the first run: {stderr}"
-    );
-    // Usage errors exit with 2.
-    let r = bake(std::slice::from_ref(&good), out.path(), &["--fps", "0"]);
-    assert_eq!(r.status.code(), Some(2));
-    let r = common::rigbake(&["bake".as_ref(), good.as_os_str()]);
-    assert_eq!(r.status.code(), Some(2), "missing --out");
-    // A model path that does not exist is a usage error (exit 2) naming it
-    // (issue 19 item 12): nothing was baked.
-    let r = bake(&[PathBuf::from("does/not/exist.glb")], out.path(), &[]);
-    assert_eq!(r.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&r.stderr);
-    assert!(
-        stderr.contains("exist.glb") && stderr.contains("no such file or folder"),
-        "{stderr}"
-    );
 }
 
 #[test]
@@ -468,40 +373,26 @@ fn layout_fallback_bakes_what_qts_cannot_hold_as_a_matrix_layout_and_says_so() {
     let model = dir.path().join("stretched.glb");
     std::fs::write(&model, b.to_glb()).unwrap();
     let out = dir.path().join("out");
-    let flags = ["--layout", "qts", "--layout-fallback", "mat3x4"];
-    let result = bake(std::slice::from_ref(&model), &out, &flags);
-    let stderr = String::from_utf8_lossy(&result.stderr);
-    assert!(result.status.success(), "{stderr}");
+    let fallback = settings(|s| {
+        s.layout = MatrixLayout::Qts;
+        s.layout_fallback = Some(MatrixLayout::Mat3x4);
+    });
+    let warnings = bake(&model, &out, &fallback).baked().warnings.join("\n");
     assert!(
-        stderr.contains("bone textures baked as mat3x4 (--layout-fallback)")
-            && stderr.contains("skins[0].joints[1]")
-            && stderr.contains("clip `stretch`, frame 30"),
-        "{stderr}"
+        warnings.contains("bone textures baked as mat3x4 (--layout-fallback)")
+            && warnings.contains("skins[0].joints[1]")
+            && warnings.contains("clip `stretch`, frame 30"),
+        "{warnings}"
     );
     let meta = read_metadata(&out.join("stretched"), "stretched");
     assert_eq!(meta.textures[0].layout, MatrixLayout::Mat3x4);
     assert!(round_trip_error(&model, &out) <= 1e-6);
     // A model qts holds keeps qts: the fallback is only a fallback.
     let tentacle = rigbake_fixtures::fixture("tentacle.glb");
-    let result = bake(std::slice::from_ref(&tentacle), &out, &flags);
-    assert!(
-        result.status.success(),
-        "{}",
-        String::from_utf8_lossy(&result.stderr)
-    );
-    assert!(!String::from_utf8_lossy(&result.stderr).contains("--layout-fallback"));
+    let warnings = bake(&tentacle, &out, &fallback).baked().warnings.join("\n");
+    assert!(!warnings.contains("--layout-fallback"), "{warnings}");
     let meta = read_metadata(&out.join("tentacle"), "tentacle");
     assert_eq!(meta.textures[0].layout, MatrixLayout::Qts);
-    // A lossy fallback is a usage error.
-    let result = bake(
-        &[tentacle],
-        &out,
-        &["--layout", "qts", "--layout-fallback", "qts"],
-    );
-    let stderr = String::from_utf8_lossy(&result.stderr);
-    assert_eq!(result.status.code(), Some(2), "{stderr}");
-    assert!(
-        stderr.contains("layout_fallback must be `mat4` or `mat3x4`"),
-        "{stderr}"
-    );
+    // (A lossy fallback is a usage error of the command line:
+    // crates/cli/tests/usability.rs.)
 }

@@ -2,21 +2,19 @@
 //! container section and the weights mesh agree, and skinning a vertex the
 //! way a shader does (channels + bone texture) reproduces direct evaluation.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::reference::{clip_of_row, deform, diagonal, pose_at};
-use common::{bake, glb_primitive, model_files, read_exr, rgba_f32, shared_models};
 use glam::{DVec3, Mat4, Vec4};
 use rigbake_core::eval::sample::LocalPose;
 use rigbake_core::import::{ImportOptions, import_file};
 use rigbake_format::container::Container;
 use rigbake_format::meta::{Metadata, WeightsMetadata};
 
-fn stem(p: &Path) -> String {
-    p.file_stem().unwrap().to_string_lossy().into_owned()
-}
+use crate::common::reference::{clip_of_row, deform, diagonal, pose_at};
+use crate::common::{
+    assert_none_failed, bake, bake_all, glb_primitive, model_files, read_exr, rgba_f32, settings,
+    shared_models, stem,
+};
 
 /// Metadata, weight record, and each primitive's channels (RGBA per vertex
 /// per channel) read from the container's vertex-data sections.
@@ -50,24 +48,19 @@ fn eight_influences_reduce_to_the_hand_computed_pairs() {
     let model = rigbake_fixtures::fixture("eight_influences.gltf");
     for max in [8usize, 6, 4, 1] {
         let out = tempfile::tempdir().unwrap();
-        let r = bake(
-            std::slice::from_ref(&model),
-            out.path(),
-            &["--max-influences", &max.to_string()],
-        );
-        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        let r = bake(&model, out.path(), &settings(|s| s.max_influences = max)).baked();
         let (_, w, data) = open(out.path(), "eight_influences");
         // Every dropped influence here moves vertices far beyond verify's
         // tolerance (the fixture's joints all move): a warning says so,
         // with the recorded movement; keeping all eight says nothing.
-        let stderr = String::from_utf8_lossy(&r.stderr);
-        let warned = stderr
-            .lines()
-            .find(|l| l.contains("--max-influences") && l.starts_with("warning:"));
+        let warned = r.warnings.iter().find(|l| l.contains("--max-influences"));
         match (max, warned) {
             (8, None) => {}
             (8, Some(line)) => panic!("nothing dropped, yet: {line}"),
-            (_, None) => panic!("max {max}: no warning about dropped influences:\n{stderr}"),
+            (_, None) => panic!(
+                "max {max}: no warning about dropped influences: {:?}",
+                r.warnings
+            ),
             (_, Some(line)) => {
                 let moved = format!("{:.3e}", w.primitives[0].position_error);
                 assert!(
@@ -124,19 +117,19 @@ fn dropping_cesium_mans_influences_warns_with_the_worst_movement() {
         return;
     };
     let file = dir.join("khronos/CesiumMan.glb");
-    for (max, warns) in [("2", true), ("4", false)] {
+    for (max, warns) in [(2, true), (4, false)] {
         let out = tempfile::tempdir().unwrap();
-        let r = bake(
-            std::slice::from_ref(&file),
-            out.path(),
-            &["--max-influences", max],
-        );
-        let stderr = String::from_utf8_lossy(&r.stderr);
-        assert!(r.status.success(), "{stderr}");
-        let line = stderr
-            .lines()
+        let r = bake(&file, out.path(), &settings(|s| s.max_influences = max)).baked();
+        let line = r
+            .warnings
+            .iter()
             .find(|l| l.contains("bone influences per vertex"));
-        assert_eq!(line.is_some(), warns, "--max-influences {max}:\n{stderr}");
+        assert_eq!(
+            line.is_some(),
+            warns,
+            "max influences {max}: {:?}",
+            r.warnings
+        );
         if let Some(line) = line {
             let (_, w, _) = open(out.path(), "CesiumMan");
             let worst = w
@@ -169,13 +162,13 @@ fn weights_mesh_is_valid_gltf_with_the_channels_as_attributes() {
         );
     }
     let out = tempfile::tempdir().unwrap();
-    let r = bake(&models, out.path(), &[]);
-    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert_none_failed(&bake_all(&models, out.path(), &settings(|_| {})));
     for m in &models {
         let name = stem(m);
         let (_, w, data) = open(out.path(), &name);
         let file = out.path().join(&name).join(w.mesh_file.as_deref().unwrap());
-        if let Some(issues) = common::gltf_validator(&file) {
+        if let Some(report) = rigbake_fixtures::testkit::gltf_validator::validate(&file) {
+            let issues = &report["issues"];
             assert_eq!(issues["numErrors"], 0, "{name}: {issues}");
             assert_eq!(issues["numWarnings"], 0, "{name}: {issues}");
         }
@@ -208,7 +201,7 @@ fn weights_mesh_is_valid_gltf_with_the_channels_as_attributes() {
                 assert_eq!(values, expected, "{name}: channel UV{}", c + 1);
             }
             if p.bound_to.is_some() {
-                continue; // a bound prop: positions in its joint's bind space (rig.rs)
+                continue; // a bound prop: positions in its joint's bind space (crates/cli/tests/rig.rs)
             }
             // Original positions are kept, in the same vertex order.
             let node = source
@@ -260,7 +253,7 @@ fn shader_skinning_error(model_path: &Path, out: &Path, stride: usize) -> (f64, 
     let rows: usize = meta.clips.iter().map(|c| c.frames as usize).sum();
     for (p, channels) in w.primitives.iter().zip(&data) {
         if p.bound_to.is_some() {
-            continue; // bound props are checked in rig.rs
+            continue; // bound props are checked in crates/cli/tests/rig.rs
         }
         let tex =
             read_exr(&dir.join(&meta.textures[meta.skins[p.skin as usize].texture as usize].name));
@@ -311,17 +304,23 @@ fn shader_skinning_reproduces_direct_evaluation_on_every_skinned_model() {
     };
     let mut files: Vec<PathBuf> = model_files(&models)
         .into_iter()
-        // BrainStem's Draco copy is compared with BrainStem in compressed.rs.
+        // BrainStem's Draco copy is compared with BrainStem in crates/cli/tests/compressed.rs.
         .filter(|p| !stem(p).contains("draco"))
         .collect();
     files.push(rigbake_fixtures::fixture("eight_influences.gltf"));
     let out = tempfile::tempdir().unwrap();
-    // Exit code 0: models without skins are skipped, not failed.
-    let r = bake(&files, out.path(), &["--max-influences", "8"]);
-    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    // No failure: models without skins are skipped, not failed.
+    assert_none_failed(&bake_all(
+        &files,
+        out.path(),
+        &settings(|s| s.max_influences = 8),
+    ));
     let out2 = tempfile::tempdir().unwrap();
-    let r = bake(&files, out2.path(), &["--max-influences", "2"]);
-    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert_none_failed(&bake_all(
+        &files,
+        out2.path(),
+        &settings(|s| s.max_influences = 2),
+    ));
     let mut checked = 0;
     for f in &files {
         let name = stem(f);
@@ -341,7 +340,7 @@ fn shader_skinning_reproduces_direct_evaluation_on_every_skinned_model() {
             .map(|c| c.frames as usize)
             .sum();
         let stride = rows.div_ceil(40);
-        // Nothing dropped: f32 matrices only (see bone_bake.rs).
+        // Nothing dropped: f32 matrices only (see bones.rs).
         let (e, recorded) = shader_skinning_error(f, out.path(), stride);
         assert_eq!(recorded, 0.0, "{name}: nothing dropped at 8 influences");
         assert!(e <= 1e-5, "{name}: {e:e}");

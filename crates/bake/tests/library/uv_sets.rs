@@ -6,16 +6,15 @@
 //! says which set holds what. Expected UVs come from the fixture's
 //! definition (`rigbake_fixtures::looks`) and the VAT record's layout.
 
-mod common;
-
 use std::path::Path;
 
-use common::bake;
 use rigbake_fixtures::looks::TEXTURED_UV_SETS;
 use rigbake_format::container::Container;
 
 type File = Container<std::io::BufReader<std::fs::File>>;
 use rigbake_format::meta::PrimitiveUvSets;
+
+use crate::common::{bake, settings, with_vat};
 
 /// The UV sets of the first primitive of mesh `mesh` of a GLB, in order.
 fn uv_sets(file: &Path, mesh: usize) -> (Vec<Vec<[f32; 2]>>, gltf::Document) {
@@ -46,7 +45,8 @@ fn source_set(k: usize) -> Vec<[f32; 2]> {
 }
 
 fn valid(file: &Path) {
-    if let Some(issues) = common::gltf_validator(file) {
+    if let Some(report) = rigbake_fixtures::testkit::gltf_validator::validate(file) {
+        let issues = &report["issues"];
         assert_eq!(issues["numErrors"], 0, "{issues}");
         assert_eq!(issues["numWarnings"], 0, "{issues}");
     }
@@ -80,14 +80,13 @@ fn lookup(c: &File, v: usize) -> [f32; 2] {
 fn five_uv_sets_put_the_lookup_in_set_5_with_a_warning() {
     let model = rigbake_fixtures::fixture("textured.gltf");
     let out = tempfile::tempdir().unwrap();
-    let r = bake(std::slice::from_ref(&model), out.path(), &["--vat"]);
-    let stderr = String::from_utf8_lossy(&r.stderr);
-    assert!(r.status.success(), "{stderr}");
+    let r = bake(&model, out.path(), &settings(with_vat)).baked();
     assert!(
-        stderr.contains("warning:")
-            && stderr.contains("TEXCOORD_5")
-            && stderr.contains("--lookup-uv-set"),
-        "{stderr}"
+        r.warnings
+            .iter()
+            .any(|w| w.contains("TEXCOORD_5") && w.contains("--lookup-uv-set")),
+        "{:?}",
+        r.warnings
     );
     let file = out.path().join("textured/textured.vat.glb");
     valid(&file);
@@ -114,14 +113,12 @@ fn five_uv_sets_put_the_lookup_in_set_5_with_a_warning() {
 fn lookup_uv_set_moves_the_lookup_and_the_sets_after_it() {
     let model = rigbake_fixtures::fixture("textured.gltf");
     let out = tempfile::tempdir().unwrap();
-    let r = bake(
-        std::slice::from_ref(&model),
-        out.path(),
-        &["--vat", "--lookup-uv-set", "2"],
-    );
-    let stderr = String::from_utf8_lossy(&r.stderr);
-    assert!(r.status.success(), "{stderr}");
-    assert!(!stderr.contains("warning:"), "{stderr}");
+    let set_2 = settings(|s| {
+        with_vat(s);
+        s.lookup_uv_set = Some(2);
+    });
+    let r = bake(&model, out.path(), &set_2).baked();
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
     let file = out.path().join("textured/textured.vat.glb");
     valid(&file);
     let (sets, doc) = uv_sets(&file, 0);
@@ -147,18 +144,8 @@ fn lookup_uv_set_moves_the_lookup_and_the_sets_after_it() {
         .find(|p| p.file == "textured.vat.glb")
         .unwrap();
     assert_eq!(vat_entry.lookup, Some(2));
-    // Out of range is a usage error.
-    let r = bake(
-        std::slice::from_ref(&model),
-        out.path(),
-        &["--vat", "--lookup-uv-set", "32"],
-    );
-    assert_eq!(
-        r.status.code(),
-        Some(2),
-        "{}",
-        String::from_utf8_lossy(&r.stderr)
-    );
+    // (Out of range, `--lookup-uv-set 32`, is a usage error of the command
+    // line: crates/cli/tests/usability.rs.)
 }
 
 #[test]
@@ -166,9 +153,7 @@ fn weights_as_uv_adds_two_sets_per_channel_after_the_sources() {
     let model = rigbake_fixtures::fixture("textured.gltf");
     for as_uv in [false, true] {
         let out = tempfile::tempdir().unwrap();
-        let flags: &[&str] = if as_uv { &["--weights-as-uv"] } else { &[] };
-        let r = bake(std::slice::from_ref(&model), out.path(), flags);
-        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        bake(&model, out.path(), &settings(|s| s.weights_as_uv = as_uv)).baked();
         let file = out.path().join("textured/textured.weights.glb");
         valid(&file);
         let (sets, _) = uv_sets(&file, 0);
