@@ -204,21 +204,28 @@ fn fixtures_round_trip_through_the_texture() {
     }
 }
 
+/// The two-joint fixture with a clip `stretch` that scales its tip along
+/// y from 1 to 2 over one second, written as `stretched.glb` into `dir`.
+fn stretched_two_joint(dir: &Path) -> PathBuf {
+    use rigbake_fixtures::parts::{add_animation, add_channel};
+    let mut b = rigbake_fixtures::models::two_joint();
+    let a = add_animation(&mut b, "stretch");
+    let keys = [1.0, 1.0, 1.0, 1.0, 2.0, 1.0];
+    add_channel(&mut b, a, 1, "scale", "LINEAR", &[0.0, 1.0], &keys);
+    let model = dir.join("stretched.glb");
+    std::fs::write(&model, b.to_glb()).unwrap();
+    model
+}
+
 #[test]
 fn qts_refuses_a_non_uniform_scale_naming_joint_clip_frame_and_figure() {
-    use rigbake_fixtures::parts::{add_animation, add_channel};
     // The two-joint rig's tip (bound at y = 1) stretched along y from 1 to
     // 2 over one second. Its skin matrix T(0,1,0) S(1, sy, 1) T(0,-1,0) has
     // no qts form: the volume-keeping scale is sy^(1/3), so the y entry is
     // off by sy - sy^(1/3), relative to the largest entry sy; worst at the
     // last frame (sy = 2): (2 - 2^(1/3)) / 2 = 0.370.
     let dir = tempfile::tempdir().unwrap();
-    let mut b = rigbake_fixtures::models::two_joint();
-    let a = add_animation(&mut b, "stretch");
-    let keys = [1.0, 1.0, 1.0, 1.0, 2.0, 1.0];
-    add_channel(&mut b, a, 1, "scale", "LINEAR", &[0.0, 1.0], &keys);
-    let model = dir.path().join("stretched.glb");
-    std::fs::write(&model, b.to_glb()).unwrap();
+    let model = stretched_two_joint(dir.path());
     let out = dir.path().join("out");
     let refused = bake(&model, &out, &settings(|s| s.layout = MatrixLayout::Qts));
     let error = refused.error();
@@ -360,18 +367,12 @@ fn outputs_are_identical_with_one_and_two_threads() {
 
 #[test]
 fn layout_fallback_bakes_what_qts_cannot_hold_as_a_matrix_layout_and_says_so() {
-    use rigbake_fixtures::parts::{add_animation, add_channel};
     // The stretched two-joint rig of the refusal test above, asked for as
     // qts with `--layout-fallback mat3x4`: it bakes, in mat3x4, with a
     // warning that names the joint; the texture then reproduces direct
     // evaluation as any mat3x4 bake does.
     let dir = tempfile::tempdir().unwrap();
-    let mut b = rigbake_fixtures::models::two_joint();
-    let a = add_animation(&mut b, "stretch");
-    let keys = [1.0, 1.0, 1.0, 1.0, 2.0, 1.0];
-    add_channel(&mut b, a, 1, "scale", "LINEAR", &[0.0, 1.0], &keys);
-    let model = dir.path().join("stretched.glb");
-    std::fs::write(&model, b.to_glb()).unwrap();
+    let model = stretched_two_joint(dir.path());
     let out = dir.path().join("out");
     let fallback = settings(|s| {
         s.layout = MatrixLayout::Qts;
