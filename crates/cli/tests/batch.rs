@@ -969,17 +969,7 @@ fn merge_report_refuses_every_field_the_schema_refuses() {
 // Batch bakes of many models through the command line: one line per model
 // (baked, skipped with its reason, or the error), exit codes 0, 1 and 2.
 
-/// Shared models without a skin: they must be skipped with "no skinned mesh".
-const UNSKINNED: &[&str] = &[
-    "AnimatedMorphCube",
-    "BoxAnimated",
-    "InterpolationTest",
-    "MorphStressTest",
-    "SimpleMorph",
-    "greenman_hat",
-    "greenman_shield",
-    "greenman_sword",
-];
+use rigbake_fixtures::testkit::models::UNSKINNED;
 
 #[test]
 fn every_shared_model_bakes_or_is_refused_cleanly() {

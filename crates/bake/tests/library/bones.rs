@@ -16,17 +16,7 @@ use crate::common::{
     shared_models, stem, tree,
 };
 
-/// Shared models without a skin: the bake skips them.
-const UNSKINNED: &[&str] = &[
-    "AnimatedMorphCube",
-    "BoxAnimated",
-    "InterpolationTest",
-    "MorphStressTest",
-    "SimpleMorph",
-    "greenman_hat",
-    "greenman_shield",
-    "greenman_sword",
-];
+use rigbake_fixtures::testkit::models::UNSKINNED;
 
 fn read_metadata(dir: &Path, stem: &str) -> Metadata {
     let path = dir.join(format!("{stem}.rigbake"));
