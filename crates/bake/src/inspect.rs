@@ -293,7 +293,7 @@ pub fn load_report(
 }
 
 /// The serde (snake_case) name of an enum value, as in the JSON output.
-fn name<T: Serialize>(value: &T) -> String {
+pub(crate) fn name<T: Serialize>(value: &T) -> String {
     serde_json::to_value(value)
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned))

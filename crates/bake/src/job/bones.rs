@@ -67,7 +67,7 @@ pub(super) fn bake(
         baked = bake_frames(model, timeline, &options, anchors).map_err(StepError::bare)?;
         fallback = Some(format!(
             "bone textures baked as {} (--layout-fallback): {}: {}",
-            layout_name(layout),
+            crate::inspect::name(&layout),
             refusal.object,
             refusal.message
         ));
@@ -155,14 +155,4 @@ fn encode(tex: &BoneTexture, settings: &BakeSettings) -> rigbake_format::Result<
     };
     let bytes = texture::encode_image(&image, settings.precision, settings.texture_container)?;
     Ok((bytes, max_error))
-}
-
-/// A layout's name as the manifest and flags spell it.
-fn layout_name(layout: rigbake_core::layout::MatrixLayout) -> &'static str {
-    use rigbake_core::layout::MatrixLayout;
-    match layout {
-        MatrixLayout::Mat4 => "mat4",
-        MatrixLayout::Mat3x4 => "mat3x4",
-        MatrixLayout::Qts => "qts",
-    }
 }
