@@ -39,6 +39,7 @@ KIND_BOUNDS = 12
 KIND_VAT_COMPRESSION = 10
 KIND_TEXTURE_CONTAINER = 19
 KIND_PLACEMENT = 20
+KIND_BONE_RANGES = 21
 
 
 class DecodeError(Exception):
@@ -123,11 +124,11 @@ class Reader:
 # Enums: variant names in variant-number order (formats/metadata.md, "Enums").
 SAMPLING_RULE = ["fixed_rate", "even_spread"]
 MATRIX_LAYOUT = ["mat4", "mat3x4", "qts"]
-PRECISION = ["f32", "f16"]
+PRECISION = ["f32", "f16", "unorm16"]
 TEXTURE_KIND = ["bone_matrices"]
-ENCODING = ["exr_zip"]
+ENCODING = ["exr_zip", "png16"]
 VAT_ENCODING = ["exr32", "exr16", "png16"]
-DIRECTION_ENCODING = ["float", "bounds", "octahedral"]
+DIRECTION_ENCODING = ["float", "bounds", "octahedral", "packed"]
 NORMAL_CONVENTION = ["inverse_transpose", "blended_matrix"]
 VAT_STREAM = ["positions", "normals", "tangents"]
 TEXTURE_COMPRESSION = ["none", "zip", "piz", "pxr24", "deflate"]
@@ -393,6 +394,12 @@ def read_container(data):
     return f"{major}.{minor}", sections
 
 
+# Bone-range record (formats/metadata.md, kind 21, since 1.13): per texture
+# of the metadata, the [min, max] of a unorm16 qts texture's second texel.
+BONE_RANGES_RECORD = [
+    ("textures", vec(option(bounds))),
+]
+
 def payload(data, sections, kind):
     found = [s for s in sections if s["kind"] == kind]
     if len(found) > 1:
@@ -430,6 +437,7 @@ def decode(data):
         "vat_compression": record(KIND_VAT_COMPRESSION, VAT_COMPRESSION),
         "texture_container": record(KIND_TEXTURE_CONTAINER, TEXTURE_CONTAINER_RECORD),
         "placement": record(KIND_PLACEMENT, PLACEMENT_RECORD),
+        "bone_ranges": record(KIND_BONE_RANGES, BONE_RANGES_RECORD),
     }
 
 

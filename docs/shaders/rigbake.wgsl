@@ -13,10 +13,18 @@
 //     qts    layout: texel (2j, r) the rotation quaternion (x, y, z, w),
 //                    texel (2j + 1, r) the translation and uniform scale
 //                    (tx, ty, tz, s); the matrix is [s R(q / |q|) | t].
+//     qts at 16-bit normalised precision (RGBA16 UNORM, `unorm16`): the
+//                    same texels, read as raw = sample / 65535:
+//                    q = raw * 2 - 1, and (t, s) = min + raw * (max - min)
+//                    with the texture's range (BoneRange, from the
+//                    container's bone-range record).
 //     Folded textures (rows over the maximum size): texel (x, r) is at
 //     (b * block_width + x, r mod rows_per_block), b = r div rows_per_block;
 //     unfolded, rows_per_block = rows and block_width = width (b = 0).
-//   VAT textures: float (EXR) or 16-bit unorm (PNG16, decoded below).
+//   VAT textures: float (EXR) or 16-bit unorm (PNG16, decoded below). With
+//     packed normals (format 1.13) there is no normals texture: bind the
+//     positions texture as vat_normals too; the normals' encoding
+//     ENCODING_PACKED reads its alpha.
 //     Vertex v (set vertex s = first_vertex + v) at row r is texel
 //     (s mod width, r * bands + s div width) of the only page; folded
 //     (frames over the maximum size), row r is in block
@@ -109,6 +117,16 @@ fn root_motion_apply(motion: vec4<f32>, d: Deformed) -> Deformed {
 const LAYOUT_MAT4: u32 = 0u;
 const LAYOUT_MAT3X4: u32 = 1u;
 const LAYOUT_QTS: u32 = 2u;
+// qts stored at 16-bit normalised precision: a shader code, not a layout of
+// the container (which records the qts layout and the unorm16 precision).
+const LAYOUT_QTS_UNORM: u32 = 3u;
+
+// The range of a unorm16 qts texture's second texel (translation, scale);
+// any value for the other layouts, which ignore it.
+struct BoneRange {
+    min: vec4<f32>,
+    max: vec4<f32>,
+}
 
 @group(0) @binding(0) var bone_texture: texture_2d<f32>;
 
@@ -126,7 +144,7 @@ fn bone_block_texel(x: u32, row: u32, rows_per_block: u32, block_width: u32) -> 
     return bone_texel(b * block_width + x, row % per_block);
 }
 
-fn bone_matrix(joint: u32, row: u32, matrix_layout: u32, rows_per_block: u32, block_width: u32) -> Affine {
+fn bone_matrix(joint: u32, row: u32, matrix_layout: u32, rows_per_block: u32, block_width: u32, bone_range: BoneRange) -> Affine {
     if (matrix_layout == LAYOUT_MAT4) {
         let x = joint * 4u;
         let c0 = bone_block_texel(x, row, rows_per_block, block_width);
@@ -145,6 +163,12 @@ fn bone_matrix(joint: u32, row: u32, matrix_layout: u32, rows_per_block: u32, bl
             bone_block_texel(x, row, rows_per_block, block_width),
             bone_block_texel(x + 1u, row, rows_per_block, block_width),
         );
+    }
+    if (matrix_layout == LAYOUT_QTS_UNORM) {
+        let x = joint * 2u;
+        let q = bone_block_texel(x, row, rows_per_block, block_width) * 2.0 - 1.0;
+        let raw = bone_block_texel(x + 1u, row, rows_per_block, block_width);
+        return qts_matrix(q, bone_range.min + raw * (bone_range.max - bone_range.min));
     }
     let x = joint * 3u;
     return Affine(
@@ -176,16 +200,16 @@ fn qts_matrix(q_in: vec4<f32>, ts: vec4<f32>) -> Affine {
 }
 
 // Linear blend skinning's matrix from UV1..UV4 = (bone, weight, bone, weight).
-fn blend_bones(uv: array<vec4<f32>, 4>, channels: u32, row: u32, matrix_layout: u32, rows_per_block: u32, block_width: u32) -> Affine {
+fn blend_bones(uv: array<vec4<f32>, 4>, channels: u32, row: u32, matrix_layout: u32, rows_per_block: u32, block_width: u32, bone_range: BoneRange) -> Affine {
     var ch = uv;
     var acc = affine_zero();
     for (var c = 0u; c < channels; c = c + 1u) {
         let pair = ch[c];
         if (pair.y != 0.0) {
-            acc = add_weighted(acc, bone_matrix(u32(pair.x), row, matrix_layout, rows_per_block, block_width), pair.y);
+            acc = add_weighted(acc, bone_matrix(u32(pair.x), row, matrix_layout, rows_per_block, block_width, bone_range), pair.y);
         }
         if (pair.w != 0.0) {
-            acc = add_weighted(acc, bone_matrix(u32(pair.z), row, matrix_layout, rows_per_block, block_width), pair.w);
+            acc = add_weighted(acc, bone_matrix(u32(pair.z), row, matrix_layout, rows_per_block, block_width, bone_range), pair.w);
         }
     }
     return acc;
@@ -206,6 +230,7 @@ fn bone_deform(
     height: u32,
     rows_per_block: u32,
     block_width: u32,
+    bone_range: BoneRange,
 ) -> Deformed {
     if (state.enabled == 0u) {
         return Deformed(p, n);
@@ -222,10 +247,10 @@ fn bone_deform(
         let weight = s.x;
         let fraction = s.y;
         let row = u32(s.z);
-        let m0 = blend_bones(uv, channels, row, matrix_layout, rows_per_block, block_width);
+        let m0 = blend_bones(uv, channels, row, matrix_layout, rows_per_block, block_width, bone_range);
         var d = skin(m0, p, n);
         if (fraction > 0.0) {
-            let m1 = blend_bones(uv, channels, min(row + 1u, last_row), matrix_layout, rows_per_block, block_width);
+            let m1 = blend_bones(uv, channels, min(row + 1u, last_row), matrix_layout, rows_per_block, block_width, bone_range);
             let d1 = skin(m1, p, n);
             d = Deformed(lerp3(d.position, d1.position, fraction), lerp3(d.normal, d1.normal, fraction));
         }
@@ -240,6 +265,7 @@ fn bone_deform(
 const ENCODING_FLOAT: u32 = 0u;      // EXR: values as stored
 const ENCODING_BOUNDS: u32 = 1u;     // PNG16: min + q * (max - min)
 const ENCODING_OCTAHEDRAL: u32 = 2u; // PNG16 directions: octahedral R, G; sign in A
+const ENCODING_PACKED: u32 = 3u;     // PNG16 normals in the positions' A: u = 256 ux + uy, 8-bit octahedral
 
 struct VatStream {
     encoding: u32,
@@ -307,6 +333,14 @@ fn vat_decode(raw: vec4<f32>, stream: VatStream) -> vec4<f32> {
     }
     if (stream.encoding == ENCODING_OCTAHEDRAL) {
         return vec4<f32>(octahedral_decode(raw.xy * 2.0 - 1.0), raw.w * 2.0 - 1.0);
+    }
+    if (stream.encoding == ENCODING_PACKED) {
+        // The normals "texture" is the positions texture (format 1.13):
+        // its alpha's 16 bits are two bytes of octahedral coordinates.
+        let code = round(raw.w * 65535.0);
+        let ux = floor(code / 256.0);
+        let uy = code - ux * 256.0;
+        return vec4<f32>(octahedral_decode(vec2<f32>(ux, uy) / 255.0 * 2.0 - 1.0), 1.0);
     }
     return raw;
 }
@@ -380,6 +414,7 @@ struct Params {
     channels: u32,
     bone_rows_per_block: u32,
     bone_block_width: u32,
+    bone_range: BoneRange,
     @align(16) vat: VatLayout,
 }
 
@@ -403,7 +438,7 @@ struct VertexOut {
 @vertex
 fn bone_vertex(v: BoneVertex) -> VertexOut {
     let uv = array<vec4<f32>, 4>(v.uv1, v.uv2, v.uv3, v.uv4);
-    let d = bone_deform(instance.state, uv, params.channels, v.position, v.normal, params.bone_layout, params.bone_height, params.bone_rows_per_block, params.bone_block_width);
+    let d = bone_deform(instance.state, uv, params.channels, v.position, v.normal, params.bone_layout, params.bone_height, params.bone_rows_per_block, params.bone_block_width, params.bone_range);
     let m = root_motion_apply(instance.root_motion, d);
     return VertexOut(instance.world_view_projection * vec4<f32>(m.position, 1.0), m.normal);
 }

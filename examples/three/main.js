@@ -80,9 +80,22 @@ vec3 rb_normal;
 `;
 
 const BONES_VERTEX = ANIMATION_COMMON + /* glsl */ `
+// qts at unorm16 (ktx2_unorm16): bound as unsigned integers (RGBA16UI, as
+// the VAT's 16-bit textures) and read as sample / 65535, the value a UNORM
+// fetch returns; the quaternion is raw * 2 - 1, the translation and scale
+// rb_bone_min + raw * (rb_bone_max - rb_bone_min) (the sidecar's bounds;
+// formats/bone-matrix-texture.md).
+#ifdef UINT_TEXTURES
+uniform highp usampler2D rb_bones;
+#define RB_BONE(c) (vec4(texelFetch(rb_bones, c, 0)) / 65535.0)
+#else
 uniform highp sampler2D rb_bones;
+#define RB_BONE(c) texelFetch(rb_bones, c, 0)
+#endif
 uniform int rb_bones_height;
-uniform int rb_layout; // 0 mat4, 1 mat3x4, 2 qts
+uniform int rb_layout; // 0 mat4, 1 mat3x4, 2 qts, 3 qts at unorm16
+uniform vec4 rb_bone_min;
+uniform vec4 rb_bone_max;
 in vec4 _rigbake_uv1;
 in vec4 _rigbake_uv2;
 in vec4 _rigbake_uv3;
@@ -90,11 +103,15 @@ in vec4 _rigbake_uv4;
 
 mat4 rb_bone(int j, int row) {
   int y = rb_flip(row, rb_bones_height);
-  if (rb_layout == 2) {
+  if (rb_layout >= 2) {
     // qts: rotation quaternion, then translation and uniform scale
     // (formats/bone-matrix-texture.md); the quaternion normalised first.
-    vec4 q = texelFetch(rb_bones, ivec2(2 * j, y), 0);
-    vec4 ts = texelFetch(rb_bones, ivec2(2 * j + 1, y), 0);
+    vec4 q = RB_BONE(ivec2(2 * j, y));
+    vec4 ts = RB_BONE(ivec2(2 * j + 1, y));
+    if (rb_layout == 3) {
+      q = q * 2.0 - 1.0;
+      ts = rb_bone_min + ts * (rb_bone_max - rb_bone_min);
+    }
     float d = dot(q, q);
     q = d > 0.0 ? q * (1.0 / sqrt(d)) : vec4(0.0);
     float s = ts.w;
@@ -105,13 +122,13 @@ mat4 rb_bone(int j, int row) {
       vec4(ts.xyz, 1.0));
   }
   if (rb_layout == 1) {
-    vec4 r0 = texelFetch(rb_bones, ivec2(3 * j, y), 0);
-    vec4 r1 = texelFetch(rb_bones, ivec2(3 * j + 1, y), 0);
-    vec4 r2 = texelFetch(rb_bones, ivec2(3 * j + 2, y), 0);
+    vec4 r0 = RB_BONE(ivec2(3 * j, y));
+    vec4 r1 = RB_BONE(ivec2(3 * j + 1, y));
+    vec4 r2 = RB_BONE(ivec2(3 * j + 2, y));
     return transpose(mat4(r0, r1, r2, vec4(0.0, 0.0, 0.0, 1.0)));
   }
-  return mat4(texelFetch(rb_bones, ivec2(4 * j, y), 0), texelFetch(rb_bones, ivec2(4 * j + 1, y), 0),
-              texelFetch(rb_bones, ivec2(4 * j + 2, y), 0), texelFetch(rb_bones, ivec2(4 * j + 3, y), 0));
+  return mat4(RB_BONE(ivec2(4 * j, y)), RB_BONE(ivec2(4 * j + 1, y)),
+              RB_BONE(ivec2(4 * j + 2, y)), RB_BONE(ivec2(4 * j + 3, y)));
 }
 
 mat4 rb_blended(int row) {
@@ -184,6 +201,13 @@ vec3 rb_octahedral(vec2 e) {
 vec3 rb_decode(vec4 raw, int encoding, vec4 lo, vec4 hi) {
   if (encoding == 1) return (lo + raw * (hi - lo)).xyz;
   if (encoding == 2) return rb_octahedral(raw.xy * 2.0 - 1.0);
+  if (encoding == 3) {
+    // Packed normals (format 1.13): the positions texture's alpha holds
+    // two bytes of octahedral coordinates, 256 * ux + uy.
+    float code = floor(raw.w * 65535.0 + 0.5);
+    float ux = floor(code / 256.0);
+    return rb_octahedral(vec2(ux, code - ux * 256.0) / 255.0 * 2.0 - 1.0);
+  }
   return raw.xyz;
 }
 vec3 rb_position_at(ivec2 t) { return rb_decode(RB_FETCH(rb_positions, t), rb_position_encoding, rb_position_min, rb_position_max); }
@@ -298,6 +322,9 @@ async function bakeTexture(report, name, renderer) {
   if (encoding.startsWith('dds_')) {
     throw new Error(`${name}: a DDS bake (${encoding}); three.js's DDSLoader reads block-compressed DDS only, so this example plays EXR and KTX2 bakes: rebake with --texture-container ktx2`);
   }
+  if (encoding === 'png16' && side?.role === 'bone_matrices') {
+    throw new Error(`${name}: a 16-bit PNG bone texture (qts at unorm16); browsers decode PNG to 8 bits, so this example plays such bakes from KTX2: rebake with --texture-container ktx2`);
+  }
   if (!encoding.startsWith('ktx2_')) return { texture: await exr(url), flipped: 1, uint: false };
   if (!ktx2Loader) {
     // Uncompressed formats need no Basis transcoder; Zstandard-supercompressed
@@ -337,7 +364,7 @@ function refuseFold(report, t) {
   throw new Error(`${t.name}: a folded VAT (rows in column blocks${fold.pages > 1 ? ` on ${fold.pages} pages` : ''}); this example reads unfolded VAT textures only: rebake with a larger --max-texture-size, or play it with rigbake view`);
 }
 
-const DIRECTION = { float: 1, bounds: 1, octahedral: 2 };
+const DIRECTION = { float: 1, bounds: 1, octahedral: 2, packed: 3 };
 
 // The shader's decoding of a VAT texture record: 0 for floats; for 16-bit
 // UNORM samples (ktx2_unorm16), the bounds or the octahedral rule.
@@ -469,8 +496,10 @@ async function main() {
     };
     const sets = await Promise.all(meta.skins.map(async (skin) => {
       const t = meta.textures[skin.texture];
-      const { texture, flipped } = await bakeTexture(report, t.name, renderer);
-      return { texture, flipped, height: t.height, layout: t.layout, node: skin.mesh_nodes[0] };
+      const { texture, flipped, uint } = await bakeTexture(report, t.name, renderer);
+      const [lo, hi] = sidecarTexture(report, t.name)?.bounds ?? [[0, 0, 0, 0], [0, 0, 0, 0]];
+      const layout = t.precision === 'unorm16' ? 3 : ({ mat4: 0, mat3x4: 1, qts: 2 }[t.layout] ?? 0);
+      return { texture, flipped, uint, lo: new THREE.Vector4(...lo), hi: new THREE.Vector4(...hi), height: t.height, layout, node: skin.mesh_nodes[0] };
     }));
     for (const [index, p] of w.primitives.entries()) {
       if (lods.skip.has(index)) continue;
@@ -479,9 +508,10 @@ async function main() {
       const loaded = await primitive(file, p.mesh_index, p.mesh_primitive);
       const geometry = loaded.geometry;
       const material = animate(drawnMaterial(loaded.material, mask, !!geometry.getAttribute('normal')), BONES_VERTEX, {
-        rb_bones: { value: set.texture }, rb_bones_height: { value: set.height }, rb_layout: { value: { mat4: 0, mat3x4: 1, qts: 2 }[set.layout] ?? 0 },
+        rb_bones: { value: set.texture }, rb_bones_height: { value: set.height }, rb_layout: { value: set.layout },
+        rb_bone_min: { value: set.lo }, rb_bone_max: { value: set.hi },
         rb_state: { value: state }, rb_row_flip: { value: rowFlip(set.flipped) },
-      }, 'bones');
+      }, 'bones', set.uint ? { UINT_TEXTURES: 1 } : {});
       // Channels beyond the bake's `channels` are absent; a missing vertex
       // attribute reads (0, 0, 0, 1) in WebGL, a weight of 1: give them zeros.
       for (let c = 1; c <= 4; c++) {

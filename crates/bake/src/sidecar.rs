@@ -335,7 +335,9 @@ pub struct SidecarTexture {
     #[schemars(with = "Supercompression")]
     pub supercompression: Option<Supercompression>,
     /// Per-channel `[min, max]` for bounds-normalised PNG16 samples
-    /// (`value = min + sample / 65535 * (max - min)`); `null` otherwise.
+    /// (`value = min + sample / 65535 * (max - min)`): VAT textures, and
+    /// `qts` bone textures at `unorm16` (their texel `2j + 1`; texel `2j`
+    /// is the quaternion as `sample / 65535 * 2 - 1`); `null` otherwise.
     pub bounds: Option<[[f32; 4]; 2]>,
     /// Largest error the encoding introduced (model units; degrees for VAT
     /// normals and tangents).
@@ -706,11 +708,16 @@ fn textures_part(r: &Records<'_>) -> Vec<SidecarTexture> {
                 match t.precision {
                     Precision::F32 => "f32",
                     Precision::F16 => "f16",
+                    Precision::Unorm16 => "unorm16",
                 },
             ),
             supercompression,
             layer: None,
-            bounds: None,
+            bounds: r
+                .records
+                .bone_ranges
+                .as_ref()
+                .and_then(|b| b.textures.get(i).copied().flatten()),
             max_error: t.max_error,
         })
         .collect();

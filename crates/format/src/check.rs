@@ -11,6 +11,8 @@
 //! "What a reader checks".
 
 use crate::error::{FormatError, Result};
+use crate::meta::MatrixLayout;
+use crate::texture::Precision;
 use crate::meta::{
     BoundsMetadata, ClipOrigin, FoldMeta, FoldedTexture, LayoutMetadata, Metadata, OutputsMetadata,
     RigMetadata, RootMotionMetadata, RootMotionMode, SourceLocation, TextureCompression,
@@ -814,6 +816,57 @@ pub fn bounds(b: &BoundsMetadata, clips: usize) -> Result<()> {
 /// Largest total travel or turn a root-motion record may claim: far beyond
 /// any real clip, small enough that every derived number stays finite.
 pub const MAX_ROOT_MOTION: f64 = 1e9;
+
+/// Checks the bone-range record (or its absence) against the texture table:
+/// one entry per texture, a range exactly for the textures at precision
+/// `unorm16`, which must be bone textures in the `qts` layout, and each
+/// range finite with `min <= max`.
+pub fn bone_ranges(r: Option<&crate::meta::BoneRangesMetadata>, m: &Metadata) -> Result<()> {
+    let normalised = |t: &crate::meta::TextureMeta| t.precision == Precision::Unorm16;
+    let Some(r) = r else {
+        return match m.textures.iter().position(normalised) {
+            Some(i) => Err(invalid(format!(
+                "textures[{i}] is stored at precision unorm16, but the container has no bone-range record to decode it"
+            ))),
+            None => Ok(()),
+        };
+    };
+    if r.textures.len() != m.textures.len() {
+        return Err(invalid(format!(
+            "the bone-range record lists {} textures, but the metadata has {}",
+            r.textures.len(),
+            m.textures.len()
+        )));
+    }
+    for (i, (t, range)) in m.textures.iter().zip(&r.textures).enumerate() {
+        match (normalised(t), range) {
+            (false, None) => {}
+            (false, Some(_)) => {
+                return Err(invalid(format!(
+                    "the bone-range record gives textures[{i}] a range, but it is not stored at precision unorm16"
+                )));
+            }
+            (true, None) => {
+                return Err(invalid(format!(
+                    "textures[{i}] is stored at precision unorm16, but the bone-range record gives it no range"
+                )));
+            }
+            (true, Some([lo, hi])) => {
+                if t.layout != MatrixLayout::Qts || t.kind != crate::meta::TextureKind::BoneMatrices {
+                    return Err(invalid(format!(
+                        "textures[{i}] is stored at precision unorm16, which only bone textures in the qts layout can be"
+                    )));
+                }
+                if lo.iter().zip(hi).any(|(a, b)| !(a.is_finite() && b.is_finite() && a <= b)) {
+                    return Err(invalid(format!(
+                        "the bone-range record's range of textures[{i}] is not finite with min <= max: {lo:?} to {hi:?}"
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
+}
 
 /// Checks the root-motion record: one entry per clip; a `keep` clip has no
 /// track and no motion; an extracting clip has one finite track entry per

@@ -128,8 +128,12 @@ pub enum TextureKind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Encoding {
-    /// OpenEXR, scanlines, ZIP compression, RGBA.
+    /// OpenEXR, scanlines, ZIP compression, RGBA (also written, and to be
+    /// ignored, for textures in the KTX2 or DDS container).
     ExrZip,
+    /// 16-bit RGBA PNG: a texture at precision `unorm16` in the default
+    /// container. Since format 1.13.
+    Png16,
 }
 
 /// Where a texture's encoded bytes live.
@@ -566,6 +570,24 @@ pub struct BoundsMetadata {
     pub reference_node: Option<String>,
     /// One box per clip.
     pub clips: Vec<ClipBoundsMeta>,
+}
+
+// ---------------------------------------------------------------------------
+// Bone-range section (container section kind 21, since format 1.13): the
+// ranges 16-bit normalised bone textures map their samples to.
+
+/// The ranges of the bone textures stored at precision `unorm16` (the `qts`
+/// layout only): a texture's texel `2j + 1` holds the translation
+/// `(x, y, z)` and the scale as `min + sample / 65535 * (max - min)` per
+/// channel, and texel `2j` the quaternion as `sample / 65535 * 2 - 1`
+/// (formats/bone-matrix-texture.md).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct BoneRangesMetadata {
+    /// One entry per texture of the metadata's texture table, in its order:
+    /// `[min, max]` (each `[x, y, z, scale]`) for a texture at precision
+    /// `unorm16`, `null` for every other.
+    pub textures: Vec<Option<[[f32; 4]; 2]>>,
 }
 
 // ---------------------------------------------------------------------------

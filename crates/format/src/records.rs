@@ -16,7 +16,7 @@ use crate::check;
 use crate::codec::{self, Named};
 use crate::error::Result;
 use crate::meta::{
-    BoundsMetadata, FoldMeta, LayoutMetadata, LodDetailsMetadata, LodsMetadata, LookupUv, Metadata,
+    BoneRangesMetadata, BoundsMetadata, FoldMeta, LayoutMetadata, LodDetailsMetadata, LodsMetadata, LookupUv, Metadata,
     MorphsMetadata, OutputsMetadata, PlacementMetadata, RigMetadata, RootMotionMetadata,
     SourceLocation, TextureContainerMetadata, UvSetsMetadata, VatCompressionMetadata, VatMetadata,
     WeightsMetadata,
@@ -69,7 +69,7 @@ impl Record for Metadata {
 /// table below (and with every field appended to a record). Minor versions
 /// only add section kinds and append fields at the end of records; older
 /// readers skip the former and ignore the latter.
-pub const FORMAT_MINOR: u16 = 12;
+pub const FORMAT_MINOR: u16 = 13;
 
 /// The `sections!` table: the section kinds that hold no record of their
 /// own (code, report name), then per optional record its field, type,
@@ -245,6 +245,12 @@ sections! {
         /// checked too.
         layout: LayoutMetadata => Layout = 11, "layout", "the layout record",
             check |l, c| Ok(());
+        /// The bone-range record ([`BoneRangesMetadata`]): the ranges of
+        /// the 16-bit normalised (`unorm16`) bone textures, since 1.13;
+        /// checked with the whole container ([`Records::check`]), since
+        /// its absence is checked too.
+        bone_ranges: BoneRangesMetadata => BoneRanges = 21, "bone_ranges", "the bone-range record",
+            check |r, c| Ok(());
     }
 }
 
@@ -304,6 +310,7 @@ impl Records {
             rows,
         };
         self.check_each(&context)?;
+        check::bone_ranges(self.bone_ranges.as_ref(), metadata)?;
         check::layout(
             self.layout.as_ref(),
             metadata,

@@ -55,12 +55,20 @@ pub struct VatFileSpec {
     /// Pages written into this one file as array layers, one after another
     /// (KTX2 and DDS only; 1 otherwise).
     pub layers: usize,
+    /// A PNG16 positions file whose alpha holds the packed normals
+    /// ([`DirectionEncoding::Packed`]): four channels, the fourth bounded
+    /// to `[0, 1]` and fed as [`pack_normal_rows`] makes it.
+    pub packed_normals: bool,
 }
 
 impl VatFileSpec {
     /// Channels stored in the file.
     pub fn channels(&self) -> usize {
-        stream_floats(self.stream)
+        if self.packed_normals && self.stream == VatStream::Positions {
+            4
+        } else {
+            stream_floats(self.stream)
+        }
     }
 
     /// Whether this file needs bounds before writing.
@@ -89,10 +97,12 @@ impl VatFileSpec {
 
     /// The direction encoding actually used (always `Float` for EXR).
     pub fn effective_direction_encoding(&self) -> DirectionEncoding {
-        match (self.encoding, self.stream) {
-            (VatEncoding::Png16, VatStream::Normals | VatStream::Tangents) => {
-                self.direction_encoding
+        match (self.encoding, self.stream, self.direction_encoding) {
+            // Packing is for normals: tangents stay octahedral.
+            (VatEncoding::Png16, VatStream::Tangents, DirectionEncoding::Packed) => {
+                DirectionEncoding::Octahedral
             }
+            (VatEncoding::Png16, VatStream::Normals | VatStream::Tangents, d) => d,
             _ => DirectionEncoding::Float,
         }
     }
@@ -398,6 +408,39 @@ impl VatFileWriter {
             crc32,
         })
     }
+}
+
+/// Packs normals into positions ([`DirectionEncoding::Packed`]): planar
+/// rows of positions (x, y, z planes of `width`) and of normals (the same)
+/// into `out` as planar rows of four planes, the fourth each normal's
+/// 16-bit code ([`crate::texture::quantize::pack_normal`]) as `code /
+/// 65535`, which a PNG16 channel bounded to `[0, 1]` stores as the code
+/// itself. Returns the largest angle in degrees between a normal and what
+/// its code decodes to (zero normals, padding, are not measured).
+pub fn pack_normal_rows(positions: &[f32], normals: &[f32], width: usize, out: &mut Vec<f32>) -> f64 {
+    use crate::texture::quantize::{cosine, degrees_of_cosine, pack_normal, unpack_normal};
+    let rows = positions.len() / (3 * width.max(1));
+    out.clear();
+    out.resize(rows * 4 * width, 0.0);
+    let worst = out
+        .par_chunks_mut(4 * width)
+        .zip(positions.par_chunks(3 * width))
+        .zip(normals.par_chunks(3 * width))
+        .map(|((o, p), n)| {
+            o[..3 * width].copy_from_slice(p);
+            let mut smallest = 1.0f64;
+            for x in 0..width {
+                let normal = [n[x], n[width + x], n[2 * width + x]];
+                let code = pack_normal(normal);
+                o[3 * width + x] = f32::from(code) / 65535.0;
+                if let Some(c) = cosine(normal, unpack_normal(code)) {
+                    smallest = smallest.min(c);
+                }
+            }
+            smallest
+        })
+        .reduce(|| 1.0, f64::min);
+    degrees_of_cosine(worst)
 }
 
 /// Texel `x` of a planar row (`floats` planes of `width`).

@@ -708,6 +708,49 @@ fn golden_version_1_12_container_with_qts_bone_textures_stays_readable() {
 }
 
 #[test]
+fn golden_version_1_13_container_with_unorm16_qts_bone_textures_stays_readable() {
+    // formats/golden/v1.13/tentacle_qts_unorm16.rigbake was written by
+    // rigbake 0.1.0 (container format 1.13, the first with the unorm16
+    // precision and the bone-range record) with `rigbake bake tentacle.glb
+    // --out out --layout qts --precision unorm16 --embed-textures --fps
+    // 10`, the model copied beside its output folder first. Never
+    // regenerate it.
+    use rigbake_format::meta::{Encoding, MatrixLayout, Storage};
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../formats/golden/v1.13/tentacle_qts_unorm16.rigbake");
+    let mut c = Container::open(&path).unwrap();
+    assert_eq!(c.version().to_string(), "1.13");
+    c.verify().unwrap();
+    let bones = c.metadata().textures[0].clone();
+    assert_eq!(bones.layout, MatrixLayout::Qts);
+    assert_eq!(bones.precision, Precision::Unorm16);
+    assert_eq!(bones.encoding, Encoding::Png16);
+    assert_eq!((bones.width, bones.height), (16, 32));
+    let [lo, hi] = c.records().bone_ranges.as_ref().unwrap().textures[0].unwrap();
+    let Storage::Section(section) = bones.storage else {
+        panic!("golden textures are embedded")
+    };
+    let bytes = c.read_section(section as usize).unwrap();
+    let image = rigbake_format::texture::png::read(Cursor::new(bytes)).unwrap();
+    assert_eq!((image.width, image.height, image.channels), (16, 32, 4));
+    // Pixel 2j decodes to a unit quaternion with w >= 0 (to the 16-bit
+    // step, 2/65535 per component); pixel 2j + 1 to a scale of 1 (the
+    // tentacle's joints only rotate: the scale's range is empty).
+    for (p, t) in image.samples.chunks_exact(4).enumerate() {
+        let raw: [f64; 4] = std::array::from_fn(|c| f64::from(t[c]) / 65535.0);
+        if p % 2 == 0 {
+            let q = raw.map(|r| r * 2.0 - 1.0);
+            let norm = q.iter().map(|v| v * v).sum::<f64>().sqrt();
+            assert!((norm - 1.0).abs() < 1e-4 && q[3] >= -1e-4, "pixel {p}: {q:?}");
+        } else {
+            let s = f64::from(lo[3]) + raw[3] * f64::from(hi[3] - lo[3]);
+            assert!((s - 1.0).abs() < 1e-6, "pixel {p}: scale {s}");
+        }
+    }
+    assert!(bones.max_error > 0.0 && bones.max_error < 1e-3);
+}
+
+#[test]
 fn golden_version_1_11_container_with_a_placement_record_stays_readable() {
     // formats/golden/v1.11/hierarchy_placed.rigbake was written by rigbake
     // 0.1.0 (container format 1.11, the first with the placement record)

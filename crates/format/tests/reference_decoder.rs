@@ -130,6 +130,11 @@ fn assert_decoders_agree(path: &Path) {
         typed::<rigbake_format::meta::PlacementMetadata>(&json["placement"], "placement").as_ref(),
         c.records().placement.as_ref()
     );
+    assert_eq!(
+        typed::<rigbake_format::meta::BoneRangesMetadata>(&json["bone_ranges"], "bone_ranges")
+            .as_ref(),
+        c.records().bone_ranges.as_ref()
+    );
 }
 
 #[test]
@@ -141,6 +146,7 @@ fn reference_decoder_reads_the_golden_containers() {
         "v1.10/tentacle_vat_ktx2.rigbake",
         "v1.11/hierarchy_placed.rigbake",
         "v1.12/tentacle_qts.rigbake",
+        "v1.13/tentacle_qts_unorm16.rigbake",
     ] {
         assert_decoders_agree(&repo().join("formats/golden").join(golden));
     }

@@ -62,6 +62,9 @@ pub enum BonePrecision {
     F32,
     /// `rgba16float` (the CPU reads the same halves widened).
     F16,
+    /// `rgba16unorm`, `qts` only: the 16-bit normalised form over the
+    /// texture's range (`--precision unorm16`; the CPU reads `q / 65535`).
+    Unorm16,
 }
 
 /// The measured differences of one path of one model.
@@ -228,15 +231,25 @@ fn bone_path_of(
 ) -> Result<Stats, String> {
     let mut stats = Stats::default();
     for p in &bake.primitives {
-        let tex = &bake.textures[p.texture];
-        let layout = tex.layout;
+        let exact = &bake.textures[p.texture];
+        let layout = exact.layout;
+        let mut unorm = exact.clone();
+        if precision == BonePrecision::Unorm16 {
+            let joints = (exact.fold.block_width as usize) / layout.pixels_per_joint();
+            unorm.to_unorm16(joints, loaded.timeline.rows);
+        }
+        let tex = if unorm.range.is_some() { &unorm } else { exact };
         let halves: Vec<f16> = match precision {
             BonePrecision::F16 => tex.data.iter().map(|&v| f16::from_f32(v)).collect(),
-            BonePrecision::F32 => Vec::new(),
+            _ => Vec::new(),
+        };
+        let samples: Vec<u16> = match precision {
+            BonePrecision::Unorm16 => tex.data.iter().map(|&v| (v * 65535.0).round() as u16).collect(),
+            _ => Vec::new(),
         };
         let cpu_texels: Vec<f32> = match precision {
             BonePrecision::F16 => halves.iter().map(|h| h.to_f32()).collect(),
-            BonePrecision::F32 => tex.data.clone(),
+            BonePrecision::F32 | BonePrecision::Unorm16 => tex.data.clone(),
         };
         let view = BoneTextureView {
             width: tex.width as u32,
@@ -245,22 +258,27 @@ fn bone_path_of(
             fold: tex.fold,
             layout,
             texels: &cpu_texels,
+            range: tex.range,
         };
-        let scale = bone_scale(&cpu_texels, layout, &p.positions);
+        let scale = bone_scale(&exact.data, layout, &p.positions);
         let (cases, gpu_states) = cases(loaded, view.height);
         stats.coverage = states::coverage(&cases);
         let texels = match precision {
             BonePrecision::F16 => Texels::F16(&halves),
             BonePrecision::F32 => Texels::F32(&tex.data),
+            BonePrecision::Unorm16 => Texels::Unorm16(&samples),
         };
+        let range = tex.range.unwrap_or_default();
         let params = ParamValues {
             vat_positions: StreamDecode::FLOAT,
             vat_normals: StreamDecode::FLOAT,
             bone_layout: match layout {
                 MatrixLayout::Mat4 => 0,
                 MatrixLayout::Mat3x4 => 1,
+                MatrixLayout::Qts if tex.range.is_some() => 3,
                 MatrixLayout::Qts => 2,
             },
+            bone_range: range,
             bone_height: view.rows,
             channels: bake.channels as u32,
             bone_rows_per_block: view.fold.rows_per_block,
@@ -385,10 +403,16 @@ pub fn vat_path_folded(
             ),
             None => None,
         };
-        let unfolded = (
-            encode(p, &p.positions, encoding, false),
-            p.normals.as_ref().map(|n| encode(p, n, encoding, true)),
-        );
+        let unfolded = match (encoding, &p.normals) {
+            (VatEncoding::Png16Packed, Some(n)) => {
+                let (positions, normals) = crate::encode::encode_packed(p, &p.positions, n);
+                (positions, Some(normals))
+            }
+            _ => (
+                encode(p, &p.positions, encoding, false),
+                p.normals.as_ref().map(|n| encode(p, n, encoding, true)),
+            ),
+        };
         let (positions, normals) = match &fold {
             Some(f) => (
                 unfolded.0.folded(p, f),
@@ -434,6 +458,7 @@ pub fn vat_path_folded(
             vat_positions: positions.decode,
             vat_normals: normals.as_ref().map_or(StreamDecode::FLOAT, |n| n.decode),
             bone_layout: 0,
+            bone_range: [[0.0; 4]; 2],
             bone_height: 1,
             channels: 0,
             bone_rows_per_block: 1,

@@ -4,7 +4,7 @@
 use half::f16;
 use rigbake_core::fold::Fold;
 use rigbake_core::runtime::vat_path::{VatAddress, VatDecode, VatSamples, VatTextureView};
-use rigbake_format::texture::quantize::{octahedral_encode, to_unorm16};
+use rigbake_format::texture::quantize::{octahedral_encode, pack_normal, to_unorm16};
 
 use crate::bakes::VatPrimitive;
 use crate::kernel::Texels;
@@ -22,6 +22,9 @@ pub enum VatEncoding {
     Png16Octahedral,
     /// PNG16: positions and normals to bounds.
     Png16Bounds,
+    /// PNG16: positions to bounds, normals packed into their alpha
+    /// (`--direction-encoding packed`, [`encode_packed`]).
+    Png16Packed,
 }
 
 /// A VAT texture as uploaded and as the CPU reference reads it.
@@ -71,6 +74,7 @@ impl Encoded {
                 max: self.decode.max,
             },
             2 => VatDecode::Octahedral,
+            3 => VatDecode::Packed,
             _ => VatDecode::Float,
         };
         VatTextureView {
@@ -208,7 +212,7 @@ pub fn encode(p: &VatPrimitive, data: &[f32], encoding: VatEncoding, direction: 
                 scale: 1.0,
             }
         }
-        VatEncoding::Png16Octahedral | VatEncoding::Png16Bounds => {
+        VatEncoding::Png16Octahedral | VatEncoding::Png16Bounds | VatEncoding::Png16Packed => {
             let (min, max) = bounds(p, data);
             let mut q = vec![0u16; data.len()];
             for (t, out) in data.chunks_exact(4).zip(q.chunks_exact_mut(4)) {
@@ -231,4 +235,29 @@ pub fn encode(p: &VatPrimitive, data: &[f32], encoding: VatEncoding, direction: 
             }
         }
     }
+}
+
+/// PNG16 positions with packed normals (`--direction-encoding packed`,
+/// format 1.13): the positions to bounds, each texel's alpha the normal's
+/// 8 + 8-bit octahedral code (the format crate's packer); the normals
+/// stream reads the very same samples (the shader binds the positions
+/// texture as the normals texture too).
+pub fn encode_packed(p: &VatPrimitive, positions: &[f32], normals: &[f32]) -> (Encoded, Encoded) {
+    let mut pos = encode(p, positions, VatEncoding::Png16Bounds, false);
+    for (q, n) in pos.gpu_q.chunks_exact_mut(4).zip(normals.chunks_exact(4)) {
+        q[3] = pack_normal([n[0], n[1], n[2]]);
+    }
+    let nrm = Encoded {
+        gpu_f32: Vec::new(),
+        gpu_f16: Vec::new(),
+        gpu_q: pos.gpu_q.clone(),
+        cpu_f32: Vec::new(),
+        decode: StreamDecode {
+            encoding: 3,
+            min: [0.0; 4],
+            max: [0.0; 4],
+        },
+        scale: 1.0,
+    };
+    (pos, nrm)
 }

@@ -40,7 +40,7 @@ fn bone_compute(@builtin(global_invocation_id) id: vec3<u32>) {
     for (var c = 0u; c < min(params.channels, 4u); c = c + 1u) {
         uv[c] = harness_channels[v * params.channels + c];
     }
-    let d = bone_deform(instance.state, uv, params.channels, harness_vec3(v, false), harness_vec3(v, true), params.bone_layout, params.bone_height, params.bone_rows_per_block, params.bone_block_width);
+    let d = bone_deform(instance.state, uv, params.channels, harness_vec3(v, false), harness_vec3(v, true), params.bone_layout, params.bone_height, params.bone_rows_per_block, params.bone_block_width, params.bone_range);
     harness_store(v, d);
 }
 

@@ -147,6 +147,7 @@ pub fn render_bones(
         fold: tex.fold,
         layout: MatrixLayout::Mat4,
         texels: &tex.data,
+        range: None,
     };
     let ch = bake.channels;
     let reference: Vec<Vec3> = (0..p.positions.len())
@@ -179,6 +180,7 @@ pub fn render_bones(
             vat_positions: StreamDecode::FLOAT,
             vat_normals: StreamDecode::FLOAT,
             bone_layout: 0,
+            bone_range: [[0.0; 4]; 2],
             bone_height: view.rows,
             channels: ch as u32,
             bone_rows_per_block: view.fold.rows_per_block,
@@ -266,6 +268,7 @@ pub fn render_vat(
             vat_positions: StreamDecode::FLOAT,
             vat_normals: StreamDecode::FLOAT,
             bone_layout: 0,
+            bone_range: [[0.0; 4]; 2],
             bone_height: 1,
             channels: 0,
             bone_rows_per_block: 1,

@@ -178,6 +178,8 @@ pub struct ParamValues {
     pub bone_rows_per_block: u32,
     /// `bone_block_width`: texels per block row (its width when unfolded).
     pub bone_block_width: u32,
+    /// `bone_range`: `[min, max]` of a unorm16 qts texture's second texel.
+    pub bone_range: [[f32; 4]; 2],
     /// `vat`: `(width, bands, frames, first_vertex, rows_per_block,
     /// blocks_per_page)`; `rows_per_block` 0: unfolded.
     pub vat: [u32; 6],
@@ -199,6 +201,8 @@ pub fn params(layouts: &Layouts, v: &ParamValues) -> Vec<u8> {
         .u32(&["channels"], v.channels)
         .u32(&["bone_rows_per_block"], v.bone_rows_per_block)
         .u32(&["bone_block_width"], v.bone_block_width)
+        .f32s(&["bone_range", "min"], &v.bone_range[0])
+        .f32s(&["bone_range", "max"], &v.bone_range[1])
         .u32(&["vat", "width"], v.vat[0])
         .u32(&["vat", "bands"], v.vat[1])
         .u32(&["vat", "frames"], v.vat[2])

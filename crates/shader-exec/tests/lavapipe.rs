@@ -71,6 +71,7 @@ fn both_paths(gpu: &Gpu, kernels: &Kernels, loaded: &Loaded, max_influences: usi
         (MatrixLayout::Mat4, BonePrecision::F16),
         (MatrixLayout::Qts, BonePrecision::F32),
         (MatrixLayout::Qts, BonePrecision::F16),
+        (MatrixLayout::Qts, BonePrecision::Unorm16),
     ] {
         let stats = compare::bone_path(gpu, kernels, loaded, layout, precision, max_influences)
             .unwrap_or_else(|e| panic!("{e}"));
@@ -85,6 +86,7 @@ fn both_paths(gpu: &Gpu, kernels: &Kernels, loaded: &Loaded, max_influences: usi
         VatEncoding::Exr16,
         VatEncoding::Png16Octahedral,
         VatEncoding::Png16Bounds,
+        VatEncoding::Png16Packed,
     ] {
         let stats = compare::vat_path(gpu, kernels, loaded, encoding, VatShape::cli_default())
             .unwrap_or_else(|e| panic!("{e}"));

@@ -181,6 +181,11 @@ pub enum Precision {
     F32,
     /// 16-bit IEEE half float: lossy, range +-65504.
     F16,
+    /// 16-bit unsigned normalised integers (`sample / 65535`), mapped to
+    /// a range: bone textures in the `qts` layout only ([`qts::Range`]),
+    /// stored as 16-bit PNG, or as `R16G16B16A16_UNORM` in KTX2 and DDS.
+    /// Since format 1.13.
+    Unorm16,
 }
 
 /// Sample encoding of vertex animation textures (`--format`).
@@ -273,6 +278,11 @@ pub enum DirectionEncoding {
     /// mapped from `[-1, 1]` to `[0, 65535]`; B is 0.
     #[default]
     Octahedral,
+    /// Normals packed into the positions texture (one RGBA texture per
+    /// frame instead of two): its alpha holds two 8-bit octahedral
+    /// coordinates, `256 * ux + uy`. Normals only (tangents keep
+    /// `octahedral`). Since format 1.13.
+    Packed,
 }
 
 /// How normals are transformed (SPEC section 3).
@@ -484,6 +494,7 @@ mod tests {
         assert_eq!(json(&MatrixLayout::Mat3x4), "\"mat3x4\"");
         assert_eq!(json(&MatrixLayout::Qts), "\"qts\"");
         assert_eq!(json(&Precision::F16), "\"f16\"");
+        assert_eq!(json(&Precision::Unorm16), "\"unorm16\"");
     }
 
     #[test]
@@ -499,6 +510,7 @@ mod tests {
         assert_eq!(bytes(&MatrixLayout::Qts), [2]);
         assert_eq!(bytes(&NormalConvention::BlendedMatrix), [1]);
         assert_eq!(bytes(&Precision::F16), [1]);
+        assert_eq!(bytes(&Precision::Unorm16), [2]);
     }
 
     #[test]

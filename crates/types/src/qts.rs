@@ -107,6 +107,49 @@ pub fn decode(texels: &[f32]) -> Mat4 {
     )
 }
 
+/// The 16-bit normalised form (`Precision::Unorm16`): per texture, the
+/// `[min, max]` of the second texel's channels (translation x, y, z and
+/// scale) over every joint and row. The quaternion texel needs no range:
+/// its components map from `[-1, 1]`.
+pub type Range = [[f32; 4]; 2];
+
+/// The largest sample of a 16-bit normalised channel.
+pub const UNORM_MAX: f32 = 65535.0;
+
+/// Rounds a value in `[0, 1]` to the nearest of the 65536 samples, given
+/// back as `sample / 65535` (what a GPU reads from a UNORM texture).
+fn unorm(v: f32) -> f32 {
+    (v.clamp(0.0, 1.0) * UNORM_MAX).round() / UNORM_MAX
+}
+
+/// Maps a joint's two texels (as [`encode`] wrote them) in place to their
+/// 16-bit normalised samples over `range`, each given as `sample / 65535`:
+/// the quaternion's components from `[-1, 1]`, the translation and scale
+/// from `range` (a channel whose range is empty stores 0).
+pub fn to_unorm(texels: &mut [f32], range: &Range) {
+    for v in &mut texels[0..4] {
+        *v = unorm((*v + 1.0) * 0.5);
+    }
+    for (c, v) in texels[4..8].iter_mut().enumerate() {
+        let (lo, hi) = (range[0][c], range[1][c]);
+        *v = if hi > lo { unorm((*v - lo) / (hi - lo)) } else { 0.0 };
+    }
+}
+
+/// The texels [`decode`] takes from a joint's 16-bit normalised samples
+/// (`raw`, each `sample / 65535`), step for step as the shaders do:
+/// `q = raw * 2 - 1`, `(t, s) = min + raw * (max - min)`.
+pub fn from_unorm(raw: &[f32], range: &Range) -> [f32; 8] {
+    let mut out = [0.0; 8];
+    for (o, &r) in out[0..4].iter_mut().zip(&raw[0..4]) {
+        *o = r * 2.0 - 1.0;
+    }
+    for c in 0..4 {
+        out[4 + c] = range[0][c] + raw[4 + c] * (range[1][c] - range[0][c]);
+    }
+    out
+}
+
 /// The largest difference between an entry of the upper 3x4 of `exact`
 /// and of `decoded`: the unit a bone texture's recorded `max_error` uses.
 pub fn entry_error(exact: &DMat4, decoded: &Mat4) -> f64 {
@@ -186,5 +229,34 @@ mod tests {
         // Zero texels: the 3x4 part is zero, as with the matrix layouts.
         let zero = decode(&[0.0; 8]);
         assert!((0..3).all(|r| zero.row(r) == Vec4::ZERO), "{zero:?}");
+    }
+
+    #[test]
+    fn sixteen_bit_normalised_parts_round_trip_within_their_step() {
+        // A quaternion component moves by at most half a step of 2/65535
+        // (1.5e-5); a translation in a range of 20 by at most 20/131070.
+        let m = DMat4::from_scale_rotation_translation(
+            DVec3::splat(1.5),
+            DQuat::from_axis_angle(DVec3::new(0.2, -1.0, 0.4).normalize(), 2.0),
+            DVec3::new(-7.0, 3.0, 9.5),
+        );
+        let mut px = [0.0f32; 8];
+        encode(&m, &mut px);
+        let range: Range = [[-10.0, -10.0, -10.0, 1.0], [10.0, 10.0, 10.0, 2.0]];
+        let mut q = px;
+        to_unorm(&mut q, &range);
+        let back = from_unorm(&q, &range);
+        for c in 0..4 {
+            assert!((back[c] - px[c]).abs() <= 1.0 / 65535.0 + 1e-7, "{c}");
+            assert!((back[4 + c] - px[4 + c]).abs() <= 20.0 / 131070.0 + 1e-6, "{c}");
+        }
+        // Samples are whole numbers of 1/65535.
+        assert!(q.iter().all(|v| (v * 65535.0 - (v * 65535.0).round()).abs() < 1e-3));
+        // An empty range (a constant channel) stores 0 and decodes exactly.
+        let flat: Range = [[-7.0, 3.0, 9.5, 1.5], [-7.0, 3.0, 9.5, 1.5]];
+        let mut q = px;
+        to_unorm(&mut q, &flat);
+        assert_eq!(&q[4..], &[0.0; 4]);
+        assert_eq!(&from_unorm(&q, &flat)[4..], &[-7.0, 3.0, 9.5, 1.5]);
     }
 }

@@ -26,6 +26,10 @@ struct Deformed {
     vec3 position;
     vec3 normal;
 };
+struct BoneRange {
+    vec4 min_;
+    vec4 max_;
+};
 struct VatStream {
     uint encoding;
     vec4 bounds_min;
@@ -52,6 +56,7 @@ struct Params {
     uint channels;
     uint bone_rows_per_block;
     uint bone_block_width;
+    BoneRange bone_range;
     VatLayout vat;
 };
 struct BoneVertex {
@@ -81,6 +86,8 @@ struct Viewer {
     uvec4 vat_modes;
     uvec4 encodings;
     uvec4 flags;
+    vec4 bone_range_min;
+    vec4 bone_range_max;
 };
 struct ViewerInstance {
     vec4 transform;
@@ -121,9 +128,11 @@ struct GroundOut {
 const uint LAYOUT_MAT4_ = 0u;
 const uint LAYOUT_MAT3X4_ = 1u;
 const uint LAYOUT_QTS = 2u;
+const uint LAYOUT_QTS_UNORM = 3u;
 const uint ENCODING_FLOAT = 0u;
 const uint ENCODING_BOUNDS = 1u;
 const uint ENCODING_OCTAHEDRAL = 2u;
+const uint ENCODING_PACKED = 3u;
 
 uniform highp sampler2D _group_0_binding_0_vs;
 
@@ -217,67 +226,75 @@ Affine qts_matrix(vec4 q_in, vec4 ts) {
     return Affine(vec4(((1.0 - (2.0 * ((y_1 * y_1) + (z * z)))) * s_3), ((2.0 * ((x_3 * y_1) - (w_1 * z))) * s_3), ((2.0 * ((x_3 * z) + (w_1 * y_1))) * s_3), ts.x), vec4(((2.0 * ((x_3 * y_1) + (w_1 * z))) * s_3), ((1.0 - (2.0 * ((x_3 * x_3) + (z * z)))) * s_3), ((2.0 * ((y_1 * z) - (w_1 * x_3))) * s_3), ts.y), vec4(((2.0 * ((x_3 * z) - (w_1 * y_1))) * s_3), ((2.0 * ((y_1 * z) + (w_1 * x_3))) * s_3), ((1.0 - (2.0 * ((x_3 * x_3) + (y_1 * y_1)))) * s_3), ts.z));
 }
 
-Affine bone_matrix(uint joint, uint row_1, uint matrix_layout, uint rows_per_block_1, uint block_width_1) {
+Affine bone_matrix(uint joint, uint row_1, uint matrix_layout, uint rows_per_block_1, uint block_width_1, BoneRange bone_range) {
     if ((matrix_layout == LAYOUT_MAT4_)) {
         uint x_4 = (joint * 4u);
-        vec4 _e9 = bone_block_texel(x_4, row_1, rows_per_block_1, block_width_1);
-        vec4 _e12 = bone_block_texel((x_4 + 1u), row_1, rows_per_block_1, block_width_1);
-        vec4 _e15 = bone_block_texel((x_4 + 2u), row_1, rows_per_block_1, block_width_1);
-        vec4 _e18 = bone_block_texel((x_4 + 3u), row_1, rows_per_block_1, block_width_1);
-        return Affine(vec4(_e9.x, _e12.x, _e15.x, _e18.x), vec4(_e9.y, _e12.y, _e15.y, _e18.y), vec4(_e9.z, _e12.z, _e15.z, _e18.z));
+        vec4 _e10 = bone_block_texel(x_4, row_1, rows_per_block_1, block_width_1);
+        vec4 _e13 = bone_block_texel((x_4 + 1u), row_1, rows_per_block_1, block_width_1);
+        vec4 _e16 = bone_block_texel((x_4 + 2u), row_1, rows_per_block_1, block_width_1);
+        vec4 _e19 = bone_block_texel((x_4 + 3u), row_1, rows_per_block_1, block_width_1);
+        return Affine(vec4(_e10.x, _e13.x, _e16.x, _e19.x), vec4(_e10.y, _e13.y, _e16.y, _e19.y), vec4(_e10.z, _e13.z, _e16.z, _e19.z));
     }
     if ((matrix_layout == LAYOUT_QTS)) {
         uint x_5 = (joint * 2u);
-        vec4 _e39 = bone_block_texel(x_5, row_1, rows_per_block_1, block_width_1);
-        vec4 _e42 = bone_block_texel((x_5 + 1u), row_1, rows_per_block_1, block_width_1);
-        Affine _e43 = qts_matrix(_e39, _e42);
-        return _e43;
+        vec4 _e40 = bone_block_texel(x_5, row_1, rows_per_block_1, block_width_1);
+        vec4 _e43 = bone_block_texel((x_5 + 1u), row_1, rows_per_block_1, block_width_1);
+        Affine _e44 = qts_matrix(_e40, _e43);
+        return _e44;
     }
-    uint x_6 = (joint * 3u);
-    vec4 _e46 = bone_block_texel(x_6, row_1, rows_per_block_1, block_width_1);
-    vec4 _e49 = bone_block_texel((x_6 + 1u), row_1, rows_per_block_1, block_width_1);
-    vec4 _e52 = bone_block_texel((x_6 + 2u), row_1, rows_per_block_1, block_width_1);
-    return Affine(_e46, _e49, _e52);
+    if ((matrix_layout == LAYOUT_QTS_UNORM)) {
+        uint x_6 = (joint * 2u);
+        vec4 _e49 = bone_block_texel(x_6, row_1, rows_per_block_1, block_width_1);
+        vec4 q_1 = ((_e49 * 2.0) - vec4(1.0));
+        vec4 _e57 = bone_block_texel((x_6 + 1u), row_1, rows_per_block_1, block_width_1);
+        Affine _e64 = qts_matrix(q_1, (bone_range.min_ + (_e57 * (bone_range.max_ - bone_range.min_))));
+        return _e64;
+    }
+    uint x_7 = (joint * 3u);
+    vec4 _e67 = bone_block_texel(x_7, row_1, rows_per_block_1, block_width_1);
+    vec4 _e70 = bone_block_texel((x_7 + 1u), row_1, rows_per_block_1, block_width_1);
+    vec4 _e73 = bone_block_texel((x_7 + 2u), row_1, rows_per_block_1, block_width_1);
+    return Affine(_e67, _e70, _e73);
 }
 
-Affine blend_bones(vec4 uv[4], uint channels, uint row_2, uint matrix_layout_1, uint rows_per_block_2, uint block_width_2) {
+Affine blend_bones(vec4 uv[4], uint channels, uint row_2, uint matrix_layout_1, uint rows_per_block_2, uint block_width_2, BoneRange bone_range_1) {
     vec4 ch[4] = vec4[4](vec4(0.0), vec4(0.0), vec4(0.0), vec4(0.0));
     Affine acc_1 = Affine(vec4(0.0), vec4(0.0), vec4(0.0));
     uint c = 0u;
     ch = uv;
-    Affine _e7 = affine_zero();
-    acc_1 = _e7;
+    Affine _e8 = affine_zero();
+    acc_1 = _e8;
     bool loop_init = true;
     while(true) {
         if (!loop_init) {
-            uint _e34 = c;
-            c = (_e34 + 1u);
+            uint _e35 = c;
+            c = (_e35 + 1u);
         }
         loop_init = false;
-        uint _e11 = c;
-        if ((_e11 < channels)) {
+        uint _e12 = c;
+        if ((_e12 < channels)) {
         } else {
             break;
         }
         {
-            uint _e13 = c;
-            vec4 pair = ch[_e13];
+            uint _e14 = c;
+            vec4 pair = ch[_e14];
             if ((pair.y != 0.0)) {
-                Affine _e19 = acc_1;
-                Affine _e22 = bone_matrix(uint(pair.x), row_2, matrix_layout_1, rows_per_block_2, block_width_2);
-                Affine _e24 = add_weighted(_e19, _e22, pair.y);
-                acc_1 = _e24;
+                Affine _e20 = acc_1;
+                Affine _e23 = bone_matrix(uint(pair.x), row_2, matrix_layout_1, rows_per_block_2, block_width_2, bone_range_1);
+                Affine _e25 = add_weighted(_e20, _e23, pair.y);
+                acc_1 = _e25;
             }
             if ((pair.w != 0.0)) {
-                Affine _e28 = acc_1;
-                Affine _e31 = bone_matrix(uint(pair.z), row_2, matrix_layout_1, rows_per_block_2, block_width_2);
-                Affine _e33 = add_weighted(_e28, _e31, pair.w);
-                acc_1 = _e33;
+                Affine _e29 = acc_1;
+                Affine _e32 = bone_matrix(uint(pair.z), row_2, matrix_layout_1, rows_per_block_2, block_width_2, bone_range_1);
+                Affine _e34 = add_weighted(_e29, _e32, pair.w);
+                acc_1 = _e34;
             }
         }
     }
-    Affine _e37 = acc_1;
-    return _e37;
+    Affine _e38 = acc_1;
+    return _e38;
 }
 
 Deformed skin(Affine m_3, vec3 p_1, vec3 n_2) {
@@ -287,7 +304,7 @@ Deformed skin(Affine m_3, vec3 p_1, vec3 n_2) {
     return Deformed(_e3, _e5);
 }
 
-Deformed bone_deform(AnimationState state, vec4 uv_1[4], uint channels_1, vec3 p_2, vec3 n_3, uint matrix_layout_2, uint height, uint rows_per_block_3, uint block_width_3) {
+Deformed bone_deform(AnimationState state, vec4 uv_1[4], uint channels_1, vec3 p_2, vec3 n_3, uint matrix_layout_2, uint height, uint rows_per_block_3, uint block_width_3, BoneRange bone_range_2) {
     vec4 rows[4] = vec4[4](vec4(0.0), vec4(0.0), vec4(0.0), vec4(0.0));
     vec3 pos = vec3(0.0);
     vec3 nrm = vec3(0.0);
@@ -301,48 +318,48 @@ Deformed bone_deform(AnimationState state, vec4 uv_1[4], uint channels_1, vec3 p
     bool loop_init_1 = true;
     while(true) {
         if (!loop_init_1) {
-            uint _e70 = k;
-            k = (_e70 + 1u);
+            uint _e71 = k;
+            k = (_e71 + 1u);
         }
         loop_init_1 = false;
-        uint _e27 = k;
-        if ((_e27 < 4u)) {
+        uint _e28 = k;
+        if ((_e28 < 4u)) {
         } else {
             break;
         }
         {
-            uint _e30 = k;
-            vec4 s_4 = rows[_e30];
+            uint _e31 = k;
+            vec4 s_4 = rows[_e31];
             if (!((s_4.x > 0.0))) {
                 continue;
             }
             float weight = s_4.x;
             float fraction = s_4.y;
             uint row_6 = uint(s_4.z);
-            Affine _e41 = blend_bones(uv_1, channels_1, row_6, matrix_layout_2, rows_per_block_3, block_width_3);
-            Deformed _e42 = skin(_e41, p_2, n_3);
-            d_1 = _e42;
+            Affine _e42 = blend_bones(uv_1, channels_1, row_6, matrix_layout_2, rows_per_block_3, block_width_3, bone_range_2);
+            Deformed _e43 = skin(_e42, p_2, n_3);
+            d_1 = _e43;
             if ((fraction > 0.0)) {
-                Affine _e49 = blend_bones(uv_1, channels_1, min((row_6 + 1u), last_row), matrix_layout_2, rows_per_block_3, block_width_3);
-                Deformed _e50 = skin(_e49, p_2, n_3);
-                vec3 _e52 = d_1.position;
-                vec3 _e54 = lerp3_(_e52, _e50.position, fraction);
-                vec3 _e56 = d_1.normal;
-                vec3 _e58 = lerp3_(_e56, _e50.normal, fraction);
-                d_1 = Deformed(_e54, _e58);
+                Affine _e50 = blend_bones(uv_1, channels_1, min((row_6 + 1u), last_row), matrix_layout_2, rows_per_block_3, block_width_3, bone_range_2);
+                Deformed _e51 = skin(_e50, p_2, n_3);
+                vec3 _e53 = d_1.position;
+                vec3 _e55 = lerp3_(_e53, _e51.position, fraction);
+                vec3 _e57 = d_1.normal;
+                vec3 _e59 = lerp3_(_e57, _e51.normal, fraction);
+                d_1 = Deformed(_e55, _e59);
             }
-            vec3 _e60 = pos;
-            vec3 _e62 = d_1.position;
-            pos = (_e60 + (_e62 * weight));
-            vec3 _e65 = nrm;
-            vec3 _e67 = d_1.normal;
-            nrm = (_e65 + (_e67 * weight));
+            vec3 _e61 = pos;
+            vec3 _e63 = d_1.position;
+            pos = (_e61 + (_e63 * weight));
+            vec3 _e66 = nrm;
+            vec3 _e68 = d_1.normal;
+            nrm = (_e66 + (_e68 * weight));
         }
     }
-    vec3 _e73 = pos;
-    vec3 _e74 = nrm;
-    vec3 _e75 = safe_normalize(_e74);
-    return Deformed(_e73, _e75);
+    vec3 _e74 = pos;
+    vec3 _e75 = nrm;
+    vec3 _e76 = safe_normalize(_e75);
+    return Deformed(_e74, _e76);
 }
 
 uvec3 vat_place(uint x_2, uint band, uint row_3, VatLayout vat) {
@@ -374,12 +391,12 @@ vec3 octahedral_decode(vec2 e) {
     n_4 = vec3(e.x, e.y, ((1.0 - abs(e.x)) - abs(e.y)));
     float _e13 = n_4.z;
     if ((_e13 < 0.0)) {
-        float x_7 = n_4.x;
+        float x_8 = n_4.x;
         float y_2 = n_4.y;
-        float _e24 = sign_not_zero(x_7);
+        float _e24 = sign_not_zero(x_8);
         n_4.x = ((1.0 - abs(y_2)) * _e24);
         float _e30 = sign_not_zero(y_2);
-        n_4.y = ((1.0 - abs(x_7)) * _e30);
+        n_4.y = ((1.0 - abs(x_8)) * _e30);
     }
     vec3 _e32 = n_4;
     vec3 _e33 = safe_normalize(_e32);
@@ -393,6 +410,13 @@ vec4 vat_decode(vec4 raw, VatStream stream) {
     if ((stream.encoding == ENCODING_OCTAHEDRAL)) {
         vec3 _e20 = octahedral_decode(((raw.xy * 2.0) - vec2(1.0)));
         return vec4(_e20, ((raw.w * 2.0) - 1.0));
+    }
+    if ((stream.encoding == ENCODING_PACKED)) {
+        float code = roundEven((raw.w * 65535.0));
+        float ux = floor((code / 256.0));
+        float uy = (code - (ux * 256.0));
+        vec3 _e49 = octahedral_decode((((vec2(ux, uy) / vec2(255.0)) * 2.0) - vec2(1.0)));
+        return vec4(_e49, 1.0);
     }
     return raw;
 }
@@ -423,11 +447,11 @@ uint viewer_set_vertex(vec2 uv_4) {
         return (uint(roundEven(uv_4.x)) + (2048u * uint(roundEven(uv_4.y))));
     }
     uint _e20 = _group_2_binding_0_vs.vat_fold.z;
-    uint x_8 = uint(floor((uv_4.x * float(_e20))));
+    uint x_9 = uint(floor((uv_4.x * float(_e20))));
     uint _e29 = _group_2_binding_0_vs.vat.w;
     uint band_1 = uint(floor((uv_4.y * float(_e29))));
     uint _e37 = _group_2_binding_0_vs.vat.x;
-    return (x_8 + (band_1 * _e37));
+    return (x_9 + (band_1 * _e37));
 }
 
 void main() {
@@ -438,12 +462,14 @@ void main() {
     AnimationState _e10 = viewer_state(i);
     uint _e19 = _group_2_binding_0_vs.bone_fold.x;
     uint _e23 = _group_2_binding_0_vs.bone_fold.y;
-    Deformed _e24 = bone_deform(_e10, uv_5, b_2.z, v_1.position, v_1.normal, b_2.x, b_2.y, _e19, _e23);
-    ViewerOut _e26 = viewer_place(_e24, i, v_1.uv);
-    gl_Position = _e26.clip;
-    _vs2fs_location0 = _e26.normal;
-    _vs2fs_location1 = _e26.world;
-    _vs2fs_location2 = _e26.uv;
+    vec4 _e26 = _group_2_binding_0_vs.bone_range_min;
+    vec4 _e29 = _group_2_binding_0_vs.bone_range_max;
+    Deformed _e31 = bone_deform(_e10, uv_5, b_2.z, v_1.position, v_1.normal, b_2.x, b_2.y, _e19, _e23, BoneRange(_e26, _e29));
+    ViewerOut _e33 = viewer_place(_e31, i, v_1.uv);
+    gl_Position = _e33.clip;
+    _vs2fs_location0 = _e33.normal;
+    _vs2fs_location1 = _e33.world;
+    _vs2fs_location2 = _e33.uv;
     return;
 }
 
@@ -465,6 +491,10 @@ struct Affine {
 struct Deformed {
     vec3 position;
     vec3 normal;
+};
+struct BoneRange {
+    vec4 min_;
+    vec4 max_;
 };
 struct VatStream {
     uint encoding;
@@ -492,6 +522,7 @@ struct Params {
     uint channels;
     uint bone_rows_per_block;
     uint bone_block_width;
+    BoneRange bone_range;
     VatLayout vat;
 };
 struct BoneVertex {
@@ -521,6 +552,8 @@ struct Viewer {
     uvec4 vat_modes;
     uvec4 encodings;
     uvec4 flags;
+    vec4 bone_range_min;
+    vec4 bone_range_max;
 };
 struct ViewerInstance {
     vec4 transform;
@@ -561,9 +594,11 @@ struct GroundOut {
 const uint LAYOUT_MAT4_ = 0u;
 const uint LAYOUT_MAT3X4_ = 1u;
 const uint LAYOUT_QTS = 2u;
+const uint LAYOUT_QTS_UNORM = 3u;
 const uint ENCODING_FLOAT = 0u;
 const uint ENCODING_BOUNDS = 1u;
 const uint ENCODING_OCTAHEDRAL = 2u;
+const uint ENCODING_PACKED = 3u;
 
 layout(std140) uniform Viewer_block_0Fragment { Viewer _group_2_binding_0_fs; };
 
@@ -687,6 +722,13 @@ vec4 vat_decode(vec4 raw, VatStream stream) {
         vec3 _e20 = octahedral_decode(((raw.xy * 2.0) - vec2(1.0)));
         return vec4(_e20, ((raw.w * 2.0) - 1.0));
     }
+    if ((stream.encoding == ENCODING_PACKED)) {
+        float code = roundEven((raw.w * 65535.0));
+        float ux = floor((code / 256.0));
+        float uy = (code - (ux * 256.0));
+        vec3 _e49 = octahedral_decode((((vec2(ux, uy) / vec2(255.0)) * 2.0) - vec2(1.0)));
+        return vec4(_e49, 1.0);
+    }
     return raw;
 }
 
@@ -782,6 +824,10 @@ struct Deformed {
     vec3 position;
     vec3 normal;
 };
+struct BoneRange {
+    vec4 min_;
+    vec4 max_;
+};
 struct VatStream {
     uint encoding;
     vec4 bounds_min;
@@ -808,6 +854,7 @@ struct Params {
     uint channels;
     uint bone_rows_per_block;
     uint bone_block_width;
+    BoneRange bone_range;
     VatLayout vat;
 };
 struct BoneVertex {
@@ -837,6 +884,8 @@ struct Viewer {
     uvec4 vat_modes;
     uvec4 encodings;
     uvec4 flags;
+    vec4 bone_range_min;
+    vec4 bone_range_max;
 };
 struct ViewerInstance {
     vec4 transform;
@@ -877,9 +926,11 @@ struct GroundOut {
 const uint LAYOUT_MAT4_ = 0u;
 const uint LAYOUT_MAT3X4_ = 1u;
 const uint LAYOUT_QTS = 2u;
+const uint LAYOUT_QTS_UNORM = 3u;
 const uint ENCODING_FLOAT = 0u;
 const uint ENCODING_BOUNDS = 1u;
 const uint ENCODING_OCTAHEDRAL = 2u;
+const uint ENCODING_PACKED = 3u;
 
 uniform highp sampler2DArray _group_0_binding_1_vs;
 
@@ -1016,6 +1067,13 @@ vec4 vat_decode(vec4 raw, VatStream stream) {
     if ((stream.encoding == ENCODING_OCTAHEDRAL)) {
         vec3 _e20 = octahedral_decode(((raw.xy * 2.0) - vec2(1.0)));
         return vec4(_e20, ((raw.w * 2.0) - 1.0));
+    }
+    if ((stream.encoding == ENCODING_PACKED)) {
+        float code = roundEven((raw.w * 65535.0));
+        float ux = floor((code / 256.0));
+        float uy = (code - (ux * 256.0));
+        vec3 _e49 = octahedral_decode((((vec2(ux, uy) / vec2(255.0)) * 2.0) - vec2(1.0)));
+        return vec4(_e49, 1.0);
     }
     return raw;
 }
@@ -1262,6 +1320,10 @@ struct Deformed {
     vec3 position;
     vec3 normal;
 };
+struct BoneRange {
+    vec4 min_;
+    vec4 max_;
+};
 struct VatStream {
     uint encoding;
     vec4 bounds_min;
@@ -1288,6 +1350,7 @@ struct Params {
     uint channels;
     uint bone_rows_per_block;
     uint bone_block_width;
+    BoneRange bone_range;
     VatLayout vat;
 };
 struct BoneVertex {
@@ -1317,6 +1380,8 @@ struct Viewer {
     uvec4 vat_modes;
     uvec4 encodings;
     uvec4 flags;
+    vec4 bone_range_min;
+    vec4 bone_range_max;
 };
 struct ViewerInstance {
     vec4 transform;
@@ -1357,9 +1422,11 @@ struct GroundOut {
 const uint LAYOUT_MAT4_ = 0u;
 const uint LAYOUT_MAT3X4_ = 1u;
 const uint LAYOUT_QTS = 2u;
+const uint LAYOUT_QTS_UNORM = 3u;
 const uint ENCODING_FLOAT = 0u;
 const uint ENCODING_BOUNDS = 1u;
 const uint ENCODING_OCTAHEDRAL = 2u;
+const uint ENCODING_PACKED = 3u;
 
 layout(std140) uniform Viewer_block_0Fragment { Viewer _group_2_binding_0_fs; };
 
@@ -1483,6 +1550,13 @@ vec4 vat_decode(vec4 raw, VatStream stream) {
         vec3 _e20 = octahedral_decode(((raw.xy * 2.0) - vec2(1.0)));
         return vec4(_e20, ((raw.w * 2.0) - 1.0));
     }
+    if ((stream.encoding == ENCODING_PACKED)) {
+        float code = roundEven((raw.w * 65535.0));
+        float ux = floor((code / 256.0));
+        float uy = (code - (ux * 256.0));
+        vec3 _e49 = octahedral_decode((((vec2(ux, uy) / vec2(255.0)) * 2.0) - vec2(1.0)));
+        return vec4(_e49, 1.0);
+    }
     return raw;
 }
 
@@ -1578,6 +1652,10 @@ struct Deformed {
     vec3 position;
     vec3 normal;
 };
+struct BoneRange {
+    vec4 min_;
+    vec4 max_;
+};
 struct VatStream {
     uint encoding;
     vec4 bounds_min;
@@ -1604,6 +1682,7 @@ struct Params {
     uint channels;
     uint bone_rows_per_block;
     uint bone_block_width;
+    BoneRange bone_range;
     VatLayout vat;
 };
 struct BoneVertex {
@@ -1633,6 +1712,8 @@ struct Viewer {
     uvec4 vat_modes;
     uvec4 encodings;
     uvec4 flags;
+    vec4 bone_range_min;
+    vec4 bone_range_max;
 };
 struct ViewerInstance {
     vec4 transform;
@@ -1673,9 +1754,11 @@ struct GroundOut {
 const uint LAYOUT_MAT4_ = 0u;
 const uint LAYOUT_MAT3X4_ = 1u;
 const uint LAYOUT_QTS = 2u;
+const uint LAYOUT_QTS_UNORM = 3u;
 const uint ENCODING_FLOAT = 0u;
 const uint ENCODING_BOUNDS = 1u;
 const uint ENCODING_OCTAHEDRAL = 2u;
+const uint ENCODING_PACKED = 3u;
 
 layout(std140) uniform Ground_block_0Vertex { Ground _group_2_binding_1_vs; };
 
@@ -1795,6 +1878,13 @@ vec4 vat_decode(vec4 raw, VatStream stream) {
         vec3 _e20 = octahedral_decode(((raw.xy * 2.0) - vec2(1.0)));
         return vec4(_e20, ((raw.w * 2.0) - 1.0));
     }
+    if ((stream.encoding == ENCODING_PACKED)) {
+        float code = roundEven((raw.w * 65535.0));
+        float ux = floor((code / 256.0));
+        float uy = (code - (ux * 256.0));
+        vec3 _e49 = octahedral_decode((((vec2(ux, uy) / vec2(255.0)) * 2.0) - vec2(1.0)));
+        return vec4(_e49, 1.0);
+    }
     return raw;
 }
 
@@ -1834,6 +1924,10 @@ struct Deformed {
     vec3 position;
     vec3 normal;
 };
+struct BoneRange {
+    vec4 min_;
+    vec4 max_;
+};
 struct VatStream {
     uint encoding;
     vec4 bounds_min;
@@ -1860,6 +1954,7 @@ struct Params {
     uint channels;
     uint bone_rows_per_block;
     uint bone_block_width;
+    BoneRange bone_range;
     VatLayout vat;
 };
 struct BoneVertex {
@@ -1889,6 +1984,8 @@ struct Viewer {
     uvec4 vat_modes;
     uvec4 encodings;
     uvec4 flags;
+    vec4 bone_range_min;
+    vec4 bone_range_max;
 };
 struct ViewerInstance {
     vec4 transform;
@@ -1929,9 +2026,11 @@ struct GroundOut {
 const uint LAYOUT_MAT4_ = 0u;
 const uint LAYOUT_MAT3X4_ = 1u;
 const uint LAYOUT_QTS = 2u;
+const uint LAYOUT_QTS_UNORM = 3u;
 const uint ENCODING_FLOAT = 0u;
 const uint ENCODING_BOUNDS = 1u;
 const uint ENCODING_OCTAHEDRAL = 2u;
+const uint ENCODING_PACKED = 3u;
 
 layout(std140) uniform Ground_block_0Fragment { Ground _group_2_binding_1_fs; };
 
@@ -2051,6 +2150,13 @@ vec4 vat_decode(vec4 raw, VatStream stream) {
         vec3 _e20 = octahedral_decode(((raw.xy * 2.0) - vec2(1.0)));
         return vec4(_e20, ((raw.w * 2.0) - 1.0));
     }
+    if ((stream.encoding == ENCODING_PACKED)) {
+        float code = roundEven((raw.w * 65535.0));
+        float ux = floor((code / 256.0));
+        float uy = (code - (ux * 256.0));
+        vec3 _e49 = octahedral_decode((((vec2(ux, uy) / vec2(255.0)) * 2.0) - vec2(1.0)));
+        return vec4(_e49, 1.0);
+    }
     return raw;
 }
 
@@ -2079,5 +2185,5 @@ void main() {
 
 export const LAYOUTS = {
   ground: { bytes: 80, view_projection: 0, sizes: 16 },
-  viewer: { bytes: 320, view_projection: 0, placement: 16, base_factor: 32, position_min: 36, position_max: 40, normal_min: 44, normal_max: 48, bones: 52, bone_fold: 56, vat: 60, vat_fold: 64, vat_modes: 68, encodings: 72, flags: 76 },
+  viewer: { bytes: 352, view_projection: 0, placement: 16, base_factor: 32, position_min: 36, position_max: 40, normal_min: 44, normal_max: 48, bones: 52, bone_fold: 56, vat: 60, vat_fold: 64, vat_modes: 68, encodings: 72, flags: 76, bone_range_min: 80, bone_range_max: 84 },
 };

@@ -338,9 +338,11 @@ function nearest(gl, target) {
 }
 
 // A bone-matrix texture (RGBA32F or RGBA16F), row 0 of the data (the file's
-// first row) as texel row 0 of texelFetch.
+// first row) as texel row 0 of texelFetch. A 16-bit normalised one (qts at
+// unorm16) is widened here to the floats a UNORM texture reads as (sample /
+// 65535): WebGL2 has no UNORM16 textures without an extension.
 function floatTexture(gl, image, name) {
-  if (image.format === 'unorm16') throw new Error(`${name}: a bone-matrix texture must hold floats, not 16-bit UNORM samples`);
+  if (image.format === 'unorm16') image = { ...image, format: 'f32', data: Float32Array.from(image.data, (v) => v / 65535) };
   if (image.layers > 1) throw new Error(`${name}: a bone-matrix texture has ${image.layers} layers; it must be a plain 2D texture`);
   const max = gpuLimits(gl).size;
   if (image.width > max || image.height > max) throw new Error(`${name}: a ${image.width} x ${image.height} texture exceeds this browser's WebGL limit of ${max} (MAX_TEXTURE_SIZE)`);
@@ -607,7 +609,11 @@ async function loadBones(gl, bake, cache) {
     if (fold && fold.pages > 1) throw new Error(`${t.name}: the bone-matrix texture folds onto ${fold.pages} pages, which the viewer does not read: rebake with a larger --max-texture-size, or play the VAT path`);
     const image = await loadTexture(bake, t, cache);
     textures.push({
-      tex: floatTexture(gl, image, t.name), layout: { mat4: 0, mat3x4: 1, qts: 2 }[t.layout] ?? 0, height: fold ? rows : t.height, node: skin.mesh_nodes[0],
+      tex: floatTexture(gl, image, t.name), height: fold ? rows : t.height, node: skin.mesh_nodes[0],
+      // The shader's layout code: 3 is qts at unorm16, decoded over the
+      // texture's range (the sidecar's `bounds`, from the bone-range record).
+      layout: t.precision === 'unorm16' ? 3 : ({ mat4: 0, mat3x4: 1, qts: 2 }[t.layout] ?? 0),
+      range: r.sidecar?.textures?.[skin.texture]?.bounds ?? [[0, 0, 0, 0], [0, 0, 0, 0]],
       // Where the set's space node stands (format 1.11 records it).
       placement: sidecarSkins[k]?.placement ?? null,
       // (rows per column block, block width): unfolded, one block of every
@@ -631,7 +637,7 @@ async function loadBones(gl, bake, cache) {
   return { kind: 'bones', prims };
 }
 
-const DIRECTION = { float: 0, bounds: 1, octahedral: 2 };
+const DIRECTION = { float: 0, bounds: 1, octahedral: 2, packed: 3 };
 
 // The VAT path of `bake`: the playback mesh and each primitive's textures.
 async function loadVat(gl, bake, cache) {
@@ -1018,6 +1024,8 @@ async function main() {
         gl.bindTexture(gl.TEXTURE_2D, set.tex);
         u.set([set.layout, set.height, p.extra.channels, 0], VIEWER.bones);
         u.set([set.fold[0], set.fold[1], 0, 0], VIEWER.bone_fold);
+        f.set(set.range[0], VIEWER.bone_range_min);
+        f.set(set.range[1], VIEWER.bone_range_max);
       } else {
         const { positions, normals, vat, fold } = p.extra;
         // Float positions and normals, and unsigned (16-bit UNORM) ones;

@@ -20,7 +20,7 @@ struct Viewer {
     position_max: vec4<f32>,
     normal_min: vec4<f32>,
     normal_max: vec4<f32>,
-    bones: vec4<u32>,         // matrix layout (0 mat4, 1 mat3x4, 2 qts), timeline rows, channels, 0
+    bones: vec4<u32>,         // matrix layout (0 mat4, 1 mat3x4, 2 qts, 3 qts unorm16), timeline rows, channels, 0
     bone_fold: vec4<u32>,     // rows per column block (the rows when unfolded), block width, 0, 0
     vat: vec4<u32>,           // width, bands, frames, texel rows of a page
     vat_fold: vec4<u32>,      // rows per block (0: unfolded), blocks per page, page width, 0
@@ -30,6 +30,8 @@ struct Viewer {
     vat_modes: vec4<u32>,
     encodings: vec4<u32>,     // position encoding, normal encoding, 0, 0
     flags: vec4<u32>,         // mesh normals (0: face normals), mask (1: white silhouette), 0, 0
+    bone_range_min: vec4<f32>, // unorm16 qts bone textures: the range of texel 2j + 1
+    bone_range_max: vec4<f32>,
 }
 
 @group(2) @binding(0) var<uniform> viewer: Viewer;
@@ -99,7 +101,7 @@ struct ViewerBoneVertex {
 fn viewer_bone_vertex(v: ViewerBoneVertex, i: ViewerInstance) -> ViewerOut {
     let uv = array<vec4<f32>, 4>(v.uv1, v.uv2, v.uv3, v.uv4);
     let b = viewer.bones;
-    let d = bone_deform(viewer_state(i), uv, b.z, v.position, v.normal, b.x, b.y, viewer.bone_fold.x, viewer.bone_fold.y);
+    let d = bone_deform(viewer_state(i), uv, b.z, v.position, v.normal, b.x, b.y, viewer.bone_fold.x, viewer.bone_fold.y, BoneRange(viewer.bone_range_min, viewer.bone_range_max));
     return viewer_place(d, i, v.uv);
 }
 

@@ -22,6 +22,11 @@ struct Deformed {
     int _end_pad_0;
 };
 
+struct BoneRange {
+    float4 min_;
+    float4 max_;
+};
+
 struct VatStream {
     uint encoding;
     int _pad1_0;
@@ -57,6 +62,7 @@ struct Params {
     int _pad7_0;
     int _pad7_1;
     int _pad7_2;
+    BoneRange bone_range;
     VatLayout vat;
     int _end_pad_0;
     int _end_pad_1;
@@ -79,9 +85,11 @@ struct VertexOut {
 static const uint LAYOUT_MAT4_ = 0u;
 static const uint LAYOUT_MAT3X4_ = 1u;
 static const uint LAYOUT_QTS = 2u;
+static const uint LAYOUT_QTS_UNORM = 3u;
 static const uint ENCODING_FLOAT = 0u;
 static const uint ENCODING_BOUNDS = 1u;
 static const uint ENCODING_OCTAHEDRAL = 2u;
+static const uint ENCODING_PACKED = 3u;
 
 Texture2D<float4> bone_texture : register(t0);
 Texture2DArray<float4> vat_positions : register(t1);
@@ -209,81 +217,90 @@ Affine qts_matrix(float4 q_in, float4 ts)
     return affine_2;
 }
 
-Affine bone_matrix(uint joint, uint row_1, uint matrix_layout, uint rows_per_block_1, uint block_width_1)
+Affine bone_matrix(uint joint, uint row_1, uint matrix_layout, uint rows_per_block_1, uint block_width_1, BoneRange bone_range)
 {
     if ((matrix_layout == LAYOUT_MAT4_)) {
         uint x_4 = (joint * 4u);
-        const float4 _e9 = bone_block_texel(x_4, row_1, rows_per_block_1, block_width_1);
-        const float4 _e12 = bone_block_texel((x_4 + 1u), row_1, rows_per_block_1, block_width_1);
-        const float4 _e15 = bone_block_texel((x_4 + 2u), row_1, rows_per_block_1, block_width_1);
-        const float4 _e18 = bone_block_texel((x_4 + 3u), row_1, rows_per_block_1, block_width_1);
-        const Affine affine_3 = ConstructAffine(float4(_e9.x, _e12.x, _e15.x, _e18.x), float4(_e9.y, _e12.y, _e15.y, _e18.y), float4(_e9.z, _e12.z, _e15.z, _e18.z));
+        const float4 _e10 = bone_block_texel(x_4, row_1, rows_per_block_1, block_width_1);
+        const float4 _e13 = bone_block_texel((x_4 + 1u), row_1, rows_per_block_1, block_width_1);
+        const float4 _e16 = bone_block_texel((x_4 + 2u), row_1, rows_per_block_1, block_width_1);
+        const float4 _e19 = bone_block_texel((x_4 + 3u), row_1, rows_per_block_1, block_width_1);
+        const Affine affine_3 = ConstructAffine(float4(_e10.x, _e13.x, _e16.x, _e19.x), float4(_e10.y, _e13.y, _e16.y, _e19.y), float4(_e10.z, _e13.z, _e16.z, _e19.z));
         return affine_3;
     }
     if ((matrix_layout == LAYOUT_QTS)) {
         uint x_5 = (joint * 2u);
-        const float4 _e39 = bone_block_texel(x_5, row_1, rows_per_block_1, block_width_1);
-        const float4 _e42 = bone_block_texel((x_5 + 1u), row_1, rows_per_block_1, block_width_1);
-        const Affine _e43 = qts_matrix(_e39, _e42);
-        const Affine affine_4 = _e43;
+        const float4 _e40 = bone_block_texel(x_5, row_1, rows_per_block_1, block_width_1);
+        const float4 _e43 = bone_block_texel((x_5 + 1u), row_1, rows_per_block_1, block_width_1);
+        const Affine _e44 = qts_matrix(_e40, _e43);
+        const Affine affine_4 = _e44;
         return affine_4;
     }
-    uint x_6 = (joint * 3u);
-    const float4 _e46 = bone_block_texel(x_6, row_1, rows_per_block_1, block_width_1);
-    const float4 _e49 = bone_block_texel((x_6 + 1u), row_1, rows_per_block_1, block_width_1);
-    const float4 _e52 = bone_block_texel((x_6 + 2u), row_1, rows_per_block_1, block_width_1);
-    const Affine affine_5 = ConstructAffine(_e46, _e49, _e52);
-    return affine_5;
+    if ((matrix_layout == LAYOUT_QTS_UNORM)) {
+        uint x_6 = (joint * 2u);
+        const float4 _e49 = bone_block_texel(x_6, row_1, rows_per_block_1, block_width_1);
+        float4 q_1 = ((_e49 * 2.0) - (1.0).xxxx);
+        const float4 _e57 = bone_block_texel((x_6 + 1u), row_1, rows_per_block_1, block_width_1);
+        const Affine _e64 = qts_matrix(q_1, (bone_range.min_ + (_e57 * (bone_range.max_ - bone_range.min_))));
+        const Affine affine_5 = _e64;
+        return affine_5;
+    }
+    uint x_7 = (joint * 3u);
+    const float4 _e67 = bone_block_texel(x_7, row_1, rows_per_block_1, block_width_1);
+    const float4 _e70 = bone_block_texel((x_7 + 1u), row_1, rows_per_block_1, block_width_1);
+    const float4 _e73 = bone_block_texel((x_7 + 2u), row_1, rows_per_block_1, block_width_1);
+    const Affine affine_6 = ConstructAffine(_e67, _e70, _e73);
+    return affine_6;
 }
 
 uint naga_f2u32(float value) {
     return uint(clamp(value, 0.0, 4294967000.0));
 }
 
-Affine blend_bones(float4 uv[4], uint channels, uint row_2, uint matrix_layout_1, uint rows_per_block_2, uint block_width_2)
+Affine blend_bones(float4 uv[4], uint channels, uint row_2, uint matrix_layout_1, uint rows_per_block_2, uint block_width_2, BoneRange bone_range_1)
 {
     float4 ch[4] = (float4[4])0;
     Affine acc_1 = (Affine)0;
     uint c = 0u;
 
     ch = uv;
-    const Affine _e7 = affine_zero();
-    acc_1 = _e7;
+    const Affine _e8 = affine_zero();
+    acc_1 = _e8;
     uint2 loop_bound = uint2(4294967295u, 4294967295u);
     bool loop_init = true;
     while(true) {
         if (all(loop_bound == uint2(0u, 0u))) { break; }
         loop_bound -= uint2(loop_bound.y == 0u, 1u);
         if (!loop_init) {
-            uint _e34 = c;
-            c = (_e34 + 1u);
+            uint _e35 = c;
+            c = (_e35 + 1u);
         }
         loop_init = false;
-        uint _e11 = c;
-        if ((_e11 < channels)) {
+        uint _e12 = c;
+        if ((_e12 < channels)) {
         } else {
             break;
         }
         {
-            uint _e13 = c;
-            float4 pair = ch[min(uint(_e13), 3u)];
+            uint _e14 = c;
+            float4 pair = ch[min(uint(_e14), 3u)];
             if ((pair.y != 0.0)) {
-                Affine _e19 = acc_1;
-                const Affine _e22 = bone_matrix(naga_f2u32(pair.x), row_2, matrix_layout_1, rows_per_block_2, block_width_2);
-                const Affine _e24 = add_weighted(_e19, _e22, pair.y);
-                acc_1 = _e24;
+                Affine _e20 = acc_1;
+                const Affine _e23 = bone_matrix(naga_f2u32(pair.x), row_2, matrix_layout_1, rows_per_block_2, block_width_2, bone_range_1);
+                const Affine _e25 = add_weighted(_e20, _e23, pair.y);
+                acc_1 = _e25;
             }
             if ((pair.w != 0.0)) {
-                Affine _e28 = acc_1;
-                const Affine _e31 = bone_matrix(naga_f2u32(pair.z), row_2, matrix_layout_1, rows_per_block_2, block_width_2);
-                const Affine _e33 = add_weighted(_e28, _e31, pair.w);
-                acc_1 = _e33;
+                Affine _e29 = acc_1;
+                const Affine _e32 = bone_matrix(naga_f2u32(pair.z), row_2, matrix_layout_1, rows_per_block_2, block_width_2, bone_range_1);
+                const Affine _e34 = add_weighted(_e29, _e32, pair.w);
+                acc_1 = _e34;
             }
         }
     }
-    Affine _e37 = acc_1;
-    const Affine affine_6 = _e37;
-    return affine_6;
+    Affine _e38 = acc_1;
+    const Affine affine_7 = _e38;
+    return affine_7;
 }
 
 Deformed skin(Affine m_3, float3 p_1, float3 n_1)
@@ -295,7 +312,7 @@ Deformed skin(Affine m_3, float3 p_1, float3 n_1)
     return deformed_1;
 }
 
-Deformed bone_deform(AnimationState state, float4 uv_1[4], uint channels_1, float3 p_2, float3 n_2, uint matrix_layout_2, uint height, uint rows_per_block_3, uint block_width_3)
+Deformed bone_deform(AnimationState state, float4 uv_1[4], uint channels_1, float3 p_2, float3 n_2, uint matrix_layout_2, uint height, uint rows_per_block_3, uint block_width_3, BoneRange bone_range_2)
 {
     float4 rows[4] = (float4[4])0;
     float3 pos = (0.0).xxx;
@@ -315,48 +332,48 @@ Deformed bone_deform(AnimationState state, float4 uv_1[4], uint channels_1, floa
         if (all(loop_bound_1 == uint2(0u, 0u))) { break; }
         loop_bound_1 -= uint2(loop_bound_1.y == 0u, 1u);
         if (!loop_init_1) {
-            uint _e70 = k;
-            k = (_e70 + 1u);
+            uint _e71 = k;
+            k = (_e71 + 1u);
         }
         loop_init_1 = false;
-        uint _e27 = k;
-        if ((_e27 < 4u)) {
+        uint _e28 = k;
+        if ((_e28 < 4u)) {
         } else {
             break;
         }
         {
-            uint _e30 = k;
-            float4 s_3 = rows[min(uint(_e30), 3u)];
+            uint _e31 = k;
+            float4 s_3 = rows[min(uint(_e31), 3u)];
             if (!((s_3.x > 0.0))) {
                 continue;
             }
             float weight = s_3.x;
             float fraction = s_3.y;
             uint row_6 = naga_f2u32(s_3.z);
-            const Affine _e41 = blend_bones(uv_1, channels_1, row_6, matrix_layout_2, rows_per_block_3, block_width_3);
-            const Deformed _e42 = skin(_e41, p_2, n_2);
-            d_1 = _e42;
+            const Affine _e42 = blend_bones(uv_1, channels_1, row_6, matrix_layout_2, rows_per_block_3, block_width_3, bone_range_2);
+            const Deformed _e43 = skin(_e42, p_2, n_2);
+            d_1 = _e43;
             if ((fraction > 0.0)) {
-                const Affine _e49 = blend_bones(uv_1, channels_1, min((row_6 + 1u), last_row), matrix_layout_2, rows_per_block_3, block_width_3);
-                const Deformed _e50 = skin(_e49, p_2, n_2);
-                float3 _e52 = d_1.position;
-                const float3 _e54 = lerp3_(_e52, _e50.position, fraction);
-                float3 _e56 = d_1.normal;
-                const float3 _e58 = lerp3_(_e56, _e50.normal, fraction);
-                d_1 = ConstructDeformed(_e54, _e58);
+                const Affine _e50 = blend_bones(uv_1, channels_1, min((row_6 + 1u), last_row), matrix_layout_2, rows_per_block_3, block_width_3, bone_range_2);
+                const Deformed _e51 = skin(_e50, p_2, n_2);
+                float3 _e53 = d_1.position;
+                const float3 _e55 = lerp3_(_e53, _e51.position, fraction);
+                float3 _e57 = d_1.normal;
+                const float3 _e59 = lerp3_(_e57, _e51.normal, fraction);
+                d_1 = ConstructDeformed(_e55, _e59);
             }
-            float3 _e60 = pos;
-            float3 _e62 = d_1.position;
-            pos = (_e60 + (_e62 * weight));
-            float3 _e65 = nrm;
-            float3 _e67 = d_1.normal;
-            nrm = (_e65 + (_e67 * weight));
+            float3 _e61 = pos;
+            float3 _e63 = d_1.position;
+            pos = (_e61 + (_e63 * weight));
+            float3 _e66 = nrm;
+            float3 _e68 = d_1.normal;
+            nrm = (_e66 + (_e68 * weight));
         }
     }
-    float3 _e73 = pos;
-    float3 _e74 = nrm;
-    const float3 _e75 = safe_normalize(_e74);
-    const Deformed deformed_3 = ConstructDeformed(_e73, _e75);
+    float3 _e74 = pos;
+    float3 _e75 = nrm;
+    const float3 _e76 = safe_normalize(_e75);
+    const Deformed deformed_3 = ConstructDeformed(_e74, _e76);
     return deformed_3;
 }
 
@@ -395,12 +412,12 @@ float3 octahedral_decode(float2 e)
     n_3 = float3(e.x, e.y, ((1.0 - abs(e.x)) - abs(e.y)));
     float _e13 = n_3.z;
     if ((_e13 < 0.0)) {
-        float x_7 = n_3.x;
+        float x_8 = n_3.x;
         float y_2 = n_3.y;
-        const float _e24 = sign_not_zero(x_7);
+        const float _e24 = sign_not_zero(x_8);
         n_3.x = ((1.0 - abs(y_2)) * _e24);
         const float _e30 = sign_not_zero(y_2);
-        n_3.y = ((1.0 - abs(x_7)) * _e30);
+        n_3.y = ((1.0 - abs(x_8)) * _e30);
     }
     float3 _e32 = n_3;
     const float3 _e33 = safe_normalize(_e32);
@@ -415,6 +432,13 @@ float4 vat_decode(float4 raw, VatStream stream)
     if ((stream.encoding == ENCODING_OCTAHEDRAL)) {
         const float3 _e20 = octahedral_decode(((raw.xy * 2.0) - (1.0).xx));
         return float4(_e20, ((raw.w * 2.0) - 1.0));
+    }
+    if ((stream.encoding == ENCODING_PACKED)) {
+        float code = round((raw.w * 65535.0));
+        float ux = floor((code / 256.0));
+        float uy = (code - (ux * 256.0));
+        const float3 _e49 = octahedral_decode((((float2(ux, uy) / (255.0).xx) * 2.0) - (1.0).xx));
+        return float4(_e49, 1.0);
     }
     return raw;
 }
@@ -526,11 +550,12 @@ VertexOutput_bone_vertex bone_vertex(BoneVertex v)
     uint _e19 = params.bone_height;
     uint _e22 = params.bone_rows_per_block;
     uint _e25 = params.bone_block_width;
-    const Deformed _e26 = bone_deform(_e8, uv_3, _e11, v.position, v.normal, _e16, _e19, _e22, _e25);
-    float4 _e29 = instance.root_motion;
-    const Deformed _e30 = root_motion_apply(_e29, _e26);
-    float4x4 _e33 = instance.world_view_projection;
-    const VertexOut vertexout = ConstructVertexOut(mul(float4(_e30.position, 1.0), _e33), _e30.normal);
+    BoneRange _e28 = params.bone_range;
+    const Deformed _e29 = bone_deform(_e8, uv_3, _e11, v.position, v.normal, _e16, _e19, _e22, _e25, _e28);
+    float4 _e32 = instance.root_motion;
+    const Deformed _e33 = root_motion_apply(_e32, _e29);
+    float4x4 _e36 = instance.world_view_projection;
+    const VertexOut vertexout = ConstructVertexOut(mul(float4(_e33.position, 1.0), _e36), _e33.normal);
     const VertexOutput_bone_vertex vertexout_1 = { vertexout.normal, vertexout.clip_ };
     return vertexout_1;
 }

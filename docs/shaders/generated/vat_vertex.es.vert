@@ -19,6 +19,10 @@ struct Deformed {
     vec3 position;
     vec3 normal;
 };
+struct BoneRange {
+    vec4 min_;
+    vec4 max_;
+};
 struct VatStream {
     uint encoding;
     vec4 bounds_min;
@@ -45,6 +49,7 @@ struct Params {
     uint channels;
     uint bone_rows_per_block;
     uint bone_block_width;
+    BoneRange bone_range;
     VatLayout vat;
 };
 struct BoneVertex {
@@ -62,9 +67,11 @@ struct VertexOut {
 const uint LAYOUT_MAT4_ = 0u;
 const uint LAYOUT_MAT3X4_ = 1u;
 const uint LAYOUT_QTS = 2u;
+const uint LAYOUT_QTS_UNORM = 3u;
 const uint ENCODING_FLOAT = 0u;
 const uint ENCODING_BOUNDS = 1u;
 const uint ENCODING_OCTAHEDRAL = 2u;
+const uint ENCODING_PACKED = 3u;
 
 uniform highp sampler2DArray _group_0_binding_1_vs;
 
@@ -190,6 +197,13 @@ vec4 vat_decode(vec4 raw, VatStream stream) {
     if ((stream.encoding == ENCODING_OCTAHEDRAL)) {
         vec3 _e20 = octahedral_decode(((raw.xy * 2.0) - vec2(1.0)));
         return vec4(_e20, ((raw.w * 2.0) - 1.0));
+    }
+    if ((stream.encoding == ENCODING_PACKED)) {
+        float code = roundEven((raw.w * 65535.0));
+        float ux = floor((code / 256.0));
+        float uy = (code - (ux * 256.0));
+        vec3 _e49 = octahedral_decode((((vec2(ux, uy) / vec2(255.0)) * 2.0) - vec2(1.0)));
+        return vec4(_e49, 1.0);
     }
     return raw;
 }

@@ -6,6 +6,8 @@ use rigbake_core::bake::frames::{FrameBake, bake_frames, check_forms};
 use rigbake_core::bake::{BoneBakeOptions, BoneTexture};
 use rigbake_core::timeline::Timeline;
 use rigbake_format::meta;
+use rigbake_format::meta::TextureContainer;
+use rigbake_format::texture::Precision;
 use rigbake_format::texture::{self, RgbaImage};
 
 use super::common::{Part, node_name};
@@ -64,9 +66,17 @@ pub(super) fn bake(
             return Err(StepError::bare(refusal));
         };
         options.layout = layout;
+        // 16-bit normalised samples are a qts form: the matrix layouts
+        // take exact floats instead.
+        let precision = if options.precision == Precision::Unorm16 {
+            options.precision = Precision::F32;
+            " at f32 precision"
+        } else {
+            ""
+        };
         baked = bake_frames(model, timeline, &options, anchors).map_err(StepError::bare)?;
         fallback = Some(format!(
-            "bone textures baked as {} (--layout-fallback): {}: {}",
+            "bone textures baked as {}{precision} (--layout-fallback): {}: {}",
             crate::inspect::name(&layout),
             refusal.object,
             refusal.message
@@ -93,9 +103,14 @@ pub(super) fn bake(
         if tex.fold.is_folded() {
             folds.push(fold_meta(meta::FoldedTexture::Bones(k as u32), &tex.fold));
         }
-        let (bytes, max_error) = encode(tex, settings)
+        let precision = options.precision;
+        let (bytes, max_error) = encode(tex, precision, settings.texture_container)
             .map_err(|e| StepError::during(format!("skins[{}]", tex.set.skin), e))?;
-        let ext = settings.texture_container.extension().unwrap_or("exr");
+        let ext = match (settings.texture_container.extension(), precision) {
+            (Some(ext), _) => ext,
+            (None, Precision::Unorm16) => "png",
+            (None, _) => "exr",
+        };
         let (name, storage) = sink.place_texture(&format!("bones.skin{k}.{ext}"), &bytes)?;
         texture_meta.push(meta::TextureMeta {
             kind: meta::TextureKind::BoneMatrices,
@@ -103,8 +118,12 @@ pub(super) fn bake(
             width: tex.width as u32,
             height: tex.height as u32,
             layout: tex.layout,
-            precision: settings.precision,
-            encoding: meta::Encoding::ExrZip,
+            precision,
+            encoding: if ext == "png" {
+                meta::Encoding::Png16
+            } else {
+                meta::Encoding::ExrZip
+            },
             bytes: bytes.len() as u64,
             crc32: crc32fast::hash(&bytes),
             storage,
@@ -143,16 +162,20 @@ pub(super) fn bake(
 /// Encodes a bone texture (EXR, KTX2 or DDS); returns the bytes and the
 /// largest error of a decoded matrix entry: what the precision introduced,
 /// or for a lossy layout what the form and the precision did together.
-fn encode(tex: &BoneTexture, settings: &BakeSettings) -> rigbake_format::Result<(Vec<u8>, f64)> {
+fn encode(
+    tex: &BoneTexture,
+    precision: Precision,
+    container: TextureContainer,
+) -> rigbake_format::Result<(Vec<u8>, f64)> {
     let max_error = match tex.form_error {
         Some(form) => form.max,
-        None => texture::quantization_error(&tex.data, settings.precision)?,
+        None => texture::quantization_error(&tex.data, precision)?,
     };
     let image = RgbaImage {
         width: tex.width,
         height: tex.height,
         data: &tex.data,
     };
-    let bytes = texture::encode_image(&image, settings.precision, settings.texture_container)?;
+    let bytes = texture::encode_image(&image, precision, container)?;
     Ok((bytes, max_error))
 }

@@ -343,6 +343,11 @@ fn assemble(
         .flat_map(|b| b.baked.iter().map(|t| t.set.mesh_node))
         .collect();
     let placement = plan.rest.record(&plan.model, &space_nodes);
+    let bone_ranges = bones
+        .iter()
+        .map(|b| b.baked.iter().map(|t| t.range).collect::<Vec<_>>())
+        .find(|r| r.iter().any(Option::is_some))
+        .map(|textures| meta::BoneRangesMetadata { textures });
     let (skins, textures, bone_folds) = bones
         .map(|b| (b.skins, b.textures, b.folds))
         .unwrap_or_default();
@@ -388,6 +393,7 @@ fn assemble(
             }),
         bounds: Some(bounds),
         weights: weights.map(|w| w.record),
+        bone_ranges,
         outputs: None,
     };
     (metadata, records)
@@ -455,7 +461,8 @@ fn write_records(sink: &mut dyn Sink, records: &Records, key: &str) -> Result<()
     put(sink, records.uv_sets.as_ref())?;
     add_section(sink, SectionKind::Key, Ok(key.as_bytes().to_vec()))?;
     put(sink, records.source.as_ref())?;
-    put(sink, records.bounds.as_ref())
+    put(sink, records.bounds.as_ref())?;
+    put(sink, records.bone_ranges.as_ref())
 }
 
 /// Writes the JSON sidecar of `records` beside the container.

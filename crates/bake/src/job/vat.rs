@@ -11,7 +11,9 @@ use rigbake_core::{ErrorKind, Model};
 use rigbake_format::glb;
 use rigbake_format::meta::{self, VatStream};
 use rigbake_format::texture::gpu::TextureContainer;
-use rigbake_format::vat::{EMPTY_BOUNDS, VatFileSpec, VatFileWriter, stream_floats};
+use rigbake_format::vat::{
+    EMPTY_BOUNDS, VatFileSpec, VatFileWriter, pack_normal_rows, stream_floats,
+};
 
 use super::Observer;
 use super::common::{Part, bounded_stem, file_safe, node_name};
@@ -639,6 +641,28 @@ struct StagedPrimitive {
     writers: Vec<VatFileWriter>,
     /// Per file: its name and where it is being written.
     files: Vec<(String, PathBuf)>,
+    /// Normals packed into the positions files: the largest angle the
+    /// packing cost, degrees (their records name the positions files).
+    packed: Option<f64>,
+}
+
+/// With packed normals, the positions batch and the normals batch of one
+/// row batch become one batch of four planes per row (the normals' code
+/// in the fourth: [`pack_normal_rows`]), the worst angle kept in `worst`;
+/// the buffers done with go to `spare`. Otherwise the batches as they are.
+fn pack_batches(
+    packed: Option<&mut f64>,
+    width: usize,
+    [pos, nrm, tan]: [Option<Vec<f32>>; 3],
+    spare: &mut Pool,
+) -> [Option<Vec<f32>>; 3] {
+    let (Some(worst), Some(p), Some(n)) = (packed, pos.as_ref(), nrm.as_ref()) else {
+        return [pos, nrm, tan];
+    };
+    let mut out = spare.pop().unwrap_or_default();
+    *worst = worst.max(pack_normal_rows(p, n, width, &mut out));
+    spare.extend([pos, nrm].into_iter().flatten());
+    [Some(out), None, tan]
 }
 
 /// Streams every texture of one primitive to its writers, growing `boxes`
@@ -656,8 +680,13 @@ fn bake_primitive(
     let pages = p.layout.pages();
     // KTX2 and DDS keep a stream's pages as the layers of one file.
     let layers = if container.is_exr() { 1 } else { pages };
+    // Packed normals live in the positions files' alpha: no file of their
+    // own, a record naming the positions file (`finish_primitive`).
+    let packed = p.normals
+        && vs.encoding == meta::VatEncoding::Png16
+        && vs.direction_encoding == meta::DirectionEncoding::Packed;
     let mut streams = vec![VatStream::Positions];
-    if p.normals {
+    if p.normals && !packed {
         streams.push(VatStream::Normals);
     }
     if p.tangents {
@@ -673,6 +702,7 @@ fn bake_primitive(
         bounds: None,
         container,
         layers,
+        packed_normals: packed && stream == VatStream::Positions,
     };
     let mut specs: Vec<VatFileSpec> = streams.iter().map(|s| spec_of(*s)).collect();
     if specs.iter().any(VatFileSpec::needs_bounds) {
@@ -694,6 +724,10 @@ fn bake_primitive(
                 let used = stream_floats(spec.stream);
                 b[0][used..].fill(0.0);
                 b[1][used..].fill(0.0);
+                if spec.packed_normals {
+                    // The packed code: 0 to 1 is 0 to 65535.
+                    b[1][3] = 1.0;
+                }
                 spec.bounds = Some(b);
             }
         }
@@ -721,6 +755,8 @@ fn bake_primitive(
         writers.push(VatFileWriter::create(&file, *spec).map_err(fail)?);
         files.push((name, file));
     }
+    let mut worst_angle = packed.then_some(0.0f64);
+    let width = p.layout.page_width;
     if p.layout.is_folded() {
         for page in 0..pages {
             for_each_page_batch(baker, index, page, pool, boxes, |pos, nrm, tan| {
@@ -730,7 +766,11 @@ fn bake_primitive(
                     .iter_mut()
                     .skip(page % files_per_stream)
                     .step_by(files_per_stream);
-                push_batches(of_page, [Some(pos), nrm, tan]).map_err(fail)
+                let mut spare = Vec::new();
+                let batches =
+                    pack_batches(worst_angle.as_mut(), width, [Some(pos), nrm, tan], &mut spare);
+                spare.extend(push_batches(of_page, batches).map_err(fail)?);
+                Ok(spare)
             })?;
         }
     } else {
@@ -741,7 +781,15 @@ fn bake_primitive(
             (true, true),
             |first, rows, positions, normals, tangents| {
                 boxes.add_rows(&p.layout, first, &positions[..rows * p.layout.width * 3]);
-                push_batches(writers.iter_mut(), [Some(positions), normals, tangents]).map_err(fail)
+                let mut spare = Vec::new();
+                let batches = pack_batches(
+                    worst_angle.as_mut(),
+                    width,
+                    [Some(positions), normals, tangents],
+                    &mut spare,
+                );
+                spare.extend(push_batches(writers.iter_mut(), batches).map_err(fail)?);
+                Ok(spare)
             },
         )?;
     }
@@ -750,6 +798,7 @@ fn bake_primitive(
         specs,
         writers,
         files,
+        packed: worst_angle,
     })
 }
 
@@ -782,6 +831,7 @@ fn finish_primitive(
         specs,
         writers,
         files,
+        packed,
     } = staged;
     let fail = |e| StepError::during(format!("VAT of {base}"), e);
     let mut out = Vec::with_capacity(specs.len());
@@ -814,6 +864,26 @@ fn finish_primitive(
             },
             spec.layers,
         ));
+    }
+    if let Some(angle) = packed {
+        // Packed normals: one record a page like the other streams, each
+        // naming its page's positions file (the same bytes), after the
+        // positions' records (the texture table's stream order).
+        let positions = out
+            .iter()
+            .take_while(|t| t.stream == VatStream::Positions)
+            .count();
+        let normals: Vec<meta::VatTextureMeta> = out[..positions]
+            .iter()
+            .map(|t| meta::VatTextureMeta {
+                stream: VatStream::Normals,
+                direction_encoding: meta::DirectionEncoding::Packed,
+                bounds: None,
+                max_error: angle,
+                ..t.clone()
+            })
+            .collect();
+        out.splice(positions..positions, normals);
     }
     Ok(out)
 }

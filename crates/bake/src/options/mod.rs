@@ -70,7 +70,10 @@ options! {
         #[flag("normal-convention", value_enum)]
         normal_convention: Option<NormalConvention>,
         /// How PNG VAT stores normals and tangents: `octahedral` or
-        /// `bounds`.
+        /// `bounds`, or `packed`: normals as two 8-bit octahedral
+        /// coordinates in the positions texture's alpha (one texture per
+        /// frame instead of two; within 0.63 degrees; tangents stay
+        /// octahedral).
         #[default("\"octahedral\"")]
         #[serde(default, deserialize_with = "png_directions")]
         #[flag("direction-encoding", value_enum)]
@@ -217,7 +220,9 @@ options! {
         #[default("(none: the model fails, naming the joint)")]
         #[flag("layout-fallback", value_enum, value_name = "LAYOUT")]
         layout_fallback: Option<MatrixLayout>,
-        /// Bone texture sample precision: `f32` or `f16`.
+        /// Bone texture sample precision: `f32` or `f16`, or with the
+        /// `qts` layout `unorm16` (16-bit normalised samples over recorded
+        /// ranges: a 16-bit PNG, or RGBA16 UNORM in KTX2 and DDS).
         #[default("\"f32\"")]
         #[flag("precision", value_enum)]
         precision: Option<Precision>,

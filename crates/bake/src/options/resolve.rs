@@ -23,6 +23,11 @@ pub enum SettingsError {
         "layout_fallback must be `mat4` or `mat3x4` (a layout that holds every skin matrix), got `qts`"
     )]
     LayoutFallback,
+    /// 16-bit normalised precision asked for a matrix layout.
+    #[error(
+        "precision `unorm16` is a form of the `qts` layout (its parts have known ranges); the matrix layouts take `f32` or `f16`"
+    )]
+    Unorm16Layout,
     /// The largest texture size is outside 1..=[`MAX_TEXTURE_SIZE`]
     /// (`key` names the flag or manifest key it came from).
     #[error("{key} must be 1 to {max}, got {got}", max = MAX_TEXTURE_SIZE)]
@@ -192,6 +197,9 @@ impl Options {
         check_max_texture_size("max_texture_size", s.max_texture_size)?;
         if s.layout_fallback.is_some_and(|l| !l.is_exact()) {
             return Err(SettingsError::LayoutFallback);
+        }
+        if s.precision == rigbake_types::Precision::Unorm16 && s.layout.is_exact() {
+            return Err(SettingsError::Unorm16Layout);
         }
         check_outputs(s.outputs)?;
         for &got in std::iter::once(&s.max_influences).chain(&s.lod_influences) {

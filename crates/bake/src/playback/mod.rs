@@ -111,6 +111,9 @@ pub struct BoneTexture {
     pub max_error: f64,
     /// The mesh node whose space the matrices are in.
     pub space_node: usize,
+    /// For `qts` at `unorm16`, the range of the normalised channels (the
+    /// bone-range record's); `None` for float textures.
+    pub range: Option<rigbake_types::qts::Range>,
 }
 
 impl BoneTexture {
@@ -123,6 +126,7 @@ impl BoneTexture {
             fold: self.fold,
             layout: self.layout,
             texels: &self.texels,
+            range: self.range,
         }
     }
 }
@@ -693,6 +697,13 @@ fn load_bones(
             rows: u64::from(rows),
         };
         let mut texture = textures::bone_texture(reader, tex, space_node, &need)?;
+        // Checked on open: a unorm16 texture has its range.
+        texture.range = reader
+            .container
+            .records()
+            .bone_ranges
+            .as_ref()
+            .and_then(|r| r.textures.get(skin.texture as usize).copied().flatten());
         // Checked on open: the clips' rows fit the texture through its fold.
         texture.rows = rows;
         texture.fold = fold_of(

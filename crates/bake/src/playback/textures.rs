@@ -191,7 +191,20 @@ pub(super) fn bone_texture(
         check_need(file, &tex.name, container, (&spec, need))?;
     }
     let bytes = reader.bytes(&tex.name, tex.storage, tex.bytes, tex.crc32)?;
-    let texels = if container.is_exr() {
+    let unorm = tex.precision == rigbake_format::texture::Precision::Unorm16;
+    let damaged = |e: &dyn std::fmt::Display| {
+        LoadError::Damaged(format!("{}: texture `{}`: {e}", file.display(), tex.name))
+    };
+    let texels = if container.is_exr() && unorm {
+        let d = png::read_expecting(Cursor::new(bytes), w, h).map_err(|e| damaged(&e))?;
+        if (d.width, d.height) != (w, h) {
+            return Err(size_error(file, &tex.name, (d.width, d.height), (tex.width, tex.height)));
+        }
+        if d.channels != 4 {
+            return Err(damaged(&format!("{} channels, not RGBA", d.channels)));
+        }
+        unorm_texels(&d.samples)
+    } else if container.is_exr() {
         let decoded = exr::read_expecting(Cursor::new(bytes), w, h).map_err(|e| {
             LoadError::Damaged(format!("{}: texture `{}`: {e}", file.display(), tex.name))
         })?;
@@ -206,14 +219,9 @@ pub(super) fn bone_texture(
         decoded.data
     } else {
         match gpu_samples(file, &tex.name, &bytes, container, (&spec, need))? {
-            GpuSamples::Float(texels) => texels,
-            GpuSamples::Unorm16(_) => {
-                return Err(LoadError::Damaged(format!(
-                    "{}: texture `{}` holds no float samples",
-                    file.display(),
-                    tex.name
-                )));
-            }
+            GpuSamples::Float(texels) if !unorm => texels,
+            GpuSamples::Unorm16(samples) if unorm => unorm_texels(&samples),
+            _ => return Err(damaged(&"its samples are not of the recorded precision")),
         }
     };
     Ok(BoneTexture {
@@ -225,7 +233,16 @@ pub(super) fn bone_texture(
         texels,
         max_error: tex.max_error,
         space_node,
+        range: None,
     })
+}
+
+/// 16-bit normalised samples as a GPU reads them: `sample / 65535`.
+fn unorm_texels(samples: &[u16]) -> Vec<f32> {
+    samples
+        .iter()
+        .map(|&s| f32::from(s) / rigbake_types::qts::UNORM_MAX)
+        .collect()
 }
 
 /// Stored samples of a VAT texture, shared (an atlas serves every
@@ -375,10 +392,14 @@ impl VatPages {
 
 /// How a VAT texture's 16-bit samples decode (bounds or octahedral).
 fn unorm_decode(file: &Path, tex: &meta::VatTextureMeta) -> Result<VatDecode, LoadError> {
-    let octahedral = tex.stream != VatStream::Positions
-        && tex.direction_encoding == DirectionEncoding::Octahedral;
-    if octahedral {
-        return Ok(VatDecode::Octahedral);
+    let directions = tex.stream != VatStream::Positions;
+    match tex.direction_encoding {
+        DirectionEncoding::Octahedral if directions => return Ok(VatDecode::Octahedral),
+        // The normals record of packed normals names the positions file.
+        DirectionEncoding::Packed if tex.stream == VatStream::Normals => {
+            return Ok(VatDecode::Packed);
+        }
+        _ => {}
     }
     let [min, max] = tex.bounds.ok_or_else(|| {
         LoadError::Damaged(format!(

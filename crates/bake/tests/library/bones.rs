@@ -26,6 +26,58 @@ fn read_metadata(dir: &Path, stem: &str) -> Metadata {
         .clone()
 }
 
+/// The bone-range record's range of texture `k`, if any.
+fn read_range(dir: &Path, stem: &str, k: usize) -> Option<[[f32; 4]; 2]> {
+    let path = dir.join(format!("{stem}.rigbake"));
+    Container::open(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .records()
+        .bone_ranges
+        .as_ref()
+        .and_then(|r| r.textures[k])
+}
+
+/// A bone texture as float texels: an EXR read with the exr crate, or a
+/// `unorm16` qts PNG read with the png crate and mapped to the float form
+/// by formats/bone-matrix-texture.md's rule (`raw = u / 65535`; the
+/// quaternion `raw * 2 - 1`, the rest `min + raw * (max - min)`).
+fn read_bone_texture(path: &Path, range: Option<[[f32; 4]; 2]>) -> Rgba {
+    let Some([lo, hi]) = range else {
+        return read_exr(path);
+    };
+    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut reader = png::Decoder::new(std::io::BufReader::new(file))
+        .read_info()
+        .unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!(
+        (info.color_type, info.bit_depth),
+        (png::ColorType::Rgba, png::BitDepth::Sixteen),
+        "{}",
+        path.display()
+    );
+    let (width, height) = (info.width as usize, info.height as usize);
+    let data = buf[..info.buffer_size()]
+        .chunks_exact(2)
+        .enumerate()
+        .map(|(i, b)| {
+            let raw = f64::from(u16::from_be_bytes([b[0], b[1]])) / 65535.0;
+            let (texel, c) = (i / 4, i % 4);
+            if texel % 2 == 0 {
+                (raw * 2.0 - 1.0) as f32
+            } else {
+                (f64::from(lo[c]) + raw * f64::from(hi[c] - lo[c])) as f32
+            }
+        })
+        .collect();
+    Rgba {
+        width,
+        height,
+        data,
+    }
+}
+
 fn texture_matrix(tex: &Rgba, layout: MatrixLayout, row: usize, joint: usize) -> DMat4 {
     let ppj = match layout {
         MatrixLayout::Mat4 => 4,
@@ -69,7 +121,8 @@ fn round_trip_error(model_path: &Path, out: &Path) -> f64 {
     let mut pose = LocalPose::rest(&model);
     for skin_meta in &meta.skins {
         let tex_meta = &meta.textures[skin_meta.texture as usize];
-        let tex = read_exr(&dir.join(&tex_meta.name));
+        let range = read_range(&dir, &name, skin_meta.texture as usize);
+        let tex = read_bone_texture(&dir.join(&tex_meta.name), range);
         assert_eq!(tex.height as u32, tex_meta.height);
         for mesh_node_name in &skin_meta.mesh_nodes {
             let node = model
@@ -274,6 +327,43 @@ fn qts_bakes_reproduce_direct_evaluation_or_name_a_matrix_it_cannot_hold() {
         }
     }
     assert!(baked >= 3, "qts baked only {baked} shared models");
+}
+
+#[test]
+fn qts_at_unorm16_reproduces_direct_evaluation_within_1e_4_of_the_size() {
+    // 16-bit normalised parts: a quaternion step of 2/65535 turns a vertex
+    // at distance d from the origin by up to about 1.5e-5 d, a translation
+    // step is 1/65535 of its range; both far below 1e-4 of the diagonal
+    // (the compact-encoding issue's budget) on the shared models qts holds.
+    let Some(skinned) =
+        skinned_shared_models("qts_at_unorm16_reproduces_direct_evaluation_within_1e_4_of_the_size")
+    else {
+        return;
+    };
+    let unorm = settings(|s| {
+        s.layout = MatrixLayout::Qts;
+        s.precision = rigbake_format::texture::Precision::Unorm16;
+    });
+    let mut baked = 0;
+    for model in skinned {
+        let out = tempfile::tempdir().unwrap();
+        let result = bake(&model, out.path(), &unorm);
+        if result.outcome.is_failure() {
+            assert!(result.error().contains("non-uniform scale"), "{}", result.error());
+            continue;
+        }
+        let name = stem(&model);
+        let meta = read_metadata(&out.path().join(&name), &name);
+        for t in &meta.textures {
+            assert_eq!(t.precision, rigbake_format::texture::Precision::Unorm16);
+            assert!(t.name.ends_with(".png"), "{}", t.name);
+        }
+        let err = round_trip_error(&model, out.path());
+        eprintln!("{name} (qts unorm16): max error / diagonal = {err:.2e}");
+        assert!(err <= 1e-4, "{name} (qts unorm16): relative error {err:e}");
+        baked += 1;
+    }
+    assert!(baked >= 3, "qts unorm16 baked only {baked} shared models");
 }
 
 /// Re-evaluates the skin matrix a qts refusal names (`skins[s].joints[j]`,

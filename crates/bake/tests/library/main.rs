@@ -15,6 +15,7 @@ mod compression;
 mod inspect;
 mod morphs;
 mod openvat_progress;
+mod packed;
 mod preview;
 mod scenes;
 mod settings;

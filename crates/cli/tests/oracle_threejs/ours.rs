@@ -208,6 +208,7 @@ impl Played for Bones {
             fold: rigbake_core::fold::Fold::unfolded(t.width, 1, t.height),
             layout: t.layout,
             texels: &t.texels,
+            range: None,
         };
         let state = at_row(row);
         prim.positions

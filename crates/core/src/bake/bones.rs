@@ -12,7 +12,7 @@ use glam::{DMat4, Mat4};
 
 use crate::layout::MatrixLayout;
 use crate::model::{Model, Property};
-use rigbake_types::Precision;
+use rigbake_types::{Precision, qts};
 
 /// A group of skinned mesh instances that share one baked matrix set:
 /// identical skins (same joints, same inverse binds) on mesh nodes whose
@@ -141,6 +141,10 @@ pub struct BoneTexture {
     pub data: Vec<f32>,
     /// What a lossy layout lost (`None` for the matrix layouts).
     pub form_error: Option<FormError>,
+    /// The range of the normalised channels (`qts` at
+    /// [`Precision::Unorm16`]: `data` then holds each sample as
+    /// `sample / 65535`); `None` for float textures.
+    pub range: Option<qts::Range>,
 }
 
 /// What a lossy matrix form ([`MatrixLayout::Qts`]) lost in one texture,
@@ -182,9 +186,56 @@ impl FormError {
 impl BoneTexture {
     /// The matrix of `joint` at `row`, decoded as a shader would.
     pub fn matrix(&self, row: usize, joint: usize) -> Mat4 {
+        let texels = &self.data[self.joint_span(row, joint)];
+        match &self.range {
+            Some(range) => self.layout.decode(&qts::from_unorm(texels, range)),
+            None => self.layout.decode(texels),
+        }
+    }
+
+    /// Where the texels of `joint` at `row` are in `data`.
+    fn joint_span(&self, row: usize, joint: usize) -> std::ops::Range<usize> {
         let ppj = self.layout.pixels_per_joint();
         let (_, x, y) = self.fold.texel((joint * ppj) as u32, 0, row as u32);
         let start = (y as usize * self.width + x as usize) * 4;
-        self.layout.decode(&self.data[start..start + ppj * 4])
+        start..start + ppj * 4
+    }
+
+    /// Stores a `qts` texture's texels as 16-bit normalised samples
+    /// ([`Precision::Unorm16`]) over the range of its translations and
+    /// scales ([`qts::to_unorm`]), and adds what that costs to its
+    /// recorded error: the largest entry difference between each matrix
+    /// decoded before and after, over every joint and row (added to the
+    /// form's own error, a bound by the triangle inequality).
+    pub fn to_unorm16(&mut self, joints: usize, rows: usize) {
+        if self.layout != MatrixLayout::Qts {
+            return;
+        }
+        let spans: Vec<_> = (0..rows)
+            .flat_map(|r| (0..joints).map(move |j| (r, j)))
+            .map(|(r, j)| self.joint_span(r, j))
+            .collect();
+        let mut range = [[f32::INFINITY; 4], [f32::NEG_INFINITY; 4]];
+        for span in &spans {
+            for (c, &v) in self.data[span.start + 4..span.end].iter().enumerate() {
+                range[0][c] = range[0][c].min(v);
+                range[1][c] = range[1][c].max(v);
+            }
+        }
+        if spans.is_empty() {
+            range = [[0.0; 4]; 2];
+        }
+        let mut added = 0.0f64;
+        for span in spans {
+            let texels = &mut self.data[span];
+            let before = MatrixLayout::Qts.decode(texels);
+            qts::to_unorm(texels, &range);
+            let after = MatrixLayout::Qts.decode(&qts::from_unorm(texels, &range));
+            added = added.max(qts::entry_error(&before.as_dmat4(), &after));
+        }
+        self.range = Some(range);
+        if let Some(form) = &mut self.form_error {
+            form.max += added;
+        }
     }
 }

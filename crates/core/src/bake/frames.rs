@@ -215,6 +215,7 @@ pub fn bake_frames(
             fold,
             data: vec![0.0; width * height * 4],
             form_error: None,
+            range: None,
         });
     }
     let mut tracks = AnchorTracks {
@@ -324,6 +325,10 @@ pub fn bake_frames(
     if !layout.is_exact() {
         for (tex, form) in textures.iter_mut().zip(forms) {
             tex.form_error = form;
+            if options.precision == Precision::Unorm16 {
+                let joints = model.skins[tex.set.skin].joints.len();
+                tex.to_unorm16(joints, rows);
+            }
         }
     }
     Ok(FrameBake {
@@ -346,7 +351,9 @@ fn form_error(
     let layout = MatrixLayout::Qts;
     let own = rigbake_types::qts::entry_error(m, &layout.decode(pixels));
     let stored = match precision {
-        Precision::F32 => own,
+        // 16-bit normalised samples are measured once the texture's range
+        // is known (`BoneTexture::to_unorm16`).
+        Precision::F32 | Precision::Unorm16 => own,
         Precision::F16 => {
             let mut rounded = [0.0f32; 4 * rigbake_types::qts::TEXELS_PER_JOINT];
             for (r, &p) in rounded.iter_mut().zip(pixels) {

@@ -44,6 +44,10 @@ pub struct BoneTextureView<'a> {
     pub layout: MatrixLayout,
     /// `width * height * 4` floats.
     pub texels: &'a [f32],
+    /// `qts` at 16-bit normalised precision: the range of the second
+    /// texel's channels, and the texels hold `sample / 65535`
+    /// ([`rigbake_types::qts::from_unorm`]); `None` for float textures.
+    pub range: Option<rigbake_types::qts::Range>,
 }
 
 impl BoneTextureView<'_> {
@@ -97,7 +101,13 @@ impl BoneTextureView<'_> {
             MatrixLayout::Qts => {
                 let x = joint.saturating_mul(2);
                 let (q, ts) = (load(x, row), load(x.saturating_add(1), row));
-                let m = MatrixLayout::Qts.decode(&[q.x, q.y, q.z, q.w, ts.x, ts.y, ts.z, ts.w]);
+                let texels = [q.x, q.y, q.z, q.w, ts.x, ts.y, ts.z, ts.w];
+                let m = match &self.range {
+                    Some(range) => {
+                        MatrixLayout::Qts.decode(&rigbake_types::qts::from_unorm(&texels, range))
+                    }
+                    None => MatrixLayout::Qts.decode(&texels),
+                };
                 [m.row(0), m.row(1), m.row(2)]
             }
         }
@@ -221,6 +231,7 @@ mod tests {
                 fold: Fold::unfolded(2 * layout.pixels_per_joint() as u32, 1, 3),
                 layout,
                 texels: &data,
+            range: None,
             };
             // Half on each joint: p' = 0.5 (p + (r, 0, 0)) + 0.5 (2px, py + r, pz).
             let channels = [[0.0, 0.5, 1.0, 0.5]];
@@ -271,6 +282,7 @@ mod tests {
             fold: Fold::unfolded(8, 1, 3),
             layout: MatrixLayout::Mat4,
             texels: &data[..10], // shorter than it claims
+            range: None,
         };
         assert_eq!(tex.bone_matrix(7, 1), ZERO_ROWS);
         assert_eq!(tex.bone_matrix(0, 99), ZERO_ROWS);

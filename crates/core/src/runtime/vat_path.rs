@@ -54,6 +54,9 @@ pub enum VatDecode {
     },
     /// Unsigned 16-bit octahedral directions (R, G), tangent sign in A.
     Octahedral,
+    /// A normal packed into the alpha of a 16-bit positions texel (format
+    /// 1.13): `u = 256 * ux + uy`, two 8-bit octahedral coordinates.
+    Packed,
 }
 
 /// One vertex animation texture as a shader sees it.
@@ -281,6 +284,15 @@ impl<'a> VatTextureView<'a> {
             (VatSamples::Unorm16(_), VatDecode::Octahedral) => {
                 let e = Vec2::new(unorm(q[0]) * 2.0 - 1.0, unorm(q[1]) * 2.0 - 1.0);
                 octahedral_decode(e).extend(unorm(q[3]) * 2.0 - 1.0)
+            }
+            (VatSamples::Unorm16(_), VatDecode::Packed) => {
+                // As the shader: the code back from the UNORM value, then
+                // its two bytes.
+                let code = (unorm(q[3]) * 65535.0).round();
+                let ux = (code / 256.0).floor();
+                let uy = code - ux * 256.0;
+                let e = Vec2::new(ux / 255.0 * 2.0 - 1.0, uy / 255.0 * 2.0 - 1.0);
+                octahedral_decode(e).extend(1.0)
             }
             (VatSamples::Unorm16(_), VatDecode::Float) => {
                 Vec4::new(unorm(q[0]), unorm(q[1]), unorm(q[2]), unorm(q[3]))

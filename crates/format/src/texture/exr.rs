@@ -68,8 +68,17 @@ pub fn write<W: Write + Seek>(
                 .non_parallel()
                 .to_buffered(writer)?;
         }
+        Precision::Unorm16 => return Err(not_float()),
     }
     Ok(())
+}
+
+/// EXR holds float samples: 16-bit normalised textures are 16-bit PNG.
+fn not_float() -> FormatError {
+    FormatError::Invalid(
+        "EXR stores float samples, not 16-bit normalised ones (unorm16 textures are 16-bit PNG)"
+            .to_owned(),
+    )
 }
 
 /// A decoded RGBA texture: `width * height * 4` floats, row-major, row 0 first.
@@ -369,6 +378,7 @@ fn write_stream<W: Write + Seek>(
     let (sample_type, sample_bytes) = match spec.precision {
         Precision::F32 => (SampleType::F32, 4),
         Precision::F16 => (SampleType::F16, 2),
+        Precision::Unorm16 => return Err(not_float()),
     };
     // EXR lists channels sorted by name (A, B, G, R) and stores each line
     // channel by channel: `planes` maps each header channel to the plane

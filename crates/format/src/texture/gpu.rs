@@ -68,16 +68,26 @@ pub fn write(
 }
 
 /// Little-endian RGBA bytes of interleaved RGBA floats, in `sample`
-/// (`F32` or `F16`; half floats rounded to nearest even, as EXR stores
-/// them).
+/// (`F32`; `F16`, half floats rounded to nearest even, as EXR stores them;
+/// `Unorm16`, values in `[0, 1]` as `round(v * 65535)`, clamped).
 pub fn rgba_bytes(data: &[f32], sample: SampleType) -> Vec<u8> {
     match sample {
         SampleType::F32 => data.iter().flat_map(|v| v.to_le_bytes()).collect(),
-        _ => data
+        SampleType::Unorm16 => data
+            .iter()
+            .flat_map(|v| unorm16(*v).to_le_bytes())
+            .collect(),
+        SampleType::F16 => data
             .iter()
             .flat_map(|v| f16::from_f32(*v).to_bits().to_le_bytes())
             .collect(),
     }
+}
+
+/// A value in `[0, 1]` as its 16-bit normalised sample (`round(v *
+/// 65535)`, clamped; NaN gives 0).
+pub fn unorm16(v: f32) -> u16 {
+    (v.clamp(0.0, 1.0) * 65535.0).round() as u16
 }
 
 /// Interleaves one planar row (`floats` planes of `width` samples, R

@@ -20,6 +20,7 @@ impl SampleType {
         match precision {
             super::Precision::F32 => Self::F32,
             super::Precision::F16 => Self::F16,
+            super::Precision::Unorm16 => Self::Unorm16,
         }
     }
 

@@ -31,14 +31,19 @@ pub struct RgbaImage<'a> {
 
 /// Encodes a whole RGBA float image (bone-matrix and anchor textures) as
 /// an EXR (ZIP, scanlines) or, for KTX2 and DDS, as their RGBA texels of
-/// `precision`; the samples are the same either way.
+/// `precision`; the samples are the same either way. At
+/// [`Precision::Unorm16`] the values are in `[0, 1]` and the file is a
+/// 16-bit RGBA PNG (or UNORM texels), each sample `round(v * 65535)`.
 pub fn encode_image(
     image: &RgbaImage<'_>,
     precision: Precision,
     container: gpu::TextureContainer,
 ) -> Result<Vec<u8>> {
     let mut buf = std::io::Cursor::new(Vec::new());
-    if container.is_exr() {
+    if container.is_exr() && precision == Precision::Unorm16 {
+        let samples: Vec<u16> = image.data.iter().map(|&v| gpu::unorm16(v)).collect();
+        return png::encode_rgba16(image.width, image.height, &samples);
+    } else if container.is_exr() {
         exr::write(&mut buf, image, precision)?;
     } else {
         let sample = gpu_spec::SampleType::of_precision(precision);
@@ -63,6 +68,19 @@ pub fn encode_image(
 pub fn quantization_error(data: &[f32], precision: Precision) -> Result<f64> {
     match precision {
         Precision::F32 => Ok(0.0),
+        Precision::Unorm16 => {
+            let mut worst = 0.0f64;
+            for (i, &v) in data.iter().enumerate() {
+                if !(0.0..=1.0).contains(&v) {
+                    return Err(FormatError::Unrepresentable(format!(
+                        "value {v} (float {i}) is outside the 16-bit normalised range 0 to 1"
+                    )));
+                }
+                let stored = f64::from(gpu::unorm16(v)) / 65535.0;
+                worst = worst.max((stored - f64::from(v)).abs());
+            }
+            Ok(worst)
+        }
         Precision::F16 => {
             let mut worst = 0.0f64;
             for (i, &v) in data.iter().enumerate() {

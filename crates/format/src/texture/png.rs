@@ -98,6 +98,37 @@ impl<W: Write + 'static> Png16Writer<W> {
     }
 }
 
+/// A whole 16-bit RGBA PNG of `width` x `height` texels from interleaved
+/// samples (bone textures at `unorm16`: small, so written in one piece),
+/// filtered and compressed as [`Png16Writer`] does.
+pub fn encode_rgba16(width: usize, height: usize, samples: &[u16]) -> Result<Vec<u8>> {
+    let (Ok(w), Ok(h)) = (u32::try_from(width), u32::try_from(height)) else {
+        return Err(FormatError::Invalid(format!(
+            "PNG: {width} x {height} is too large"
+        )));
+    };
+    if samples.len() != width * height * 4 {
+        return Err(FormatError::Invalid(
+            "PNG: samples are not whole rows".to_owned(),
+        ));
+    }
+    let mut out = Vec::new();
+    let mut encoder = png::Encoder::new(&mut out, w, h);
+    encoder.set_color(png::ColorType::Rgba);
+    encoder.set_depth(png::BitDepth::Sixteen);
+    encoder.set_compression(png::Compression::Fast);
+    encoder.set_filter(png::Filter::Sub);
+    let bytes: Vec<u8> = samples.iter().flat_map(|s| s.to_be_bytes()).collect();
+    encoder
+        .write_header()
+        .and_then(|mut w| {
+            w.write_image_data(&bytes)?;
+            w.finish()
+        })
+        .map_err(png_error)?;
+    Ok(out)
+}
+
 /// A [`Png16Writer`] on a thread of its own, fed whole rows of big-endian
 /// samples in order, so compression runs beside the work that produces the
 /// rows. Consumed buffers come back through [`Self::take_spare`].
