@@ -12,12 +12,12 @@
 
 use crate::error::{FormatError, Result};
 use crate::meta::MatrixLayout;
-use crate::texture::Precision;
 use crate::meta::{
     BoundsMetadata, ClipOrigin, FoldMeta, FoldedTexture, LayoutMetadata, Metadata, OutputsMetadata,
     RigMetadata, RootMotionMetadata, RootMotionMode, SourceLocation, TextureCompression,
     VatCompressionMetadata, VatEncoding, VatMetadata, WeightsMetadata,
 };
+use crate::texture::Precision;
 
 /// Largest texture width or height any record may declare (and the largest
 /// `max_texture_size` a bake may record). GPUs cap textures far lower.
@@ -852,12 +852,17 @@ pub fn bone_ranges(r: Option<&crate::meta::BoneRangesMetadata>, m: &Metadata) ->
                 )));
             }
             (true, Some([lo, hi])) => {
-                if t.layout != MatrixLayout::Qts || t.kind != crate::meta::TextureKind::BoneMatrices {
+                if t.layout != MatrixLayout::Qts || t.kind != crate::meta::TextureKind::BoneMatrices
+                {
                     return Err(invalid(format!(
                         "textures[{i}] is stored at precision unorm16, which only bone textures in the qts layout can be"
                     )));
                 }
-                if lo.iter().zip(hi).any(|(a, b)| !(a.is_finite() && b.is_finite() && a <= b)) {
+                if lo
+                    .iter()
+                    .zip(hi)
+                    .any(|(a, b)| !(a.is_finite() && b.is_finite() && a <= b))
+                {
                     return Err(invalid(format!(
                         "the bone-range record's range of textures[{i}] is not finite with min <= max: {lo:?} to {hi:?}"
                     )));

@@ -16,10 +16,10 @@ use crate::check;
 use crate::codec::{self, Named};
 use crate::error::Result;
 use crate::meta::{
-    BoneRangesMetadata, BoundsMetadata, FoldMeta, LayoutMetadata, LodDetailsMetadata, LodsMetadata, LookupUv, Metadata,
-    MorphsMetadata, OutputsMetadata, PlacementMetadata, RigMetadata, RootMotionMetadata,
-    SourceLocation, TextureContainerMetadata, UvSetsMetadata, VatCompressionMetadata, VatMetadata,
-    WeightsMetadata,
+    BoneRangesMetadata, BoundsMetadata, FoldMeta, LayoutMetadata, LodDetailsMetadata, LodsMetadata,
+    LookupUv, Metadata, MorphsMetadata, OutputsMetadata, PlacementMetadata, RigMetadata,
+    RootMotionMetadata, SourceLocation, TextureContainerMetadata, UvSetsMetadata,
+    VatCompressionMetadata, VatMetadata, WeightsMetadata,
 };
 use crate::texture::gpu::TextureContainer;
 

@@ -417,7 +417,12 @@ impl VatFileWriter {
 /// 65535`, which a PNG16 channel bounded to `[0, 1]` stores as the code
 /// itself. Returns the largest angle in degrees between a normal and what
 /// its code decodes to (zero normals, padding, are not measured).
-pub fn pack_normal_rows(positions: &[f32], normals: &[f32], width: usize, out: &mut Vec<f32>) -> f64 {
+pub fn pack_normal_rows(
+    positions: &[f32],
+    normals: &[f32],
+    width: usize,
+    out: &mut Vec<f32>,
+) -> f64 {
     use crate::texture::quantize::{cosine, degrees_of_cosine, pack_normal, unpack_normal};
     let rows = positions.len() / (3 * width.max(1));
     out.clear();

@@ -741,7 +741,10 @@ fn golden_version_1_13_container_with_unorm16_qts_bone_textures_stays_readable()
         if p % 2 == 0 {
             let q = raw.map(|r| r * 2.0 - 1.0);
             let norm = q.iter().map(|v| v * v).sum::<f64>().sqrt();
-            assert!((norm - 1.0).abs() < 1e-4 && q[3] >= -1e-4, "pixel {p}: {q:?}");
+            assert!(
+                (norm - 1.0).abs() < 1e-4 && q[3] >= -1e-4,
+                "pixel {p}: {q:?}"
+            );
         } else {
             let s = f64::from(lo[3]) + raw[3] * f64::from(hi[3] - lo[3]);
             assert!((s - 1.0).abs() < 1e-6, "pixel {p}: scale {s}");

@@ -244,7 +244,11 @@ fn bone_path_of(
             _ => Vec::new(),
         };
         let samples: Vec<u16> = match precision {
-            BonePrecision::Unorm16 => tex.data.iter().map(|&v| (v * 65535.0).round() as u16).collect(),
+            BonePrecision::Unorm16 => tex
+                .data
+                .iter()
+                .map(|&v| (v * 65535.0).round() as u16)
+                .collect(),
             _ => Vec::new(),
         };
         let cpu_texels: Vec<f32> = match precision {

@@ -132,7 +132,11 @@ pub fn to_unorm(texels: &mut [f32], range: &Range) {
     }
     for (c, v) in texels[4..8].iter_mut().enumerate() {
         let (lo, hi) = (range[0][c], range[1][c]);
-        *v = if hi > lo { unorm((*v - lo) / (hi - lo)) } else { 0.0 };
+        *v = if hi > lo {
+            unorm((*v - lo) / (hi - lo))
+        } else {
+            0.0
+        };
     }
 }
 
@@ -248,10 +252,16 @@ mod tests {
         let back = from_unorm(&q, &range);
         for c in 0..4 {
             assert!((back[c] - px[c]).abs() <= 1.0 / 65535.0 + 1e-7, "{c}");
-            assert!((back[4 + c] - px[4 + c]).abs() <= 20.0 / 131070.0 + 1e-6, "{c}");
+            assert!(
+                (back[4 + c] - px[4 + c]).abs() <= 20.0 / 131070.0 + 1e-6,
+                "{c}"
+            );
         }
         // Samples are whole numbers of 1/65535.
-        assert!(q.iter().all(|v| (v * 65535.0 - (v * 65535.0).round()).abs() < 1e-3));
+        assert!(
+            q.iter()
+                .all(|v| (v * 65535.0 - (v * 65535.0).round()).abs() < 1e-3)
+        );
         // An empty range (a constant channel) stores 0 and decodes exactly.
         let flat: Range = [[-7.0, 3.0, 9.5, 1.5], [-7.0, 3.0, 9.5, 1.5]];
         let mut q = px;

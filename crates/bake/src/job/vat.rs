@@ -767,8 +767,12 @@ fn bake_primitive(
                     .skip(page % files_per_stream)
                     .step_by(files_per_stream);
                 let mut spare = Vec::new();
-                let batches =
-                    pack_batches(worst_angle.as_mut(), width, [Some(pos), nrm, tan], &mut spare);
+                let batches = pack_batches(
+                    worst_angle.as_mut(),
+                    width,
+                    [Some(pos), nrm, tan],
+                    &mut spare,
+                );
                 spare.extend(push_batches(of_page, batches).map_err(fail)?);
                 Ok(spare)
             })?;

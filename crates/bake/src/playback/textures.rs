@@ -198,7 +198,12 @@ pub(super) fn bone_texture(
     let texels = if container.is_exr() && unorm {
         let d = png::read_expecting(Cursor::new(bytes), w, h).map_err(|e| damaged(&e))?;
         if (d.width, d.height) != (w, h) {
-            return Err(size_error(file, &tex.name, (d.width, d.height), (tex.width, tex.height)));
+            return Err(size_error(
+                file,
+                &tex.name,
+                (d.width, d.height),
+                (tex.width, tex.height),
+            ));
         }
         if d.channels != 4 {
             return Err(damaged(&format!("{} channels, not RGBA", d.channels)));

@@ -335,9 +335,9 @@ fn qts_at_unorm16_reproduces_direct_evaluation_within_1e_4_of_the_size() {
     // at distance d from the origin by up to about 1.5e-5 d, a translation
     // step is 1/65535 of its range; both far below 1e-4 of the diagonal
     // (the compact-encoding issue's budget) on the shared models qts holds.
-    let Some(skinned) =
-        skinned_shared_models("qts_at_unorm16_reproduces_direct_evaluation_within_1e_4_of_the_size")
-    else {
+    let Some(skinned) = skinned_shared_models(
+        "qts_at_unorm16_reproduces_direct_evaluation_within_1e_4_of_the_size",
+    ) else {
         return;
     };
     let unorm = settings(|s| {
@@ -349,7 +349,11 @@ fn qts_at_unorm16_reproduces_direct_evaluation_within_1e_4_of_the_size() {
         let out = tempfile::tempdir().unwrap();
         let result = bake(&model, out.path(), &unorm);
         if result.outcome.is_failure() {
-            assert!(result.error().contains("non-uniform scale"), "{}", result.error());
+            assert!(
+                result.error().contains("non-uniform scale"),
+                "{}",
+                result.error()
+            );
             continue;
         }
         let name = stem(&model);

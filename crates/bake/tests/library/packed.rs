@@ -115,7 +115,11 @@ fn packed_normals_live_in_the_positions_alpha_within_their_recorded_angle() {
         );
         // Every texel's packed normal against the exact one (32-bit float
         // EXR, same layout), decoded independently.
-        let want = read_exr(&exact.join("walker").join(&v_exact.textures[pe.normals.unwrap() as usize].name));
+        let want = read_exr(
+            &exact
+                .join("walker")
+                .join(&v_exact.textures[pe.normals.unwrap() as usize].name),
+        );
         let (width, samples) = png_samples(&packed.join("walker").join(&pos.name));
         assert_eq!(width, want.width);
         let mut worst = 0.0f64;

@@ -231,7 +231,7 @@ mod tests {
                 fold: Fold::unfolded(2 * layout.pixels_per_joint() as u32, 1, 3),
                 layout,
                 texels: &data,
-            range: None,
+                range: None,
             };
             // Half on each joint: p' = 0.5 (p + (r, 0, 0)) + 0.5 (2px, py + r, pz).
             let channels = [[0.0, 0.5, 1.0, 0.5]];
