@@ -12,8 +12,8 @@ use rigbake_format::meta::{MatrixLayout, Metadata};
 
 use crate::common::reference::direct_global;
 use crate::common::{
-    Rgba, assert_none_failed, bake, bake_all, model_files, on_threads, read_exr, settings,
-    shared_models, stem, tree,
+    Rgba, assert_none_failed, bake, bake_all, model_files, on_threads, read_exr, read_png16,
+    settings, shared_models, stem, tree,
 };
 
 use rigbake_fixtures::testkit::models::UNSKINNED;
@@ -45,24 +45,14 @@ fn read_bone_texture(path: &Path, range: Option<[[f32; 4]; 2]>) -> Rgba {
     let Some([lo, hi]) = range else {
         return read_exr(path);
     };
-    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut reader = png::Decoder::new(std::io::BufReader::new(file))
-        .read_info()
-        .unwrap();
-    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
-    let info = reader.next_frame(&mut buf).unwrap();
-    assert_eq!(
-        (info.color_type, info.bit_depth),
-        (png::ColorType::Rgba, png::BitDepth::Sixteen),
-        "{}",
-        path.display()
-    );
-    let (width, height) = (info.width as usize, info.height as usize);
-    let data = buf[..info.buffer_size()]
-        .chunks_exact(2)
+    let png = read_png16(path);
+    let (width, height) = (png.width, png.height);
+    let data = png
+        .data
+        .iter()
         .enumerate()
-        .map(|(i, b)| {
-            let raw = f64::from(u16::from_be_bytes([b[0], b[1]])) / 65535.0;
+        .map(|(i, u)| {
+            let raw = f64::from(*u) / 65535.0;
             let (texel, c) = (i / 4, i % 4);
             if texel % 2 == 0 {
                 (raw * 2.0 - 1.0) as f32

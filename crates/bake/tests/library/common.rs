@@ -17,7 +17,7 @@ use rigbake::{BakeSettings, Observer};
 use rigbake_types::OutputKind;
 
 pub use rigbake_fixtures::testkit::files::{
-    Rgba, containers, glb_primitive, read_exr, rgba_f32, tree,
+    Rgba, containers, glb_primitive, read_exr, read_png16, rgba_f32, tree,
 };
 pub use rigbake_fixtures::testkit::models::{model_files, shared_models};
 pub use rigbake_fixtures::testkit::reference;
