@@ -14,7 +14,7 @@
 //! bake. That is the job of the three.js oracle, an outside glTF
 //! implementation the bakes are compared with in CI (`docs/oracle.md`).
 
-use glam::{DMat3, DMat4, DVec3, DVec4, Vec3};
+use glam::{DMat3, DMat4, DVec3, DVec4};
 
 use crate::bake::vat::NormalConvention;
 use crate::eval::sample::{LocalPose, blend_poses, sample_clip};
@@ -268,47 +268,8 @@ fn unrecord(r: &Record) -> (Affine, DVec3) {
 
 /// The skin records of `joints` blended by the influences (`js`, `ws`)
 /// of one vertex, its weights renormalised: `sum(record * w / total)`
-/// over the slots with a positive weight, in slot order, starting from
-/// zero. Written without branches (a dropped slot keeps the sum by a
-/// select) and, for four or eight slots, with the divisions side by side,
-/// so it compiles to vector steps; the value is the same either way.
-#[inline(always)]
+/// over the slots with a positive weight, in slot order, from zero.
 fn blend_records(joints: &[Record], js: &[u16], ws: &[f32]) -> Record {
-    #[inline(always)]
-    fn slots<const N: usize>(joints: &[Record], js: &[u16; N], ws: &[f32; N]) -> Record {
-        // A rigid vertex (the first weight positive and finite, every
-        // other exactly zero): the total is that weight, its share
-        // exactly 1, and the sum `0 + m * 1` is `0 + m`, `m` with a -0
-        // made +0. The same bits as the loop below, without it.
-        // (As bits: the first in 1..=f32::MAX's, the others' all but the
-        // sign bit clear.)
-        let others = ws[1..].iter().fold(0u32, |o, w| o | w.to_bits());
-        if (ws[0].to_bits().wrapping_sub(1) < f32::MAX.to_bits()) & (others << 1 == 0) {
-            let m = joints.get(usize::from(js[0])).unwrap_or(&ZERO_RECORD);
-            return std::array::from_fn(|e| 0.0 + m[e]);
-        }
-        let total: f64 = ws.iter().map(|w| f64::from(*w)).sum();
-        let scaled: [f64; N] = std::array::from_fn(|s| f64::from(ws[s]) / total);
-        let mut acc = ZERO_RECORD;
-        for s in 0..N {
-            let keep = ws[s] > 0.0;
-            let m = match joints.get(usize::from(js[s])) {
-                Some(m) if keep => m,
-                _ => &ZERO_RECORD,
-            };
-            for e in 0..16 {
-                let sum = acc[e] + m[e] * scaled[s];
-                acc[e] = if keep { sum } else { acc[e] };
-            }
-        }
-        acc
-    }
-    if let (Ok(j), Ok(w)) = (<&[u16; 4]>::try_from(js), <&[f32; 4]>::try_from(ws)) {
-        return slots(joints, j, w);
-    }
-    if let (Ok(j), Ok(w)) = (<&[u16; 8]>::try_from(js), <&[f32; 8]>::try_from(ws)) {
-        return slots(joints, j, w);
-    }
     let total: f64 = ws.iter().map(|w| f64::from(*w)).sum();
     let mut acc = ZERO_RECORD;
     for (&j, &w) in js.iter().zip(ws) {
@@ -316,8 +277,8 @@ fn blend_records(joints: &[Record], js: &[u16], ws: &[f32]) -> Record {
             && let Some(m) = joints.get(usize::from(j))
         {
             let w = f64::from(w) / total;
-            for e in 0..16 {
-                acc[e] += m[e] * w;
+            for (a, e) in acc.iter_mut().zip(m) {
+                *a += e * w;
             }
         }
     }
@@ -396,8 +357,12 @@ impl<'a> PrimitiveDeform<'a> {
         let mut position = p.positions[v].as_dvec3();
         let mut normal = p.normals.as_ref().map_or(DVec3::ZERO, |x| x[v].as_dvec3());
         // A morphed normal that (nearly) cancels out has no direction to
-        // judge.
-        let mut normal_terms = normal.length();
+        // judge (an unmorphed one never does: its terms are 0 here).
+        let mut normal_terms = if p.morph_targets.is_empty() {
+            0.0
+        } else {
+            normal.length()
+        };
         for (t, target) in p.morph_targets.iter().enumerate() {
             let w = self.weights.get(t).copied().unwrap_or(0.0);
             if let Some(d) = &target.positions {
@@ -419,21 +384,27 @@ impl<'a> PrimitiveDeform<'a> {
     }
 
     /// The position and unit normal of vertex `v` (the normal zero where
-    /// [`Deformed::normal`] says), with normals in `convention`.
+    /// [`Deformed::normal`] says), with normals in `convention`: `rigbake
+    /// verify`'s yardstick, one vertex at a time.
     pub fn position_normal(&self, v: usize, convention: NormalConvention) -> (DVec3, DVec3) {
         let b = self.blended(v);
-        let upper = b.matrix.upper;
+        let (upper, n) = (b.matrix.upper, b.normal);
         let normal = match convention {
-            _ if b.normal.length() < MIN_NORMAL_VOLUME * b.normal_terms => DVec3::ZERO,
-            NormalConvention::InverseTranspose if !well_conditioned(&upper, b.column_terms) => {
-                DVec3::ZERO
-            }
+            _ if n.length_squared() < (MIN_NORMAL_VOLUME * b.normal_terms).powi(2) => DVec3::ZERO,
             NormalConvention::InverseTranspose => {
-                // The bake's unnormalised normal is the cofactor's, `det`
-                // times this.
-                in_f32_range(upper.inverse().transpose() * b.normal * upper.determinant().abs())
+                // The inverse transpose times |det| (the bake's unnormalised
+                // normal): the cofactor matrix, whose columns are y x z,
+                // z x x and x x y, times the sign of det.
+                let (x, y, z) = (upper.x_axis, upper.y_axis, upper.z_axis);
+                let cofactor = DMat3::from_cols(y.cross(z), z.cross(x), x.cross(y));
+                let det = x.dot(cofactor.x_axis);
+                if well_conditioned(&upper, b.column_terms, det) {
+                    in_f32_range(cofactor * n * det.signum())
+                } else {
+                    DVec3::ZERO
+                }
             }
-            NormalConvention::BlendedMatrix => in_f32_range(upper * b.normal),
+            NormalConvention::BlendedMatrix => in_f32_range(upper * n),
         };
         (b.matrix.point(b.position), normal.normalize_or_zero())
     }
@@ -456,296 +427,6 @@ impl<'a> PrimitiveDeform<'a> {
             tangent: (upper * tangent.truncate())
                 .normalize_or_zero()
                 .extend(tangent.w),
-        }
-    }
-}
-
-/// Positions and unit normals of many vertices as columns (each
-/// coordinate apart), the layout `rigbake verify` compares in.
-#[derive(Debug, Clone, Default)]
-pub struct Columns {
-    /// x, y and z of every position.
-    pub position: [Vec<f64>; 3],
-    /// x, y and z of every unit normal (zero where
-    /// [`Deformed::normal`] is).
-    pub normal: [Vec<f64>; 3],
-}
-
-impl Columns {
-    /// Vertices held.
-    pub fn len(&self) -> usize {
-        self.position[0].len()
-    }
-
-    /// Whether no vertex is held.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Forgets every vertex (keeping the memory).
-    pub fn clear(&mut self) {
-        for c in self.position.iter_mut().chain(&mut self.normal) {
-            c.clear();
-        }
-    }
-
-    /// The columns (positions' x, y, z, then normals' x, y, z) from
-    /// vertex `start` on (empty past the end).
-    pub fn columns_from(&self, start: usize) -> [&[f64]; 6] {
-        let [x, y, z] = &self.position;
-        let [nx, ny, nz] = &self.normal;
-        [x, y, z, nx, ny, nz].map(|c| c.get(start..).unwrap_or_default())
-    }
-
-    /// Appends the first `len` vertices of `block`.
-    pub fn extend_from_block(&mut self, block: &ColumnBlock, len: usize) {
-        let len = len.min(BLOCK);
-        for k in 0..3 {
-            self.position[k].extend_from_slice(&block.position[k][..len]);
-            self.normal[k].extend_from_slice(&block.normal[k][..len]);
-        }
-    }
-
-    /// Position and normal of vertex `v`.
-    pub fn get(&self, v: usize) -> (DVec3, DVec3) {
-        let at = |c: &[Vec<f64>; 3]| DVec3::new(c[0][v], c[1][v], c[2][v]);
-        (at(&self.position), at(&self.normal))
-    }
-}
-
-/// Vertices per block of [`PrimitiveDeform::deform_block`]: a block's
-/// columns (19 of them) stay in the first-level cache.
-pub const DEFORM_BLOCK: usize = 128;
-const BLOCK: usize = DEFORM_BLOCK;
-
-/// Positions and unit normals of one block of vertices as columns
-/// ([`PrimitiveDeform::deform_block`]'s output; lanes past the block's
-/// vertices hold leftovers).
-pub struct ColumnBlock {
-    /// x, y and z of every position.
-    pub position: [[f64; BLOCK]; 3],
-    /// x, y and z of every unit normal (zero where [`Deformed::normal`]
-    /// is).
-    pub normal: [[f64; BLOCK]; 3],
-}
-
-impl ColumnBlock {
-    /// The columns: positions' x, y, z, then normals' x, y, z.
-    pub fn columns(&self) -> [&[f64]; 6] {
-        let [x, y, z] = &self.position;
-        let [nx, ny, nz] = &self.normal;
-        [x, y, z, nx, ny, nz].map(|c| c.as_slice())
-    }
-
-    /// A block, on the heap.
-    pub fn boxed() -> Box<Self> {
-        Box::new(Self {
-            position: [[0.0; BLOCK]; 3],
-            normal: [[0.0; BLOCK]; 3],
-        })
-    }
-}
-
-/// One block of blended vertices as columns: the scratch of
-/// [`PrimitiveDeform::deform_block`] (22 KiB), which a caller that deforms
-/// often (`verify`, every primitive at every instant) keeps.
-pub struct BlendBlock {
-    /// The blended matrix: x, y and z axes of the upper 3x3, translation.
-    m: [[f64; BLOCK]; 12],
-    column_terms: [[f64; BLOCK]; 3],
-    position: [[f64; BLOCK]; 3],
-    normal: [[f64; BLOCK]; 3],
-    normal_terms: [f64; BLOCK],
-}
-
-impl BlendBlock {
-    /// A block, on the heap.
-    pub fn boxed() -> Box<Self> {
-        Box::new(Self {
-            m: [[0.0; BLOCK]; 12],
-            column_terms: [[1.0; BLOCK]; 3],
-            position: [[0.0; BLOCK]; 3],
-            normal: [[0.0; BLOCK]; 3],
-            normal_terms: [0.0; BLOCK],
-        })
-    }
-}
-
-impl PrimitiveDeform<'_> {
-    /// Every vertex's position and normal in `convention`, exactly as
-    /// [`PrimitiveDeform::position_normal`] gives them (the same operations
-    /// in the same order, so the same bits), appended to `out`: each block
-    /// of [`PrimitiveDeform::deform_block`] in turn. `b` and `block` are
-    /// scratch.
-    #[inline(always)]
-    pub fn deform_columns(
-        &self,
-        b: &mut BlendBlock,
-        block: &mut ColumnBlock,
-        convention: NormalConvention,
-        out: &mut Columns,
-    ) {
-        for start in (0..self.vertex_count()).step_by(BLOCK) {
-            let len = self.deform_block(b, convention, start, block);
-            out.extend_from_block(block, len);
-        }
-    }
-
-    /// The positions and normals in `convention` of the block of vertices
-    /// from `start` (at most [`DEFORM_BLOCK`] of them; how many is
-    /// returned), into `out`'s columns, exactly as
-    /// [`PrimitiveDeform::position_normal`] gives them (the same operations
-    /// in the same order, so the same bits): the blend per vertex, then the
-    /// normal matrix, the checks and the normalisation over the block's
-    /// columns, a loop the compiler vectorises. `b` is scratch (lanes past
-    /// the block's vertices hold leftovers, computed and dropped).
-    #[inline(always)]
-    pub fn deform_block(
-        &self,
-        b: &mut BlendBlock,
-        convention: NormalConvention,
-        start: usize,
-        out: &mut ColumnBlock,
-    ) -> usize {
-        let len = BLOCK.min(self.vertex_count().saturating_sub(start));
-        if self.primitive.morph_targets.is_empty() {
-            self.unmorphed_block(b, start, len);
-        } else {
-            for i in 0..len {
-                let v = self.blended(start + i);
-                let (u, t) = (v.matrix.upper, v.matrix.translation);
-                for (k, c) in [u.x_axis, u.y_axis, u.z_axis, t].iter().enumerate() {
-                    b.m[3 * k][i] = c.x;
-                    b.m[3 * k + 1][i] = c.y;
-                    b.m[3 * k + 2][i] = c.z;
-                }
-                for (k, x) in v.column_terms.to_array().into_iter().enumerate() {
-                    b.column_terms[k][i] = x;
-                }
-                for (k, x) in v.position.to_array().into_iter().enumerate() {
-                    b.position[k][i] = x;
-                }
-                for (k, x) in v.normal.to_array().into_iter().enumerate() {
-                    b.normal[k][i] = x;
-                }
-                b.normal_terms[i] = v.normal_terms;
-            }
-        }
-        match convention {
-            NormalConvention::InverseTranspose => finish_block::<true>(b, out),
-            NormalConvention::BlendedMatrix => finish_block::<false>(b, out),
-        }
-        len
-    }
-}
-
-impl PrimitiveDeform<'_> {
-    /// [`PrimitiveDeform::blended`] for vertices `start..start + len` of
-    /// a primitive without morph targets, into `b`'s columns: the same
-    /// values, with the normals' lengths taken over the block's columns
-    /// and a rigid matrix written once.
-    #[inline(always)]
-    fn unmorphed_block(&self, b: &mut BlendBlock, start: usize, len: usize) {
-        let p = self.primitive;
-        for i in 0..len {
-            let position = p.positions[start + i];
-            let normal = p.normals.as_ref().map_or(Vec3::ZERO, |x| x[start + i]);
-            for k in 0..3 {
-                b.position[k][i] = f64::from(position[k]);
-                b.normal[k][i] = f64::from(normal[k]);
-            }
-        }
-        for i in 0..BLOCK {
-            let n = [b.normal[0][i], b.normal[1][i], b.normal[2][i]];
-            // `DVec3::length`.
-            b.normal_terms[i] = ((n[0] * n[0]) + (n[1] * n[1]) + (n[2] * n[2])).sqrt();
-        }
-        match (&self.joints, &p.influences) {
-            (Some(joints), Some(inf)) => {
-                for i in 0..len {
-                    let (js, ws) = inf.vertex(start + i);
-                    let r = blend_records(joints, js, ws);
-                    for (e, column) in b.m.iter_mut().enumerate() {
-                        column[i] = r[e];
-                    }
-                    for k in 0..3 {
-                        b.column_terms[k][i] = r[12 + k];
-                    }
-                }
-            }
-            _ => {
-                for (e, column) in b.m.iter_mut().enumerate() {
-                    column[..len].fill(self.rigid[e]);
-                }
-                for k in 0..3 {
-                    b.column_terms[k][..len].fill(self.rigid[12 + k]);
-                }
-            }
-        }
-    }
-}
-
-/// The second half of [`PrimitiveDeform::position_normal`] over a block's
-/// columns (`INVERSE_TRANSPOSE`: the convention), with glam's operations
-/// written out in glam's order, into `out`.
-#[inline(always)]
-fn finish_block<const INVERSE_TRANSPOSE: bool>(b: &BlendBlock, out: &mut ColumnBlock) {
-    let ColumnBlock { position, normal } = out;
-    let dot = |a: [f64; 3], b: [f64; 3]| (a[0] * b[0]) + (a[1] * b[1]) + (a[2] * b[2]);
-    let cross = |a: [f64; 3], b: [f64; 3]| {
-        [
-            a[1] * b[2] - b[1] * a[2],
-            a[2] * b[0] - b[2] * a[0],
-            a[0] * b[1] - b[0] * a[1],
-        ]
-    };
-    let (lo, hi) = (f64::from(f32::MIN_POSITIVE), f64::from(f32::MAX));
-    for i in 0..BLOCK {
-        let col = |k: usize| [b.m[3 * k][i], b.m[3 * k + 1][i], b.m[3 * k + 2][i]];
-        let (x, y, z, t) = (col(0), col(1), col(2), col(3));
-        let p = [b.position[0][i], b.position[1][i], b.position[2][i]];
-        let n = [b.normal[0][i], b.normal[1][i], b.normal[2][i]];
-        // upper * p + translation.
-        for k in 0..3 {
-            position[k][i] = ((x[k] * p[0]) + (y[k] * p[1])) + (z[k] * p[2]) + t[k];
-        }
-        let cancelled = dot(n, n).sqrt() < MIN_NORMAL_VOLUME * b.normal_terms[i];
-        let (r, judged) = if INVERSE_TRANSPOSE {
-            // well_conditioned, then inverse().transpose() * n * |det|.
-            let lengths = [dot(x, x).sqrt(), dot(y, y).sqrt(), dot(z, z).sqrt()];
-            let kept = [
-                lengths[0] / b.column_terms[0][i],
-                lengths[1] / b.column_terms[1][i],
-                lengths[2] / b.column_terms[2][i],
-            ];
-            let t2 = cross(x, y);
-            let det = dot(z, t2);
-            let volume = det.abs() / (lengths[0] * lengths[1] * lengths[2]);
-            let min = |a: f64, b: f64| if a < b { a } else { b };
-            let well = kept[0].is_finite()
-                & kept[1].is_finite()
-                & kept[2].is_finite()
-                & (min(kept[0], min(kept[1], kept[2])) >= MIN_NORMAL_VOLUME)
-                & volume.is_finite()
-                & (volume >= MIN_NORMAL_VOLUME);
-            let (t0, t1) = (cross(y, z), cross(z, x));
-            let inv = 1.0 / det;
-            let r = std::array::from_fn(|k| {
-                ((((t0[k] * inv) * n[0]) + ((t1[k] * inv) * n[1])) + ((t2[k] * inv) * n[2]))
-                    * det.abs()
-            });
-            (r, well)
-        } else {
-            let r = std::array::from_fn(|k| ((x[k] * n[0]) + (y[k] * n[1])) + (z[k] * n[2]));
-            (r, true)
-        };
-        // in_f32_range, then normalize_or_zero.
-        let len2 = dot(r, r);
-        let rcp = 1.0 / len2.sqrt();
-        let keep =
-            !cancelled & judged & (lo <= len2) & (len2 <= hi) & rcp.is_finite() & (rcp > 0.0);
-        for k in 0..3 {
-            normal[k][i] = if keep { r[k] * rcp } else { 0.0 };
         }
     }
 }
@@ -783,17 +464,22 @@ fn column_lengths(m: &DMat3) -> DVec3 {
 }
 
 /// Whether `upper` (blended from columns whose lengths sum to
-/// `column_terms`) defines its normals: no column cancelled out below
-/// [`MIN_NORMAL_VOLUME`] of its terms, and the columns, normalised, span a
-/// volume of at least that much (they are not nearly coplanar).
-fn well_conditioned(upper: &DMat3, column_terms: DVec3) -> bool {
-    let lengths = column_lengths(upper);
-    let kept = lengths / column_terms;
-    let volume = upper.determinant().abs() / lengths.element_product();
-    kept.is_finite()
-        && kept.min_element() >= MIN_NORMAL_VOLUME
-        && volume.is_finite()
-        && volume >= MIN_NORMAL_VOLUME
+/// `column_terms`; its determinant `det`) defines its normals: no column
+/// cancelled out below [`MIN_NORMAL_VOLUME`] of its terms, and the
+/// columns, normalised, span a volume of at least that much (they are not
+/// nearly coplanar). Compared squared (no square roots).
+fn well_conditioned(upper: &DMat3, column_terms: DVec3, det: f64) -> bool {
+    let min2 = MIN_NORMAL_VOLUME * MIN_NORMAL_VOLUME;
+    let [x, y, z] = [upper.x_axis, upper.y_axis, upper.z_axis].map(|c| c.length_squared());
+    let lengths2 = DVec3::new(x, y, z);
+    let terms2 = column_terms * column_terms * min2;
+    let volume2 = lengths2.element_product();
+    column_terms.cmpgt(DVec3::ZERO).all()
+        && terms2.is_finite()
+        && lengths2.cmpge(terms2).all()
+        && volume2.is_finite()
+        && volume2 > 0.0
+        && det * det >= min2 * volume2
 }
 
 /// Diagonal of the box around `points` (0 when there are none).
@@ -815,86 +501,17 @@ mod tests {
     use super::*;
     use glam::DQuat;
 
-    /// A rigid vertex's blend (one positive finite weight, the others
-    /// zero) takes a shortcut in the four- and eight-slot forms; it gives
-    /// the bits of the any-slot loop (five slots here), for records with
-    /// -0, NaN, tiny and huge entries, weights from subnormal to
-    /// `f32::MAX`, zeros of either sign and a joint past the palette. A
-    /// vertex that is not rigid (a second weight, an infinite or negative
-    /// one) gives the same values as well, by the long way (NaN counted as
-    /// one value).
-    #[test]
-    fn rigid_vertices_blend_as_the_general_sum() {
-        let entries = [1.5, -0.0, f64::NAN, 1e-300, -1e300, 0.0, 0.25, -7.0];
-        let joints: Vec<Record> = (0..3)
-            .map(|j| std::array::from_fn(|e| entries[(e * 3 + j) % entries.len()]))
-            .collect();
-        let firsts = [
-            1.0,
-            0.3,
-            f32::MIN_POSITIVE / 4.0,
-            f32::MAX,
-            f32::INFINITY,
-            -0.5,
-            0.0,
-        ];
-        let others = [
-            [0.0, 0.0, 0.0],
-            [-0.0, 0.0, -0.0],
-            [0.0, 0.5, 0.0],
-            [0.0, 0.0, -1.0],
-        ];
-        // NaN as one value: the forms may differ in a NaN's sign (x86's
-        // default NaN from `inf / inf` is negative), never in a number.
-        let bits = |r: Record| r.map(|x| if x.is_nan() { u64::MAX } else { x.to_bits() });
-        for joint in [0u16, 2, 7] {
-            for &first in &firsts {
-                for rest in others {
-                    let rigid = first > 0.0 && first.is_finite() && rest == [0.0; 3];
-                    if usize::from(joint) >= joints.len() && !rigid {
-                        // (The any-slot loop skips a joint past the palette
-                        // where the others add a zero record: with a zero
-                        // total that is NaN against 0. The importer keeps
-                        // joints inside the skin, so only rigid ones here.)
-                        continue;
-                    }
-                    let ws = [first, rest[0], rest[1], rest[2]];
-                    let js = [joint, 1, 2, 0];
-                    let five = blend_records(
-                        &joints,
-                        &[js[0], js[1], js[2], js[3], 0],
-                        &[ws[0], ws[1], ws[2], ws[3], 0.0],
-                    );
-                    assert_eq!(
-                        bits(blend_records(&joints, &js, &ws)),
-                        bits(five),
-                        "{js:?} {ws:?}"
-                    );
-                    let (mut j8, mut w8) = ([0u16; 8], [0.0f32; 8]);
-                    j8[..4].copy_from_slice(&js);
-                    w8[..4].copy_from_slice(&ws);
-                    assert_eq!(
-                        bits(blend_records(&joints, &j8, &w8)),
-                        bits(five),
-                        "{j8:?} {w8:?}"
-                    );
-                }
-            }
-        }
-    }
-
     /// Rotations and scales are judged; a half-and-half blend across a 180°
     /// twist (the candy-wrapper collapse), exactly or nearly, is not.
     #[test]
     fn normals_are_judged_only_where_the_blend_defines_them() {
         let r = DMat3::from_quat(DQuat::from_rotation_y(0.7));
-        let one = |m: &DMat3| well_conditioned(m, column_lengths(m));
+        let one = |m: &DMat3| well_conditioned(m, column_lengths(m), m.determinant());
         // A blend of `a` and `b`, half and half.
         let half = |a: DMat3, b: DMat3| {
-            well_conditioned(
-                &((a + b) * 0.5),
-                (column_lengths(&a) + column_lengths(&b)) * 0.5,
-            )
+            let m = (a + b) * 0.5;
+            let terms = (column_lengths(&a) + column_lengths(&b)) * 0.5;
+            well_conditioned(&m, terms, m.determinant())
         };
         assert!(one(&r));
         let scaled = r * DMat3::from_diagonal(DVec3::new(0.01, 3.0, 40.0));

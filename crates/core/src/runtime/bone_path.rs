@@ -130,40 +130,15 @@ pub fn blend_bones(texture: &BoneTextureView<'_>, channels: &[[f32; 4]], row: u3
 /// [`blend_bones`] with the matrices of one row given by `matrix` (bone
 /// index to matrix): a caller skinning many vertices at one row fetches
 /// each bone's matrix once (the same texels, so the same sums).
-#[inline(always)]
-pub fn blend_matrices(channels: &[[f32; 4]], matrix: impl Fn(u32) -> Rows3x4) -> Rows3x4 {
-    sum_weighted(weighted_pairs(channels), matrix)
-}
-
-/// The `(bone, weight)` pairs of a vertex's channels that
-/// [`blend_matrices`] adds (those of a weight other than 0), in its order,
-/// the bone as [`bone_index`] reads it: a caller skinning a vertex at many
-/// rows takes them once.
 #[inline]
-pub fn weighted_pairs(channels: &[[f32; 4]]) -> impl Iterator<Item = (u32, f32)> + '_ {
-    channels
-        .iter()
-        .flat_map(|c| [(c[0], c[1]), (c[2], c[3])])
-        .filter(|&(_, weight)| weight != 0.0)
-        .map(|(bone, weight)| (bone_index(bone), weight))
-}
-
-/// [`blend_matrices`] over the pairs [`weighted_pairs`] gave: the same
-/// products summed in the same order, so the same bits.
-#[inline(always)]
-pub fn blend_pairs(pairs: &[(u32, f32)], matrix: impl Fn(u32) -> Rows3x4) -> Rows3x4 {
-    sum_weighted(pairs.iter().copied(), matrix)
-}
-
-/// `sum(weight * matrix(bone))` over `pairs`, in order, from zero.
-#[inline(always)]
-fn sum_weighted(
-    pairs: impl Iterator<Item = (u32, f32)>,
-    matrix: impl Fn(u32) -> Rows3x4,
-) -> Rows3x4 {
+pub fn blend_matrices(channels: &[[f32; 4]], matrix: impl Fn(u32) -> Rows3x4) -> Rows3x4 {
     let mut acc = ZERO_ROWS;
-    for (bone, weight) in pairs {
-        add_weighted(&mut acc, &matrix(bone), weight);
+    for c in channels {
+        for (bone, weight) in [(c[0], c[1]), (c[2], c[3])] {
+            if weight != 0.0 {
+                add_weighted(&mut acc, &matrix(bone_index(bone)), weight);
+            }
+        }
     }
     acc
 }
@@ -288,44 +263,5 @@ mod tests {
         assert_eq!(tex.bone_matrix(0, 99), ZERO_ROWS);
         assert_eq!(bone_index(-3.0), 0);
         assert_eq!(bone_index(f32::NAN), 0);
-    }
-
-    /// The pairs taken once and blended give the bits the channels
-    /// blended directly give: zero, -0, negative and NaN weights, bones
-    /// out of range, negative and NaN, one to three channels.
-    #[test]
-    fn pairs_blend_as_their_channels() {
-        let matrix = |bone: u32| -> Rows3x4 {
-            let b = bone.min(9) as f32;
-            [
-                Vec4::new(1.0 + b, -0.0, 0.1 * b, 3.0),
-                Vec4::new(b * b, 1.0 / (1.0 + b), -2.5, 1e-30),
-                Vec4::new(0.0, 7.0 - b, 1e30, -b),
-            ]
-        };
-        let bones = [0.0, 3.0, 9.0, 250.0, -1.0, f32::NAN, 2.0];
-        let weights = [0.0, -0.0, 0.25, 0.5, 1.0, -0.125, f32::NAN, 0.3];
-        for k in 1..=3usize {
-            for seed in 0..40usize {
-                let channels: Vec<[f32; 4]> = (0..k)
-                    .map(|c| {
-                        let at = |i: usize| seed * 7 + c * 5 + i * 3;
-                        [
-                            bones[at(0) % bones.len()],
-                            weights[at(1) % weights.len()],
-                            bones[at(2) % bones.len()],
-                            weights[(at(3) / 2) % weights.len()],
-                        ]
-                    })
-                    .collect();
-                let pairs: Vec<(u32, f32)> = weighted_pairs(&channels).collect();
-                let bits = |m: Rows3x4| m.map(|r| r.to_array().map(f32::to_bits));
-                assert_eq!(
-                    bits(blend_pairs(&pairs, matrix)),
-                    bits(blend_matrices(&channels, matrix)),
-                    "{channels:?}"
-                );
-            }
-        }
     }
 }

@@ -52,54 +52,6 @@ pub fn safe_normalize(v: Vec3) -> Vec3 {
     if length > 0.0 { v / length } else { v }
 }
 
-/// [`safe_normalize`] on the three components of one vertex of a block
-/// held in columns: the same operations in the same order (`Vec3`'s are
-/// plain f32 arithmetic), so the same bits, in a form loops over columns
-/// vectorise across vertices.
-#[inline(always)]
-pub fn safe_normalize_components(v: [f32; 3]) -> [f32; 3] {
-    let length = ((v[0] * v[0]) + (v[1] * v[1]) + (v[2] * v[2])).sqrt();
-    v.map(|x| if length > 0.0 { x / length } else { x })
-}
-
-/// [`cofactor_normal`] then [`safe_normalize`] for the first `len`
-/// vertices of a block, in columns: `upper[3 * r + c]` holds entry
-/// (row `r`, column `c`) of each vertex's matrix, `normal[k]` the normal's
-/// component `k`; the unit normals go to `out`. The same operations in the
-/// same order as the two functions (`Vec3`'s are plain f32 arithmetic),
-/// so the same bits, written as loops over the columns that the compiler
-/// vectorises across vertices.
-#[inline(always)]
-pub fn cofactor_normals_columns<const N: usize>(
-    upper: &[[f32; N]; 9],
-    normal: &[[f32; N]; 3],
-    len: usize,
-    out: &mut [[f32; N]; 3],
-) {
-    let cross = |a: [f32; 3], b: [f32; 3]| {
-        [
-            a[1] * b[2] - b[1] * a[2],
-            a[2] * b[0] - b[2] * a[0],
-            a[0] * b[1] - b[0] * a[1],
-        ]
-    };
-    for i in 0..len.min(N) {
-        // The columns of the upper 3x3 (rows are `upper[3 * r..]`).
-        let c: [[f32; 3]; 3] =
-            std::array::from_fn(|k| std::array::from_fn(|r| upper[3 * r + k][i]));
-        let (k0, k1, k2) = (cross(c[1], c[2]), cross(c[2], c[0]), cross(c[0], c[1]));
-        let det = (c[0][0] * k0[0]) + (c[0][1] * k0[1]) + (c[0][2] * k0[2]);
-        let sign = if det >= 0.0 { 1.0 } else { -1.0 };
-        let n = [normal[0][i], normal[1][i], normal[2][i]];
-        let v: [f32; 3] =
-            std::array::from_fn(|k| ((k0[k] * n[0]) + (k1[k] * n[1]) + (k2[k] * n[2])) * sign);
-        let unit = safe_normalize_components(v);
-        for k in 0..3 {
-            out[k][i] = unit[k];
-        }
-    }
-}
-
 /// `a + (b - a) * t`, written out (not `mix`/`lerp`, whose rounding differs
 /// between shading languages).
 #[inline]
@@ -111,57 +63,6 @@ pub fn lerp3(a: Vec3, b: Vec3, t: f32) -> Vec3 {
 mod tests {
     use super::*;
     use glam::{DMat4, DQuat, DVec3};
-
-    /// The column form gives every vertex the bits of `cofactor_normal`
-    /// then `safe_normalize`: rotations, scales, mirrors, singular and
-    /// zero matrices, zero normals.
-    #[test]
-    #[allow(clippy::needless_range_loop)] // `i` picks a vertex of every column
-    fn cofactor_normals_in_columns_are_the_per_vertex_bits() {
-        const N: usize = 16;
-        let f = |k: usize| ((k * 37 + 11) % 23) as f32 * 0.173 - 1.9;
-        for seed in 0..40usize {
-            let mut upper = [[0.0f32; N]; 9];
-            let mut normal = [[0.0f32; N]; 3];
-            let mut matrices = [ZERO_ROWS; N];
-            for i in 0..N {
-                let m: [Vec4; 3] = std::array::from_fn(|r| {
-                    let e = |c: usize| match (seed + i) % 5 {
-                        0 => 0.0,                      // the zero matrix
-                        1 if r < 2 => f(seed + i + c), // two equal rows: singular
-                        _ => f(seed * 7 + i * 5 + r * 3 + c),
-                    };
-                    Vec4::new(e(0), e(1), e(2), e(3))
-                });
-                matrices[i] = m;
-                for r in 0..3 {
-                    for c in 0..3 {
-                        upper[3 * r + c][i] = m[r][c];
-                    }
-                }
-                for k in 0..3 {
-                    normal[k][i] = if (seed + i) % 7 == 3 {
-                        0.0
-                    } else {
-                        f(seed + i * 3 + k)
-                    };
-                }
-            }
-            let mut out = [[0.0f32; N]; 3];
-            cofactor_normals_columns(&upper, &normal, N - 1, &mut out);
-            for i in 0..N - 1 {
-                let n = Vec3::new(normal[0][i], normal[1][i], normal[2][i]);
-                let want = safe_normalize(cofactor_normal(&matrices[i], n));
-                for k in 0..3 {
-                    assert_eq!(
-                        out[k][i].to_bits(),
-                        want[k].to_bits(),
-                        "seed {seed} vertex {i}"
-                    );
-                }
-            }
-        }
-    }
 
     #[test]
     fn cofactor_normal_is_the_inverse_transpose_direction() {

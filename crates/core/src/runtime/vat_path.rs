@@ -128,59 +128,6 @@ impl VatAddress {
         )
     }
 
-    /// Calls `f(vertex, texel)` for vertices `0..count` in order, with
-    /// [`VatAddress::texel`]'s `(page, x, y)` at timeline row `row`
-    /// ([`VatAddress::for_each_run`], texel by texel).
-    #[inline(always)]
-    pub fn for_each_texel(&self, count: u32, row: u32, mut f: impl FnMut(u32, (u32, u32, u32))) {
-        self.for_each_run(count, row, |first, (page, x, y), n| {
-            for i in 0..n {
-                f(first + i, (page, x + i, y));
-            }
-        });
-    }
-
-    /// Calls `f(first, texel, n)` over vertices `0..count` in order, in
-    /// runs: vertices `first..first + n` are at [`VatAddress::texel`]'s
-    /// `(page, x + i, y)` at timeline row `row` (one texture row, `x`
-    /// upwards). Found by stepping from one vertex to the next (no
-    /// divisions per vertex) wherever no coordinate saturates, else
-    /// vertex by vertex (runs of one).
-    #[inline(always)]
-    pub fn for_each_run(&self, count: u32, row: u32, mut f: impl FnMut(u32, (u32, u32, u32), u32)) {
-        if count == 0 {
-            return;
-        }
-        let width = self.width.max(1);
-        let (per_block, per_page) = self.folding();
-        let block = row / per_block;
-        // The block's corner, when every texel of the walk is in range.
-        let walk = (|| {
-            let last = self.first_vertex.checked_add(count - 1)?;
-            let base_x = (block % per_page).checked_mul(width)?;
-            base_x.checked_add(width - 1)?;
-            let base_y = (row % per_block).checked_mul(self.bands)?;
-            base_y.checked_add(last / width)?;
-            Some((base_x, base_y))
-        })();
-        let Some((base_x, base_y)) = walk else {
-            for v in 0..count {
-                f(v, self.texel(v, row), 1);
-            }
-            return;
-        };
-        let page = block / per_page;
-        let (mut x, mut band) = (self.first_vertex % width, self.first_vertex / width);
-        let mut v = 0;
-        while v < count {
-            let n = (width - x).min(count - v);
-            f(v, (page, base_x + x, base_y + band), n);
-            v += n;
-            x = 0;
-            band = band.wrapping_add(1);
-        }
-    }
-
     /// The page and the texture rows (`y`, every band) that hold timeline
     /// row `row`: what a reader must have decoded to fetch any vertex of
     /// the set at that row.
@@ -244,30 +191,6 @@ impl<'a> VatTextureView<'a> {
         (f, q)
     }
 
-    /// The float samples of texels `x..x + n` of row `y` (`channels` each,
-    /// interleaved), when they are all held in a float texture: then
-    /// [`VatTextureView::load`] gives texel `x + i` as its samples, zeros
-    /// for the channels it lacks. `None` otherwise (load them one by one).
-    #[inline(always)]
-    pub fn float_run(&self, x: u32, y: u32, n: u32) -> Option<&'a [f32]> {
-        let VatSamples::Float(s) = self.samples else {
-            return None;
-        };
-        if y >= self.height || u64::from(x) + u64::from(n) > u64::from(self.width) {
-            return None;
-        }
-        let y = match self.rows {
-            None => y,
-            Some(map) => match map.get(y as usize) {
-                Some(&packed) if packed != u32::MAX => packed,
-                _ => return None,
-            },
-        };
-        let channels = self.channels.min(4) as usize;
-        let at = (y as usize * self.width as usize + x as usize) * channels;
-        s.get(at..at + n as usize * channels)
-    }
-
     /// Texel `(x, y)` decoded to values; outside the texture the samples
     /// read as zero before decoding, as `Texture.Load` returns them.
     #[inline(always)]
@@ -327,65 +250,11 @@ pub fn row_values(
     vertex: u32,
     row: u32,
 ) -> RowValues {
-    texel_values(positions, normals, address.texel(vertex, row))
-}
-
-/// [`row_values`] at the texel [`VatAddress::texel`] gives (what
-/// [`VatAddress::for_each_texel`] walks).
-#[inline(always)]
-pub fn texel_values(
-    positions: &[VatTextureView<'_>],
-    normals: Option<&[VatTextureView<'_>]>,
-    texel: (u32, u32, u32),
-) -> RowValues {
+    let texel = address.texel(vertex, row);
     (
         fetch_texel(positions, texel).truncate(),
         normals.map_or(Vec3::ZERO, |tex| fetch_texel(tex, texel).truncate()),
     )
-}
-
-/// [`texel_values`] at texels `(page, x + i, y)` for `i` in `0..n`,
-/// appended to `out` in order: read straight from the samples where the
-/// run is held whole in float textures of three or four channels
-/// ([`VatTextureView::float_run`]), else texel by texel; the same values
-/// either way.
-#[inline(always)]
-pub fn run_values<'v>(
-    positions: &[VatTextureView<'v>],
-    normals: Option<&[VatTextureView<'v>]>,
-    (page, x, y): (u32, u32, u32),
-    n: u32,
-    out: &mut Vec<RowValues>,
-) {
-    let run = |views: &[VatTextureView<'v>]| -> Option<(&'v [f32], usize)> {
-        let view = views.get(page as usize)?;
-        let channels = view.channels.min(4) as usize;
-        (channels >= 3)
-            .then(|| view.float_run(x, y, n))
-            .flatten()
-            .map(|s| (s, channels))
-    };
-    // Each texel's first three samples, walked texel by texel (one length
-    // check a texel instead of one a sample).
-    let xyz = |(s, c): (&'v [f32], usize)| {
-        s.chunks_exact(c).take(n as usize).map(|t| match *t {
-            [x, y, z, ..] => Vec3::new(x, y, z),
-            _ => Vec3::ZERO, // (never: `run` keeps three channels or more)
-        })
-    };
-    match (run(positions), normals.map(run)) {
-        (Some(p), None) => {
-            out.extend(xyz(p).map(|p| (p, Vec3::ZERO)));
-        }
-        (Some(p), Some(Some(q))) => {
-            out.extend(xyz(p).zip(xyz(q)));
-        }
-        _ => {
-            for i in 0..n {
-                out.push(texel_values(positions, normals, (page, x + i, y)));
-            }
-        }
-    }
 }
 
 /// One vertex through the VAT shader: `vertex` its index in the primitive,
@@ -470,118 +339,6 @@ mod tests {
     /// The walk gives every vertex [`VatAddress::texel`]'s texel: plain,
     /// wrapped, offset in an atlas, folded and paged, and where
     /// coordinates saturate (the walk then steps aside).
-    #[test]
-    fn walking_a_row_gives_each_vertexs_texel() {
-        let big = u32::MAX;
-        for (width, bands, first_vertex, rows_per_block, blocks_per_page) in [
-            (1, 1, 0, 0, 0),
-            (2, 3, 0, 0, 0),
-            (7, 4, 5, 0, 0),
-            (4, 3, 9, 2, 2),
-            (3, 2, 1, 3, 1),
-            (5, 9, 13, 4, 3),
-            (0, 2, 3, 0, 0),
-            (big / 2, 3, big - 20, 0, 0),
-            (3, big / 4, 2, 2, 2),
-            (big, 1, big - 5, 2, 4),
-            (1, 1, big - 3, 0, 0),
-        ] {
-            let address = VatAddress {
-                width,
-                bands,
-                frames: 12,
-                first_vertex,
-                rows_per_block,
-                blocks_per_page,
-            };
-            for row in [0, 1, 2, 3, 5, 11, big / 3, big - 1] {
-                for count in [0, 1, 2, 3, 8, 30] {
-                    let mut walked = Vec::new();
-                    address.for_each_texel(count, row, |v, t| walked.push((v, t)));
-                    let want: Vec<_> = (0..count).map(|v| (v, address.texel(v, row))).collect();
-                    assert_eq!(walked, want, "{address:?} row {row} count {count}");
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn a_run_reads_what_its_texels_read() {
-        // Float textures of 2, 3 and 4 channels (2 falls back texel by
-        // texel), a unorm16 one (falls back), whole or a window with rows
-        // missing, runs inside, crossing the right edge, below the bottom,
-        // and on a page the set does not have; with and without normals.
-        let (w, h) = (5u32, 4u32);
-        let floats: Vec<f32> = (0..2 * w * h * 4)
-            .map(|i| (i as f32 * 0.37).sin())
-            .collect();
-        let unorms: Vec<u16> = (0..w * h * 4).map(|i| (i * 7919 % 65536) as u16).collect();
-        let window = [2u32, u32::MAX, 0];
-        let bits = |v: &[RowValues]| -> Vec<[u32; 6]> {
-            v.iter()
-                .map(|(p, n)| [p.x, p.y, p.z, n.x, n.y, n.z].map(f32::to_bits))
-                .collect()
-        };
-        for channels in [2u32, 3, 4] {
-            for unorm in [false, true] {
-                for rows in [None, Some(&window[..])] {
-                    let n = (w * h * channels) as usize;
-                    let view = VatTextureView {
-                        width: w,
-                        height: h,
-                        channels,
-                        samples: if unorm {
-                            VatSamples::Unorm16(&unorms[..n])
-                        } else {
-                            VatSamples::Float(&floats[..n])
-                        },
-                        decode: if unorm {
-                            VatDecode::Bounds {
-                                min: [-1.0; 4],
-                                max: [2.0; 4],
-                            }
-                        } else {
-                            VatDecode::Float
-                        },
-                        rows,
-                    };
-                    let positions = [view, view];
-                    let normal_view = VatTextureView {
-                        samples: VatSamples::Float(&floats[n / 2..n / 2 + n]),
-                        ..view
-                    };
-                    let normals = [normal_view];
-                    for with_normals in [false, true] {
-                        let normals = with_normals.then_some(&normals[..]);
-                        for (page, x, y, len) in [
-                            (0, 0, 0, 5),
-                            (0, 1, 2, 3),
-                            (1, 2, 1, 3),
-                            (0, 3, 1, 4),
-                            (0, 0, 4, 2),
-                            (2, 0, 0, 2),
-                            (0, 4, 3, 0),
-                        ] {
-                            let mut got = Vec::new();
-                            run_values(&positions, normals, (page, x, y), len, &mut got);
-                            let want: Vec<RowValues> = (0..len)
-                                .map(|i| texel_values(&positions, normals, (page, x + i, y)))
-                                .collect();
-                            assert_eq!(
-                                bits(&got),
-                                bits(&want),
-                                "{channels} channels, unorm {unorm}, window {}, \
-                                 normals {with_normals}, run {:?}",
-                                rows.is_some(),
-                                (page, x, y, len)
-                            );
-                        }
-                    }
-                }
-            }
-        }
-    }
-
     #[test]
     fn folded_and_paged_addressing_reads_the_right_page() {
         // 3 vertices, width 2 (2 bands), 5 frames, 2 rows per block, 2
