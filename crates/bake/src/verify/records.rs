@@ -17,7 +17,7 @@ use rigbake_core::reference::source_pose_at;
 use rigbake_core::timeline::root_motion::{self, RootMotionRequest};
 use rigbake_format::meta::{BoundsMetadata, RootMotionMetadata, RootMotionMode};
 
-use super::{Output, OutputStats};
+use super::stats::{Output, OutputStats, max_nan};
 use crate::playback::LoadedClip;
 
 /// Relative tolerance of recomputed root motion: both are f64 evaluations
@@ -72,7 +72,7 @@ pub fn check_placement(
             .iter()
             .zip(&placed.matrix)
             .map(|(w, g)| (w - g).abs())
-            .fold(0.0f64, super::max_nan);
+            .fold(0.0f64, max_nan);
         if worst.is_nan() || worst > PLACEMENT_RELATIVE * scale {
             out.failures.push(format!(
                 "placement: the recorded matrix of {what} node `{}` differs from the source's rest pose by {worst:.3e}",

@@ -3,7 +3,7 @@
 //! `docs/runtime.md`). Both show the verdicts of
 //! [`super::judge`], so the text and the JSON always agree.
 
-use super::{OutputStats, Stats, Tolerances, judge, max_nan};
+use super::stats::{OutputStats, Stats, Tolerances, judge, max_nan};
 use crate::inspect::shown;
 use crate::playback::Loaded;
 use serde::Serialize;
