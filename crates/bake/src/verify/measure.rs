@@ -177,7 +177,17 @@ pub fn measure_windowed(
     });
     let evaluated = match deferred {
         Some(vat) => streamed(subject, paths, vat, &samples, window_bytes)?,
-        None => evaluate(subject, paths, &samples),
+        None => {
+            // In row order, so that neighbours share rows.
+            let mut order: Vec<usize> = (0..samples.len()).collect();
+            order.sort_by_key(|&i| (rows_read(subject, &samples[i], u32::MAX).first().copied(), i));
+            let batch: Vec<Sample> = order.iter().map(|&i| samples[i]).collect();
+            let mut results: Vec<Vec<SampleResult>> = samples.iter().map(|_| Vec::new()).collect();
+            for (&i, r) in order.iter().zip(evaluate(subject, paths, &batch)) {
+                results[i] = r;
+            }
+            results
+        }
     };
     Ok(paths
         .iter()
@@ -237,3 +247,36 @@ fn fold<'r>(
     }
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rigbake_core::timeline::SampleRule;
+
+    #[test]
+    fn samples_cover_frames_mids_and_the_wrap() {
+        // 103 frames, 102.5 frames long: the half-frame wrap gets a midpoint.
+        let info = ClipInfo {
+            start_row: 0,
+            frames: 103,
+            fps: 30.0,
+            duration: 102.5 / 30.0,
+            looping: true,
+            rule: SampleRule::FixedRate,
+        };
+        let s = samples_of(0, &info, 10);
+        let times = |kind: Kind| -> Vec<f64> {
+            s.iter().filter(|s| s.kind == kind).map(|s| s.time).collect()
+        };
+        let frames = times(Kind::Frame);
+        assert_eq!(frames.len(), 12, "0, 10, ..., 100 and the last (102)");
+        assert!((frames[11] - 102.0 / 30.0).abs() < 1e-12);
+        let mids = times(Kind::Mid);
+        assert_eq!(mids.len(), 12, "0.5, 10.5, ..., 100.5 and the wrap");
+        assert!((mids[0] - 0.5 / 30.0).abs() < 1e-12);
+        assert!((mids[11] - 102.25 / 30.0).abs() < 1e-9);
+        // The wrap midpoint plays the lerp from the last frame to the first.
+        let g = state_at(&info, mids[11], PlayMode::Loop);
+        assert_eq!((g.rows[0][2], g.rows[1][2]), (102.0, 0.0));
+    }
+}

@@ -13,7 +13,7 @@ use rigbake_core::reference::{DirectGlobals, PrimitiveDeform, source_pose_at};
 use rigbake_core::runtime::bone_path::{BoneTextureView, blend_matrices, skin};
 use rigbake_core::runtime::math::Rows3x4;
 use rigbake_core::runtime::root_motion::motion_matrix;
-use rigbake_core::runtime::rows::blend_rows;
+use rigbake_core::runtime::rows::{RowValues, blend_rows};
 use rigbake_core::runtime::vat_path::{self, VatTextureView};
 use rigbake_core::runtime::{AnimationState, ClipInfo, GpuState, PlayMode, RuntimeVertex};
 
@@ -132,6 +132,10 @@ struct Job<'a> {
     key: Key,
     /// Vertices compared, from the first.
     count: usize,
+    /// Where the job's vertices start in its path's row values.
+    offset: usize,
+    /// The last timeline row of the job's texture.
+    last_row: u32,
     /// Position loss the bake recorded for dropped influences.
     loss: f64,
     /// The bound normals are judged by (degrees), when they are.
@@ -145,6 +149,8 @@ struct Job<'a> {
 /// evaluation they compare with.
 pub(super) struct Jobs<'a> {
     paths: usize,
+    /// Row values per path (its jobs' vertices, one after another).
+    path_len: Vec<usize>,
     jobs: Vec<Job<'a>>,
     /// Each direct evaluation (in the order first asked for) and its jobs.
     groups: Vec<(Key, Vec<usize>)>,
@@ -169,6 +175,8 @@ impl<'a> Jobs<'a> {
                         path: k,
                         key: (prim.node, prim.primitive, v.reference_node, v.convention),
                         count: src.map_or(0, Primitive::vertex_count),
+                        offset: 0,
+                        last_row: prim.address.frames.saturating_sub(1),
                         loss: 0.0,
                         normal_bound: prim.normals.as_ref().map(|n| n.max_error()),
                         has_normal: prim.normals.is_some(),
@@ -181,6 +189,11 @@ impl<'a> Jobs<'a> {
                 })),
             }
         }
+        let mut path_len = vec![0; paths.len()];
+        for job in &mut jobs {
+            job.offset = path_len[job.path];
+            path_len[job.path] += job.count;
+        }
         let mut groups: Vec<(Key, Vec<usize>)> = Vec::new();
         for (j, job) in jobs.iter().enumerate() {
             match groups.iter_mut().find(|(k, _)| *k == job.key) {
@@ -190,6 +203,7 @@ impl<'a> Jobs<'a> {
         }
         Self {
             paths: paths.len(),
+            path_len,
             jobs,
             groups,
             bone_views,
@@ -219,6 +233,8 @@ fn bone_job<'a>(
             NormalConvention::InverseTranspose,
         ),
         count,
+        offset: 0,
+        last_row: tex.rows.saturating_sub(1),
         // Dropped influences are a separate, recorded loss: judged only
         // when accepted.
         loss: prim.position_error,
@@ -239,13 +255,30 @@ fn bone_job<'a>(
 
 /// Vertices evaluated directly at a time, then compared by every job of
 /// the evaluation while they are in the cache.
-const BLOCK: usize = 512;
+const BLOCK: usize = 256;
+
+/// Timeline rows of row values kept per path (a sample reads at most
+/// four: two state rows and their next rows).
+const KEPT: usize = 6;
+
+/// What a path computes at one timeline row for every compared vertex,
+/// before the frame lerp ([`RowValues`]): kept while the next samples
+/// (in row order) read the row again, so each row is computed about once.
+struct Kept {
+    row: u32,
+    used: u64,
+    values: Vec<RowValues>,
+}
 
 /// Scratch kept by a worker across samples.
 pub(super) struct Scratch {
     pose: LocalPose,
     blend: LocalPose,
+    /// Per path, its kept rows.
+    kept: Vec<Vec<Kept>>,
+    clock: u64,
     want: Vec<(DVec3, DVec3)>,
+    got: Vec<Got>,
     tallies: Vec<Tally>,
 }
 
@@ -254,18 +287,31 @@ impl Scratch {
         Self {
             pose: LocalPose::rest(model),
             blend: LocalPose::rest(model),
+            kept: Vec::new(),
+            clock: 0,
             want: Vec::with_capacity(BLOCK),
+            got: Vec::with_capacity(BLOCK),
             tallies: Vec::new(),
         }
     }
 }
 
-/// What a sample is for the jobs: its state, the bone palettes of the
-/// rows it reads (per bone set: row and every joint's matrix) and the
-/// root motion, in a job's space.
+/// A played vertex: in place, compared (moved by root motion, in f64),
+/// and its recorded position bound.
+#[derive(Clone, Copy)]
+struct Got {
+    played: DVec3,
+    position: DVec3,
+    normal: DVec3,
+    bound: f64,
+}
+
+/// What a sample is for the jobs: its state, the rows its paths read
+/// (per path: row and every vertex's values) and the root motion, in a
+/// job's space.
 struct At<'s> {
     gpu: GpuState,
-    palettes: &'s [Vec<(u32, Vec<Rows3x4>)>],
+    rows: Vec<Vec<(u32, &'s [RowValues])>>,
     motion: Option<DMat4>,
 }
 
@@ -280,20 +326,31 @@ impl Jobs<'_> {
         let (model, clip) = (subject.model, &subject.clips[s.clip]);
         let (duration, pose) = (clip.info.duration, &mut scratch.pose);
         source_pose_at(model, &clip.source, duration, s.time, pose, &mut scratch.blend);
-        let pose = &scratch.pose;
         let gpu = state_at(&clip.info, s.time, s.mode);
         // A clip baked in place moves by its recorded track.
         let motion = clip.root_motion.as_ref().map(|r| {
             let sample = clip.info.sample(s.time, s.mode);
             motion_matrix(r.track().at(&clip.info, &sample))
         });
-        let palettes: Vec<Vec<(u32, Vec<Rows3x4>)>> = self
-            .bone_views
+        self.keep_rows(&gpu, &mut scratch.kept, &mut scratch.clock);
+        let Scratch {
+            pose,
+            kept,
+            want,
+            got,
+            tallies,
+            ..
+        } = scratch;
+        let rows = kept
             .iter()
-            .map(|view| palettes(view, &gpu))
+            .map(|k| k.iter().map(|k| (k.row, k.values.as_slice())).collect())
             .collect();
+        let mut at = At {
+            gpu,
+            rows,
+            motion: None,
+        };
         let mut globals = DirectGlobals::new(model, pose);
-        let tallies = &mut scratch.tallies;
         tallies.clear();
         tallies.resize(self.jobs.len(), Tally::default());
         for ((node, primitive, space, convention), group) in &self.groups {
@@ -302,28 +359,23 @@ impl Jobs<'_> {
                 continue;
             };
             // The motion carried into the evaluation's space: G^-1 M G.
-            let motion = motion.map(|m| match space {
+            at.motion = motion.map(|m| match space {
                 Some(n) => {
                     let g = globals.get(*n);
                     g.inverse() * m * g
                 }
                 None => m,
             });
-            let at = At {
-                gpu,
-                palettes: &palettes,
-                motion,
-            };
             let n = group.iter().map(|&j| self.jobs[j].count).max().unwrap_or(0);
             for start in (0..n.min(d.vertex_count())).step_by(BLOCK) {
                 let end = (start + BLOCK).min(d.vertex_count());
-                scratch.want.clear();
-                let want = (start..end).map(|v| d.position_normal(v, *convention));
-                scratch.want.extend(want);
+                want.clear();
+                want.extend((start..end).map(|v| d.position_normal(v, *convention)));
                 for &j in group {
                     let (job, tally) = (&self.jobs[j], &mut tallies[j]);
-                    let want = &scratch.want[..job.count.saturating_sub(start).min(end - start)];
-                    compare(job, &self.bone_views, &at, start, want, tally);
+                    let want = &want[..job.count.saturating_sub(start).min(end - start)];
+                    play(job, &at, start, want.len(), got);
+                    compare(job, got, want, s.kind == Kind::Frame, tally);
                 }
             }
         }
@@ -344,106 +396,202 @@ impl Jobs<'_> {
         }
         out
     }
-}
 
-/// Every joint's matrix at each row `gpu` reads of a bone texture.
-fn palettes(view: &BoneTextureView<'_>, gpu: &GpuState) -> Vec<(u32, Vec<Rows3x4>)> {
-    if !gpu.enabled {
-        return Vec::new();
-    }
-    let joints = view.width.div_ceil(view.layout.pixels_per_joint() as u32);
-    let mut rows: Vec<u32> = gpu.rows_read(view.rows.saturating_sub(1)).collect();
-    rows.sort_unstable();
-    rows.dedup();
-    rows.into_iter()
-        .map(|row| (row, (0..joints).map(|j| view.bone_matrix(j, row)).collect()))
-        .collect()
-}
-
-/// Plays the job's vertices `start..start + want.len()` and compares each
-/// with its direct evaluation (`want`: position and unit normal, zero
-/// where the source defines none) into `tally`.
-fn compare(
-    job: &Job<'_>,
-    views: &[BoneTextureView<'_>],
-    at: &At<'_>,
-    start: usize,
-    want: &[(DVec3, DVec3)],
-    tally: &mut Tally,
-) {
-    let gpu = &at.gpu;
-    match &job.play {
-        Play::Bones {
-            prim,
-            src,
-            channels: k,
-            max_error,
-        } => {
-            let (view, palettes) = (&views[prim.set], &at.palettes[prim.set]);
-            let last_row = view.rows.saturating_sub(1);
-            for (i, want) in want.iter().enumerate() {
-                let v = start + i;
-                let (p, n) = prim.vertex(src, v);
-                let channels = prim.channels.get(v * k..(v + 1) * k).unwrap_or_default();
-                let played = if gpu.enabled {
-                    blend_rows(gpu, last_row, n.is_some(), |row| {
-                        let palette = palettes.iter().find(|(r, _)| *r == row).map(|(_, p)| p);
-                        let m = blend_matrices(channels, |b| {
-                            match palette.and_then(|p| p.get(b as usize)) {
-                                Some(m) => *m,
-                                None => view.bone_matrix(b, row),
-                            }
-                        });
-                        skin(&m, p, n)
-                    })
+    /// Computes the rows `gpu` reads that `kept` does not hold, path by
+    /// path, evicting the rows read least recently.
+    fn keep_rows(&self, gpu: &GpuState, kept: &mut Vec<Vec<Kept>>, clock: &mut u64) {
+        kept.resize_with(self.paths, Vec::new);
+        *clock += 1;
+        for (p, kept) in kept.iter_mut().enumerate() {
+            let jobs = || self.jobs.iter().filter(|j| j.path == p);
+            let mut rows: Vec<u32> = jobs().flat_map(|j| gpu.rows_read(j.last_row)).collect();
+            rows.sort_unstable();
+            rows.dedup();
+            for row in rows.into_iter().filter(|_| gpu.enabled) {
+                if let Some(k) = kept.iter_mut().find(|k| k.row == row) {
+                    k.used = *clock;
+                    continue;
+                }
+                let mut values = if kept.len() < KEPT {
+                    Vec::with_capacity(self.path_len[p])
                 } else {
-                    RuntimeVertex {
+                    // Never a row this sample reads (at most four).
+                    let old = (0..kept.len()).min_by_key(|&k| kept[k].used).unwrap_or(0);
+                    kept.swap_remove(old).values
+                };
+                values.clear();
+                for job in jobs() {
+                    self.row_values(job, row, &mut values);
+                }
+                kept.push(Kept {
+                    row,
+                    used: *clock,
+                    values,
+                });
+            }
+        }
+    }
+
+    /// The job's vertices' values at timeline row `row`, appended to
+    /// `out`: the runtime's skinning with the row's matrices (each bone's
+    /// fetched once), or its texels.
+    fn row_values(&self, job: &Job<'_>, row: u32, out: &mut Vec<RowValues>) {
+        match &job.play {
+            Play::Bones {
+                prim,
+                src,
+                channels: k,
+                ..
+            } => {
+                let view = &self.bone_views[prim.set];
+                let joints = view.width.div_ceil(view.layout.pixels_per_joint() as u32);
+                let palette: Vec<Rows3x4> = (0..joints).map(|j| view.bone_matrix(j, row)).collect();
+                out.extend((0..job.count).map(|v| {
+                    let (p, n) = prim.vertex(src, v);
+                    let channels = prim.channels.get(v * k..(v + 1) * k).unwrap_or_default();
+                    let m = blend_matrices(channels, |b| match palette.get(b as usize) {
+                        Some(m) => *m,
+                        None => view.bone_matrix(b, row),
+                    });
+                    skin(&m, p, n)
+                }));
+            }
+            Play::Vat {
+                prim,
+                positions,
+                normals,
+            } => out.extend((0..job.count as u32).map(|v| {
+                vat_path::row_values(&prim.address, positions, normals.as_deref(), v, row)
+            })),
+        }
+    }
+}
+
+/// Plays the job's vertices `start..start + len` into `got`: the
+/// runtime's frame lerp and row blend over the kept rows.
+fn play(job: &Job<'_>, at: &At<'_>, start: usize, len: usize, got: &mut Vec<Got>) {
+    let (gpu, rows) = (&at.gpu, &at.rows[job.path]);
+    let value = |row: u32, i: usize| -> RowValues {
+        let values = rows.iter().find(|(r, _)| *r == row).map(|(_, v)| *v);
+        values.and_then(|v| v.get(i)).copied().unwrap_or_default()
+    };
+    got.clear();
+    got.extend((start..start + len).map(|v| {
+        let i = job.offset + v;
+        let (played, bound) = match &job.play {
+            Play::Bones {
+                prim,
+                src,
+                max_error,
+                ..
+            } => {
+                let (p, n) = prim.vertex(src, v);
+                let bound = encoded_matrix_bound(*max_error, p.as_dvec3());
+                if gpu.enabled {
+                    let played = blend_rows(gpu, job.last_row, n.is_some(), |r| value(r, i));
+                    (played, bound)
+                } else {
+                    let played = RuntimeVertex {
                         position: p,
                         normal: n,
-                    }
+                    };
+                    (played, bound)
+                }
+            }
+            Play::Vat { prim, normals, .. } => {
+                let has_normal = normals.is_some() && gpu.enabled;
+                let played = RuntimeVertex {
+                    position: Vec3::ZERO,
+                    normal: None,
                 };
-                let bound = encoded_matrix_bound(*max_error, p.as_dvec3());
-                add(job, at, played, bound, want, tally);
+                let played = match gpu.enabled {
+                    true => blend_rows(gpu, job.last_row, has_normal, |r| value(r, i)),
+                    false => played,
+                };
+                (played, prim.positions.max_error())
             }
+        };
+        let p = played.position.as_dvec3();
+        let n = played.normal.unwrap_or(Vec3::ZERO).as_dvec3();
+        let (position, normal) = match &at.motion {
+            Some(m) => (
+                m.transform_point3(p),
+                m.transform_vector3(n).normalize_or_zero(),
+            ),
+            None => (p, n),
+        };
+        Got {
+            played: p,
+            position,
+            normal,
+            bound,
         }
-        Play::Vat {
-            prim,
-            positions,
-            normals,
-        } => {
-            let bound = prim.positions.max_error();
-            for (i, want) in want.iter().enumerate() {
-                let v = (start + i) as u32;
-                let (address, normals) = (&prim.address, normals.as_deref());
-                let played =
-                    vat_path::deform_vertex(address, positions, normals, gpu, v, Vec3::ZERO, None);
-                add(job, at, played, bound, want, tally);
-            }
-        }
+    }));
+}
+
+/// Compares a block of played vertices with their direct evaluation
+/// (`want`: position and unit normal, zero where the source defines none)
+/// into `tally`; the boxes only at frame times (`frame`).
+fn compare(job: &Job<'_>, got: &[Got], want: &[(DVec3, DVec3)], frame: bool, tally: &mut Tally) {
+    for (g, &(w, wn)) in got.iter().zip(want) {
+        let judged = job.has_normal && wn != DVec3::ZERO;
+        let angle = judged.then(|| angle_degrees(g.normal, wn));
+        tally.add(g.played, g.bound, g.position, w, angle, frame);
     }
 }
 
-/// One played vertex compared with its direct evaluation `want`, after
-/// the sample's root motion moves it.
-#[inline(always)]
-fn add(
-    job: &Job<'_>,
-    at: &At<'_>,
-    played: RuntimeVertex,
-    bound: f64,
-    &(want, want_normal): &(DVec3, DVec3),
-    tally: &mut Tally,
-) {
-    let p = played.position.as_dvec3();
-    let n = played.normal.unwrap_or(Vec3::ZERO).as_dvec3();
-    let (got, got_normal) = match &at.motion {
-        Some(m) => (
-            m.transform_point3(p),
-            m.transform_vector3(n).normalize_or_zero(),
-        ),
-        None => (p, n),
-    };
-    let judged = job.has_normal && want_normal != DVec3::ZERO;
-    let angle = judged.then(|| angle_degrees(got_normal, want_normal));
-    tally.add(p, bound, got, want, angle);
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The worst case reaches the bound: every entry off by `e` with the
+    /// sign of the coordinate it multiplies moves each coordinate by
+    /// `e * (|x| + |y| + |z| + 1)`, the point by sqrt(3) times that; the
+    /// bound without sqrt(3) (used before fuzzing found a bake exceeding
+    /// it) is too small.
+    #[test]
+    fn encoded_matrix_bound_covers_the_worst_matrix() {
+        let (e, p) = (1e-3, DVec3::new(0.5, -2.0, 1.25));
+        let s = p.signum();
+        let error = DMat4::from_cols(
+            (s.x * e * DVec3::ONE).extend(0.0),
+            (s.y * e * DVec3::ONE).extend(0.0),
+            (s.z * e * DVec3::ONE).extend(0.0),
+            (e * DVec3::ONE).extend(0.0),
+        );
+        let moved = error.transform_point3(p).length();
+        let bound = encoded_matrix_bound(e, p);
+        assert!(moved <= bound * (1.0 + 1e-12), "{moved} > {bound}");
+        assert!(moved > bound * (1.0 - 1e-12), "the bound is tight");
+        assert!(moved > e * (p.abs().element_sum() + 1.0));
+    }
+
+    /// Within 1e-12 degrees of the arctangent either way (an error below
+    /// the expected angle must fail too), for unit and non-unit vectors,
+    /// across the series' edge; a lost normal is 180.
+    #[test]
+    fn angles_between_normals_are_exact_in_both_directions() {
+        for (got, want, degrees) in [
+            (DVec3::X, DVec3::Y, 90.0),
+            (DVec3::X, DVec3::X, 0.0),
+            (DVec3::X, -DVec3::X, 180.0),
+            (DVec3::new(1.0, 1.0, 0.0), DVec3::X, 45.0),
+            (DVec3::new(0.0, 3.0, 0.0), DVec3::new(0.0, 0.5, 0.5), 45.0),
+            (DVec3::new(-2.0, 0.0, 0.0), DVec3::new(1.0, 0.0, 1.0), 135.0),
+            (DVec3::ZERO, DVec3::Y, 180.0),
+        ] {
+            let a = angle_degrees(got, want);
+            assert!((a - degrees).abs() < 1e-12, "{got} vs {want}: {a}, not {degrees}");
+        }
+        for k in 0..2000 {
+            let radians = 1e-9 * 1.02f64.powi(k);
+            let (got, want) = (DVec3::new(radians.cos(), radians.sin(), 0.0) * 3.0, DVec3::X);
+            let a = angle_degrees(got, want);
+            let exact = radians.min(std::f64::consts::PI).to_degrees();
+            if radians < 3.0 {
+                assert!((a - exact).abs() <= 1e-11 * exact.max(1e-3), "{radians}: {a} vs {exact}");
+            }
+        }
+        assert!(angle_degrees(DVec3::new(f64::NAN, 0.0, 1.0), DVec3::Z).is_nan());
+    }
 }

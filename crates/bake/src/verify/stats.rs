@@ -141,9 +141,17 @@ impl Tally {
     /// One vertex: `played` in place, its recorded position `bound`, the
     /// position `got` it is compared at (moved by root motion) and the
     /// direct evaluation `want`; `angle`: the normals' angle in degrees,
-    /// when they are compared.
+    /// when they are compared; `boxes`: whether to grow the boxes.
     #[inline(always)]
-    pub fn add(&mut self, played: DVec3, bound: f64, got: DVec3, want: DVec3, angle: Option<f64>) {
+    pub fn add(
+        &mut self,
+        played: DVec3,
+        bound: f64,
+        got: DVec3,
+        want: DVec3,
+        angle: Option<f64>,
+        boxes: bool,
+    ) {
         let e = got.distance(want);
         let usable = bound.is_finite() && bound >= 0.0;
         let bound = if usable { bound } else { 0.0 };
@@ -154,8 +162,10 @@ impl Tally {
         self.max = self.max.max(e);
         self.excess = self.excess.max(e - bound);
         self.bound = self.bound.max(bound);
-        self.played = (self.played.0.min(played), self.played.1.max(played));
-        self.direct = (self.direct.0.min(want), self.direct.1.max(want));
+        if boxes {
+            self.played = (self.played.0.min(played), self.played.1.max(played));
+            self.direct = (self.direct.0.min(want), self.direct.1.max(want));
+        }
         if let Some(a) = angle {
             self.normals += 1;
             self.normal_nan |= a.is_nan();
@@ -186,7 +196,9 @@ impl Stats {
             self.position_excess_after_loss_max =
                 max_nan(self.position_excess_after_loss_max, nan(t.excess - loss));
             self.position_bound_max = max_nan(self.position_bound_max, t.bound);
-            self.grow_played(Some((t.played.0.to_array(), t.played.1.to_array())));
+            if t.played.0.x <= t.played.1.x {
+                self.grow_played(Some((t.played.0.to_array(), t.played.1.to_array())));
+            }
         }
         if t.normals > 0 {
             let n = t.normals;
@@ -385,4 +397,109 @@ pub fn judge(c: &ClipStats, diagonal: f64, t: &Tolerances) -> Vec<String> {
         ));
     }
     failures
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn clip(frames: Stats) -> ClipStats {
+        ClipStats {
+            clip: 0,
+            frames,
+            mid: Stats::default(),
+        }
+    }
+
+    /// One sample of comparisons `(error, bound)` of a primitive with the
+    /// recorded `loss`, and normal angles judged by `normal`.
+    fn measured(errors: &[(f64, f64)], loss: f64, angles: &[f64], normal: Option<f64>) -> Stats {
+        let mut t = Tally::default();
+        for &(e, b) in errors {
+            t.add(DVec3::ZERO, b, DVec3::new(e, 0.0, 0.0), DVec3::ZERO, None, true);
+        }
+        for &a in angles {
+            t.add(DVec3::ZERO, 0.0, DVec3::ZERO, DVec3::ZERO, Some(a), true);
+        }
+        let mut s = Stats {
+            samples: 1,
+            ..Stats::default()
+        };
+        s.add(&t, loss, normal);
+        s
+    }
+
+    fn tolerances() -> Tolerances {
+        Tolerances {
+            relative: 1e-4,
+            normal_degrees: 0.1,
+            mid_relative: None,
+            accept_recorded_loss: false,
+        }
+    }
+
+    #[test]
+    fn verdicts_need_evidence() {
+        let judge = |s: Stats| super::judge(&clip(s), 2.0, &tolerances());
+        let positions = |errors: &[(f64, f64)]| measured(errors, 0.0, &[], None);
+        // A clean measurement passes.
+        assert!(judge(positions(&[(0.0, 0.0), (1e-5, 0.0)])).is_empty());
+        // NaN anywhere fails, in any order (f64::max would drop it).
+        for errors in [[(f64::NAN, 0.0), (0.0, 0.0)], [(0.0, 0.0), (f64::NAN, 0.0)]] {
+            let f = judge(positions(&errors));
+            assert!(f.iter().any(|f| f.contains("NaN")), "{f:?}");
+        }
+        let mut merged = positions(&[(0.0, 0.0)]);
+        merged.merge(&positions(&[(f64::NAN, 0.0)]));
+        merged.merge(&positions(&[(0.0, 0.0)]));
+        assert!(!judge(merged).is_empty());
+        // A recorded bound that is NaN, infinite or negative is not added to
+        // the tolerance, and fails.
+        for bound in [f64::NAN, f64::INFINITY, -1.0] {
+            let s = positions(&[(0.5, bound)]);
+            assert_eq!(s.bad_bounds, 1);
+            assert_eq!(s.position_excess_max, 0.5, "{bound}");
+            assert!(!judge(s).is_empty(), "{bound}");
+        }
+        // An absurd bound (larger than the model) fails even if it covers
+        // the error.
+        let f = judge(positions(&[(0.5, 1e9)]));
+        assert!(f.iter().any(|f| f.contains("larger than the model")), "{f:?}");
+        // Zero samples is not a pass.
+        assert!(!judge(Stats::default()).is_empty());
+        // A NaN normal fails, judged or not; an unusable normal bound too.
+        assert!(!judge(measured(&[(0.0, 0.0)], 0.0, &[f64::NAN], None)).is_empty());
+        let s = measured(&[(0.0, 0.0)], 0.0, &[1.0], Some(f64::NAN));
+        assert_eq!(s.bad_bounds, 1);
+        assert!(!judge(s).is_empty());
+        // A normal beyond its bound by more than the tolerance fails.
+        let s = measured(&[(0.0, 0.0)], 0.0, &[0.05, 0.7], Some(0.5));
+        assert_eq!((s.normals, s.normals_judged), (2, 2));
+        assert!((s.normal_excess_max - 0.2).abs() < 1e-12);
+        assert!(!judge(s).is_empty());
+    }
+
+    #[test]
+    fn dropped_influences_fail_unless_their_recorded_loss_is_accepted() {
+        // The error against the source (0.5 of a 2.0 diagonal) is within
+        // the loss the bake recorded (0.6) but far over the tolerance.
+        let mut s = measured(&[(0.5, 0.0)], 0.6, &[], None);
+        assert_eq!(s.position_loss_max, 0.6);
+        assert_eq!(s.position_excess_max, 0.5);
+        let f = judge(&clip(s), 2.0, &tolerances());
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(
+            f[0].contains("5.000e-1") && f[0].contains("--accept-recorded-loss"),
+            "{f:?}"
+        );
+        let accepting = Tolerances {
+            accept_recorded_loss: true,
+            ..tolerances()
+        };
+        assert!(judge(&clip(s), 2.0, &accepting).is_empty());
+        // Accepting the loss does not hide an error beyond it.
+        s.merge(&measured(&[(0.7, 0.0)], 0.6, &[], None));
+        let f = judge(&clip(s), 2.0, &accepting);
+        assert!(f.iter().any(|f| f.contains("influence-loss")), "{f:?}");
+    }
 }
