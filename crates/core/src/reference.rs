@@ -269,6 +269,7 @@ fn unrecord(r: &Record) -> (Affine, DVec3) {
 /// The skin records of `joints` blended by the influences (`js`, `ws`)
 /// of one vertex, its weights renormalised: `sum(record * w / total)`
 /// over the slots with a positive weight, in slot order, from zero.
+#[inline(always)]
 fn blend_records(joints: &[Record], js: &[u16], ws: &[f32]) -> Record {
     let total: f64 = ws.iter().map(|w| f64::from(*w)).sum();
     let mut acc = ZERO_RECORD;
@@ -399,14 +400,14 @@ impl<'a> PrimitiveDeform<'a> {
                 let cofactor = DMat3::from_cols(y.cross(z), z.cross(x), x.cross(y));
                 let det = x.dot(cofactor.x_axis);
                 if well_conditioned(&upper, b.column_terms, det) {
-                    in_f32_range(cofactor * n * det.signum())
+                    cofactor * n * det.signum()
                 } else {
                     DVec3::ZERO
                 }
             }
-            NormalConvention::BlendedMatrix => in_f32_range(upper * n),
+            NormalConvention::BlendedMatrix => upper * n,
         };
-        (b.matrix.point(b.position), normal.normalize_or_zero())
+        (b.matrix.point(b.position), unit_in_f32_range(normal))
     }
 
     /// Vertex `v` deformed: position, normal in `convention`, and tangent.
@@ -445,15 +446,15 @@ impl<'a> PrimitiveDeform<'a> {
 /// direction to judge either.
 pub const MIN_NORMAL_VOLUME: f64 = 1e-3;
 
-/// `r`, or zero when its squared length is outside f32's normal range:
+/// `r` normalised, or zero when its squared length is outside f32's normal range:
 /// the bake normalises the same unnormalised normal in f32, where such a
 /// square underflows or overflows and the normal is documented to come out
 /// zero (a huge morph delta, a tiny scale; found by fuzzing), so it has no
 /// direction to compare.
-fn in_f32_range(r: DVec3) -> DVec3 {
+fn unit_in_f32_range(r: DVec3) -> DVec3 {
     let len2 = r.length_squared();
     if (f64::from(f32::MIN_POSITIVE)..=f64::from(f32::MAX)).contains(&len2) {
-        r
+        r * (1.0 / len2.sqrt())
     } else {
         DVec3::ZERO
     }
@@ -534,11 +535,11 @@ mod tests {
     #[test]
     fn normals_beyond_the_f32_range_are_undefined() {
         let n = DVec3::new(0.6, 0.0, 0.8);
-        assert_eq!(in_f32_range(n * 1e3), n * 1e3);
-        assert_eq!(in_f32_range(n * 1e-18), n * 1e-18);
-        assert_eq!(in_f32_range(n * 1e20), DVec3::ZERO, "its square overflows");
+        assert!(unit_in_f32_range(n * 1e3).distance(n) < 1e-15);
+        assert!(unit_in_f32_range(n * 1e-18).distance(n) < 1e-15);
+        assert_eq!(unit_in_f32_range(n * 1e20), DVec3::ZERO, "its square overflows");
         assert_eq!(
-            in_f32_range(n * 1e-20),
+            unit_in_f32_range(n * 1e-20),
             DVec3::ZERO,
             "its square underflows"
         );

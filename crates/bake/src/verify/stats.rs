@@ -138,40 +138,36 @@ impl Default for Tally {
 }
 
 impl Tally {
-    /// One vertex: `played` in place, its recorded position `bound`, the
-    /// position `got` it is compared at (moved by root motion) and the
-    /// direct evaluation `want`; `angle`: the normals' angle in degrees,
-    /// when they are compared; `boxes`: whether to grow the boxes.
+    /// One position `error` (the distance from the direct evaluation),
+    /// judged by its recorded `bound`.
     #[inline(always)]
-    pub fn add(
-        &mut self,
-        played: DVec3,
-        bound: f64,
-        got: DVec3,
-        want: DVec3,
-        angle: Option<f64>,
-        boxes: bool,
-    ) {
-        let e = got.distance(want);
+    pub fn position(&mut self, error: f64, bound: f64) {
         let usable = bound.is_finite() && bound >= 0.0;
         let bound = if usable { bound } else { 0.0 };
         self.vertices += 1;
         self.bad += u64::from(!usable);
-        self.nan |= e.is_nan();
-        self.sum += e;
-        self.max = self.max.max(e);
-        self.excess = self.excess.max(e - bound);
+        self.nan |= error.is_nan();
+        self.sum += error;
+        self.max = self.max.max(error);
+        self.excess = self.excess.max(error - bound);
         self.bound = self.bound.max(bound);
-        if boxes {
-            self.played = (self.played.0.min(played), self.played.1.max(played));
-            self.direct = (self.direct.0.min(want), self.direct.1.max(want));
-        }
-        if let Some(a) = angle {
-            self.normals += 1;
-            self.normal_nan |= a.is_nan();
-            self.normal_sum += a;
-            self.normal_max = self.normal_max.max(a);
-        }
+    }
+
+    /// One normal comparison of `degrees`.
+    #[inline(always)]
+    pub fn normal(&mut self, degrees: f64) {
+        self.normals += 1;
+        self.normal_nan |= degrees.is_nan();
+        self.normal_sum += degrees;
+        self.normal_max = self.normal_max.max(degrees);
+    }
+
+    /// Grows the boxes by a position played back in place and its direct
+    /// evaluation.
+    #[inline(always)]
+    pub fn boxes(&mut self, played: DVec3, direct: DVec3) {
+        self.played = (self.played.0.min(played), self.played.1.max(played));
+        self.direct = (self.direct.0.min(direct), self.direct.1.max(direct));
     }
 }
 
@@ -416,10 +412,11 @@ mod tests {
     fn measured(errors: &[(f64, f64)], loss: f64, angles: &[f64], normal: Option<f64>) -> Stats {
         let mut t = Tally::default();
         for &(e, b) in errors {
-            t.add(DVec3::ZERO, b, DVec3::new(e, 0.0, 0.0), DVec3::ZERO, None, true);
+            t.position(e, b);
+            t.boxes(DVec3::ZERO, DVec3::ONE);
         }
         for &a in angles {
-            t.add(DVec3::ZERO, 0.0, DVec3::ZERO, DVec3::ZERO, Some(a), true);
+            t.normal(a);
         }
         let mut s = Stats {
             samples: 1,
