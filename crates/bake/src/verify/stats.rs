@@ -148,9 +148,11 @@ impl Tally {
         self.bad += u64::from(!usable);
         self.nan |= error.is_nan();
         self.sum += error;
-        self.max = self.max.max(error);
-        self.excess = self.excess.max(error - bound);
-        self.bound = self.bound.max(bound);
+        // (A NaN error is flagged: the maxima by a plain compare.)
+        let max = |a: f64, b: f64| if b > a { b } else { a };
+        self.max = max(self.max, error);
+        self.excess = max(self.excess, error - bound);
+        self.bound = max(self.bound, bound);
     }
 
     /// One normal comparison of `degrees`.

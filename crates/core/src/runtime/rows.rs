@@ -20,6 +20,7 @@ pub type RowValues = (Vec3, Vec3);
 /// then the weighted sum; the normal (when `has_normal`) normalised. The
 /// state must be enabled (a disabled one draws the mesh as it is, which
 /// only the caller knows).
+#[inline]
 pub fn blend_rows(
     state: &GpuState,
     last_row: u32,
