@@ -537,7 +537,11 @@ mod tests {
         let n = DVec3::new(0.6, 0.0, 0.8);
         assert!(unit_in_f32_range(n * 1e3).distance(n) < 1e-15);
         assert!(unit_in_f32_range(n * 1e-18).distance(n) < 1e-15);
-        assert_eq!(unit_in_f32_range(n * 1e20), DVec3::ZERO, "its square overflows");
+        assert_eq!(
+            unit_in_f32_range(n * 1e20),
+            DVec3::ZERO,
+            "its square overflows"
+        );
         assert_eq!(
             unit_in_f32_range(n * 1e-20),
             DVec3::ZERO,

@@ -56,7 +56,11 @@ fn samples_of(clip: usize, info: &ClipInfo, stride: usize) -> Vec<Sample> {
 
 /// Evaluates `samples` on every path of `paths`, in parallel; per
 /// sample, one result per path, in the order of `samples`.
-fn evaluate(subject: &Subject<'_>, paths: &[Path<'_>], samples: &[Sample]) -> Vec<Vec<SampleResult>> {
+fn evaluate(
+    subject: &Subject<'_>,
+    paths: &[Path<'_>],
+    samples: &[Sample],
+) -> Vec<Vec<SampleResult>> {
     let jobs = Jobs::new(subject.model, paths);
     samples
         .par_iter()
@@ -180,7 +184,12 @@ pub fn measure_windowed(
         None => {
             // In row order, so that neighbours share rows.
             let mut order: Vec<usize> = (0..samples.len()).collect();
-            order.sort_by_key(|&i| (rows_read(subject, &samples[i], u32::MAX).first().copied(), i));
+            order.sort_by_key(|&i| {
+                (
+                    rows_read(subject, &samples[i], u32::MAX).first().copied(),
+                    i,
+                )
+            });
             let batch: Vec<Sample> = order.iter().map(|&i| samples[i]).collect();
             let mut results: Vec<Vec<SampleResult>> = samples.iter().map(|_| Vec::new()).collect();
             for (&i, r) in order.iter().zip(evaluate(subject, paths, &batch)) {
@@ -247,7 +256,6 @@ fn fold<'r>(
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -266,7 +274,10 @@ mod tests {
         };
         let s = samples_of(0, &info, 10);
         let times = |kind: Kind| -> Vec<f64> {
-            s.iter().filter(|s| s.kind == kind).map(|s| s.time).collect()
+            s.iter()
+                .filter(|s| s.kind == kind)
+                .map(|s| s.time)
+                .collect()
         };
         let frames = times(Kind::Frame);
         assert_eq!(frames.len(), 12, "0, 10, ..., 100 and the last (102)");

@@ -349,7 +349,14 @@ impl Jobs<'_> {
     ) -> Vec<SampleResult> {
         let (model, clip) = (subject.model, &subject.clips[s.clip]);
         let (duration, pose) = (clip.info.duration, &mut scratch.pose);
-        source_pose_at(model, &clip.source, duration, s.time, pose, &mut scratch.blend);
+        source_pose_at(
+            model,
+            &clip.source,
+            duration,
+            s.time,
+            pose,
+            &mut scratch.blend,
+        );
         let gpu = state_at(&clip.info, s.time, s.mode);
         // A clip baked in place moves by its recorded track.
         let motion = clip.root_motion.as_ref().map(|r| {
@@ -378,7 +385,8 @@ impl Jobs<'_> {
         tallies.clear();
         tallies.resize(self.jobs.len(), Tally::default());
         for ((node, primitive, space, convention), group) in &self.groups {
-            let Some(d) = PrimitiveDeform::new(model, pose, &mut globals, *node, *primitive, *space)
+            let Some(d) =
+                PrimitiveDeform::new(model, pose, &mut globals, *node, *primitive, *space)
             else {
                 continue;
             };
@@ -559,7 +567,11 @@ fn compare(job: &Job<'_>, got: &Got, want: &Columns, n: usize, frame: bool, tall
     let ([gx, gy, gz], [wx, wy, wz]) = (column(&g.normal, n), column(&w.normal, n));
     let (mut degrees, mut exact) = ([0.0; BLOCK], [false; BLOCK]);
     for i in 0..n {
-        let c = [gy[i] * wz[i] - gz[i] * wy[i], gz[i] * wx[i] - gx[i] * wz[i], gx[i] * wy[i] - gy[i] * wx[i]];
+        let c = [
+            gy[i] * wz[i] - gz[i] * wy[i],
+            gz[i] * wx[i] - gx[i] * wz[i],
+            gx[i] * wy[i] - gy[i] * wx[i],
+        ];
         let d = gx[i] * wx[i] + gy[i] * wy[i] + gz[i] * wz[i];
         let t2 = (c[0] * c[0] + c[1] * c[1] + c[2] * c[2]) / (d * d);
         let series = 1.0 + t2 * (-1.0 / 3.0 + t2 * (0.2 + t2 * (-1.0 / 7.0 + t2 / 9.0)));
@@ -568,9 +580,16 @@ fn compare(job: &Job<'_>, got: &Got, want: &Columns, n: usize, frame: bool, tall
     }
     for i in 0..n {
         tally.position(errors[i], got.bound[i]);
-        let (wn, gn) = (DVec3::new(wx[i], wy[i], wz[i]), DVec3::new(gx[i], gy[i], gz[i]));
+        let (wn, gn) = (
+            DVec3::new(wx[i], wy[i], wz[i]),
+            DVec3::new(gx[i], gy[i], gz[i]),
+        );
         if job.has_normal && wn != DVec3::ZERO {
-            tally.normal(if exact[i] { angle_degrees(gn, wn) } else { degrees[i] });
+            tally.normal(if exact[i] {
+                angle_degrees(gn, wn)
+            } else {
+                degrees[i]
+            });
         }
     }
     if frame {
@@ -622,15 +641,24 @@ mod tests {
             (DVec3::ZERO, DVec3::Y, 180.0),
         ] {
             let a = angle_degrees(got, want);
-            assert!((a - degrees).abs() < 1e-12, "{got} vs {want}: {a}, not {degrees}");
+            assert!(
+                (a - degrees).abs() < 1e-12,
+                "{got} vs {want}: {a}, not {degrees}"
+            );
         }
         for k in 0..2000 {
             let radians = 1e-9 * 1.02f64.powi(k);
-            let (got, want) = (DVec3::new(radians.cos(), radians.sin(), 0.0) * 3.0, DVec3::X);
+            let (got, want) = (
+                DVec3::new(radians.cos(), radians.sin(), 0.0) * 3.0,
+                DVec3::X,
+            );
             let a = angle_degrees(got, want);
             let exact = radians.min(std::f64::consts::PI).to_degrees();
             if radians < 3.0 {
-                assert!((a - exact).abs() <= 1e-11 * exact.max(1e-3), "{radians}: {a} vs {exact}");
+                assert!(
+                    (a - exact).abs() <= 1e-11 * exact.max(1e-3),
+                    "{radians}: {a} vs {exact}"
+                );
             }
         }
         assert!(angle_degrees(DVec3::new(f64::NAN, 0.0, 1.0), DVec3::Z).is_nan());

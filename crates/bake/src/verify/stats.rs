@@ -463,7 +463,10 @@ mod tests {
         // An absurd bound (larger than the model) fails even if it covers
         // the error.
         let f = judge(positions(&[(0.5, 1e9)]));
-        assert!(f.iter().any(|f| f.contains("larger than the model")), "{f:?}");
+        assert!(
+            f.iter().any(|f| f.contains("larger than the model")),
+            "{f:?}"
+        );
         // Zero samples is not a pass.
         assert!(!judge(Stats::default()).is_empty());
         // A NaN normal fails, judged or not; an unusable normal bound too.
