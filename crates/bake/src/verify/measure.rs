@@ -6,6 +6,8 @@
 //! Samples are evaluated in parallel, each by one worker, and folded in
 //! sample order, so the numbers do not depend on the thread count.
 
+use std::collections::BTreeSet;
+
 use glam::DVec3;
 use rayon::prelude::*;
 use rigbake_core::runtime::{ClipInfo, PlayMode};
@@ -71,52 +73,44 @@ fn evaluate(
         .collect()
 }
 
-/// The timeline rows sample `s` reads (sorted, distinct), below `frames`.
-fn rows_read(subject: &Subject<'_>, s: &Sample, frames: u32) -> Vec<u32> {
-    let clip = &subject.clips[s.clip];
-    let gpu = state_at(&clip.info, s.time, s.mode);
-    let mut rows: Vec<u32> = gpu.rows_read(frames.saturating_sub(1)).collect();
-    rows.sort_unstable();
-    rows.dedup();
-    rows
-}
-
-/// Evaluates `samples` on `paths`, whose deferred VAT path is `vat`,
-/// window by window: samples sorted by the rows they read, grouped while
-/// their rows fit `window_bytes`, each group evaluated on a window of just
-/// those rows. The results come back in the order of `samples`, so the
-/// folded numbers do not depend on the windows.
+/// Evaluates `samples` in row order (neighbours share rows), in groups
+/// whose rows fit `window_bytes` of the deferred VAT path `vat` (all at
+/// once without one), each on a window of just those rows. The results
+/// come back in the order of `samples`, so the folded numbers depend on
+/// neither the windows nor the order.
 fn streamed(
     subject: &Subject<'_>,
     paths: &[Path<'_>],
-    vat: &VatPlayback,
+    vat: Option<&VatPlayback>,
     samples: &[Sample],
     window_bytes: u64,
 ) -> Result<Vec<Vec<SampleResult>>, LoadError> {
-    let frames = vat
-        .primitives
+    let frames = vat.map_or(u32::MAX, |v| {
+        v.primitives.iter().map(|p| p.address.frames).max().unwrap_or(0)
+    });
+    let reads: Vec<BTreeSet<u32>> = samples
         .iter()
-        .map(|p| p.address.frames)
-        .max()
-        .unwrap_or(0);
-    let reads: Vec<Vec<u32>> = samples
-        .iter()
-        .map(|s| rows_read(subject, s, frames))
+        .map(|s| {
+            let gpu = state_at(&subject.clips[s.clip].info, s.time, s.mode);
+            gpu.rows_read(frames.saturating_sub(1)).collect()
+        })
         .collect();
     let mut order: Vec<usize> = (0..samples.len()).collect();
     order.sort_by_key(|&i| (reads[i].first().copied().unwrap_or(0), i));
-    let max_rows = (window_bytes / vat.row_bytes().max(1)).max(1) as usize;
+    let row_bytes = vat.map_or(0, |v| v.row_bytes().max(1));
+    let max_rows = (window_bytes.checked_div(row_bytes).unwrap_or(u64::MAX)).max(1) as usize;
     let mut results: Vec<Vec<SampleResult>> = samples.iter().map(|_| Vec::new()).collect();
-    let mut group: Vec<usize> = Vec::new();
-    let mut rows = std::collections::BTreeSet::new();
-    let mut run = |group: &mut Vec<usize>, rows: &mut std::collections::BTreeSet<u32>| {
-        let listed: Vec<u32> = rows.iter().copied().collect();
-        let window = vat.window(&listed)?;
+    let (mut group, mut rows): (Vec<usize>, BTreeSet<u32>) = Default::default();
+    let mut run = |group: &mut Vec<usize>, rows: &mut BTreeSet<u32>| {
+        let window = match vat {
+            Some(vat) => Some((vat, vat.window(&rows.iter().copied().collect::<Vec<_>>())?)),
+            None => None,
+        };
         let windowed: Vec<Path<'_>> = paths
             .iter()
-            .map(|p| match p {
-                Path::Vat(v) if std::ptr::eq(*v, vat) => Path::Vat(&window),
-                other => *other,
+            .map(|p| match (p, &window) {
+                (Path::Vat(v), Some((vat, w))) if std::ptr::eq(*v, *vat) => Path::Vat(w),
+                _ => *p,
             })
             .collect();
         let batch: Vec<Sample> = group.iter().map(|&i| samples[i]).collect();
@@ -128,11 +122,11 @@ fn streamed(
         Ok::<_, LoadError>(())
     };
     for i in order {
-        let new = reads[i].iter().filter(|r| !rows.contains(*r)).count();
+        let new = reads[i].difference(&rows).count();
         if !group.is_empty() && rows.len() + new > max_rows {
             run(&mut group, &mut rows)?;
         }
-        rows.extend(reads[i].iter().copied());
+        rows.extend(&reads[i]);
         group.push(i);
     }
     if !group.is_empty() {
@@ -179,81 +173,44 @@ pub fn measure_windowed(
         Path::Vat(v) if v.is_deferred() => Some(*v),
         _ => None,
     });
-    let evaluated = match deferred {
-        Some(vat) => streamed(subject, paths, vat, &samples, window_bytes)?,
-        None => {
-            // In row order, so that neighbours share rows.
-            let mut order: Vec<usize> = (0..samples.len()).collect();
-            order.sort_by_key(|&i| {
-                (
-                    rows_read(subject, &samples[i], u32::MAX).first().copied(),
-                    i,
-                )
-            });
-            let batch: Vec<Sample> = order.iter().map(|&i| samples[i]).collect();
-            let mut results: Vec<Vec<SampleResult>> = samples.iter().map(|_| Vec::new()).collect();
-            for (&i, r) in order.iter().zip(evaluate(subject, paths, &batch)) {
-                results[i] = r;
-            }
-            results
-        }
-    };
-    Ok(paths
-        .iter()
-        .enumerate()
-        .map(|(k, &path)| {
-            let results = samples.iter().zip(evaluated.iter().map(|r| &r[k]));
-            fold(path, selected, results)
-        })
-        .collect())
-}
-
-/// Folds the per-sample results of one path, in sample order, into its
-/// statistics.
-fn fold<'r>(
-    path: Path<'_>,
-    selected: &[usize],
-    results: impl Iterator<Item = (&'r Sample, &'r SampleResult)>,
-) -> OutputStats {
-    let mut clips: Vec<ClipStats> = selected
-        .iter()
-        .map(|&clip| ClipStats {
-            clip,
-            frames: Stats::default(),
-            mid: Stats::default(),
-        })
-        .collect();
-    let (mut lo, mut hi) = (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY));
-    for (s, r) in results {
-        let Some(entry) = clips.iter_mut().find(|c| c.clip == s.clip) else {
-            continue;
+    let evaluated = streamed(subject, paths, deferred, &samples, window_bytes)?;
+    // Each path's samples folded in sample order.
+    let mut outputs = Vec::new();
+    for (k, path) in paths.iter().enumerate() {
+        let (output, primitives) = match path {
+            Path::Bones(b) => (Output::Bones, b.primitives.len()),
+            Path::Vat(v) => (Output::Vat, v.primitives.len()),
         };
-        match s.kind {
-            Kind::Frame => {
-                entry.frames.merge(&r.stats);
-                lo = lo.min(r.direct.0);
-                hi = hi.max(r.direct.1);
+        let mut clips: Vec<ClipStats> = selected
+            .iter()
+            .map(|&clip| ClipStats {
+                clip,
+                frames: Stats::default(),
+                mid: Stats::default(),
+            })
+            .collect();
+        let (mut lo, mut hi) = (DVec3::INFINITY, DVec3::NEG_INFINITY);
+        for (s, r) in samples.iter().zip(evaluated.iter().map(|r| &r[k])) {
+            let Some(entry) = clips.iter_mut().find(|c| c.clip == s.clip) else {
+                continue;
+            };
+            match s.kind {
+                Kind::Frame => {
+                    entry.frames.merge(&r.stats);
+                    (lo, hi) = (lo.min(r.direct.0), hi.max(r.direct.1));
+                }
+                Kind::Mid => entry.mid.merge(&r.stats),
             }
-            Kind::Mid => entry.mid.merge(&r.stats),
         }
+        let diagonal = if lo.x <= hi.x { (hi - lo).length() } else { 0.0 };
+        outputs.push(OutputStats {
+            output,
+            primitives,
+            diagonal,
+            clips,
+        });
     }
-    let diagonal = if lo.x <= hi.x {
-        (hi - lo).length()
-    } else {
-        0.0
-    };
-    OutputStats {
-        output: match path {
-            Path::Bones(_) => Output::Bones,
-            Path::Vat(_) => Output::Vat,
-        },
-        primitives: match path {
-            Path::Bones(b) => b.primitives.len(),
-            Path::Vat(v) => v.primitives.len(),
-        },
-        diagonal,
-        clips,
-    }
+    Ok(outputs)
 }
 
 #[cfg(test)]
