@@ -86,7 +86,11 @@ fn streamed(
     window_bytes: u64,
 ) -> Result<Vec<Vec<SampleResult>>, LoadError> {
     let frames = vat.map_or(u32::MAX, |v| {
-        v.primitives.iter().map(|p| p.address.frames).max().unwrap_or(0)
+        v.primitives
+            .iter()
+            .map(|p| p.address.frames)
+            .max()
+            .unwrap_or(0)
     });
     let reads: Vec<BTreeSet<u32>> = samples
         .iter()
@@ -202,7 +206,11 @@ pub fn measure_windowed(
                 Kind::Mid => entry.mid.merge(&r.stats),
             }
         }
-        let diagonal = if lo.x <= hi.x { (hi - lo).length() } else { 0.0 };
+        let diagonal = if lo.x <= hi.x {
+            (hi - lo).length()
+        } else {
+            0.0
+        };
         outputs.push(OutputStats {
             output,
             primitives,

@@ -1,6 +1,6 @@
 //! One instant of a measurement: every path the bake holds played through
 //! the runtime reference (`rigbake_core::runtime`, the code the shaders
-//! mirror), vertex by vertex, and compared in f64 with the direct
+//! mirror) and compared vertex by vertex, in f64, with the direct
 //! evaluation of the source (`rigbake_core::reference`), computed once
 //! per primitive and shared by the paths that compare with it.
 
@@ -62,18 +62,11 @@ pub(super) fn state_at(info: &ClipInfo, time: f64, mode: PlayMode) -> GpuState {
     state.gpu_state()
 }
 
-/// What one path gave at one sample.
+/// What one path gave at one sample: its figures and the box of the
+/// directly evaluated positions.
 pub(super) struct SampleResult {
     pub stats: Stats,
-    /// The box of the directly evaluated positions.
     pub direct: (DVec3, DVec3),
-}
-
-/// The source primitive a playback primitive plays (`None` when the node
-/// has no such primitive).
-fn source_primitive(model: &Model, node: usize, primitive: usize) -> Option<&Primitive> {
-    let mesh = model.nodes.get(node)?.mesh?;
-    model.meshes.get(mesh)?.primitives.get(primitive)
 }
 
 /// How far a point `p` can move when every entry of the (blended) skin
@@ -106,56 +99,42 @@ fn small_angle(c2: f64, d: f64) -> (f64, bool) {
     (degrees, !(d > 0.0 && t2 < 1e-2))
 }
 
-/// Which direct evaluation a job compares with: the primitive (node and
-/// index), the space it is evaluated in and the normal convention.
-type Key = (usize, usize, Option<usize>, NormalConvention);
-
-/// How a job's path plays its primitive.
+/// How a job's path plays its primitive: the bone path (its channels per
+/// vertex and the texture's recorded encoding error) or the VAT path.
 enum Play<'a> {
-    Bones {
-        prim: &'a BonePrimitive,
-        src: &'a Primitive,
-        /// Channels per vertex.
-        channels: usize,
-        /// The bone texture's recorded encoding error.
-        max_error: f64,
-    },
-    Vat {
-        prim: &'a VatPrimitive,
-        positions: Vec<VatTextureView<'a>>,
-        normals: Option<Vec<VatTextureView<'a>>>,
-    },
+    Bones(&'a BonePrimitive, &'a Primitive, usize, f64),
+    Vat(
+        &'a VatPrimitive,
+        Vec<VatTextureView<'a>>,
+        Option<Vec<VatTextureView<'a>>>,
+    ),
 }
 
-/// One primitive of one path, compared at every sample.
+/// One primitive of one path, compared at every sample with the direct
+/// evaluation `key` (node, primitive, space, normal convention).
 struct Job<'a> {
-    /// Index of the path (of its result in the sample's).
     path: usize,
-    key: Key,
-    /// Vertices compared, from the first.
+    key: (usize, usize, Option<usize>, NormalConvention),
+    /// Vertices compared, from the first, and where they start in the
+    /// path's row values.
     count: usize,
-    /// Where the job's vertices start in its path's row values.
     offset: usize,
     /// The last timeline row of the job's texture.
     last_row: u32,
-    /// Position loss the bake recorded for dropped influences.
+    /// The recorded loss of dropped influences, and the bound normals
+    /// are judged by (degrees) when they are.
     loss: f64,
-    /// The bound normals are judged by (degrees), when they are.
     normal_bound: Option<f64>,
-    /// Whether the path plays normals for this primitive.
     has_normal: bool,
     play: Play<'a>,
 }
 
 /// Every path's jobs, in each path's order, grouped by the direct
-/// evaluation they compare with.
+/// evaluation they compare with (in the order first asked for).
 pub(super) struct Jobs<'a> {
     paths: usize,
-    /// Row values per path (its jobs' vertices, one after another).
-    path_len: Vec<usize>,
     jobs: Vec<Job<'a>>,
-    /// Each direct evaluation (in the order first asked for) and its jobs.
-    groups: Vec<(Key, Vec<usize>)>,
+    groups: Vec<Vec<usize>>,
     /// The bone path's textures, by bone set.
     bone_views: Vec<BoneTextureView<'a>>,
 }
@@ -163,49 +142,76 @@ pub(super) struct Jobs<'a> {
 impl<'a> Jobs<'a> {
     /// The jobs of `paths` on `model`.
     pub(super) fn new(model: &'a Model, paths: &[Path<'a>]) -> Self {
-        let mut jobs = Vec::new();
-        let mut bone_views = Vec::new();
-        for (k, path) in paths.iter().enumerate() {
-            match path {
+        let source = |node: usize, primitive: usize| -> Option<&'a Primitive> {
+            let mesh = model.nodes.get(node)?.mesh?;
+            model.meshes.get(mesh)?.primitives.get(primitive)
+        };
+        let (mut jobs, mut bone_views) = (Vec::new(), Vec::new());
+        for (path, p) in paths.iter().enumerate() {
+            match p {
                 Path::Bones(b) => {
                     bone_views = b.textures.iter().map(|t| t.view()).collect();
-                    jobs.extend(b.primitives.iter().filter_map(|p| bone_job(model, b, p, k)));
-                }
-                Path::Vat(v) => jobs.extend(v.primitives.iter().map(|prim| {
-                    let src = source_primitive(model, prim.node, prim.primitive);
-                    Job {
-                        path: k,
-                        key: (prim.node, prim.primitive, v.reference_node, v.convention),
-                        count: src.map_or(0, Primitive::vertex_count),
-                        offset: 0,
-                        last_row: prim.address.frames.saturating_sub(1),
-                        loss: 0.0,
-                        normal_bound: prim.normals.as_ref().map(|n| n.max_error()),
-                        has_normal: prim.normals.is_some(),
-                        play: Play::Vat {
-                            prim,
-                            positions: prim.positions.views(),
-                            normals: prim.normals.as_ref().map(|n| n.views()),
-                        },
+                    for prim in &b.primitives {
+                        let (Some(src), Some(tex)) =
+                            (source(prim.node, prim.primitive), b.textures.get(prim.set))
+                        else {
+                            continue;
+                        };
+                        let channels = prim.channels.len().checked_div(b.channels);
+                        jobs.push(Job {
+                            path,
+                            key: (
+                                prim.node,
+                                prim.primitive,
+                                Some(tex.space_node),
+                                NormalConvention::InverseTranspose,
+                            ),
+                            count: channels.unwrap_or(usize::MAX).min(src.vertex_count()),
+                            offset: 0,
+                            last_row: tex.rows.saturating_sub(1),
+                            // Dropped influences are a separate, recorded
+                            // loss: judged only when accepted.
+                            loss: prim.position_error,
+                            // Normal errors have a bound only when exact.
+                            normal_bound: (tex.max_error == 0.0 && !prim.truncated).then_some(0.0),
+                            has_normal: prim
+                                .bound
+                                .as_ref()
+                                .map_or(src.normals.is_some(), |b| b.normals.is_some()),
+                            play: Play::Bones(prim, src, b.channels, tex.max_error),
+                        });
                     }
+                }
+                Path::Vat(v) => jobs.extend(v.primitives.iter().map(|prim| Job {
+                    path,
+                    key: (prim.node, prim.primitive, v.reference_node, v.convention),
+                    count: source(prim.node, prim.primitive).map_or(0, Primitive::vertex_count),
+                    offset: 0,
+                    last_row: prim.address.frames.saturating_sub(1),
+                    loss: 0.0,
+                    normal_bound: prim.normals.as_ref().map(|n| n.max_error()),
+                    has_normal: prim.normals.is_some(),
+                    play: Play::Vat(
+                        prim,
+                        prim.positions.views(),
+                        prim.normals.as_ref().map(|n| n.views()),
+                    ),
                 })),
             }
         }
-        let mut path_len = vec![0; paths.len()];
-        for job in &mut jobs {
-            job.offset = path_len[job.path];
-            path_len[job.path] += job.count;
-        }
-        let mut groups: Vec<(Key, Vec<usize>)> = Vec::new();
-        for (j, job) in jobs.iter().enumerate() {
-            match groups.iter_mut().find(|(k, _)| *k == job.key) {
-                Some((_, g)) => g.push(j),
-                None => groups.push((job.key, vec![j])),
+        let mut offsets = vec![0; paths.len()];
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        for j in 0..jobs.len() {
+            jobs[j].offset = offsets[jobs[j].path];
+            offsets[jobs[j].path] += jobs[j].count;
+            match groups.iter_mut().find(|g| jobs[g[0]].key == jobs[j].key) {
+                Some(g) => g.push(j),
+                None => groups.push(vec![j]),
             }
         }
+        let paths = paths.len();
         Self {
-            paths: paths.len(),
-            path_len,
+            paths,
             jobs,
             groups,
             bone_views,
@@ -213,132 +219,60 @@ impl<'a> Jobs<'a> {
     }
 }
 
-/// The bone path's job for `prim` (path `path`).
-fn bone_job<'a>(
-    model: &'a Model,
-    bones: &'a BonePlayback,
-    prim: &'a BonePrimitive,
-    path: usize,
-) -> Option<Job<'a>> {
-    let src = source_primitive(model, prim.node, prim.primitive)?;
-    let tex = bones.textures.get(prim.set)?;
-    let count = match bones.channels {
-        0 => src.vertex_count(),
-        k => (prim.channels.len() / k).min(src.vertex_count()),
-    };
-    Some(Job {
-        path,
-        key: (
-            prim.node,
-            prim.primitive,
-            Some(tex.space_node),
-            NormalConvention::InverseTranspose,
-        ),
-        count,
-        offset: 0,
-        last_row: tex.rows.saturating_sub(1),
-        // Dropped influences are a separate, recorded loss: judged only
-        // when accepted.
-        loss: prim.position_error,
-        // Normal errors have a bound only when the bake is exact.
-        normal_bound: (tex.max_error == 0.0 && !prim.truncated).then_some(0.0),
-        has_normal: prim
-            .bound
-            .as_ref()
-            .map_or(src.normals.is_some(), |b| b.normals.is_some()),
-        play: Play::Bones {
-            prim,
-            src,
-            channels: bones.channels,
-            max_error: tex.max_error,
-        },
-    })
-}
-
 /// Vertices evaluated directly at a time, then compared by every job of
 /// the evaluation while they are in the cache.
 const BLOCK: usize = 256;
 
-/// Timeline rows of row values kept per path (a sample reads at most
-/// four: two state rows and their next rows).
+/// Timeline rows kept per path (a sample reads at most four: two state
+/// rows and their next rows).
 const KEPT: usize = 6;
 
-/// What a path computes at one timeline row for every compared vertex,
-/// before the frame lerp ([`RowValues`]): kept while the next samples
-/// (in row order) read the row again, so each row is computed about once.
-struct Kept {
-    row: u32,
-    used: u64,
-    values: Vec<RowValues>,
+/// Scratch kept by a worker across samples: the poses; per path, the
+/// timeline rows recently read (row, when last read, and what the path
+/// computes there for every compared vertex before the frame lerp), kept
+/// while the next samples in row order read them again, so each row is
+/// computed about once; a block; the tallies.
+pub(super) struct Scratch {
+    poses: [LocalPose; 2],
+    kept: Vec<Vec<(u32, u64, Vec<RowValues>)>>,
+    clock: u64,
+    block: Block,
+    tallies: Vec<Tally>,
 }
 
-/// Scratch kept by a worker across samples.
-pub(super) struct Scratch {
-    pose: LocalPose,
-    blend: LocalPose,
-    /// Per path, its kept rows.
-    kept: Vec<Vec<Kept>>,
-    clock: u64,
-    want: Box<Columns>,
-    got: Box<Got>,
-    tallies: Vec<Tally>,
+/// A block of direct and played vertices in columns (positions' x, y, z,
+/// normals' x, y, z), the played positions in place and their bounds.
+struct Block {
+    want: [Vec<f64>; 6],
+    got: [Vec<f64>; 6],
+    played: Vec<DVec3>,
+    bounds: Vec<f64>,
 }
 
 impl Scratch {
     pub(super) fn new(model: &Model) -> Self {
+        let columns = || std::array::from_fn(|_| vec![0.0; BLOCK]);
         Self {
-            pose: LocalPose::rest(model),
-            blend: LocalPose::rest(model),
+            poses: [LocalPose::rest(model), LocalPose::rest(model)],
             kept: Vec::new(),
             clock: 0,
-            want: Box::new(Columns {
-                position: [[0.0; BLOCK]; 3],
-                normal: [[0.0; BLOCK]; 3],
-            }),
-            got: Box::new(Got {
-                compared: Columns {
-                    position: [[0.0; BLOCK]; 3],
-                    normal: [[0.0; BLOCK]; 3],
-                },
-                played: [DVec3::ZERO; BLOCK],
-                bound: [0.0; BLOCK],
-            }),
+            block: Block {
+                want: columns(),
+                got: columns(),
+                played: vec![DVec3::ZERO; BLOCK],
+                bounds: vec![0.0; BLOCK],
+            },
             tallies: Vec::new(),
         }
     }
 }
 
-/// A block of vertices in columns: x, y and z of the positions and of
-/// the unit normals (zero where there is none).
-struct Columns {
-    position: [[f64; BLOCK]; 3],
-    normal: [[f64; BLOCK]; 3],
-}
-
-impl Columns {
-    fn set(&mut self, i: usize, position: DVec3, normal: DVec3) {
-        for k in 0..3 {
-            self.position[k][i] = position[k];
-            self.normal[k][i] = normal[k];
-        }
+/// Writes a vertex into `columns` at `i`.
+fn set(columns: &mut [Vec<f64>; 6], i: usize, position: DVec3, normal: DVec3) {
+    for k in 0..3 {
+        columns[k][i] = position[k];
+        columns[3 + k][i] = normal[k];
     }
-}
-
-/// A block of played vertices: as compared (moved by root motion), in
-/// place, and each position's recorded bound.
-struct Got {
-    compared: Columns,
-    played: [DVec3; BLOCK],
-    bound: [f64; BLOCK],
-}
-
-/// What a sample is for the jobs: its state, the rows its paths read
-/// (per path: row and every vertex's values) and the root motion, in a
-/// job's space.
-struct At<'s> {
-    gpu: GpuState,
-    rows: Vec<Vec<(u32, &'s [RowValues])>>,
-    motion: Option<DMat4>,
 }
 
 impl Jobs<'_> {
@@ -350,15 +284,8 @@ impl Jobs<'_> {
         scratch: &mut Scratch,
     ) -> Vec<SampleResult> {
         let (model, clip) = (subject.model, &subject.clips[s.clip]);
-        let (duration, pose) = (clip.info.duration, &mut scratch.pose);
-        source_pose_at(
-            model,
-            &clip.source,
-            duration,
-            s.time,
-            pose,
-            &mut scratch.blend,
-        );
+        let [pose, blend] = &mut scratch.poses;
+        source_pose_at(model, &clip.source, clip.info.duration, s.time, pose, blend);
         let gpu = state_at(&clip.info, s.time, s.mode);
         // A clip baked in place moves by its recorded track.
         let motion = clip.root_motion.as_ref().map(|r| {
@@ -367,51 +294,48 @@ impl Jobs<'_> {
         });
         self.keep_rows(&gpu, &mut scratch.kept, &mut scratch.clock);
         let Scratch {
-            pose,
+            poses: [pose, _],
             kept,
-            want,
-            got,
             tallies,
+            block,
             ..
         } = scratch;
-        let rows = kept
+        let rows: Vec<Vec<(u32, &[RowValues])>> = kept
             .iter()
-            .map(|k| k.iter().map(|k| (k.row, k.values.as_slice())).collect())
+            .map(|k| k.iter().map(|(row, _, v)| (*row, v.as_slice())).collect())
             .collect();
-        let mut at = At {
-            gpu,
-            rows,
-            motion: None,
-        };
         let mut globals = DirectGlobals::new(model, pose);
         tallies.clear();
         tallies.resize(self.jobs.len(), Tally::default());
-        for ((node, primitive, space, convention), group) in &self.groups {
-            let Some(d) =
-                PrimitiveDeform::new(model, pose, &mut globals, *node, *primitive, *space)
+        for group in &self.groups {
+            let (node, primitive, space, convention) = self.jobs[group[0]].key;
+            let Some(d) = PrimitiveDeform::new(model, pose, &mut globals, node, primitive, space)
             else {
                 continue;
             };
             // The motion carried into the evaluation's space: G^-1 M G.
-            at.motion = motion.map(|m| match space {
-                Some(n) => {
-                    let g = globals.get(*n);
-                    g.inverse() * m * g
-                }
+            let motion = motion.map(|m| match space.map(|n| globals.get(n)) {
+                Some(g) => g.inverse() * m * g,
                 None => m,
             });
             let n = group.iter().map(|&j| self.jobs[j].count).max().unwrap_or(0);
             for start in (0..n.min(d.vertex_count())).step_by(BLOCK) {
                 let end = (start + BLOCK).min(d.vertex_count());
                 for v in start..end {
-                    let (p, n) = d.position_normal(v, *convention);
-                    want.set(v - start, p, n);
+                    let (p, n) = d.position_normal(v, convention);
+                    set(&mut block.want, v - start, p, n);
                 }
                 for &j in group {
-                    let (job, tally) = (&self.jobs[j], &mut tallies[j]);
-                    let len = job.count.saturating_sub(start).min(end - start);
-                    play(job, &at, start, len, got);
-                    compare(job, got, want, len, s.kind == Kind::Frame, tally);
+                    let job = &self.jobs[j];
+                    let vertices = start..job.count.min(end).max(start);
+                    let len = vertices.len();
+                    play(
+                        job,
+                        (&gpu, &rows[job.path], motion.as_ref()),
+                        vertices,
+                        block,
+                    );
+                    compare(job, block, len, s.kind == Kind::Frame, &mut tallies[j]);
                 }
             }
         }
@@ -435,7 +359,12 @@ impl Jobs<'_> {
 
     /// Computes the rows `gpu` reads that `kept` does not hold, path by
     /// path, evicting the rows read least recently.
-    fn keep_rows(&self, gpu: &GpuState, kept: &mut Vec<Vec<Kept>>, clock: &mut u64) {
+    fn keep_rows(
+        &self,
+        gpu: &GpuState,
+        kept: &mut Vec<Vec<(u32, u64, Vec<RowValues>)>>,
+        clock: &mut u64,
+    ) {
         kept.resize_with(self.paths, Vec::new);
         *clock += 1;
         for (p, kept) in kept.iter_mut().enumerate() {
@@ -444,26 +373,20 @@ impl Jobs<'_> {
             rows.sort_unstable();
             rows.dedup();
             for row in rows.into_iter().filter(|_| gpu.enabled) {
-                if let Some(k) = kept.iter_mut().find(|k| k.row == row) {
-                    k.used = *clock;
+                if let Some(k) = kept.iter_mut().find(|k| k.0 == row) {
+                    k.1 = *clock;
                     continue;
                 }
-                let mut values = if kept.len() < KEPT {
-                    Vec::with_capacity(self.path_len[p])
-                } else {
-                    // Never a row this sample reads (at most four).
-                    let old = (0..kept.len()).min_by_key(|&k| kept[k].used).unwrap_or(0);
-                    kept.swap_remove(old).values
-                };
+                // Never a row this sample reads (at most four) goes.
+                let oldest = (0..kept.len())
+                    .min_by_key(|&k| kept[k].1)
+                    .filter(|_| kept.len() >= KEPT);
+                let mut values = oldest.map_or_else(Vec::new, |k| kept.swap_remove(k).2);
                 values.clear();
                 for job in jobs() {
                     self.row_values(job, row, &mut values);
                 }
-                kept.push(Kept {
-                    row,
-                    used: *clock,
-                    values,
-                });
+                kept.push((row, *clock, values));
             }
         }
     }
@@ -473,12 +396,7 @@ impl Jobs<'_> {
     /// fetched once), or its texels.
     fn row_values(&self, job: &Job<'_>, row: u32, out: &mut Vec<RowValues>) {
         match &job.play {
-            Play::Bones {
-                prim,
-                src,
-                channels: k,
-                ..
-            } => {
+            Play::Bones(prim, src, k, _) => {
                 let view = &self.bone_views[prim.set];
                 let joints = view.width.div_ceil(view.layout.pixels_per_joint() as u32);
                 let palette: Vec<Rows3x4> = (0..joints).map(|j| view.bone_matrix(j, row)).collect();
@@ -492,45 +410,42 @@ impl Jobs<'_> {
                     skin(&m, p, n)
                 }));
             }
-            Play::Vat {
-                prim,
-                positions,
-                normals,
-            } => out.extend((0..job.count as u32).map(|v| {
+            Play::Vat(prim, positions, normals) => out.extend((0..job.count as u32).map(|v| {
                 vat_path::row_values(&prim.address, positions, normals.as_deref(), v, row)
             })),
         }
     }
 }
 
-/// Plays the job's vertices `start..start + len` into `got`: the
-/// runtime's frame lerp and row blend over the kept rows (a disabled
-/// state draws the bone path's mesh as it is, the VAT path's zeros).
-fn play(job: &Job<'_>, at: &At<'_>, start: usize, len: usize, got: &mut Got) {
-    let (gpu, rows) = (&at.gpu, &at.rows[job.path]);
+/// Plays the job's `vertices` into `block`: the runtime's frame lerp and row blend over the
+/// `rows` kept (a disabled state draws the bone path's mesh as it is, the
+/// VAT path's zeros), moved by the root `motion`.
+fn play(
+    job: &Job<'_>,
+    (gpu, rows, motion): (&GpuState, &[(u32, &[RowValues])], Option<&DMat4>),
+    vertices: std::ops::Range<usize>,
+    block: &mut Block,
+) {
     let value = |row: u32, i: usize| -> RowValues {
         let values = rows.iter().find(|(r, _)| *r == row).map(|(_, v)| *v);
         values.and_then(|v| v.get(i)).copied().unwrap_or_default()
     };
-    for (k, v) in (start..start + len).enumerate() {
-        let mut played = RuntimeVertex {
-            position: Vec3::ZERO,
-            normal: None,
-        };
-        let mut bound = 0.0;
+    for (k, v) in vertices.enumerate() {
+        let (mut played, mut bound) = (
+            RuntimeVertex {
+                position: Vec3::ZERO,
+                normal: None,
+            },
+            0.0,
+        );
         match &job.play {
-            Play::Bones {
-                prim,
-                src,
-                max_error,
-                ..
-            } if !gpu.enabled || *max_error != 0.0 => {
+            Play::Bones(prim, src, _, max_error) if !gpu.enabled || *max_error != 0.0 => {
                 let (position, normal) = prim.vertex(src, v);
                 played = RuntimeVertex { position, normal };
                 bound = encoded_matrix_bound(*max_error, position.as_dvec3());
             }
-            Play::Bones { .. } => {}
-            Play::Vat { prim, .. } => bound = prim.positions.max_error(),
+            Play::Bones(..) => {}
+            Play::Vat(prim, ..) => bound = prim.positions.max_error(),
         }
         if gpu.enabled {
             let i = job.offset + v;
@@ -538,63 +453,57 @@ fn play(job: &Job<'_>, at: &At<'_>, start: usize, len: usize, got: &mut Got) {
         }
         let p = played.position.as_dvec3();
         let n = played.normal.unwrap_or(Vec3::ZERO).as_dvec3();
-        match &at.motion {
+        match motion {
             Some(m) => {
                 let n = m.transform_vector3(n).normalize_or_zero();
-                got.compared.set(k, m.transform_point3(p), n);
+                set(&mut block.got, k, m.transform_point3(p), n);
             }
-            None => got.compared.set(k, p, n),
+            None => set(&mut block.got, k, p, n),
         }
-        got.played[k] = p;
-        got.bound[k] = bound;
+        (block.played[k], block.bounds[k]) = (p, bound);
     }
 }
 
-/// Compares a block of played vertices with their direct evaluation
-/// (`want`, normals zero where the source defines none) into `tally`; the
-/// boxes only at frame times (`frame`). The distances and the angles'
-/// common case ([`small_angle`]) are plain loops
-/// over the columns, which the compiler vectorises.
-fn compare(job: &Job<'_>, got: &Got, want: &Columns, n: usize, frame: bool, tally: &mut Tally) {
-    let (g, w) = (&got.compared, want);
-    fn column(c: &[[f64; BLOCK]; 3], n: usize) -> [&[f64]; 3] {
-        c.each_ref().map(|c| &c[..n])
-    }
-    let ([gx, gy, gz], [wx, wy, wz]) = (column(&g.position, n), column(&w.position, n));
-    let mut errors = [0.0; BLOCK];
+/// Compares the `n` played vertices of `block` with their
+/// direct evaluation (normals zero where the source defines none) into
+/// `tally`; the boxes only at frame times (`frame`). The distances and
+/// the angles' common case ([`small_angle`]) are plain loops over the
+/// columns, which the compiler vectorises.
+fn compare(job: &Job<'_>, block: &Block, n: usize, frame: bool, tally: &mut Tally) {
+    let (g, w) = (
+        block.got.each_ref().map(|c| &c[..n]),
+        block.want.each_ref().map(|c| &c[..n]),
+    );
+    let (mut errors, mut degrees, mut exact) = ([0.0; BLOCK], [0.0; BLOCK], [false; BLOCK]);
     for i in 0..n {
-        let d = [gx[i] - wx[i], gy[i] - wy[i], gz[i] - wz[i]];
+        let d = [g[0][i] - w[0][i], g[1][i] - w[1][i], g[2][i] - w[2][i]];
         errors[i] = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
     }
-    let ([gx, gy, gz], [wx, wy, wz]) = (column(&g.normal, n), column(&w.normal, n));
-    let (mut degrees, mut exact) = ([0.0; BLOCK], [false; BLOCK]);
+    let ([_, _, _, gx, gy, gz], [wx, wy, wz, nx, ny, nz]) = (g, w);
     for i in 0..n {
         let c = [
-            gy[i] * wz[i] - gz[i] * wy[i],
-            gz[i] * wx[i] - gx[i] * wz[i],
-            gx[i] * wy[i] - gy[i] * wx[i],
+            gy[i] * nz[i] - gz[i] * ny[i],
+            gz[i] * nx[i] - gx[i] * nz[i],
+            gx[i] * ny[i] - gy[i] * nx[i],
         ];
-        let d = gx[i] * wx[i] + gy[i] * wy[i] + gz[i] * wz[i];
+        let d = gx[i] * nx[i] + gy[i] * ny[i] + gz[i] * nz[i];
         (degrees[i], exact[i]) = small_angle(c[0] * c[0] + c[1] * c[1] + c[2] * c[2], d);
     }
     for i in 0..n {
-        tally.position(errors[i], got.bound[i]);
-        let (wn, gn) = (
-            DVec3::new(wx[i], wy[i], wz[i]),
+        tally.position(errors[i], block.bounds[i]);
+        let (got, want) = (
             DVec3::new(gx[i], gy[i], gz[i]),
+            DVec3::new(nx[i], ny[i], nz[i]),
         );
-        if job.has_normal && wn != DVec3::ZERO {
+        if job.has_normal && want != DVec3::ZERO {
             tally.normal(if exact[i] {
-                angle_degrees(gn, wn)
+                angle_degrees(got, want)
             } else {
                 degrees[i]
             });
         }
-    }
-    if frame {
-        let [x, y, z] = column(&want.position, n);
-        for (i, &played) in got.played[..n].iter().enumerate() {
-            tally.boxes(played, DVec3::new(x[i], y[i], z[i]));
+        if frame {
+            tally.boxes(block.played[i], DVec3::new(wx[i], wy[i], wz[i]));
         }
     }
 }
@@ -644,7 +553,10 @@ mod tests {
             let (got, want) = (DVec3::new(r.cos(), r.sin(), 0.0) * 3.0, DVec3::X);
             let (series, exact) = small_angle(got.cross(want).length_squared(), got.dot(want));
             let want = angle_degrees(got, want);
-            assert!(exact || (series - want).abs() <= 1e-11 * want, "{r}: {series}");
+            assert!(
+                exact || (series - want).abs() <= 1e-11 * want,
+                "{r}: {series}"
+            );
             assert_eq!(exact, r > 0.0997, "{r}");
         }
         assert!(small_angle(f64::NAN, 1.0).1 && small_angle(0.0, 0.0).1);
