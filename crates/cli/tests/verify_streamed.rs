@@ -70,70 +70,39 @@ fn a_damaged_streamed_exr_fails_naming_the_texture() {
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stdout));
 }
 
-/// `verify` evaluates the source a block of vertices at a time, in columns
-/// (`PrimitiveDeform::deform_columns`); those are the bits the per-vertex
-/// reference (`position_normal`, what `deform` gives) computes, on every
-/// mesh of every fixture and shared model, at the rest pose and at a
-/// third of every clip, in both normal conventions and in the space of
-/// the scene and of the mesh's node.
+/// The streamed measurement (VAT rows decoded a window at a time, here
+/// windows of one row) gives exactly the numbers of the whole decode, on
+/// the fixtures' bakes (the library test does the shared models).
 #[test]
-fn columns_are_the_per_vertex_reference_to_the_bit() {
-    use rigbake_core::bake::vat::NormalConvention;
-    use rigbake_core::eval::sample::{LocalPose, sample_clip};
-    use rigbake_core::import::{ImportOptions, import_file};
-    use rigbake_core::reference::{
-        BlendBlock, ColumnBlock, Columns, DirectGlobals, PrimitiveDeform,
-    };
-
+fn windowed_results_are_the_whole_files_results() {
+    use rigbake::playback::{self, Decode, Paths};
+    use rigbake::verify::{self, Subject};
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
-    let mut files = common::model_files(&fixtures);
-    if let Some(dir) = shared_models("columns_are_the_per_vertex_reference_to_the_bit") {
-        files.extend(common::model_files(&dir));
+    let out = tempfile::tempdir().unwrap();
+    for model in ["walker.glb", "tentacle.glb"] {
+        bake(&[fixtures.join(model)], out.path(), &["--vat", "--normals"]);
     }
-    let mut vertices = 0usize;
-    for file in files {
-        let Ok(model) = import_file(&file, &ImportOptions::default()) else {
-            continue;
+    let mut compared = 0;
+    for container in containers(out.path()) {
+        let measure = |decode: Decode, window: u64| {
+            let l = playback::load_with(&container, None, Paths::All, decode).unwrap();
+            let subject = Subject {
+                model: &l.source.model,
+                clips: &l.clips,
+            };
+            let paths: Vec<verify::Path<'_>> = l
+                .bones
+                .iter()
+                .map(verify::Path::Bones)
+                .chain(l.vat.iter().map(verify::Path::Vat))
+                .collect();
+            let all: Vec<usize> = (0..l.clips.len()).collect();
+            verify::measure_windowed(&subject, &paths, &all, 1, window).unwrap()
         };
-        let mut poses = vec![LocalPose::rest(&model)];
-        for clip in &model.clips {
-            let mut pose = LocalPose::rest(&model);
-            sample_clip(&model, clip, clip.duration / 3.0, &mut pose);
-            poses.push(pose);
-        }
-        for pose in &poses {
-            let mut globals = DirectGlobals::new(&model, pose);
-            let (mut block, mut want) = (BlendBlock::boxed(), ColumnBlock::boxed());
-            for (node, n) in model.nodes.iter().enumerate() {
-                let Some(mesh) = n.mesh else { continue };
-                for prim in 0..model.meshes[mesh].primitives.len() {
-                    for space in [None, Some(node)] {
-                        let d = PrimitiveDeform::new(&model, pose, &mut globals, node, prim, space)
-                            .unwrap();
-                        for convention in [
-                            NormalConvention::InverseTranspose,
-                            NormalConvention::BlendedMatrix,
-                        ] {
-                            let mut columns = Columns::default();
-                            d.deform_columns(&mut block, &mut want, convention, &mut columns);
-                            assert_eq!(columns.len(), d.vertex_count());
-                            for v in 0..d.vertex_count() {
-                                let (p, n) = d.position_normal(v, convention);
-                                let (cp, cn) = columns.get(v);
-                                let bits = |a: glam::DVec3| a.to_array().map(f64::to_bits);
-                                assert_eq!(
-                                    (bits(cp), bits(cn)),
-                                    (bits(p), bits(n)),
-                                    "{}: node {node} primitive {prim} vertex {v}",
-                                    file.display()
-                                );
-                            }
-                            vertices += d.vertex_count();
-                        }
-                    }
-                }
-            }
-        }
+        let whole = measure(Decode::Whole, verify::WINDOW_BYTES);
+        assert_eq!(measure(Decode::Rows, 1), whole, "{}", container.display());
+        assert_eq!(measure(Decode::Rows, verify::WINDOW_BYTES), whole);
+        compared += whole.len();
     }
-    assert!(vertices > 1000, "only {vertices} vertices compared");
+    assert!(compared >= 4, "only {compared} outputs compared");
 }
