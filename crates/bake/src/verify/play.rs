@@ -219,6 +219,9 @@ impl<'a> Jobs<'a> {
     }
 }
 
+/// A kept timeline row and every compared vertex's values there.
+type KeptRow<'a> = (u32, &'a [RowValues]);
+
 /// Vertices evaluated directly at a time, then compared by every job of
 /// the evaluation while they are in the cache.
 const BLOCK: usize = 256;
@@ -300,7 +303,7 @@ impl Jobs<'_> {
             block,
             ..
         } = scratch;
-        let rows: Vec<Vec<(u32, &[RowValues])>> = kept
+        let rows: Vec<Vec<KeptRow<'_>>> = kept
             .iter()
             .map(|k| k.iter().map(|(row, _, v)| (*row, v.as_slice())).collect())
             .collect();
@@ -422,7 +425,7 @@ impl Jobs<'_> {
 /// VAT path's zeros), moved by the root `motion`.
 fn play(
     job: &Job<'_>,
-    (gpu, rows, motion): (&GpuState, &[(u32, &[RowValues])], Option<&DMat4>),
+    (gpu, rows, motion): (&GpuState, &[KeptRow<'_>], Option<&DMat4>),
     vertices: std::ops::Range<usize>,
     block: &mut Block,
 ) {
