@@ -76,7 +76,7 @@ impl ModelInput {
     pub fn read(path: &Path, settings: &BakeSettings) -> Result<Self, BakeError> {
         let model =
             InputFile::read(path, settings).map_err(|e| BakeError::new(Stage::Import, e))?;
-        crate::job::lod_files::check_count(settings).map_err(|e| BakeError::new(Stage::Key, e))?;
+        check_lod_count(settings).map_err(|e| BakeError::new(Stage::Key, e))?;
         let levels = settings
             .lod_files
             .iter()
@@ -108,4 +108,21 @@ impl ModelInput {
             .chain(&self.levels)
             .flat_map(|f| std::iter::once(f.path()).chain(f.external.iter().map(PathBuf::as_path)))
     }
+}
+
+/// Refuses more LOD files than a group has levels besides level 0 (file
+/// `k` gives level `k + 1`); checked before any is read
+/// (by [`ModelInput::read`]).
+fn check_lod_count(settings: &BakeSettings) -> rigbake_core::Result<()> {
+    let most = rigbake_core::lod::MAX_LOD_LEVELS - 1;
+    if settings.lod_files.len() > most {
+        return Err(rigbake_core::Error::invalid(
+            "lod_files",
+            format!(
+                "{} LOD files; a LOD group has at most {most} levels besides level 0",
+                settings.lod_files.len()
+            ),
+        ));
+    }
+    Ok(())
 }

@@ -15,7 +15,8 @@
 //!   key, up to date or bake).
 //! - [`playback::load`] turns a container and its textures into the views
 //!   the runtime reference (`rigbake_core::runtime`) reads.
-//! - [`verify`] measures a loaded bake against its source and judges it.
+//! - [`verify`] measures a loaded bake against its source and judges it;
+//!   [`verify_report`] is what `rigbake verify` prints of that (text, JSON).
 //! - [`preview`] poses and renders preview frames of a loaded bake.
 //! - [`inspect`] reports what a container holds; [`inspect_source`] what a
 //!   source model holds, before baking.
@@ -54,6 +55,7 @@ pub mod sink;
 pub mod source_path;
 pub mod staging;
 pub mod verify;
+pub mod verify_report;
 
 pub use error::{BakeError, Stage};
 pub use incremental::{bake_key, up_to_date, up_to_date_outputs};

@@ -8,7 +8,8 @@
 //! Semantics and tolerances are described in `docs/runtime.md`.
 
 use rigbake::playback;
-use rigbake::verify::{self as measure, Tolerances, report};
+use rigbake::verify::{self as measure, Tolerances};
+use rigbake::verify_report as report;
 
 use crate::args::{Verbosity, VerifyArgs};
 use crate::exit::{EXIT_FAILED, EXIT_OK, Failure, Outcome};

@@ -8,7 +8,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{bake, containers, rigbake, shared_models};
+use common::{bake, containers, rigbake};
 
 /// A VAT EXR damaged after the bake (cut short, or its blocks zeroed
 /// past the header) fails `verify` and `preview` with exit code 1 and a

@@ -43,23 +43,6 @@ pub(crate) fn file_stem(path: &Path) -> String {
         .unwrap_or_default()
 }
 
-/// Refuses more LOD files than a group has levels besides level 0 (file
-/// `k` gives level `k + 1`); checked before any is read
-/// ([`ModelInput::read`]).
-pub(crate) fn check_count(settings: &BakeSettings) -> rigbake_core::Result<()> {
-    let most = rigbake_core::lod::MAX_LOD_LEVELS - 1;
-    if settings.lod_files.len() > most {
-        return Err(Error::invalid(
-            "lod_files",
-            format!(
-                "{} LOD files; a LOD group has at most {most} levels besides level 0",
-                settings.lod_files.len()
-            ),
-        ));
-    }
-    Ok(())
-}
-
 /// Imports and attaches every level file of `input` to `model`, in order
 /// (file `k` gives level `k + 1` of each group it matches), and adds the
 /// groups; `out_dir` is where the container goes (for the recorded

@@ -8,12 +8,11 @@
 
 use std::collections::BTreeSet;
 
-use glam::DVec3;
 use rayon::prelude::*;
 use rigbake_core::runtime::{ClipInfo, PlayMode};
 
 use super::play::{Jobs, Kind, Path, Sample, SampleResult, Scratch, Subject, state_at};
-use super::stats::{ClipStats, Output, OutputStats, Stats};
+use super::stats::{ClipStats, Output, OutputStats, Stats, grow};
 use crate::playback::{LoadError, VatPlayback};
 
 /// The instants checked in clip `clip`: every `stride`-th frame and the
@@ -193,7 +192,7 @@ pub fn measure_windowed(
                 mid: Stats::default(),
             })
             .collect();
-        let (mut lo, mut hi) = (DVec3::INFINITY, DVec3::NEG_INFINITY);
+        let mut direct = None;
         for (s, r) in samples.iter().zip(evaluated.iter().map(|r| &r[k])) {
             let Some(entry) = clips.iter_mut().find(|c| c.clip == s.clip) else {
                 continue;
@@ -201,16 +200,14 @@ pub fn measure_windowed(
             match s.kind {
                 Kind::Frame => {
                     entry.frames.merge(&r.stats);
-                    (lo, hi) = (lo.min(r.direct.0), hi.max(r.direct.1));
+                    if let Some((lo, hi)) = r.direct {
+                        grow(&mut direct, lo, hi);
+                    }
                 }
                 Kind::Mid => entry.mid.merge(&r.stats),
             }
         }
-        let diagonal = if lo.x <= hi.x {
-            (hi - lo).length()
-        } else {
-            0.0
-        };
+        let diagonal = direct.map_or(0.0, |(lo, hi)| (hi - lo).length());
         outputs.push(OutputStats {
             output,
             primitives,

@@ -6,18 +6,17 @@
 //! Modules, each using only those listed before it: `stats` (the figures
 //! and the verdict), `play` (one instant: the paths played and compared
 //! vertex by vertex), `measure` (every instant, in parallel, streamed
-//! windows of VAT rows), `records` (recorded numbers recomputed) and
-//! `report` (what `rigbake verify` prints).
+//! windows of VAT rows) and `records` (recorded numbers recomputed). What
+//! `rigbake verify` prints of them is [`crate::verify_report`]'s.
 
 mod measure;
 mod play;
 pub mod records;
-pub mod report;
 mod stats;
 
 pub use measure::{WINDOW_BYTES, measure, measure_windowed};
-pub use play::{Path, Subject};
+pub use play::{Path, Subject, angle_degrees, encoded_matrix_bound};
 pub use stats::{
-    ABSURD_BOUND_FLOOR, ClipStats, DEFAULT_RELATIVE_TOLERANCE, Output, OutputStats, Stats,
+    ABSURD_BOUND_FLOOR, ClipStats, DEFAULT_RELATIVE_TOLERANCE, Output, OutputStats, Stats, Tally,
     Tolerances, judge, max_nan,
 };

@@ -11,7 +11,6 @@
 //!
 //! What it cannot recompute is named in [`RecordChecks::unchecked`].
 
-use glam::DVec3;
 use rigbake_core::Model;
 use rigbake_core::reference::source_pose_at;
 use rigbake_core::timeline::root_motion::{self, RootMotionRequest};
@@ -242,7 +241,7 @@ pub fn check_bounds(
             continue;
         };
         checked += 1;
-        let extent = DVec3::from(hi) - DVec3::from(lo);
+        let extent = hi - lo;
         // The recorded bounds are of the source's motion: a played-back
         // vertex may lie outside them by its recorded encoding error and
         // the recorded loss of dropped influences.

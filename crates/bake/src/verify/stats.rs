@@ -72,7 +72,7 @@ pub struct Stats {
     /// its recorded root motion moves it), in the output's space: what the
     /// recorded animated bounds must hold ([`super::records`]). `None`
     /// before any vertex.
-    pub played: Option<([f64; 3], [f64; 3])>,
+    pub played: Option<(DVec3, DVec3)>,
 }
 
 /// The larger of two values, NaN if either is NaN (`f64::max` would drop
@@ -91,10 +91,15 @@ fn usable_bound(bound: f64) -> Option<f64> {
     (bound.is_finite() && bound >= 0.0).then_some(bound)
 }
 
+/// Grows the box `b` (`None`: empty) to hold `lo` to `hi`.
+pub(super) fn grow(b: &mut Option<(DVec3, DVec3)>, lo: DVec3, hi: DVec3) {
+    *b = Some(b.map_or((lo, hi), |(a, c)| (a.min(lo), c.max(hi))));
+}
+
 /// The running figures of one primitive of one path at one sample,
 /// vertex by vertex, before [`Stats::add`] judges them by the primitive's
 /// recorded loss and normal bound.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct Tally {
     vertices: u64,
     /// Whether a distance was NaN.
@@ -109,32 +114,9 @@ pub struct Tally {
     normal_sum: f64,
     normal_max: f64,
     /// The box of the played positions (in place).
-    played: (DVec3, DVec3),
+    played: Option<(DVec3, DVec3)>,
     /// The box of the directly evaluated positions.
-    pub direct: (DVec3, DVec3),
-}
-
-/// An empty box.
-pub const EMPTY_BOX: (DVec3, DVec3) = (DVec3::INFINITY, DVec3::NEG_INFINITY);
-
-impl Default for Tally {
-    fn default() -> Self {
-        Self {
-            vertices: 0,
-            nan: false,
-            bad: 0,
-            sum: 0.0,
-            max: 0.0,
-            excess: 0.0,
-            bound: 0.0,
-            normals: 0,
-            normal_nan: false,
-            normal_sum: 0.0,
-            normal_max: 0.0,
-            played: EMPTY_BOX,
-            direct: EMPTY_BOX,
-        }
-    }
+    pub direct: Option<(DVec3, DVec3)>,
 }
 
 impl Tally {
@@ -168,8 +150,8 @@ impl Tally {
     /// evaluation.
     #[inline(always)]
     pub fn boxes(&mut self, played: DVec3, direct: DVec3) {
-        self.played = (self.played.0.min(played), self.played.1.max(played));
-        self.direct = (self.direct.0.min(direct), self.direct.1.max(direct));
+        grow(&mut self.played, played, played);
+        grow(&mut self.direct, direct, direct);
     }
 }
 
@@ -194,8 +176,8 @@ impl Stats {
             self.position_excess_after_loss_max =
                 max_nan(self.position_excess_after_loss_max, nan(t.excess - loss));
             self.position_bound_max = max_nan(self.position_bound_max, t.bound);
-            if t.played.0.x <= t.played.1.x {
-                self.grow_played(Some((t.played.0.to_array(), t.played.1.to_array())));
+            if let Some((lo, hi)) = t.played {
+                grow(&mut self.played, lo, hi);
             }
         }
         if t.normals > 0 {
@@ -219,16 +201,6 @@ impl Stats {
         }
     }
 
-    fn grow_played(&mut self, other: Option<([f64; 3], [f64; 3])>) {
-        self.played = match (self.played, other) {
-            (Some((a, b)), Some((c, d))) => Some((
-                std::array::from_fn(|k| a[k].min(c[k])),
-                std::array::from_fn(|k| b[k].max(d[k])),
-            )),
-            (a, b) => a.or(b),
-        };
-    }
-
     /// Adds another statistics' comparisons.
     pub fn merge(&mut self, o: &Stats) {
         self.samples += o.samples;
@@ -248,7 +220,9 @@ impl Stats {
         self.normals_judged += o.normals_judged;
         self.normal_excess_max = max_nan(self.normal_excess_max, o.normal_excess_max);
         self.bad_bounds += o.bad_bounds;
-        self.grow_played(o.played);
+        if let Some((lo, hi)) = o.played {
+            grow(&mut self.played, lo, hi);
+        }
     }
 
     /// Whether any measured value is NaN (never a pass).
@@ -266,24 +240,6 @@ impl Stats {
         ]
         .iter()
         .any(|v| v.is_nan())
-    }
-
-    /// Mean position distance.
-    pub fn position_mean(&self) -> f64 {
-        if self.vertices > 0 {
-            self.position_sum / self.vertices as f64
-        } else {
-            0.0
-        }
-    }
-
-    /// Mean normal angle.
-    pub fn normal_mean(&self) -> f64 {
-        if self.normals > 0 {
-            self.normal_sum / self.normals as f64
-        } else {
-            0.0
-        }
     }
 }
 
@@ -395,113 +351,4 @@ pub fn judge(c: &ClipStats, diagonal: f64, t: &Tolerances) -> Vec<String> {
         ));
     }
     failures
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn clip(frames: Stats) -> ClipStats {
-        ClipStats {
-            clip: 0,
-            frames,
-            mid: Stats::default(),
-        }
-    }
-
-    /// One sample of comparisons `(error, bound)` of a primitive with the
-    /// recorded `loss`, and normal angles judged by `normal`.
-    fn measured(errors: &[(f64, f64)], loss: f64, angles: &[f64], normal: Option<f64>) -> Stats {
-        let mut t = Tally::default();
-        for &(e, b) in errors {
-            t.position(e, b);
-            t.boxes(DVec3::ZERO, DVec3::ONE);
-        }
-        for &a in angles {
-            t.normal(a);
-        }
-        let mut s = Stats {
-            samples: 1,
-            ..Stats::default()
-        };
-        s.add(&t, loss, normal);
-        s
-    }
-
-    fn tolerances() -> Tolerances {
-        Tolerances {
-            relative: 1e-4,
-            normal_degrees: 0.1,
-            mid_relative: None,
-            accept_recorded_loss: false,
-        }
-    }
-
-    #[test]
-    fn verdicts_need_evidence() {
-        let judge = |s: Stats| super::judge(&clip(s), 2.0, &tolerances());
-        let positions = |errors: &[(f64, f64)]| measured(errors, 0.0, &[], None);
-        // A clean measurement passes.
-        assert!(judge(positions(&[(0.0, 0.0), (1e-5, 0.0)])).is_empty());
-        // NaN anywhere fails, in any order (f64::max would drop it).
-        for errors in [[(f64::NAN, 0.0), (0.0, 0.0)], [(0.0, 0.0), (f64::NAN, 0.0)]] {
-            let f = judge(positions(&errors));
-            assert!(f.iter().any(|f| f.contains("NaN")), "{f:?}");
-        }
-        let mut merged = positions(&[(0.0, 0.0)]);
-        merged.merge(&positions(&[(f64::NAN, 0.0)]));
-        merged.merge(&positions(&[(0.0, 0.0)]));
-        assert!(!judge(merged).is_empty());
-        // A recorded bound that is NaN, infinite or negative is not added to
-        // the tolerance, and fails.
-        for bound in [f64::NAN, f64::INFINITY, -1.0] {
-            let s = positions(&[(0.5, bound)]);
-            assert_eq!(s.bad_bounds, 1);
-            assert_eq!(s.position_excess_max, 0.5, "{bound}");
-            assert!(!judge(s).is_empty(), "{bound}");
-        }
-        // An absurd bound (larger than the model) fails even if it covers
-        // the error.
-        let f = judge(positions(&[(0.5, 1e9)]));
-        assert!(
-            f.iter().any(|f| f.contains("larger than the model")),
-            "{f:?}"
-        );
-        // Zero samples is not a pass.
-        assert!(!judge(Stats::default()).is_empty());
-        // A NaN normal fails, judged or not; an unusable normal bound too.
-        assert!(!judge(measured(&[(0.0, 0.0)], 0.0, &[f64::NAN], None)).is_empty());
-        let s = measured(&[(0.0, 0.0)], 0.0, &[1.0], Some(f64::NAN));
-        assert_eq!(s.bad_bounds, 1);
-        assert!(!judge(s).is_empty());
-        // A normal beyond its bound by more than the tolerance fails.
-        let s = measured(&[(0.0, 0.0)], 0.0, &[0.05, 0.7], Some(0.5));
-        assert_eq!((s.normals, s.normals_judged), (2, 2));
-        assert!((s.normal_excess_max - 0.2).abs() < 1e-12);
-        assert!(!judge(s).is_empty());
-    }
-
-    #[test]
-    fn dropped_influences_fail_unless_their_recorded_loss_is_accepted() {
-        // The error against the source (0.5 of a 2.0 diagonal) is within
-        // the loss the bake recorded (0.6) but far over the tolerance.
-        let mut s = measured(&[(0.5, 0.0)], 0.6, &[], None);
-        assert_eq!(s.position_loss_max, 0.6);
-        assert_eq!(s.position_excess_max, 0.5);
-        let f = judge(&clip(s), 2.0, &tolerances());
-        assert_eq!(f.len(), 1, "{f:?}");
-        assert!(
-            f[0].contains("5.000e-1") && f[0].contains("--accept-recorded-loss"),
-            "{f:?}"
-        );
-        let accepting = Tolerances {
-            accept_recorded_loss: true,
-            ..tolerances()
-        };
-        assert!(judge(&clip(s), 2.0, &accepting).is_empty());
-        // Accepting the loss does not hide an error beyond it.
-        s.merge(&measured(&[(0.7, 0.0)], 0.6, &[], None));
-        let f = judge(&clip(s), 2.0, &accepting);
-        assert!(f.iter().any(|f| f.contains("influence-loss")), "{f:?}");
-    }
 }

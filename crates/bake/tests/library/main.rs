@@ -20,5 +20,6 @@ mod preview;
 mod scenes;
 mod settings;
 mod uv_sets;
+mod verdicts;
 mod verify;
 mod weights;

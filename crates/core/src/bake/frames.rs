@@ -167,6 +167,74 @@ fn plan_sizes(
     Ok((folds, total_pixels))
 }
 
+/// What every timeline row of a bone bake shares.
+struct RowBake<'a> {
+    model: &'a Model,
+    /// Each bone set's skin and mesh node.
+    sets: &'a [(usize, usize)],
+    /// The mesh node the anchors are relative to (the first set's).
+    reference: Option<usize>,
+    anchors: &'a [usize],
+    options: &'a BoneBakeOptions,
+}
+
+impl RowBake<'_> {
+    /// Encodes timeline row `row`, evaluated in `ev`: each bone set's skin
+    /// matrices into its slice of `outs`, then the anchors' matrices into
+    /// the slice after them; the lossy form's error per set. `mats` is
+    /// scratch of the largest skin's size.
+    fn bake_row(
+        &self,
+        ev: &Evaluator<'_>,
+        row: usize,
+        outs: &mut [&mut [f32]],
+        mats: &mut [DMat4],
+    ) -> Result<Vec<FormError>> {
+        let ppj = self.options.layout.pixels_per_joint();
+        let mut forms = Vec::new();
+        for (out, &(skin, mesh_node)) in outs.iter_mut().zip(self.sets) {
+            let mut form = FormError::default();
+            let inv = skin::inverse_mesh_global(&ev.globals, mesh_node)?;
+            let s = &self.model.skins[skin];
+            let mats = &mut mats[..s.joints.len()];
+            skin::skin_matrices(s, &ev.globals, &inv, mats);
+            for (j, m) in mats.iter().enumerate() {
+                let pixels = &mut out[j * ppj * 4..(j + 1) * ppj * 4];
+                self.options.layout.encode(m, pixels);
+                // Finite inputs can still overflow (huge scales
+                // multiplied down a hierarchy); never bake those. A
+                // non-finite f64 stays non-finite in f32, so checking
+                // the encoded pixels covers both.
+                if !pixels.iter().all(|v| v.is_finite()) {
+                    return Err(Error::invalid(
+                        format!("skins[{skin}].joints[{j}]"),
+                        format!(
+                            "the skin matrix of joint {j} (nodes[{}]) is not finite: transforms overflow",
+                            s.joints[j]
+                        ),
+                    )
+                    .with_hint("check the model for absurdly large scales or translations"));
+                }
+                if !self.options.layout.is_exact() {
+                    form = form.worse(form_error(m, pixels, self.options.precision, j, row));
+                }
+            }
+            forms.push(form);
+        }
+        if let Some(out) = outs.get_mut(self.sets.len()) {
+            let inv = match self.reference {
+                Some(r) => skin::inverse_mesh_global(&ev.globals, r)?,
+                None => DMat4::IDENTITY,
+            };
+            for (a, &node) in self.anchors.iter().enumerate() {
+                MatrixLayout::Mat4
+                    .encode(&(inv * ev.globals[node]), &mut out[a * 16..(a + 1) * 16]);
+            }
+        }
+        Ok(forms)
+    }
+}
+
 /// Bakes bone textures and socket tracks in one loop over the timeline rows,
 /// so both come from the very same evaluated poses.
 ///
@@ -200,7 +268,6 @@ pub fn bake_frames(
         ));
     }
     timeline::check_evaluations(rows, model)?;
-    let ppj = options.layout.pixels_per_joint();
     // Sizes first, all of them, before allocating any texture.
     let (folds, total_pixels) = plan_sizes(model, &sets, rows, options)?;
     check_anchor_tracks(anchors.len(), rows, total_pixels, options)?;
@@ -258,7 +325,13 @@ pub fn bake_frames(
         .max()
         .unwrap_or(0);
     let layout = options.layout;
-
+    let rows_job = RowBake {
+        model,
+        sets: &sets,
+        reference,
+        anchors,
+        options,
+    };
     let results: Vec<Result<Vec<FormError>>> = per_row
         .into_par_iter()
         .enumerate()
@@ -266,47 +339,7 @@ pub fn bake_frames(
             || (Evaluator::new(model), vec![DMat4::IDENTITY; max_joints]),
             |(ev, mats), (row, mut outs)| {
                 timeline.evaluate_row(ev, row);
-                let mut forms = Vec::new();
-                for (out, &(skin, mesh_node)) in outs.iter_mut().zip(&sets) {
-                    let mut form = FormError::default();
-                    let inv = skin::inverse_mesh_global(&ev.globals, mesh_node)?;
-                    let s = &model.skins[skin];
-                    let mats = &mut mats[..s.joints.len()];
-                    skin::skin_matrices(s, &ev.globals, &inv, mats);
-                    for (j, m) in mats.iter().enumerate() {
-                        let pixels = &mut out[j * ppj * 4..(j + 1) * ppj * 4];
-                        layout.encode(m, pixels);
-                        // Finite inputs can still overflow (huge scales
-                        // multiplied down a hierarchy); never bake those. A
-                        // non-finite f64 stays non-finite in f32, so checking
-                        // the encoded pixels covers both.
-                        if !pixels.iter().all(|v| v.is_finite()) {
-                            return Err(Error::invalid(
-                                format!("skins[{skin}].joints[{j}]"),
-                                format!(
-                                    "the skin matrix of joint {j} (nodes[{}]) is not finite: transforms overflow",
-                                    s.joints[j]
-                                ),
-                            )
-                            .with_hint("check the model for absurdly large scales or translations"));
-                        }
-                        if !layout.is_exact() {
-                            form = form.worse(form_error(m, pixels, options.precision, j, row));
-                        }
-                    }
-                    forms.push(form);
-                }
-                if let Some(out) = outs.get_mut(sets.len()) {
-                    let inv = match reference {
-                        Some(r) => skin::inverse_mesh_global(&ev.globals, r)?,
-                        None => DMat4::IDENTITY,
-                    };
-                    for (a, &node) in anchors.iter().enumerate() {
-                        MatrixLayout::Mat4
-                            .encode(&(inv * ev.globals[node]), &mut out[a * 16..(a + 1) * 16]);
-                    }
-                }
-                Ok(forms)
+                rows_job.bake_row(ev, row, &mut outs, mats)
             },
         )
         .collect();

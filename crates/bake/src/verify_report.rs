@@ -1,11 +1,14 @@
-//! What `rigbake verify` prints: a table per output (one line per clip)
-//! and a verdict, or one JSON document for scripts (`--json`, described in
-//! `docs/runtime.md`). Both show the verdicts of
-//! [`super::judge`], so the text and the JSON always agree.
+//! What `rigbake verify` prints of a measurement ([`crate::verify`]): a
+//! table per output (one line per clip) and a verdict, or one JSON document
+//! for scripts (`--json`, described in `docs/runtime.md`). In the library,
+//! beside the batch [`crate::report`], so a CI tool can build and read it
+//! without the binary. Both show the verdicts of
+//! [`crate::verify::judge`], so the text and the JSON always agree.
 
-use super::stats::{OutputStats, Stats, Tolerances, judge, max_nan};
 use crate::inspect::shown;
 use crate::playback::Loaded;
+use crate::verify::records::RecordChecks;
+use crate::verify::{OutputStats, Stats, Tolerances, judge, max_nan};
 use serde::Serialize;
 
 /// Version of the `verify --json` document layout.
@@ -45,18 +48,23 @@ pub struct StatsJson {
 fn stats_json(s: &Stats, diagonal: f64) -> StatsJson {
     let rel = |v: f64| if diagonal > 0.0 { v / diagonal } else { v };
     let normals = s.normals > 0;
+    let mean = |sum: f64, n: u64| if n > 0 { sum / n as f64 } else { 0.0 };
+    let (position_mean, normal_mean) = (
+        mean(s.position_sum, s.vertices),
+        mean(s.normal_sum, s.normals),
+    );
     StatsJson {
         samples: s.samples,
         vertices: s.vertices,
         position_max: s.position_max,
-        position_mean: s.position_mean(),
+        position_mean,
         position_max_relative: rel(s.position_max),
-        position_mean_relative: rel(s.position_mean()),
+        position_mean_relative: rel(position_mean),
         position_excess_relative: rel(s.position_excess_max),
         position_bound_relative: rel(s.position_bound_max),
         position_loss_relative: rel(s.position_loss_max),
         normal_max_degrees: normals.then_some(s.normal_max),
-        normal_mean_degrees: normals.then_some(s.normal_mean()),
+        normal_mean_degrees: normals.then_some(normal_mean),
         normal_excess_degrees: (s.normals_judged > 0).then_some(s.normal_excess_max),
     }
 }
@@ -135,7 +143,7 @@ pub fn build(
     stride: usize,
     problems: Vec<String>,
     problems_fail: bool,
-    records: super::records::RecordChecks,
+    records: RecordChecks,
 ) -> VerifyReport {
     let outputs: Vec<OutputJson> = outputs
         .iter()
