@@ -407,6 +407,41 @@ pub fn vat(v: &VatMetadata, rows: u64, folds: &[FoldMeta]) -> Result<()> {
                 }
             }
         }
+        packed_normals(&what, v, p, folded.map_or(1, |f| f.pages))?;
+    }
+    Ok(())
+}
+
+/// A primitive's packed normals (formats/vat.md) live in its positions'
+/// alpha: each of the `pages` normals textures names the positions page of
+/// the same index, a four-channel PNG16 texture; normals of any other
+/// encoding name files of their own. (Indices and pages checked before.)
+fn packed_normals(
+    what: &str,
+    v: &VatMetadata,
+    p: &crate::meta::VatPrimitiveMeta,
+    pages: u32,
+) -> Result<()> {
+    let Some(n) = p.normals else { return Ok(()) };
+    for k in 0..pages as usize {
+        let (pos, nrm) = (
+            &v.textures[p.positions as usize + k],
+            &v.textures[n as usize + k],
+        );
+        let packed = nrm.direction_encoding == crate::meta::DirectionEncoding::Packed;
+        let shared = nrm.name == pos.name;
+        let png16 = pos.channels == 4 && pos.encoding == VatEncoding::Png16;
+        if packed != shared || (packed && !png16) {
+            return Err(invalid(format!(
+                "{what}.normals: page {k} ({}) is {}packed but {} the positions' file {} ({} channels, {:?})",
+                nrm.name,
+                if packed { "" } else { "not " },
+                if shared { "names" } else { "does not name" },
+                pos.name,
+                pos.channels,
+                pos.encoding
+            )));
+        }
     }
     Ok(())
 }

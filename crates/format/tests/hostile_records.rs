@@ -730,3 +730,39 @@ fn placement_records_that_lie_are_refused() {
         assert!(e.contains(needle), "expected `{needle}` in: {e}");
     }
 }
+
+/// Packed normals (`--direction-encoding packed`) live in the positions'
+/// alpha: the normals entry names the positions' file, a four-channel
+/// PNG16. Any other pairing is refused: a packed entry naming another
+/// file or an EXR, an unpacked one naming the positions' file.
+#[test]
+fn packed_normals_must_name_their_positions_png16() {
+    let with_normals = |v: &mut VatMetadata, name: &str, encoding: DirectionEncoding| {
+        let mut n = v.textures[0].clone();
+        (n.stream, n.name, n.direction_encoding) = (VatStream::Normals, name.into(), encoding);
+        v.textures.push(n);
+        v.primitives[0].normals = Some(1);
+    };
+    let png16 = |v: &mut VatMetadata| {
+        v.encoding = VatEncoding::Png16;
+        v.direction_encoding = DirectionEncoding::Packed;
+        v.textures[0].name = "mesh.p0.positions.png".into();
+        v.textures[0].encoding = VatEncoding::Png16;
+        v.textures[0].bounds = Some([[0.0; 4], [1.0; 4]]);
+    };
+    // Consistent: accepted.
+    let (m, mut v, w, r) = (metadata(), vat(), weights(), rig());
+    png16(&mut v);
+    with_normals(&mut v, "mesh.p0.positions.png", DirectionEncoding::Packed);
+    open(&m, &v, &w, &r).unwrap();
+    refused("is packed but does not name", |_, v, _, _| {
+        png16(v);
+        with_normals(v, "mesh.p0.normals.png", DirectionEncoding::Packed);
+    });
+    refused("is packed but names", |_, v, _, _| {
+        with_normals(v, "mesh.p0.positions.exr", DirectionEncoding::Packed);
+    });
+    refused("is not packed but names", |_, v, _, _| {
+        with_normals(v, "mesh.p0.positions.exr", DirectionEncoding::Float);
+    });
+}
