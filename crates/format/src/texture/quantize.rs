@@ -45,17 +45,25 @@ pub fn octahedral_encode(n: [f32; 3]) -> [f32; 2] {
 
 /// The inverse of [`octahedral_encode`], normalised.
 pub fn octahedral_decode(e: [f32; 2]) -> [f32; 3] {
-    let (x, y) = (e[0], e[1]);
-    let z = 1.0 - x.abs() - y.abs();
-    let t = (-z).max(0.0);
-    let nx = x + if x >= 0.0 { -t } else { t };
-    let ny = y + if y >= 0.0 { -t } else { t };
+    let [nx, ny, z] = octahedral_unfold(e);
     let len = (nx * nx + ny * ny + z * z).sqrt();
     if len > 0.0 {
         [nx / len, ny / len, z / len]
     } else {
         [0.0, 0.0, 1.0]
     }
+}
+
+/// The point of the octahedron `|x| + |y| + |z| = 1` that `e` encodes:
+/// [`octahedral_decode`] before its normalisation.
+#[inline]
+fn octahedral_unfold(e: [f32; 2]) -> [f32; 3] {
+    let (x, y) = (e[0], e[1]);
+    let z = 1.0 - x.abs() - y.abs();
+    let t = (-z).max(0.0);
+    let nx = x + if x >= 0.0 { -t } else { t };
+    let ny = y + if y >= 0.0 { -t } else { t };
+    [nx, ny, z]
 }
 
 /// A unit normal packed into one 16-bit sample (direction encoding
@@ -66,15 +74,21 @@ pub fn octahedral_decode(e: [f32; 2]) -> [f32; 3] {
 /// nearest code is not always the nearest direction): at most 0.63 degrees
 /// off, against 0.94 for plain rounding.
 pub fn pack_normal(n: [f32; 3]) -> u16 {
+    if n == [0.0; 3] {
+        return 0;
+    }
     let e = octahedral_encode(n);
     let scaled = e.map(|v| ((v + 1.0) * 0.5 * 255.0).clamp(0.0, 255.0));
-    let mut best = (f64::NEG_INFINITY, 0u16);
+    // The cosine to `n` up to `n`'s length (the same for every code): the
+    // decoded direction unnormalised, one square root per code.
+    let mut best = (f32::NEG_INFINITY, 0u16);
     for ux in [scaled[0].floor(), scaled[0].ceil()] {
         for uy in [scaled[1].floor(), scaled[1].ceil()] {
-            let code = ((ux as u16) << 8) | uy as u16;
-            let c = cosine(n, unpack_normal(code)).unwrap_or(f64::NEG_INFINITY);
-            if c > best.0 {
-                best = (c, code);
+            let d = octahedral_unfold([ux / 255.0 * 2.0 - 1.0, uy / 255.0 * 2.0 - 1.0]);
+            let dot = n[0] * d[0] + n[1] * d[1] + n[2] * d[2];
+            let score = dot / (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+            if score > best.0 {
+                best = (score, ((ux as u16) << 8) | uy as u16);
             }
         }
     }
