@@ -141,9 +141,10 @@ pub struct Totals {
     /// Largest `max_error` over the bone textures.
     #[schemars(range(min = 0))]
     pub max_error: f64,
-    /// Number of vertex animation textures.
+    /// Number of vertex animation texture files (packed normals share
+    /// their positions' file: one file, two entries of the VAT record).
     pub vat_textures: usize,
-    /// Encoded bytes of all vertex animation textures.
+    /// Encoded bytes of all vertex animation texture files, each once.
     pub vat_texture_bytes: u64,
 }
 
@@ -157,7 +158,13 @@ fn section_info(s: &Section) -> SectionInfo {
 }
 
 fn totals(m: &Metadata, vat: Option<&VatMetadata>) -> Totals {
-    let vat_textures = vat.map(|v| v.textures.as_slice()).unwrap_or_default();
+    // One entry per file (packed normals name their positions' file).
+    let vat_textures: std::collections::BTreeMap<&str, u64> = vat
+        .map(|v| v.textures.as_slice())
+        .unwrap_or_default()
+        .iter()
+        .map(|t| (t.name.as_str(), t.bytes))
+        .collect();
     Totals {
         clips: m.clips.len(),
         frames: m.clips.iter().map(|c| u64::from(c.frames)).sum(),
@@ -171,7 +178,7 @@ fn totals(m: &Metadata, vat: Option<&VatMetadata>) -> Totals {
             .sum(),
         max_error: m.textures.iter().map(|t| t.max_error).fold(0.0, f64::max),
         vat_textures: vat_textures.len(),
-        vat_texture_bytes: vat_textures.iter().map(|t| t.bytes).sum(),
+        vat_texture_bytes: vat_textures.values().sum(),
     }
 }
 
@@ -209,6 +216,9 @@ fn verify(
                 .map(|f| (f.name.clone(), f.bytes, f.crc32)),
         );
     }
+    // A file two records name (packed normals) is read once.
+    let mut seen = std::collections::BTreeSet::new();
+    files.retain(|f| seen.insert(f.0.clone()));
     for (name, bytes, crc32) in files {
         let file = dir.join(&name);
         match rigbake_format::fsread::checksum_regular(&file, bytes) {

@@ -122,6 +122,18 @@ fn packed_normals_live_in_the_positions_alpha_within_their_recorded_angle() {
     }
     // Every vertex of every frame was compared (none skipped as padding).
     assert_eq!(measured, expected);
+    // inspect counts the shared file once, in its totals and its checks.
+    let (report, problem) = rigbake::inspect::load_report(c_packed, true).unwrap();
+    assert_eq!(problem, None);
+    let pngs: Vec<&String> = files.iter().filter(|f| f.ends_with(".png")).collect();
+    let on_disk: u64 = pngs
+        .iter()
+        .map(|f| std::fs::metadata(packed.join(f)).unwrap().len())
+        .sum();
+    assert_eq!(
+        (report.totals.vat_textures, report.totals.vat_texture_bytes),
+        (pngs.len(), on_disk)
+    );
     // verify plays the packed bake back (both paths) and passes every clip.
     let loaded = playback::load(c_packed, None, Paths::All).unwrap();
     let subject = Subject {
