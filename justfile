@@ -38,6 +38,12 @@ bench-output *ARGS:
 bench-read *ARGS:
     tools/bench/read_side.sh {{ARGS}}
 
+# The compact encodings against the forms they replace (issue 52): Knight's
+# qts unorm16 bone texture against mat4 f32, BrainStem's packed VAT against
+# the EXR16 and PNG16 pairs; GPU bytes, verify's largest errors, bake time.
+bench-compact *ARGS:
+    tools/bench/compact.sh {{ARGS}}
+
 # Every benchmark, with divan's detailed statistics.
 bench-all:
     cargo bench --workspace

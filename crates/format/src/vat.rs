@@ -416,14 +416,16 @@ impl VatFileWriter {
 /// 16-bit code ([`crate::texture::quantize::pack_normal`]) as `code /
 /// 65535`, which a PNG16 channel bounded to `[0, 1]` stores as the code
 /// itself. Returns the largest angle in degrees between a normal and what
-/// its code decodes to (zero normals, padding, are not measured).
+/// its code decodes to (zero normals, padding, are not measured): each
+/// row's worst by [`crate::texture::quantize::pack_normal_scored`], then
+/// measured in f64.
 pub fn pack_normal_rows(
     positions: &[f32],
     normals: &[f32],
     width: usize,
     out: &mut Vec<f32>,
 ) -> f64 {
-    use crate::texture::quantize::{cosine, degrees_of_cosine, pack_normal, unpack_normal};
+    use crate::texture::quantize::{cosine, degrees_of_cosine, pack_normal_scored, unpack_normal};
     let rows = positions.len() / (3 * width.max(1));
     out.clear();
     out.resize(rows * 4 * width, 0.0);
@@ -433,16 +435,18 @@ pub fn pack_normal_rows(
         .zip(normals.par_chunks(3 * width))
         .map(|((o, p), n)| {
             o[..3 * width].copy_from_slice(p);
-            let mut smallest = 1.0f64;
+            // The row's worst by the f32 score (the bake's normals are
+            // unit), then measured in f64.
+            let mut worst = (f32::INFINITY, [0.0; 3], 0u16);
             for x in 0..width {
                 let normal = [n[x], n[width + x], n[2 * width + x]];
-                let code = pack_normal(normal);
+                let (code, score) = pack_normal_scored(normal);
                 o[3 * width + x] = f32::from(code) / 65535.0;
-                if let Some(c) = cosine(normal, unpack_normal(code)) {
-                    smallest = smallest.min(c);
+                if score < worst.0 {
+                    worst = (score, normal, code);
                 }
             }
-            smallest
+            cosine(worst.1, unpack_normal(worst.2)).unwrap_or(1.0)
         })
         .reduce(|| 1.0, f64::min);
     degrees_of_cosine(worst)

@@ -74,25 +74,45 @@ fn octahedral_unfold(e: [f32; 2]) -> [f32; 3] {
 /// nearest code is not always the nearest direction): at most 0.63 degrees
 /// off, against 0.94 for plain rounding.
 pub fn pack_normal(n: [f32; 3]) -> u16 {
+    pack_normal_scored(n).0
+}
+
+/// [`pack_normal`] with its score: the cosine between `n` and the
+/// direction its code decodes to, times `|n|` (in f32; the cosine itself
+/// for a unit normal). A zero normal codes 0 and scores infinity.
+pub fn pack_normal_scored(n: [f32; 3]) -> (u16, f32) {
     if n == [0.0; 3] {
-        return 0;
+        return (0, f32::INFINITY);
     }
     let e = octahedral_encode(n);
     let scaled = e.map(|v| ((v + 1.0) * 0.5 * 255.0).clamp(0.0, 255.0));
-    // The cosine to `n` up to `n`'s length (the same for every code): the
-    // decoded direction unnormalised, one square root per code.
-    let mut best = (f32::NEG_INFINITY, 0u16);
-    for ux in [scaled[0].floor(), scaled[0].ceil()] {
-        for uy in [scaled[1].floor(), scaled[1].ceil()] {
-            let d = octahedral_unfold([ux / 255.0 * 2.0 - 1.0, uy / 255.0 * 2.0 - 1.0]);
-            let dot = n[0] * d[0] + n[1] * d[1] + n[2] * d[2];
-            let score = dot / (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
-            if score > best.0 {
-                best = (score, ((ux as u16) << 8) | uy as u16);
-            }
-        }
+    // The codes below and above each coordinate (it is not negative, so
+    // truncation floors it).
+    let below = scaled.map(|v| v as u16);
+    let above = [0, 1].map(|k| below[k] + u16::from(scaled[k] > f32::from(below[k])));
+    // The four codes, ranked by `dot * |dot| / |d|^2` for the
+    // unnormalised decoded direction `d`, which rises with the cosine: no
+    // square root per code, and no branch (the four are computed side by
+    // side and the best selected).
+    let codes = [
+        (below[0], below[1]),
+        (below[0], above[1]),
+        (above[0], below[1]),
+        (above[0], above[1]),
+    ];
+    let (mut dots, mut lengths2, mut keys) = ([0f32; 4], [0f32; 4], [0f32; 4]);
+    for (k, &(ux, uy)) in codes.iter().enumerate() {
+        let d = octahedral_unfold([ux, uy].map(|u| f32::from(u) / 255.0 * 2.0 - 1.0));
+        dots[k] = n[0] * d[0] + n[1] * d[1] + n[2] * d[2];
+        lengths2[k] = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+        keys[k] = dots[k] * dots[k].abs() / lengths2[k];
     }
-    best.1
+    let mut best = 0;
+    for k in 1..4 {
+        best = if keys[k] > keys[best] { k } else { best };
+    }
+    let (ux, uy) = codes[best];
+    ((ux << 8) | uy, dots[best] / lengths2[best].sqrt())
 }
 
 /// The inverse of [`pack_normal`], as the shaders decode it:
