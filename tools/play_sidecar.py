@@ -32,6 +32,7 @@ import json
 import os
 import struct
 import sys
+import zlib
 
 import Imath
 import OpenEXR
@@ -48,6 +49,75 @@ def read_exr(path):
         raw = f.channel(name, Imath.PixelType(Imath.PixelType.FLOAT))
         channels[name] = struct.unpack("<%df" % (width * height), raw)
     return width, height, channels
+
+
+def read_png16(path):
+    """(width, height, {channel: [sample / 65535, ...]}) of a 16-bit RGB or
+    RGBA PNG without interlacing (the PNG specification's filters undone
+    byte by byte: slow, for small textures)."""
+    data = open(path, "rb").read()
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        raise ValueError("%s: not a PNG" % path)
+    at, idat, header = 8, [], None
+    while at < len(data):
+        length, kind = struct.unpack_from(">I4s", data, at)
+        body = data[at + 8 : at + 8 + length]
+        if kind == b"IHDR":
+            header = struct.unpack(">IIBBBBB", body)
+        elif kind == b"IDAT":
+            idat.append(body)
+        elif kind == b"IEND":
+            break
+        at += 12 + length
+    width, height, depth, color, _, _, interlace = header
+    if depth != 16 or color not in (2, 6) or interlace:
+        raise ValueError("%s: not a 16-bit RGB or RGBA PNG without interlacing" % path)
+    names = "RGBA"[: 3 if color == 2 else 4]
+    bpp, stride = 2 * len(names), 2 * len(names) * width
+    raw = zlib.decompress(b"".join(idat))
+    prev, samples = bytearray(stride), []
+    for y in range(height):
+        kind = raw[y * (stride + 1)]
+        line = bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b = prev[i]
+            c = prev[i - bpp] if i >= bpp else 0
+            if kind == 1:
+                line[i] = (line[i] + a) & 255
+            elif kind == 2:
+                line[i] = (line[i] + b) & 255
+            elif kind == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif kind == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        samples.extend(struct.unpack(">%dH" % (width * len(names)), bytes(line)))
+        prev = line
+    n = len(names)
+    return width, height, {name: [samples[i * n + k] / 65535.0 for i in range(width * height)]
+                           for k, name in enumerate(names)}
+
+
+def read_texture(folder, tex):
+    """A texture's values as floats: EXR as stored; PNG16 samples mapped
+    by the sidecar's `bounds` (`min + u * (max - min)`), except a `qts`
+    bone texture's quaternion texels (even x), which are `u * 2 - 1`
+    (formats/sidecar.md, formats/bone-matrix-texture.md)."""
+    path = os.path.join(folder, tex["file"])
+    if tex["encoding"] != "png16":
+        return read_exr(path)
+    width, height, channels = read_png16(path)
+    lo, hi = tex["bounds"]
+    qts = tex.get("layout") == "qts"
+    decoded = {}
+    for k, name in enumerate(channels):
+        decoded[name] = [
+            u * 2.0 - 1.0 if qts and (i % width) % 2 == 0 else lo[k] + u * (hi[k] - lo[k])
+            for i, u in enumerate(channels[name])
+        ]
+    return width, height, decoded
 
 
 def texel(image, x, y, names):
@@ -188,7 +258,7 @@ def play_bones(sidecar, folder, row):
         skin = sidecar["skins"][p["skin"]]
         tex = sidecar["textures"][skin["texture"]]
         if tex["file"] not in images:
-            images[tex["file"]] = read_exr(os.path.join(folder, tex["file"]))
+            images[tex["file"]] = read_texture(folder, tex)
         image = images[tex["file"]]
         prim = mesh.json["meshes"][p["mesh_index"]]["primitives"][p["mesh_primitive"]]
         attrs = prim["attributes"]
@@ -247,7 +317,7 @@ def play_vat(sidecar, folder, row):
             if page and tex.get("page") != page:
                 raise ValueError("%s is not page %d of %s" % (tex["file"], page, first["file"]))
             if tex["file"] not in images:
-                images[tex["file"]] = read_exr(os.path.join(folder, tex["file"]))
+                images[tex["file"]] = read_texture(folder, tex)
             result.append(texel(images[tex["file"]], x, y, "RGB"))
         out.append({"node": p["node"], "mesh": p["mesh"], "primitive": p["primitive"],
                     "positions": stand(placement, result)})
@@ -263,8 +333,8 @@ def main(argv):
     folder = os.path.dirname(os.path.abspath(sidecar_path))
     row = row_of(sidecar, clip, frame)
     for t in sidecar["textures"]:
-        if t["encoding"] not in ("exr_f32", "exr_f16") or t["storage"] != "file":
-            raise ValueError("%s: only EXR files beside the container are read" % t["file"])
+        if t["encoding"] not in ("exr_f32", "exr_f16", "png16") or t["storage"] != "file":
+            raise ValueError("%s: only EXR and PNG16 files beside the container are read" % t["file"])
     prims = play_bones(sidecar, folder, row) if path == "bones" else play_vat(sidecar, folder, row)
     space = "scene" if "placement" in sidecar else "node"
     json.dump({"space": space, "primitives": prims}, sys.stdout)

@@ -10,7 +10,8 @@
 //! field) for any container, and a test keeps the file and that field equal.
 
 use rigbake_format::meta::{
-    FoldMeta, FoldedTexture, Metadata, PrimitiveUvSets, RootMotionMetadata, Storage, VatLayoutMode,
+    DirectionEncoding, FoldMeta, FoldedTexture, Metadata, PrimitiveUvSets, RootMotionMetadata,
+    Storage, VatLayoutMode,
 };
 use rigbake_format::texture::gpu::TextureContainer;
 use schemars::JsonSchema;
@@ -339,6 +340,15 @@ pub struct SidecarTexture {
     /// `qts` bone textures at `unorm16` (their texel `2j + 1`; texel `2j`
     /// is the quaternion as `sample / 65535 * 2 - 1`); `null` otherwise.
     pub bounds: Option<[[f32; 4]; 2]>,
+    /// How a VAT direction texture's 16-bit samples decode (`png16` and
+    /// the `unorm16` containers): `bounds` (by `bounds`, as positions),
+    /// `octahedral` (R, G the octahedral coordinates) or `packed` (the
+    /// alpha of the positions texel holds `256 * ux + uy`, and `file` names
+    /// the positions file; since format 1.13); absent for positions, bone
+    /// textures and float samples.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "DirectionEncoding")]
+    pub direction_encoding: Option<DirectionEncoding>,
     /// Largest error the encoding introduced (model units; degrees for VAT
     /// normals and tangents).
     #[schemars(range(min = 0))]
@@ -718,6 +728,7 @@ fn textures_part(r: &Records<'_>) -> Vec<SidecarTexture> {
                 .bone_ranges
                 .as_ref()
                 .and_then(|b| b.textures.get(i).copied().flatten()),
+            direction_encoding: None,
             max_error: t.max_error,
         })
         .collect();
@@ -765,6 +776,9 @@ fn textures_part(r: &Records<'_>) -> Vec<SidecarTexture> {
                     .filter(|f| f.pages > 1 && !container.is_exr())
                     .map(|_| page.unwrap_or(0)),
                 bounds: t.bounds,
+                direction_encoding: (t.stream != VatStream::Positions
+                    && t.encoding == VatEncoding::Png16)
+                    .then_some(t.direction_encoding),
                 max_error: t.max_error,
             }
         }));
