@@ -1686,7 +1686,9 @@ impl ContainerCase {
             .copied()
             .take_while(|f| *f != "--texture-container")
             .collect();
-        let bones = if self.bones.ends_with("f16") {
+        let bones = if self.bones.ends_with("unorm16") {
+            "png16"
+        } else if self.bones.ends_with("f16") {
             "exr_f16"
         } else {
             "exr_f32"
@@ -1820,6 +1822,26 @@ fn view_plays_ktx2_and_dds_bakes_like_the_cpu_preview() {
             ],
             paths: &["bones", "vat"],
             bones: "ktx2_f16",
+            vat: "ktx2_unorm16",
+        },
+        // The 16-bit forms of format 1.13: `qts` bones at `unorm16` (over
+        // the bone-range record) and packed normals in the positions' alpha.
+        ContainerCase {
+            dir: "ktx2-qts-unorm16-packed",
+            flags: &[
+                "--format",
+                "png16",
+                "--direction-encoding",
+                "packed",
+                "--layout",
+                "qts",
+                "--precision",
+                "unorm16",
+                "--texture-container",
+                "ktx2",
+            ],
+            paths: &["bones", "vat"],
+            bones: "ktx2_unorm16",
             vat: "ktx2_unorm16",
         },
         // At this size the bone texture folds too, into column blocks.
@@ -2102,6 +2124,24 @@ fn the_three_example_plays_ktx2_bakes_with_ktx2loader() {
             flags: &["--format", "png16", "--texture-container", "ktx2"],
             paths: &["vat"],
             bones: "ktx2_f32",
+            vat: "ktx2_unorm16",
+        },
+        ContainerCase {
+            dir: "qts-unorm16-packed",
+            flags: &[
+                "--format",
+                "png16",
+                "--direction-encoding",
+                "packed",
+                "--layout",
+                "qts",
+                "--precision",
+                "unorm16",
+                "--texture-container",
+                "ktx2",
+            ],
+            paths: &["bones", "vat"],
+            bones: "ktx2_unorm16",
             vat: "ktx2_unorm16",
         },
         ContainerCase {
