@@ -69,6 +69,8 @@ def read_png16(path):
         elif kind == b"IEND":
             break
         at += 12 + length
+    if header is None:
+        raise ValueError("%s: no IHDR chunk" % path)
     width, height, depth, color, _, _, interlace = header
     if depth != 16 or color not in (2, 6) or interlace:
         raise ValueError("%s: not a 16-bit RGB or RGBA PNG without interlacing" % path)

@@ -1665,6 +1665,21 @@ fn the_catalogue_bounds_the_reports_it_keeps() {
     );
 }
 
+/// The 16-bit forms of format 1.13 in KTX2: `qts` bones at `unorm16` and
+/// packed VAT normals.
+const SIXTEEN_BIT_KTX2: &[&str] = &[
+    "--format",
+    "png16",
+    "--direction-encoding",
+    "packed",
+    "--layout",
+    "qts",
+    "--precision",
+    "unorm16",
+    "--texture-container",
+    "ktx2",
+];
+
 /// One texture-container case of the tentacle fixture: its folder, the bake
 /// flags besides `--vat --normals`, the paths drawn, and the sidecar
 /// encodings of its bone texture and VAT positions.
@@ -1828,18 +1843,7 @@ fn view_plays_ktx2_and_dds_bakes_like_the_cpu_preview() {
         // the bone-range record) and packed normals in the positions' alpha.
         ContainerCase {
             dir: "ktx2-qts-unorm16-packed",
-            flags: &[
-                "--format",
-                "png16",
-                "--direction-encoding",
-                "packed",
-                "--layout",
-                "qts",
-                "--precision",
-                "unorm16",
-                "--texture-container",
-                "ktx2",
-            ],
+            flags: SIXTEEN_BIT_KTX2,
             paths: &["bones", "vat"],
             bones: "ktx2_unorm16",
             vat: "ktx2_unorm16",
@@ -2128,18 +2132,7 @@ fn the_three_example_plays_ktx2_bakes_with_ktx2loader() {
         },
         ContainerCase {
             dir: "qts-unorm16-packed",
-            flags: &[
-                "--format",
-                "png16",
-                "--direction-encoding",
-                "packed",
-                "--layout",
-                "qts",
-                "--precision",
-                "unorm16",
-                "--texture-container",
-                "ktx2",
-            ],
+            flags: SIXTEEN_BIT_KTX2,
             paths: &["bones", "vat"],
             bones: "ktx2_unorm16",
             vat: "ktx2_unorm16",
