@@ -74,6 +74,10 @@ pub struct InspectReport {
     /// set's space node, and the lookup UV's encoding; `null` in older
     /// containers.
     pub placement: Option<rigbake_format::meta::PlacementMetadata>,
+    /// The clip-error record (container section kind 22, format 1.14+):
+    /// per texture and clip, the maximum and 99th percentile of the error
+    /// its encoding costs; `null` in older containers.
+    pub clip_errors: Option<rigbake_format::meta::ClipErrorsMetadata>,
     /// Sums over the metadata.
     pub totals: Totals,
     /// `true` or `false` after `--verify` (every checksum read and
@@ -289,6 +293,7 @@ pub fn load_report(
         lod_details: container.records().lod_details.as_ref().cloned(),
         texture_container: container.records().texture_container.as_ref().copied(),
         placement: container.records().placement.as_ref().cloned(),
+        clip_errors: container.records().clip_errors.as_ref().cloned(),
         verified,
         sidecar: crate::sidecar::Sidecar::build(crate::sidecar::Records {
             container: &file
@@ -456,6 +461,7 @@ pub fn render(r: &InspectReport) -> String {
         render_lods(&mut s, l, r.lod_details.as_ref());
     }
     render_vat(&mut s, r);
+    crate::inspect_errors::render(&mut s, r);
     render_placement(&mut s, r);
     render_totals(&mut s, r);
     s

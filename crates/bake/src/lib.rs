@@ -37,6 +37,7 @@ pub mod existing;
 pub mod incremental;
 pub mod input;
 pub mod inspect;
+mod inspect_errors;
 pub mod inspect_source;
 pub mod job;
 pub mod listed;

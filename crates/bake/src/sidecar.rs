@@ -118,6 +118,11 @@ pub struct Sidecar {
     /// LOD groups, when the model has any (the key is absent otherwise).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub lods: Vec<SidecarLodGroup>,
+    /// What each texture's encoding costs per clip (the clip-error record,
+    /// field for field: formats/metadata.md, "Clip errors"); absent for
+    /// containers before format 1.14.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clip_errors: Option<rigbake_format::meta::ClipErrorsMetadata>,
 }
 
 /// One LOD group: a skinned mesh and its lower levels of detail, sharing
@@ -670,6 +675,7 @@ impl Sidecar {
             weights: weights_part(&r),
             vat: vat_part(&r, vat_base),
             root_motion: r.records.root_motion.as_ref().cloned(),
+            clip_errors: r.records.clip_errors.as_ref().cloned(),
             lods: lods_part(&r),
         }
     }

@@ -29,6 +29,7 @@
 pub mod bake;
 pub mod budget;
 pub mod error;
+pub mod error_tally;
 pub mod eval;
 pub mod fold;
 pub mod import;

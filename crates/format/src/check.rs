@@ -852,6 +852,92 @@ pub fn bounds(b: &BoundsMetadata, clips: usize) -> Result<()> {
 /// any real clip, small enough that every derived number stays finite.
 pub const MAX_ROOT_MOTION: f64 = 1e9;
 
+/// Checks the clip-error record: finite, non-negative figures with the
+/// percentile at most the maximum, one entry per clip, each entry naming a
+/// bone texture of the metadata's table or a positions texture of the VAT
+/// record's (`vat_textures` of them), virtual vertices for bone textures
+/// only.
+pub fn clip_errors(
+    e: &crate::meta::ClipErrorsMetadata,
+    m: &Metadata,
+    vat_textures: usize,
+) -> Result<()> {
+    use crate::meta::{ErrorFigure, ErrorSubject, TextureKind};
+    let number = |what: &str, v: f64| {
+        if v.is_finite() && v >= 0.0 {
+            Ok(())
+        } else {
+            Err(invalid(format!(
+                "the clip-error record's {what} is {v}, not a finite number at least 0"
+            )))
+        }
+    };
+    number("model_size", e.model_size)?;
+    number("virtual_vertex_distance", e.virtual_vertex_distance)?;
+    let figure = |what: String, f: &ErrorFigure| {
+        number(&format!("{what}.max"), f.max)?;
+        number(&format!("{what}.p99"), f.p99)?;
+        if f.p99 > f.max {
+            return Err(invalid(format!(
+                "the clip-error record's {what} has a 99th percentile {} above its maximum {}",
+                f.p99, f.max
+            )));
+        }
+        Ok(())
+    };
+    for (i, t) in e.textures.iter().enumerate() {
+        let known = match t.subject {
+            ErrorSubject::BoneMatrices => m
+                .textures
+                .get(t.texture as usize)
+                .is_some_and(|x| x.kind == TextureKind::BoneMatrices),
+            ErrorSubject::Vat => (t.texture as usize) < vat_textures,
+        };
+        if !known {
+            return Err(invalid(format!(
+                "the clip-error record's textures[{i}] names {:?} texture {}, which the bake does not have",
+                t.subject, t.texture
+            )));
+        }
+        if t.clips.len() != m.clips.len() {
+            return Err(invalid(format!(
+                "the clip-error record's textures[{i}] has {} clips, but the metadata has {}",
+                t.clips.len(),
+                m.clips.len()
+            )));
+        }
+        for (c, clip) in t.clips.iter().enumerate() {
+            let at = format!("textures[{i}].clips[{c}]");
+            figure(format!("{at}.positions"), &clip.positions)?;
+            if let Some(n) = &clip.normals_degrees {
+                figure(format!("{at}.normals_degrees"), n)?;
+                if n.max > 180.0 {
+                    return Err(invalid(format!(
+                        "the clip-error record's {at}.normals_degrees is above 180 degrees"
+                    )));
+                }
+            }
+            match (&clip.virtual_vertices, t.subject) {
+                (Some(v), ErrorSubject::BoneMatrices) => {
+                    figure(format!("{at}.virtual_vertices"), v)?
+                }
+                (None, ErrorSubject::BoneMatrices) => {
+                    return Err(invalid(format!(
+                        "the clip-error record's {at} is a bone texture's but has no virtual_vertices"
+                    )));
+                }
+                (Some(_), ErrorSubject::Vat) => {
+                    return Err(invalid(format!(
+                        "the clip-error record's {at} is a VAT's but has virtual_vertices"
+                    )));
+                }
+                (None, ErrorSubject::Vat) => {}
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Checks the bone-range record (or its absence) against the texture table:
 /// one entry per texture, a range exactly for the textures at precision
 /// `unorm16`, which must be bone textures in the `qts` layout, and each

@@ -591,6 +591,81 @@ pub struct BoneRangesMetadata {
 }
 
 // ---------------------------------------------------------------------------
+// Clip-error section (container section kind 22, since format 1.14): what
+// each texture's encoding costs, per clip, measured at bake time.
+
+/// A maximum and a 99th percentile of errors over every vertex (or virtual
+/// vertex) at every frame of one clip. The percentile is an upper bound,
+/// within 6.25% of the exact one (formats/metadata.md, "Clip errors").
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct ErrorFigure {
+    /// The largest error.
+    #[schemars(range(min = 0))]
+    pub max: f64,
+    /// The 99th percentile, at most `max`.
+    #[schemars(range(min = 0))]
+    pub p99: f64,
+}
+
+/// What a texture's encoding costs on one clip: the position a shader
+/// reads (skinned from the decoded bone matrices, or read from the VAT)
+/// against the exact one.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct ClipErrorMeta {
+    /// Vertex positions, model units (the reference node's space).
+    pub positions: ErrorFigure,
+    /// Normals, degrees; `null` when no normals are read.
+    pub normals_degrees: Option<ErrorFigure>,
+    /// Bone textures only: ACL's virtual vertices (three per joint, at the
+    /// record's `virtual_vertex_distance` along the joint's axes), model
+    /// units; `null` for VAT.
+    pub virtual_vertices: Option<ErrorFigure>,
+}
+
+/// Which texture a [`TextureClipErrors`] entry measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorSubject {
+    /// A bone-matrix texture: `texture` indexes the metadata's texture
+    /// table.
+    BoneMatrices,
+    /// A VAT texture set: `texture` indexes the VAT record's `textures`
+    /// (the set's first positions texture).
+    Vat,
+}
+
+/// One texture's errors, per clip.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct TextureClipErrors {
+    /// What `texture` indexes.
+    pub subject: ErrorSubject,
+    /// The texture (see [`ErrorSubject`]).
+    pub texture: u32,
+    /// One entry per clip of the metadata's clip table, in its order.
+    pub clips: Vec<ClipErrorMeta>,
+}
+
+/// The clip-error record (section kind 22, since format 1.14): per texture
+/// and clip, what its encoding costs, with the model's size the relative
+/// figures divide by.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct ClipErrorsMetadata {
+    /// The model's size, model units: the diagonal of the box around every
+    /// node origin and vertex in the rest pose (1 when that is zero).
+    #[schemars(range(min = 0))]
+    pub model_size: f64,
+    /// Distance of the virtual vertices from their joint, model units.
+    #[schemars(range(min = 0))]
+    pub virtual_vertex_distance: f64,
+    /// Every texture measured: the bone textures, then the VAT sets.
+    pub textures: Vec<TextureClipErrors>,
+}
+
+// ---------------------------------------------------------------------------
 // Root-motion section (container section kind 16, since format 1.8): the
 // motion removed from clips baked in place, as a track an engine applies.
 

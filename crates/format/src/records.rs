@@ -16,10 +16,10 @@ use crate::check;
 use crate::codec::{self, Named};
 use crate::error::Result;
 use crate::meta::{
-    BoneRangesMetadata, BoundsMetadata, FoldMeta, LayoutMetadata, LodDetailsMetadata, LodsMetadata,
-    LookupUv, Metadata, MorphsMetadata, OutputsMetadata, PlacementMetadata, RigMetadata,
-    RootMotionMetadata, SourceLocation, TextureContainerMetadata, UvSetsMetadata,
-    VatCompressionMetadata, VatMetadata, WeightsMetadata,
+    BoneRangesMetadata, BoundsMetadata, ClipErrorsMetadata, FoldMeta, LayoutMetadata,
+    LodDetailsMetadata, LodsMetadata, LookupUv, Metadata, MorphsMetadata, OutputsMetadata,
+    PlacementMetadata, RigMetadata, RootMotionMetadata, SourceLocation, TextureContainerMetadata,
+    UvSetsMetadata, VatCompressionMetadata, VatMetadata, WeightsMetadata,
 };
 use crate::texture::gpu::TextureContainer;
 
@@ -69,7 +69,7 @@ impl Record for Metadata {
 /// table below (and with every field appended to a record). Minor versions
 /// only add section kinds and append fields at the end of records; older
 /// readers skip the former and ignore the latter.
-pub const FORMAT_MINOR: u16 = 13;
+pub const FORMAT_MINOR: u16 = 14;
 
 /// The `sections!` table: the section kinds that hold no record of their
 /// own (code, report name), then per optional record its field, type,
@@ -251,6 +251,14 @@ sections! {
         /// its absence is checked too.
         bone_ranges: BoneRangesMetadata => BoneRanges = 21, "bone_ranges", "the bone-range record",
             check |r, c| Ok(());
+        /// The clip-error record ([`ClipErrorsMetadata`]): per texture and
+        /// clip, the error its encoding costs, since 1.14.
+        clip_errors: ClipErrorsMetadata => ClipErrors = 22, "clip_errors", "the clip-error record",
+            check |e, c| check::clip_errors(
+                e,
+                c.metadata,
+                c.records.vat.as_ref().map_or(0, |v| v.textures.len()),
+            );
     }
 }
 

@@ -95,6 +95,49 @@ impl VatFileSpec {
         }
     }
 
+    /// What a reader decodes from this file for one planar row of `planes`
+    /// planes of `width` values (the stream's own planes: 3 for the
+    /// positions of a packed file, whose fourth is the normals' code),
+    /// written to `decoded`: the values rounded to half floats, or through
+    /// the 16-bit quantiser (`q` is scratch), or through PXR24, as the
+    /// writer stores them; exact floats as they are.
+    pub fn decode_row(
+        &self,
+        row: &[f32],
+        width: usize,
+        planes: usize,
+        q: &mut Vec<u16>,
+        decoded: &mut [f32],
+    ) {
+        let n = width * planes;
+        let (row, decoded) = (&row[..n], &mut decoded[..n]);
+        match self.encoding {
+            VatEncoding::Exr16 => {
+                for (d, v) in decoded.iter_mut().zip(row) {
+                    *d = half::f16::from_f32(*v).to_f32();
+                }
+            }
+            VatEncoding::Png16 => {
+                q.resize(n, 0);
+                quantize_planar_row(&self.quantizer(), row, width, planes, q, decoded);
+            }
+            VatEncoding::Exr32 if self.effective_compression().lossy_for_f32() => {
+                for (d, v) in decoded.iter_mut().zip(row) {
+                    *d = pxr24_round(*v);
+                }
+            }
+            VatEncoding::Exr32 => decoded.copy_from_slice(row),
+        }
+    }
+
+    /// How 16-bit samples are made of this file's values.
+    fn quantizer(&self) -> RowQuantizer {
+        match self.effective_direction_encoding() {
+            DirectionEncoding::Octahedral => RowQuantizer::Octahedral,
+            _ => RowQuantizer::Bounds(self.bounds.unwrap_or(EMPTY_BOUNDS)),
+        }
+    }
+
     /// The direction encoding actually used (always `Float` for EXR).
     pub fn effective_direction_encoding(&self) -> DirectionEncoding {
         match (self.encoding, self.stream, self.direction_encoding) {
@@ -241,7 +284,7 @@ impl VatFileWriter {
         }
         let stream = self.spec.stream;
         let encoding = self.spec.encoding;
-        let quantizer = self.quantizer();
+        let quantizer = self.spec.quantizer();
         match &mut self.sink {
             Sink::Gpu(writer) => {
                 let texel_bytes = self.spec.gpu_spec().texel_bytes();
@@ -362,14 +405,6 @@ impl VatFileWriter {
                 self.spare.push(values);
                 writer.push_rows(bytes)
             }
-        }
-    }
-
-    /// How 16-bit samples are made of this file's values.
-    fn quantizer(&self) -> RowQuantizer {
-        match self.spec.effective_direction_encoding() {
-            DirectionEncoding::Octahedral => RowQuantizer::Octahedral,
-            _ => RowQuantizer::Bounds(self.spec.bounds.unwrap_or(EMPTY_BOUNDS)),
         }
     }
 

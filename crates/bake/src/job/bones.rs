@@ -2,6 +2,7 @@
 
 use rigbake_core::Model;
 use rigbake_core::bake::anchors::AnchorTracks;
+use rigbake_core::bake::bone_error;
 use rigbake_core::bake::frames::{FrameBake, bake_frames, check_forms};
 use rigbake_core::bake::{BoneBakeOptions, BoneTexture};
 use rigbake_core::timeline::Timeline;
@@ -11,6 +12,7 @@ use rigbake_format::texture::Precision;
 use rigbake_format::texture::{self, RgbaImage};
 
 use super::common::{Part, node_name};
+use super::vat_errors::figure;
 use crate::error::StepError;
 use crate::settings::BakeSettings;
 use crate::sink::Sink;
@@ -27,6 +29,8 @@ pub(super) struct BonesPart {
     /// Why the textures took `--layout-fallback` instead of the layout
     /// asked for (the refusal of the lossy layout), when they did.
     pub fallback: Option<String>,
+    /// Per texture, in `textures` order, what its encoding costs per clip.
+    pub clip_errors: Vec<meta::TextureClipErrors>,
 }
 
 /// The layout record's entry for a folded texture.
@@ -99,6 +103,7 @@ pub(super) fn bake(
     let mut texture_meta = Vec::with_capacity(textures.len());
     let mut skins = Vec::with_capacity(textures.len());
     let mut folds = Vec::new();
+    let mut clip_errors = Vec::with_capacity(textures.len());
     for (k, tex) in textures.iter().enumerate() {
         if tex.fold.is_folded() {
             folds.push(fold_meta(meta::FoldedTexture::Bones(k as u32), &tex.fold));
@@ -112,6 +117,7 @@ pub(super) fn bake(
             (None, _) => "exr",
         };
         let (name, storage) = sink.place_texture(&format!("bones.skin{k}.{ext}"), &bytes)?;
+        clip_errors.push(measure(model, timeline, tex, precision, k)?);
         texture_meta.push(meta::TextureMeta {
             kind: meta::TextureKind::BoneMatrices,
             name,
@@ -154,9 +160,35 @@ pub(super) fn bake(
             baked: textures,
             folds,
             fallback,
+            clip_errors,
         }),
         tracks,
     ))
+}
+
+/// What bone texture `k`, `tex` stored at `precision`, costs per clip
+/// ([`bone_error`]).
+fn measure(
+    model: &Model,
+    timeline: &Timeline,
+    tex: &BoneTexture,
+    precision: Precision,
+    k: usize,
+) -> Result<meta::TextureClipErrors, StepError> {
+    let clips = bone_error::measure_bone_texture(model, timeline, tex, precision)
+        .map_err(StepError::bare)?;
+    Ok(meta::TextureClipErrors {
+        subject: meta::ErrorSubject::BoneMatrices,
+        texture: k as u32,
+        clips: clips
+            .into_iter()
+            .map(|c| meta::ClipErrorMeta {
+                positions: figure(c.positions),
+                normals_degrees: c.normals_degrees.map(figure),
+                virtual_vertices: Some(figure(c.virtual_vertices)),
+            })
+            .collect(),
+    })
 }
 
 /// Encodes a bone texture (EXR, KTX2 or DDS); returns the bytes and the

@@ -17,6 +17,7 @@ mod placement;
 mod plan;
 mod rig;
 mod vat;
+mod vat_errors;
 mod warnings;
 mod weights;
 

@@ -348,6 +348,11 @@ fn assemble(
         .map(|b| b.baked.iter().map(|t| t.range).collect::<Vec<_>>())
         .find(|r| r.iter().any(Option::is_some))
         .map(|textures| meta::BoneRangesMetadata { textures });
+    let clip_errors = clip_errors_record(
+        &plan.model,
+        bones.iter().flat_map(|b| &b.clip_errors),
+        vat.iter().flat_map(|v| &v.clip_errors),
+    );
     let (skins, textures, bone_folds) = bones
         .map(|b| (b.skins, b.textures, b.folds))
         .unwrap_or_default();
@@ -394,9 +399,25 @@ fn assemble(
         bounds: Some(bounds),
         weights: weights.map(|w| w.record),
         bone_ranges,
+        clip_errors,
         outputs: None,
     };
     (metadata, records)
+}
+
+/// The clip-error record of the bone textures' and VAT sets' figures
+/// (none when neither was baked).
+fn clip_errors_record<'a>(
+    model: &rigbake_core::Model,
+    bones: impl Iterator<Item = &'a meta::TextureClipErrors>,
+    vat: impl Iterator<Item = &'a meta::TextureClipErrors>,
+) -> Option<meta::ClipErrorsMetadata> {
+    let textures: Vec<meta::TextureClipErrors> = bones.chain(vat).cloned().collect();
+    (!textures.is_empty()).then(|| meta::ClipErrorsMetadata {
+        model_size: rigbake_core::timeline::loops::model_size(model),
+        virtual_vertex_distance: rigbake_core::bake::bone_error::VIRTUAL_VERTEX_DISTANCE,
+        textures,
+    })
 }
 
 /// The warnings the assembled records call for: an unused motion root,
@@ -462,7 +483,8 @@ fn write_records(sink: &mut dyn Sink, records: &Records, key: &str) -> Result<()
     add_section(sink, SectionKind::Key, Ok(key.as_bytes().to_vec()))?;
     put(sink, records.source.as_ref())?;
     put(sink, records.bounds.as_ref())?;
-    put(sink, records.bone_ranges.as_ref())
+    put(sink, records.bone_ranges.as_ref())?;
+    put(sink, records.clip_errors.as_ref())
 }
 
 /// Writes the JSON sidecar of `records` beside the container.

@@ -19,6 +19,7 @@ use super::Observer;
 use super::common::{Part, bounded_stem, file_safe, node_name};
 use super::mesh;
 use super::placement::RestPlacements;
+use super::vat_errors::{VatErrorTally, stored_normals};
 use crate::error::StepError;
 use crate::records;
 use crate::settings::{BakeSettings, VatSettings};
@@ -136,14 +137,14 @@ fn for_each_batch(
 /// `page` of folded texture set `index` (every stream the set bakes): each
 /// column block's rows are baked unfolded into buffers from `pool` and
 /// copied to their place in the page's planar rows; texels no row reaches
-/// (the last block's tail, padding) are zero. `boxes` grows by every
-/// baked row's positions.
+/// (the last block's tail, padding) are zero. `observers` hear every
+/// baked row.
 fn for_each_page_batch(
     baker: &VatBaker<'_>,
     index: usize,
     page: usize,
     pool: &mut Pool,
-    boxes: &mut RowBoxes,
+    observers: &mut Observers<'_>,
     mut each: impl FnMut(
         Vec<f32>,
         Option<Vec<f32>>,
@@ -199,7 +200,8 @@ fn for_each_page_batch(
                     },
                 )
                 .map_err(StepError::bare)?;
-            boxes.add_rows(&l, start, &pos[..n * bw * 3]);
+            let len = n * bw * 3;
+            observers.rows(&l, start, &pos[..len], nrm.as_deref().map(|v| &v[..len]));
             let [o_pos, o_nrm, o_tan] = &mut out;
             for (src, dst, floats) in [
                 (Some(&pos), o_pos.as_mut(), 3),
@@ -265,6 +267,28 @@ fn bounds(
     Ok(acc)
 }
 
+/// What hears every baked batch of unfolded rows before it is encoded: the
+/// animated bounds and the set's clip errors.
+struct Observers<'a> {
+    boxes: &'a mut RowBoxes,
+    errors: &'a mut VatErrorTally,
+}
+
+impl Observers<'_> {
+    /// Unfolded rows `first..` of a set laid out as `layout` (positions,
+    /// and normals when baked, as whole planar rows of three planes).
+    fn rows(
+        &mut self,
+        layout: &vat::VatLayout,
+        first: usize,
+        positions: &[f32],
+        normals: Option<&[f32]>,
+    ) {
+        self.boxes.add_rows(layout, first, positions);
+        self.errors.add_rows(first, positions, normals);
+    }
+}
+
 /// What the VAT output gives the rest of the job.
 pub(super) struct VatOutput {
     /// The VAT record.
@@ -277,6 +301,8 @@ pub(super) struct VatOutput {
     pub bounds: (StaticPart, RowBoxes),
     /// Which TEXCOORD sets each primitive of the playback mesh uses.
     pub uv_sets: Vec<meta::PrimitiveUvSets>,
+    /// Per texture set, what its encoding costs per clip.
+    pub clip_errors: Vec<meta::TextureClipErrors>,
     /// Directions asked for that some primitives cannot bake
     /// ([`missing_directions`]).
     pub warnings: Vec<String>,
@@ -478,12 +504,13 @@ pub(super) fn bake(
     let mut set_textures = Vec::with_capacity(baker.plan().sets.len());
     // The fold of every folded texture's first page.
     let mut folds = Vec::new();
+    let mut clip_errors = Vec::with_capacity(baker.plan().sets.len());
     for index in 0..baker.plan().sets.len() {
         let set = &baker.plan().sets[index];
         let base = set_file_base(model, &baker, index, &mut used_names);
-        let staged = bake_primitive(
+        let (staged, errors) = bake_primitive(
             &baker,
-            index,
+            (index, timeline),
             &base,
             (vs, settings.texture_container),
             sink,
@@ -496,6 +523,11 @@ pub(super) fn bake(
             textures.extend(finish_primitive(previous, sink, &mut pool)?);
         }
         let indices = set_texture_indices(set, &mut next_texture);
+        clip_errors.push(meta::TextureClipErrors {
+            subject: meta::ErrorSubject::Vat,
+            texture: indices.0,
+            clips: errors,
+        });
         folds.extend(set_folds(set, indices));
         set_textures.push(indices);
     }
@@ -548,6 +580,7 @@ pub(super) fn bake(
         folds,
         bounds: (statics, boxes),
         uv_sets,
+        clip_errors,
         warnings,
     }))
 }
@@ -666,16 +699,17 @@ fn pack_batches(
 }
 
 /// Streams every texture of one primitive to its writers, growing `boxes`
-/// by the positions baked; see [`finish_primitive`].
+/// by the positions baked; see [`finish_primitive`]. Returns, with the
+/// staged files, what the encoding costs per clip of `timeline`.
 fn bake_primitive(
     baker: &VatBaker<'_>,
-    index: usize,
+    (index, timeline): (usize, &Timeline),
     base: &str,
     (vs, container): (&VatSettings, TextureContainer),
     sink: &mut dyn Sink,
     pool: &mut Pool,
     boxes: &mut RowBoxes,
-) -> Result<StagedPrimitive, StepError> {
+) -> Result<(StagedPrimitive, Vec<meta::ClipErrorMeta>), StepError> {
     let p = &baker.plan().sets[index];
     let pages = p.layout.pages();
     // KTX2 and DDS keep a stream's pages as the layers of one file.
@@ -755,11 +789,21 @@ fn bake_primitive(
         writers.push(VatFileWriter::create(&file, *spec).map_err(fail)?);
         files.push((name, file));
     }
+    let mut errors = VatErrorTally::new(
+        p.layout,
+        timeline,
+        specs[0],
+        stored_normals(&specs, p.normals),
+    );
+    let mut observers = Observers {
+        boxes,
+        errors: &mut errors,
+    };
     let mut worst_angle = packed.then_some(0.0f64);
     let width = p.layout.page_width;
     if p.layout.is_folded() {
         for page in 0..pages {
-            for_each_page_batch(baker, index, page, pool, boxes, |pos, nrm, tan| {
+            for_each_page_batch(baker, index, page, pool, &mut observers, |pos, nrm, tan| {
                 // This page's writer of every stream, in stream order (one
                 // writer a stream when pages are layers).
                 let of_page = writers
@@ -784,7 +828,13 @@ fn bake_primitive(
             pool,
             (true, true),
             |first, rows, positions, normals, tangents| {
-                boxes.add_rows(&p.layout, first, &positions[..rows * p.layout.width * 3]);
+                let len = rows * p.layout.width * 3;
+                observers.rows(
+                    &p.layout,
+                    first,
+                    &positions[..len],
+                    normals.as_deref().map(|n| &n[..len]),
+                );
                 let mut spare = Vec::new();
                 let batches = pack_batches(
                     worst_angle.as_mut(),
@@ -797,13 +847,16 @@ fn bake_primitive(
             },
         )?;
     }
-    Ok(StagedPrimitive {
-        base: base.to_owned(),
-        specs,
-        writers,
-        files,
-        packed: worst_angle,
-    })
+    Ok((
+        StagedPrimitive {
+            base: base.to_owned(),
+            specs,
+            writers,
+            files,
+            packed: worst_angle,
+        },
+        errors.figures(),
+    ))
 }
 
 /// Pushes one batch per stream (positions, then normals and tangents when

@@ -11,6 +11,7 @@
 mod common;
 
 mod bones;
+mod clip_errors;
 mod compression;
 mod inspect;
 mod morphs;

@@ -193,6 +193,21 @@ impl BoneTexture {
         }
     }
 
+    /// The matrix of `joint` at `row` as a shader decodes it from the
+    /// texture stored at `precision`: [`Self::matrix`] of the texels
+    /// rounded to half floats first at [`Precision::F16`].
+    pub fn stored_matrix(&self, row: usize, joint: usize, precision: Precision) -> Mat4 {
+        if precision != Precision::F16 {
+            return self.matrix(row, joint);
+        }
+        let texels = &self.data[self.joint_span(row, joint)];
+        let mut rounded = [0.0f32; 16];
+        for (r, &t) in rounded.iter_mut().zip(texels) {
+            *r = half::f16::from_f32(t).to_f32();
+        }
+        self.layout.decode(&rounded[..texels.len()])
+    }
+
     /// Where the texels of `joint` at `row` are in `data`.
     fn joint_span(&self, row: usize, joint: usize) -> std::ops::Range<usize> {
         let ppj = self.layout.pixels_per_joint();

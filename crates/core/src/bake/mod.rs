@@ -3,6 +3,7 @@
 //! format crate.
 
 pub mod anchors;
+pub mod bone_error;
 pub mod bones;
 pub mod bounds;
 pub mod frames;
