@@ -40,6 +40,7 @@ KIND_VAT_COMPRESSION = 10
 KIND_TEXTURE_CONTAINER = 19
 KIND_PLACEMENT = 20
 KIND_BONE_RANGES = 21
+KIND_CLIP_ERRORS = 22
 
 
 class DecodeError(Exception):
@@ -400,6 +401,32 @@ BONE_RANGES_RECORD = [
     ("textures", vec(option(bounds))),
 ]
 
+# Clip-error record (formats/metadata.md, kind 22, since 1.14): per texture
+# and clip, the maximum and 99th percentile of what its encoding costs.
+ERROR_FIGURE = [("max", f64), ("p99", f64)]
+CLIP_ERROR = [
+    ("positions", struct_of(ERROR_FIGURE)),
+    ("normals_degrees", option(struct_of(ERROR_FIGURE))),
+    ("virtual_vertices", option(struct_of(ERROR_FIGURE))),
+]
+CLIP_ERRORS_RECORD = [
+    ("model_size", f64),
+    ("virtual_vertex_distance", f64),
+    (
+        "textures",
+        vec(
+            struct_of(
+                [
+                    ("subject", enum(["bone_matrices", "vat"])),
+                    ("texture", u32),
+                    ("clips", vec(struct_of(CLIP_ERROR))),
+                ]
+            )
+        ),
+    ),
+]
+
+
 def payload(data, sections, kind):
     found = [s for s in sections if s["kind"] == kind]
     if len(found) > 1:
@@ -438,6 +465,7 @@ def decode(data):
         "texture_container": record(KIND_TEXTURE_CONTAINER, TEXTURE_CONTAINER_RECORD),
         "placement": record(KIND_PLACEMENT, PLACEMENT_RECORD),
         "bone_ranges": record(KIND_BONE_RANGES, BONE_RANGES_RECORD),
+        "clip_errors": record(KIND_CLIP_ERRORS, CLIP_ERRORS_RECORD),
     }
 
 

@@ -123,6 +123,8 @@ pub struct Entry {
     pub seconds: f64,
     /// The warnings its bake gave, in order.
     pub warnings: Vec<String>,
+    /// What `--max-error` chose, per output, and why.
+    pub encodings: Vec<String>,
 }
 
 /// What happened to a model, as the JSON report spells it.
@@ -201,6 +203,11 @@ pub struct ModelReport {
     /// The warnings its bake gave (none for a model that was not baked in
     /// this run).
     pub warnings: Vec<String>,
+    /// What `--max-error` chose for each output of a model baked in this
+    /// run, and why (the encoding, its largest clip error and the budget);
+    /// empty without `--max-error`.
+    #[serde(default)]
+    pub encodings: Vec<String>,
     /// The bake key, 64 lowercase hex digits (`formats/container.md`,
     /// "Key"), of baked and up-to-date models; `null` otherwise.
     #[serde(deserialize_with = "Option::deserialize")]
@@ -349,6 +356,7 @@ impl Report {
                     outputs,
                     removed,
                     warnings: entry.warnings,
+                    encodings: entry.encodings,
                     key,
                     seconds: entry.seconds,
                 }
@@ -690,6 +698,7 @@ mod tests {
                     outcome,
                     seconds: 0.5,
                     warnings: Vec::new(),
+                    encodings: Vec::new(),
                 }
             })
             .collect();
@@ -734,6 +743,7 @@ mod tests {
                 },
                 seconds: 0.1,
                 warnings: vec!["dropped something".into()],
+                encodings: Vec::new(),
             },
             Entry {
                 input: "b".into(),
@@ -746,6 +756,7 @@ mod tests {
                 },
                 seconds: 0.0,
                 warnings: Vec::new(),
+                encodings: Vec::new(),
             },
         ];
         let r = Report::new(entries, out, None, 1.0);

@@ -104,6 +104,9 @@ pub struct BakeSettings {
     /// model whose skin matrices it cannot hold (`--layout-fallback`);
     /// `None`: such a model fails. Left out of the key when `None`.
     pub layout_fallback: Option<MatrixLayout>,
+    /// The error budget that picks the encodings (`--max-error`); `None`:
+    /// the encodings asked for. Left out of the key when `None`.
+    pub max_error: Option<rigbake_types::ErrorBudget>,
 }
 
 /// The canonical form the bake key hashes (formats/bake-key.md): the
@@ -150,6 +153,7 @@ impl Serialize for BakeSettings {
             root_motion,
             texture_container,
             layout_fallback,
+            max_error,
         } = self;
         #[derive(Serialize)]
         struct Flags {
@@ -193,6 +197,9 @@ impl Serialize for BakeSettings {
         }
         if let Some(fallback) = layout_fallback {
             s.serialize_field("layout_fallback", fallback)?;
+        }
+        if let Some(budget) = max_error {
+            s.serialize_field("max_error", budget)?;
         }
         let more: Vec<OutputKind> = outputs
             .iter()
@@ -262,6 +269,7 @@ impl Default for BakeSettings {
             root_motion: RootMotionRequest::default(),
             texture_container: TextureContainer::Exr,
             layout_fallback: None,
+            max_error: None,
         }
     }
 }

@@ -72,13 +72,14 @@ pub fn execute(plan: &BakePlan) -> exit::Outcome {
                 let model = progress.start(&job.id);
                 let outcome = run_job(job, plan, &model, shared.as_ref(), &protected, &existing);
                 let seconds = t0.elapsed().as_secs_f64();
-                let warnings = model.warnings();
+                let (warnings, encodings) = (model.warnings(), model.choices());
                 progress.finish(model, &outcome, seconds);
                 Entry {
                     input: job.id.clone(),
                     outcome,
                     seconds,
                     warnings,
+                    encodings,
                 }
             })
             .collect()

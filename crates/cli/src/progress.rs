@@ -32,6 +32,8 @@ pub struct ModelProgress {
     warnings: bool,
     /// Every warning given, printed or not, for the report.
     given: Mutex<Vec<String>>,
+    /// What `--max-error` chose, per output.
+    chosen: Mutex<Vec<String>>,
     info: Mutex<String>,
 }
 
@@ -39,6 +41,11 @@ impl ModelProgress {
     /// The warnings given so far (for the JSON report), in order.
     pub fn warnings(&self) -> Vec<String> {
         self.given.lock().map(|w| w.clone()).unwrap_or_default()
+    }
+
+    /// What `--max-error` chose for the model's outputs (for the report).
+    pub fn choices(&self) -> Vec<String> {
+        self.chosen.lock().map(|c| c.clone()).unwrap_or_default()
     }
 
     /// Records what the model holds (`76 clips, 2818 frames`).
@@ -66,6 +73,12 @@ impl rigbake::Observer for ModelProgress {
 
     fn stage(&self, stage: &str) {
         ModelProgress::stage(self, stage);
+    }
+
+    fn chose(&self, message: &str) {
+        if let Ok(mut chosen) = self.chosen.lock() {
+            chosen.push(message.to_owned());
+        }
     }
 
     fn warning(&self, message: &str) {
@@ -122,6 +135,7 @@ impl Progress {
             id: id.to_owned(),
             warnings: self.mode != ProgressMode::Quiet,
             given: Mutex::new(Vec::new()),
+            chosen: Mutex::new(Vec::new()),
             info: Mutex::new(String::new()),
         }
     }
@@ -166,6 +180,11 @@ impl Progress {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         *finished += 1;
         let mut line = format!("[{}/{}] {line}", *finished, self.total);
+        if let Outcome::Baked { .. } = outcome {
+            for choice in model.choices() {
+                line.push_str(&format!("\n           chose {choice}"));
+            }
+        }
         if let (true, Outcome::Baked { files, removed, .. }) = (self.list_files, outcome) {
             for (path, bytes) in files {
                 line.push_str(&format!(

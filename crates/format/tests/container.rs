@@ -754,6 +754,49 @@ fn golden_version_1_13_container_with_unorm16_qts_bone_textures_stays_readable()
 }
 
 #[test]
+fn golden_version_1_14_container_with_a_clip_error_record_stays_readable() {
+    // formats/golden/v1.14/tentacle_vat_errors.rigbake was written by
+    // rigbake 0.1.0 (container format 1.14, the first with the clip-error
+    // record) with `rigbake bake tentacle.glb --out out --layout qts
+    // --precision unorm16 --vat --normals --format png16
+    // --direction-encoding packed --embed-textures --fps 10`, the model
+    // copied beside its output folder first. Never regenerate it.
+    use rigbake_format::meta::ErrorSubject;
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../formats/golden/v1.14/tentacle_vat_errors.rigbake");
+    let mut c = Container::open(&path).unwrap();
+    assert_eq!(c.version().to_string(), "1.14");
+    c.verify().unwrap();
+    let e = c
+        .records()
+        .clip_errors
+        .clone()
+        .expect("the clip-error record");
+    assert_eq!(e.virtual_vertex_distance, 0.03);
+    // The tentacle stands about 3.6 units tall.
+    assert!(e.model_size > 3.0 && e.model_size < 4.0, "{}", e.model_size);
+    let subjects: Vec<ErrorSubject> = e.textures.iter().map(|t| t.subject).collect();
+    assert_eq!(subjects, [ErrorSubject::BoneMatrices, ErrorSubject::Vat]);
+    let vat = c.records().vat.clone().unwrap();
+    assert_eq!(e.textures[1].texture, vat.primitives[0].positions);
+    for t in &e.textures {
+        assert_eq!(t.clips.len(), c.metadata().clips.len());
+        for clip in &t.clips {
+            // 16-bit samples: errors above zero, far below a millimetre
+            // per metre of model; the packed normal within 0.64 degrees.
+            let p = clip.positions;
+            assert!(p.max > 0.0 && p.p99 <= p.max && p.max < 1e-4 * e.model_size);
+            let n = clip.normals_degrees.unwrap();
+            assert!(n.max > 0.0 && n.max < 0.64);
+            assert_eq!(
+                clip.virtual_vertices.is_some(),
+                t.subject == ErrorSubject::BoneMatrices
+            );
+        }
+    }
+}
+
+#[test]
 fn golden_version_1_11_container_with_a_placement_record_stays_readable() {
     // formats/golden/v1.11/hierarchy_placed.rigbake was written by rigbake
     // 0.1.0 (container format 1.11, the first with the placement record)

@@ -135,6 +135,11 @@ fn assert_decoders_agree(path: &Path) {
             .as_ref(),
         c.records().bone_ranges.as_ref()
     );
+    assert_eq!(
+        typed::<rigbake_format::meta::ClipErrorsMetadata>(&json["clip_errors"], "clip_errors")
+            .as_ref(),
+        c.records().clip_errors.as_ref()
+    );
 }
 
 #[test]
@@ -147,6 +152,7 @@ fn reference_decoder_reads_the_golden_containers() {
         "v1.11/hierarchy_placed.rigbake",
         "v1.12/tentacle_qts.rigbake",
         "v1.13/tentacle_qts_unorm16.rigbake",
+        "v1.14/tentacle_vat_errors.rigbake",
     ] {
         assert_decoders_agree(&repo().join("formats/golden").join(golden));
     }

@@ -13,7 +13,10 @@
 //! - with the `clap` feature the enums are clap `ValueEnum`s with the same
 //!   kebab-case names as the manifest.
 
+pub mod budget;
 pub mod qts;
+
+pub use budget::ErrorBudget;
 
 use glam::{DMat4, Mat4, Vec4};
 use schemars::JsonSchema;

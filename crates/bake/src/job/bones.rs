@@ -31,6 +31,11 @@ pub(super) struct BonesPart {
     pub fallback: Option<String>,
     /// Per texture, in `textures` order, what its encoding costs per clip.
     pub clip_errors: Vec<meta::TextureClipErrors>,
+    /// The layout and precision the textures are in (those asked for, the
+    /// fallback's, or the budget's choice).
+    pub form: (rigbake_core::layout::MatrixLayout, Precision),
+    /// What `--max-error` chose and why, when it was given.
+    pub choice: Option<String>,
 }
 
 /// The layout record's entry for a folded texture.
@@ -57,35 +62,23 @@ pub(super) fn bake(
     sink: &mut dyn Sink,
     anchors: &[usize],
 ) -> Result<(Part<BonesPart>, AnchorTracks), StepError> {
-    let mut options = BoneBakeOptions {
+    let options = BoneBakeOptions {
         layout: settings.layout,
         precision: settings.precision,
         max_texture_size: settings.max_texture_size,
         ..BoneBakeOptions::default()
     };
-    let mut baked = bake_frames(model, timeline, &options, anchors).map_err(StepError::bare)?;
-    let mut fallback = None;
-    if let Err(refusal) = check_forms(model, timeline, &baked.textures) {
-        let Some(layout) = settings.layout_fallback else {
-            return Err(StepError::bare(refusal));
-        };
-        options.layout = layout;
-        // 16-bit normalised samples are a qts form: the matrix layouts
-        // take exact floats instead.
-        let precision = if options.precision == Precision::Unorm16 {
-            options.precision = Precision::F32;
-            " at f32 precision"
-        } else {
-            ""
-        };
-        baked = bake_frames(model, timeline, &options, anchors).map_err(StepError::bare)?;
-        fallback = Some(format!(
-            "bone textures baked as {}{precision} (--layout-fallback): {}: {}",
-            crate::inspect::name(&layout),
-            refusal.object,
-            refusal.message
-        ));
-    }
+    let (baked, options, fallback, measured, choice) = match settings.max_error {
+        Some(budget) => {
+            let c = super::budget::choose_bones(model, timeline, options, anchors, budget)?;
+            (c.baked, c.options, None, Some(c.errors), Some(c.message))
+        }
+        None => {
+            let (baked, options, fallback) =
+                bake_as_asked(model, timeline, settings, options, anchors)?;
+            (baked, options, fallback, None, None)
+        }
+    };
     let FrameBake {
         textures,
         anchors: tracks,
@@ -117,7 +110,14 @@ pub(super) fn bake(
             (None, _) => "exr",
         };
         let (name, storage) = sink.place_texture(&format!("bones.skin{k}.{ext}"), &bytes)?;
-        clip_errors.push(measure(model, timeline, tex, precision, k)?);
+        clip_errors.push(match &measured {
+            Some(errors) => record(k, errors[k].clone()),
+            None => record(
+                k,
+                bone_error::measure_bone_texture(model, timeline, tex, precision)
+                    .map_err(StepError::bare)?,
+            ),
+        });
         texture_meta.push(meta::TextureMeta {
             kind: meta::TextureKind::BoneMatrices,
             name,
@@ -161,23 +161,53 @@ pub(super) fn bake(
             folds,
             fallback,
             clip_errors,
+            form: (options.layout, options.precision),
+            choice,
         }),
         tracks,
     ))
 }
 
-/// What bone texture `k`, `tex` stored at `precision`, costs per clip
-/// ([`bone_error`]).
-fn measure(
+/// Bakes the bone textures in the layout and precision asked for, or, when
+/// `qts` cannot hold the skin and `--layout-fallback` names a layout, in
+/// that (the returned sentence says why).
+fn bake_as_asked(
     model: &Model,
     timeline: &Timeline,
-    tex: &BoneTexture,
-    precision: Precision,
-    k: usize,
-) -> Result<meta::TextureClipErrors, StepError> {
-    let clips = bone_error::measure_bone_texture(model, timeline, tex, precision)
-        .map_err(StepError::bare)?;
-    Ok(meta::TextureClipErrors {
+    settings: &BakeSettings,
+    mut options: BoneBakeOptions,
+    anchors: &[usize],
+) -> Result<(FrameBake, BoneBakeOptions, Option<String>), StepError> {
+    let baked = bake_frames(model, timeline, &options, anchors).map_err(StepError::bare)?;
+    let Err(refusal) = check_forms(model, timeline, &baked.textures) else {
+        return Ok((baked, options, None));
+    };
+    let Some(layout) = settings.layout_fallback else {
+        return Err(StepError::bare(refusal));
+    };
+    options.layout = layout;
+    // 16-bit normalised samples are a qts form: the matrix layouts
+    // take exact floats instead.
+    let precision = if options.precision == Precision::Unorm16 {
+        options.precision = Precision::F32;
+        " at f32 precision"
+    } else {
+        ""
+    };
+    let baked = bake_frames(model, timeline, &options, anchors).map_err(StepError::bare)?;
+    let fallback = format!(
+        "bone textures baked as {}{precision} (--layout-fallback): {}: {}",
+        crate::inspect::name(&layout),
+        refusal.object,
+        refusal.message
+    );
+    Ok((baked, options, Some(fallback)))
+}
+
+/// The clip-error record's entry of bone texture `k`, from its figures
+/// per clip ([`bone_error`]).
+fn record(k: usize, clips: Vec<bone_error::BoneClipError>) -> meta::TextureClipErrors {
+    meta::TextureClipErrors {
         subject: meta::ErrorSubject::BoneMatrices,
         texture: k as u32,
         clips: clips
@@ -188,7 +218,7 @@ fn measure(
                 virtual_vertices: Some(figure(c.virtual_vertices)),
             })
             .collect(),
-    })
+    }
 }
 
 /// Encodes a bone texture (EXR, KTX2 or DDS); returns the bytes and the

@@ -7,6 +7,7 @@
 //! inside one model is caught and reported as an internal error.
 
 mod bones;
+mod budget;
 mod common;
 pub(crate) mod lod_files;
 mod lods;
@@ -40,6 +41,9 @@ pub trait Observer {
     /// Something the user should know about a bake that still succeeds
     /// (morph targets the bone textures cannot carry). Ignored by default.
     fn warning(&self, _message: &str) {}
+    /// What `--max-error` chose for an output and why (`bone textures as
+    /// qts unorm16 ...`). Ignored by default.
+    fn chose(&self, _message: &str) {}
 }
 
 /// An [`Observer`] that ignores everything.

@@ -50,6 +50,9 @@ pub(super) fn run(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
         openvat,
     };
     tell(job.observer, made.warnings(&plan));
+    for choice in made.choices() {
+        job.observer.chose(&choice);
+    }
     if !made.anything() {
         return Ok(Baked::Skipped(made.skipped().join("; ")));
     }
@@ -153,6 +156,14 @@ impl Made {
     }
 
     /// The warnings the output passes' results call for, in pass order.
+    /// What `--max-error` chose, per output, in words.
+    fn choices(&self) -> Vec<String> {
+        let bones = self.bones.as_ref().and_then(|b| b.part.done());
+        let bones = bones.and_then(|b| b.choice.clone());
+        let vat = self.vat_done().and_then(|v| v.choice.clone());
+        bones.into_iter().chain(vat).collect()
+    }
+
     fn warnings(&self, plan: &Plan<'_>) -> Vec<String> {
         let settings = plan.settings();
         let mut out = Vec::new();
@@ -353,10 +364,11 @@ fn assemble(
         bones.iter().flat_map(|b| &b.clip_errors),
         vat.iter().flat_map(|v| &v.clip_errors),
     );
+    let form = bones.as_ref().map(|b| b.form);
     let (skins, textures, bone_folds) = bones
         .map(|b| (b.skins, b.textures, b.folds))
         .unwrap_or_default();
-    let metadata = build_metadata(plan, skins, textures);
+    let metadata = build_metadata(plan, skins, textures, form);
     let (lods, lod_details) = lods.unzip();
     let (rig, anchor_fold) = rig.map(|r| (r.record, r.fold)).unwrap_or_default();
     let layout = meta::LayoutMetadata {
@@ -593,7 +605,9 @@ fn build_metadata(
     plan: &Plan<'_>,
     skins: Vec<meta::SkinMeta>,
     textures: Vec<meta::TextureMeta>,
+    form: Option<(rigbake_types::MatrixLayout, rigbake_types::Precision)>,
 ) -> Metadata {
+    let (layout, precision) = form.unwrap_or((plan.settings().layout, plan.settings().precision));
     let (input, settings, timeline) = (plan.job.input.model(), plan.settings(), &plan.timeline);
     Metadata {
         tool: meta::Tool {
@@ -612,8 +626,8 @@ fn build_metadata(
         options: meta::BakeOptions {
             fps: timeline.sampling.fps,
             sampling: timeline.sampling.rule,
-            layout: settings.layout,
-            precision: settings.precision,
+            layout,
+            precision,
             max_texture_size: settings.max_texture_size as u32,
         },
         clips: records::clip_table(timeline),

@@ -144,12 +144,14 @@ fn check_budget(
 ) -> Result<(), BakeError> {
     use rigbake_core::budget::{BonesPlan, Budget, Plan, VatPlan};
     let bones = rig_plan.map(|_| BonesPlan {
-        // The larger of the layout and its fallback: the budget holds
-        // whichever the bake ends with.
+        // The larger of the layout and its fallback (and of the forms
+        // `--max-error` may choose): the budget holds whichever the bake
+        // ends with.
         pixels_per_joint: settings
             .layout_fallback
             .map_or(0, |l| l.pixels_per_joint())
-            .max(settings.layout.pixels_per_joint()),
+            .max(settings.layout.pixels_per_joint())
+            .max(if settings.max_error.is_some() { 3 } else { 0 }),
         texture_joints: sets
             .iter()
             .map(|s| model.skins[s.skin].joints.len())
@@ -159,6 +161,7 @@ fn check_budget(
         normals: settings.vat.options.normals,
         tangents: settings.vat.options.tangents,
         bytes_per_texel: match settings.vat.encoding {
+            _ if settings.max_error.is_some() => 16,
             meta::VatEncoding::Exr32 => 16,
             meta::VatEncoding::Exr16 | meta::VatEncoding::Png16 => 8,
         },

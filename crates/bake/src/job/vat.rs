@@ -303,6 +303,8 @@ pub(super) struct VatOutput {
     pub uv_sets: Vec<meta::PrimitiveUvSets>,
     /// Per texture set, what its encoding costs per clip.
     pub clip_errors: Vec<meta::TextureClipErrors>,
+    /// What `--max-error` chose and why, when it was given.
+    pub choice: Option<String>,
     /// Directions asked for that some primitives cannot bake
     /// ([`missing_directions`]).
     pub warnings: Vec<String>,
@@ -495,9 +497,34 @@ pub(super) fn bake(
     let mut boxes = RowBoxes::new(timeline.rows);
     let baker =
         VatBaker::new(model, timeline, plan, vs.options.convention).map_err(StepError::bare)?;
+    let mut pool = Pool::new();
+    // `--max-error`: the encoding chosen from the positions' bounds, which
+    // a 16-bit bake then takes instead of measuring them again.
+    let (chosen, known_bounds, choice) = match settings.max_error {
+        Some(budget) => {
+            let sets = baker.plan().sets.len();
+            let known = (0..sets)
+                .map(|i| bounds(&baker, i, &mut pool, (false, false)).map(|b| b[0]))
+                .collect::<Result<Vec<_>, _>>()?;
+            let boxes: Vec<[[f32; 3]; 2]> = known
+                .iter()
+                .map(|b| [[b[0][0], b[0][1], b[0][2]], [b[1][0], b[1][1], b[1][2]]])
+                .collect();
+            let normals = baker.plan().sets.iter().any(|s| s.normals);
+            let (form, message) =
+                super::budget::choose_vat(model, &boxes, vs.compression, normals, budget)?;
+            let chosen = VatSettings {
+                encoding: form.encoding,
+                direction_encoding: form.directions,
+                ..*vs
+            };
+            (chosen, known, Some(message))
+        }
+        None => (*vs, Vec::new(), None),
+    };
+    let vs = &chosen;
     let mut textures = Vec::new();
     let mut used_names = std::collections::BTreeSet::new();
-    let mut pool = Pool::new();
     let mut pending: Option<StagedPrimitive> = None;
     let mut next_texture = 0u32;
     // Per set: the texture indices of its positions, normals and tangents.
@@ -510,7 +537,7 @@ pub(super) fn bake(
         let base = set_file_base(model, &baker, index, &mut used_names);
         let (staged, errors) = bake_primitive(
             &baker,
-            (index, timeline),
+            (index, timeline, known_bounds.get(index).copied()),
             &base,
             (vs, settings.texture_container),
             sink,
@@ -581,6 +608,7 @@ pub(super) fn bake(
         bounds: (statics, boxes),
         uv_sets,
         clip_errors,
+        choice,
         warnings,
     }))
 }
@@ -700,10 +728,11 @@ fn pack_batches(
 
 /// Streams every texture of one primitive to its writers, growing `boxes`
 /// by the positions baked; see [`finish_primitive`]. Returns, with the
-/// staged files, what the encoding costs per clip of `timeline`.
+/// staged files, what the encoding costs per clip of `timeline`. The
+/// positions' bounds, when `known`, are not measured again.
 fn bake_primitive(
     baker: &VatBaker<'_>,
-    (index, timeline): (usize, &Timeline),
+    (index, timeline, known): (usize, &Timeline, Option<[[f32; 4]; 2]>),
     base: &str,
     (vs, container): (&VatSettings, TextureContainer),
     sink: &mut dyn Sink,
@@ -741,12 +770,13 @@ fn bake_primitive(
     let mut specs: Vec<VatFileSpec> = streams.iter().map(|s| spec_of(*s)).collect();
     if specs.iter().any(VatFileSpec::needs_bounds) {
         let wanted = |stream| specs.iter().any(|s| s.stream == stream && s.needs_bounds());
-        let all = bounds(
-            baker,
-            index,
-            pool,
-            (wanted(VatStream::Normals), wanted(VatStream::Tangents)),
-        )?;
+        let directions = (wanted(VatStream::Normals), wanted(VatStream::Tangents));
+        let all = match known {
+            Some(positions) if directions == (false, false) => {
+                [positions, EMPTY_BOUNDS, EMPTY_BOUNDS]
+            }
+            _ => bounds(baker, index, pool, directions)?,
+        };
         for spec in &mut specs {
             if spec.needs_bounds() {
                 let slot = match spec.stream {

@@ -32,9 +32,9 @@ mod values;
 use std::path::PathBuf;
 
 use rigbake_types::{
-    AnchorsMode, DirectionEncoding, LodSpec, MatrixLayout, NormalConvention, OutputKind, Precision,
-    Props, RootMotionMode, SampleRule, TextureCompression, TextureContainer, VatEncoding,
-    VatLayoutMode,
+    AnchorsMode, DirectionEncoding, ErrorBudget, LodSpec, MatrixLayout, NormalConvention,
+    OutputKind, Precision, Props, RootMotionMode, SampleRule, TextureCompression, TextureContainer,
+    VatEncoding, VatLayoutMode,
 };
 
 use declare::options;
@@ -42,7 +42,8 @@ pub use declare::{Layer, OptionDoc, help_of, help_text, markdown_table};
 pub use resolve::{MAX_TEXTURE_SIZE, SettingsError, check_max_texture_size, parse_blend};
 use values::png_directions;
 pub use values::{
-    BlendEntry, ClipEntry, Influences, LodArg, parse_clip, parse_influences, parse_lod,
+    BlendEntry, ClipEntry, Influences, LodArg, parse_clip, parse_error_budget, parse_influences,
+    parse_lod,
 };
 
 options! {
@@ -226,6 +227,17 @@ options! {
         #[default("\"f32\"")]
         #[flag("precision", value_enum)]
         precision: Option<Precision>,
+        /// The largest vertex position error the texture encodings may
+        /// cost on any clip: `0.1mm`, `2cm`, `0.001` (model units: glTF's
+        /// metres) or `0.01%` (of the model's size). The bake picks the
+        /// smallest encoding that fits, for the bone textures (instead of
+        /// `layout` and `precision`) and for the VAT (instead of
+        /// `vat.format` and `vat.direction_encoding`), says which on the
+        /// model's line and in the report, and fails the model with the
+        /// best figure reached when none fits (docs/encodings.md).
+        #[default("(none: the encodings asked for)")]
+        #[flag("max-error", value_name = "ERROR", value_parser = parse_error_budget)]
+        max_error: Option<ErrorBudget>,
         /// Bone-weight pairs kept per vertex, 1 to 8; with LODs, one per
         /// level (`[4, 2, 1]`, `--max-influences 4,2,1`: level 0 and
         /// meshes that are no level keep the first, the last also applies

@@ -236,6 +236,7 @@ impl Options {
         set(&mut s.sampling.rule, self.sampling);
         set(&mut s.layout, self.layout);
         s.layout_fallback = self.layout_fallback.or(s.layout_fallback);
+        s.max_error = self.max_error.or(s.max_error);
         set(&mut s.precision, self.precision);
         if let Some(m) = self.max_texture_size {
             s.max_texture_size = m;

@@ -157,6 +157,11 @@ fn parse_lod_nodes(text: &str) -> Result<LodSpec, String> {
     })
 }
 
+/// `--max-error`'s value ([`rigbake_types::ErrorBudget`]'s text).
+pub fn parse_error_budget(text: &str) -> Result<rigbake_types::ErrorBudget, String> {
+    text.parse()
+}
+
 /// A PNG direction encoding: `float` is what EXR stores, not a choice.
 pub(super) fn png_directions<'de, D: serde::Deserializer<'de>>(
     d: D,

@@ -11,6 +11,7 @@
 mod common;
 
 mod bones;
+mod budget;
 mod clip_errors;
 mod compression;
 mod inspect;
