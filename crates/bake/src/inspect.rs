@@ -116,7 +116,7 @@ pub struct ContainerInfo {
 pub struct SectionInfo {
     /// `metadata`, `texture` or `unknown(<code>)`.
     #[schemars(regex(
-        pattern = r"^(metadata|texture|vat|weights|vertex_data|rig|track_data|key|outputs|vat_compression|layout|bounds|source|morphs|uv_sets|root_motion|lods|lod_details|texture_container|placement|bone_ranges|unknown\([0-9]+\))$"
+        pattern = r"^(metadata|texture|vat|weights|vertex_data|rig|track_data|key|outputs|vat_compression|layout|bounds|source|morphs|uv_sets|root_motion|lods|lod_details|texture_container|placement|bone_ranges|clip_errors|unknown\([0-9]+\))$"
     ))]
     pub kind: String,
     /// Byte offset.

@@ -551,3 +551,55 @@ fn a_lossy_layout_fallback_is_a_usage_error() {
         stderr(&r)
     );
 }
+
+/// `--max-error` says what it chose under the model's line and in the
+/// JSON report's `encodings`; a budget no form meets fails the model
+/// (exit 1) naming the best figure, and the batch goes on; a malformed
+/// budget is a usage error.
+#[test]
+fn max_error_says_what_it_chose_and_fails_what_it_cannot_meet() {
+    let out = tempfile::tempdir().unwrap();
+    let models = [
+        rigbake_fixtures::fixture("tentacle.glb"),
+        rigbake_fixtures::fixture("walker.glb"),
+    ];
+    let r = bake(
+        &models,
+        out.path(),
+        &["--vat", "--max-error", "1%", "--json"],
+    );
+    assert!(r.status.success(), "{}", stderr(&r));
+    let err = stderr(&r);
+    assert!(
+        err.contains("chose bone textures as qts unorm16 (16 bytes a joint)")
+            && err.contains("chose VAT as png16"),
+        "{err}"
+    );
+    let report: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+    for m in report["models"].as_array().unwrap() {
+        let encodings = m["encodings"].as_array().unwrap();
+        assert_eq!(encodings.len(), 2, "{m}");
+        assert!(
+            encodings[0]
+                .as_str()
+                .unwrap()
+                .starts_with("bone textures as ")
+        );
+    }
+    let r = bake(&models, &out.path().join("tight"), &["--max-error", "0"]);
+    assert_eq!(r.status.code(), Some(1), "{}", stderr(&r));
+    let err = stderr(&r);
+    assert_eq!(
+        err.matches("no bone texture encoding keeps every clip")
+            .count(),
+        2,
+        "{err}"
+    );
+    assert!(err.contains("the best, mat3x4 f32, costs"), "{err}");
+    for bad in ["-1mm", "1inch", "fast"] {
+        let flag = format!("--max-error={bad}");
+        let r = bake(&models[..1], &out.path().join("bad"), &[flag.as_str()]);
+        assert_eq!(r.status.code(), Some(2), "{bad}: {}", stderr(&r));
+        assert!(stderr(&r).contains("--max-error"), "{}", stderr(&r));
+    }
+}
