@@ -766,3 +766,92 @@ fn packed_normals_must_name_their_positions_png16() {
         with_normals(v, "mesh.p0.positions.exr", DirectionEncoding::Float);
     });
 }
+
+/// Opens the consistent records with a clip-error record.
+fn open_with_errors(e: &rigbake_format::meta::ClipErrorsMetadata) -> Result<(), String> {
+    let (m, v, w, r) = (metadata(), vat(), weights(), rig());
+    let mut out = ContainerWriter::new(Cursor::new(Vec::new())).unwrap();
+    let vertex_data = vec![0u8; (w.primitives[0].vertices * w.channels * 16) as usize];
+    out.add_section(SectionKind::VertexData, &vertex_data)
+        .unwrap();
+    for (kind, bytes) in [
+        (SectionKind::Vat, codec::encode(&v).unwrap()),
+        (SectionKind::Weights, codec::encode(&w).unwrap()),
+        (SectionKind::Rig, codec::encode(&r).unwrap()),
+        (SectionKind::ClipErrors, codec::encode(e).unwrap()),
+    ] {
+        out.add_section(kind, &bytes).unwrap();
+    }
+    finish_and_open(out, &m)
+}
+
+/// A clip-error record whose figures are not numbers, whose percentile
+/// exceeds its maximum, whose entries name textures the bake lacks or
+/// miss clips, or give a VAT virtual vertices, is refused.
+#[test]
+fn clip_error_records_that_lie_are_refused() {
+    use rigbake_format::meta::{
+        ClipErrorMeta, ClipErrorsMetadata, ErrorFigure, ErrorSubject, TextureClipErrors,
+    };
+    let figure = ErrorFigure {
+        max: 1e-4,
+        p99: 9e-5,
+    };
+    let clips = metadata().clips.len();
+    let entry = |subject, virtual_vertices| TextureClipErrors {
+        subject,
+        texture: 0,
+        clips: vec![
+            ClipErrorMeta {
+                positions: figure,
+                normals_degrees: Some(figure),
+                virtual_vertices,
+            };
+            clips
+        ],
+    };
+    let good = ClipErrorsMetadata {
+        model_size: 2.0,
+        virtual_vertex_distance: 0.03,
+        textures: vec![
+            entry(ErrorSubject::BoneMatrices, Some(figure)),
+            entry(ErrorSubject::Vat, None),
+        ],
+    };
+    open_with_errors(&good).expect("a consistent clip-error record");
+    type Lie = fn(&mut ClipErrorsMetadata);
+    let cases: Vec<(&str, Lie)> = vec![
+        ("model_size is NaN", |e| e.model_size = f64::NAN),
+        ("textures[0].clips[0].positions.max is -1", |e| {
+            e.textures[0].clips[0].positions.max = -1.0
+        }),
+        ("has a 99th percentile", |e| {
+            e.textures[1].clips[0].positions.p99 = 1.0
+        }),
+        ("names BoneMatrices texture 7", |e| {
+            e.textures[0].texture = 7
+        }),
+        ("names Vat texture 9", |e| e.textures[1].texture = 9),
+        ("clips, but the metadata has", |e| {
+            e.textures[0].clips.pop();
+        }),
+        ("is a VAT's but has virtual_vertices", |e| {
+            e.textures[1].clips[0].virtual_vertices = Some(ErrorFigure { max: 0.0, p99: 0.0 })
+        }),
+        ("has no virtual_vertices", |e| {
+            e.textures[0].clips[0].virtual_vertices = None
+        }),
+        ("above 180 degrees", |e| {
+            e.textures[0].clips[0].normals_degrees = Some(ErrorFigure {
+                max: 200.0,
+                p99: 1.0,
+            })
+        }),
+    ];
+    for (needle, change) in cases {
+        let mut e = good.clone();
+        change(&mut e);
+        let err = open_with_errors(&e).expect_err(needle);
+        assert!(err.contains(needle), "expected `{needle}` in: {err}");
+    }
+}
