@@ -125,6 +125,73 @@ pub struct Entry {
     pub warnings: Vec<String>,
     /// What `--max-error` chose, per output, and why.
     pub encodings: Vec<String>,
+    /// The worst clip of each texture its bake measured.
+    pub errors: Vec<TextureError>,
+}
+
+/// The worst clip of one texture: what its encoding costs there (from the
+/// container's clip-error record, formats/metadata.md).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct TextureError {
+    /// `bone_matrices` or `vat`.
+    pub subject: rigbake_format::meta::ErrorSubject,
+    /// The texture's file name (a VAT set's first positions texture).
+    pub texture: String,
+    /// The clip with the largest position error.
+    pub clip: String,
+    /// Its largest position error, model units.
+    #[schemars(range(min = 0))]
+    pub max: f64,
+    /// The same relative to the model's size.
+    #[schemars(range(min = 0))]
+    pub relative: f64,
+    /// Its 99th percentile, model units.
+    #[schemars(range(min = 0))]
+    pub p99: f64,
+}
+
+impl TextureError {
+    /// The worst clip of each texture of a clip-error record, named from
+    /// the bake's metadata and VAT record.
+    pub fn worst_of(
+        errors: &rigbake_format::meta::ClipErrorsMetadata,
+        metadata: &rigbake_format::meta::Metadata,
+        vat: Option<&rigbake_format::meta::VatMetadata>,
+    ) -> Vec<Self> {
+        use rigbake_format::meta::ErrorSubject;
+        errors
+            .textures
+            .iter()
+            .filter_map(|t| {
+                let (c, worst) = t
+                    .clips
+                    .iter()
+                    .enumerate()
+                    .max_by(|a, b| a.1.positions.max.total_cmp(&b.1.positions.max))?;
+                let texture = match t.subject {
+                    ErrorSubject::BoneMatrices => {
+                        metadata.textures.get(t.texture as usize).map(|x| &x.name)
+                    }
+                    ErrorSubject::Vat => vat
+                        .and_then(|v| v.textures.get(t.texture as usize))
+                        .map(|x| &x.name),
+                };
+                Some(Self {
+                    subject: t.subject,
+                    texture: texture.cloned().unwrap_or_default(),
+                    clip: metadata
+                        .clips
+                        .get(c)
+                        .map(|x| x.name.clone())
+                        .unwrap_or_default(),
+                    max: worst.positions.max,
+                    relative: worst.positions.max / errors.model_size.max(f64::MIN_POSITIVE),
+                    p99: worst.positions.p99,
+                })
+            })
+            .collect()
+    }
 }
 
 /// What happened to a model, as the JSON report spells it.
@@ -208,6 +275,11 @@ pub struct ModelReport {
     /// empty without `--max-error`.
     #[serde(default)]
     pub encodings: Vec<String>,
+    /// For a model baked in this run: the worst clip of each texture, what
+    /// its encoding costs there (the container's clip-error record has
+    /// every clip); empty otherwise.
+    #[serde(default)]
+    pub errors: Vec<TextureError>,
     /// The bake key, 64 lowercase hex digits (`formats/container.md`,
     /// "Key"), of baked and up-to-date models; `null` otherwise.
     #[serde(deserialize_with = "Option::deserialize")]
@@ -357,6 +429,7 @@ impl Report {
                     removed,
                     warnings: entry.warnings,
                     encodings: entry.encodings,
+                    errors: entry.errors,
                     key,
                     seconds: entry.seconds,
                 }
@@ -699,6 +772,7 @@ mod tests {
                     seconds: 0.5,
                     warnings: Vec::new(),
                     encodings: Vec::new(),
+                    errors: Vec::new(),
                 }
             })
             .collect();
@@ -744,6 +818,7 @@ mod tests {
                 seconds: 0.1,
                 warnings: vec!["dropped something".into()],
                 encodings: Vec::new(),
+                errors: Vec::new(),
             },
             Entry {
                 input: "b".into(),
@@ -757,6 +832,7 @@ mod tests {
                 seconds: 0.0,
                 warnings: Vec::new(),
                 encodings: Vec::new(),
+                errors: Vec::new(),
             },
         ];
         let r = Report::new(entries, out, None, 1.0);

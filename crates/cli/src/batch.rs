@@ -73,6 +73,7 @@ pub fn execute(plan: &BakePlan) -> exit::Outcome {
                 let outcome = run_job(job, plan, &model, shared.as_ref(), &protected, &existing);
                 let seconds = t0.elapsed().as_secs_f64();
                 let (warnings, encodings) = (model.warnings(), model.choices());
+                let errors = model.errors();
                 progress.finish(model, &outcome, seconds);
                 Entry {
                     input: job.id.clone(),
@@ -80,6 +81,7 @@ pub fn execute(plan: &BakePlan) -> exit::Outcome {
                     seconds,
                     warnings,
                     encodings,
+                    errors,
                 }
             })
             .collect()

@@ -34,6 +34,8 @@ pub struct ModelProgress {
     given: Mutex<Vec<String>>,
     /// What `--max-error` chose, per output.
     chosen: Mutex<Vec<String>>,
+    /// The worst clip of each texture the bake measured.
+    measured: Mutex<Vec<rigbake::report::TextureError>>,
     info: Mutex<String>,
 }
 
@@ -46,6 +48,11 @@ impl ModelProgress {
     /// What `--max-error` chose for the model's outputs (for the report).
     pub fn choices(&self) -> Vec<String> {
         self.chosen.lock().map(|c| c.clone()).unwrap_or_default()
+    }
+
+    /// The worst clip of each texture the bake measured (for the report).
+    pub fn errors(&self) -> Vec<rigbake::report::TextureError> {
+        self.measured.lock().map(|m| m.clone()).unwrap_or_default()
     }
 
     /// Records what the model holds (`76 clips, 2818 frames`).
@@ -73,6 +80,12 @@ impl rigbake::Observer for ModelProgress {
 
     fn stage(&self, stage: &str) {
         ModelProgress::stage(self, stage);
+    }
+
+    fn measured(&self, errors: &[rigbake::report::TextureError]) {
+        if let Ok(mut measured) = self.measured.lock() {
+            *measured = errors.to_vec();
+        }
     }
 
     fn chose(&self, message: &str) {
@@ -136,6 +149,7 @@ impl Progress {
             warnings: self.mode != ProgressMode::Quiet,
             given: Mutex::new(Vec::new()),
             chosen: Mutex::new(Vec::new()),
+            measured: Mutex::new(Vec::new()),
             info: Mutex::new(String::new()),
         }
     }

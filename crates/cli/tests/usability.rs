@@ -585,6 +585,14 @@ fn max_error_says_what_it_chose_and_fails_what_it_cannot_meet() {
                 .unwrap()
                 .starts_with("bone textures as ")
         );
+        // The worst clip of each texture, within the budget it was chosen by.
+        let errors = m["errors"].as_array().unwrap();
+        assert_eq!(errors.len(), 2, "{m}");
+        for e in errors {
+            let relative = e["relative"].as_f64().unwrap();
+            assert!(relative > 0.0 && relative <= 0.01, "{e}");
+            assert!(e["p99"].as_f64().unwrap() <= e["max"].as_f64().unwrap());
+        }
     }
     let r = bake(&models, &out.path().join("tight"), &["--max-error", "0"]);
     assert_eq!(r.status.code(), Some(1), "{}", stderr(&r));

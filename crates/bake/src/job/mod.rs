@@ -44,6 +44,9 @@ pub trait Observer {
     /// What `--max-error` chose for an output and why (`bone textures as
     /// qts unorm16 ...`). Ignored by default.
     fn chose(&self, _message: &str) {}
+    /// The worst clip of each texture the bake measured (its clip-error
+    /// record, summed up). Ignored by default.
+    fn measured(&self, _errors: &[crate::report::TextureError]) {}
 }
 
 /// An [`Observer`] that ignores everything.

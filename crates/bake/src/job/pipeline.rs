@@ -63,6 +63,10 @@ pub(super) fn run(job: &ModelJob<'_>) -> Result<Baked, BakeError> {
     let bounds = clip_bounds(&plan, made.vat_done().map(|v| &v.bounds))?;
     let (metadata, records) = assemble(&plan, made, root_motion, lods, bounds);
     tell(job.observer, record_warnings(&plan, &records));
+    if let Some(errors) = &records.clip_errors {
+        let worst = crate::report::TextureError::worst_of(errors, &metadata, records.vat.as_ref());
+        job.observer.measured(&worst);
+    }
     write_records(&mut sink, &records, job.key)?;
     let sidecar = sidecar::Records {
         container: &container_name,
