@@ -279,6 +279,60 @@ pub fn check_bounds(
     );
 }
 
+/// Slack of the clip-error check: the bake measures in f32 where verify
+/// measures in f64 against the source (2% of the figure, 2e-6 of the
+/// output's diagonal).
+const CLIP_ERROR_SLACK: (f64, f64) = (0.02, 2e-6);
+
+/// Checks that no clip's recorded position error (the clip-error record)
+/// is below what verify measured on the played-back vertices of the same
+/// output, beyond f32 noise and the recorded loss of dropped influences.
+pub fn check_clip_errors(
+    record: &rigbake_format::meta::ClipErrorsMetadata,
+    clips: &[LoadedClip],
+    outputs: &[OutputStats],
+    out: &mut RecordChecks,
+) {
+    use rigbake_format::meta::ErrorSubject;
+    let mut checked = 0;
+    for o in outputs {
+        let subject = match o.output {
+            Output::Bones => ErrorSubject::BoneMatrices,
+            Output::Vat => ErrorSubject::Vat,
+        };
+        let entries: Vec<_> = record
+            .textures
+            .iter()
+            .filter(|t| t.subject == subject)
+            .collect();
+        if entries.is_empty() {
+            continue;
+        }
+        for c in &o.clips {
+            let recorded = entries
+                .iter()
+                .filter_map(|t| t.clips.get(c.clip))
+                .map(|e| e.positions.max)
+                .fold(0.0, f64::max);
+            let measured = c.frames.position_max;
+            let (relative, absolute) = CLIP_ERROR_SLACK;
+            let allowed =
+                recorded * (1.0 + relative) + absolute * o.diagonal + c.frames.position_loss_max;
+            checked += 1;
+            if !(measured <= allowed) {
+                out.failures.push(format!(
+                    "clip-error record of clip `{}` ({}): it records {recorded:.3e}, but the played-back vertices are off by {measured:.3e}",
+                    clips.get(c.clip).map_or("", |x| x.name.as_str()),
+                    o.output.name()
+                ));
+            }
+        }
+    }
+    out.checked.push(format!(
+        "clip-error record of {checked} clip(s), against the played-back vertices"
+    ));
+}
+
 /// Every record check for the bake `loaded`, after its `outputs` were
 /// measured: the root-motion record when the container has one, the
 /// animated bounds when it has them. A container that cannot be read again
@@ -300,6 +354,9 @@ pub fn check_all(loaded: &crate::playback::Loaded, outputs: &[OutputStats]) -> R
     }
     if let Some(record) = container.records().root_motion.as_ref() {
         check_root_motion(model, &loaded.clips, record, &mut out);
+    }
+    if let Some(record) = container.records().clip_errors.as_ref() {
+        check_clip_errors(record, &loaded.clips, outputs, &mut out);
     }
     if let Some(bounds) = container.records().bounds.as_ref() {
         let named = |n: Option<usize>| n.map(|n| model.nodes[n].name.as_str());

@@ -51,6 +51,27 @@ fn agrees_with_verify(name: &str, edit: impl FnOnce(&mut BakeSettings)) {
     let all: Vec<usize> = (0..loaded.clips.len()).collect();
     let measured = verify::measure(&subject, &paths, &all, 1).unwrap();
     assert_eq!(measured.len(), paths.len());
+    // verify's own check of the record passes it, and fails a record that
+    // understates every figure by half.
+    let mut checks = verify::records::RecordChecks::default();
+    verify::records::check_clip_errors(&rec, &loaded.clips, &measured, &mut checks);
+    assert!(checks.failures.is_empty(), "{name}: {:?}", checks.failures);
+    let mut halved = rec.clone();
+    for c in halved.textures.iter_mut().flat_map(|t| &mut t.clips) {
+        c.positions.max /= 2.0;
+    }
+    let mut checks = verify::records::RecordChecks::default();
+    verify::records::check_clip_errors(&halved, &loaded.clips, &measured, &mut checks);
+    let lossy = measured
+        .iter()
+        .flat_map(|o| &o.clips)
+        .filter(|c| c.frames.position_max > 1e-5 * rec.model_size)
+        .count();
+    assert!(
+        checks.failures.len() >= lossy,
+        "{name}: {:?}",
+        checks.failures
+    );
     for o in &measured {
         let subject = match o.output {
             verify::Output::Bones => ErrorSubject::BoneMatrices,
