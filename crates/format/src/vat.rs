@@ -113,9 +113,13 @@ impl VatFileSpec {
         let (row, decoded) = (&row[..n], &mut decoded[..n]);
         match self.encoding {
             VatEncoding::Exr16 => {
-                for (d, v) in decoded.iter_mut().zip(row) {
-                    *d = half::f16::from_f32(*v).to_f32();
-                }
+                // Whole-slice conversions (F16C where the CPU has it), as
+                // the writer converts.
+                use half::slice::HalfBitsSliceExt;
+                q.resize(n, 0);
+                let halves: &mut [half::f16] = q.reinterpret_cast_mut();
+                halves.convert_from_f32_slice(row);
+                halves.convert_to_f32_slice(decoded);
             }
             VatEncoding::Png16 => {
                 q.resize(n, 0);
@@ -453,22 +457,27 @@ impl VatFileWriter {
 /// itself. Returns the largest angle in degrees between a normal and what
 /// its code decodes to (zero normals, padding, are not measured): each
 /// row's worst by [`crate::texture::quantize::pack_normal_scored`], then
-/// measured in f64.
+/// measured in f64. Each texel's score (the cosine, for unit normals)
+/// goes to `cosines`, one plane of `width` per row.
 pub fn pack_normal_rows(
     positions: &[f32],
     normals: &[f32],
     width: usize,
     out: &mut Vec<f32>,
+    cosines: &mut Vec<f32>,
 ) -> f64 {
     use crate::texture::quantize::{cosine, degrees_of_cosine, pack_normal_scored, unpack_normal};
     let rows = positions.len() / (3 * width.max(1));
     out.clear();
     out.resize(rows * 4 * width, 0.0);
+    cosines.clear();
+    cosines.resize(rows * width, 0.0);
     let worst = out
         .par_chunks_mut(4 * width)
+        .zip(cosines.par_chunks_mut(width.max(1)))
         .zip(positions.par_chunks(3 * width))
         .zip(normals.par_chunks(3 * width))
-        .map(|((o, p), n)| {
+        .map(|(((o, cos), p), n)| {
             o[..3 * width].copy_from_slice(p);
             // The row's worst by the f32 score (the bake's normals are
             // unit), then measured in f64.
@@ -477,6 +486,7 @@ pub fn pack_normal_rows(
                 let normal = [n[x], n[width + x], n[2 * width + x]];
                 let (code, score) = pack_normal_scored(normal);
                 o[3 * width + x] = f32::from(code) / 65535.0;
+                cos[x] = score;
                 if score < worst.0 {
                     worst = (score, normal, code);
                 }

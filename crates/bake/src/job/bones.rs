@@ -214,7 +214,7 @@ fn record(k: usize, clips: Vec<bone_error::BoneClipError>) -> meta::TextureClipE
             .into_iter()
             .map(|c| meta::ClipErrorMeta {
                 positions: figure(c.positions),
-                normals_degrees: c.normals_degrees.map(figure),
+                normals_degrees: None,
                 virtual_vertices: Some(figure(c.virtual_vertices)),
             })
             .collect(),

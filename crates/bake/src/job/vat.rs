@@ -19,7 +19,7 @@ use super::Observer;
 use super::common::{Part, bounded_stem, file_safe, node_name};
 use super::mesh;
 use super::placement::RestPlacements;
-use super::vat_errors::{VatErrorTally, stored_normals};
+use super::vat_errors::{NormalsIn, VatErrorTally, stored_normals};
 use crate::error::StepError;
 use crate::records;
 use crate::settings::{BakeSettings, VatSettings};
@@ -285,7 +285,10 @@ impl Observers<'_> {
         normals: Option<&[f32]>,
     ) {
         self.boxes.add_rows(layout, first, positions);
-        self.errors.add_rows(first, positions, normals);
+        self.errors.add_positions(first, positions);
+        if let Some(n) = normals {
+            self.errors.add_normals(first, NormalsIn::Exact(n));
+        }
     }
 }
 
@@ -710,18 +713,19 @@ struct StagedPrimitive {
 /// With packed normals, the positions batch and the normals batch of one
 /// row batch become one batch of four planes per row (the normals' code
 /// in the fourth: [`pack_normal_rows`]), the worst angle kept in `worst`;
-/// the buffers done with go to `spare`. Otherwise the batches as they are.
+/// the buffers done with go to `spare`, each texel's cosine to `cosines`.
+/// Otherwise the batches as they are.
 fn pack_batches(
     packed: Option<&mut f64>,
     width: usize,
     [pos, nrm, tan]: [Option<Vec<f32>>; 3],
-    spare: &mut Pool,
+    (spare, cosines): (&mut Pool, &mut Vec<f32>),
 ) -> [Option<Vec<f32>>; 3] {
     let (Some(worst), Some(p), Some(n)) = (packed, pos.as_ref(), nrm.as_ref()) else {
         return [pos, nrm, tan];
     };
     let mut out = spare.pop().unwrap_or_default();
-    *worst = worst.max(pack_normal_rows(p, n, width, &mut out));
+    *worst = worst.max(pack_normal_rows(p, n, width, &mut out, cosines));
     spare.extend([pos, nrm].into_iter().flatten());
     [Some(out), None, tan]
 }
@@ -830,6 +834,7 @@ fn bake_primitive(
         errors: &mut errors,
     };
     let mut worst_angle = packed.then_some(0.0f64);
+    let mut cosines = Vec::new();
     let width = p.layout.page_width;
     if p.layout.is_folded() {
         for page in 0..pages {
@@ -845,7 +850,7 @@ fn bake_primitive(
                     worst_angle.as_mut(),
                     width,
                     [Some(pos), nrm, tan],
-                    &mut spare,
+                    (&mut spare, &mut Vec::new()),
                 );
                 spare.extend(push_batches(of_page, batches).map_err(fail)?);
                 Ok(spare)
@@ -859,19 +864,28 @@ fn bake_primitive(
             (true, true),
             |first, rows, positions, normals, tangents| {
                 let len = rows * p.layout.width * 3;
-                observers.rows(
-                    &p.layout,
-                    first,
-                    &positions[..len],
-                    normals.as_deref().map(|n| &n[..len]),
-                );
+                observers
+                    .boxes
+                    .add_rows(&p.layout, first, &positions[..len]);
+                observers.errors.add_positions(first, &positions[..len]);
                 let mut spare = Vec::new();
+                // Packed normals are measured by the scores the packing
+                // keeps (no second search for each texel's code).
+                let exact = normals.as_deref().map(|n| &n[..len]);
+                if let (Some(n), None) = (exact, worst_angle) {
+                    observers.errors.add_normals(first, NormalsIn::Exact(n));
+                }
                 let batches = pack_batches(
                     worst_angle.as_mut(),
                     width,
                     [Some(positions), normals, tangents],
-                    &mut spare,
+                    (&mut spare, &mut cosines),
                 );
+                if worst_angle.is_some() {
+                    observers
+                        .errors
+                        .add_normals(first, NormalsIn::Cosines(&cosines));
+                }
                 spare.extend(push_batches(writers.iter_mut(), batches).map_err(fail)?);
                 Ok(spare)
             },

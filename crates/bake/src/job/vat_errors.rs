@@ -1,12 +1,14 @@
 //! What a VAT set's encoding costs, per clip: every texel a shader reads
 //! (each vertex at each frame) decoded as the writer stores it
 //! ([`VatFileSpec::decode_row`], or the packed normal's code) against the
-//! exact baked value, the position's distance and the normal's angle
-//! tallied per clip ([`ErrorTally`]).
+//! exact baked value, the position's squared distance and the normal's
+//! angle key tallied per clip ([`ErrorTally`]).
 
 use rayon::prelude::*;
 use rigbake_core::bake::vat::VatLayout;
-use rigbake_core::error_tally::{ErrorFigure, ErrorTally, angle_key, degrees_of_key};
+use rigbake_core::error_tally::{
+    ErrorFigure, ErrorTally, angle_key, angle_key_of, degrees_of_key, distance_of_key,
+};
 use rigbake_core::timeline::Timeline;
 use rigbake_format::meta::{self, VatStream};
 use rigbake_format::texture::quantize::{pack_normal, unpack_normal};
@@ -32,10 +34,20 @@ pub(super) struct VatErrorTally {
     normals: Vec<ErrorTally>,
 }
 
-/// One worker's tallies and scratch.
+/// The normals of a batch as the tally takes them.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum NormalsIn<'a> {
+    /// The exact normals, whole planar rows of three planes, decoded here
+    /// as stored.
+    Exact(&'a [f32]),
+    /// Each texel's cosine to its packed normal, one plane a row (what
+    /// the packing measured: [`rigbake_format::vat::pack_normal_rows`]).
+    Cosines(&'a [f32]),
+}
+
+/// One worker's tally and scratch.
 struct Part {
-    positions: ErrorTally,
-    normals: ErrorTally,
+    tally: ErrorTally,
     q: Vec<u16>,
     decoded: Vec<f32>,
 }
@@ -43,16 +55,14 @@ struct Part {
 impl Part {
     fn new() -> Self {
         Self {
-            positions: ErrorTally::new(),
-            normals: ErrorTally::new(),
+            tally: ErrorTally::new(),
             q: Vec::new(),
             decoded: Vec::new(),
         }
     }
 
     fn merge(mut self, other: Self) -> Self {
-        self.positions.merge(&other.positions);
-        self.normals.merge(&other.normals);
+        self.tally.merge(&other.tally);
         self
     }
 }
@@ -84,14 +94,18 @@ impl VatErrorTally {
             .saturating_sub(1)
     }
 
-    /// Tallies unfolded texture rows `first..` of the set: `positions` (and
-    /// `normals` when the set bakes them) hold whole planar rows of three
-    /// planes of `layout.width`. Padding texels and rows past the last
-    /// frame are left out. Rows are measured in parallel, clip by clip.
-    pub(super) fn add_rows(&mut self, first: usize, positions: &[f32], normals: Option<&[f32]>) {
-        let w = self.layout.width;
-        let rows = positions.len() / (3 * w).max(1);
+    /// Runs `measure(part, row, real)` over `rows` unfolded texture rows
+    /// from `first` (rows past the last frame left out), in parallel, clip
+    /// by clip; returns each clip's tally, in row order.
+    fn runs(
+        &self,
+        first: usize,
+        rows: usize,
+        measure: impl Fn(&mut Part, usize, usize) + Sync,
+    ) -> Vec<(usize, ErrorTally)> {
         let frame_of = |r: usize| (first + r) / self.layout.bands;
+        let w = self.layout.width;
+        let mut out = Vec::new();
         let mut r = 0;
         while r < rows && frame_of(r) < self.layout.frames {
             // The run of rows of one clip.
@@ -108,57 +122,89 @@ impl VatErrorTally {
                 .fold(Part::new, |mut part, row| {
                     let band = (first + row) % self.layout.bands;
                     let real = self.layout.vertices.saturating_sub(band * w).min(w);
-                    let span = row * 3 * w..(row + 1) * 3 * w;
-                    self.measure_row(
-                        &mut part,
-                        &positions[span.clone()],
-                        normals.map(|n| &n[span]),
-                        real,
-                    );
+                    measure(&mut part, row, real);
                     part
                 })
                 .reduce(Part::new, Part::merge);
-            self.positions[clip].merge(&part.positions);
-            if let Some(t) = self.normals.get_mut(clip) {
-                t.merge(&part.normals);
-            }
+            out.push((clip, part.tally));
             r = end;
+        }
+        out
+    }
+
+    /// Tallies the positions of unfolded texture rows `first..`: whole
+    /// planar rows of three planes of `layout.width`. Padding texels and
+    /// rows past the last frame are left out.
+    pub(super) fn add_positions(&mut self, first: usize, positions: &[f32]) {
+        let w = self.layout.width;
+        let rows = positions.len() / (3 * w).max(1);
+        let spec = self.positions_spec;
+        let runs = self.runs(first, rows, |part, row, real| {
+            let row = &positions[row * 3 * w..(row + 1) * 3 * w];
+            part.decoded.resize(3 * w, 0.0);
+            spec.decode_row(row, w, 3, &mut part.q, &mut part.decoded);
+            let d = &part.decoded;
+            part.tally.extend((0..real).map(|x| {
+                let dx = d[x] - row[x];
+                let dy = d[w + x] - row[w + x];
+                let dz = d[2 * w + x] - row[2 * w + x];
+                dx * dx + dy * dy + dz * dz
+            }));
+        });
+        for (clip, tally) in runs {
+            self.positions[clip].merge(&tally);
         }
     }
 
-    /// Tallies the first `real` texels of one planar row.
-    fn measure_row(&self, part: &mut Part, row: &[f32], normals: Option<&[f32]>, real: usize) {
-        let w = self.layout.width;
-        part.decoded.resize(3 * w, 0.0);
-        self.positions_spec
-            .decode_row(row, w, 3, &mut part.q, &mut part.decoded);
-        let d = &part.decoded;
-        for x in 0..real {
-            let dx = d[x] - row[x];
-            let dy = d[w + x] - row[w + x];
-            let dz = d[2 * w + x] - row[2 * w + x];
-            part.positions.add((dx * dx + dy * dy + dz * dz).sqrt());
-        }
-        let (Some(n), Some(stored)) = (normals, self.normals_spec) else {
+    /// Tallies the normals of the same rows as [`Self::add_positions`].
+    pub(super) fn add_normals(&mut self, first: usize, normals: NormalsIn<'_>) {
+        let (Some(stored), false) = (self.normals_spec, self.normals.is_empty()) else {
             return;
         };
-        let exact = |x: usize| [n[x], n[w + x], n[2 * w + x]];
-        match stored {
-            StoredNormals::Packed => {
-                for x in 0..real {
-                    let a = exact(x);
-                    part.normals
-                        .add(angle_key_of(a, unpack_normal(pack_normal(a))));
+        let w = self.layout.width;
+        let runs =
+            match normals {
+                NormalsIn::Exact(n) => {
+                    let rows = n.len() / (3 * w).max(1);
+                    self.runs(first, rows, |part, row, real| {
+                        let n = &n[row * 3 * w..(row + 1) * 3 * w];
+                        let exact = |x: usize| [n[x], n[w + x], n[2 * w + x]];
+                        match stored {
+                            StoredNormals::Packed => {
+                                part.tally.extend((0..real).map(|x| {
+                                    let a = exact(x);
+                                    angle_key_of(a, unpack_normal(pack_normal(a)))
+                                }));
+                            }
+                            StoredNormals::File(spec) => {
+                                part.decoded.resize(3 * w, 0.0);
+                                spec.decode_row(n, w, 3, &mut part.q, &mut part.decoded);
+                                let d = &part.decoded;
+                                part.tally.extend((0..real).map(|x| {
+                                    angle_key_of(exact(x), [d[x], d[w + x], d[2 * w + x]])
+                                }));
+                            }
+                        }
+                    })
                 }
-            }
-            StoredNormals::File(spec) => {
-                spec.decode_row(n, w, 3, &mut part.q, &mut part.decoded);
-                let d = &part.decoded;
-                for x in 0..real {
-                    let b = [d[x], d[w + x], d[2 * w + x]];
-                    part.normals.add(angle_key_of(exact(x), b));
+                NormalsIn::Cosines(c) => {
+                    let rows = c.len() / w.max(1);
+                    self.runs(first, rows, |part, row, real| {
+                        part.tally
+                            .extend(c[row * w..row * w + real].iter().map(|&cos| {
+                                // A zero normal scores infinity: no angle.
+                                let cos = if cos.is_finite() {
+                                    cos.clamp(-1.0, 1.0)
+                                } else {
+                                    1.0
+                                };
+                                angle_key(cos, (1.0 - cos) * (1.0 + cos), 1.0)
+                            }));
+                    })
                 }
-            }
+            };
+        for (clip, tally) in runs {
+            self.normals[clip].merge(&tally);
         }
     }
 
@@ -168,7 +214,7 @@ impl VatErrorTally {
             .iter()
             .enumerate()
             .map(|(c, p)| meta::ClipErrorMeta {
-                positions: figure(ErrorFigure::of(p, |x| x)),
+                positions: figure(ErrorFigure::of(p, distance_of_key)),
                 normals_degrees: self
                     .normals
                     .get(c)
@@ -177,20 +223,6 @@ impl VatErrorTally {
             })
             .collect()
     }
-}
-
-/// The tally key of the angle between `a` and `b` ([`angle_key`]).
-fn angle_key_of(a: [f32; 3], b: [f32; 3]) -> f32 {
-    let dot = a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-    let cross = [
-        a[1] * b[2] - a[2] * b[1],
-        a[2] * b[0] - a[0] * b[2],
-        a[0] * b[1] - a[1] * b[0],
-    ];
-    angle_key(
-        dot,
-        (cross[0] * cross[0] + cross[1] * cross[1] + cross[2] * cross[2]).sqrt(),
-    )
 }
 
 /// The record's form of a figure.
