@@ -448,6 +448,16 @@ fn render_lods(
     }
 }
 
+/// The width of a column of the clips' shown names (at least 4).
+pub(crate) fn clip_name_width(m: &Metadata) -> usize {
+    m.clips
+        .iter()
+        .map(|c| shown(&c.name).chars().count())
+        .max()
+        .unwrap_or(4)
+        .max(4)
+}
+
 /// The human-readable summary, section by section.
 pub fn render(r: &InspectReport) -> String {
     let mut s = String::new();
@@ -594,13 +604,7 @@ fn render_clips(s: &mut String, r: &InspectReport) -> usize {
         "\nclips ({}, {} frames)",
         r.totals.clips, r.totals.frames
     );
-    let width = m
-        .clips
-        .iter()
-        .map(|c| shown(&c.name).chars().count())
-        .max()
-        .unwrap_or(4)
-        .max(4);
+    let width = clip_name_width(m);
     let _ = writeln!(
         s,
         "  {:>3}  {:<width$}  {:>6}  {:>6}  {:>9}  loop",

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use rigbake_format::meta::{ErrorFigure, ErrorSubject, TextureClipErrors};
 
-use crate::inspect::{InspectReport, shown};
+use crate::inspect::{InspectReport, clip_name_width, shown};
 
 /// The name of the texture an entry measures.
 fn texture_name(r: &InspectReport, t: &TextureClipErrors) -> String {
@@ -37,14 +37,7 @@ pub(crate) fn render(s: &mut String, r: &InspectReport) {
         "\nclip errors (max / p99 over every vertex and frame; model size {:.4}, virtual vertices {} from their joint)",
         e.model_size, e.virtual_vertex_distance
     );
-    let width = r
-        .metadata
-        .clips
-        .iter()
-        .map(|c| shown(&c.name).chars().count())
-        .max()
-        .unwrap_or(4)
-        .max(4);
+    let width = clip_name_width(&r.metadata);
     let size = e.model_size.max(f64::MIN_POSITIVE);
     for t in &e.textures {
         let kind = match t.subject {

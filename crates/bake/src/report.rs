@@ -273,12 +273,12 @@ pub struct ModelReport {
     /// What `--max-error` chose for each output of a model baked in this
     /// run, and why (the encoding, its largest clip error and the budget);
     /// empty without `--max-error`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub encodings: Vec<String>,
     /// For a model baked in this run: the worst clip of each texture, what
     /// its encoding costs there (the container's clip-error record has
     /// every clip); empty otherwise.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<TextureError>,
     /// The bake key, 64 lowercase hex digits (`formats/container.md`,
     /// "Key"), of baked and up-to-date models; `null` otherwise.

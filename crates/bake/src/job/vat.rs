@@ -730,6 +730,44 @@ fn pack_batches(
     [Some(out), None, tan]
 }
 
+/// Gives the specs of set `index` that need bounds (PNG16 positions, and
+/// directions stored over bounds) the bounds of their stream, measured in
+/// a pass over the set's batches, or the positions' `known` ones when
+/// nothing else is needed.
+fn set_bounds(
+    baker: &VatBaker<'_>,
+    (index, known): (usize, Option<[[f32; 4]; 2]>),
+    pool: &mut Pool,
+    specs: &mut [VatFileSpec],
+) -> Result<(), StepError> {
+    if !specs.iter().any(VatFileSpec::needs_bounds) {
+        return Ok(());
+    }
+    let wanted = |stream| specs.iter().any(|s| s.stream == stream && s.needs_bounds());
+    let directions = (wanted(VatStream::Normals), wanted(VatStream::Tangents));
+    let all = match known {
+        Some(positions) if directions == (false, false) => [positions, EMPTY_BOUNDS, EMPTY_BOUNDS],
+        _ => bounds(baker, index, pool, directions)?,
+    };
+    for spec in specs.iter_mut().filter(|s| s.needs_bounds()) {
+        let slot = match spec.stream {
+            VatStream::Positions => 0,
+            VatStream::Normals => 1,
+            VatStream::Tangents => 2,
+        };
+        let mut b = all[slot];
+        let used = stream_floats(spec.stream);
+        b[0][used..].fill(0.0);
+        b[1][used..].fill(0.0);
+        if spec.packed_normals {
+            // The packed code: 0 to 1 is 0 to 65535.
+            b[1][3] = 1.0;
+        }
+        spec.bounds = Some(b);
+    }
+    Ok(())
+}
+
 /// Streams every texture of one primitive to its writers, growing `boxes`
 /// by the positions baked; see [`finish_primitive`]. Returns, with the
 /// staged files, what the encoding costs per clip of `timeline`. The
@@ -772,34 +810,7 @@ fn bake_primitive(
         packed_normals: packed && stream == VatStream::Positions,
     };
     let mut specs: Vec<VatFileSpec> = streams.iter().map(|s| spec_of(*s)).collect();
-    if specs.iter().any(VatFileSpec::needs_bounds) {
-        let wanted = |stream| specs.iter().any(|s| s.stream == stream && s.needs_bounds());
-        let directions = (wanted(VatStream::Normals), wanted(VatStream::Tangents));
-        let all = match known {
-            Some(positions) if directions == (false, false) => {
-                [positions, EMPTY_BOUNDS, EMPTY_BOUNDS]
-            }
-            _ => bounds(baker, index, pool, directions)?,
-        };
-        for spec in &mut specs {
-            if spec.needs_bounds() {
-                let slot = match spec.stream {
-                    VatStream::Positions => 0,
-                    VatStream::Normals => 1,
-                    VatStream::Tangents => 2,
-                };
-                let mut b = all[slot];
-                let used = stream_floats(spec.stream);
-                b[0][used..].fill(0.0);
-                b[1][used..].fill(0.0);
-                if spec.packed_normals {
-                    // The packed code: 0 to 1 is 0 to 65535.
-                    b[1][3] = 1.0;
-                }
-                spec.bounds = Some(b);
-            }
-        }
-    }
+    set_bounds(baker, (index, known), pool, &mut specs)?;
     let fail = |e| StepError::during(format!("VAT of {base}"), e);
     let ext = extension(vs, container);
     // One file per stream and page (or per stream, its pages as layers),

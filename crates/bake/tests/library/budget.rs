@@ -6,12 +6,12 @@ use std::path::Path;
 
 use rigbake::playback::{self, Paths};
 use rigbake::settings::BakeSettings;
-use rigbake::verify::{self, Subject, Tolerances};
+use rigbake::verify::{self, Tolerances};
 use rigbake_format::container::Container;
 use rigbake_format::meta::{DirectionEncoding, ErrorSubject, VatEncoding};
 use rigbake_types::{ErrorBudget, MatrixLayout, Precision};
 
-use crate::common::{bake, containers, settings, shared_models, with_vat};
+use crate::common::{bake, containers, measure_all, settings, shared_models, with_vat};
 
 /// The bone forms a budget tries, smallest first (docs/encodings.md).
 const BONE_FORMS: [(MatrixLayout, Precision); 5] = [
@@ -146,25 +146,13 @@ fn chooses_the_smallest_fit(model: &Path, budget: ErrorBudget) {
     // verify plays the budget's bake back and passes it.
     let container = &containers(&out.path().join("budget"))[0];
     let loaded = playback::load(container, None, Paths::All).unwrap();
-    let subject = Subject {
-        model: &loaded.source.model,
-        clips: &loaded.clips,
-    };
-    let paths: Vec<verify::Path<'_>> = loaded
-        .bones
-        .as_ref()
-        .map(verify::Path::Bones)
-        .into_iter()
-        .chain(loaded.vat.as_ref().map(verify::Path::Vat))
-        .collect();
-    let all: Vec<usize> = (0..loaded.clips.len()).collect();
     let tolerances = Tolerances {
         relative: verify::DEFAULT_RELATIVE_TOLERANCE,
         normal_degrees: 0.01,
         mid_relative: None,
         accept_recorded_loss: true,
     };
-    for o in verify::measure(&subject, &paths, &all, 1).unwrap() {
+    for o in measure_all(&loaded) {
         for c in &o.clips {
             let failures = verify::judge(c, o.diagonal, &tolerances);
             assert!(failures.is_empty(), "{name}: {failures:?}");

@@ -7,12 +7,12 @@ use std::path::Path;
 
 use rigbake::playback::{self, Paths};
 use rigbake::settings::BakeSettings;
-use rigbake::verify::{self, Subject};
+use rigbake::verify;
 use rigbake_format::container::Container;
 use rigbake_format::meta::{ClipErrorsMetadata, DirectionEncoding, ErrorSubject};
 use rigbake_types::{MatrixLayout, Precision, VatEncoding};
 
-use crate::common::{bake, containers, settings, with_vat};
+use crate::common::{bake, containers, measure_all, settings, with_vat};
 
 fn record(container: &Path) -> ClipErrorsMetadata {
     Container::open(container)
@@ -37,20 +37,9 @@ fn agrees_with_verify(name: &str, edit: impl FnOnce(&mut BakeSettings)) {
     let rec = record(container);
     assert!(rec.model_size > 0.0 && rec.virtual_vertex_distance == 0.03);
     let loaded = playback::load(container, None, Paths::All).unwrap();
-    let subject = Subject {
-        model: &loaded.source.model,
-        clips: &loaded.clips,
-    };
-    let paths: Vec<verify::Path<'_>> = loaded
-        .bones
-        .as_ref()
-        .map(verify::Path::Bones)
-        .into_iter()
-        .chain(loaded.vat.as_ref().map(verify::Path::Vat))
-        .collect();
-    let all: Vec<usize> = (0..loaded.clips.len()).collect();
-    let measured = verify::measure(&subject, &paths, &all, 1).unwrap();
-    assert_eq!(measured.len(), paths.len());
+    let measured = measure_all(&loaded);
+    let paths = usize::from(loaded.bones.is_some()) + usize::from(loaded.vat.is_some());
+    assert_eq!(measured.len(), paths);
     // verify's own check of the record passes it, and fails a record that
     // understates every figure by half.
     let mut checks = verify::records::RecordChecks::default();
