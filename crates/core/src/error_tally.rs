@@ -135,11 +135,15 @@ pub struct ErrorFigure {
 }
 
 impl ErrorFigure {
-    /// The figures of `tally`, each through `f` (an angle key to degrees).
-    pub fn of(tally: &ErrorTally, f: impl Fn(f64) -> f64) -> Self {
+    /// The figures of `tally`, each through `f` (a key to its unit); a
+    /// figure that is not a number (the error overflowed f32 arithmetic:
+    /// values too large to measure) becomes `cap`, the most the unit
+    /// holds (`f64::MAX`, or 180 degrees).
+    pub fn of(tally: &ErrorTally, f: impl Fn(f64) -> f64, cap: f64) -> Self {
+        let finite = |v: f64| if v.is_finite() { v.min(cap) } else { cap };
         Self {
-            max: f(tally.max()),
-            p99: f(tally.p99()),
+            max: finite(f(tally.max())),
+            p99: finite(f(tally.p99())),
         }
     }
 }

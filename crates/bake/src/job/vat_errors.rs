@@ -214,11 +214,11 @@ impl VatErrorTally {
             .iter()
             .enumerate()
             .map(|(c, p)| meta::ClipErrorMeta {
-                positions: figure(ErrorFigure::of(p, distance_of_key)),
+                positions: figure(ErrorFigure::of(p, distance_of_key, f64::MAX)),
                 normals_degrees: self
                     .normals
                     .get(c)
-                    .map(|n| figure(ErrorFigure::of(n, degrees_of_key))),
+                    .map(|n| figure(ErrorFigure::of(n, degrees_of_key, 180.0))),
                 virtual_vertices: None,
             })
             .collect()

@@ -208,8 +208,8 @@ pub fn measure_bone_texture<'a>(
                 .try_fold(new_acc, measure_row)
                 .try_reduce(new_acc, |a, b| Ok(a.merge(b)))?;
             Ok(BoneClipError {
-                positions: ErrorFigure::of(&acc.positions, distance_of_key),
-                virtual_vertices: ErrorFigure::of(&acc.virtual_vertices, distance_of_key),
+                positions: ErrorFigure::of(&acc.positions, distance_of_key, f64::MAX),
+                virtual_vertices: ErrorFigure::of(&acc.virtual_vertices, distance_of_key, f64::MAX),
             })
         })
         .collect()
