@@ -44,6 +44,11 @@ bench-read *ARGS:
 bench-compact *ARGS:
     tools/bench/compact.sh {{ARGS}}
 
+# What measuring every clip's encoding error costs: bake time against a
+# baseline build without it (--baseline BIN).
+bench-measure-cost *ARGS:
+    tools/bench/measure_cost.sh {{ARGS}}
+
 # Every benchmark, with divan's detailed statistics.
 bench-all:
     cargo bench --workspace
