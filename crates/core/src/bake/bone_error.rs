@@ -80,24 +80,25 @@ fn vertices_of(model: &Model, tex: &BoneTexture, joints: usize) -> Vertices {
         weights: Vec::new(),
         slots,
     };
+    // One vertex's influences, reused from vertex to vertex.
+    let mut slot: Vec<(u16, f32)> = Vec::with_capacity(slots);
     for prim in prims {
         let Some(inf) = &prim.influences else {
             continue;
         };
         for (i, p) in prim.positions.iter().enumerate() {
-            let mut slot: Vec<(u16, f32)> = (0..slots)
-                .map(|s| {
-                    let k = i * inf.per_vertex + s;
-                    match (inf.joints.get(k), inf.weights.get(k)) {
-                        (Some(&j), Some(&w))
-                            if s < inf.per_vertex && usize::from(j) < joints && w > 0.0 =>
-                        {
-                            (j, w)
-                        }
-                        _ => (0, 0.0),
+            slot.clear();
+            slot.extend((0..slots).map(|s| {
+                let k = i * inf.per_vertex + s;
+                match (inf.joints.get(k), inf.weights.get(k)) {
+                    (Some(&j), Some(&w))
+                        if s < inf.per_vertex && usize::from(j) < joints && w > 0.0 =>
+                    {
+                        (j, w)
                     }
-                })
-                .collect();
+                    _ => (0, 0.0),
+                }
+            }));
             let sum: f32 = slot.iter().map(|s| s.1).sum();
             if !(sum > 0.0) {
                 continue;
