@@ -471,7 +471,15 @@ pub fn render(r: &InspectReport) -> String {
         render_lods(&mut s, l, r.lod_details.as_ref());
     }
     render_vat(&mut s, r);
-    crate::inspect_errors::render(&mut s, r);
+    if let Some(e) = &r.clip_errors {
+        let context = crate::inspect_errors::Context {
+            metadata: &r.metadata,
+            vat: r.vat.as_ref(),
+            shown,
+            width: clip_name_width(&r.metadata),
+        };
+        crate::inspect_errors::render(&mut s, e, &context);
+    }
     render_placement(&mut s, r);
     render_totals(&mut s, r);
     s

@@ -36,6 +36,15 @@ fn agrees_with_verify(name: &str, edit: impl FnOnce(&mut BakeSettings)) {
     let container = &containers(out.path())[0];
     let rec = record(container);
     assert!(rec.model_size > 0.0 && rec.virtual_vertex_distance == 0.03);
+    // inspect's text lists every texture of the record, one line a clip.
+    let (report, _) = rigbake::inspect::load_report(container, false).unwrap();
+    let text = rigbake::inspect::render(&report);
+    let section = text
+        .split("\nclip errors")
+        .nth(1)
+        .expect("a clip errors section");
+    let kinds = section.matches(" (bone matrices)\n").count() + section.matches(" (VAT)\n").count();
+    assert_eq!(kinds, rec.textures.len(), "{name}: {section}");
     let loaded = playback::load(container, None, Paths::All).unwrap();
     let measured = measure_all(&loaded);
     let paths = usize::from(loaded.bones.is_some()) + usize::from(loaded.vat.is_some());
