@@ -25,13 +25,68 @@ pub(super) enum StoredNormals {
 
 /// The per-clip tallies of one texture set.
 pub(super) struct VatErrorTally {
+    rows: Rows,
+    positions_spec: VatFileSpec,
+    normals_spec: Option<StoredNormals>,
+    positions: StreamTallies,
+    /// Empty when the set has no normals.
+    normals: Option<StreamTallies>,
+}
+
+/// Where a set's unfolded texture rows are in the timeline.
+struct Rows {
     layout: VatLayout,
     /// Each clip's first row, ascending (the timeline's).
     clip_starts: Vec<usize>,
-    positions_spec: VatFileSpec,
-    normals_spec: Option<StoredNormals>,
-    positions: Vec<ErrorTally>,
-    normals: Vec<ErrorTally>,
+}
+
+/// One stream's figures per clip. A clip's tally (32 KiB) lives only
+/// until every texel of the clip is counted (its frames times the set's
+/// vertices), then becomes its two figures: a timeline of many clips holds
+/// a tally for the few clips being measured at a time, not one per clip.
+struct StreamTallies {
+    live: std::collections::BTreeMap<usize, ErrorTally>,
+    done: Vec<Option<ErrorFigure>>,
+    /// Per clip, the texels it has.
+    expected: Vec<u64>,
+    /// A key's unit and the largest figure of it ([`ErrorFigure::of`]).
+    unit: (fn(f64) -> f64, f64),
+}
+
+impl StreamTallies {
+    fn new(expected: Vec<u64>, unit: (fn(f64) -> f64, f64)) -> Self {
+        Self {
+            live: std::collections::BTreeMap::new(),
+            done: vec![None; expected.len()],
+            expected,
+            unit,
+        }
+    }
+
+    /// Adds `tally` to clip `clip`'s, and turns it into figures when the
+    /// clip is whole.
+    fn merge(&mut self, clip: usize, tally: &ErrorTally) {
+        let live = self.live.entry(clip).or_default();
+        live.merge(tally);
+        if live.count() >= self.expected[clip] {
+            let whole = self.live.remove(&clip).unwrap_or_default();
+            self.done[clip] = Some(ErrorFigure::of(&whole, self.unit.0, self.unit.1));
+        }
+    }
+
+    /// Every clip's figures (a clip not whole yet: of what was counted).
+    fn figures(&self) -> Vec<meta::ErrorFigure> {
+        let (unit, cap) = self.unit;
+        (0..self.done.len())
+            .map(|c| {
+                let f = self.done[c].unwrap_or_else(|| match self.live.get(&c) {
+                    Some(t) => ErrorFigure::of(t, unit, cap),
+                    None => ErrorFigure::of(&ErrorTally::new(), unit, cap),
+                });
+                figure(f)
+            })
+            .collect()
+    }
 }
 
 /// The normals of a batch as the tally takes them.
@@ -76,17 +131,25 @@ impl VatErrorTally {
         positions: VatFileSpec,
         normals: Option<StoredNormals>,
     ) -> Self {
-        let clips = timeline.clips.len();
+        let expected: Vec<u64> = timeline
+            .clips
+            .iter()
+            .map(|c| c.frames as u64 * layout.vertices as u64)
+            .collect();
         Self {
-            layout,
-            clip_starts: timeline.clips.iter().map(|c| c.start_row).collect(),
+            rows: Rows {
+                layout,
+                clip_starts: timeline.clips.iter().map(|c| c.start_row).collect(),
+            },
             positions_spec: positions,
             normals_spec: normals,
-            positions: vec![ErrorTally::new(); clips],
-            normals: vec![ErrorTally::new(); if normals.is_some() { clips } else { 0 }],
+            positions: StreamTallies::new(expected.clone(), (distance_of_key, f64::MAX)),
+            normals: normals.map(|_| StreamTallies::new(expected, (degrees_of_key, 180.0))),
         }
     }
+}
 
+impl Rows {
     /// The clip of timeline row (frame) `frame`.
     fn clip_of(&self, frame: usize) -> usize {
         self.clip_starts
@@ -96,16 +159,16 @@ impl VatErrorTally {
 
     /// Runs `measure(part, row, real)` over `rows` unfolded texture rows
     /// from `first` (rows past the last frame left out), in parallel, clip
-    /// by clip; returns each clip's tally, in row order.
+    /// by clip, and hands each clip's tally to `done`, in row order.
     fn runs(
         &self,
         first: usize,
         rows: usize,
         measure: impl Fn(&mut Part, usize, usize) + Sync,
-    ) -> Vec<(usize, ErrorTally)> {
+        mut done: impl FnMut(usize, &ErrorTally),
+    ) {
         let frame_of = |r: usize| (first + r) / self.layout.bands;
         let w = self.layout.width;
-        let mut out = Vec::new();
         let mut r = 0;
         while r < rows && frame_of(r) < self.layout.frames {
             // The run of rows of one clip.
@@ -126,20 +189,21 @@ impl VatErrorTally {
                     part
                 })
                 .reduce(Part::new, Part::merge);
-            out.push((clip, part.tally));
+            done(clip, &part.tally);
             r = end;
         }
-        out
     }
+}
 
+impl VatErrorTally {
     /// Tallies the positions of unfolded texture rows `first..`: whole
     /// planar rows of three planes of `layout.width`. Padding texels and
     /// rows past the last frame are left out.
     pub(super) fn add_positions(&mut self, first: usize, positions: &[f32]) {
-        let w = self.layout.width;
+        let w = self.rows.layout.width;
         let rows = positions.len() / (3 * w).max(1);
         let spec = self.positions_spec;
-        let runs = self.runs(first, rows, |part, row, real| {
+        let measure = |part: &mut Part, row: usize, real: usize| {
             let row = &positions[row * 3 * w..(row + 1) * 3 * w];
             part.decoded.resize(3 * w, 0.0);
             spec.decode_row(row, w, 3, &mut part.q, &mut part.decoded);
@@ -150,23 +214,24 @@ impl VatErrorTally {
                 let dz = d[2 * w + x] - row[2 * w + x];
                 dx * dx + dy * dy + dz * dz
             }));
-        });
-        for (clip, tally) in runs {
-            self.positions[clip].merge(&tally);
-        }
+        };
+        let tallies = &mut self.positions;
+        self.rows
+            .runs(first, rows, measure, |clip, t| tallies.merge(clip, t));
     }
 
     /// Tallies the normals of the same rows as [`Self::add_positions`].
     pub(super) fn add_normals(&mut self, first: usize, normals: NormalsIn<'_>) {
-        let (Some(stored), false) = (self.normals_spec, self.normals.is_empty()) else {
+        let (Some(stored), Some(tallies)) = (self.normals_spec, self.normals.as_mut()) else {
             return;
         };
-        let w = self.layout.width;
-        let runs =
-            match normals {
-                NormalsIn::Exact(n) => {
-                    let rows = n.len() / (3 * w).max(1);
-                    self.runs(first, rows, |part, row, real| {
+        let w = self.rows.layout.width;
+        let done = |clip: usize, t: &ErrorTally| tallies.merge(clip, t);
+        match normals {
+            NormalsIn::Exact(n) => {
+                let rows = n.len() / (3 * w).max(1);
+                let measure =
+                    |part: &mut Part, row: usize, real: usize| {
                         let n = &n[row * 3 * w..(row + 1) * 3 * w];
                         let exact = |x: usize| [n[x], n[w + x], n[2 * w + x]];
                         match stored {
@@ -185,40 +250,38 @@ impl VatErrorTally {
                                 }));
                             }
                         }
-                    })
-                }
-                NormalsIn::Cosines(c) => {
-                    let rows = c.len() / w.max(1);
-                    self.runs(first, rows, |part, row, real| {
-                        part.tally
-                            .extend(c[row * w..row * w + real].iter().map(|&cos| {
-                                // A zero normal scores infinity: no angle.
-                                let cos = if cos.is_finite() {
-                                    cos.clamp(-1.0, 1.0)
-                                } else {
-                                    1.0
-                                };
-                                angle_key(cos, (1.0 - cos) * (1.0 + cos), 1.0)
-                            }));
-                    })
-                }
-            };
-        for (clip, tally) in runs {
-            self.normals[clip].merge(&tally);
+                    };
+                self.rows.runs(first, rows, measure, done);
+            }
+            NormalsIn::Cosines(c) => {
+                let rows = c.len() / w.max(1);
+                let measure = |part: &mut Part, row: usize, real: usize| {
+                    part.tally
+                        .extend(c[row * w..row * w + real].iter().map(|&cos| {
+                            // A zero normal scores infinity: no angle.
+                            let cos = if cos.is_finite() {
+                                cos.clamp(-1.0, 1.0)
+                            } else {
+                                1.0
+                            };
+                            angle_key(cos, (1.0 - cos) * (1.0 + cos), 1.0)
+                        }));
+                };
+                self.rows.runs(first, rows, measure, done);
+            }
         }
     }
 
     /// The figures per clip, in timeline order.
     pub(super) fn figures(&self) -> Vec<meta::ClipErrorMeta> {
+        let normals = self.normals.as_ref().map(StreamTallies::figures);
         self.positions
-            .iter()
+            .figures()
+            .into_iter()
             .enumerate()
-            .map(|(c, p)| meta::ClipErrorMeta {
-                positions: figure(ErrorFigure::of(p, distance_of_key, f64::MAX)),
-                normals_degrees: self
-                    .normals
-                    .get(c)
-                    .map(|n| figure(ErrorFigure::of(n, degrees_of_key, 180.0))),
+            .map(|(c, positions)| meta::ClipErrorMeta {
+                positions,
+                normals_degrees: normals.as_ref().map(|n| n[c]),
                 virtual_vertices: None,
             })
             .collect()
