@@ -51,10 +51,13 @@ fn form_name(layout: MatrixLayout, precision: Precision) -> String {
 /// The bone textures the budget chose: the bake, its options and each
 /// texture's measured figures, and the sentence that says why.
 pub(super) struct BoneChoice {
+    /// The textures (and anchor tracks) baked in the chosen form.
     pub baked: FrameBake,
+    /// The options they were baked with.
     pub options: BoneBakeOptions,
     /// Per texture, per clip.
     pub errors: Vec<Vec<BoneClipError>>,
+    /// What was chosen and why, for the model's line and the report.
     pub message: String,
 }
 
@@ -150,7 +153,9 @@ pub(super) fn choose_bones(
 /// are stored.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) struct VatForm {
+    /// The sample encoding.
     pub encoding: VatEncoding,
+    /// How normals are stored (`packed` for 16-bit samples).
     pub directions: DirectionEncoding,
 }
 
