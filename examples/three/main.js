@@ -325,6 +325,9 @@ async function bakeTexture(report, name, renderer) {
   if (encoding === 'png16' && side?.role === 'bone_matrices') {
     throw new Error(`${name}: a 16-bit PNG bone texture (qts at unorm16); browsers decode PNG to 8 bits, so this example plays such bakes from KTX2: rebake with --texture-container ktx2`);
   }
+  if (encoding === 'ktx2_unorm10') {
+    throw new Error(`${name}: a VAT of 10-bit samples (A2B10G10R10_UNORM_PACK32); three.js's KTX2Loader (r187) reads no packed 10-bit format, so this example plays --format unorm8 or png16 instead: rebake with --format unorm8, or play it with rigbake view`);
+  }
   if (!encoding.startsWith('ktx2_')) return { texture: await exr(url), flipped: 1, uint: false };
   if (!ktx2Loader) {
     // Uncompressed formats need no Basis transcoder; Zstandard-supercompressed
@@ -366,11 +369,13 @@ function refuseFold(report, t) {
 
 const DIRECTION = { float: 1, bounds: 1, octahedral: 2, packed: 3 };
 
-// The shader's decoding of a VAT texture record: 0 for floats; for 16-bit
-// UNORM samples (ktx2_unorm16), the bounds or the octahedral rule.
+// The shader's decoding of a VAT texture record: 0 for floats; for UNORM
+// samples (ktx2_unorm16, bound as integers and divided by 65535; ktx2_unorm8,
+// which KTX2Loader uploads as normalised RGBA8), the bounds or the
+// octahedral rule.
 function vatDecoding(report, t) {
   const encoding = sidecarTexture(report, t.name)?.encoding ?? t.encoding;
-  if (!['png16', 'ktx2_unorm16'].includes(encoding)) return { encoding: 0, lo: new THREE.Vector4(), hi: new THREE.Vector4(1, 1, 1, 1) };
+  if (!['png16', 'ktx2_unorm16', 'ktx2_unorm8'].includes(encoding)) return { encoding: 0, lo: new THREE.Vector4(), hi: new THREE.Vector4(1, 1, 1, 1) };
   const [lo, hi] = t.bounds ?? [[0, 0, 0, 0], [1, 1, 1, 1]];
   return { encoding: DIRECTION[t.direction_encoding] ?? 1, lo: new THREE.Vector4(...lo), hi: new THREE.Vector4(...hi) };
 }

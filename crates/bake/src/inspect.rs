@@ -821,7 +821,7 @@ fn render_vat(s: &mut String, r: &InspectReport) {
             "\nvertex animation ({}, {}{}, normals {}, model space: {})",
             count(v.primitives.len() as u64, "primitive", None),
             name(&v.encoding),
-            if v.encoding == rigbake_format::meta::VatEncoding::Png16 {
+            if v.encoding.is_normalised() {
                 format!(" with {} directions", name(&v.direction_encoding))
             } else {
                 String::new()

@@ -413,6 +413,16 @@ pub enum TextureEncoding {
     DdsF16,
     /// DDS, 16-bit UNORM samples normalised to the texture's `bounds`.
     DdsUnorm16,
+    /// KTX2, `R8G8B8A8_UNORM` samples normalised like `ktx2_unorm16`
+    /// (VAT `unorm8`, since format 1.15).
+    Ktx2Unorm8,
+    /// KTX2, `A2B10G10R10_UNORM_PACK32` samples normalised like
+    /// `ktx2_unorm16` (VAT `unorm10`, since format 1.15).
+    Ktx2Unorm10,
+    /// DDS, `R8G8B8A8_UNORM` samples (VAT `unorm8`).
+    DdsUnorm8,
+    /// DDS, `R10G10B10A2_UNORM` samples (VAT `unorm10`).
+    DdsUnorm10,
 }
 
 /// A KTX2 file's supercompression.
@@ -434,6 +444,10 @@ fn encoding_name(container: TextureContainer, sample: &str) -> TextureEncoding {
         (TextureContainer::Exr, _) => E::Png16,
         (TextureContainer::Ktx2 | TextureContainer::Ktx2Zstd, "f32") => E::Ktx2F32,
         (TextureContainer::Ktx2 | TextureContainer::Ktx2Zstd, "f16") => E::Ktx2F16,
+        (TextureContainer::Ktx2 | TextureContainer::Ktx2Zstd, "unorm8") => E::Ktx2Unorm8,
+        (TextureContainer::Ktx2 | TextureContainer::Ktx2Zstd, "unorm10") => E::Ktx2Unorm10,
+        (TextureContainer::Dds, "unorm8") => E::DdsUnorm8,
+        (TextureContainer::Dds, "unorm10") => E::DdsUnorm10,
         (TextureContainer::Ktx2 | TextureContainer::Ktx2Zstd, _) => E::Ktx2Unorm16,
         (TextureContainer::Dds, "f32") => E::DdsF32,
         (TextureContainer::Dds, "f16") => E::DdsF16,
@@ -774,6 +788,8 @@ fn textures_part(r: &Records<'_>) -> Vec<SidecarTexture> {
                         VatEncoding::Exr32 => "f32",
                         VatEncoding::Exr16 => "f16",
                         VatEncoding::Png16 => "unorm16",
+                        VatEncoding::Unorm8 => "unorm8",
+                        VatEncoding::Unorm10 => "unorm10",
                     },
                 ),
                 supercompression,
@@ -783,8 +799,8 @@ fn textures_part(r: &Records<'_>) -> Vec<SidecarTexture> {
                     .map(|_| page.unwrap_or(0)),
                 bounds: t.bounds,
                 direction_encoding: (t.stream != VatStream::Positions
-                    && t.encoding == VatEncoding::Png16)
-                    .then_some(t.direction_encoding),
+                    && t.encoding.is_normalised())
+                .then_some(t.direction_encoding),
                 max_error: t.max_error,
             }
         }));

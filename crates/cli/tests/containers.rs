@@ -998,3 +998,162 @@ fn a_failed_model_leaves_nothing_new_in_the_shared_store() {
         assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stderr));
     }
 }
+
+/// The RGBA codes of layer `t.layer` of a KTX2 or DDS file of 8-bit or
+/// RGB10A2 UNORM samples, read with the `ktx2` and `ddsfile` crates and
+/// unpacked by the Vulkan and DXGI definitions of those formats (an 8-bit
+/// DDS also through image_dds's own decoder, which must find `code /
+/// 255`), and each channel's largest code.
+fn narrow_codes(path: &Path, t: &Texture) -> (Vec<u32>, [u32; 4]) {
+    let bytes = std::fs::read(path).unwrap();
+    let layer_bytes = t.width * t.height * 4;
+    let (ten, data) = if path.extension().unwrap() == "dds" {
+        let dds = ddsfile::Dds::read(&mut &bytes[..]).unwrap();
+        assert_eq!(dds.get_num_array_layers(), t.layers as u32);
+        let ten = match dds.get_dxgi_format() {
+            Some(ddsfile::DxgiFormat::R8G8B8A8_UNorm) => false,
+            Some(ddsfile::DxgiFormat::R10G10B10A2_UNorm) => true,
+            other => panic!("{}: DXGI format {other:?}", path.display()),
+        };
+        let data = dds.get_data(t.layer as u32).unwrap()[..layer_bytes].to_vec();
+        (ten, data)
+    } else {
+        let reader = ktx2::Reader::new(&bytes[..]).unwrap();
+        let h = reader.header();
+        assert_eq!(h.layer_count.max(1), t.layers as u32);
+        let ten = match h.format {
+            Some(ktx2::Format::R8G8B8A8_UNORM) => false,
+            Some(ktx2::Format::A2B10G10R10_UNORM_PACK32) => true,
+            other => panic!("{}: format {other:?}", path.display()),
+        };
+        let level = reader.levels().next().unwrap();
+        let raw = match h.supercompression_scheme {
+            None => level.data.to_vec(),
+            Some(_) => {
+                zstd::bulk::decompress(level.data, level.uncompressed_byte_length as usize).unwrap()
+            }
+        };
+        (
+            ten,
+            raw[t.layer * layer_bytes..(t.layer + 1) * layer_bytes].to_vec(),
+        )
+    };
+    let (codes, max): (Vec<u32>, [u32; 4]) = if ten {
+        let codes = data
+            .chunks_exact(4)
+            .flat_map(|b| {
+                let w = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+                [w & 0x3ff, (w >> 10) & 0x3ff, (w >> 20) & 0x3ff, w >> 30]
+            })
+            .collect();
+        (codes, [1023, 1023, 1023, 3])
+    } else {
+        (data.iter().map(|&b| u32::from(b)).collect(), [255; 4])
+    };
+    // image_dds 0.7 decodes R8G8B8A8_UNORM but no R10G10B10A2 (it says
+    // `UnsupportedDdsFormat`): the 10-bit DDS is read by ddsfile and the
+    // DXGI definition alone.
+    if path.extension().unwrap() == "dds" && !ten {
+        let dds = ddsfile::Dds::read(&mut &bytes[..]).unwrap();
+        let surface = image_dds::Surface::from_dds(&dds).unwrap();
+        let layer = t.layer as u32;
+        let decoded = surface
+            .decode_layers_mipmaps_rgbaf32(layer..layer + 1, 0..1)
+            .unwrap_or_else(|e| panic!("{}: image_dds: {e}", path.display()));
+        for (i, (got, code)) in decoded.data.iter().zip(&codes).enumerate() {
+            let want = *code as f32 / max[i % 4] as f32;
+            assert!(
+                (got - want).abs() < 1e-6,
+                "{}: image_dds reads sample {i} as {got}, the format's definition {want}",
+                path.display()
+            );
+        }
+        IMAGE_DDS_DECODED.with(|n| n.set(n.get() + 1));
+    }
+    (codes, max)
+}
+
+#[test]
+fn eight_and_ten_bit_vats_hold_the_png16_samples_to_half_a_step_and_verify() {
+    // The 8 and 10-bit VAT formats (KTX2 and DDS only) quantise the same
+    // values over the same bounds (positions) or the same octahedral
+    // coordinates (normals, tangents) as PNG16: read with readers we did not
+    // write, every sample is the 16-bit one to within half a step of each
+    // (plus f32 rounding), and the bakes verify against their records.
+    let inputs: Vec<PathBuf> = ["tentacle.glb", "hierarchy.gltf"]
+        .iter()
+        .map(|f| rigbake_fixtures::fixture(f))
+        .collect();
+    let root = tempfile::tempdir().unwrap();
+    let flags = ["--vat", "--normals", "--tangents", "--no-weights"];
+    let bake_in = |name: &str, extra: &[&str]| {
+        let out = root.path().join(name);
+        let mut all = flags.to_vec();
+        all.extend_from_slice(extra);
+        let r = bake(&inputs, &out, &all);
+        assert!(
+            r.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&r.stderr)
+        );
+        out
+    };
+    let reference = bake_in("png16", &["--format", "png16"]);
+    let mut compared = 0;
+    for format in ["unorm8", "unorm10"] {
+        for container in ["ktx2", "ktx2-zstd", "dds"] {
+            let out = bake_in(
+                &format!("{format}-{container}"),
+                &["--format", format, "--texture-container", container],
+            );
+            for rel in containers(&reference) {
+                let (ref_tex, gpu_tex) =
+                    (textures(&reference.join(&rel)), textures(&out.join(&rel)));
+                assert_eq!(ref_tex.len(), gpu_tex.len(), "{}", rel.display());
+                // The VAT's textures (the bone textures keep their floats).
+                let vat = |t: &&Texture| t.name.contains(".vat.");
+                for (r, g) in ref_tex.iter().filter(vat).zip(gpu_tex.iter().filter(vat)) {
+                    let dir = reference.join(&rel).parent().unwrap().to_path_buf();
+                    let (want, _) = reference_samples(&dir, r);
+                    let path = out.join(&rel).parent().unwrap().join(&g.name);
+                    let (codes, max) = narrow_codes(&path, g);
+                    let mut k = 0;
+                    for texel in codes.chunks_exact(4) {
+                        for c in 0..4 {
+                            if c >= r.channels {
+                                assert_eq!(texel[c], max[c], "{}: alpha of RGB", g.name);
+                                continue;
+                            }
+                            let (a, b) = (
+                                f64::from(texel[c]) / f64::from(max[c]),
+                                f64::from(want[k]) / 65535.0,
+                            );
+                            let step = 0.5 / f64::from(max[c]) + 0.5 / 65535.0 + 1e-6;
+                            assert!(
+                                (a - b).abs() <= step,
+                                "{} {format} {container}: {} sample {k} is {a}, PNG16's {b}",
+                                rel.display(),
+                                g.name
+                            );
+                            k += 1;
+                        }
+                    }
+                    assert_eq!(k, want.len(), "{}: every sample compared", g.name);
+                    compared += 1;
+                }
+            }
+            for rel in containers(&out) {
+                let v = rigbake(&["verify".as_ref(), out.join(&rel).as_os_str()]);
+                assert!(
+                    v.status.success(),
+                    "{format} {container} {}: verify: {}{}",
+                    rel.display(),
+                    String::from_utf8_lossy(&v.stdout),
+                    String::from_utf8_lossy(&v.stderr)
+                );
+            }
+        }
+    }
+    assert!(compared >= 18, "{compared} textures compared");
+    assert!(IMAGE_DDS_DECODED.with(std::cell::Cell::get) >= 2);
+}

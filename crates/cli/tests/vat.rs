@@ -122,6 +122,15 @@ fn decode(dir: &Path, tex: &VatTextureMeta) -> Decoded {
                 values,
             }
         }
+        // These tests bake EXR and PNG files; 8 and 10-bit samples live in
+        // KTX2 and DDS (crates/cli/tests/containers.rs reads those).
+        VatEncoding::Unorm8 | VatEncoding::Unorm10 => {
+            panic!(
+                "{}: a {:?} texture outside KTX2 and DDS",
+                file.display(),
+                tex.encoding
+            )
+        }
     }
 }
 

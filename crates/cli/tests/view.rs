@@ -1693,13 +1693,22 @@ struct ContainerCase {
 
 impl ContainerCase {
     /// The same bake as EXR (and PNG for `--format png16`): the flags
-    /// before `--texture-container`, and the encodings they give.
+    /// before `--texture-container`, and the encodings they give. The 8
+    /// and 10-bit VAT formats, which only KTX2 and DDS hold, take PNG16
+    /// (the same values over the same bounds, to half an 8-bit step).
     fn exr_twin(&self) -> (Vec<&'static str>, &'static str, &'static str) {
         let flags = self
             .flags
             .iter()
             .copied()
             .take_while(|f| *f != "--texture-container")
+            .map(|f| {
+                if matches!(f, "unorm8" | "unorm10") {
+                    "png16"
+                } else {
+                    f
+                }
+            })
             .collect();
         let bones = if self.bones.ends_with("unorm16") {
             "png16"
@@ -1708,7 +1717,7 @@ impl ContainerCase {
         } else {
             "exr_f32"
         };
-        let vat = if self.vat.ends_with("unorm16") {
+        let vat = if self.vat.contains("unorm") {
             "png16"
         } else {
             "exr_f16"
@@ -1793,7 +1802,10 @@ fn patch_u32(file: &Path, offset: usize, delta: u32) {
 /// tentacle fixture baked as KTX2 and as DDS (f32 bones, f16 VAT), as KTX2
 /// with f16 bones and 16-bit UNORM VAT (`--format png16`), and folded into
 /// pages that are the array layers of one file (KTX2 f16, DDS UNORM16; the
-/// bone texture then folds into column blocks), draws every path like the CPU preview of the same bake made as EXR/PNG
+/// bone texture then folds into column blocks), and with 10-bit (KTX2) and
+/// 8-bit (DDS) VATs (format 1.15, RGB10_A2 and RGBA8 in WebGL2), draws
+/// every path like the CPU preview of the same bake made as EXR/PNG (PNG16
+/// for the 8 and 10-bit VATs)
 /// (IoU at least 0.95). The page refuses, with a message naming the file and
 /// the cause: a Zstandard-supercompressed KTX2 (rebake with
 /// `--texture-container ktx2`), a KTX2 whose `pixelWidth` and a DDS whose
@@ -1869,6 +1881,22 @@ fn view_plays_ktx2_and_dds_bakes_like_the_cpu_preview() {
             paths: &["bones", "vat"],
             bones: "dds_f32",
             vat: "dds_unorm16",
+        },
+        // The 8 and 10-bit VAT formats of format 1.15 (RGBA8 and RGB10A2
+        // UNORM), uploaded as WebGL2's own normalised formats.
+        ContainerCase {
+            dir: "ktx2-unorm10",
+            flags: &["--format", "unorm10", "--texture-container", "ktx2"],
+            paths: &["vat"],
+            bones: "ktx2_f32",
+            vat: "ktx2_unorm10",
+        },
+        ContainerCase {
+            dir: "dds-unorm8",
+            flags: &["--format", "unorm8", "--texture-container", "dds"],
+            paths: &["vat"],
+            bones: "dds_f32",
+            vat: "dds_unorm8",
         },
         ContainerCase {
             dir: "zstd",
@@ -2092,12 +2120,14 @@ fn view_loads_a_large_ktx2_vat_in_time_with_progress() {
 /// The three.js example plays KTX2 bakes through three.js's own KTX2Loader
 /// (examples/three/main.js): the tentacle fixture baked as KTX2 (f32 bones,
 /// f16 VAT), as Zstandard-supercompressed KTX2 (inflated by three.js's
-/// bundled zstddec) and with a 16-bit UNORM VAT (`--format png16`, bound as
+/// bundled zstddec), with a 16-bit UNORM VAT (`--format png16`, bound as
 /// RGBA16UI and decoded with the recorded bounds and the octahedral rule)
-/// draws like the CPU preview (IoU at least 0.95) with KTX2's rows taken as
+/// and with an 8-bit one (`--format unorm8`, normalised RGBA8) draws like
+/// the CPU preview (IoU at least 0.95) with KTX2's rows taken as
 /// they are; flipping them as the EXR path must (`flip=1`) fails to match.
 /// A folded VAT (pages as KTX2 array layers, which KTX2Loader does not
-/// build) and a DDS bake are refused with a message.
+/// build), a 10-bit VAT (a packed format KTX2Loader does not read) and a
+/// DDS bake are refused with a message.
 #[test]
 fn the_three_example_plays_ktx2_bakes_with_ktx2loader() {
     let test = "the_three_example_plays_ktx2_bakes_with_ktx2loader";
@@ -2115,6 +2145,23 @@ fn the_three_example_plays_ktx2_bakes_with_ktx2loader() {
             paths: &["bones", "vat"],
             bones: "ktx2_f32",
             vat: "ktx2_f16",
+        },
+        // The 8-bit VAT format of format 1.15 (R8G8B8A8_UNORM), which
+        // KTX2Loader uploads as normalised RGBA8; the 10-bit one
+        // (A2B10G10R10_UNORM_PACK32), which it does not read, is refused.
+        ContainerCase {
+            dir: "ktx2-unorm8",
+            flags: &["--format", "unorm8", "--texture-container", "ktx2"],
+            paths: &["vat"],
+            bones: "ktx2_f32",
+            vat: "ktx2_unorm8",
+        },
+        ContainerCase {
+            dir: "ktx2-unorm10",
+            flags: &["--format", "unorm10", "--texture-container", "ktx2"],
+            paths: &[],
+            bones: "ktx2_f32",
+            vat: "ktx2_unorm10",
         },
         ContainerCase {
             dir: "zstd",
@@ -2218,7 +2265,14 @@ fn the_three_example_plays_ktx2_bakes_with_ktx2loader() {
         );
     }
     for (dir, state) in &refusals {
-        let says: &[&str] = if *dir == "paged" {
+        let says: &[&str] = if *dir == "ktx2-unorm10" {
+            &[
+                "tentacle.vat.positions.ktx2",
+                "KTX2Loader",
+                "10-bit",
+                "--format unorm8",
+            ]
+        } else if *dir == "paged" {
             &[
                 "tentacle.vat.positions.ktx2",
                 "KTX2Loader",

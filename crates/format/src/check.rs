@@ -279,10 +279,16 @@ pub fn metadata_folded(m: &Metadata, folds: &[FoldMeta]) -> Result<u64> {
     Ok(rows)
 }
 
-/// Checks the VAT record against the timeline's `rows` and the layout
+/// Checks the VAT record against the timeline's `rows`, the layout
 /// record's `folds` (a folded stream: every page of the same stream and
-/// size, one fold per stream of the primitive, all alike).
-pub fn vat(v: &VatMetadata, rows: u64, folds: &[FoldMeta]) -> Result<()> {
+/// size, one fold per stream of the primitive, all alike) and the bake's
+/// texture `container` (8 and 10-bit samples live in KTX2 or DDS only).
+pub fn vat(
+    v: &VatMetadata,
+    rows: u64,
+    folds: &[FoldMeta],
+    container: crate::texture::gpu::TextureContainer,
+) -> Result<()> {
     let max = v.max_texture_size;
     dimension("vat.max_texture_size", max, MAX_TEXTURE_SIZE)?;
     if let Some(name) = &v.playback_file {
@@ -300,6 +306,22 @@ pub fn vat(v: &VatMetadata, rows: u64, folds: &[FoldMeta]) -> Result<()> {
             )));
         }
         non_negative(&format!("{what}.max_error"), t.max_error)?;
+        if t.encoding.needs_gpu_container() && container.is_exr() {
+            return Err(invalid(format!(
+                "{what} is {:?}, whose samples only KTX2 and DDS hold, but the bake has no texture-container record (EXR and PNG files)",
+                t.encoding
+            )));
+        }
+        if t.encoding.is_normalised()
+            && t.direction_encoding != crate::meta::DirectionEncoding::Octahedral
+            && t.direction_encoding != crate::meta::DirectionEncoding::Packed
+            && t.bounds.is_none()
+        {
+            return Err(invalid(format!(
+                "{what} is {:?} normalised to bounds but records none",
+                t.encoding
+            )));
+        }
         if let Some(bounds) = &t.bounds
             && bounds.iter().flatten().any(|b| !b.is_finite())
         {
@@ -575,7 +597,7 @@ pub fn vat_compression(
             }
             continue;
         }
-        let png = t.encoding == VatEncoding::Png16;
+        let png = t.encoding.is_normalised();
         if png != (*mode == TextureCompression::Deflate) {
             return Err(invalid(format!(
                 "vat_compression.textures[{i}] is {mode:?} for a {:?} texture",

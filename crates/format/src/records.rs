@@ -69,7 +69,7 @@ impl Record for Metadata {
 /// table below (and with every field appended to a record). Minor versions
 /// only add section kinds and append fields at the end of records; older
 /// readers skip the former and ignore the latter.
-pub const FORMAT_MINOR: u16 = 14;
+pub const FORMAT_MINOR: u16 = 15;
 
 /// The `sections!` table: the section kinds that hold no record of their
 /// own (code, report name), then per optional record its field, type,
@@ -179,7 +179,7 @@ sections! {
     records {
         /// The VAT record ([`VatMetadata`]), since 1.1.
         vat: VatMetadata => Vat = 3, "vat", "VAT metadata",
-            check |v, c| check::vat(v, c.rows, c.folds);
+            check |v, c| check::vat(v, c.rows, c.folds, c.records.texture_container());
         /// The bone-weight record ([`WeightsMetadata`]), since 1.2.
         weights: WeightsMetadata => Weights = 4, "weights", "weight metadata",
             check |w, c| check::weights(w, c.metadata.skins.len());

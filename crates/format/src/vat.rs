@@ -1,8 +1,9 @@
 //! Writing vertex animation textures: one file per stream (positions,
 //! normals, tangents), fed row batch by row batch, encoded as EXR (32 or 16
 //! bit floats) or 16-bit PNG (normalised to bounds, or octahedral for
-//! directions), with the largest error each encoding introduced measured on
-//! the way (model units for positions, degrees for directions).
+//! directions), or as 8 or 10-bit normalised samples in KTX2 or DDS, with
+//! the largest error each encoding introduced measured on the way (model
+//! units for positions, degrees for directions).
 
 use std::io::BufWriter;
 use std::path::Path;
@@ -16,7 +17,7 @@ use crate::meta::{DirectionEncoding, VatEncoding, VatStream};
 use crate::texture::Precision;
 use crate::texture::exr::{Rows, StreamSpec, StreamWriter, TextureCompression, pxr24_round};
 use crate::texture::gpu::{
-    GpuStream, TextureContainer, interleave_f16, interleave_f32, interleave_u16,
+    GpuStream, TextureContainer, interleave_f16, interleave_f32, interleave_narrow, interleave_u16,
 };
 use crate::texture::gpu_spec::{GpuSpec, SampleType};
 use crate::texture::png::Png16Stream;
@@ -50,7 +51,8 @@ pub struct VatFileSpec {
     /// for PNG positions and for PNG directions with `Bounds`).
     pub bounds: Option<[[f32; 4]; 2]>,
     /// The file's container: EXR/PNG by `encoding`, or KTX2/DDS holding the
-    /// same samples (float, half, or UNORM for `Png16`) as RGBA.
+    /// same samples (float, half, or UNORM for `Png16`, `Unorm8` and
+    /// `Unorm10`, which only KTX2 and DDS hold) as RGBA.
     pub container: TextureContainer,
     /// Pages written into this one file as array layers, one after another
     /// (KTX2 and DDS only; 1 otherwise).
@@ -73,7 +75,7 @@ impl VatFileSpec {
 
     /// Whether this file needs bounds before writing.
     pub fn needs_bounds(&self) -> bool {
-        self.encoding == VatEncoding::Png16
+        self.encoding.is_normalised()
             && (self.stream == VatStream::Positions
                 || self.direction_encoding == DirectionEncoding::Bounds)
     }
@@ -121,7 +123,7 @@ impl VatFileSpec {
                 halves.convert_from_f32_slice(row);
                 halves.convert_to_f32_slice(decoded);
             }
-            VatEncoding::Png16 => {
+            VatEncoding::Png16 | VatEncoding::Unorm8 | VatEncoding::Unorm10 => {
                 q.resize(n, 0);
                 quantize_planar_row(&self.quantizer(), row, width, planes, q, decoded);
             }
@@ -134,24 +136,43 @@ impl VatFileSpec {
         }
     }
 
-    /// How 16-bit samples are made of this file's values.
+    /// How normalised samples are made of this file's values.
     fn quantizer(&self) -> RowQuantizer {
+        let codes = sample_type(self.encoding)
+            .unorm_max()
+            .unwrap_or([u16::MAX; 4]);
         match self.effective_direction_encoding() {
-            DirectionEncoding::Octahedral => RowQuantizer::Octahedral,
-            _ => RowQuantizer::Bounds(self.bounds.unwrap_or(EMPTY_BOUNDS)),
+            DirectionEncoding::Octahedral => RowQuantizer::Octahedral { codes },
+            _ => RowQuantizer::Bounds {
+                bounds: self.bounds.unwrap_or(EMPTY_BOUNDS),
+                codes,
+            },
         }
     }
 
     /// The direction encoding actually used (always `Float` for EXR).
     pub fn effective_direction_encoding(&self) -> DirectionEncoding {
-        match (self.encoding, self.stream, self.direction_encoding) {
-            // Packing is for normals: tangents stay octahedral.
-            (VatEncoding::Png16, VatStream::Tangents, DirectionEncoding::Packed) => {
-                DirectionEncoding::Octahedral
-            }
-            (VatEncoding::Png16, VatStream::Normals | VatStream::Tangents, d) => d,
-            _ => DirectionEncoding::Float,
+        effective_direction_encoding(self.encoding, self.stream, self.direction_encoding)
+    }
+}
+
+/// The direction encoding a VAT file of `encoding` holding `stream` gets
+/// when `asked` was asked for: `Float` for EXR and positions; packing is
+/// for the normals of `png16` (16-bit positions leave room for a normal
+/// in alpha; 8 and 10-bit ones do not), so tangents, and the normals of
+/// `unorm8` and `unorm10`, stay octahedral.
+pub fn effective_direction_encoding(
+    encoding: VatEncoding,
+    stream: VatStream,
+    asked: DirectionEncoding,
+) -> DirectionEncoding {
+    let packs = encoding == VatEncoding::Png16 && stream == VatStream::Normals;
+    match (encoding.is_normalised(), stream, asked) {
+        (true, VatStream::Normals | VatStream::Tangents, DirectionEncoding::Packed) if !packs => {
+            DirectionEncoding::Octahedral
         }
+        (true, VatStream::Normals | VatStream::Tangents, d) => d,
+        _ => DirectionEncoding::Float,
     }
 }
 
@@ -177,6 +198,8 @@ pub fn sample_type(encoding: VatEncoding) -> SampleType {
         VatEncoding::Exr32 => SampleType::F32,
         VatEncoding::Exr16 => SampleType::F16,
         VatEncoding::Png16 => SampleType::Unorm16,
+        VatEncoding::Unorm8 => SampleType::Unorm8,
+        VatEncoding::Unorm10 => SampleType::Unorm10,
     }
 }
 
@@ -233,6 +256,12 @@ impl VatFileWriter {
         if spec.needs_bounds() && spec.bounds.is_none() {
             return Err(FormatError::Invalid("PNG positions need bounds".to_owned()));
         }
+        if spec.encoding.needs_gpu_container() && spec.container == TextureContainer::Exr {
+            return Err(FormatError::Invalid(format!(
+                "{:?} samples need a KTX2 or DDS container",
+                spec.encoding
+            )));
+        }
         if spec.layers != 1 && spec.container == TextureContainer::Exr {
             return Err(FormatError::Invalid(
                 "EXR and PNG files hold one page; layers need KTX2 or DDS".to_owned(),
@@ -258,12 +287,9 @@ impl VatFileWriter {
                     compression: spec.compression,
                 },
             )?),
-            VatEncoding::Png16 => Sink::Png(Png16Stream::new(
-                file,
-                spec.width,
-                spec.height,
-                spec.channels(),
-            )?),
+            VatEncoding::Png16 | VatEncoding::Unorm8 | VatEncoding::Unorm10 => Sink::Png(
+                Png16Stream::new(file, spec.width, spec.height, spec.channels())?,
+            ),
         };
         Ok(Self {
             spec,
@@ -319,7 +345,8 @@ impl VatFileWriter {
                             .collect();
                         errors.into_iter().collect::<Result<_>>()?
                     }
-                    VatEncoding::Png16 => {
+                    VatEncoding::Png16 | VatEncoding::Unorm8 | VatEncoding::Unorm10 => {
+                        let sample = sample_type(encoding);
                         samples.resize(values.len(), 0);
                         decoded.resize(values.len(), 0.0);
                         bytes
@@ -329,7 +356,11 @@ impl VatFileWriter {
                             .zip(decoded.par_chunks_mut(row_len))
                             .map(|(((out, row), q), decoded)| {
                                 quantize_planar_row(&quantizer, row, width, floats, q, decoded);
-                                interleave_u16(q, width, floats, out);
+                                if sample == SampleType::Unorm16 {
+                                    interleave_u16(q, width, floats, out);
+                                } else {
+                                    interleave_narrow(q, width, floats, sample, out);
+                                }
                                 WorstError::of_planar_row(stream, row, decoded, width, floats)
                             })
                             .collect()

@@ -767,6 +767,25 @@ fn packed_normals_must_name_their_positions_png16() {
     });
 }
 
+/// 8 and 10-bit VAT samples (format 1.15) live in KTX2 and DDS only: a
+/// bake without the texture-container record (EXR and PNG files) that
+/// says so is refused, as is a normalised texture without bounds.
+#[test]
+fn narrow_vat_samples_outside_ktx2_and_dds_are_refused() {
+    for encoding in [VatEncoding::Unorm8, VatEncoding::Unorm10] {
+        refused("only KTX2 and DDS hold", |_, v, _, _| {
+            v.encoding = encoding;
+            v.textures[0].encoding = encoding;
+            v.textures[0].bounds = Some([[0.0; 4], [1.0; 4]]);
+        });
+    }
+    refused("normalised to bounds but records none", |_, v, _, _| {
+        v.encoding = VatEncoding::Png16;
+        v.textures[0].encoding = VatEncoding::Png16;
+        v.textures[0].bounds = None;
+    });
+}
+
 /// Opens the consistent records with a clip-error record.
 fn open_with_errors(e: &rigbake_format::meta::ClipErrorsMetadata) -> Result<(), String> {
     let (m, v, w, r) = (metadata(), vat(), weights(), rig());

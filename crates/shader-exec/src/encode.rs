@@ -4,7 +4,8 @@
 use half::f16;
 use rigbake_core::fold::Fold;
 use rigbake_core::runtime::vat_path::{VatAddress, VatDecode, VatSamples, VatTextureView};
-use rigbake_format::texture::quantize::{octahedral_encode, pack_normal, to_unorm16};
+use rigbake_format::texture::gpu_spec::SampleType;
+use rigbake_format::texture::quantize::{octahedral_encode, pack_normal, to_unorm, to_unorm16};
 
 use crate::bakes::VatPrimitive;
 use crate::kernel::Texels;
@@ -25,6 +26,23 @@ pub enum VatEncoding {
     /// PNG16: positions to bounds, normals packed into their alpha
     /// (`--direction-encoding packed`, [`encode_packed`]).
     Png16Packed,
+    /// `unorm8` (RGBA8 UNORM in KTX2/DDS): positions to bounds, normals
+    /// octahedral.
+    Unorm8,
+    /// `unorm10` (RGB10A2 UNORM in KTX2/DDS): positions to bounds,
+    /// normals octahedral.
+    Unorm10,
+}
+
+impl VatEncoding {
+    /// The GPU sample type of a narrow UNORM encoding (None otherwise).
+    fn narrow(self) -> Option<SampleType> {
+        match self {
+            Self::Unorm8 => Some(SampleType::Unorm8),
+            Self::Unorm10 => Some(SampleType::Unorm10),
+            _ => None,
+        }
+    }
 }
 
 /// A VAT texture as uploaded and as the CPU reference reads it.
@@ -33,8 +51,11 @@ pub struct Encoded {
     pub gpu_f32: Vec<f32>,
     /// `rgba16float` texels (EXR16), else empty.
     pub gpu_f16: Vec<f16>,
-    /// `rgba16unorm` samples (PNG16), else empty.
+    /// `rgba16unorm` samples (PNG16), or the codes of a narrow UNORM
+    /// texture (`narrow`), else empty.
     pub gpu_q: Vec<u16>,
+    /// The sample type of narrow UNORM codes in `gpu_q` (RGBA8, RGB10A2).
+    pub narrow: Option<SampleType>,
     /// The float texels the CPU reads (the halves widened), for EXR.
     pub cpu_f32: Vec<f32>,
     /// How the shader decodes them.
@@ -46,7 +67,9 @@ pub struct Encoded {
 impl Encoded {
     /// What the GPU gets.
     pub fn texels(&self) -> Texels<'_> {
-        if !self.gpu_q.is_empty() {
+        if let Some(sample) = self.narrow {
+            Texels::Narrow(&self.gpu_q, sample)
+        } else if !self.gpu_q.is_empty() {
             Texels::Unorm16(&self.gpu_q)
         } else if !self.gpu_f16.is_empty() {
             Texels::F16(&self.gpu_f16)
@@ -63,10 +86,10 @@ impl Encoded {
     /// The view of these samples as a `width x height` texture (a first
     /// page when there are more).
     fn view_of(&self, width: u32, height: u32) -> VatTextureView<'_> {
-        let samples = if self.gpu_q.is_empty() {
-            VatSamples::Float(&self.cpu_f32)
-        } else {
-            VatSamples::Unorm16(&self.gpu_q)
+        let samples = match self.narrow.and_then(SampleType::unorm_max) {
+            Some(max) => VatSamples::Unorm(&self.gpu_q, max),
+            None if self.gpu_q.is_empty() => VatSamples::Float(&self.cpu_f32),
+            None => VatSamples::Unorm16(&self.gpu_q),
         };
         let decode = match self.decode.encoding {
             1 => VatDecode::Bounds {
@@ -116,6 +139,7 @@ impl Encoded {
             gpu_f32: fold_layers(&self.gpu_f32, p, fold),
             gpu_f16: fold_layers(&self.gpu_f16, p, fold),
             gpu_q: fold_layers(&self.gpu_q, p, fold),
+            narrow: self.narrow,
             cpu_f32: fold_layers(&self.cpu_f32, p, fold),
             decode: self.decode,
             scale: self.scale,
@@ -132,6 +156,9 @@ impl Encoded {
                 samples: match single.samples {
                     VatSamples::Float(f) => VatSamples::Float(&f[k * page..(k + 1) * page]),
                     VatSamples::Unorm16(q) => VatSamples::Unorm16(&q[k * page..(k + 1) * page]),
+                    VatSamples::Unorm(q, max) => {
+                        VatSamples::Unorm(&q[k * page..(k + 1) * page], max)
+                    }
                 },
                 ..single
             })
@@ -176,6 +203,7 @@ pub fn encode(p: &VatPrimitive, data: &[f32], encoding: VatEncoding, direction: 
             gpu_f32: data.to_vec(),
             gpu_f16: Vec::new(),
             gpu_q: Vec::new(),
+            narrow: None,
             cpu_f32: data.to_vec(),
             decode: StreamDecode::FLOAT,
             scale: max_abs(data),
@@ -188,8 +216,54 @@ pub fn encode(p: &VatPrimitive, data: &[f32], encoding: VatEncoding, direction: 
                 gpu_f32: Vec::new(),
                 gpu_f16: halves,
                 gpu_q: Vec::new(),
+                narrow: None,
                 cpu_f32: cpu,
                 decode: StreamDecode::FLOAT,
+            }
+        }
+        VatEncoding::Unorm8 | VatEncoding::Unorm10 => {
+            let sample = encoding.narrow().unwrap_or(SampleType::Unorm8);
+            let codes = sample.unorm_max().unwrap_or([255; 4]);
+            let mut q = vec![0u16; data.len()];
+            let (decode, scale) = if direction {
+                for (t, out) in data.chunks_exact(4).zip(q.chunks_exact_mut(4)) {
+                    let e = octahedral_encode([t[0], t[1], t[2]]);
+                    out[0] = to_unorm(e[0], -1.0, 1.0, codes[0]);
+                    out[1] = to_unorm(e[1], -1.0, 1.0, codes[1]);
+                }
+                (
+                    StreamDecode {
+                        encoding: 2,
+                        min: [0.0; 4],
+                        max: [0.0; 4],
+                    },
+                    1.0,
+                )
+            } else {
+                let (min, max) = bounds(p, data);
+                for (t, out) in data.chunks_exact(4).zip(q.chunks_exact_mut(4)) {
+                    for c in 0..4 {
+                        out[c] = to_unorm(t[c], min[c], max[c], codes[c]);
+                    }
+                }
+                let scale = min.iter().chain(&max).fold(0.0f32, |m, v| m.max(v.abs()));
+                (
+                    StreamDecode {
+                        encoding: 1,
+                        min,
+                        max,
+                    },
+                    scale,
+                )
+            };
+            Encoded {
+                gpu_f32: Vec::new(),
+                gpu_f16: Vec::new(),
+                gpu_q: q,
+                narrow: Some(sample),
+                cpu_f32: Vec::new(),
+                decode,
+                scale,
             }
         }
         VatEncoding::Png16Octahedral if direction => {
@@ -203,6 +277,7 @@ pub fn encode(p: &VatPrimitive, data: &[f32], encoding: VatEncoding, direction: 
                 gpu_f32: Vec::new(),
                 gpu_f16: Vec::new(),
                 gpu_q: q,
+                narrow: None,
                 cpu_f32: Vec::new(),
                 decode: StreamDecode {
                     encoding: 2,
@@ -225,6 +300,7 @@ pub fn encode(p: &VatPrimitive, data: &[f32], encoding: VatEncoding, direction: 
                 gpu_f32: Vec::new(),
                 gpu_f16: Vec::new(),
                 gpu_q: q,
+                narrow: None,
                 cpu_f32: Vec::new(),
                 decode: StreamDecode {
                     encoding: 1,
@@ -251,6 +327,7 @@ pub fn encode_packed(p: &VatPrimitive, positions: &[f32], normals: &[f32]) -> (E
         gpu_f32: Vec::new(),
         gpu_f16: Vec::new(),
         gpu_q: pos.gpu_q.clone(),
+        narrow: None,
         cpu_f32: Vec::new(),
         decode: StreamDecode {
             encoding: 3,

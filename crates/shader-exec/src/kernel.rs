@@ -42,6 +42,11 @@ pub enum Texels<'a> {
     F16(&'a [half::f16]),
     /// `rgba16unorm`: `textureLoad` returns `q / 65535`.
     Unorm16(&'a [u16]),
+    /// RGBA codes of a narrow UNORM type, uploaded as the format crate's
+    /// writer packs them: `rgba8unorm` for [`SampleType::Unorm8`],
+    /// `rgb10a2unorm` for [`SampleType::Unorm10`] (`textureLoad` returns
+    /// `q / 255`, or `q / 1023` and `a / 3`).
+    Narrow(&'a [u16], rigbake_format::texture::gpu_spec::SampleType),
 }
 
 /// One texture to bind.
@@ -450,10 +455,29 @@ fn upload_texture(gpu: &Gpu, data: Option<TextureData<'_>>) -> wgpu::Texture {
         layers: 1,
         texels: Texels::F32(&zero),
     });
+    let packed;
     let (format, bytes): (_, &[u8]) = match data.texels {
         Texels::F32(t) => (wgpu::TextureFormat::Rgba32Float, bytemuck::cast_slice(t)),
         Texels::F16(t) => (wgpu::TextureFormat::Rgba16Float, bytemuck::cast_slice(t)),
         Texels::Unorm16(t) => (wgpu::TextureFormat::Rgba16Unorm, bytemuck::cast_slice(t)),
+        Texels::Narrow(codes, sample) => {
+            use rigbake_format::texture::gpu::interleave_narrow;
+            use rigbake_format::texture::gpu_spec::SampleType;
+            let mut out = vec![0u8; codes.len() / 4 * sample.texel_bytes()];
+            for (texel, code) in out
+                .chunks_exact_mut(sample.texel_bytes())
+                .zip(codes.chunks_exact(4))
+            {
+                interleave_narrow(code, 1, 4, sample, texel);
+            }
+            packed = out;
+            let format = if sample == SampleType::Unorm10 {
+                wgpu::TextureFormat::Rgb10a2Unorm
+            } else {
+                wgpu::TextureFormat::Rgba8Unorm
+            };
+            (format, &packed[..])
+        }
     };
     let size = wgpu::Extent3d {
         width: data.width,

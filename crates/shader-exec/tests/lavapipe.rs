@@ -87,6 +87,8 @@ fn both_paths(gpu: &Gpu, kernels: &Kernels, loaded: &Loaded, max_influences: usi
         VatEncoding::Png16Octahedral,
         VatEncoding::Png16Bounds,
         VatEncoding::Png16Packed,
+        VatEncoding::Unorm8,
+        VatEncoding::Unorm10,
     ] {
         let stats = compare::vat_path(gpu, kernels, loaded, encoding, VatShape::cli_default())
             .unwrap_or_else(|e| panic!("{e}"));

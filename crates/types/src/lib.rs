@@ -203,6 +203,28 @@ pub enum VatEncoding {
     Exr16,
     /// 16-bit PNG normalised to bounds stored in the metadata.
     Png16,
+    /// 8-bit normalised samples over the same bounds, `R8G8B8A8_UNORM` in
+    /// KTX2 or DDS (`--texture-container`): for distant levels. Since
+    /// format 1.15.
+    Unorm8,
+    /// 10-bit normalised samples over the same bounds (a 2-bit alpha),
+    /// `A2B10G10R10_UNORM_PACK32` in KTX2, `R10G10B10A2_UNORM` in DDS.
+    /// Since format 1.15.
+    Unorm10,
+}
+
+impl VatEncoding {
+    /// Whether samples are normalised integers over recorded bounds (or
+    /// octahedral directions) rather than floats.
+    pub fn is_normalised(self) -> bool {
+        matches!(self, Self::Png16 | Self::Unorm8 | Self::Unorm10)
+    }
+
+    /// Whether the encoding needs a GPU texture container (KTX2 or DDS):
+    /// no PNG or EXR holds its samples.
+    pub fn needs_gpu_container(self) -> bool {
+        matches!(self, Self::Unorm8 | Self::Unorm10)
+    }
 }
 
 /// The file container of every texture a bake writes (`--texture-container`):
@@ -507,6 +529,8 @@ mod tests {
         // The positions below are part of the container format.
         assert_eq!(bytes(&VatEncoding::Exr32), [0]);
         assert_eq!(bytes(&VatEncoding::Png16), [2]);
+        assert_eq!(bytes(&VatEncoding::Unorm8), [3]);
+        assert_eq!(bytes(&VatEncoding::Unorm10), [4]);
         assert_eq!(bytes(&DirectionEncoding::Octahedral), [2]);
         assert_eq!(bytes(&SampleRule::EvenSpread), [1]);
         assert_eq!(bytes(&MatrixLayout::Mat3x4), [1]);

@@ -1,12 +1,14 @@
 // Header parsers for the GPU-ready texture files rigbake writes with
 // `--texture-container ktx2|dds` (formats/textures.md, "Texture containers:
 // KTX2 and DDS"): RGBA texels, little-endian, row 0 first, one level, of
-// one sample type (32-bit float, half float or 16-bit UNORM), a plain 2D
+// one sample type (32-bit float, half float, 16-bit UNORM, or the VAT's
+// 8-bit and RGB10A2 UNORM), a plain 2D
 // texture or the array layers of a folded VAT stream's pages.
 //
 // Nothing is decoded: the parsers check the header and return the texel
 // bytes as a typed-array view of the file's own buffer (Float32Array for
-// f32, Uint16Array for f16 and unorm16), which the page hands to WebGL as
+// f32, Uint16Array for f16 and unorm16, Uint8Array for unorm8, Uint32Array
+// for unorm10's packed words), which the page hands to WebGL as
 // they are. Anything else (a supercompressed KTX2, another format, more than
 // one level, a cube map, a 3D texture, data past the end of the file) is
 // refused with a message naming the file, the field, the value found and
@@ -26,7 +28,12 @@ export const FORMATS = {
   f32: { texelBytes: 16, vkFormat: 109, dxgiFormat: 2, name: 'R32G32B32A32 float' },
   f16: { texelBytes: 8, vkFormat: 97, dxgiFormat: 10, name: 'R16G16B16A16 half float' },
   unorm16: { texelBytes: 8, vkFormat: 91, dxgiFormat: 11, name: 'R16G16B16A16 UNORM' },
+  unorm8: { texelBytes: 4, vkFormat: 37, dxgiFormat: 28, name: 'R8G8B8A8 UNORM' },
+  unorm10: { texelBytes: 4, vkFormat: 64, dxgiFormat: 24, name: 'A2B10G10R10 UNORM (packed 32-bit)' },
 };
+// KTX2 typeSize of each sample type (the packed word for unorm10).
+const TYPE_SIZE = { f32: 4, f16: 2, unorm16: 2, unorm8: 1, unorm10: 4 };
+const TYPED = { f32: Float32Array, f16: Uint16Array, unorm16: Uint16Array, unorm8: Uint8Array, unorm10: Uint32Array };
 const BY_VK = Object.fromEntries(Object.entries(FORMATS).map(([k, f]) => [f.vkFormat, k]));
 const BY_DXGI = Object.fromEntries(Object.entries(FORMATS).map(([k, f]) => [f.dxgiFormat, k]));
 
@@ -52,7 +59,7 @@ export function sniff(buffer) {
 // A typed view of `length` bytes of `buffer` at `offset`: the file's own
 // memory when the offset is aligned to the sample size, else a copy.
 function texels(buffer, offset, length, format) {
-  const Type = format === 'f32' ? Float32Array : Uint16Array;
+  const Type = TYPED[format];
   if (offset % Type.BYTES_PER_ELEMENT === 0) return new Type(buffer, offset, length / Type.BYTES_PER_ELEMENT);
   return new Type(buffer.slice(offset, offset + length));
 }
@@ -74,7 +81,8 @@ function against(name, expected, key, field, found, shown = found) {
 }
 
 // Parses a KTX 2.0 file: { width, height, layers (0: a 2D texture),
-// format ('f32' | 'f16' | 'unorm16'), container: 'ktx2', data }.
+// format ('f32' | 'f16' | 'unorm16' | 'unorm8' | 'unorm10'), container:
+// 'ktx2', data }.
 export function parseKtx2(name, buffer, expected = null) {
   if (sniff(buffer) !== 'ktx2') fail(name, 'not a KTX2 file (bad identifier)');
   if (buffer.byteLength < 104) fail(name, `the file is ${buffer.byteLength} bytes, shorter than a KTX2 header (104)`);
@@ -90,10 +98,9 @@ export function parseKtx2(name, buffer, expected = null) {
   };
   const vkFormat = u32(12);
   const format = BY_VK[vkFormat];
-  if (!format) fail(name, `header field vkFormat is ${vkFormat}, expected 109 (R32G32B32A32_SFLOAT), 97 (R16G16B16A16_SFLOAT) or 91 (R16G16B16A16_UNORM)`);
+  if (!format) fail(name, `header field vkFormat is ${vkFormat}, expected 109 (R32G32B32A32_SFLOAT), 97 (R16G16B16A16_SFLOAT), 91 (R16G16B16A16_UNORM), 37 (R8G8B8A8_UNORM) or 64 (A2B10G10R10_UNORM_PACK32)`);
   against(name, expected, 'format', 'vkFormat', format, `${vkFormat} (${FORMATS[format].name})`);
-  const sampleBytes = format === 'f32' ? 4 : 2;
-  field('typeSize', u32(16), sampleBytes);
+  field('typeSize', u32(16), TYPE_SIZE[format]);
   const width = u32(20), height = u32(24);
   if (width < 1 || height < 1) fail(name, `header fields pixelWidth x pixelHeight are ${width} x ${height}, expected at least 1 x 1`);
   against(name, expected, 'width', 'pixelWidth', width);
@@ -142,7 +149,7 @@ export function parseDds(name, buffer, expected = null) {
   field('ddspf.dwFourCC', JSON.stringify(String.fromCharCode(fourCC & 255, (fourCC >> 8) & 255, (fourCC >> 16) & 255, fourCC >>> 24)), '"DX10"', fourCC === DX10);
   const dxgiFormat = u32(128);
   const format = BY_DXGI[dxgiFormat];
-  if (!format) fail(name, `header field dxgiFormat is ${dxgiFormat}, expected 2 (R32G32B32A32_FLOAT), 10 (R16G16B16A16_FLOAT) or 11 (R16G16B16A16_UNORM)`);
+  if (!format) fail(name, `header field dxgiFormat is ${dxgiFormat}, expected 2 (R32G32B32A32_FLOAT), 10 (R16G16B16A16_FLOAT), 11 (R16G16B16A16_UNORM), 28 (R8G8B8A8_UNORM) or 24 (R10G10B10A2_UNORM)`);
   against(name, expected, 'format', 'dxgiFormat', format, `${dxgiFormat} (${FORMATS[format].name})`);
   field('resourceDimension', u32(132), 3);
   const miscFlag = u32(136);
@@ -166,6 +173,6 @@ export function parseGpuTexture(name, buffer, expected = null) {
 // The container and sample type of a sidecar `encoding` (`ktx2_f16`,
 // `dds_unorm16`, ...), or null for EXR and PNG.
 export function gpuEncoding(encoding) {
-  const m = /^(ktx2|dds)_(f32|f16|unorm16)$/.exec(encoding ?? '');
+  const m = /^(ktx2|dds)_(f32|f16|unorm16|unorm8|unorm10)$/.exec(encoding ?? '');
   return m ? { container: m[1], format: m[2] } : null;
 }

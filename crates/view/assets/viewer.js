@@ -325,11 +325,14 @@ async function decodeTexture(name, kind, bytes) {
 // WebGL's internal format, format and type for a sample type: floats and
 // halves as they are, 16-bit UNORM as unsigned integers that the VAT shader
 // divides by 65535 (WebGL2 has no RGBA16 UNORM textures without an
-// extension).
-const INTERNAL = { f32: 'RGBA32F', f16: 'RGBA16F', unorm16: 'RGBA16UI' };
+// extension), 8-bit and RGB10A2 UNORM (VAT unorm8, unorm10) as WebGL2's
+// own normalised RGBA8 and RGB10_A2, read through the float samplers.
+const INTERNAL = { f32: 'RGBA32F', f16: 'RGBA16F', unorm16: 'RGBA16UI', unorm8: 'RGBA8', unorm10: 'RGB10_A2' };
 function glFormat(gl, format) {
   if (format === 'f32') return [gl.RGBA32F, gl.RGBA, gl.FLOAT];
   if (format === 'f16') return [gl.RGBA16F, gl.RGBA, gl.HALF_FLOAT];
+  if (format === 'unorm8') return [gl.RGBA8, gl.RGBA, gl.UNSIGNED_BYTE];
+  if (format === 'unorm10') return [gl.RGB10_A2, gl.RGBA, gl.UNSIGNED_INT_2_10_10_10_REV];
   return [gl.RGBA16UI, gl.RGBA_INTEGER, gl.UNSIGNED_SHORT];
 }
 
@@ -692,10 +695,11 @@ async function loadVat(gl, bake, cache) {
       // KTX2 and DDS: every page names one file, whose layers they are.
       if (pages > 1 && names.every((n) => n === t.name)) layers.push(await loadTexture(bake, t, cache, pages));
       else for (let k = 0; k < pages; k++) layers.push(await loadTexture(bake, v.textures[first + k], cache));
-      // 16-bit samples (PNG16, KTX2/DDS UNORM16) decode with the recorded
-      // bounds or the octahedral rule; floats are the values.
+      // Normalised samples (PNG16, KTX2/DDS UNORM16, UNORM8, RGB10A2)
+      // decode with the recorded bounds or the octahedral rule; floats are
+      // the values.
       const encoding = sidecarTexture(bake, t)?.encoding ?? t.encoding;
-      const unorm = ['png16', 'ktx2_unorm16', 'dds_unorm16'].includes(encoding);
+      const unorm = /^(png16|(ktx2|dds)_unorm(16|8|10))$/.test(encoding);
       const enc = unorm ? DIRECTION[t.direction_encoding === 'float' ? 'bounds' : t.direction_encoding] : 0;
       const [lo, hi] = t.bounds ?? [[0, 0, 0, 0], [1, 1, 1, 1]];
       return { ...textureArray(gl, layers, t.name), enc, lo, hi };

@@ -17,6 +17,7 @@ use rigbake_core::bake::bone_error::{self, BoneClipError};
 use rigbake_core::bake::frames::{FrameBake, bake_frames, check_forms};
 use rigbake_core::timeline::Timeline;
 use rigbake_format::meta::{DirectionEncoding, TextureCompression, VatEncoding};
+use rigbake_format::texture::gpu::TextureContainer;
 use rigbake_types::{ErrorBudget, MatrixLayout, Precision};
 
 use crate::error::StepError;
@@ -160,12 +161,26 @@ pub(super) struct VatForm {
 }
 
 /// The VAT forms a budget tries, fewest GPU bytes per vertex and frame
-/// first, with and without normals: 16-bit positions with the normal
-/// packed in their alpha (8 bytes), half floats (8, or 16 with a normals
-/// texture), 32-bit floats (16, or 32). 16-bit forms are left out when an
-/// EXR compression was asked for (PNG takes none).
-pub(super) fn vat_ladder(compression: TextureCompression) -> Vec<VatForm> {
+/// first, with and without normals: in KTX2 or DDS, 8-bit then 10-bit
+/// positions (4 bytes, or 8 with an octahedral normals texture of the same
+/// format; of two forms of equal bytes the more widely read first); 16-bit
+/// positions with the normal packed in their alpha (8 bytes), half floats
+/// (8, or 16 with a normals texture), 32-bit floats (16, or 32). 16-bit
+/// forms are left out when an EXR compression was asked for (PNG takes
+/// none).
+pub(super) fn vat_ladder(
+    compression: TextureCompression,
+    container: TextureContainer,
+) -> Vec<VatForm> {
     let mut forms = Vec::new();
+    if !container.is_exr() {
+        for encoding in [VatEncoding::Unorm8, VatEncoding::Unorm10] {
+            forms.push(VatForm {
+                encoding,
+                directions: DirectionEncoding::Octahedral,
+            });
+        }
+    }
     if compression == TextureCompression::None {
         forms.push(VatForm {
             encoding: VatEncoding::Png16,
@@ -205,6 +220,8 @@ pub(super) fn vat_bound(
         };
         match form.encoding {
             VatEncoding::Png16 => (hi - lo) / 65535.0 / 2.0 + arithmetic,
+            VatEncoding::Unorm10 => (hi - lo) / 1023.0 / 2.0 + arithmetic,
+            VatEncoding::Unorm8 => (hi - lo) / 255.0 / 2.0 + arithmetic,
             VatEncoding::Exr16 if magnitude >= 65504.0 => f64::INFINITY,
             VatEncoding::Exr16 => half_ulp(10) + arithmetic,
             VatEncoding::Exr32 if compression.lossy_for_f32() => half_ulp(15) + arithmetic,
@@ -218,7 +235,7 @@ pub(super) fn vat_bound(
 /// A VAT form's text: `png16 with packed normals`.
 pub(super) fn vat_form_name(form: VatForm, normals: bool) -> String {
     let encoding = name(&form.encoding);
-    if normals && form.encoding == VatEncoding::Png16 {
+    if normals && form.encoding.is_normalised() {
         format!("{encoding} with {} normals", name(&form.directions))
     } else {
         encoding
@@ -233,14 +250,14 @@ pub(super) fn vat_form_name(form: VatForm, normals: bool) -> String {
 pub(super) fn choose_vat(
     model: &Model,
     bounds: &[[[f32; 3]; 2]],
-    compression: TextureCompression,
+    (compression, container): (TextureCompression, TextureContainer),
     normals: bool,
     budget: ErrorBudget,
 ) -> Result<(VatForm, String), StepError> {
     let allowed = budget.units(rigbake_core::timeline::loops::model_size(model));
     let mut passed_over = Vec::new();
     let mut best = (f64::INFINITY, String::new());
-    for form in vat_ladder(compression) {
+    for form in vat_ladder(compression, container) {
         let bound = bounds
             .iter()
             .map(|b| vat_bound(form, compression, *b))
@@ -294,9 +311,24 @@ mod tests {
         let huge = [[0.0f32; 3], [1e5; 3]];
         assert!(vat_bound(form(VatEncoding::Exr16), none, huge).is_infinite());
         assert!(
-            vat_ladder(TextureCompression::Zip)
+            vat_ladder(TextureCompression::Zip, TextureContainer::Exr)
                 .iter()
-                .all(|f| f.encoding != VatEncoding::Png16)
+                .all(|f| f.encoding == VatEncoding::Exr16 || f.encoding == VatEncoding::Exr32)
+        );
+        let b8 = vat_bound(form(VatEncoding::Unorm8), none, unit);
+        assert!((b8 - 3f64.sqrt() * (1.0 / 510.0 + eps)).abs() < 1e-15);
+        let b10 = vat_bound(form(VatEncoding::Unorm10), none, unit);
+        assert!((b10 - 3f64.sqrt() * (1.0 / 2046.0 + eps)).abs() < 1e-15);
+        let gpu = vat_ladder(TextureCompression::None, TextureContainer::Ktx2);
+        assert_eq!(
+            gpu.iter().map(|f| f.encoding).collect::<Vec<_>>(),
+            [
+                VatEncoding::Unorm8,
+                VatEncoding::Unorm10,
+                VatEncoding::Png16,
+                VatEncoding::Exr16,
+                VatEncoding::Exr32
+            ]
         );
     }
 

@@ -164,6 +164,7 @@ fn check_budget(
             _ if settings.max_error.is_some() => 16,
             meta::VatEncoding::Exr32 => 16,
             meta::VatEncoding::Exr16 | meta::VatEncoding::Png16 => 8,
+            meta::VatEncoding::Unorm8 | meta::VatEncoding::Unorm10 => 4,
         },
     });
     let plan = Plan {

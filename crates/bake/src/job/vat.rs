@@ -34,7 +34,7 @@ const BATCH_TEXELS: usize = 1 << 18;
 fn extension(settings: &VatSettings, container: TextureContainer) -> &'static str {
     match (container.extension(), settings.encoding) {
         (Some(ext), _) => ext,
-        (None, meta::VatEncoding::Png16) => "png",
+        (None, e) if e.is_normalised() => "png",
         (None, _) => "exr",
     }
 }
@@ -514,8 +514,13 @@ pub(super) fn bake(
                 .map(|b| [[b[0][0], b[0][1], b[0][2]], [b[1][0], b[1][1], b[1][2]]])
                 .collect();
             let normals = baker.plan().sets.iter().any(|s| s.normals);
-            let (form, message) =
-                super::budget::choose_vat(model, &boxes, vs.compression, normals, budget)?;
+            let (form, message) = super::budget::choose_vat(
+                model,
+                &boxes,
+                (vs.compression, settings.texture_container),
+                normals,
+                budget,
+            )?;
             let chosen = VatSettings {
                 encoding: form.encoding,
                 direction_encoding: form.directions,

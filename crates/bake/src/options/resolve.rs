@@ -28,6 +28,12 @@ pub enum SettingsError {
         "precision `unorm16` is a form of the `qts` layout (its parts have known ranges); the matrix layouts take `f32` or `f16`"
     )]
     Unorm16Layout,
+    /// A VAT format that only KTX2 and DDS hold asked for without one
+    /// (the text is the format's name).
+    #[error(
+        "VAT format `{0}` is stored as a GPU texture format (RGBA8 or RGB10A2 UNORM) that only KTX2 and DDS hold: add --texture-container ktx2 (or ktx2-zstd, dds), or take --format png16"
+    )]
+    VatNeedsGpuContainer(&'static str),
     /// The largest texture size is outside 1..=[`MAX_TEXTURE_SIZE`]
     /// (`key` names the flag or manifest key it came from).
     #[error("{key} must be 1 to {max}, got {got}", max = MAX_TEXTURE_SIZE)]
@@ -202,6 +208,15 @@ impl Options {
             return Err(SettingsError::Unorm16Layout);
         }
         check_outputs(s.outputs)?;
+        if s.outputs.has(OutputKind::Vat)
+            && s.vat.encoding.needs_gpu_container()
+            && s.texture_container.is_exr()
+        {
+            return Err(SettingsError::VatNeedsGpuContainer(match s.vat.encoding {
+                rigbake_types::VatEncoding::Unorm8 => "unorm8",
+                _ => "unorm10",
+            }));
+        }
         for &got in std::iter::once(&s.max_influences).chain(&s.lod_influences) {
             if !(1..=MAX_INFLUENCES).contains(&got) {
                 return Err(SettingsError::MaxInfluences {

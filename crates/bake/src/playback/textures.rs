@@ -256,6 +256,8 @@ fn unorm_texels(samples: &[u16]) -> Vec<f32> {
 enum Samples {
     Float(std::sync::Arc<[f32]>),
     Unorm16(std::sync::Arc<[u16]>),
+    /// `unorm8` or `unorm10` codes and each channel's largest code.
+    Unorm(std::sync::Arc<[u16]>, [u16; 4]),
 }
 
 /// A vertex animation texture: decoded whole, or a window of its rows
@@ -313,6 +315,7 @@ impl VatTexture {
             samples: match &self.samples {
                 Samples::Float(v) => VatSamples::Float(v),
                 Samples::Unorm16(v) => VatSamples::Unorm16(v),
+                Samples::Unorm(v, max) => VatSamples::Unorm(v, *max),
             },
             decode: self.decode,
             rows: self.rows.as_deref(),
@@ -408,7 +411,7 @@ fn unorm_decode(file: &Path, tex: &meta::VatTextureMeta) -> Result<VatDecode, Lo
     }
     let [min, max] = tex.bounds.ok_or_else(|| {
         LoadError::Damaged(format!(
-            "{}: 16-bit texture `{}` records no bounds to decode it with",
+            "{}: normalised texture `{}` records no bounds to decode it with",
             file.display(),
             tex.name
         ))
@@ -484,6 +487,13 @@ fn gpu_vat_texture(
         GpuSamples::Unorm16(v) => (
             Samples::Unorm16(
                 keep_channels(v.get(range).ok_or_else(no_layer)?.to_vec(), channels).into(),
+            ),
+            unorm_decode(file, tex)?,
+        ),
+        GpuSamples::Unorm { codes, max } => (
+            Samples::Unorm(
+                keep_channels(codes.get(range).ok_or_else(no_layer)?.to_vec(), channels).into(),
+                *max,
             ),
             unorm_decode(file, tex)?,
         ),
@@ -573,6 +583,13 @@ pub(super) fn vat_texture(
                 deferred: None,
             })
         }
+        // The container check refuses these without KTX2 or DDS.
+        VatEncoding::Unorm8 | VatEncoding::Unorm10 => Err(LoadError::Damaged(format!(
+            "{}: texture `{}` is {:?}, which only KTX2 and DDS hold",
+            file.display(),
+            tex.name,
+            tex.encoding
+        ))),
     }
 }
 

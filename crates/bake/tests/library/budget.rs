@@ -9,6 +9,7 @@ use rigbake::settings::BakeSettings;
 use rigbake::verify::{self, Tolerances};
 use rigbake_format::container::Container;
 use rigbake_format::meta::{DirectionEncoding, ErrorSubject, VatEncoding};
+use rigbake_format::texture::gpu::TextureContainer;
 use rigbake_types::{ErrorBudget, MatrixLayout, Precision};
 
 use crate::common::{bake, containers, measure_all, settings, shared_models, with_vat};
@@ -73,12 +74,17 @@ fn bake_as(model: &Path, out: &Path, tag: &str, edit: impl FnOnce(&mut BakeSetti
 /// (`qts` on a skin it cannot hold) or records more than the budget. Its
 /// VAT fits the budget, and no smaller VAT form fits by half. Verify
 /// passes every clip of the budget's bake.
-fn chooses_the_smallest_fit(model: &Path, budget: ErrorBudget) {
+fn chooses_the_smallest_fit(
+    model: &Path,
+    budget: ErrorBudget,
+    container: TextureContainer,
+) -> Encoded {
     let out = tempfile::tempdir().unwrap();
     let with_budget = |s: &mut BakeSettings| {
         with_vat(s);
         s.vat.options.normals = true;
         s.max_error = Some(budget);
+        s.texture_container = container;
     };
     let got = bake_as(model, out.path(), "budget", with_budget);
     let allowed = budget.units(got.model_size);
@@ -120,11 +126,21 @@ fn chooses_the_smallest_fit(model: &Path, budget: ErrorBudget) {
     }
     // The VAT is chosen by a bound of its error: a smaller form passed
     // over measures more than half the budget (the bound is not loose).
-    let vat_forms = [
+    // In KTX2 or DDS the 8 and 10-bit forms come first.
+    let narrow = [
+        (VatEncoding::Unorm8, DirectionEncoding::Octahedral),
+        (VatEncoding::Unorm10, DirectionEncoding::Octahedral),
+    ];
+    let wide = [
         (VatEncoding::Png16, DirectionEncoding::Packed),
         (VatEncoding::Exr16, DirectionEncoding::Octahedral),
         (VatEncoding::Exr32, DirectionEncoding::Octahedral),
     ];
+    let vat_forms: Vec<_> = if container.is_exr() {
+        wide.to_vec()
+    } else {
+        narrow.iter().chain(&wide).copied().collect()
+    };
     let (encoding, directions) = got.vat.expect("a VAT");
     let chosen = vat_forms
         .iter()
@@ -136,6 +152,7 @@ fn chooses_the_smallest_fit(model: &Path, budget: ErrorBudget) {
             s.vat.options.normals = true;
             s.vat.encoding = encoding;
             s.vat.direction_encoding = directions;
+            s.texture_container = container;
         });
         assert!(
             smaller.vat_error > allowed / 2.0,
@@ -158,14 +175,28 @@ fn chooses_the_smallest_fit(model: &Path, budget: ErrorBudget) {
             assert!(failures.is_empty(), "{name}: {failures:?}");
         }
     }
+    got
 }
 
 #[test]
 fn the_budget_takes_the_smallest_form_that_fits_on_the_walker() {
     let walker = rigbake_fixtures::fixture("walker.glb");
     // A loose budget takes the smallest forms; a tight one larger forms.
-    chooses_the_smallest_fit(&walker, ErrorBudget::Relative(1e-2));
-    chooses_the_smallest_fit(&walker, ErrorBudget::Relative(2e-6));
+    chooses_the_smallest_fit(&walker, ErrorBudget::Relative(1e-2), TextureContainer::Exr);
+    chooses_the_smallest_fit(&walker, ErrorBudget::Relative(2e-6), TextureContainer::Exr);
+}
+
+#[test]
+fn in_ktx2_and_dds_the_budget_takes_8_or_10_bit_vats_when_they_fit() {
+    let walker = rigbake_fixtures::fixture("walker.glb");
+    for (relative, container, want) in [
+        (1e-2, TextureContainer::Ktx2, VatEncoding::Unorm8),
+        (1e-3, TextureContainer::Dds, VatEncoding::Unorm10),
+        (1e-4, TextureContainer::Ktx2Zstd, VatEncoding::Png16),
+    ] {
+        let got = chooses_the_smallest_fit(&walker, ErrorBudget::Relative(relative), container);
+        assert_eq!(got.vat.map(|v| v.0), Some(want), "{relative} {container:?}");
+    }
 }
 
 #[test]
@@ -178,7 +209,11 @@ fn the_budget_chooses_on_the_shared_models() {
         "khronos/Fox.glb",
         "khronos/RiggedFigure.glb",
     ] {
-        chooses_the_smallest_fit(&dir.join(model), ErrorBudget::Relative(1e-4));
+        chooses_the_smallest_fit(
+            &dir.join(model),
+            ErrorBudget::Relative(1e-4),
+            TextureContainer::Exr,
+        );
     }
 }
 

@@ -10,6 +10,7 @@ use rigbake::settings::BakeSettings;
 use rigbake::verify;
 use rigbake_format::container::Container;
 use rigbake_format::meta::{ClipErrorsMetadata, DirectionEncoding, ErrorSubject};
+use rigbake_format::texture::gpu::TextureContainer;
 use rigbake_types::{MatrixLayout, Precision, VatEncoding};
 
 use crate::common::{bake, containers, measure_all, settings, with_vat};
@@ -139,12 +140,23 @@ fn vat_encodings_record_what_verify_measures() {
         (VatEncoding::Exr16, DirectionEncoding::Octahedral),
         (VatEncoding::Png16, DirectionEncoding::Packed),
         (VatEncoding::Png16, DirectionEncoding::Octahedral),
+        (VatEncoding::Unorm8, DirectionEncoding::Octahedral),
+        (VatEncoding::Unorm10, DirectionEncoding::Octahedral),
     ] {
         agrees_with_verify(&format!("{encoding:?} {directions:?}"), |s| {
             with_vat(s);
             s.vat.options.normals = true;
             s.vat.encoding = encoding;
             s.vat.direction_encoding = directions;
+            if encoding.needs_gpu_container() {
+                // 8 and 10-bit samples live in KTX2 and DDS only: one of
+                // each.
+                s.texture_container = if encoding == VatEncoding::Unorm8 {
+                    TextureContainer::Ktx2
+                } else {
+                    TextureContainer::Dds
+                };
+            }
         });
     }
 }

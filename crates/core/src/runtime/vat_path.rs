@@ -18,11 +18,14 @@
 //! Decoding, per the texture's encoding:
 //!
 //! - EXR: floats as they are;
-//! - PNG16 bounds: `min_c + q / 65535 * (max_c - min_c)` per channel;
-//! - PNG16 octahedral directions: `e = q / 65535 * 2 - 1`,
+//! - normalised (PNG16, `unorm8`, `unorm10`), with `u_c = q_c / M_c` the
+//!   value a UNORM fetch returns (`M_c` the channel's largest code: 65535,
+//!   255, or 1023 for R, G, B and 3 for A of RGB10A2):
+//! - bounds: `min_c + u_c * (max_c - min_c)` per channel;
+//! - octahedral directions: `e = u * 2 - 1`,
 //!   `n = (e.x, e.y, 1 - |e.x| - |e.y|)`; if `n.z < 0` then
 //!   `n.xy = (1 - |n.yx|) * s(n.xy)` with `s(a) = 1` for `a >= 0` and `-1`
-//!   otherwise; then normalised. A tangent's `w` is A as `q / 65535 * 2 - 1`.
+//!   otherwise; then normalised. A tangent's `w` is `u_a * 2 - 1`.
 
 use glam::{Vec2, Vec3, Vec4};
 
@@ -38,6 +41,9 @@ pub enum VatSamples<'a> {
     Float(&'a [f32]),
     /// Unsigned 16-bit samples (PNG16).
     Unorm16(&'a [u16]),
+    /// Narrower unsigned normalised samples (`unorm8`, `unorm10`): the
+    /// integer codes and each channel's largest code.
+    Unorm(&'a [u16], [u16; 4]),
 }
 
 /// How stored samples become values.
@@ -141,9 +147,9 @@ impl VatAddress {
     }
 }
 
-/// `q / 65535` as a shader's unorm16 read gives it.
-fn unorm(q: u16) -> f32 {
-    f32::from(q) / 65535.0
+/// `q / max` as a shader's UNORM read gives it.
+fn unorm(q: u16, max: u16) -> f32 {
+    f32::from(q) / f32::from(max)
 }
 
 /// The documented octahedral decode of `e` in `[-1, 1]^2`, normalised.
@@ -182,7 +188,7 @@ impl<'a> VatTextureView<'a> {
                     f[..channels].copy_from_slice(t);
                 }
             }
-            VatSamples::Unorm16(s) => {
+            VatSamples::Unorm16(s) | VatSamples::Unorm(s, _) => {
                 if let Some(t) = s.get(at..at + channels) {
                     q[..channels].copy_from_slice(t);
                 }
@@ -196,30 +202,38 @@ impl<'a> VatTextureView<'a> {
     #[inline(always)]
     pub fn load(&self, x: u32, y: u32) -> Vec4 {
         let (f, q) = self.raw(x, y);
-        match (self.samples, self.decode) {
-            (VatSamples::Float(_), _) => Vec4::from_array(f),
-            (VatSamples::Unorm16(_), VatDecode::Bounds { min, max }) => Vec4::new(
-                min[0] + unorm(q[0]) * (max[0] - min[0]),
-                min[1] + unorm(q[1]) * (max[1] - min[1]),
-                min[2] + unorm(q[2]) * (max[2] - min[2]),
-                min[3] + unorm(q[3]) * (max[3] - min[3]),
+        let m = match self.samples {
+            VatSamples::Float(_) => return Vec4::from_array(f),
+            VatSamples::Unorm16(_) => [u16::MAX; 4],
+            VatSamples::Unorm(_, max) => max,
+        };
+        let u = [
+            unorm(q[0], m[0]),
+            unorm(q[1], m[1]),
+            unorm(q[2], m[2]),
+            unorm(q[3], m[3]),
+        ];
+        match self.decode {
+            VatDecode::Bounds { min, max } => Vec4::new(
+                min[0] + u[0] * (max[0] - min[0]),
+                min[1] + u[1] * (max[1] - min[1]),
+                min[2] + u[2] * (max[2] - min[2]),
+                min[3] + u[3] * (max[3] - min[3]),
             ),
-            (VatSamples::Unorm16(_), VatDecode::Octahedral) => {
-                let e = Vec2::new(unorm(q[0]) * 2.0 - 1.0, unorm(q[1]) * 2.0 - 1.0);
-                octahedral_decode(e).extend(unorm(q[3]) * 2.0 - 1.0)
+            VatDecode::Octahedral => {
+                let e = Vec2::new(u[0] * 2.0 - 1.0, u[1] * 2.0 - 1.0);
+                octahedral_decode(e).extend(u[3] * 2.0 - 1.0)
             }
-            (VatSamples::Unorm16(_), VatDecode::Packed) => {
+            VatDecode::Packed => {
                 // As the shader: the code back from the UNORM value, then
-                // its two bytes.
-                let code = (unorm(q[3]) * 65535.0).round();
+                // its two bytes (16-bit samples only).
+                let code = (u[3] * 65535.0).round();
                 let ux = (code / 256.0).floor();
                 let uy = code - ux * 256.0;
                 let e = Vec2::new(ux / 255.0 * 2.0 - 1.0, uy / 255.0 * 2.0 - 1.0);
                 octahedral_decode(e).extend(1.0)
             }
-            (VatSamples::Unorm16(_), VatDecode::Float) => {
-                Vec4::new(unorm(q[0]), unorm(q[1]), unorm(q[2]), unorm(q[3]))
-            }
+            VatDecode::Float => Vec4::from_array(u),
         }
     }
 }

@@ -17,6 +17,10 @@ pub const DXGI_R32G32B32A32_FLOAT: u32 = 2;
 pub const DXGI_R16G16B16A16_FLOAT: u32 = 10;
 /// `DXGI_FORMAT_R16G16B16A16_UNORM`.
 pub const DXGI_R16G16B16A16_UNORM: u32 = 11;
+/// `DXGI_FORMAT_R10G10B10A2_UNORM`.
+pub const DXGI_R10G10B10A2_UNORM: u32 = 24;
+/// `DXGI_FORMAT_R8G8B8A8_UNORM`.
+pub const DXGI_R8G8B8A8_UNORM: u32 = 28;
 
 /// `DDSD_CAPS | DDSD_HEIGHT | DDSD_WIDTH | DDSD_PITCH | DDSD_PIXELFORMAT`.
 const FLAGS: u32 = 0x1 | 0x2 | 0x4 | 0x8 | 0x1000;
@@ -33,6 +37,8 @@ pub fn dxgi_format(sample: SampleType) -> u32 {
         SampleType::F32 => DXGI_R32G32B32A32_FLOAT,
         SampleType::F16 => DXGI_R16G16B16A16_FLOAT,
         SampleType::Unorm16 => DXGI_R16G16B16A16_UNORM,
+        SampleType::Unorm8 => DXGI_R8G8B8A8_UNORM,
+        SampleType::Unorm10 => DXGI_R10G10B10A2_UNORM,
     }
 }
 

@@ -81,6 +81,28 @@ pub fn rgba_bytes(data: &[f32], sample: SampleType) -> Vec<u8> {
             .iter()
             .flat_map(|v| f16::from_f32(*v).to_bits().to_le_bytes())
             .collect(),
+        SampleType::Unorm8 | SampleType::Unorm10 => {
+            let max = sample.unorm_max().unwrap_or([u16::MAX; 4]);
+            let codes: Vec<u16> = data
+                .iter()
+                .enumerate()
+                .map(|(i, v)| {
+                    let m = f32::from(max[i % 4]);
+                    (v.clamp(0.0, 1.0) * m).round() as u16
+                })
+                .collect();
+            let texels = codes.len() / 4;
+            let mut out = vec![0u8; texels * sample.texel_bytes()];
+            // One texel at a time: RGBA interleaved is a planar row of
+            // width 1.
+            for (texel, code) in out
+                .chunks_exact_mut(sample.texel_bytes())
+                .zip(codes.chunks_exact(4))
+            {
+                interleave_narrow(code, 1, 4, sample, texel);
+            }
+            out
+        }
     }
 }
 
@@ -128,6 +150,47 @@ pub fn interleave_f16(planes: &[f16], width: usize, floats: usize, out: &mut [u8
 /// [`interleave`] for 16-bit UNORM samples (alpha 65535).
 pub fn interleave_u16(planes: &[u16], width: usize, floats: usize, out: &mut [u8]) {
     interleave(planes, width, floats, u16::MAX, out, u16::to_le_bytes);
+}
+
+/// Interleaves planar codes of a narrower UNORM type (`floats` planes of
+/// `width` codes, each within `sample`'s [`SampleType::unorm_max`]) into
+/// little-endian RGBA texels: one byte a channel for
+/// [`SampleType::Unorm8`], one 32-bit word `r | g << 10 | b << 20 | a <<
+/// 30` for [`SampleType::Unorm10`]; a missing alpha plane is the largest
+/// code (1.0). Other sample types are not narrow: [`interleave_u16`].
+pub fn interleave_narrow(
+    planes: &[u16],
+    width: usize,
+    floats: usize,
+    sample: SampleType,
+    out: &mut [u8],
+) {
+    let max = sample.unorm_max().unwrap_or([u16::MAX; 4]);
+    let code = |c: usize, x: usize| {
+        if c < floats {
+            planes[c * width + x]
+        } else {
+            max[c]
+        }
+    };
+    match sample {
+        SampleType::Unorm10 => {
+            for (x, texel) in out.chunks_exact_mut(4).take(width).enumerate() {
+                let word = u32::from(code(0, x))
+                    | u32::from(code(1, x)) << 10
+                    | u32::from(code(2, x)) << 20
+                    | u32::from(code(3, x)) << 30;
+                texel.copy_from_slice(&word.to_le_bytes());
+            }
+        }
+        _ => {
+            for (x, texel) in out.chunks_exact_mut(4).take(width).enumerate() {
+                for (c, byte) in texel.iter_mut().enumerate() {
+                    *byte = code(c, x) as u8;
+                }
+            }
+        }
+    }
 }
 
 /// Streams one GPU texture from row batches pushed in order (RGBA
@@ -275,6 +338,14 @@ pub enum GpuSamples {
     Float(Vec<f32>),
     /// 16-bit UNORM samples.
     Unorm16(Vec<u16>),
+    /// The codes of a narrower UNORM type (8-bit, or RGB10A2 unpacked),
+    /// four a texel, each read as `code / max[channel]`.
+    Unorm {
+        /// The integer codes, RGBA.
+        codes: Vec<u16>,
+        /// The largest code of each channel ([`SampleType::unorm_max`]).
+        max: [u16; 4],
+    },
 }
 
 /// Bytes a read of `spec` from `container` holds at once beyond the file
@@ -282,10 +353,10 @@ pub enum GpuSamples {
 /// samples returned (half floats widened to f32, UNORM copied as u16).
 /// Every decompression, widening and copy counts against one budget.
 pub fn decoded_bytes(container: TextureContainer, spec: &GpuSpec) -> u64 {
-    let samples = spec.data_bytes() / spec.sample.bytes() as u64;
+    let samples = spec.data_bytes() / spec.sample.texel_bytes() as u64 * 4;
     let out = match spec.sample {
         SampleType::F32 | SampleType::F16 => samples.saturating_mul(4),
-        SampleType::Unorm16 => samples.saturating_mul(2),
+        SampleType::Unorm16 | SampleType::Unorm8 | SampleType::Unorm10 => samples.saturating_mul(2),
     };
     let unpacked = if container == TextureContainer::Ktx2Zstd {
         spec.data_bytes()
@@ -382,6 +453,25 @@ fn samples_of(raw: &[u8], sample: SampleType) -> GpuSamples {
                 .map(|b| u16::from_le_bytes([b[0], b[1]]))
                 .collect(),
         ),
+        SampleType::Unorm8 => GpuSamples::Unorm {
+            codes: raw.iter().map(|&b| u16::from(b)).collect(),
+            max: [255; 4],
+        },
+        SampleType::Unorm10 => GpuSamples::Unorm {
+            codes: raw
+                .chunks_exact(4)
+                .flat_map(|b| {
+                    let w = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+                    [
+                        (w & 1023) as u16,
+                        (w >> 10 & 1023) as u16,
+                        (w >> 20 & 1023) as u16,
+                        (w >> 30) as u16,
+                    ]
+                })
+                .collect(),
+            max: [1023, 1023, 1023, 3],
+        },
     }
 }
 
@@ -444,6 +534,43 @@ mod tests {
     }
 
     #[test]
+    fn narrow_unorm_texels_pack_by_the_format_definitions_and_read_back() {
+        // By hand: RGBA8 is one byte a channel, R first; RGB10A2 one word
+        // `r | g << 10 | b << 20 | a << 30`; a missing alpha is 1.0.
+        let mut out = [0u8; 8];
+        interleave_narrow(&[1, 2, 3, 4, 5, 6], 2, 3, SampleType::Unorm8, &mut out);
+        assert_eq!(out, [1, 3, 5, 255, 2, 4, 6, 255]);
+        let mut out = [0u8; 4];
+        interleave_narrow(&[1023, 512, 1], 1, 3, SampleType::Unorm10, &mut out);
+        let word = u32::from_le_bytes(out);
+        assert_eq!(word, 1023 | 512 << 10 | 1 << 20 | 3 << 30);
+        // Written and read through each container: the codes come back.
+        for container in [
+            TextureContainer::Ktx2,
+            TextureContainer::Ktx2Zstd,
+            TextureContainer::Dds,
+        ] {
+            for sample in [SampleType::Unorm8, SampleType::Unorm10] {
+                let s = spec(sample, 2);
+                let max = sample.unorm_max().unwrap();
+                let texels: Vec<f32> = (0..5 * 3 * 2 * 4).map(|i| (i % 7) as f32 / 6.0).collect();
+                let bytes = rgba_bytes(&texels, sample);
+                assert_eq!(bytes.len() as u64, s.data_bytes());
+                let mut file = Vec::new();
+                write(&mut file, container, &s, &bytes).unwrap();
+                let Ok(GpuSamples::Unorm { codes, max: m }) = read(&file, container, &s) else {
+                    panic!("{container:?} {sample:?}: not read back as UNORM codes");
+                };
+                assert_eq!(m, max);
+                for (i, (c, v)) in codes.iter().zip(&texels).enumerate() {
+                    let want = (v * f32::from(max[i % 4])).round() as u16;
+                    assert_eq!(*c, want, "{container:?} {sample:?} sample {i}");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn truncated_or_lying_zstd_data_is_refused() {
         let s = spec(SampleType::Unorm16, 1);
         let mut file = Vec::new();
@@ -477,15 +604,20 @@ mod tests {
             TextureContainer::Ktx2Zstd,
             TextureContainer::Dds,
         ] {
-            for (sample, layers) in [(SampleType::F32, 1), (SampleType::Unorm16, 3)] {
+            for (sample, layers) in [
+                (SampleType::F32, 1),
+                (SampleType::Unorm16, 3),
+                (SampleType::Unorm10, 2),
+            ] {
                 let s = spec(sample, layers);
                 let bytes: Vec<u8> = (0..s.data_bytes()).map(|i| (i * 7 % 251) as u8).collect();
                 let mut file = Vec::new();
                 write(&mut file, container, &s, &bytes).unwrap();
-                let samples = s.data_bytes() as usize / sample.bytes();
+                let samples = s.data_bytes() as usize / s.texel_bytes() * 4;
                 let check = |damaged: &[u8]| match read(damaged, container, &s) {
                     Ok(GpuSamples::Float(v)) => assert_eq!(v.len(), samples),
                     Ok(GpuSamples::Unorm16(v)) => assert_eq!(v.len(), samples),
+                    Ok(GpuSamples::Unorm { codes, .. }) => assert_eq!(codes.len(), samples),
                     Err(e) => assert!(!e.to_string().is_empty()),
                 };
                 for at in 0..file.len() {

@@ -11,6 +11,10 @@ pub const IDENTIFIER: [u8; 12] = [
     0xAB, 0x4B, 0x54, 0x58, 0x20, 0x32, 0x30, 0xBB, 0x0D, 0x0A, 0x1A, 0x0A,
 ];
 
+/// `VK_FORMAT_R8G8B8A8_UNORM`.
+pub const VK_R8G8B8A8_UNORM: u32 = 37;
+/// `VK_FORMAT_A2B10G10R10_UNORM_PACK32`.
+pub const VK_A2B10G10R10_UNORM_PACK32: u32 = 64;
 /// `VK_FORMAT_R16G16B16A16_UNORM`.
 pub const VK_R16G16B16A16_UNORM: u32 = 91;
 /// `VK_FORMAT_R16G16B16A16_SFLOAT`.
@@ -37,6 +41,8 @@ pub fn vk_format(sample: SampleType) -> u32 {
         SampleType::F32 => VK_R32G32B32A32_SFLOAT,
         SampleType::F16 => VK_R16G16B16A16_SFLOAT,
         SampleType::Unorm16 => VK_R16G16B16A16_UNORM,
+        SampleType::Unorm8 => VK_R8G8B8A8_UNORM,
+        SampleType::Unorm10 => VK_A2B10G10R10_UNORM_PACK32,
     }
 }
 
@@ -60,31 +66,39 @@ fn key_values() -> Vec<u8> {
 
 /// The basic Data Format Descriptor of an RGBA format of `sample`, as the
 /// Khronos tools write it (RGBSDA model, BT.709 primaries, linear transfer;
-/// float samples bounded -1.0..1.0, UNORM 0..65535).
+/// float samples bounded -1.0..1.0, UNORM 0 to the largest code), one
+/// sample per channel at its bit offset in the texel (R lowest).
 fn dfd(sample: SampleType) -> Vec<u8> {
-    let bytes = sample.bytes() as u32;
-    let bits = bytes * 8;
     let mut words: Vec<u32> = vec![
         DFD_LEN as u32,
         0,                                  // vendor Khronos, basic descriptor type
         2 | (((DFD_LEN - 4) as u32) << 16), // version 1.3, block size
         1 | (1 << 8) | (1 << 16),           // RGBSDA, BT709, linear, straight alpha
         0,                                  // texel block 1x1x1x1
-        bytes * 4,                          // bytesPlane0
+        sample.texel_bytes() as u32,        // bytesPlane0
         0,                                  // bytesPlane4..7
     ];
-    let float = sample != SampleType::Unorm16;
-    for (i, channel) in [0u32, 1, 2, 15].into_iter().enumerate() {
-        let qualifiers = if float { 0x80 | 0x40 } else { 0 };
-        words.push((i as u32 * bits) | ((bits - 1) << 16) | ((channel | qualifiers) << 24));
+    let max = sample.unorm_max();
+    let mut offset = 0;
+    for (i, (channel, bits)) in [0u32, 1, 2, 15]
+        .into_iter()
+        .zip(sample.channel_bits())
+        .enumerate()
+    {
+        let qualifiers = if max.is_none() { 0x80 | 0x40 } else { 0 };
+        words.push(offset | ((bits - 1) << 16) | ((channel | qualifiers) << 24));
         words.push(0);
-        if float {
-            words.push((-1.0f32).to_bits());
-            words.push(1.0f32.to_bits());
-        } else {
-            words.push(0);
-            words.push((1u32 << bits) - 1);
+        match max {
+            None => {
+                words.push((-1.0f32).to_bits());
+                words.push(1.0f32.to_bits());
+            }
+            Some(max) => {
+                words.push(0);
+                words.push(u32::from(max[i]));
+            }
         }
+        offset += bits;
     }
     words.iter().flat_map(|w| w.to_le_bytes()).collect()
 }
@@ -114,7 +128,7 @@ pub fn header(spec: &GpuSpec, zstd: bool, compressed: u64) -> Vec<u8> {
     };
     for word in [
         vk_format(spec.sample),
-        spec.sample.bytes() as u32,
+        spec.sample.type_size() as u32,
         spec.width as u32,
         spec.height as u32,
         0,
@@ -184,7 +198,7 @@ pub fn level_data<'a>(file: &'a [u8], spec: &GpuSpec, zstd: bool) -> Result<&'a 
     };
     let expected: [(&str, u32); 9] = [
         ("vkFormat", vk_format(spec.sample)),
-        ("typeSize", spec.sample.bytes() as u32),
+        ("typeSize", spec.sample.type_size() as u32),
         ("pixelWidth", spec.width as u32),
         ("pixelHeight", spec.height as u32),
         ("pixelDepth", 0),

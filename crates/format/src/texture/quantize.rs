@@ -1,5 +1,6 @@
-//! Mapping floats to 16-bit integers for PNG: per-axis bounds normalisation
-//! and octahedral unit vectors, and the inverse mappings a shader applies.
+//! Mapping floats to normalised integers (16-bit for PNG and RGBA16, 8 and
+//! 10-bit for RGBA8 and RGB10A2): per-axis bounds normalisation and
+//! octahedral unit vectors, and the inverse mappings a shader applies.
 
 /// `v` in `[lo, hi]` to `0..=65535` (rounded, halves away from zero);
 /// `lo == hi` maps to 0.
@@ -10,6 +11,23 @@ pub fn to_unorm16(v: f32, lo: f32, hi: f32) -> u16 {
     } else {
         0
     }
+}
+
+/// `v` in `[lo, hi]` to `0..=max` (rounded, halves away from zero); `lo
+/// == hi` maps to 0. [`to_unorm16`] is `max = 65535`.
+#[inline]
+pub fn to_unorm(v: f32, lo: f32, hi: f32, max: u16) -> u16 {
+    if hi > lo {
+        round_unorm(((v - lo) / (hi - lo)).clamp(0.0, 1.0) * f32::from(max))
+    } else {
+        0
+    }
+}
+
+/// The shader's inverse of [`to_unorm`]: `lo + q / max * (hi - lo)`.
+#[inline]
+pub fn from_unorm(q: u16, lo: f32, hi: f32, max: u16) -> f32 {
+    lo + f32::from(q) / f32::from(max) * (hi - lo)
 }
 
 /// `x.round() as u16` for `x` in `[0, 65535]` (NaN: 0), without the libm
@@ -148,23 +166,32 @@ pub fn degrees_of_cosine(c: f64) -> f64 {
     c.acos().to_degrees()
 }
 
-/// How [`quantize_planar_row`] maps a row's texels to 16-bit samples.
+/// How [`quantize_planar_row`] maps a row's texels to normalised codes.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum RowQuantizer {
-    /// Every channel normalised to its `[min, max]` ([`to_unorm16`]).
-    Bounds([[f32; 4]; 2]),
+    /// Every channel normalised to its `[min, max]` ([`to_unorm`]), to
+    /// codes `0..=codes[c]`.
+    Bounds {
+        /// Per-channel `[min, max]`.
+        bounds: [[f32; 4]; 2],
+        /// The largest code of each channel (65535 for 16-bit samples).
+        codes: [u16; 4],
+    },
     /// x, y, z as one octahedral unit vector in the first two samples
     /// ([`octahedral_encode`]), the third sample 0; a fourth channel (a
-    /// tangent's handedness) stored as 0 (negative) or 65535.
-    Octahedral,
+    /// tangent's handedness) stored as 0 (negative) or its largest code.
+    Octahedral {
+        /// The largest code of each channel.
+        codes: [u16; 4],
+    },
 }
 
 /// Quantises one planar row (`floats` planes of `width` values) into
-/// planar 16-bit samples `q` and what a reader decodes from them,
-/// `decoded` (both planar, `floats * width`). Texel by texel the results
-/// are those of [`to_unorm16`], [`from_unorm16`], [`octahedral_encode`]
-/// and [`octahedral_decode`] (the same operations in the same order);
-/// working plane by plane lets the compiler vectorise the loops.
+/// planar samples `q` and what a reader decodes from them, `decoded`
+/// (both planar, `floats * width`). Texel by texel the results are those
+/// of [`to_unorm`], [`from_unorm`], [`octahedral_encode`] and
+/// [`octahedral_decode`] (the same operations in the same order); working
+/// plane by plane lets the compiler vectorise the loops.
 pub fn quantize_planar_row(
     quantizer: &RowQuantizer,
     row: &[f32],
@@ -176,7 +203,7 @@ pub fn quantize_planar_row(
     let n = floats * width;
     let (row, q, decoded) = (&row[..n], &mut q[..n], &mut decoded[..n]);
     match quantizer {
-        RowQuantizer::Bounds(bounds) => {
+        RowQuantizer::Bounds { bounds, codes } => {
             for (c, (&lo, &hi)) in bounds[0].iter().zip(&bounds[1]).enumerate().take(floats) {
                 let plane = c * width..(c + 1) * width;
                 let (values, q, decoded) = (
@@ -184,18 +211,20 @@ pub fn quantize_planar_row(
                     &mut q[plane.clone()],
                     &mut decoded[plane],
                 );
+                let max = codes[c];
+                let scale = f32::from(max);
                 if hi > lo {
                     for ((v, q), d) in values.iter().zip(q.iter_mut()).zip(decoded.iter_mut()) {
-                        *q = round_unorm(((v - lo) / (hi - lo)).clamp(0.0, 1.0) * 65535.0);
-                        *d = from_unorm16(*q, lo, hi);
+                        *q = round_unorm(((v - lo) / (hi - lo)).clamp(0.0, 1.0) * scale);
+                        *d = from_unorm(*q, lo, hi, max);
                     }
                 } else {
                     q.fill(0);
-                    decoded.fill(from_unorm16(0, lo, hi));
+                    decoded.fill(from_unorm(0, lo, hi, max));
                 }
             }
         }
-        RowQuantizer::Octahedral => {
+        RowQuantizer::Octahedral { codes } => {
             let (xyz, w) = row.split_at(3 * width);
             let (x, rest) = xyz.split_at(width);
             let (y, z) = rest.split_at(width);
@@ -205,20 +234,21 @@ pub fn quantize_planar_row(
             let (dx, rest) = decoded.split_at_mut(width);
             let (dy, rest) = rest.split_at_mut(width);
             let (dz, dw) = rest.split_at_mut(width);
+            let (mx, my) = (codes[0], codes[1]);
             for i in 0..width {
                 let e = octahedral_encode_select([x[i], y[i], z[i]]);
-                let (a, b) = (to_unorm16(e[0], -1.0, 1.0), to_unorm16(e[1], -1.0, 1.0));
+                let (a, b) = (to_unorm(e[0], -1.0, 1.0, mx), to_unorm(e[1], -1.0, 1.0, my));
                 (qx[i], qy[i]) = (a, b);
                 let d = octahedral_decode_select([
-                    from_unorm16(a, -1.0, 1.0),
-                    from_unorm16(b, -1.0, 1.0),
+                    from_unorm(a, -1.0, 1.0, mx),
+                    from_unorm(b, -1.0, 1.0, my),
                 ]);
                 (dx[i], dy[i], dz[i]) = (d[0], d[1], d[2]);
             }
             qz.fill(0);
             if floats == 4 {
                 for ((q, d), v) in qw.iter_mut().zip(dw.iter_mut()).zip(&w[..width]) {
-                    *q = if *v < 0.0 { 0 } else { 65535 };
+                    *q = if *v < 0.0 { 0 } else { codes[3] };
                     *d = *v;
                 }
             }
@@ -365,26 +395,39 @@ mod tests {
                     row[c * width + x] = t[c];
                 }
             }
-            for quantizer in [RowQuantizer::Bounds(bounds), RowQuantizer::Octahedral] {
+            let widths = [[u16::MAX; 4], [255; 4], [1023, 1023, 1023, 3]];
+            let quantizers = widths.into_iter().flat_map(|codes| {
+                [
+                    RowQuantizer::Bounds { bounds, codes },
+                    RowQuantizer::Octahedral { codes },
+                ]
+            });
+            for quantizer in quantizers {
                 let mut q = vec![7u16; floats * width];
                 let mut d = vec![f32::NAN; floats * width];
                 quantize_planar_row(&quantizer, &row, width, floats, &mut q, &mut d);
                 for (x, t) in texels.iter().enumerate() {
                     let (want_q, want_d): (Vec<u16>, Vec<f32>) = match quantizer {
-                        RowQuantizer::Bounds(b) => (0..floats)
+                        RowQuantizer::Bounds { bounds: b, codes } => (0..floats)
                             .map(|c| {
-                                let q = to_unorm16(t[c], b[0][c], b[1][c]);
-                                (q, from_unorm16(q, b[0][c], b[1][c]))
+                                let q = to_unorm(t[c], b[0][c], b[1][c], codes[c]);
+                                if codes[c] == u16::MAX {
+                                    assert_eq!(q, to_unorm16(t[c], b[0][c], b[1][c]));
+                                }
+                                (q, from_unorm(q, b[0][c], b[1][c], codes[c]))
                             })
                             .unzip(),
-                        RowQuantizer::Octahedral => {
+                        RowQuantizer::Octahedral { codes } => {
                             let e = octahedral_encode([t[0], t[1], t[2]]);
-                            let q = [to_unorm16(e[0], -1.0, 1.0), to_unorm16(e[1], -1.0, 1.0)];
+                            let q = [
+                                to_unorm(e[0], -1.0, 1.0, codes[0]),
+                                to_unorm(e[1], -1.0, 1.0, codes[1]),
+                            ];
                             let back = octahedral_decode([
-                                from_unorm16(q[0], -1.0, 1.0),
-                                from_unorm16(q[1], -1.0, 1.0),
+                                from_unorm(q[0], -1.0, 1.0, codes[0]),
+                                from_unorm(q[1], -1.0, 1.0, codes[1]),
                             ]);
-                            let w = if t[3] < 0.0 { 0 } else { 65535 };
+                            let w = if t[3] < 0.0 { 0 } else { codes[3] };
                             (
                                 vec![q[0], q[1], 0, w][..floats].to_vec(),
                                 vec![back[0], back[1], back[2], t[3]][..floats].to_vec(),
@@ -421,7 +464,11 @@ mod tests {
         let row = vec![1.0f32; 3 * 4];
         let (mut q, mut d) = (vec![9u16; 12], vec![0f32; 12]);
         let empty = [[f32::INFINITY; 4], [f32::NEG_INFINITY; 4]];
-        quantize_planar_row(&RowQuantizer::Bounds(empty), &row, 4, 3, &mut q, &mut d);
+        let quantizer = RowQuantizer::Bounds {
+            bounds: empty,
+            codes: [u16::MAX; 4],
+        };
+        quantize_planar_row(&quantizer, &row, 4, 3, &mut q, &mut d);
         assert!(q.iter().all(|&v| v == 0));
     }
 
