@@ -611,3 +611,42 @@ fn max_error_says_what_it_chose_and_fails_what_it_cannot_meet() {
         assert!(stderr(&r).contains("--max-error"), "{}", stderr(&r));
     }
 }
+
+#[test]
+fn eight_and_ten_bit_vats_ask_for_a_gpu_container_and_a_budget_takes_them_there() {
+    let out = tempfile::tempdir().unwrap();
+    let tentacle = [rigbake_fixtures::fixture("tentacle.glb")];
+    // No PNG or EXR holds 8 or 10-bit samples: a usage error that says
+    // what to add, and nothing written.
+    for format in ["unorm8", "unorm10"] {
+        let dir = out.path().join(format);
+        let r = bake(&tentacle, &dir, &["--vat", "--format", format]);
+        assert_eq!(r.status.code(), Some(2), "{}", stderr(&r));
+        let err = stderr(&r);
+        assert!(
+            err.contains(&format!("VAT format `{format}`"))
+                && err.contains("--texture-container ktx2"),
+            "{err}"
+        );
+        assert!(!dir.join("tentacle").exists());
+    }
+    // In KTX2 a loose budget takes the 8-bit form and says so.
+    let r = bake(
+        &tentacle,
+        &out.path().join("ktx2"),
+        &[
+            "--vat",
+            "--normals",
+            "--texture-container",
+            "ktx2",
+            "--max-error",
+            "1%",
+        ],
+    );
+    assert!(r.status.success(), "{}", stderr(&r));
+    assert!(
+        stderr(&r).contains("chose VAT as unorm8 with octahedral normals"),
+        "{}",
+        stderr(&r)
+    );
+}

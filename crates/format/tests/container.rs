@@ -799,6 +799,69 @@ fn golden_version_1_14_container_with_a_clip_error_record_stays_readable() {
 }
 
 #[test]
+fn golden_version_1_15_container_with_a_10_bit_vat_stays_readable() {
+    // formats/golden/v1.15/tentacle_vat_unorm10.rigbake was written by
+    // rigbake 0.1.0 (container format 1.15, the first with the 8 and
+    // 10-bit VAT formats) with `rigbake bake tentacle.glb --out out --vat
+    // --normals --format unorm10 --texture-container ktx2 --embed-textures
+    // --fps 10`, the model copied beside its output folder first. Never
+    // regenerate it.
+    use rigbake_format::meta::{DirectionEncoding, Storage, VatEncoding, VatStream};
+    use rigbake_format::texture::gpu::{self, GpuSamples, TextureContainer};
+    use rigbake_format::texture::gpu_spec::{GpuSpec, SampleType};
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../formats/golden/v1.15/tentacle_vat_unorm10.rigbake");
+    let mut c = Container::open(&path).unwrap();
+    assert_eq!(c.version().to_string(), "1.15");
+    c.verify().unwrap();
+    assert_eq!(c.records().texture_container(), TextureContainer::Ktx2);
+    let vat = c.records().vat.clone().unwrap();
+    assert_eq!(vat.encoding, VatEncoding::Unorm10);
+    let p = &vat.primitives[0];
+    for (index, stream) in [
+        (p.positions, VatStream::Positions),
+        (p.normals.unwrap(), VatStream::Normals),
+    ] {
+        let t = &vat.textures[index as usize];
+        assert_eq!((t.stream, t.encoding), (stream, VatEncoding::Unorm10));
+        let Storage::Section(section) = t.storage else {
+            panic!("golden textures are embedded")
+        };
+        let bytes = c.read_section(section as usize).unwrap();
+        let spec = GpuSpec {
+            width: t.width as usize,
+            height: t.height as usize,
+            layers: 1,
+            sample: SampleType::Unorm10,
+        };
+        let Ok(GpuSamples::Unorm { codes, max }) = gpu::read(&bytes, TextureContainer::Ktx2, &spec)
+        else {
+            panic!("{}: not 10-bit UNORM codes", t.name)
+        };
+        assert_eq!(max, [1023, 1023, 1023, 3]);
+        // RGB streams: alpha is 1.0 (code 3) in every texel.
+        assert!(codes.chunks_exact(4).all(|t| t[3] == 3));
+        if stream == VatStream::Positions {
+            // Over the recorded bounds, every texel within them; the
+            // recorded error is at most half a 10-bit step of each axis
+            // (plus f32 rounding), and above zero.
+            let [lo, hi] = t.bounds.unwrap();
+            let half_step: f64 = (0..3)
+                .map(|k| (f64::from(hi[k] - lo[k]) / 2046.0).powi(2))
+                .sum::<f64>()
+                .sqrt();
+            assert!(t.max_error > 0.0 && t.max_error <= half_step * 1.001 + 1e-6);
+            // The tentacle stands 3.5 units tall along +y.
+            assert!((hi[1] - lo[1] - 3.5).abs() < 1e-3, "{lo:?} {hi:?}");
+        } else {
+            // Octahedral normals at 10 bits: within a quarter degree.
+            assert_eq!(t.direction_encoding, DirectionEncoding::Octahedral);
+            assert!(t.max_error > 0.0 && t.max_error < 0.25, "{}", t.max_error);
+        }
+    }
+}
+
+#[test]
 fn golden_version_1_11_container_with_a_placement_record_stays_readable() {
     // formats/golden/v1.11/hierarchy_placed.rigbake was written by rigbake
     // 0.1.0 (container format 1.11, the first with the placement record)

@@ -153,6 +153,7 @@ fn reference_decoder_reads_the_golden_containers() {
         "v1.12/tentacle_qts.rigbake",
         "v1.13/tentacle_qts_unorm16.rigbake",
         "v1.14/tentacle_vat_errors.rigbake",
+        "v1.15/tentacle_vat_unorm10.rigbake",
     ] {
         assert_decoders_agree(&repo().join("formats/golden").join(golden));
     }
