@@ -21,7 +21,9 @@
 //     Folded textures (rows over the maximum size): texel (x, r) is at
 //     (b * block_width + x, r mod rows_per_block), b = r div rows_per_block;
 //     unfolded, rows_per_block = rows and block_width = width (b = 0).
-//   VAT textures: float (EXR) or 16-bit unorm (PNG16, decoded below). With
+//   VAT textures: float (EXR) or normalised: 16-bit (PNG16, RGBA16 UNORM),
+//     8-bit (RGBA8 UNORM) or 10-bit (RGB10A2 UNORM), all decoded below from
+//     what the UNORM fetch returns, whatever the bit depth. With
 //     packed normals (format 1.13) there is no normals texture: bind the
 //     positions texture as vat_normals too; the normals' encoding
 //     ENCODING_PACKED reads its alpha.
@@ -263,8 +265,8 @@ fn bone_deform(
 // ------------------------------------------- vertex animation texture path
 
 const ENCODING_FLOAT: u32 = 0u;      // EXR: values as stored
-const ENCODING_BOUNDS: u32 = 1u;     // PNG16: min + q * (max - min)
-const ENCODING_OCTAHEDRAL: u32 = 2u; // PNG16 directions: octahedral R, G; sign in A
+const ENCODING_BOUNDS: u32 = 1u;     // normalised: min + raw * (max - min)
+const ENCODING_OCTAHEDRAL: u32 = 2u; // normalised directions: octahedral R, G; sign in A
 const ENCODING_PACKED: u32 = 3u;     // PNG16 normals in the positions' A: u = 256 ux + uy, 8-bit octahedral
 
 struct VatStream {
@@ -326,7 +328,8 @@ fn octahedral_decode(e: vec2<f32>) -> vec3<f32> {
     return safe_normalize(n);
 }
 
-// `raw` is what textureLoad returns: floats for EXR, q / 65535 for unorm16.
+// `raw` is what textureLoad returns: floats for EXR, q / 65535 for unorm16,
+// q / 255 for RGBA8 and q / 1023 (alpha a / 3) for RGB10A2 UNORM.
 fn vat_decode(raw: vec4<f32>, stream: VatStream) -> vec4<f32> {
     if (stream.encoding == ENCODING_BOUNDS) {
         return stream.bounds_min + raw * (stream.bounds_max - stream.bounds_min);
