@@ -51,9 +51,9 @@ struct AnimationState {
 
 // A 3x4 affine matrix as its three rows (x, y, z, translation).
 struct Affine {
-    r0: vec4<f32>,
-    r1: vec4<f32>,
-    r2: vec4<f32>,
+    row_x: vec4<f32>,
+    row_y: vec4<f32>,
+    row_z: vec4<f32>,
 }
 
 struct Deformed {
@@ -66,20 +66,20 @@ fn affine_zero() -> Affine {
 }
 
 fn add_weighted(acc: Affine, m: Affine, w: f32) -> Affine {
-    return Affine(acc.r0 + m.r0 * w, acc.r1 + m.r1 * w, acc.r2 + m.r2 * w);
+    return Affine(acc.row_x + m.row_x * w, acc.row_y + m.row_y * w, acc.row_z + m.row_z * w);
 }
 
 fn transform_point(m: Affine, p: vec3<f32>) -> vec3<f32> {
     let p4 = vec4<f32>(p, 1.0);
-    return vec3<f32>(dot(m.r0, p4), dot(m.r1, p4), dot(m.r2, p4));
+    return vec3<f32>(dot(m.row_x, p4), dot(m.row_y, p4), dot(m.row_z, p4));
 }
 
 // Direction of inverse-transpose(upper 3x3) * n: the cofactor matrix (rows
 // are cross products of the columns) times the sign of the determinant.
 fn cofactor_normal(m: Affine, n: vec3<f32>) -> vec3<f32> {
-    let c0 = vec3<f32>(m.r0.x, m.r1.x, m.r2.x);
-    let c1 = vec3<f32>(m.r0.y, m.r1.y, m.r2.y);
-    let c2 = vec3<f32>(m.r0.z, m.r1.z, m.r2.z);
+    let c0 = vec3<f32>(m.row_x.x, m.row_y.x, m.row_z.x);
+    let c1 = vec3<f32>(m.row_x.y, m.row_y.y, m.row_z.y);
+    let c2 = vec3<f32>(m.row_x.z, m.row_y.z, m.row_z.z);
     let k0 = cross(c1, c2);
     let k1 = cross(c2, c0);
     let k2 = cross(c0, c1);
@@ -94,7 +94,7 @@ fn safe_normalize(v: vec3<f32>) -> vec3<f32> {
 }
 
 // a + (b - a) * t, written out (mix() rounds differently across languages).
-fn lerp3(a: vec3<f32>, b: vec3<f32>, t: f32) -> vec3<f32> {
+fn lerp_vec3(a: vec3<f32>, b: vec3<f32>, t: f32) -> vec3<f32> {
     return a + (b - a) * t;
 }
 
@@ -116,8 +116,8 @@ fn root_motion_apply(motion: vec4<f32>, d: Deformed) -> Deformed {
 
 // ------------------------------------------------------ bone-matrix path
 
-const LAYOUT_MAT4: u32 = 0u;
-const LAYOUT_MAT3X4: u32 = 1u;
+const LAYOUT_MAT4_COLUMNS: u32 = 0u;
+const LAYOUT_MAT3X4_ROWS: u32 = 1u;
 const LAYOUT_QTS: u32 = 2u;
 // qts stored at 16-bit normalised precision: a shader code, not a layout of
 // the container (which records the qts layout and the unorm16 precision).
@@ -147,7 +147,7 @@ fn bone_block_texel(x: u32, row: u32, rows_per_block: u32, block_width: u32) -> 
 }
 
 fn bone_matrix(joint: u32, row: u32, matrix_layout: u32, rows_per_block: u32, block_width: u32, bone_range: BoneRange) -> Affine {
-    if (matrix_layout == LAYOUT_MAT4) {
+    if (matrix_layout == LAYOUT_MAT4_COLUMNS) {
         let x = joint * 4u;
         let c0 = bone_block_texel(x, row, rows_per_block, block_width);
         let c1 = bone_block_texel(x + 1u, row, rows_per_block, block_width);
@@ -254,7 +254,7 @@ fn bone_deform(
         if (fraction > 0.0) {
             let m1 = blend_bones(uv, channels, min(row + 1u, last_row), matrix_layout, rows_per_block, block_width, bone_range);
             let d1 = skin(m1, p, n);
-            d = Deformed(lerp3(d.position, d1.position, fraction), lerp3(d.normal, d1.normal, fraction));
+            d = Deformed(lerp_vec3(d.position, d1.position, fraction), lerp_vec3(d.normal, d1.normal, fraction));
         }
         pos = pos + d.position * weight;
         nrm = nrm + d.normal * weight;
@@ -389,8 +389,8 @@ fn vat_deform(
         var p_row = vat_position(t0, positions);
         var n_row = vat_normal(t0, normals);
         if (fraction > 0.0) {
-            p_row = lerp3(p_row, vat_position(t1, positions), fraction);
-            n_row = lerp3(n_row, vat_normal(t1, normals), fraction);
+            p_row = lerp_vec3(p_row, vat_position(t1, positions), fraction);
+            n_row = lerp_vec3(n_row, vat_normal(t1, normals), fraction);
         }
         pos = pos + p_row * weight;
         nrm = nrm + n_row * weight;

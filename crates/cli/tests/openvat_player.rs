@@ -38,7 +38,6 @@
 
 mod common;
 
-use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -86,15 +85,7 @@ fn player(test: &str) -> Option<(PathBuf, PathBuf)> {
         );
         return None;
     }
-    let icd = std::fs::read_dir("/usr/share/vulkan/icd.d")
-        .ok()
-        .and_then(|d| {
-            d.filter_map(Result::ok).map(|e| e.path()).find(|p| {
-                p.file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|n| n.starts_with("lvp_icd.") && n.ends_with(".json"))
-            })
-        });
+    let icd = common::lavapipe_icd();
     let Some(icd) = icd else {
         unavailable(
             test,
@@ -104,24 +95,6 @@ fn player(test: &str) -> Option<(PathBuf, PathBuf)> {
         return None;
     };
     Some((binary, icd))
-}
-
-/// The coverage of a PNG the player wrote: its alpha (the clear colour is
-/// transparent black, every drawn fragment opaque).
-fn mask_of(png_file: &Path) -> (u32, u32, Vec<bool>) {
-    let decoder = png::Decoder::new(BufReader::new(std::fs::File::open(png_file).unwrap()));
-    let mut reader = decoder.read_info().unwrap();
-    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
-    let info = reader.next_frame(&mut buf).unwrap();
-    assert_eq!(
-        info.color_type,
-        png::ColorType::Rgba,
-        "{}",
-        png_file.display()
-    );
-    assert_eq!(info.bit_depth, png::BitDepth::Eight);
-    let mask = buf.chunks_exact(4).map(|p| p[3] > 127).collect();
-    (info.width, info.height, mask)
 }
 
 /// One compared picture.
@@ -260,7 +233,7 @@ fn bevy_open_vat_plays_the_openvat_export_like_the_source() {
 
     let mut failures = Vec::new();
     for c in &cases {
-        let (w, h, mask) = mask_of(&c.shot);
+        let (w, h, mask) = common::alpha_mask(&c.shot);
         assert_eq!((w, h), (SIZE, SIZE), "{}: picture size", c.what);
         let (score, area) = iou(&mask, &c.read);
         let (same, _) = iou(&mask, &c.same_time);

@@ -167,7 +167,7 @@ pub struct ParamValues {
     pub vat_positions: StreamDecode,
     /// `vat_normals`.
     pub vat_normals: StreamDecode,
-    /// `bone_layout` (`LAYOUT_MAT4` = 0, `LAYOUT_MAT3X4` = 1).
+    /// `bone_layout` (`LAYOUT_MAT4_COLUMNS` = 0, `LAYOUT_MAT3X4_ROWS` = 1).
     pub bone_layout: u32,
     /// `bone_height`: timeline rows (the bone texture's height unfolded).
     pub bone_height: u32,

@@ -18,9 +18,9 @@ struct AnimationState {
     uint enabled;
 };
 struct Affine {
-    vec4 r0_;
-    vec4 r1_;
-    vec4 r2_;
+    vec4 row_x;
+    vec4 row_y;
+    vec4 row_z;
 };
 struct Deformed {
     vec3 position;
@@ -125,8 +125,8 @@ struct GroundOut {
     vec4 clip;
     vec2 at;
 };
-const uint LAYOUT_MAT4_ = 0u;
-const uint LAYOUT_MAT3X4_ = 1u;
+const uint LAYOUT_MAT4_COLUMNS = 0u;
+const uint LAYOUT_MAT3X4_ROWS = 1u;
 const uint LAYOUT_QTS = 2u;
 const uint LAYOUT_QTS_UNORM = 3u;
 const uint ENCODING_FLOAT = 0u;
@@ -159,18 +159,18 @@ Affine affine_zero() {
 }
 
 Affine add_weighted(Affine acc, Affine m, float w) {
-    return Affine((acc.r0_ + (m.r0_ * w)), (acc.r1_ + (m.r1_ * w)), (acc.r2_ + (m.r2_ * w)));
+    return Affine((acc.row_x + (m.row_x * w)), (acc.row_y + (m.row_y * w)), (acc.row_z + (m.row_z * w)));
 }
 
 vec3 transform_point(Affine m_1, vec3 p) {
     vec4 p4_ = vec4(p, 1.0);
-    return vec3(dot(m_1.r0_, p4_), dot(m_1.r1_, p4_), dot(m_1.r2_, p4_));
+    return vec3(dot(m_1.row_x, p4_), dot(m_1.row_y, p4_), dot(m_1.row_z, p4_));
 }
 
 vec3 cofactor_normal(Affine m_2, vec3 n_1) {
-    vec3 c0_ = vec3(m_2.r0_.x, m_2.r1_.x, m_2.r2_.x);
-    vec3 c1_ = vec3(m_2.r0_.y, m_2.r1_.y, m_2.r2_.y);
-    vec3 c2_ = vec3(m_2.r0_.z, m_2.r1_.z, m_2.r2_.z);
+    vec3 c0_ = vec3(m_2.row_x.x, m_2.row_y.x, m_2.row_z.x);
+    vec3 c1_ = vec3(m_2.row_x.y, m_2.row_y.y, m_2.row_z.y);
+    vec3 c2_ = vec3(m_2.row_x.z, m_2.row_y.z, m_2.row_z.z);
     vec3 k0_ = cross(c1_, c2_);
     vec3 k1_ = cross(c2_, c0_);
     vec3 k2_ = cross(c0_, c1_);
@@ -184,7 +184,7 @@ vec3 safe_normalize(vec3 v_5) {
     return ((l > 0.0) ? (v_5 / vec3(l)) : v_5);
 }
 
-vec3 lerp3_(vec3 a, vec3 b, float t) {
+vec3 lerp_vec3_(vec3 a, vec3 b, float t) {
     return (a + ((b - a) * t));
 }
 
@@ -227,7 +227,7 @@ Affine qts_matrix(vec4 q_in, vec4 ts) {
 }
 
 Affine bone_matrix(uint joint, uint row_1, uint matrix_layout, uint rows_per_block_1, uint block_width_1, BoneRange bone_range) {
-    if ((matrix_layout == LAYOUT_MAT4_)) {
+    if ((matrix_layout == LAYOUT_MAT4_COLUMNS)) {
         uint x_4 = (joint * 4u);
         vec4 _e10 = bone_block_texel(x_4, row_1, rows_per_block_1, block_width_1);
         vec4 _e13 = bone_block_texel((x_4 + 1u), row_1, rows_per_block_1, block_width_1);
@@ -343,9 +343,9 @@ Deformed bone_deform(AnimationState state, vec4 uv_1[4], uint channels_1, vec3 p
                 Affine _e50 = blend_bones(uv_1, channels_1, min((row_6 + 1u), last_row), matrix_layout_2, rows_per_block_3, block_width_3, bone_range_2);
                 Deformed _e51 = skin(_e50, p_2, n_3);
                 vec3 _e53 = d_1.position;
-                vec3 _e55 = lerp3_(_e53, _e51.position, fraction);
+                vec3 _e55 = lerp_vec3_(_e53, _e51.position, fraction);
                 vec3 _e57 = d_1.normal;
-                vec3 _e59 = lerp3_(_e57, _e51.normal, fraction);
+                vec3 _e59 = lerp_vec3_(_e57, _e51.normal, fraction);
                 d_1 = Deformed(_e55, _e59);
             }
             vec3 _e61 = pos;
@@ -484,9 +484,9 @@ struct AnimationState {
     uint enabled;
 };
 struct Affine {
-    vec4 r0_;
-    vec4 r1_;
-    vec4 r2_;
+    vec4 row_x;
+    vec4 row_y;
+    vec4 row_z;
 };
 struct Deformed {
     vec3 position;
@@ -591,8 +591,8 @@ struct GroundOut {
     vec4 clip;
     vec2 at;
 };
-const uint LAYOUT_MAT4_ = 0u;
-const uint LAYOUT_MAT3X4_ = 1u;
+const uint LAYOUT_MAT4_COLUMNS = 0u;
+const uint LAYOUT_MAT3X4_ROWS = 1u;
 const uint LAYOUT_QTS = 2u;
 const uint LAYOUT_QTS_UNORM = 3u;
 const uint ENCODING_FLOAT = 0u;
@@ -614,18 +614,18 @@ Affine affine_zero() {
 }
 
 Affine add_weighted(Affine acc, Affine m, float w) {
-    return Affine((acc.r0_ + (m.r0_ * w)), (acc.r1_ + (m.r1_ * w)), (acc.r2_ + (m.r2_ * w)));
+    return Affine((acc.row_x + (m.row_x * w)), (acc.row_y + (m.row_y * w)), (acc.row_z + (m.row_z * w)));
 }
 
 vec3 transform_point(Affine m_1, vec3 p) {
     vec4 p4_ = vec4(p, 1.0);
-    return vec3(dot(m_1.r0_, p4_), dot(m_1.r1_, p4_), dot(m_1.r2_, p4_));
+    return vec3(dot(m_1.row_x, p4_), dot(m_1.row_y, p4_), dot(m_1.row_z, p4_));
 }
 
 vec3 cofactor_normal(Affine m_2, vec3 n_1) {
-    vec3 c0_ = vec3(m_2.r0_.x, m_2.r1_.x, m_2.r2_.x);
-    vec3 c1_ = vec3(m_2.r0_.y, m_2.r1_.y, m_2.r2_.y);
-    vec3 c2_ = vec3(m_2.r0_.z, m_2.r1_.z, m_2.r2_.z);
+    vec3 c0_ = vec3(m_2.row_x.x, m_2.row_y.x, m_2.row_z.x);
+    vec3 c1_ = vec3(m_2.row_x.y, m_2.row_y.y, m_2.row_z.y);
+    vec3 c2_ = vec3(m_2.row_x.z, m_2.row_y.z, m_2.row_z.z);
     vec3 k0_ = cross(c1_, c2_);
     vec3 k1_ = cross(c2_, c0_);
     vec3 k2_ = cross(c0_, c1_);
@@ -639,7 +639,7 @@ vec3 safe_normalize(vec3 v_5) {
     return ((l > 0.0) ? (v_5 / vec3(l)) : v_5);
 }
 
-vec3 lerp3_(vec3 a, vec3 b, float t) {
+vec3 lerp_vec3_(vec3 a, vec3 b, float t) {
     return (a + ((b - a) * t));
 }
 
@@ -816,9 +816,9 @@ struct AnimationState {
     uint enabled;
 };
 struct Affine {
-    vec4 r0_;
-    vec4 r1_;
-    vec4 r2_;
+    vec4 row_x;
+    vec4 row_y;
+    vec4 row_z;
 };
 struct Deformed {
     vec3 position;
@@ -923,8 +923,8 @@ struct GroundOut {
     vec4 clip;
     vec2 at;
 };
-const uint LAYOUT_MAT4_ = 0u;
-const uint LAYOUT_MAT3X4_ = 1u;
+const uint LAYOUT_MAT4_COLUMNS = 0u;
+const uint LAYOUT_MAT3X4_ROWS = 1u;
 const uint LAYOUT_QTS = 2u;
 const uint LAYOUT_QTS_UNORM = 3u;
 const uint ENCODING_FLOAT = 0u;
@@ -960,18 +960,18 @@ Affine affine_zero() {
 }
 
 Affine add_weighted(Affine acc, Affine m, float w) {
-    return Affine((acc.r0_ + (m.r0_ * w)), (acc.r1_ + (m.r1_ * w)), (acc.r2_ + (m.r2_ * w)));
+    return Affine((acc.row_x + (m.row_x * w)), (acc.row_y + (m.row_y * w)), (acc.row_z + (m.row_z * w)));
 }
 
 vec3 transform_point(Affine m_1, vec3 p) {
     vec4 p4_ = vec4(p, 1.0);
-    return vec3(dot(m_1.r0_, p4_), dot(m_1.r1_, p4_), dot(m_1.r2_, p4_));
+    return vec3(dot(m_1.row_x, p4_), dot(m_1.row_y, p4_), dot(m_1.row_z, p4_));
 }
 
 vec3 cofactor_normal(Affine m_2, vec3 n_1) {
-    vec3 c0_ = vec3(m_2.r0_.x, m_2.r1_.x, m_2.r2_.x);
-    vec3 c1_ = vec3(m_2.r0_.y, m_2.r1_.y, m_2.r2_.y);
-    vec3 c2_ = vec3(m_2.r0_.z, m_2.r1_.z, m_2.r2_.z);
+    vec3 c0_ = vec3(m_2.row_x.x, m_2.row_y.x, m_2.row_z.x);
+    vec3 c1_ = vec3(m_2.row_x.y, m_2.row_y.y, m_2.row_z.y);
+    vec3 c2_ = vec3(m_2.row_x.z, m_2.row_y.z, m_2.row_z.z);
     vec3 k0_ = cross(c1_, c2_);
     vec3 k1_ = cross(c2_, c0_);
     vec3 k2_ = cross(c0_, c1_);
@@ -985,7 +985,7 @@ vec3 safe_normalize(vec3 v_5) {
     return ((l > 0.0) ? (v_5 / vec3(l)) : v_5);
 }
 
-vec3 lerp3_(vec3 a, vec3 b, float t) {
+vec3 lerp_vec3_(vec3 a, vec3 b, float t) {
     return (a + ((b - a) * t));
 }
 
@@ -1133,11 +1133,11 @@ Deformed vat_deform(AnimationState state_1, uint vertex_1, vec3 p_3, vec3 n_5, V
             if ((fraction > 0.0)) {
                 vec3 _e55 = p_row;
                 vec3 _e56 = vat_position(_e48, positions);
-                vec3 _e57 = lerp3_(_e55, _e56, fraction);
+                vec3 _e57 = lerp_vec3_(_e55, _e56, fraction);
                 p_row = _e57;
                 vec3 _e58 = n_row;
                 vec3 _e59 = vat_normal(_e48, normals);
-                vec3 _e60 = lerp3_(_e58, _e59, fraction);
+                vec3 _e60 = lerp_vec3_(_e58, _e59, fraction);
                 n_row = _e60;
             }
             vec3 _e61 = pos_1;
@@ -1254,12 +1254,12 @@ Deformed viewer_vat_deform(AnimationState state_2, uint s, vec3 p_4, vec3 n_6, V
             if ((r.y > 0.0)) {
                 vec3 _e56 = p_row_1;
                 vec3 _e57 = viewer_vat_position(_e48, positions_1);
-                vec3 _e59 = lerp3_(_e56, _e57, r.y);
+                vec3 _e59 = lerp_vec3_(_e56, _e57, r.y);
                 p_row_1 = _e59;
                 if (has_normals) {
                     vec3 _e60 = n_row_1;
                     vec3 _e61 = viewer_vat_normal(_e48, normals_1);
-                    vec3 _e63 = lerp3_(_e60, _e61, r.y);
+                    vec3 _e63 = lerp_vec3_(_e60, _e61, r.y);
                     n_row_1 = _e63;
                 }
             }
@@ -1312,9 +1312,9 @@ struct AnimationState {
     uint enabled;
 };
 struct Affine {
-    vec4 r0_;
-    vec4 r1_;
-    vec4 r2_;
+    vec4 row_x;
+    vec4 row_y;
+    vec4 row_z;
 };
 struct Deformed {
     vec3 position;
@@ -1419,8 +1419,8 @@ struct GroundOut {
     vec4 clip;
     vec2 at;
 };
-const uint LAYOUT_MAT4_ = 0u;
-const uint LAYOUT_MAT3X4_ = 1u;
+const uint LAYOUT_MAT4_COLUMNS = 0u;
+const uint LAYOUT_MAT3X4_ROWS = 1u;
 const uint LAYOUT_QTS = 2u;
 const uint LAYOUT_QTS_UNORM = 3u;
 const uint ENCODING_FLOAT = 0u;
@@ -1442,18 +1442,18 @@ Affine affine_zero() {
 }
 
 Affine add_weighted(Affine acc, Affine m, float w) {
-    return Affine((acc.r0_ + (m.r0_ * w)), (acc.r1_ + (m.r1_ * w)), (acc.r2_ + (m.r2_ * w)));
+    return Affine((acc.row_x + (m.row_x * w)), (acc.row_y + (m.row_y * w)), (acc.row_z + (m.row_z * w)));
 }
 
 vec3 transform_point(Affine m_1, vec3 p) {
     vec4 p4_ = vec4(p, 1.0);
-    return vec3(dot(m_1.r0_, p4_), dot(m_1.r1_, p4_), dot(m_1.r2_, p4_));
+    return vec3(dot(m_1.row_x, p4_), dot(m_1.row_y, p4_), dot(m_1.row_z, p4_));
 }
 
 vec3 cofactor_normal(Affine m_2, vec3 n_1) {
-    vec3 c0_ = vec3(m_2.r0_.x, m_2.r1_.x, m_2.r2_.x);
-    vec3 c1_ = vec3(m_2.r0_.y, m_2.r1_.y, m_2.r2_.y);
-    vec3 c2_ = vec3(m_2.r0_.z, m_2.r1_.z, m_2.r2_.z);
+    vec3 c0_ = vec3(m_2.row_x.x, m_2.row_y.x, m_2.row_z.x);
+    vec3 c1_ = vec3(m_2.row_x.y, m_2.row_y.y, m_2.row_z.y);
+    vec3 c2_ = vec3(m_2.row_x.z, m_2.row_y.z, m_2.row_z.z);
     vec3 k0_ = cross(c1_, c2_);
     vec3 k1_ = cross(c2_, c0_);
     vec3 k2_ = cross(c0_, c1_);
@@ -1467,7 +1467,7 @@ vec3 safe_normalize(vec3 v_5) {
     return ((l > 0.0) ? (v_5 / vec3(l)) : v_5);
 }
 
-vec3 lerp3_(vec3 a, vec3 b, float t) {
+vec3 lerp_vec3_(vec3 a, vec3 b, float t) {
     return (a + ((b - a) * t));
 }
 
@@ -1644,9 +1644,9 @@ struct AnimationState {
     uint enabled;
 };
 struct Affine {
-    vec4 r0_;
-    vec4 r1_;
-    vec4 r2_;
+    vec4 row_x;
+    vec4 row_y;
+    vec4 row_z;
 };
 struct Deformed {
     vec3 position;
@@ -1751,8 +1751,8 @@ struct GroundOut {
     vec4 clip;
     vec2 at;
 };
-const uint LAYOUT_MAT4_ = 0u;
-const uint LAYOUT_MAT3X4_ = 1u;
+const uint LAYOUT_MAT4_COLUMNS = 0u;
+const uint LAYOUT_MAT3X4_ROWS = 1u;
 const uint LAYOUT_QTS = 2u;
 const uint LAYOUT_QTS_UNORM = 3u;
 const uint ENCODING_FLOAT = 0u;
@@ -1770,18 +1770,18 @@ Affine affine_zero() {
 }
 
 Affine add_weighted(Affine acc, Affine m, float w) {
-    return Affine((acc.r0_ + (m.r0_ * w)), (acc.r1_ + (m.r1_ * w)), (acc.r2_ + (m.r2_ * w)));
+    return Affine((acc.row_x + (m.row_x * w)), (acc.row_y + (m.row_y * w)), (acc.row_z + (m.row_z * w)));
 }
 
 vec3 transform_point(Affine m_1, vec3 p) {
     vec4 p4_ = vec4(p, 1.0);
-    return vec3(dot(m_1.r0_, p4_), dot(m_1.r1_, p4_), dot(m_1.r2_, p4_));
+    return vec3(dot(m_1.row_x, p4_), dot(m_1.row_y, p4_), dot(m_1.row_z, p4_));
 }
 
 vec3 cofactor_normal(Affine m_2, vec3 n_1) {
-    vec3 c0_ = vec3(m_2.r0_.x, m_2.r1_.x, m_2.r2_.x);
-    vec3 c1_ = vec3(m_2.r0_.y, m_2.r1_.y, m_2.r2_.y);
-    vec3 c2_ = vec3(m_2.r0_.z, m_2.r1_.z, m_2.r2_.z);
+    vec3 c0_ = vec3(m_2.row_x.x, m_2.row_y.x, m_2.row_z.x);
+    vec3 c1_ = vec3(m_2.row_x.y, m_2.row_y.y, m_2.row_z.y);
+    vec3 c2_ = vec3(m_2.row_x.z, m_2.row_y.z, m_2.row_z.z);
     vec3 k0_ = cross(c1_, c2_);
     vec3 k1_ = cross(c2_, c0_);
     vec3 k2_ = cross(c0_, c1_);
@@ -1795,7 +1795,7 @@ vec3 safe_normalize(vec3 v_5) {
     return ((l > 0.0) ? (v_5 / vec3(l)) : v_5);
 }
 
-vec3 lerp3_(vec3 a, vec3 b, float t) {
+vec3 lerp_vec3_(vec3 a, vec3 b, float t) {
     return (a + ((b - a) * t));
 }
 
@@ -1916,9 +1916,9 @@ struct AnimationState {
     uint enabled;
 };
 struct Affine {
-    vec4 r0_;
-    vec4 r1_;
-    vec4 r2_;
+    vec4 row_x;
+    vec4 row_y;
+    vec4 row_z;
 };
 struct Deformed {
     vec3 position;
@@ -2023,8 +2023,8 @@ struct GroundOut {
     vec4 clip;
     vec2 at;
 };
-const uint LAYOUT_MAT4_ = 0u;
-const uint LAYOUT_MAT3X4_ = 1u;
+const uint LAYOUT_MAT4_COLUMNS = 0u;
+const uint LAYOUT_MAT3X4_ROWS = 1u;
 const uint LAYOUT_QTS = 2u;
 const uint LAYOUT_QTS_UNORM = 3u;
 const uint ENCODING_FLOAT = 0u;
@@ -2042,18 +2042,18 @@ Affine affine_zero() {
 }
 
 Affine add_weighted(Affine acc, Affine m, float w) {
-    return Affine((acc.r0_ + (m.r0_ * w)), (acc.r1_ + (m.r1_ * w)), (acc.r2_ + (m.r2_ * w)));
+    return Affine((acc.row_x + (m.row_x * w)), (acc.row_y + (m.row_y * w)), (acc.row_z + (m.row_z * w)));
 }
 
 vec3 transform_point(Affine m_1, vec3 p) {
     vec4 p4_ = vec4(p, 1.0);
-    return vec3(dot(m_1.r0_, p4_), dot(m_1.r1_, p4_), dot(m_1.r2_, p4_));
+    return vec3(dot(m_1.row_x, p4_), dot(m_1.row_y, p4_), dot(m_1.row_z, p4_));
 }
 
 vec3 cofactor_normal(Affine m_2, vec3 n_1) {
-    vec3 c0_ = vec3(m_2.r0_.x, m_2.r1_.x, m_2.r2_.x);
-    vec3 c1_ = vec3(m_2.r0_.y, m_2.r1_.y, m_2.r2_.y);
-    vec3 c2_ = vec3(m_2.r0_.z, m_2.r1_.z, m_2.r2_.z);
+    vec3 c0_ = vec3(m_2.row_x.x, m_2.row_y.x, m_2.row_z.x);
+    vec3 c1_ = vec3(m_2.row_x.y, m_2.row_y.y, m_2.row_z.y);
+    vec3 c2_ = vec3(m_2.row_x.z, m_2.row_y.z, m_2.row_z.z);
     vec3 k0_ = cross(c1_, c2_);
     vec3 k1_ = cross(c2_, c0_);
     vec3 k2_ = cross(c0_, c1_);
@@ -2067,7 +2067,7 @@ vec3 safe_normalize(vec3 v_5) {
     return ((l > 0.0) ? (v_5 / vec3(l)) : v_5);
 }
 
-vec3 lerp3_(vec3 a, vec3 b, float t) {
+vec3 lerp_vec3_(vec3 a, vec3 b, float t) {
     return (a + ((b - a) * t));
 }
 

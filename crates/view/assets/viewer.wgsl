@@ -160,9 +160,9 @@ fn viewer_vat_deform(state: AnimationState, s: u32, p: vec3<f32>, n: vec3<f32>, 
             n_row = viewer_vat_normal(t0, normals);
         }
         if (r.y > 0.0) {
-            p_row = lerp3(p_row, viewer_vat_position(t1, positions), r.y);
+            p_row = lerp_vec3(p_row, viewer_vat_position(t1, positions), r.y);
             if (has_normals) {
-                n_row = lerp3(n_row, viewer_vat_normal(t1, normals), r.y);
+                n_row = lerp_vec3(n_row, viewer_vat_normal(t1, normals), r.y);
             }
         }
         pos = pos + p_row * r.x;

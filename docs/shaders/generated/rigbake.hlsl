@@ -10,9 +10,9 @@ struct AnimationState {
 };
 
 struct Affine {
-    float4 r0_;
-    float4 r1_;
-    float4 r2_;
+    float4 row_x;
+    float4 row_y;
+    float4 row_z;
 };
 
 struct Deformed {
@@ -82,8 +82,8 @@ struct VertexOut {
     float3 normal : LOC0;
 };
 
-static const uint LAYOUT_MAT4_ = 0u;
-static const uint LAYOUT_MAT3X4_ = 1u;
+static const uint LAYOUT_MAT4_COLUMNS = 0u;
+static const uint LAYOUT_MAT3X4_ROWS = 1u;
 static const uint LAYOUT_QTS = 2u;
 static const uint LAYOUT_QTS_UNORM = 3u;
 static const uint ENCODING_FLOAT = 0u;
@@ -109,9 +109,9 @@ struct VertexOutput_vat_vertex {
 
 Affine ConstructAffine(float4 arg0, float4 arg1, float4 arg2) {
     Affine ret = (Affine)0;
-    ret.r0_ = arg0;
-    ret.r1_ = arg1;
-    ret.r2_ = arg2;
+    ret.row_x = arg0;
+    ret.row_y = arg1;
+    ret.row_z = arg2;
     return ret;
 }
 
@@ -123,21 +123,21 @@ Affine affine_zero()
 
 Affine add_weighted(Affine acc, Affine m, float w)
 {
-    const Affine affine_1 = ConstructAffine((acc.r0_ + (m.r0_ * w)), (acc.r1_ + (m.r1_ * w)), (acc.r2_ + (m.r2_ * w)));
+    const Affine affine_1 = ConstructAffine((acc.row_x + (m.row_x * w)), (acc.row_y + (m.row_y * w)), (acc.row_z + (m.row_z * w)));
     return affine_1;
 }
 
 float3 transform_point(Affine m_1, float3 p)
 {
     float4 p4_ = float4(p, 1.0);
-    return float3(dot(m_1.r0_, p4_), dot(m_1.r1_, p4_), dot(m_1.r2_, p4_));
+    return float3(dot(m_1.row_x, p4_), dot(m_1.row_y, p4_), dot(m_1.row_z, p4_));
 }
 
 float3 cofactor_normal(Affine m_2, float3 n)
 {
-    float3 c0_ = float3(m_2.r0_.x, m_2.r1_.x, m_2.r2_.x);
-    float3 c1_ = float3(m_2.r0_.y, m_2.r1_.y, m_2.r2_.y);
-    float3 c2_ = float3(m_2.r0_.z, m_2.r1_.z, m_2.r2_.z);
+    float3 c0_ = float3(m_2.row_x.x, m_2.row_y.x, m_2.row_z.x);
+    float3 c1_ = float3(m_2.row_x.y, m_2.row_y.y, m_2.row_z.y);
+    float3 c2_ = float3(m_2.row_x.z, m_2.row_y.z, m_2.row_z.z);
     float3 k0_ = cross(c1_, c2_);
     float3 k1_ = cross(c2_, c0_);
     float3 k2_ = cross(c0_, c1_);
@@ -152,7 +152,7 @@ float3 safe_normalize(float3 v_1)
     return ((l > 0.0) ? (v_1 / (l).xxx) : v_1);
 }
 
-float3 lerp3_(float3 a, float3 b, float t)
+float3 lerp_vec3_(float3 a, float3 b, float t)
 {
     return (a + ((b - a) * t));
 }
@@ -219,7 +219,7 @@ Affine qts_matrix(float4 q_in, float4 ts)
 
 Affine bone_matrix(uint joint, uint row_1, uint matrix_layout, uint rows_per_block_1, uint block_width_1, BoneRange bone_range)
 {
-    if ((matrix_layout == LAYOUT_MAT4_)) {
+    if ((matrix_layout == LAYOUT_MAT4_COLUMNS)) {
         uint x_4 = (joint * 4u);
         const float4 _e10 = bone_block_texel(x_4, row_1, rows_per_block_1, block_width_1);
         const float4 _e13 = bone_block_texel((x_4 + 1u), row_1, rows_per_block_1, block_width_1);
@@ -357,9 +357,9 @@ Deformed bone_deform(AnimationState state, float4 uv_1[4], uint channels_1, floa
                 const Affine _e50 = blend_bones(uv_1, channels_1, min((row_6 + 1u), last_row), matrix_layout_2, rows_per_block_3, block_width_3, bone_range_2);
                 const Deformed _e51 = skin(_e50, p_2, n_2);
                 float3 _e53 = d_1.position;
-                const float3 _e55 = lerp3_(_e53, _e51.position, fraction);
+                const float3 _e55 = lerp_vec3_(_e53, _e51.position, fraction);
                 float3 _e57 = d_1.normal;
-                const float3 _e59 = lerp3_(_e57, _e51.normal, fraction);
+                const float3 _e59 = lerp_vec3_(_e57, _e51.normal, fraction);
                 d_1 = ConstructDeformed(_e55, _e59);
             }
             float3 _e61 = pos;
@@ -506,11 +506,11 @@ Deformed vat_deform(AnimationState state_1, uint vertex_1, float3 p_3, float3 n_
             if ((fraction_1 > 0.0)) {
                 float3 _e55 = p_row;
                 const float3 _e56 = vat_position(_e48, positions);
-                const float3 _e57 = lerp3_(_e55, _e56, fraction_1);
+                const float3 _e57 = lerp_vec3_(_e55, _e56, fraction_1);
                 p_row = _e57;
                 float3 _e58 = n_row;
                 const float3 _e59 = vat_normal(_e48, normals);
-                const float3 _e60 = lerp3_(_e58, _e59, fraction_1);
+                const float3 _e60 = lerp_vec3_(_e58, _e59, fraction_1);
                 n_row = _e60;
             }
             float3 _e61 = pos_1;

@@ -7,9 +7,9 @@ struct AnimationState {
     uint enabled;
 };
 struct Affine {
-    vec4 r0_;
-    vec4 r1_;
-    vec4 r2_;
+    vec4 row_x;
+    vec4 row_y;
+    vec4 row_z;
 };
 struct Deformed {
     vec3 position;
@@ -60,8 +60,8 @@ struct VertexOut {
     vec4 clip;
     vec3 normal;
 };
-const uint LAYOUT_MAT4_ = 0u;
-const uint LAYOUT_MAT3X4_ = 1u;
+const uint LAYOUT_MAT4_COLUMNS = 0u;
+const uint LAYOUT_MAT3X4_ROWS = 1u;
 const uint LAYOUT_QTS = 2u;
 const uint LAYOUT_QTS_UNORM = 3u;
 const uint ENCODING_FLOAT = 0u;
@@ -86,18 +86,18 @@ Affine affine_zero() {
 }
 
 Affine add_weighted(Affine acc, Affine m, float w) {
-    return Affine((acc.r0_ + (m.r0_ * w)), (acc.r1_ + (m.r1_ * w)), (acc.r2_ + (m.r2_ * w)));
+    return Affine((acc.row_x + (m.row_x * w)), (acc.row_y + (m.row_y * w)), (acc.row_z + (m.row_z * w)));
 }
 
 vec3 transform_point(Affine m_1, vec3 p) {
     vec4 p4_ = vec4(p, 1.0);
-    return vec3(dot(m_1.r0_, p4_), dot(m_1.r1_, p4_), dot(m_1.r2_, p4_));
+    return vec3(dot(m_1.row_x, p4_), dot(m_1.row_y, p4_), dot(m_1.row_z, p4_));
 }
 
 vec3 cofactor_normal(Affine m_2, vec3 n) {
-    vec3 c0_ = vec3(m_2.r0_.x, m_2.r1_.x, m_2.r2_.x);
-    vec3 c1_ = vec3(m_2.r0_.y, m_2.r1_.y, m_2.r2_.y);
-    vec3 c2_ = vec3(m_2.r0_.z, m_2.r1_.z, m_2.r2_.z);
+    vec3 c0_ = vec3(m_2.row_x.x, m_2.row_y.x, m_2.row_z.x);
+    vec3 c1_ = vec3(m_2.row_x.y, m_2.row_y.y, m_2.row_z.y);
+    vec3 c2_ = vec3(m_2.row_x.z, m_2.row_y.z, m_2.row_z.z);
     vec3 k0_ = cross(c1_, c2_);
     vec3 k1_ = cross(c2_, c0_);
     vec3 k2_ = cross(c0_, c1_);
@@ -111,7 +111,7 @@ vec3 safe_normalize(vec3 v_1) {
     return ((l > 0.0) ? (v_1 / vec3(l)) : v_1);
 }
 
-vec3 lerp3_(vec3 a, vec3 b, float t) {
+vec3 lerp_vec3_(vec3 a, vec3 b, float t) {
     return (a + ((b - a) * t));
 }
 
@@ -259,11 +259,11 @@ Deformed vat_deform(AnimationState state_1, uint vertex_1, vec3 p_3, vec3 n_4, V
             if ((fraction > 0.0)) {
                 vec3 _e55 = p_row;
                 vec3 _e56 = vat_position(_e48, positions);
-                vec3 _e57 = lerp3_(_e55, _e56, fraction);
+                vec3 _e57 = lerp_vec3_(_e55, _e56, fraction);
                 p_row = _e57;
                 vec3 _e58 = n_row;
                 vec3 _e59 = vat_normal(_e48, normals);
-                vec3 _e60 = lerp3_(_e58, _e59, fraction);
+                vec3 _e60 = lerp_vec3_(_e58, _e59, fraction);
                 n_row = _e60;
             }
             vec3 _e61 = pos_1;

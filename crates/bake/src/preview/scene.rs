@@ -226,6 +226,42 @@ pub fn pose(
         &mut pose,
         &mut scratch,
     );
+    place_parts(
+        loaded,
+        topology,
+        |node, primitive, space, entry, src| match producer {
+            Producer::Direct => {
+                let convention = match (path, &loaded.vat) {
+                    (PathChoice::Vat, Some(v)) => v.convention,
+                    _ => NormalConvention::InverseTranspose,
+                };
+                let d = deform(model, &pose, node, primitive, space, convention);
+                (
+                    d.iter().map(|v| v.position.as_vec3()).collect(),
+                    src.normals
+                        .is_some()
+                        .then(|| d.iter().map(|v| v.normal.as_vec3()).collect()),
+                )
+            }
+            Producer::Bake => bake_vertices(loaded, path, entry, &gpu, src),
+        },
+    )
+}
+
+/// Each part of `topology` with the vertices `vertices(node, primitive,
+/// space, entry, source primitive)` gives it, placed in scene space.
+fn place_parts(
+    loaded: &Loaded,
+    topology: &Topology,
+    mut vertices: impl FnMut(
+        usize,
+        usize,
+        Option<usize>,
+        usize,
+        &rigbake_core::model::Primitive,
+    ) -> (Vec<Vec3>, Option<Vec<Vec3>>),
+) -> Vec<PosedMesh> {
+    let model = &loaded.source.model;
     topology
         .parts
         .iter()
@@ -233,21 +269,7 @@ pub fn pose(
         .map(|(i, &(node, primitive, space, placement, entry))| {
             let mesh = model.nodes[node].mesh.unwrap_or_default();
             let src = &model.meshes[mesh].primitives[primitive];
-            let has_normals = src.normals.is_some();
-            let (positions, normals): (Vec<Vec3>, Option<Vec<Vec3>>) = match producer {
-                Producer::Direct => {
-                    let convention = match (path, &loaded.vat) {
-                        (PathChoice::Vat, Some(v)) => v.convention,
-                        _ => NormalConvention::InverseTranspose,
-                    };
-                    let d = deform(model, &pose, node, primitive, space, convention);
-                    (
-                        d.iter().map(|v| v.position.as_vec3()).collect(),
-                        has_normals.then(|| d.iter().map(|v| v.normal.as_vec3()).collect()),
-                    )
-                }
-                Producer::Bake => bake_vertices(loaded, path, entry, &gpu, src),
-            };
+            let (positions, normals) = vertices(node, primitive, space, entry, src);
             let (positions, normals) = placed(&placement, positions, normals);
             PosedMesh {
                 positions,
@@ -257,6 +279,20 @@ pub fn pose(
             }
         })
         .collect()
+}
+
+/// Every primitive of `path` posed by the bake in `state`, a state the
+/// runtime made (a crossfade, a seek: [`rigbake_core::runtime::AnimationState`]),
+/// as [`pose`] with [`Producer::Bake`] poses a frame.
+pub fn pose_state(
+    loaded: &Loaded,
+    topology: &Topology,
+    path: PathChoice,
+    state: &GpuState,
+) -> Vec<PosedMesh> {
+    place_parts(loaded, topology, |_, _, _, entry, src| {
+        bake_vertices(loaded, path, entry, state, src)
+    })
 }
 
 /// Vertices of primitive `i` of `path` through the runtime reference.

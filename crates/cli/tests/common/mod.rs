@@ -178,3 +178,39 @@ pub fn iou(a: &[bool], b: &[bool]) -> (f64, usize) {
     }
     (both as f64 / either.max(1) as f64, either)
 }
+
+/// The silhouette of an RGBA8 PNG drawn on a transparent clear colour (the
+/// Bevy checkers' screenshots): its size and, per pixel, alpha over 127.
+#[allow(dead_code)]
+pub fn alpha_mask(png_file: &Path) -> (u32, u32, Vec<bool>) {
+    let file =
+        std::fs::File::open(png_file).unwrap_or_else(|e| panic!("{}: {e}", png_file.display()));
+    let decoder = png::Decoder::new(std::io::BufReader::new(file));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!(
+        info.color_type,
+        png::ColorType::Rgba,
+        "{}",
+        png_file.display()
+    );
+    assert_eq!(info.bit_depth, png::BitDepth::Eight);
+    let mask = buf.chunks_exact(4).map(|p| p[3] > 127).collect();
+    (info.width, info.height, mask)
+}
+
+/// Mesa's lavapipe ICD file (`/usr/share/vulkan/icd.d/lvp_icd.*.json`),
+/// which `VK_ICD_FILENAMES` selects, when installed.
+#[allow(dead_code)]
+pub fn lavapipe_icd() -> Option<PathBuf> {
+    std::fs::read_dir("/usr/share/vulkan/icd.d")
+        .ok()
+        .and_then(|d| {
+            d.filter_map(Result::ok).map(|e| e.path()).find(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with("lvp_icd.") && n.ends_with(".json"))
+            })
+        })
+}

@@ -1,0 +1,239 @@
+//! bevy_rigbake (integrations/bevy) plays bakes in Bevy like rigbake's own
+//! CPU preview: its `.rigbake` asset loader, its vertex-animation material
+//! (docs/shaders/rigbake.wgsl's `vat_deform`, imported as a Bevy shader
+//! module) and its per-instance state (rigbake-core's runtime, one storage
+//! buffer per bake read by `MeshTag`) render on Mesa's lavapipe through
+//! `rigbake-bevy-shots` (integrations/bevy/src/bin), and each silhouette
+//! is compared with `rigbake::preview` of the same state: the bake played
+//! through the runtime reference (`Producer::Bake`), intersection over
+//! union at least 0.99. A container that is not one is refused with the
+//! loader's message naming the file.
+//!
+//! Needs the binary: `RIGBAKE_BEVY_SHOTS` names it, else
+//! `tools/openvat-player/target/debug/rigbake-bevy-shots` (`cargo build
+//! --locked --manifest-path tools/openvat-player/Cargo.toml --workspace`),
+//! and lavapipe. Without them the tests skip with a message, unless
+//! `RIGBAKE_REQUIRE_BEVY` is set: then they fail (CI sets it).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{iou, shared_models};
+use rigbake::playback;
+use rigbake::preview::scene::{self, PathChoice, Producer, Topology};
+use rigbake::preview::{fit_camera, render};
+use rigbake_core::runtime::{AnimationState, PlayMode};
+
+/// Pixels per side of the compared frames.
+const SIZE: u32 = 256;
+
+/// The same triangles from the same camera, differing only in
+/// rasterisation rules along the outline.
+const MIN_IOU: f64 = 0.99;
+
+fn required() -> bool {
+    std::env::var_os("RIGBAKE_REQUIRE_BEVY").is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+/// The shots binary and lavapipe's ICD file, or `None` after a notice.
+fn shots_binary(test: &str) -> Option<(PathBuf, PathBuf)> {
+    let binary = std::env::var_os("RIGBAKE_BEVY_SHOTS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../tools/openvat-player/target/debug/rigbake-bevy-shots")
+        });
+    let why = if !binary.is_file() {
+        format!(
+            "no rigbake-bevy-shots at {} (build it: cargo build --locked --manifest-path \
+             tools/openvat-player/Cargo.toml --workspace, or set RIGBAKE_BEVY_SHOTS)",
+            binary.display()
+        )
+    } else if let Some(icd) = common::lavapipe_icd() {
+        return Some((binary, icd));
+    } else {
+        "Mesa's lavapipe is not installed (Debian package mesa-vulkan-drivers)".to_owned()
+    };
+    if required() {
+        panic!("{test}: {why}, and RIGBAKE_REQUIRE_BEVY is set");
+    }
+    rigbake_fixtures::testkit::notice(&format!("SKIPPED {test}: {why}"));
+    None
+}
+
+/// Runs the binary on `jobs` (written beside `dir`); returns its output.
+fn run_shots(
+    binary: &Path,
+    icd: &Path,
+    jobs: &serde_json::Value,
+    file: &Path,
+) -> std::process::Output {
+    std::fs::write(file, serde_json::to_vec_pretty(jobs).unwrap()).unwrap();
+    Command::new(binary)
+        .arg(file)
+        .env("VK_ICD_FILENAMES", icd)
+        .env("WGPU_BACKEND", "vulkan")
+        .env("RUST_LOG", "info,wgpu=error,naga=warn")
+        .output()
+        .unwrap()
+}
+
+fn camera_json(camera: &rigbake_preview::Camera) -> serde_json::Value {
+    let v = |d: glam::DVec3| serde_json::json!([d.x, d.y, d.z]);
+    serde_json::json!({
+        "right": v(camera.right),
+        "up": v(camera.up),
+        "forward": v(camera.forward),
+        "center": v(camera.center),
+        "half_extent": camera.half_extent,
+    })
+}
+
+#[test]
+fn bevy_rigbake_plays_fox_on_the_vat_path_like_the_preview() {
+    let test = "bevy_rigbake_plays_fox_on_the_vat_path_like_the_preview";
+    let Some(models) = shared_models(test) else {
+        return;
+    };
+    let Some((binary, icd)) = shots_binary(test) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("bakes");
+    let model = models.join("khronos/Fox.glb");
+    let r = common::bake(
+        std::slice::from_ref(&model),
+        &out,
+        &["--vat", "--normals", "--fps", "15"],
+    );
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let container = out.join("Fox/Fox.rigbake");
+    let loaded = playback::load(&container, Some(&model), playback::Paths::All).unwrap();
+    let topology = Topology::new(&loaded, PathChoice::Vat);
+    let mut shots = Vec::new();
+    let mut expected = Vec::new();
+    // A frame a third into two clips.
+    for clip in [0usize, 1] {
+        let c = &loaded.clips[clip];
+        let k = c.info.frames / 3;
+        let pose = scene::pose(&loaded, &topology, PathChoice::Vat, Producer::Bake, clip, k);
+        let camera = fit_camera(std::slice::from_ref(&pose), SIZE);
+        let shot = tmp.path().join(format!("clip{clip}.png"));
+        shots.push(serde_json::json!({
+            "clip": clip,
+            "time": c.info.frame_time(k),
+            "camera": camera_json(&camera),
+            "out": shot,
+        }));
+        expected.push((
+            format!("Fox {} frame {k}", c.name),
+            shot,
+            render(&pose, &topology, &camera).covered,
+        ));
+    }
+    // Halfway through a crossfade of one second from clip 0 (at its frame
+    // 3) to clip 2: the state rigbake-core's runtime makes, posed by the
+    // preview's runtime reference.
+    let (from, to) = (&loaded.clips[0].info, &loaded.clips[2].info);
+    let mut state = AnimationState::new();
+    state.play(*from, PlayMode::of(from), 1.0);
+    state.seek(from.frame_time(3));
+    state.crossfade(*to, PlayMode::of(to), 1.0, 1.0);
+    let gpu = state.update(0.5);
+    assert_eq!(gpu.active_rows().count(), 2, "two clips blend halfway");
+    let pose = scene::pose_state(&loaded, &topology, PathChoice::Vat, &gpu);
+    let camera = fit_camera(std::slice::from_ref(&pose), SIZE);
+    let shot = tmp.path().join("crossfade.png");
+    shots.push(serde_json::json!({
+        "clip": 2,
+        "time": 0.0,
+        "fade": {"from": 0, "from_time": from.frame_time(3), "duration": 1.0, "elapsed": 0.5},
+        "camera": camera_json(&camera),
+        "out": shot,
+    }));
+    expected.push((
+        "Fox crossfade halfway".to_owned(),
+        shot.clone(),
+        render(&pose, &topology, &camera).covered,
+    ));
+    // The outgoing clip alone, from the same camera: what a player that
+    // ignored the fade would draw (the test must tell them apart).
+    let alone = scene::pose(&loaded, &topology, PathChoice::Vat, Producer::Bake, 0, 3);
+    let unfaded = render(&alone, &topology, &camera).covered;
+    let jobs = serde_json::json!({
+        "dir": out,
+        "bake": "Fox/Fox.rigbake",
+        "size": SIZE,
+        "shots": shots,
+    });
+    let started = std::time::Instant::now();
+    let run = run_shots(&binary, &icd, &jobs, &tmp.path().join("jobs.json"));
+    let log = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(run.status.success(), "rigbake-bevy-shots failed:\n{log}");
+    assert!(
+        log.contains("llvmpipe"),
+        "not on lavapipe (llvmpipe):\n{log}"
+    );
+    rigbake_fixtures::testkit::notice(&format!(
+        "bevy_rigbake: Fox in {:.1} s",
+        started.elapsed().as_secs_f64()
+    ));
+    let mut failures = Vec::new();
+    for (what, shot, covered) in &expected {
+        let (w, h, mask) = common::alpha_mask(shot);
+        assert_eq!((w, h), (SIZE, SIZE), "{what}");
+        let (score, area) = iou(&mask, covered);
+        rigbake_fixtures::testkit::notice(&format!(
+            "bevy_rigbake {what}: IoU {score:.4} over {area} pixels"
+        ));
+        if area < 500 || score < MIN_IOU {
+            failures.push(format!("{what}: IoU {score:.4} over {area} pixels"));
+        }
+    }
+    assert!(failures.is_empty(), "below {MIN_IOU}: {failures:#?}");
+    let (_, _, mask) = common::alpha_mask(&shot);
+    let (score, _) = iou(&mask, &unfaded);
+    rigbake_fixtures::testkit::notice(&format!(
+        "bevy_rigbake crossfade against clip 0 alone: IoU {score:.4}"
+    ));
+    assert!(
+        score < 0.97,
+        "the crossfade draws clip 0 alone ({score:.4}): the test cannot tell"
+    );
+}
+
+#[test]
+fn bevy_rigbake_refuses_a_file_that_is_not_a_container() {
+    let test = "bevy_rigbake_refuses_a_file_that_is_not_a_container";
+    let Some((binary, icd)) = shots_binary(test) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("bad.rigbake"),
+        b"not a rigbake container at all",
+    )
+    .unwrap();
+    let jobs = serde_json::json!({
+        "dir": tmp.path(),
+        "bake": "bad.rigbake",
+        "size": 32,
+        "shots": [{"clip": 0, "time": 0.0, "out": tmp.path().join("x.png"),
+                   "camera": {"right": [1, 0, 0], "up": [0, 1, 0], "forward": [0, 0, -1],
+                              "center": [0, 0, 0], "half_extent": 1}}],
+    });
+    let run = run_shots(&binary, &icd, &jobs, &tmp.path().join("jobs.json"));
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("loading failed") && err.contains("bad.rigbake"),
+        "{err}"
+    );
+    assert!(!tmp.path().join("x.png").exists());
+}

@@ -1,0 +1,277 @@
+//! Per-instance animation: the component a game puts on each instance, the
+//! system that turns it into the GPU state of docs/runtime.md (through
+//! `rigbake-core`'s runtime reference, the same code the CPU preview and
+//! verify play), and the spawning of each instance's primitives.
+
+use bevy::camera::visibility::NoFrustumCulling;
+use bevy::mesh::MeshTag;
+use bevy::platform::collections::HashMap;
+use bevy::prelude::*;
+use bevy::render::storage::ShaderBuffer;
+use rigbake_core::runtime::{AnimationState, GpuState, PlayMode};
+
+use crate::loader::RigbakeBake;
+use crate::material::{GpuAnimationState, VatExtension, VatMaterial};
+
+/// What an instance is asked to do; applied once its bake has loaded.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Request {
+    Play {
+        clip: usize,
+        speed: f64,
+        looping: Option<bool>,
+    },
+    Crossfade {
+        clip: usize,
+        speed: f64,
+        duration: f64,
+    },
+    Seek(f64),
+    Step(f64),
+}
+
+/// One animated instance of a bake. Put it (with a `Transform`) on an
+/// entity; the plugin spawns the bake's primitives as its children and
+/// plays it. Placement: the instance's transform places the model space
+/// of the bake (docs/engines.md).
+#[derive(Component, Debug, Clone)]
+#[require(Transform, Visibility)]
+pub struct RigbakeInstance {
+    /// The bake it plays.
+    pub bake: Handle<RigbakeBake>,
+    /// Seconds of clip time per second of game time (1: real time).
+    pub speed: f64,
+    state: AnimationState,
+    requests: Vec<Request>,
+}
+
+impl RigbakeInstance {
+    /// An instance of `bake`, playing its first clip in its own mode.
+    pub fn new(bake: Handle<RigbakeBake>) -> Self {
+        Self {
+            bake,
+            speed: 1.0,
+            state: AnimationState::new(),
+            requests: vec![Request::Play {
+                clip: 0,
+                speed: 1.0,
+                looping: None,
+            }],
+        }
+    }
+
+    /// Plays clip `clip` from its start at `speed`, looping as asked (None:
+    /// as the clip itself does).
+    pub fn play(&mut self, clip: usize, speed: f64, looping: Option<bool>) -> &mut Self {
+        self.requests.push(Request::Play {
+            clip,
+            speed,
+            looping,
+        });
+        self
+    }
+
+    /// Fades from what plays to clip `clip` over `duration` seconds.
+    pub fn crossfade(&mut self, clip: usize, speed: f64, duration: f64) -> &mut Self {
+        self.requests.push(Request::Crossfade {
+            clip,
+            speed,
+            duration,
+        });
+        self
+    }
+
+    /// Moves the playing clips to `time` seconds of clip time.
+    pub fn seek(&mut self, time: f64) -> &mut Self {
+        self.requests.push(Request::Seek(time));
+        self
+    }
+
+    /// Advances the state by `dt` seconds now, whatever the game's clock
+    /// (for example to start halfway through a crossfade).
+    pub fn step(&mut self, dt: f64) -> &mut Self {
+        self.requests.push(Request::Step(dt));
+        self
+    }
+
+    /// The state the shader gets now.
+    pub fn gpu_state(&self) -> GpuState {
+        self.state.gpu_state()
+    }
+
+    /// Applies the requests (clips out of range are ignored: the bake has
+    /// no such clip), then advances by `dt` seconds of game time.
+    fn advance(&mut self, bake: &RigbakeBake, dt: f64) -> GpuState {
+        for r in std::mem::take(&mut self.requests) {
+            match r {
+                Request::Play {
+                    clip,
+                    speed,
+                    looping,
+                } => {
+                    if let Some(c) = bake.clips.get(clip) {
+                        let mode = match looping {
+                            Some(true) => PlayMode::Loop,
+                            Some(false) => PlayMode::Once,
+                            None => PlayMode::of(c),
+                        };
+                        self.state.play(*c, mode, speed);
+                    }
+                }
+                Request::Crossfade {
+                    clip,
+                    speed,
+                    duration,
+                } => {
+                    if let Some(c) = bake.clips.get(clip) {
+                        self.state.crossfade(*c, PlayMode::of(c), speed, duration);
+                    }
+                }
+                Request::Seek(t) => self.state.seek(t),
+                Request::Step(dt) => {
+                    self.state.update(dt);
+                }
+            }
+        }
+        self.state.update(dt * self.speed)
+    }
+}
+
+/// The per-bake GPU resources every instance of a bake shares: one
+/// material per baked primitive (so instances batch into instanced draws)
+/// and one buffer of instance states.
+#[derive(Debug, Clone)]
+struct BakeDraw {
+    materials: Vec<Handle<VatMaterial>>,
+    states: Handle<ShaderBuffer>,
+    instances: usize,
+}
+
+/// Every bake's shared draw resources.
+#[derive(Resource, Default)]
+pub(crate) struct BakeDraws(HashMap<AssetId<RigbakeBake>, BakeDraw>);
+
+/// Marks an instance whose primitives are spawned.
+#[derive(Component)]
+pub struct RigbakeSpawned;
+
+/// Marks the primitive entities the plugin spawns under an instance.
+#[derive(Component)]
+pub struct RigbakePrimitive;
+
+/// Spawns the primitives of instances whose bake has loaded.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn spawn_primitives(
+    mut commands: Commands,
+    bakes: Res<Assets<RigbakeBake>>,
+    instances: Query<(Entity, &RigbakeInstance), Without<RigbakeSpawned>>,
+    mut draws: ResMut<BakeDraws>,
+    mut materials: ResMut<Assets<VatMaterial>>,
+    mut buffers: ResMut<Assets<ShaderBuffer>>,
+) {
+    for (entity, instance) in &instances {
+        let Some(bake) = bakes.get(&instance.bake) else {
+            continue;
+        };
+        let Some(vat) = &bake.vat else {
+            commands.entity(entity).insert(RigbakeSpawned);
+            continue;
+        };
+        let draw = draws.0.entry(instance.bake.id()).or_insert_with(|| {
+            let states = buffers.add(ShaderBuffer::from(vec![GpuAnimationState::default()]));
+            let materials = vat
+                .primitives
+                .iter()
+                .map(|p| {
+                    materials.add(VatMaterial {
+                        base: StandardMaterial {
+                            base_color: Color::srgb(0.8, 0.8, 0.8),
+                            cull_mode: Some(bevy::render::render_resource::Face::Back),
+                            ..default()
+                        },
+                        extension: VatExtension {
+                            positions: p.positions.clone(),
+                            normals: p.normals.clone().unwrap_or_else(|| p.positions.clone()),
+                            params: p.params,
+                            states: states.clone(),
+                        },
+                    })
+                })
+                .collect();
+            BakeDraw {
+                materials,
+                states,
+                instances: 0,
+            }
+        });
+        commands
+            .entity(entity)
+            .insert(RigbakeSpawned)
+            .with_children(|parent| {
+                for (p, material) in vat.primitives.iter().zip(&draw.materials) {
+                    parent.spawn((
+                        Transform::from_matrix(vat.placement),
+                        Mesh3d(p.mesh.clone()),
+                        MeshMaterial3d(material.clone()),
+                        MeshTag(0),
+                        // The playback mesh's bounds are its rest pose; an
+                        // animated pose may leave them.
+                        NoFrustumCulling,
+                        RigbakePrimitive,
+                    ));
+                }
+            });
+    }
+}
+
+/// Advances every instance and writes each bake's states: instance `k` of
+/// a bake (in query order) is slot `k`, its primitives tagged `k`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn update_states(
+    time: Res<Time>,
+    bakes: Res<Assets<RigbakeBake>>,
+    mut instances: Query<(&mut RigbakeInstance, Option<&Children>), With<RigbakeSpawned>>,
+    mut tags: Query<&mut MeshTag, With<RigbakePrimitive>>,
+    mut draws: ResMut<BakeDraws>,
+    mut buffers: ResMut<Assets<ShaderBuffer>>,
+    mut materials: ResMut<Assets<VatMaterial>>,
+) {
+    let dt = f64::from(time.delta_secs());
+    let mut states: HashMap<AssetId<RigbakeBake>, Vec<GpuAnimationState>> = HashMap::default();
+    for (mut instance, children) in &mut instances {
+        let Some(bake) = bakes.get(&instance.bake) else {
+            continue;
+        };
+        let gpu = instance.advance(bake, dt);
+        let list = states.entry(instance.bake.id()).or_default();
+        let slot = list.len() as u32;
+        list.push(GpuAnimationState {
+            rows: gpu.rows.map(Vec4::from_array),
+            enabled: u32::from(gpu.enabled),
+        });
+        for child in children.into_iter().flatten() {
+            if let Ok(mut tag) = tags.get_mut(*child)
+                && tag.0 != slot
+            {
+                tag.0 = slot;
+            }
+        }
+    }
+    for (id, list) in states {
+        let Some(draw) = draws.0.get_mut(&id) else {
+            continue;
+        };
+        let count = list.len();
+        if let Some(mut buffer) = buffers.get_mut(&draw.states) {
+            buffer.set_data(list);
+        }
+        if draw.instances != count {
+            // A buffer of another size needs new bind groups: touching the
+            // materials rebuilds them.
+            draw.instances = count;
+            for m in &draw.materials {
+                let _ = materials.get_mut(m);
+            }
+        }
+    }
+}

@@ -1,0 +1,393 @@
+//! The `.rigbake` asset loader: the container read through
+//! `rigbake-format` (every record checked, its own size bound), its clip
+//! table, and for the vertex-animation path each primitive's playback mesh
+//! (through Bevy's glTF loader, `<playback>.glb#Mesh{k}/Primitive0`) and
+//! its textures, decoded whole to RGBA 32-bit floats as a shader reads
+//! them (EXR values as stored, normalised samples as `code / max`).
+
+use std::io::Cursor;
+
+use bevy::asset::io::Reader;
+use bevy::asset::{AssetLoader, LoadContext, RenderAssetUsages};
+use bevy::prelude::*;
+use bevy::render::render_resource::{
+    Extent3d, TextureDimension, TextureFormat, TextureViewDescriptor, TextureViewDimension,
+};
+use rigbake_core::runtime::ClipInfo;
+use rigbake_format::container::Container;
+use rigbake_format::meta::{
+    DirectionEncoding, FoldedTexture, Storage, VatEncoding, VatMetadata, VatTextureMeta,
+};
+use rigbake_format::texture::gpu::{self, GpuSamples, TextureContainer};
+
+use crate::material::{VatLayoutUniform, VatParams, VatStreamUniform};
+
+/// A bake, loaded: its clips and what its vertex-animation path draws.
+#[derive(Asset, TypePath, Debug)]
+pub struct RigbakeBake {
+    /// Clip names, in clip-table order.
+    pub clip_names: Vec<String>,
+    /// The runtime's view of each clip (rows, frames, rate, looping).
+    pub clips: Vec<ClipInfo>,
+    /// The vertex-animation path, when the bake has one.
+    pub vat: Option<VatPath>,
+}
+
+impl RigbakeBake {
+    /// The index of the clip called `name`.
+    pub fn clip(&self, name: &str) -> Option<usize> {
+        self.clip_names.iter().position(|n| n == name)
+    }
+}
+
+/// Every baked primitive of the vertex-animation path.
+#[derive(Debug)]
+pub struct VatPath {
+    /// One entry per baked primitive, in the VAT record's order.
+    pub primitives: Vec<VatPrimitive>,
+    /// The reference node's placement in the source scene (the placement
+    /// record; identity before it): VAT values are in that node's space,
+    /// so the primitives sit under the instance at this transform.
+    pub placement: Mat4,
+}
+
+/// One baked primitive: its playback mesh and textures.
+#[derive(Debug, Clone)]
+pub struct VatPrimitive {
+    /// The primitive's playback mesh (model space; place it with the
+    /// instance's transform).
+    pub mesh: Handle<Mesh>,
+    /// Its positions, one array layer per page.
+    pub positions: Handle<Image>,
+    /// Its normals (the positions again for packed normals); None: no
+    /// normals baked, the mesh's own are used.
+    pub normals: Option<Handle<Image>>,
+    /// Addressing and decoding, as the shader's uniform.
+    pub params: VatParams,
+}
+
+/// Why a bake cannot be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// Reading the container or a texture beside it failed.
+    #[error("{file}: {reason}")]
+    Read {
+        /// The file.
+        file: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+fn fail(file: impl std::fmt::Display, reason: impl std::fmt::Display) -> LoadError {
+    LoadError::Read {
+        file: file.to_string(),
+        reason: reason.to_string(),
+    }
+}
+
+/// Loads `.rigbake` containers as [`RigbakeBake`].
+#[derive(Default, TypePath)]
+pub struct RigbakeLoader;
+
+impl AssetLoader for RigbakeLoader {
+    type Asset = RigbakeBake;
+    type Settings = ();
+    type Error = LoadError;
+
+    async fn load(
+        &self,
+        reader: &mut dyn Reader,
+        _settings: &(),
+        load_context: &mut LoadContext<'_>,
+    ) -> Result<RigbakeBake, LoadError> {
+        let name = load_context.path().to_string();
+        let mut bytes = Vec::new();
+        reader
+            .read_to_end(&mut bytes)
+            .await
+            .map_err(|e| fail(&name, e))?;
+        let mut container =
+            Container::from_reader(Cursor::new(bytes)).map_err(|e| fail(&name, e))?;
+        container.verify().map_err(|e| fail(&name, e))?;
+        let rule = container.metadata().options.sampling;
+        let clips = &container.metadata().clips;
+        let clip_names = clips.iter().map(|c| c.name.clone()).collect();
+        let clip_infos = clips
+            .iter()
+            .map(|c| ClipInfo {
+                start_row: c.start_row,
+                frames: c.frames,
+                fps: c.fps,
+                duration: c.duration,
+                looping: c.looping,
+                rule,
+            })
+            .collect();
+        let vat = match container.records().vat.clone() {
+            Some(v) => Some(load_vat(&name, &mut container, &v, load_context).await?),
+            None => None,
+        };
+        Ok(RigbakeBake {
+            clip_names,
+            clips: clip_infos,
+            vat,
+        })
+    }
+
+    fn extensions(&self) -> &[&str] {
+        &["rigbake"]
+    }
+}
+
+/// The VAT path: per primitive its playback mesh, textures and uniform.
+async fn load_vat(
+    name: &str,
+    container: &mut Container<Cursor<Vec<u8>>>,
+    vat: &VatMetadata,
+    load_context: &mut LoadContext<'_>,
+) -> Result<VatPath, LoadError> {
+    let playback = vat
+        .playback_file
+        .clone()
+        .ok_or_else(|| fail(name, "the bake has a VAT but no playback mesh file"))?;
+    let gpu_container = container.records().texture_container();
+    let layout = container.records().layout.clone().unwrap_or_default();
+    let mut images: Vec<Option<Handle<Image>>> = vec![None; vat.textures.len()];
+    let mut primitives = Vec::with_capacity(vat.primitives.len());
+    for (i, p) in vat.primitives.iter().enumerate() {
+        let fold = layout
+            .folds
+            .iter()
+            .find(|f| f.texture == FoldedTexture::Vat(p.positions));
+        let pages = fold.map_or(1, |f| f.pages.max(1));
+        let positions_uniform = stream_uniform(&vat.textures[p.positions as usize]);
+        let positions = texture_set(
+            name,
+            container,
+            vat,
+            (p.positions, pages),
+            gpu_container,
+            &mut images,
+            load_context,
+        )
+        .await?;
+        let (normals, normals_uniform) = match p.normals {
+            Some(n) => {
+                let h = texture_set(
+                    name,
+                    container,
+                    vat,
+                    (n, pages),
+                    gpu_container,
+                    &mut images,
+                    load_context,
+                )
+                .await?;
+                (Some(h), stream_uniform(&vat.textures[n as usize]))
+            }
+            None => (None, VatStreamUniform::default()),
+        };
+        let first_vertex = layout
+            .vat
+            .as_ref()
+            .and_then(|l| l.first_vertex.get(i).copied())
+            .unwrap_or(0);
+        let params = VatParams {
+            positions: positions_uniform,
+            normals: normals_uniform,
+            addressing: VatLayoutUniform {
+                width: p.width,
+                bands: p.bands,
+                frames: p.frames,
+                first_vertex,
+                rows_per_block: fold.map_or(0, |f| f.rows_per_block),
+                blocks_per_page: fold.map_or(0, |f| f.blocks_per_page),
+            },
+        };
+        let mesh_path = load_context
+            .path()
+            .resolve_embed_str(&format!("{playback}#Mesh{}/Primitive0", p.playback_mesh))
+            .map_err(|e| fail(name, format!("playback mesh `{playback}`: {e}")))?;
+        let mesh = load_context.load(mesh_path);
+        primitives.push(VatPrimitive {
+            mesh,
+            positions,
+            normals,
+            params,
+        });
+    }
+    let placement = container
+        .records()
+        .placement
+        .as_ref()
+        .map_or(Mat4::IDENTITY, |p| {
+            Mat4::from_cols_array(&p.reference.matrix.map(|v| v as f32))
+        });
+    Ok(VatPath {
+        primitives,
+        placement,
+    })
+}
+
+/// The shader's decoding of one VAT texture record.
+fn stream_uniform(t: &VatTextureMeta) -> VatStreamUniform {
+    let encoding = if !t.encoding.is_normalised() {
+        0
+    } else {
+        match t.direction_encoding {
+            DirectionEncoding::Octahedral
+                if t.stream != rigbake_format::meta::VatStream::Positions =>
+            {
+                2
+            }
+            DirectionEncoding::Packed => 3,
+            _ => 1,
+        }
+    };
+    let [min, max] = t.bounds.unwrap_or([[0.0; 4], [1.0; 4]]);
+    VatStreamUniform {
+        encoding,
+        bounds_min: Vec4::from_array(min),
+        bounds_max: Vec4::from_array(max),
+    }
+}
+
+/// The image of the `pages` pages of the stream whose page 0 is texture
+/// `first` (one layer a page), decoded once and shared by every primitive
+/// of its set.
+async fn texture_set(
+    name: &str,
+    container: &mut Container<Cursor<Vec<u8>>>,
+    vat: &VatMetadata,
+    (first, pages): (u32, u32),
+    gpu_container: TextureContainer,
+    images: &mut [Option<Handle<Image>>],
+    load_context: &mut LoadContext<'_>,
+) -> Result<Handle<Image>, LoadError> {
+    if let Some(h) = &images[first as usize] {
+        return Ok(h.clone());
+    }
+    let t = &vat.textures[first as usize];
+    let (width, height) = (t.width as usize, t.height as usize);
+    let page_floats = width * height * 4;
+    let mut floats = Vec::with_capacity(page_floats * pages as usize);
+    if gpu_container.is_exr() {
+        for k in 0..pages {
+            let page = &vat.textures[(first + k) as usize];
+            let bytes = texture_bytes(name, container, page, load_context).await?;
+            floats.extend(decode_file(page, &bytes).map_err(|e| fail(&page.name, e))?);
+        }
+    } else {
+        let bytes = texture_bytes(name, container, t, load_context).await?;
+        let spec = rigbake_format::texture::gpu_spec::GpuSpec {
+            width,
+            height,
+            layers: pages as usize,
+            sample: rigbake_format::vat::sample_type(t.encoding),
+        };
+        let samples = gpu::read(&bytes, gpu_container, &spec).map_err(|e| fail(&t.name, e))?;
+        floats = match samples {
+            GpuSamples::Float(v) => v,
+            GpuSamples::Unorm16(v) => v.iter().map(|&q| f32::from(q) / 65535.0).collect(),
+            GpuSamples::Unorm { codes, max } => codes
+                .iter()
+                .enumerate()
+                .map(|(i, &q)| f32::from(q) / f32::from(max[i % 4]))
+                .collect(),
+        };
+    }
+    if floats.len() != page_floats * pages as usize {
+        return Err(fail(
+            &t.name,
+            format!(
+                "decodes to {} values, the records say {} pages of {width} x {height} RGBA",
+                floats.len(),
+                pages
+            ),
+        ));
+    }
+    let mut image = Image::new(
+        Extent3d {
+            width: t.width,
+            height: t.height,
+            depth_or_array_layers: pages,
+        },
+        TextureDimension::D2,
+        bytemuck::cast_slice(&floats).to_vec(),
+        TextureFormat::Rgba32Float,
+        RenderAssetUsages::RENDER_WORLD,
+    );
+    image.texture_view_descriptor = Some(TextureViewDescriptor {
+        dimension: Some(TextureViewDimension::D2Array),
+        ..default()
+    });
+    let handle = load_context.add_labeled_asset(format!("vat{first}"), image);
+    images[first as usize] = Some(handle.clone());
+    Ok(handle)
+}
+
+/// The encoded bytes of texture `t`: embedded in the container, or the
+/// file beside it (its name is a plain file name: the container's checks
+/// refuse separators), checked against the recorded size and CRC-32.
+async fn texture_bytes(
+    name: &str,
+    container: &mut Container<Cursor<Vec<u8>>>,
+    t: &VatTextureMeta,
+    load_context: &mut LoadContext<'_>,
+) -> Result<Vec<u8>, LoadError> {
+    let bytes = match t.storage {
+        Storage::Section(s) => container
+            .read_section(s as usize)
+            .map_err(|e| fail(name, format!("texture `{}`: {e}", t.name)))?,
+        Storage::File => {
+            let path = load_context
+                .path()
+                .resolve_embed_str(&t.name)
+                .map_err(|e| fail(&t.name, e))?;
+            load_context
+                .read_asset_bytes(path)
+                .await
+                .map_err(|e| fail(&t.name, e))?
+        }
+    };
+    if bytes.len() as u64 != t.bytes || crc32(&bytes) != t.crc32 {
+        return Err(fail(
+            &t.name,
+            format!(
+                "{} bytes with CRC-32 {:08x}, the container records {} bytes with {:08x}",
+                bytes.len(),
+                crc32(&bytes),
+                t.bytes,
+                t.crc32
+            ),
+        ));
+    }
+    Ok(bytes)
+}
+
+fn crc32(bytes: &[u8]) -> u32 {
+    crc32fast::hash(bytes)
+}
+
+/// RGBA floats of one EXR or PNG page, as a shader reads them.
+fn decode_file(t: &VatTextureMeta, bytes: &[u8]) -> Result<Vec<f32>, rigbake_format::FormatError> {
+    use rigbake_format::texture::{exr, png};
+    let (w, h) = (t.width as usize, t.height as usize);
+    Ok(match t.encoding {
+        VatEncoding::Exr32 | VatEncoding::Exr16 => {
+            exr::read_expecting(Cursor::new(bytes), w, h)?.data
+        }
+        _ => {
+            let d = png::read_expecting(Cursor::new(bytes), w, h)?;
+            let c = d.channels;
+            let mut out = Vec::with_capacity(w * h * 4);
+            for texel in d.samples.chunks_exact(c) {
+                for k in 0..4 {
+                    out.push(texel.get(k).map_or(1.0, |&q| f32::from(q) / 65535.0));
+                }
+            }
+            out
+        }
+    })
+}
