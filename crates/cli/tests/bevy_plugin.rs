@@ -6,8 +6,10 @@
 //! `rigbake-bevy-shots` (integrations/bevy/src/bin), and each silhouette
 //! is compared with `rigbake::preview` of the same state: the bake played
 //! through the runtime reference (`Producer::Bake`), intersection over
-//! union at least 0.99. A container that is not one is refused with the
-//! loader's message naming the file.
+//! union at least 0.99. Fox on the VAT path (two clips, a crossfade
+//! halfway), CesiumMan on the bone path (`mat4` f32 and `qts` `unorm16`,
+//! its weight channels read from the container). A container that is not
+//! one is refused with the loader's message naming the file.
 //!
 //! Needs the binary: `RIGBAKE_BEVY_SHOTS` names it, else
 //! `tools/openvat-player/target/debug/rigbake-bevy-shots` (`cargo build
@@ -205,6 +207,90 @@ fn bevy_rigbake_plays_fox_on_the_vat_path_like_the_preview() {
     assert!(
         score < 0.97,
         "the crossfade draws clip 0 alone ({score:.4}): the test cannot tell"
+    );
+}
+
+#[test]
+fn bevy_rigbake_plays_cesium_man_on_the_bone_path_like_the_preview() {
+    let test = "bevy_rigbake_plays_cesium_man_on_the_bone_path_like_the_preview";
+    let Some(models) = shared_models(test) else {
+        return;
+    };
+    let Some((binary, icd)) = shots_binary(test) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("bakes");
+    let model = models.join("khronos/CesiumMan.glb");
+    // The default bone texture (mat4 f32) and the smallest (qts unorm16),
+    // whose shader decodes the recorded range.
+    let mut expected = Vec::new();
+    for (dir, flags) in [
+        ("mat4", &["--fps", "15"][..]),
+        (
+            "qts",
+            &["--fps", "15", "--layout", "qts", "--precision", "unorm16"][..],
+        ),
+    ] {
+        let r = common::bake(std::slice::from_ref(&model), &out.join(dir), flags);
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        let container = out.join(dir).join("CesiumMan/CesiumMan.rigbake");
+        let loaded = playback::load(&container, Some(&model), playback::Paths::All).unwrap();
+        let topology = Topology::new(&loaded, PathChoice::Bones);
+        let c = &loaded.clips[0];
+        let k = c.info.frames / 3;
+        let pose = scene::pose(&loaded, &topology, PathChoice::Bones, Producer::Bake, 0, k);
+        let camera = fit_camera(std::slice::from_ref(&pose), SIZE);
+        let shot = tmp.path().join(format!("{dir}.png"));
+        let jobs = serde_json::json!({
+            "dir": out.join(dir),
+            "bake": "CesiumMan/CesiumMan.rigbake",
+            "path": "bones",
+            "size": SIZE,
+            "shots": [{"clip": 0, "time": c.info.frame_time(k), "camera": camera_json(&camera), "out": shot}],
+        });
+        let run = run_shots(
+            &binary,
+            &icd,
+            &jobs,
+            &tmp.path().join(format!("{dir}.json")),
+        );
+        let log = format!(
+            "{}\n{}",
+            String::from_utf8_lossy(&run.stdout),
+            String::from_utf8_lossy(&run.stderr)
+        );
+        assert!(
+            run.status.success(),
+            "rigbake-bevy-shots failed on {dir}:\n{log}"
+        );
+        // The rest pose, from the same camera: what a shader that ignored
+        // the bone texture would draw.
+        let rest = scene::pose(&loaded, &topology, PathChoice::Bones, Producer::Bake, 0, 0);
+        expected.push((
+            format!("CesiumMan bones {dir} {} frame {k}", c.name),
+            shot,
+            render(&pose, &topology, &camera).covered,
+            render(&rest, &topology, &camera).covered,
+        ));
+    }
+    let mut failures = Vec::new();
+    for (what, shot, covered, other) in &expected {
+        let (_, _, mask) = common::alpha_mask(shot);
+        let (score, area) = iou(&mask, covered);
+        let (rest, _) = iou(&mask, other);
+        rigbake_fixtures::testkit::notice(&format!(
+            "bevy_rigbake {what}: IoU {score:.4} over {area} pixels (against the clip's first frame: {rest:.4})"
+        ));
+        if area < 500 || score < MIN_IOU || rest > 0.97 {
+            failures.push(format!(
+                "{what}: IoU {score:.4} over {area} pixels, {rest:.4} against the first frame"
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "below {MIN_IOU}, or not told from the first frame: {failures:#?}"
     );
 }
 

@@ -11,7 +11,20 @@ use bevy::render::storage::ShaderBuffer;
 use rigbake_core::runtime::{AnimationState, GpuState, PlayMode};
 
 use crate::loader::RigbakeBake;
-use crate::material::{GpuAnimationState, VatExtension, VatMaterial};
+use crate::material::{BoneExtension, BoneMaterial, GpuAnimationState, VatExtension, VatMaterial};
+
+/// Which of a bake's paths an instance draws.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RigbakePath {
+    /// The vertex animation textures when the bake has them, else the
+    /// bone-matrix textures.
+    #[default]
+    Auto,
+    /// Vertex animation textures (the playback mesh).
+    Vat,
+    /// Bone-matrix textures (the weights mesh, skinned in the shader).
+    Bones,
+}
 
 /// What an instance is asked to do; applied once its bake has loaded.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -41,6 +54,8 @@ pub struct RigbakeInstance {
     pub bake: Handle<RigbakeBake>,
     /// Seconds of clip time per second of game time (1: real time).
     pub speed: f64,
+    /// The path it draws (read when its primitives are spawned).
+    pub path: RigbakePath,
     state: AnimationState,
     requests: Vec<Request>,
 }
@@ -51,6 +66,7 @@ impl RigbakeInstance {
         Self {
             bake,
             speed: 1.0,
+            path: RigbakePath::Auto,
             state: AnimationState::new(),
             requests: vec![Request::Play {
                 clip: 0,
@@ -140,11 +156,22 @@ impl RigbakeInstance {
 /// The per-bake GPU resources every instance of a bake shares: one
 /// material per baked primitive (so instances batch into instanced draws)
 /// and one buffer of instance states.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 struct BakeDraw {
-    materials: Vec<Handle<VatMaterial>>,
+    vat: Option<Vec<Handle<VatMaterial>>>,
+    bones: Option<Vec<Handle<BoneMaterial>>>,
     states: Handle<ShaderBuffer>,
     instances: usize,
+}
+
+/// The StandardMaterial under both paths' shaders: a plain grey, back
+/// faces culled.
+fn base_material() -> StandardMaterial {
+    StandardMaterial {
+        base_color: Color::srgb(0.8, 0.8, 0.8),
+        cull_mode: Some(bevy::render::render_resource::Face::Back),
+        ..default()
+    }
 }
 
 /// Every bake's shared draw resources.
@@ -159,68 +186,105 @@ pub struct RigbakeSpawned;
 #[derive(Component)]
 pub struct RigbakePrimitive;
 
-/// Spawns the primitives of instances whose bake has loaded.
+/// Spawns the primitives of instances whose bake has loaded: the
+/// playback meshes (VAT path) or the weights meshes (bone path), at their
+/// placement, sharing the bake's materials.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn spawn_primitives(
     mut commands: Commands,
     bakes: Res<Assets<RigbakeBake>>,
     instances: Query<(Entity, &RigbakeInstance), Without<RigbakeSpawned>>,
     mut draws: ResMut<BakeDraws>,
-    mut materials: ResMut<Assets<VatMaterial>>,
+    mut vat_materials: ResMut<Assets<VatMaterial>>,
+    mut bone_materials: ResMut<Assets<BoneMaterial>>,
     mut buffers: ResMut<Assets<ShaderBuffer>>,
 ) {
     for (entity, instance) in &instances {
         let Some(bake) = bakes.get(&instance.bake) else {
             continue;
         };
-        let Some(vat) = &bake.vat else {
-            commands.entity(entity).insert(RigbakeSpawned);
-            continue;
+        let draw = draws
+            .0
+            .entry(instance.bake.id())
+            .or_insert_with(|| BakeDraw {
+                states: buffers.add(ShaderBuffer::from(vec![GpuAnimationState::default()])),
+                ..default()
+            });
+        let states = draw.states.clone();
+        let bones = match instance.path {
+            RigbakePath::Auto => bake.vat.is_none(),
+            RigbakePath::Vat => false,
+            RigbakePath::Bones => true,
         };
-        let draw = draws.0.entry(instance.bake.id()).or_insert_with(|| {
-            let states = buffers.add(ShaderBuffer::from(vec![GpuAnimationState::default()]));
-            let materials = vat
-                .primitives
-                .iter()
-                .map(|p| {
-                    materials.add(VatMaterial {
-                        base: StandardMaterial {
-                            base_color: Color::srgb(0.8, 0.8, 0.8),
-                            cull_mode: Some(bevy::render::render_resource::Face::Back),
-                            ..default()
-                        },
-                        extension: VatExtension {
-                            positions: p.positions.clone(),
-                            normals: p.normals.clone().unwrap_or_else(|| p.positions.clone()),
-                            params: p.params,
-                            states: states.clone(),
-                        },
+        let mut children = Vec::new();
+        if let (false, Some(vat)) = (bones, &bake.vat) {
+            let materials = draw.vat.get_or_insert_with(|| {
+                vat.primitives
+                    .iter()
+                    .map(|p| {
+                        vat_materials.add(VatMaterial {
+                            base: base_material(),
+                            extension: VatExtension {
+                                positions: p.positions.clone(),
+                                normals: p.normals.clone().unwrap_or_else(|| p.positions.clone()),
+                                params: p.params,
+                                states: states.clone(),
+                            },
+                        })
                     })
-                })
-                .collect();
-            BakeDraw {
-                materials,
-                states,
-                instances: 0,
+                    .collect()
+            });
+            for (p, m) in vat.primitives.iter().zip(materials.iter()) {
+                children.push(
+                    commands
+                        .spawn((
+                            Transform::from_matrix(vat.placement),
+                            Mesh3d(p.mesh.clone()),
+                            MeshMaterial3d(m.clone()),
+                        ))
+                        .id(),
+                );
             }
-        });
+        } else if let (true, Some(b)) = (bones, &bake.bones) {
+            let materials = draw.bones.get_or_insert_with(|| {
+                b.primitives
+                    .iter()
+                    .map(|p| {
+                        bone_materials.add(BoneMaterial {
+                            base: base_material(),
+                            extension: BoneExtension {
+                                texture: p.texture.clone(),
+                                params: p.params,
+                                states: states.clone(),
+                                weights: p.weights.clone(),
+                            },
+                        })
+                    })
+                    .collect()
+            });
+            for (p, m) in b.primitives.iter().zip(materials.iter()) {
+                children.push(
+                    commands
+                        .spawn((
+                            Transform::from_matrix(p.placement),
+                            Mesh3d(p.mesh.clone()),
+                            MeshMaterial3d(m.clone()),
+                        ))
+                        .id(),
+                );
+            }
+        }
+        for child in &children {
+            // The meshes' bounds are their rest pose; an animated pose may
+            // leave them.
+            commands
+                .entity(*child)
+                .insert((MeshTag(0), NoFrustumCulling, RigbakePrimitive));
+        }
         commands
             .entity(entity)
             .insert(RigbakeSpawned)
-            .with_children(|parent| {
-                for (p, material) in vat.primitives.iter().zip(&draw.materials) {
-                    parent.spawn((
-                        Transform::from_matrix(vat.placement),
-                        Mesh3d(p.mesh.clone()),
-                        MeshMaterial3d(material.clone()),
-                        MeshTag(0),
-                        // The playback mesh's bounds are its rest pose; an
-                        // animated pose may leave them.
-                        NoFrustumCulling,
-                        RigbakePrimitive,
-                    ));
-                }
-            });
+            .add_children(&children);
     }
 }
 
@@ -234,7 +298,8 @@ pub(crate) fn update_states(
     mut tags: Query<&mut MeshTag, With<RigbakePrimitive>>,
     mut draws: ResMut<BakeDraws>,
     mut buffers: ResMut<Assets<ShaderBuffer>>,
-    mut materials: ResMut<Assets<VatMaterial>>,
+    mut vat_materials: ResMut<Assets<VatMaterial>>,
+    mut bone_materials: ResMut<Assets<BoneMaterial>>,
 ) {
     let dt = f64::from(time.delta_secs());
     let mut states: HashMap<AssetId<RigbakeBake>, Vec<GpuAnimationState>> = HashMap::default();
@@ -269,8 +334,11 @@ pub(crate) fn update_states(
             // A buffer of another size needs new bind groups: touching the
             // materials rebuilds them.
             draw.instances = count;
-            for m in &draw.materials {
-                let _ = materials.get_mut(m);
+            for m in draw.vat.iter().flatten() {
+                let _ = vat_materials.get_mut(m);
+            }
+            for m in draw.bones.iter().flatten() {
+                let _ = bone_materials.get_mut(m);
             }
         }
     }

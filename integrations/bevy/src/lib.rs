@@ -2,9 +2,10 @@
 //!
 //! - [`RigbakeLoader`] loads `.rigbake` containers through `rigbake-format`
 //!   (every record checked; load errors name the file and the reason).
-//! - [`VatMaterial`] draws the vertex-animation path: StandardMaterial
-//!   shading over a vertex stage that is docs/shaders/rigbake.wgsl's
-//!   `vat_deform`, imported as a shader module, not copied.
+//! - [`VatMaterial`] draws the vertex-animation path and [`BoneMaterial`]
+//!   the bone-matrix path: StandardMaterial shading over vertex stages that
+//!   call docs/shaders/rigbake.wgsl's `vat_deform` and `bone_deform`,
+//!   imported as a shader module, not copied.
 //! - [`RigbakeInstance`] is the per-instance component (clip, time, speed,
 //!   crossfade); each frame the plugin turns it into the GPU state of
 //!   docs/runtime.md with `rigbake-core`'s runtime reference and writes all
@@ -35,9 +36,9 @@ pub mod shader;
 
 use bevy::prelude::*;
 
-pub use animation::{RigbakeInstance, RigbakePrimitive, RigbakeSpawned};
+pub use animation::{RigbakeInstance, RigbakePath, RigbakePrimitive, RigbakeSpawned};
 pub use loader::{RigbakeBake, RigbakeLoader};
-pub use material::{VatExtension, VatMaterial};
+pub use material::{BoneExtension, BoneMaterial, VatExtension, VatMaterial};
 
 /// Registers the loader, the shaders, the material and the systems.
 pub struct RigbakePlugin;
@@ -48,6 +49,7 @@ impl Plugin for RigbakePlugin {
         app.init_asset::<RigbakeBake>()
             .register_asset_loader(RigbakeLoader)
             .add_plugins(MaterialPlugin::<VatMaterial>::default())
+            .add_plugins(MaterialPlugin::<BoneMaterial>::default())
             .init_resource::<animation::BakeDraws>()
             .add_systems(
                 PostUpdate,

@@ -20,7 +20,11 @@ use rigbake_format::meta::{
 };
 use rigbake_format::texture::gpu::{self, GpuSamples, TextureContainer};
 
-use crate::material::{VatLayoutUniform, VatParams, VatStreamUniform};
+use bevy::render::storage::ShaderBuffer;
+
+use crate::material::{
+    BoneParams, BoneRangeUniform, VatLayoutUniform, VatParams, VatStreamUniform,
+};
 
 /// A bake, loaded: its clips and what its vertex-animation path draws.
 #[derive(Asset, TypePath, Debug)]
@@ -31,6 +35,8 @@ pub struct RigbakeBake {
     pub clips: Vec<ClipInfo>,
     /// The vertex-animation path, when the bake has one.
     pub vat: Option<VatPath>,
+    /// The bone-matrix path, when the bake has bone textures and weights.
+    pub bones: Option<BonePath>,
 }
 
 impl RigbakeBake {
@@ -64,6 +70,31 @@ pub struct VatPrimitive {
     pub normals: Option<Handle<Image>>,
     /// Addressing and decoding, as the shader's uniform.
     pub params: VatParams,
+}
+
+/// Every skinned primitive of the bone-matrix path.
+#[derive(Debug)]
+pub struct BonePath {
+    /// One entry per weights primitive, in the weights record's order.
+    pub primitives: Vec<BonePrimitive>,
+}
+
+/// One skinned primitive: its weights mesh, weight channels and bone
+/// texture.
+#[derive(Debug, Clone)]
+pub struct BonePrimitive {
+    /// The weights mesh's primitive (bind pose, mesh space).
+    pub mesh: Handle<Mesh>,
+    /// Its bone set's texture (RGBA floats as a shader reads them).
+    pub texture: Handle<Image>,
+    /// Its weight channels, `channels` RGBA values a vertex
+    /// (`array<vec4<f32>>`, formats/weights.md).
+    pub weights: Handle<ShaderBuffer>,
+    /// Layout, height, fold and channels, as the shader's uniform.
+    pub params: BoneParams,
+    /// The bone set's space node in the source scene (the placement
+    /// record): the primitive sits under the instance at this transform.
+    pub placement: Mat4,
 }
 
 /// Why a bake cannot be loaded.
@@ -128,10 +159,17 @@ impl AssetLoader for RigbakeLoader {
             Some(v) => Some(load_vat(&name, &mut container, &v, load_context).await?),
             None => None,
         };
+        let bones = match container.records().weights.clone() {
+            Some(w) if w.mesh_file.is_some() => {
+                Some(load_bones(&name, &mut container, &w, load_context).await?)
+            }
+            _ => None,
+        };
         Ok(RigbakeBake {
             clip_names,
             clips: clip_infos,
             vat,
+            bones,
         })
     }
 
@@ -230,6 +268,199 @@ async fn load_vat(
     })
 }
 
+/// The bone path: per weights primitive its mesh, channels, texture and
+/// uniform.
+async fn load_bones(
+    name: &str,
+    container: &mut Container<Cursor<Vec<u8>>>,
+    weights: &rigbake_format::meta::WeightsMetadata,
+    load_context: &mut LoadContext<'_>,
+) -> Result<BonePath, LoadError> {
+    let mesh_file = weights.mesh_file.clone().unwrap_or_default();
+    let metadata = container.metadata().clone();
+    let layout = container.records().layout.clone().unwrap_or_default();
+    let ranges = container.records().bone_ranges.clone();
+    let placement = container.records().placement.clone();
+    let gpu_container = container.records().texture_container();
+    let mut textures: Vec<Option<Handle<Image>>> = vec![None; metadata.textures.len()];
+    let channels = weights.channels.clamp(1, 4);
+    // Timeline rows: the last row a state may read is `rows - 1`.
+    let rows = metadata
+        .clips
+        .iter()
+        .map(|c| c.start_row.saturating_add(c.frames))
+        .max()
+        .unwrap_or(1);
+    let mut primitives = Vec::with_capacity(weights.primitives.len());
+    for (k, p) in weights.primitives.iter().enumerate() {
+        let skin = metadata.skins.get(p.skin as usize).ok_or_else(|| {
+            fail(
+                name,
+                format!("weights primitive {k}: no bone set {}", p.skin),
+            )
+        })?;
+        let t = skin.texture as usize;
+        let meta = &metadata.textures[t];
+        let texture = match &textures[t] {
+            Some(h) => h.clone(),
+            None => {
+                let bytes = texture_bytes(
+                    name,
+                    container,
+                    (&meta.name, meta.bytes, meta.crc32, meta.storage),
+                    load_context,
+                )
+                .await?;
+                let floats = decode_bone_texture(meta, &bytes, gpu_container)
+                    .map_err(|e| fail(&meta.name, e))?;
+                let image =
+                    rgba_image(meta.width, meta.height, 1, floats, TextureViewDimension::D2);
+                let h = load_context.add_labeled_asset(format!("bones{t}"), image);
+                textures[t] = Some(h.clone());
+                h
+            }
+        };
+        let raw = container
+            .read_section(p.section as usize)
+            .map_err(|e| fail(name, format!("weights of `{}`: {e}", p.mesh)))?;
+        let expected = p.vertices as usize * weights.channels as usize * 16;
+        if raw.len() != expected {
+            return Err(fail(
+                name,
+                format!(
+                    "weights of `{}` are {} bytes, the record says {expected}",
+                    p.mesh,
+                    raw.len()
+                ),
+            ));
+        }
+        let values: Vec<Vec4> = raw
+            .chunks_exact(16)
+            .map(|b| {
+                let f = |i: usize| f32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
+                Vec4::new(f(0), f(4), f(8), f(12))
+            })
+            .collect();
+        let weights_buffer =
+            load_context.add_labeled_asset(format!("weights{k}"), ShaderBuffer::from(values));
+        let fold = layout
+            .folds
+            .iter()
+            .find(|f| f.texture == FoldedTexture::Bones(t as u32));
+        let unorm = meta.precision == rigbake_format::texture::Precision::Unorm16;
+        let matrix_layout = match meta.layout {
+            rigbake_format::meta::MatrixLayout::Mat4 => 0,
+            rigbake_format::meta::MatrixLayout::Mat3x4 => 1,
+            rigbake_format::meta::MatrixLayout::Qts if unorm => 3,
+            rigbake_format::meta::MatrixLayout::Qts => 2,
+        };
+        let [min, max] = ranges
+            .as_ref()
+            .and_then(|r| r.textures.get(t).copied().flatten())
+            .unwrap_or([[0.0; 4], [1.0; 4]]);
+        let params = BoneParams {
+            matrix_layout,
+            height: rows,
+            // Unfolded: one block of every row (rigbake.wgsl's
+            // `bone_block_texel`).
+            rows_per_block: fold.map_or(rows, |f| f.rows_per_block),
+            block_width: fold.map_or(meta.width, |f| f.block_width),
+            channels,
+            range: BoneRangeUniform {
+                min: Vec4::from_array(min),
+                max: Vec4::from_array(max),
+            },
+        };
+        let mesh_path = load_context
+            .path()
+            .resolve_embed_str(&format!(
+                "{mesh_file}#Mesh{}/Primitive{}",
+                p.mesh_index, p.mesh_primitive
+            ))
+            .map_err(|e| fail(name, format!("weights mesh `{mesh_file}`: {e}")))?;
+        let mesh = load_context.load(mesh_path);
+        let placement = placement
+            .as_ref()
+            .and_then(|pl| pl.skins.get(p.skin as usize))
+            .map_or(Mat4::IDENTITY, |s| {
+                Mat4::from_cols_array(&s.matrix.map(|v| v as f32))
+            });
+        primitives.push(BonePrimitive {
+            mesh,
+            texture,
+            weights: weights_buffer,
+            params,
+            placement,
+        });
+    }
+    Ok(BonePath { primitives })
+}
+
+/// RGBA floats of a bone-matrix texture as a shader reads them (floats as
+/// stored, 16-bit normalised samples as `q / 65535`).
+fn decode_bone_texture(
+    t: &rigbake_format::meta::TextureMeta,
+    bytes: &[u8],
+    gpu_container: TextureContainer,
+) -> Result<Vec<f32>, rigbake_format::FormatError> {
+    use rigbake_format::texture::{exr, png};
+    let (w, h) = (t.width as usize, t.height as usize);
+    let unorm = t.precision == rigbake_format::texture::Precision::Unorm16;
+    if !gpu_container.is_exr() {
+        let spec = rigbake_format::texture::gpu_spec::GpuSpec {
+            width: w,
+            height: h,
+            layers: 1,
+            sample: rigbake_format::texture::gpu_spec::SampleType::of_precision(t.precision),
+        };
+        return Ok(unorm_floats(gpu::read(bytes, gpu_container, &spec)?));
+    }
+    if unorm {
+        let d = png::read_expecting(Cursor::new(bytes), w, h)?;
+        return Ok(d.samples.iter().map(|&q| f32::from(q) / 65535.0).collect());
+    }
+    Ok(exr::read_expecting(Cursor::new(bytes), w, h)?.data)
+}
+
+/// GPU samples as the floats a shader's fetch returns.
+fn unorm_floats(samples: GpuSamples) -> Vec<f32> {
+    match samples {
+        GpuSamples::Float(v) => v,
+        GpuSamples::Unorm16(v) => v.iter().map(|&q| f32::from(q) / 65535.0).collect(),
+        GpuSamples::Unorm { codes, max } => codes
+            .iter()
+            .enumerate()
+            .map(|(i, &q)| f32::from(q) / f32::from(max[i % 4]))
+            .collect(),
+    }
+}
+
+/// An RGBA32F image of `layers` layers viewed as `dimension`.
+fn rgba_image(
+    width: u32,
+    height: u32,
+    layers: u32,
+    floats: Vec<f32>,
+    dimension: TextureViewDimension,
+) -> Image {
+    let mut image = Image::new(
+        Extent3d {
+            width,
+            height,
+            depth_or_array_layers: layers,
+        },
+        TextureDimension::D2,
+        bytemuck::cast_slice(&floats).to_vec(),
+        TextureFormat::Rgba32Float,
+        RenderAssetUsages::RENDER_WORLD,
+    );
+    image.texture_view_descriptor = Some(TextureViewDescriptor {
+        dimension: Some(dimension),
+        ..default()
+    });
+    image
+}
+
 /// The shader's decoding of one VAT texture record.
 fn stream_uniform(t: &VatTextureMeta) -> VatStreamUniform {
     let encoding = if !t.encoding.is_normalised() {
@@ -275,11 +506,23 @@ async fn texture_set(
     if gpu_container.is_exr() {
         for k in 0..pages {
             let page = &vat.textures[(first + k) as usize];
-            let bytes = texture_bytes(name, container, page, load_context).await?;
+            let bytes = texture_bytes(
+                name,
+                container,
+                (&page.name, page.bytes, page.crc32, page.storage),
+                load_context,
+            )
+            .await?;
             floats.extend(decode_file(page, &bytes).map_err(|e| fail(&page.name, e))?);
         }
     } else {
-        let bytes = texture_bytes(name, container, t, load_context).await?;
+        let bytes = texture_bytes(
+            name,
+            container,
+            (&t.name, t.bytes, t.crc32, t.storage),
+            load_context,
+        )
+        .await?;
         let spec = rigbake_format::texture::gpu_spec::GpuSpec {
             width,
             height,
@@ -287,15 +530,7 @@ async fn texture_set(
             sample: rigbake_format::vat::sample_type(t.encoding),
         };
         let samples = gpu::read(&bytes, gpu_container, &spec).map_err(|e| fail(&t.name, e))?;
-        floats = match samples {
-            GpuSamples::Float(v) => v,
-            GpuSamples::Unorm16(v) => v.iter().map(|&q| f32::from(q) / 65535.0).collect(),
-            GpuSamples::Unorm { codes, max } => codes
-                .iter()
-                .enumerate()
-                .map(|(i, &q)| f32::from(q) / f32::from(max[i % 4]))
-                .collect(),
-        };
+        floats = unorm_floats(samples);
     }
     if floats.len() != page_floats * pages as usize {
         return Err(fail(
@@ -307,21 +542,13 @@ async fn texture_set(
             ),
         ));
     }
-    let mut image = Image::new(
-        Extent3d {
-            width: t.width,
-            height: t.height,
-            depth_or_array_layers: pages,
-        },
-        TextureDimension::D2,
-        bytemuck::cast_slice(&floats).to_vec(),
-        TextureFormat::Rgba32Float,
-        RenderAssetUsages::RENDER_WORLD,
+    let image = rgba_image(
+        t.width,
+        t.height,
+        pages,
+        floats,
+        TextureViewDimension::D2Array,
     );
-    image.texture_view_descriptor = Some(TextureViewDescriptor {
-        dimension: Some(TextureViewDimension::D2Array),
-        ..default()
-    });
     let handle = load_context.add_labeled_asset(format!("vat{first}"), image);
     images[first as usize] = Some(handle.clone());
     Ok(handle)
@@ -333,33 +560,31 @@ async fn texture_set(
 async fn texture_bytes(
     name: &str,
     container: &mut Container<Cursor<Vec<u8>>>,
-    t: &VatTextureMeta,
+    (file, size, crc, storage): (&str, u64, u32, Storage),
     load_context: &mut LoadContext<'_>,
 ) -> Result<Vec<u8>, LoadError> {
-    let bytes = match t.storage {
+    let bytes = match storage {
         Storage::Section(s) => container
             .read_section(s as usize)
-            .map_err(|e| fail(name, format!("texture `{}`: {e}", t.name)))?,
+            .map_err(|e| fail(name, format!("texture `{file}`: {e}")))?,
         Storage::File => {
             let path = load_context
                 .path()
-                .resolve_embed_str(&t.name)
-                .map_err(|e| fail(&t.name, e))?;
+                .resolve_embed_str(file)
+                .map_err(|e| fail(file, e))?;
             load_context
                 .read_asset_bytes(path)
                 .await
-                .map_err(|e| fail(&t.name, e))?
+                .map_err(|e| fail(file, e))?
         }
     };
-    if bytes.len() as u64 != t.bytes || crc32(&bytes) != t.crc32 {
+    if bytes.len() as u64 != size || crc32(&bytes) != crc {
         return Err(fail(
-            &t.name,
+            file,
             format!(
-                "{} bytes with CRC-32 {:08x}, the container records {} bytes with {:08x}",
+                "{} bytes with CRC-32 {:08x}, the container records {size} bytes with {crc:08x}",
                 bytes.len(),
-                crc32(&bytes),
-                t.bytes,
-                t.crc32
+                crc32(&bytes)
             ),
         ));
     }

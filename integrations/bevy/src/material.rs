@@ -99,3 +99,58 @@ impl MaterialExtension for VatExtension {
         crate::shader::VAT_SHADER.into()
     }
 }
+
+/// The material of a skinned primitive on the bone-matrix path:
+/// StandardMaterial's shading over vertices skinned from the bone texture.
+pub type BoneMaterial = ExtendedMaterial<StandardMaterial, BoneExtension>;
+
+/// The range of a `qts` `unorm16` texture's second texel (rigbake.wgsl's
+/// `BoneRange`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, ShaderType, Reflect)]
+pub struct BoneRangeUniform {
+    /// Translation and scale minimum.
+    pub min: Vec4,
+    /// Translation and scale maximum.
+    pub max: Vec4,
+}
+
+/// The uniform of `bones.wgsl` (`BoneParams`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, ShaderType, Reflect)]
+pub struct BoneParams {
+    /// rigbake.wgsl's `LAYOUT_*`: 0 mat4, 1 mat3x4, 2 qts, 3 qts unorm16.
+    pub matrix_layout: u32,
+    /// Timeline rows.
+    pub height: u32,
+    /// Rows per column block (unfolded: every row, one block).
+    pub rows_per_block: u32,
+    /// Texel columns of one block (the unfolded width).
+    pub block_width: u32,
+    /// Weight channels a vertex (1 to 4).
+    pub channels: u32,
+    /// The `qts` `unorm16` range.
+    pub range: BoneRangeUniform,
+}
+
+/// The bone part of the material: the texture, the primitive's weight
+/// channels and the instances' states.
+#[derive(Asset, AsBindGroup, Reflect, Debug, Clone, Default)]
+pub struct BoneExtension {
+    /// The bone-matrix texture (rigbake.wgsl's binding 0).
+    #[texture(100, sample_type = "float", filterable = false, visibility(vertex))]
+    pub texture: Handle<Image>,
+    /// Layout, rows, fold, channels.
+    #[uniform(110, visibility(vertex))]
+    pub params: BoneParams,
+    /// The states of the instances (`array<AnimationState>`).
+    #[storage(111, visibility(vertex), read_only)]
+    pub states: Handle<ShaderBuffer>,
+    /// `channels` RGBA weight channels a vertex (`array<vec4<f32>>`).
+    #[storage(112, visibility(vertex), read_only)]
+    pub weights: Handle<ShaderBuffer>,
+}
+
+impl MaterialExtension for BoneExtension {
+    fn vertex_shader() -> ShaderRef {
+        crate::shader::BONE_SHADER.into()
+    }
+}

@@ -10,6 +10,8 @@ use bevy::prelude::*;
 pub const RUNTIME_SHADER: Handle<Shader> = uuid_handle!("5b0c1e56-8f1d-4c55-9a9b-2f4f0b1f6d11");
 /// The vertex stage of the vertex-animation material.
 pub const VAT_SHADER: Handle<Shader> = uuid_handle!("0f7a3a52-61c4-4d8e-a0a5-3c8f7d6a9e22");
+/// The vertex stage of the bone-matrix material.
+pub const BONE_SHADER: Handle<Shader> = uuid_handle!("9d2e6c1b-3a47-4f0e-b5d8-71c2a4e8f033");
 
 /// The runtime shader of docs/shaders, as rigbake writes it.
 const RIGBAKE_WGSL: &str = include_str!("../../../docs/shaders/rigbake.wgsl");
@@ -56,7 +58,7 @@ pub fn runtime_module(source: &str) -> Result<String, ModuleError> {
     Ok(format!("#define_import_path rigbake::runtime\n\n{body}"))
 }
 
-/// Registers both shaders with the app.
+/// Registers the shaders with the app.
 pub fn register(app: &mut App) {
     let runtime =
         runtime_module(RIGBAKE_WGSL).expect("docs/shaders/rigbake.wgsl is a runtime module");
@@ -73,6 +75,12 @@ pub fn register(app: &mut App) {
             Shader::from_wgsl(include_str!("vat.wgsl"), "bevy_rigbake/vat.wgsl"),
         )
         .expect("the VAT shader's handle");
+    shaders
+        .insert(
+            BONE_SHADER.id(),
+            Shader::from_wgsl(include_str!("bones.wgsl"), "bevy_rigbake/bones.wgsl"),
+        )
+        .expect("the bone shader's handle");
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@
 //! {
 //!   "dir": "/abs/bake/dir",             // the asset folder
 //!   "bake": "Fox/Fox.rigbake",          // relative to dir
+//!   "path": "vat",                      // or "bones" (default: the bake's VAT if any)
 //!   "size": 256,
 //!   "shots": [
 //!     {"clip": 1, "time": 0.4,          // clip index, seconds into it
@@ -47,7 +48,7 @@ use bevy::render::view::Msaa;
 use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured};
 use bevy::time::TimeUpdateStrategy;
 use bevy::window::ExitCondition;
-use bevy_rigbake::{RigbakeBake, RigbakeInstance, RigbakePlugin};
+use bevy_rigbake::{RigbakeBake, RigbakeInstance, RigbakePath, RigbakePlugin};
 
 #[derive(Clone)]
 struct CameraSpec {
@@ -77,6 +78,7 @@ struct Shot {
 #[derive(Resource)]
 struct Jobs {
     bake: String,
+    path: RigbakePath,
     size: u32,
     shots: Vec<Shot>,
 }
@@ -151,8 +153,14 @@ fn main() {
             }
         })
         .collect();
+    let path = match doc["path"].as_str() {
+        Some("bones") => RigbakePath::Bones,
+        Some("vat") => RigbakePath::Vat,
+        _ => RigbakePath::Auto,
+    };
     let jobs = Jobs {
         bake: s("bake"),
+        path,
         size: doc["size"].as_u64().unwrap_or(256) as u32,
         shots,
     };
@@ -220,7 +228,9 @@ fn setup(
         },
         Transform::from_xyz(1.0, 2.0, 3.0).looking_at(Vec3::ZERO, Vec3::Y),
     ));
-    commands.spawn((RigbakeInstance::new(bake.clone()), Transform::default()));
+    let mut instance = RigbakeInstance::new(bake.clone());
+    instance.path = jobs.path;
+    commands.spawn((instance, Transform::default()));
     commands.insert_resource(Handles { target, bake });
 }
 
@@ -265,8 +275,17 @@ fn drive(
     if !assets.is_loaded_with_dependencies(&handles.bake) {
         return;
     }
-    if let Some(vat) = &bake.vat
-        && vat.primitives.iter().any(|p| meshes.get(&p.mesh).is_none())
+    let vat_meshes = bake
+        .vat
+        .iter()
+        .flat_map(|v| v.primitives.iter().map(|p| &p.mesh));
+    let bone_meshes = bake
+        .bones
+        .iter()
+        .flat_map(|b| b.primitives.iter().map(|p| &p.mesh));
+    if vat_meshes
+        .chain(bone_meshes)
+        .any(|m| meshes.get(m).is_none())
     {
         return;
     }
