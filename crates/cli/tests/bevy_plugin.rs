@@ -295,6 +295,102 @@ fn bevy_rigbake_plays_cesium_man_on_the_bone_path_like_the_preview() {
 }
 
 #[test]
+fn bevy_rigbake_switches_lod_levels_by_distance() {
+    // The tentacle_lods fixture (levels of 204, 108 and 50 vertices in
+    // MSFT_lod): level 0 matches the preview (which draws level 0); level 2
+    // on the bone path (its own weights mesh) and on the VAT path (its own
+    // atlas columns) draw the same; chosen by distance (the camera 8 half
+    // extents away, beyond both thresholds) the instance draws level 2
+    // exactly as when asked for it, a different picture from level 0.
+    let test = "bevy_rigbake_switches_lod_levels_by_distance";
+    let Some((binary, icd)) = shots_binary(test) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("bakes");
+    let model = rigbake_fixtures::fixture("tentacle_lods.glb");
+    let r = common::bake(
+        std::slice::from_ref(&model),
+        &out,
+        &["--vat", "--normals", "--fps", "10"],
+    );
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let container = out.join("tentacle_lods/tentacle_lods.rigbake");
+    let loaded = playback::load(&container, Some(&model), playback::Paths::All).unwrap();
+    let topology = Topology::new(&loaded, PathChoice::Vat);
+    let c = &loaded.clips[0];
+    let k = c.info.frames / 3;
+    let pose = scene::pose(&loaded, &topology, PathChoice::Vat, Producer::Bake, 0, k);
+    let camera = fit_camera(std::slice::from_ref(&pose), SIZE);
+    let distance = 8.0 * camera.half_extent;
+    let shot = |name: &str, path: &str, lod: serde_json::Value| {
+        let file = tmp.path().join(format!("{name}.png"));
+        let jobs = serde_json::json!({
+            "dir": out,
+            "bake": "tentacle_lods/tentacle_lods.rigbake",
+            "path": path,
+            "lod": lod,
+            "size": SIZE,
+            "shots": [{"clip": 0, "time": c.info.frame_time(k), "camera": camera_json(&camera), "out": file}],
+        });
+        let run = run_shots(
+            &binary,
+            &icd,
+            &jobs,
+            &tmp.path().join(format!("{name}.json")),
+        );
+        assert!(
+            run.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        common::alpha_mask(&file).2
+    };
+    let level0 = shot("vat-0", "vat", serde_json::json!(0));
+    let vat2 = shot("vat-2", "vat", serde_json::json!(2));
+    let bones2 = shot("bones-2", "bones", serde_json::json!(2));
+    let near = shot(
+        "vat-near",
+        "vat",
+        serde_json::json!([distance * 2.0, distance * 3.0]),
+    );
+    let far = shot(
+        "vat-far",
+        "vat",
+        serde_json::json!([distance * 0.25, distance * 0.5]),
+    );
+    let reference = render(&pose, &topology, &camera).covered;
+    let scores = [
+        (
+            "level 0 against the preview",
+            iou(&level0, &reference).0,
+            true,
+        ),
+        ("level 2, bones against VAT", iou(&bones2, &vat2).0, true),
+        (
+            "near by distance against level 0",
+            iou(&near, &level0).0,
+            true,
+        ),
+        ("far by distance against level 2", iou(&far, &vat2).0, true),
+        ("level 2 against level 0", iou(&vat2, &level0).0, false),
+    ];
+    for (what, score, same) in scores {
+        rigbake_fixtures::testkit::notice(&format!(
+            "bevy_rigbake tentacle_lods {what}: IoU {score:.4}"
+        ));
+        if same {
+            assert!(score >= MIN_IOU, "{what}: IoU {score:.4}");
+        } else {
+            assert!(
+                score < MIN_IOU,
+                "{what}: IoU {score:.4}: the levels look alike, the test cannot tell"
+            );
+        }
+    }
+}
+
+#[test]
 fn bevy_rigbake_refuses_a_file_that_is_not_a_container() {
     let test = "bevy_rigbake_refuses_a_file_that_is_not_a_container";
     let Some((binary, icd)) = shots_binary(test) else {

@@ -26,6 +26,21 @@ pub enum RigbakePath {
     Bones,
 }
 
+/// Which LOD level an instance draws, for bakes with LOD groups
+/// (docs/lods.md); primitives outside any group are always drawn.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum RigbakeLod {
+    /// This level (a level past a group's last draws its last).
+    Level(u32),
+    /// By distance from the first 3D camera: the level is how many of
+    /// these distances (ascending, world units) the instance is beyond.
+    /// Empty: level 0.
+    ByDistance(Vec<f32>),
+    /// Level 0.
+    #[default]
+    Full,
+}
+
 /// What an instance is asked to do; applied once its bake has loaded.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Request {
@@ -56,6 +71,8 @@ pub struct RigbakeInstance {
     pub speed: f64,
     /// The path it draws (read when its primitives are spawned).
     pub path: RigbakePath,
+    /// The LOD level it draws.
+    pub lod: RigbakeLod,
     state: AnimationState,
     requests: Vec<Request>,
 }
@@ -67,6 +84,7 @@ impl RigbakeInstance {
             bake,
             speed: 1.0,
             path: RigbakePath::Auto,
+            lod: RigbakeLod::Full,
             state: AnimationState::new(),
             requests: vec![Request::Play {
                 clip: 0,
@@ -182,9 +200,13 @@ pub(crate) struct BakeDraws(HashMap<AssetId<RigbakeBake>, BakeDraw>);
 #[derive(Component)]
 pub struct RigbakeSpawned;
 
-/// Marks the primitive entities the plugin spawns under an instance.
+/// Marks the primitive entities the plugin spawns under an instance, with
+/// the primitive's LOD level (None: not part of a LOD group).
 #[derive(Component)]
-pub struct RigbakePrimitive;
+pub struct RigbakePrimitive {
+    /// The LOD level, from the bake's LOD record.
+    pub lod_level: Option<u32>,
+}
 
 /// Spawns the primitives of instances whose bake has loaded: the
 /// playback meshes (VAT path) or the weights meshes (bone path), at their
@@ -241,6 +263,9 @@ pub(crate) fn spawn_primitives(
                             Transform::from_matrix(vat.placement),
                             Mesh3d(p.mesh.clone()),
                             MeshMaterial3d(m.clone()),
+                            RigbakePrimitive {
+                                lod_level: p.lod_level,
+                            },
                         ))
                         .id(),
                 );
@@ -269,6 +294,9 @@ pub(crate) fn spawn_primitives(
                             Transform::from_matrix(p.placement),
                             Mesh3d(p.mesh.clone()),
                             MeshMaterial3d(m.clone()),
+                            RigbakePrimitive {
+                                lod_level: p.lod_level,
+                            },
                         ))
                         .id(),
                 );
@@ -279,7 +307,7 @@ pub(crate) fn spawn_primitives(
             // leave them.
             commands
                 .entity(*child)
-                .insert((MeshTag(0), NoFrustumCulling, RigbakePrimitive));
+                .insert((MeshTag(0), NoFrustumCulling));
         }
         commands
             .entity(entity)
@@ -339,6 +367,46 @@ pub(crate) fn update_states(
             }
             for m in draw.bones.iter().flatten() {
                 let _ = bone_materials.get_mut(m);
+            }
+        }
+    }
+}
+
+/// Shows, under each instance, the primitives of the LOD level it asks for
+/// (a level past a group's last shows that group's last) and hides the
+/// other levels; primitives outside LOD groups stay shown.
+pub(crate) fn select_lods(
+    instances: Query<(&RigbakeInstance, &GlobalTransform, &Children), With<RigbakeSpawned>>,
+    cameras: Query<&GlobalTransform, With<Camera3d>>,
+    mut parts: Query<(&RigbakePrimitive, &mut Visibility)>,
+) {
+    let eye = cameras.iter().next().map(GlobalTransform::translation);
+    for (instance, at, children) in &instances {
+        let wanted = match &instance.lod {
+            RigbakeLod::Full => 0,
+            RigbakeLod::Level(l) => *l,
+            RigbakeLod::ByDistance(d) => {
+                let distance = eye.map_or(0.0, |e| e.distance(at.translation()));
+                d.iter().filter(|&&x| distance >= x).count() as u32
+            }
+        };
+        let last = children
+            .iter()
+            .filter_map(|c| parts.get(c).ok().and_then(|(p, _)| p.lod_level))
+            .max()
+            .unwrap_or(0);
+        let level = wanted.min(last);
+        for child in children.iter() {
+            if let Ok((part, mut visibility)) = parts.get_mut(child) {
+                let shown = part.lod_level.is_none_or(|l| l == level);
+                let want = if shown {
+                    Visibility::Inherited
+                } else {
+                    Visibility::Hidden
+                };
+                if *visibility != want {
+                    *visibility = want;
+                }
             }
         }
     }

@@ -36,7 +36,7 @@ pub mod shader;
 
 use bevy::prelude::*;
 
-pub use animation::{RigbakeInstance, RigbakePath, RigbakePrimitive, RigbakeSpawned};
+pub use animation::{RigbakeInstance, RigbakeLod, RigbakePath, RigbakePrimitive, RigbakeSpawned};
 pub use loader::{RigbakeBake, RigbakeLoader};
 pub use material::{BoneExtension, BoneMaterial, VatExtension, VatMaterial};
 
@@ -53,7 +53,13 @@ impl Plugin for RigbakePlugin {
             .init_resource::<animation::BakeDraws>()
             .add_systems(
                 PostUpdate,
-                (animation::spawn_primitives, animation::update_states).chain(),
+                (
+                    animation::spawn_primitives,
+                    animation::update_states,
+                    animation::select_lods,
+                )
+                    .chain()
+                    .before(bevy::transform::TransformSystems::Propagate),
             );
     }
 }

@@ -70,6 +70,8 @@ pub struct VatPrimitive {
     pub normals: Option<Handle<Image>>,
     /// Addressing and decoding, as the shader's uniform.
     pub params: VatParams,
+    /// Its LOD level, when it is a level of a LOD group (the LOD record).
+    pub lod_level: Option<u32>,
 }
 
 /// Every skinned primitive of the bone-matrix path.
@@ -95,6 +97,8 @@ pub struct BonePrimitive {
     /// The bone set's space node in the source scene (the placement
     /// record): the primitive sits under the instance at this transform.
     pub placement: Mat4,
+    /// Its LOD level, when it is a level of a LOD group (the LOD record).
+    pub lod_level: Option<u32>,
 }
 
 /// Why a bake cannot be loaded.
@@ -192,6 +196,11 @@ async fn load_vat(
     let gpu_container = container.records().texture_container();
     let layout = container.records().layout.clone().unwrap_or_default();
     let mut images: Vec<Option<Handle<Image>>> = vec![None; vat.textures.len()];
+    let levels = lod_levels(
+        container.records().lods.as_ref(),
+        vat.primitives.len(),
+        |l| &l.vat_primitives,
+    );
     let mut primitives = Vec::with_capacity(vat.primitives.len());
     for (i, p) in vat.primitives.iter().enumerate() {
         let fold = layout
@@ -253,6 +262,7 @@ async fn load_vat(
             positions,
             normals,
             params,
+            lod_level: levels[i],
         });
     }
     let placement = container
@@ -268,6 +278,45 @@ async fn load_vat(
     })
 }
 
+/// The LOD level of each entry of a record's primitive list (VAT or
+/// weights), from the LOD record: `entries(level)` lists a level's.
+fn lod_levels(
+    lods: Option<&rigbake_format::meta::LodsMetadata>,
+    count: usize,
+    entries: impl Fn(&rigbake_format::meta::LodLevelMeta) -> &[u32],
+) -> Vec<Option<u32>> {
+    let mut out = vec![None; count];
+    for group in lods.iter().flat_map(|l| &l.groups) {
+        for (level, meta) in group.levels.iter().enumerate() {
+            for &e in entries(meta) {
+                if let Some(slot) = out.get_mut(e as usize) {
+                    *slot = Some(level as u32);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The weights mesh file of each weights primitive: a LOD level's own
+/// (`<model>.lod<n>.weights.glb`, its LOD record entry), else the record's.
+fn weights_files(
+    lods: Option<&rigbake_format::meta::LodsMetadata>,
+    weights: &rigbake_format::meta::WeightsMetadata,
+) -> Vec<String> {
+    let mut out = vec![weights.mesh_file.clone().unwrap_or_default(); weights.primitives.len()];
+    for level in lods.iter().flat_map(|l| &l.groups).flat_map(|g| &g.levels) {
+        if let Some(file) = &level.weights_file {
+            for &e in &level.weights_primitives {
+                if let Some(slot) = out.get_mut(e as usize) {
+                    *slot = file.clone();
+                }
+            }
+        }
+    }
+    out
+}
+
 /// The bone path: per weights primitive its mesh, channels, texture and
 /// uniform.
 async fn load_bones(
@@ -276,7 +325,11 @@ async fn load_bones(
     weights: &rigbake_format::meta::WeightsMetadata,
     load_context: &mut LoadContext<'_>,
 ) -> Result<BonePath, LoadError> {
-    let mesh_file = weights.mesh_file.clone().unwrap_or_default();
+    let lods = container.records().lods.clone();
+    let files = weights_files(lods.as_ref(), weights);
+    let levels = lod_levels(lods.as_ref(), weights.primitives.len(), |l| {
+        &l.weights_primitives
+    });
     let metadata = container.metadata().clone();
     let layout = container.records().layout.clone().unwrap_or_default();
     let ranges = container.records().bone_ranges.clone();
@@ -374,10 +427,10 @@ async fn load_bones(
         let mesh_path = load_context
             .path()
             .resolve_embed_str(&format!(
-                "{mesh_file}#Mesh{}/Primitive{}",
-                p.mesh_index, p.mesh_primitive
+                "{}#Mesh{}/Primitive{}",
+                files[k], p.mesh_index, p.mesh_primitive
             ))
-            .map_err(|e| fail(name, format!("weights mesh `{mesh_file}`: {e}")))?;
+            .map_err(|e| fail(name, format!("weights mesh `{}`: {e}", files[k])))?;
         let mesh = load_context.load(mesh_path);
         let placement = placement
             .as_ref()
@@ -391,6 +444,7 @@ async fn load_bones(
             weights: weights_buffer,
             params,
             placement,
+            lod_level: levels[k],
         });
     }
     Ok(BonePath { primitives })

@@ -14,6 +14,7 @@
 //!   "dir": "/abs/bake/dir",             // the asset folder
 //!   "bake": "Fox/Fox.rigbake",          // relative to dir
 //!   "path": "vat",                      // or "bones" (default: the bake's VAT if any)
+//!   "lod": 2,                           // a LOD level, or [d1, d2]: by distance (default 0)
 //!   "size": 256,
 //!   "shots": [
 //!     {"clip": 1, "time": 0.4,          // clip index, seconds into it
@@ -48,7 +49,7 @@ use bevy::render::view::Msaa;
 use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured};
 use bevy::time::TimeUpdateStrategy;
 use bevy::window::ExitCondition;
-use bevy_rigbake::{RigbakeBake, RigbakeInstance, RigbakePath, RigbakePlugin};
+use bevy_rigbake::{RigbakeBake, RigbakeInstance, RigbakeLod, RigbakePath, RigbakePlugin};
 
 #[derive(Clone)]
 struct CameraSpec {
@@ -79,6 +80,7 @@ struct Shot {
 struct Jobs {
     bake: String,
     path: RigbakePath,
+    lod: RigbakeLod,
     size: u32,
     shots: Vec<Shot>,
 }
@@ -158,9 +160,19 @@ fn main() {
         Some("vat") => RigbakePath::Vat,
         _ => RigbakePath::Auto,
     };
+    let lod = match &doc["lod"] {
+        serde_json::Value::Number(n) => RigbakeLod::Level(n.as_u64().expect("lod level") as u32),
+        serde_json::Value::Array(d) => RigbakeLod::ByDistance(
+            d.iter()
+                .map(|x| x.as_f64().expect("lod distance") as f32)
+                .collect(),
+        ),
+        _ => RigbakeLod::Full,
+    };
     let jobs = Jobs {
         bake: s("bake"),
         path,
+        lod,
         size: doc["size"].as_u64().unwrap_or(256) as u32,
         shots,
     };
@@ -230,6 +242,7 @@ fn setup(
     ));
     let mut instance = RigbakeInstance::new(bake.clone());
     instance.path = jobs.path;
+    instance.lod = jobs.lod.clone();
     commands.spawn((instance, Transform::default()));
     commands.insert_resource(Handles { target, bake });
 }
