@@ -391,6 +391,89 @@ fn bevy_rigbake_switches_lod_levels_by_distance() {
 }
 
 #[test]
+fn bevy_rigbake_instances_of_one_bake_keep_their_own_states() {
+    // Two CesiumMan instances drawn in one frame from one storage buffer of
+    // states (slots by MeshTag), side by side, each at its own clip time:
+    // both match the preview of their own state, posed together.
+    let test = "bevy_rigbake_instances_of_one_bake_keep_their_own_states";
+    let Some(models) = shared_models(test) else {
+        return;
+    };
+    let Some((binary, icd)) = shots_binary(test) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("bakes");
+    let model = models.join("khronos/CesiumMan.glb");
+    let r = common::bake(
+        std::slice::from_ref(&model),
+        &out,
+        &["--vat", "--normals", "--fps", "15"],
+    );
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let container = out.join("CesiumMan/CesiumMan.rigbake");
+    let loaded = playback::load(&container, Some(&model), playback::Paths::All).unwrap();
+    for (path, choice) in [("vat", PathChoice::Vat), ("bones", PathChoice::Bones)] {
+        let topology = Topology::new(&loaded, choice);
+        let c = &loaded.clips[0];
+        let (a, b) = (c.info.frames / 4, c.info.frames / 2);
+        let first = scene::pose(&loaded, &topology, choice, Producer::Bake, 0, a);
+        let mut second = scene::pose(&loaded, &topology, choice, Producer::Bake, 0, b);
+        // The model is about 1.9 units tall: 1.5 units to the side clears it.
+        let offset = glam::Vec3::new(1.5, 0.0, 0.0);
+        for m in &mut second {
+            for p in &mut m.positions {
+                *p += offset;
+            }
+        }
+        let both: Vec<_> = first.iter().chain(&second).cloned().collect();
+        let camera = fit_camera(std::slice::from_ref(&both), SIZE);
+        let shot = tmp.path().join(format!("{path}.png"));
+        let jobs = serde_json::json!({
+            "dir": out,
+            "bake": "CesiumMan/CesiumMan.rigbake",
+            "path": path,
+            "size": SIZE,
+            "others": [{"clip": 0, "time": c.info.frame_time(b), "offset": [offset.x, offset.y, offset.z]}],
+            "shots": [{"clip": 0, "time": c.info.frame_time(a), "camera": camera_json(&camera), "out": shot}],
+        });
+        let run = run_shots(
+            &binary,
+            &icd,
+            &jobs,
+            &tmp.path().join(format!("{path}.json")),
+        );
+        assert!(
+            run.status.success(),
+            "{path}: {}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        let mask = common::alpha_mask(&shot).2;
+        let (score, area) = iou(&mask, &render(&both, &topology, &camera).covered);
+        // Both at the first instance's state: what one shared slot draws.
+        let mut same = scene::pose(&loaded, &topology, choice, Producer::Bake, 0, a);
+        for m in &mut same {
+            for p in &mut m.positions {
+                *p += offset;
+            }
+        }
+        let alike: Vec<_> = first.iter().chain(&same).cloned().collect();
+        let (shared, _) = iou(&mask, &render(&alike, &topology, &camera).covered);
+        rigbake_fixtures::testkit::notice(&format!(
+            "bevy_rigbake two CesiumMan instances ({path}): IoU {score:.4} over {area} pixels (both in one state: {shared:.4})"
+        ));
+        assert!(
+            score >= MIN_IOU && area > 500,
+            "{path}: IoU {score:.4} over {area} pixels"
+        );
+        assert!(
+            shared < MIN_IOU,
+            "{path}: the two states look alike ({shared:.4}): the test cannot tell"
+        );
+    }
+}
+
+#[test]
 fn bevy_rigbake_refuses_a_file_that_is_not_a_container() {
     let test = "bevy_rigbake_refuses_a_file_that_is_not_a_container";
     let Some((binary, icd)) = shots_binary(test) else {

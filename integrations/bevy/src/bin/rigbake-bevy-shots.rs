@@ -15,6 +15,7 @@
 //!   "bake": "Fox/Fox.rigbake",          // relative to dir
 //!   "path": "vat",                      // or "bones" (default: the bake's VAT if any)
 //!   "lod": 2,                           // a LOD level, or [d1, d2]: by distance (default 0)
+//!   "others": [{"clip": 0, "time": 0.2, "offset": [x, y, z]}],  // more instances, held still
 //!   "size": 256,
 //!   "shots": [
 //!     {"clip": 1, "time": 0.4,          // clip index, seconds into it
@@ -81,6 +82,8 @@ struct Jobs {
     bake: String,
     path: RigbakePath,
     lod: RigbakeLod,
+    /// Further instances: clip, time, translation.
+    others: Vec<(usize, f64, Vec3)>,
     size: u32,
     shots: Vec<Shot>,
 }
@@ -93,6 +96,10 @@ struct Handles {
 
 #[derive(Component)]
 struct ShotCamera;
+
+/// The instance the shots set the state of.
+#[derive(Component)]
+struct Driven;
 
 #[derive(Resource, Default)]
 struct Progress {
@@ -169,10 +176,25 @@ fn main() {
         ),
         _ => RigbakeLod::Full,
     };
+    let others = doc["others"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|o| {
+                    (
+                        o["clip"].as_u64().expect("other clip") as usize,
+                        o["time"].as_f64().expect("other time"),
+                        vec3(&o["offset"]),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
     let jobs = Jobs {
         bake: s("bake"),
         path,
         lod,
+        others,
         size: doc["size"].as_u64().unwrap_or(256) as u32,
         shots,
     };
@@ -243,7 +265,16 @@ fn setup(
     let mut instance = RigbakeInstance::new(bake.clone());
     instance.path = jobs.path;
     instance.lod = jobs.lod.clone();
-    commands.spawn((instance, Transform::default()));
+    commands.spawn((instance, Transform::default(), Driven));
+    // Instances of the same bake, each in its own state: one storage
+    // buffer, one slot each.
+    for &(clip, time, offset) in &jobs.others {
+        let mut other = RigbakeInstance::new(bake.clone());
+        other.path = jobs.path;
+        other.lod = jobs.lod.clone();
+        other.play(clip, 1.0, None).seek(time);
+        commands.spawn((other, Transform::from_translation(offset)));
+    }
     commands.insert_resource(Handles { target, bake });
 }
 
@@ -262,7 +293,7 @@ fn drive(
     assets: Res<AssetServer>,
     bakes: Res<Assets<RigbakeBake>>,
     meshes: Res<Assets<Mesh>>,
-    mut instances: Query<&mut RigbakeInstance>,
+    mut instances: Query<&mut RigbakeInstance, With<Driven>>,
     mut camera: Query<(&mut Transform, &mut Projection), With<ShotCamera>>,
     mut exit: MessageWriter<AppExit>,
 ) {
