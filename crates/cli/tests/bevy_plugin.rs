@@ -82,6 +82,17 @@ fn run_shots(
         .unwrap()
 }
 
+/// Bakes `model` into `out` with `flags` and loads the container
+/// `out/<stem>/<stem>.rigbake` for playback (the preview's reference).
+fn bake_and_load(model: &Path, out: &Path, flags: &[&str]) -> playback::Loaded {
+    let r = common::bake(&[model.to_path_buf()], out, flags);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let stem = model.file_stem().unwrap().to_str().unwrap();
+    let container = out.join(stem).join(format!("{stem}.rigbake"));
+    playback::load(&container, Some(model), playback::Paths::All)
+        .unwrap_or_else(|e| panic!("{}: {e}", container.display()))
+}
+
 fn camera_json(camera: &rigbake_preview::Camera) -> serde_json::Value {
     let v = |d: glam::DVec3| serde_json::json!([d.x, d.y, d.z]);
     serde_json::json!({
@@ -105,14 +116,7 @@ fn bevy_rigbake_plays_fox_on_the_vat_path_like_the_preview() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("bakes");
     let model = models.join("khronos/Fox.glb");
-    let r = common::bake(
-        std::slice::from_ref(&model),
-        &out,
-        &["--vat", "--normals", "--fps", "15"],
-    );
-    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
-    let container = out.join("Fox/Fox.rigbake");
-    let loaded = playback::load(&container, Some(&model), playback::Paths::All).unwrap();
+    let loaded = bake_and_load(&model, &out, &["--vat", "--normals", "--fps", "15"]);
     let topology = Topology::new(&loaded, PathChoice::Vat);
     let mut shots = Vec::new();
     let mut expected = Vec::new();
@@ -232,10 +236,7 @@ fn bevy_rigbake_plays_cesium_man_on_the_bone_path_like_the_preview() {
             &["--fps", "15", "--layout", "qts", "--precision", "unorm16"][..],
         ),
     ] {
-        let r = common::bake(std::slice::from_ref(&model), &out.join(dir), flags);
-        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
-        let container = out.join(dir).join("CesiumMan/CesiumMan.rigbake");
-        let loaded = playback::load(&container, Some(&model), playback::Paths::All).unwrap();
+        let loaded = bake_and_load(&model, &out.join(dir), flags);
         let topology = Topology::new(&loaded, PathChoice::Bones);
         let c = &loaded.clips[0];
         let k = c.info.frames / 3;
@@ -309,14 +310,7 @@ fn bevy_rigbake_switches_lod_levels_by_distance() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("bakes");
     let model = rigbake_fixtures::fixture("tentacle_lods.glb");
-    let r = common::bake(
-        std::slice::from_ref(&model),
-        &out,
-        &["--vat", "--normals", "--fps", "10"],
-    );
-    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
-    let container = out.join("tentacle_lods/tentacle_lods.rigbake");
-    let loaded = playback::load(&container, Some(&model), playback::Paths::All).unwrap();
+    let loaded = bake_and_load(&model, &out, &["--vat", "--normals", "--fps", "10"]);
     let topology = Topology::new(&loaded, PathChoice::Vat);
     let c = &loaded.clips[0];
     let k = c.info.frames / 3;
@@ -405,14 +399,7 @@ fn bevy_rigbake_instances_of_one_bake_keep_their_own_states() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("bakes");
     let model = models.join("khronos/CesiumMan.glb");
-    let r = common::bake(
-        std::slice::from_ref(&model),
-        &out,
-        &["--vat", "--normals", "--fps", "15"],
-    );
-    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
-    let container = out.join("CesiumMan/CesiumMan.rigbake");
-    let loaded = playback::load(&container, Some(&model), playback::Paths::All).unwrap();
+    let loaded = bake_and_load(&model, &out, &["--vat", "--normals", "--fps", "15"]);
     for (path, choice) in [("vat", PathChoice::Vat), ("bones", PathChoice::Bones)] {
         let topology = Topology::new(&loaded, choice);
         let c = &loaded.clips[0];
