@@ -9,6 +9,15 @@ build:
 test:
     cargo test --workspace --locked
 
+# Build the Bevy checkers (tools/openvat-player's workspace: the OpenVAT
+# player and bevy_rigbake with rigbake-bevy-shots; Bevy built once), which
+# the tests find in tools/openvat-player/target/debug; then run the
+# plugin's own tests and the tests that use them.
+bevy:
+    cargo build --locked --manifest-path tools/openvat-player/Cargo.toml --workspace
+    cargo test --locked --manifest-path tools/openvat-player/Cargo.toml -p bevy_rigbake --lib
+    cargo test --locked -p rigbake-cli --test bevy_plugin --test openvat_player
+
 # Bake the bundled example into out/.
 example:
     cargo run --release -p rigbake-cli -- bake fixtures/tentacle.glb --out out
