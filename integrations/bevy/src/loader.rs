@@ -556,7 +556,18 @@ async fn texture_set(
     let t = &vat.textures[first as usize];
     let (width, height) = (t.width as usize, t.height as usize);
     let page_floats = width * height * 4;
-    let mut floats = Vec::with_capacity(page_floats * pages as usize);
+    // Bounded before anything is allocated: RGBA32F of every page.
+    let bytes_needed = page_floats as u64 * u64::from(pages) * 4;
+    if bytes_needed > rigbake_format::texture::MAX_DECODED_BYTES {
+        return Err(fail(
+            &t.name,
+            format!(
+                "{pages} pages of {width} x {height} RGBA floats are {bytes_needed} bytes, more than the {} a texture may decode to",
+                rigbake_format::texture::MAX_DECODED_BYTES
+            ),
+        ));
+    }
+    let mut floats = Vec::new();
     if gpu_container.is_exr() {
         for k in 0..pages {
             let page = &vat.textures[(first + k) as usize];
