@@ -30,6 +30,7 @@
 //! ```
 
 pub mod animation;
+pub mod headless;
 pub mod loader;
 pub mod material;
 pub mod shader;

@@ -8,6 +8,9 @@ use bevy::prelude::*;
 
 /// `rigbake::runtime`: docs/shaders/rigbake.wgsl as an importable module.
 pub const RUNTIME_SHADER: Handle<Shader> = uuid_handle!("5b0c1e56-8f1d-4c55-9a9b-2f4f0b1f6d11");
+/// `bevy_rigbake::instance`: what both vertex stages share (the instance
+/// state buffer, the vertex, Bevy's vertex output).
+pub const INSTANCE_SHADER: Handle<Shader> = uuid_handle!("3c41d7e0-2b9a-4f51-8e6d-5a0b9c7e1f44");
 /// The vertex stage of the vertex-animation material.
 pub const VAT_SHADER: Handle<Shader> = uuid_handle!("0f7a3a52-61c4-4d8e-a0a5-3c8f7d6a9e22");
 /// The vertex stage of the bone-matrix material.
@@ -75,6 +78,12 @@ pub fn register(app: &mut App) {
             Shader::from_wgsl(include_str!("vat.wgsl"), "bevy_rigbake/vat.wgsl"),
         )
         .expect("the VAT shader's handle");
+    shaders
+        .insert(
+            INSTANCE_SHADER.id(),
+            Shader::from_wgsl(include_str!("instance.wgsl"), "bevy_rigbake/instance.wgsl"),
+        )
+        .expect("the instance shader's handle");
     shaders
         .insert(
             BONE_SHADER.id(),

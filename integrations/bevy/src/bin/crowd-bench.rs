@@ -17,14 +17,9 @@
 
 use std::time::{Duration, Instant};
 
-use bevy::app::ScheduleRunnerPlugin;
-use bevy::asset::AssetMetaCheck;
 use bevy::camera::RenderTarget;
 use bevy::prelude::*;
-use bevy::render::RenderPlugin;
-use bevy::render::render_resource::TextureFormat;
-use bevy::window::ExitCondition;
-use bevy_rigbake::{RigbakeInstance, RigbakePath, RigbakePlugin};
+use bevy_rigbake::{RigbakeInstance, RigbakePath, RigbakePlugin, headless};
 
 #[derive(Resource, Clone)]
 struct Args {
@@ -71,30 +66,14 @@ fn main() {
         }
     }
     let mut app = App::new();
-    app.add_plugins(
-        DefaultPlugins
-            .set(AssetPlugin {
-                file_path: dir,
-                meta_check: AssetMetaCheck::Never,
-                ..default()
-            })
-            .set(WindowPlugin {
-                primary_window: None,
-                exit_condition: ExitCondition::DontExit,
-                ..default()
-            })
-            .set(RenderPlugin {
-                synchronous_pipeline_compilation: true,
-                ..default()
-            }),
-    )
-    .add_plugins(ScheduleRunnerPlugin::run_loop(Duration::ZERO))
-    .add_plugins(RigbakePlugin)
-    .insert_resource(args)
-    .init_resource::<Clock>()
-    .add_systems(Startup, setup)
-    .add_systems(First, main_start)
-    .add_systems(Last, main_end);
+    app.add_plugins(headless::plugins(dir))
+        .add_plugins(headless::run_loop())
+        .add_plugins(RigbakePlugin)
+        .insert_resource(args)
+        .init_resource::<Clock>()
+        .add_systems(Startup, setup)
+        .add_systems(First, main_start)
+        .add_systems(Last, main_end);
     app.run();
 }
 
@@ -111,9 +90,7 @@ fn setup(
     mut images: ResMut<Assets<Image>>,
     args: Res<Args>,
 ) {
-    let mut target = Image::new_target_texture(256, 256, TextureFormat::Rgba8UnormSrgb, None);
-    target.texture_descriptor.usage |= bevy::render::render_resource::TextureUsages::COPY_SRC;
-    let target = images.add(target);
+    let target = headless::render_target(&mut images, 256);
     let side = (args.count as f32).sqrt().ceil();
     commands.spawn((
         Camera3d::default(),

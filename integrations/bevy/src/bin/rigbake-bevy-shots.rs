@@ -39,18 +39,15 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use bevy::app::ScheduleRunnerPlugin;
-use bevy::asset::AssetMetaCheck;
 use bevy::camera::{Projection, RenderTarget, ScalingMode};
 use bevy::core_pipeline::tonemapping::Tonemapping;
 use bevy::prelude::*;
-use bevy::render::RenderPlugin;
-use bevy::render::render_resource::TextureFormat;
 use bevy::render::view::Msaa;
 use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured};
 use bevy::time::TimeUpdateStrategy;
-use bevy::window::ExitCondition;
-use bevy_rigbake::{RigbakeBake, RigbakeInstance, RigbakeLod, RigbakePath, RigbakePlugin};
+use bevy_rigbake::{
+    RigbakeBake, RigbakeInstance, RigbakeLod, RigbakePath, RigbakePlugin, headless,
+};
 
 #[derive(Clone)]
 struct CameraSpec {
@@ -199,31 +196,15 @@ fn main() {
         shots,
     };
     let mut app = App::new();
-    app.add_plugins(
-        DefaultPlugins
-            .set(AssetPlugin {
-                file_path: s("dir"),
-                meta_check: AssetMetaCheck::Never,
-                ..default()
-            })
-            .set(WindowPlugin {
-                primary_window: None,
-                exit_condition: ExitCondition::DontExit,
-                ..default()
-            })
-            .set(RenderPlugin {
-                synchronous_pipeline_compilation: true,
-                ..default()
-            }),
-    )
-    .add_plugins(ScheduleRunnerPlugin::run_loop(Duration::ZERO))
-    .add_plugins(RigbakePlugin)
-    .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::ZERO))
-    .insert_resource(jobs)
-    .init_resource::<Progress>()
-    .init_resource::<Captured>()
-    .add_systems(Startup, setup)
-    .add_systems(Update, drive);
+    app.add_plugins(headless::plugins(s("dir")))
+        .add_plugins(headless::run_loop())
+        .add_plugins(RigbakePlugin)
+        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::ZERO))
+        .insert_resource(jobs)
+        .init_resource::<Progress>()
+        .init_resource::<Captured>()
+        .add_systems(Startup, setup)
+        .add_systems(Update, drive);
     match app.run() {
         AppExit::Success => {}
         AppExit::Error(code) => std::process::exit(i32::from(code.get())),
@@ -236,10 +217,7 @@ fn setup(
     mut images: ResMut<Assets<Image>>,
     jobs: Res<Jobs>,
 ) {
-    let mut target =
-        Image::new_target_texture(jobs.size, jobs.size, TextureFormat::Rgba8UnormSrgb, None);
-    target.texture_descriptor.usage |= bevy::render::render_resource::TextureUsages::COPY_SRC;
-    let target = images.add(target);
+    let target = headless::render_target(&mut images, jobs.size);
     let bake: Handle<RigbakeBake> = assets.load(jobs.bake.clone());
     commands.spawn((
         Camera3d::default(),
