@@ -93,6 +93,28 @@ fn bake_and_load(model: &Path, out: &Path, flags: &[&str]) -> playback::Loaded {
         .unwrap_or_else(|e| panic!("{}: {e}", container.display()))
 }
 
+/// [`run_shots`], which must succeed (`what` names the run in the
+/// message); returns its stdout and stderr.
+fn shots_ok(
+    binary: &Path,
+    icd: &Path,
+    jobs: &serde_json::Value,
+    file: &Path,
+    what: &str,
+) -> String {
+    let run = run_shots(binary, icd, jobs, file);
+    let log = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(
+        run.status.success(),
+        "rigbake-bevy-shots failed on {what}:\n{log}"
+    );
+    log
+}
+
 fn camera_json(camera: &rigbake_preview::Camera) -> serde_json::Value {
     let v = |d: glam::DVec3| serde_json::json!([d.x, d.y, d.z]);
     serde_json::json!({
@@ -175,13 +197,7 @@ fn bevy_rigbake_plays_fox_on_the_vat_path_like_the_preview() {
         "shots": shots,
     });
     let started = std::time::Instant::now();
-    let run = run_shots(&binary, &icd, &jobs, &tmp.path().join("jobs.json"));
-    let log = format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&run.stdout),
-        String::from_utf8_lossy(&run.stderr)
-    );
-    assert!(run.status.success(), "rigbake-bevy-shots failed:\n{log}");
+    let log = shots_ok(&binary, &icd, &jobs, &tmp.path().join("jobs.json"), "Fox");
     assert!(
         log.contains("llvmpipe"),
         "not on lavapipe (llvmpipe):\n{log}"
@@ -250,20 +266,12 @@ fn bevy_rigbake_plays_cesium_man_on_the_bone_path_like_the_preview() {
             "size": SIZE,
             "shots": [{"clip": 0, "time": c.info.frame_time(k), "camera": camera_json(&camera), "out": shot}],
         });
-        let run = run_shots(
+        shots_ok(
             &binary,
             &icd,
             &jobs,
             &tmp.path().join(format!("{dir}.json")),
-        );
-        let log = format!(
-            "{}\n{}",
-            String::from_utf8_lossy(&run.stdout),
-            String::from_utf8_lossy(&run.stderr)
-        );
-        assert!(
-            run.status.success(),
-            "rigbake-bevy-shots failed on {dir}:\n{log}"
+            dir,
         );
         // The rest pose, from the same camera: what a shader that ignored
         // the bone texture would draw.
@@ -327,16 +335,12 @@ fn bevy_rigbake_switches_lod_levels_by_distance() {
             "size": SIZE,
             "shots": [{"clip": 0, "time": c.info.frame_time(k), "camera": camera_json(&camera), "out": file}],
         });
-        let run = run_shots(
+        shots_ok(
             &binary,
             &icd,
             &jobs,
             &tmp.path().join(format!("{name}.json")),
-        );
-        assert!(
-            run.status.success(),
-            "{name}: {}",
-            String::from_utf8_lossy(&run.stderr)
+            name,
         );
         common::alpha_mask(&file).2
     };
@@ -424,16 +428,12 @@ fn bevy_rigbake_instances_of_one_bake_keep_their_own_states() {
             "others": [{"clip": 0, "time": c.info.frame_time(b), "offset": [offset.x, offset.y, offset.z]}],
             "shots": [{"clip": 0, "time": c.info.frame_time(a), "camera": camera_json(&camera), "out": shot}],
         });
-        let run = run_shots(
+        shots_ok(
             &binary,
             &icd,
             &jobs,
             &tmp.path().join(format!("{path}.json")),
-        );
-        assert!(
-            run.status.success(),
-            "{path}: {}",
-            String::from_utf8_lossy(&run.stderr)
+            path,
         );
         let mask = common::alpha_mask(&shot).2;
         let (score, area) = iou(&mask, &render(&both, &topology, &camera).covered);
