@@ -8,7 +8,7 @@
 
 use glam::{DMat4, Mat4};
 
-use super::state::{ClipInfo, PlayMode};
+use super::state::{AnimationState, ClipInfo, PlayMode};
 use crate::eval::interpolate::slerp;
 use crate::layout::MatrixLayout;
 
@@ -62,6 +62,29 @@ impl AnchorTrackView<'_> {
         let q = slerp(q0.normalize(), q1.normalize(), u);
         DMat4::from_scale_rotation_translation(s0.lerp(s1, u), q, t0.lerp(t1, u))
     }
+
+    /// The transform of `anchor` for an instance in `state`: each playing
+    /// clip sampled at its own time ([`AnchorTrackView::sample`]), then
+    /// blended by the clips' weights as the textures blend them:
+    /// translation and scale weighted, rotation slerped toward each further
+    /// clip by its share of the weight so far. `None` when nothing plays.
+    pub fn sample_state(&self, anchor: usize, state: &AnimationState) -> Option<DMat4> {
+        let mut blended: Option<(glam::DVec3, glam::DQuat, glam::DVec3, f64)> = None;
+        for layer in state.layers().filter(|l| l.weight > 0.0) {
+            let (s, q, t) = self
+                .sample(anchor, &layer.clip, layer.time, layer.mode)
+                .to_scale_rotation_translation();
+            let w = layer.weight;
+            blended = Some(match blended {
+                None => (s * w, q, t * w, w),
+                Some((sa, qa, ta, wa)) => {
+                    (sa + s * w, slerp(qa, q, w / (wa + w)), ta + t * w, wa + w)
+                }
+            });
+        }
+        let (s, q, t, w) = blended?;
+        Some(DMat4::from_scale_rotation_translation(s / w, q, t / w))
+    }
 }
 
 #[cfg(test)]
@@ -101,6 +124,49 @@ mod tests {
         assert!((t - DVec3::new(1.0, 0.0, 0.0)).length() < 1e-6);
         assert!((s - DVec3::splat(2.0)).length() < 1e-6);
         assert!((q.angle_between(DQuat::IDENTITY) - 0.5).abs() < 1e-6);
+    }
+
+    #[test]
+    fn a_state_samples_its_clip_and_blends_a_crossfade_by_weight() {
+        // Two one-frame clips holding two poses: rows 0 and 1.
+        let m0 = DMat4::from_translation(DVec3::new(0.0, 0.0, 0.0));
+        let m1 = DMat4::from_scale_rotation_translation(
+            DVec3::ONE,
+            DQuat::from_rotation_y(1.0),
+            DVec3::new(4.0, 0.0, 0.0),
+        );
+        let mut data = Vec::new();
+        for m in [m0, m1] {
+            let mut px = [0f32; 16];
+            MatrixLayout::Mat4.encode(&m, &mut px);
+            data.extend(px);
+        }
+        let tracks = AnchorTrackView {
+            anchors: 1,
+            data: &data,
+        };
+        let clip = |start_row| ClipInfo {
+            start_row,
+            frames: 1,
+            fps: 30.0,
+            duration: 0.0,
+            looping: false,
+            rule: crate::timeline::SampleRule::FixedRate,
+        };
+        let mut state = AnimationState::new();
+        assert!(tracks.sample_state(0, &state).is_none(), "nothing plays");
+        state.play(clip(1), PlayMode::Once, 1.0);
+        let alone = tracks.sample_state(0, &state).unwrap();
+        assert!(alone.abs_diff_eq(m1, 1e-6), "{alone}");
+        // A quarter into a crossfade from clip 1 to clip 0: 3/4 of m1.
+        state.crossfade(clip(0), PlayMode::Once, 1.0, 1.0);
+        state.update(0.25);
+        let (_, q, t) = tracks
+            .sample_state(0, &state)
+            .unwrap()
+            .to_scale_rotation_translation();
+        assert!((t - DVec3::new(3.0, 0.0, 0.0)).length() < 1e-6, "{t}");
+        assert!((q.angle_between(DQuat::IDENTITY) - 0.75).abs() < 1e-6);
     }
 
     #[test]

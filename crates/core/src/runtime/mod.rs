@@ -30,7 +30,7 @@ pub mod rows;
 pub mod state;
 pub mod vat_path;
 
-pub use state::{AnimationState, ClipInfo, FrameSample, GpuState, PlayMode, StateRow};
+pub use state::{AnimationState, ClipInfo, FrameSample, GpuState, PlayMode, PlayingClip, StateRow};
 
 use glam::Vec3;
 

@@ -273,6 +273,23 @@ impl GpuState {
     }
 }
 
+/// A clip an [`AnimationState`] plays, as [`AnimationState::layers`]
+/// reports it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PlayingClip {
+    /// The clip.
+    pub clip: ClipInfo,
+    /// How it plays.
+    pub mode: PlayMode,
+    /// Its speed (1: real time).
+    pub speed: f64,
+    /// Its time, seconds from its start (within the clip: wrapped for
+    /// loops, clamped otherwise).
+    pub time: f64,
+    /// Its blend weight (the weights of all playing clips sum to 1).
+    pub weight: f64,
+}
+
 /// One clip being played.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Layer {
@@ -391,6 +408,26 @@ impl AnimationState {
     pub fn finished(&self) -> bool {
         self.current
             .is_some_and(|l| l.mode == PlayMode::Once && l.time >= l.clip.length())
+    }
+
+    /// The clips playing now with their weights: the playing clip, then
+    /// the outgoing one while a crossfade runs. What engines need beside
+    /// the GPU state: anchors ([`crate::runtime::anchor_path`]) and root
+    /// motion ([`crate::runtime::root_motion`]) are sampled per clip at its
+    /// own time.
+    pub fn layers(&self) -> impl Iterator<Item = PlayingClip> + '_ {
+        let incoming = self.incoming_weight();
+        let layers = [
+            self.current.map(|l| (l, incoming)),
+            self.previous.map(|l| (l, 1.0 - incoming)),
+        ];
+        layers.into_iter().flatten().map(|(l, weight)| PlayingClip {
+            clip: l.clip,
+            mode: l.mode,
+            speed: l.speed,
+            time: l.time,
+            weight,
+        })
     }
 
     /// Weight of the playing (incoming) clip: 1 unless a crossfade runs.
