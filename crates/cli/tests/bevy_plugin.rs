@@ -8,8 +8,9 @@
 //! through the runtime reference (`Producer::Bake`), intersection over
 //! union at least 0.99. Fox on the VAT path (two clips, a crossfade
 //! halfway), CesiumMan on the bone path (`mat4` f32 and `qts` `unorm16`,
-//! its weight channels read from the container). A container that is not
-//! one is refused with the loader's message naming the file.
+//! its weight channels read from the container), Knight's props on their
+//! anchor tracks and its root motion. A container that is not one is
+//! refused with the loader's message naming the file.
 //!
 //! Needs the binary: `RIGBAKE_BEVY_SHOTS` names it, else
 //! `tools/openvat-player/target/debug/rigbake-bevy-shots` (`cargo build
@@ -458,6 +459,133 @@ fn bevy_rigbake_instances_of_one_bake_keep_their_own_states() {
             "{path}: the two states look alike ({shared:.4}): the test cannot tell"
         );
     }
+}
+
+/// Knight baked with its props as anchors (`--props anchors`) and its
+/// clips in place (`--root-motion extract`), played by bevy_rigbake with
+/// the props on their anchor tracks and root motion moving the instance,
+/// looks like Knight baked the default way (props bound to their joints in
+/// the bone texture, the motion kept in the textures) in the preview: two
+/// independent routes to the same silhouette. Both of bevy_rigbake's
+/// paths; each shot also differs from the anchored bake's own preview (no
+/// props, in place), so neither the props nor the motion can go missing
+/// unseen.
+#[test]
+fn bevy_rigbake_draws_knight_props_on_anchors_and_moves_it_by_root_motion() {
+    let test = "bevy_rigbake_draws_knight_props_on_anchors_and_moves_it_by_root_motion";
+    let Some(models) = shared_models(test) else {
+        return;
+    };
+    let Some((binary, icd)) = shots_binary(test) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let model = models.join("kaykit/Knight.glb");
+    let clips = [
+        "--fps",
+        "15",
+        "--clip",
+        "1H_Melee_Attack_Chop",
+        "--clip",
+        "Dodge_Backward",
+    ];
+    let anchored_dir = tmp.path().join("anchored");
+    let mut flags = clips.to_vec();
+    flags.extend([
+        "--props",
+        "anchors",
+        "--root-motion",
+        "extract",
+        "--vat",
+        "--normals",
+    ]);
+    let anchored = bake_and_load(&model, &anchored_dir, &flags);
+    // The props' meshes come from the source model beside the bake.
+    std::fs::copy(&model, anchored_dir.join("Knight/Knight.glb")).unwrap();
+    let bound = bake_and_load(&model, &tmp.path().join("bound"), &clips);
+    let bound_topology = Topology::new(&bound, PathChoice::Bones);
+    // The anchored bake's bone path: its weights hold no props.
+    let anchored_topology = Topology::new(&anchored, PathChoice::Bones);
+    let mut shots = Vec::new();
+    let mut expected = Vec::new();
+    for (name, at) in [("1H_Melee_Attack_Chop", 0.5), ("Dodge_Backward", 0.7)] {
+        let clip = bound.clips.iter().position(|c| c.name == name).unwrap();
+        let c = &bound.clips[clip];
+        let k = (f64::from(c.info.frames) * at) as u32;
+        let pose = scene::pose(
+            &bound,
+            &bound_topology,
+            PathChoice::Bones,
+            Producer::Bake,
+            clip,
+            k,
+        );
+        let camera = fit_camera(std::slice::from_ref(&pose), SIZE);
+        // Knight's material is double-sided (glTF `doubleSided`), which
+        // Bevy honours on the props (the cape is one plane) and the CPU
+        // preview, culling back faces, does not: draw both faces.
+        let pose: Vec<_> = pose
+            .iter()
+            .cloned()
+            .chain(pose.iter().map(|p| scene::PosedMesh {
+                mirrored: !p.mirrored,
+                ..p.clone()
+            }))
+            .collect();
+        let clip_anchored = anchored.clips.iter().position(|c| c.name == name).unwrap();
+        let without = scene::pose(
+            &anchored,
+            &anchored_topology,
+            PathChoice::Bones,
+            Producer::Bake,
+            clip_anchored,
+            k,
+        );
+        expected.push((
+            format!("Knight {name} frame {k}"),
+            render(&pose, &bound_topology, &camera).covered,
+            render(&without, &anchored_topology, &camera).covered,
+        ));
+        shots.push((clip_anchored, c.info.frame_time(k), camera));
+    }
+    let mut failures = Vec::new();
+    for path in ["vat", "bones"] {
+        let jobs = serde_json::json!({
+            "dir": anchored_dir,
+            "bake": "Knight/Knight.rigbake",
+            "path": path,
+            "root_motion": true,
+            "size": SIZE,
+            "shots": shots.iter().enumerate().map(|(i, (clip, time, camera))| serde_json::json!({
+                "clip": clip,
+                "time": time,
+                "walk": true,
+                "camera": camera_json(camera),
+                "out": tmp.path().join(format!("{path}{i}.png")),
+            })).collect::<Vec<_>>(),
+        });
+        shots_ok(
+            &binary,
+            &icd,
+            &jobs,
+            &tmp.path().join(format!("{path}.json")),
+            &format!("Knight {path}"),
+        );
+        for (i, (what, covered, without)) in expected.iter().enumerate() {
+            let (_, _, mask) = common::alpha_mask(&tmp.path().join(format!("{path}{i}.png")));
+            let (score, area) = iou(&mask, covered);
+            let (bare, _) = iou(&mask, without);
+            rigbake_fixtures::testkit::notice(&format!(
+                "bevy_rigbake {what} ({path}): IoU {score:.4} over {area} pixels (against the anchored bake without props or motion: {bare:.4})"
+            ));
+            if area < 500 || score < MIN_IOU || bare > 0.97 {
+                failures.push(format!(
+                    "{what} ({path}): IoU {score:.4} over {area} pixels, {bare:.4} without props or motion"
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
 }
 
 #[test]

@@ -26,6 +26,10 @@
 //! normal convention, primitive mode) are the shared definitions of
 //! `rigbake-types`, re-exported where they are used.
 
+/// The glam this crate's math is written in (runtime reference results are
+/// its types), for users whose own glam is another version.
+pub use glam;
+
 pub mod bake;
 pub mod budget;
 pub mod error;

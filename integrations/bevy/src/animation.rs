@@ -8,10 +8,12 @@ use bevy::mesh::MeshTag;
 use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
 use bevy::render::storage::ShaderBuffer;
+use rigbake_core::runtime::root_motion;
 use rigbake_core::runtime::{AnimationState, GpuState, PlayMode};
 
 use crate::loader::RigbakeBake;
 use crate::material::{BoneExtension, BoneMaterial, GpuAnimationState, VatExtension, VatMaterial};
+use crate::source_material::{Pending, SourceMaterials};
 
 /// Which of a bake's paths an instance draws.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -73,6 +75,11 @@ pub struct RigbakeInstance {
     pub path: RigbakePath,
     /// The LOD level it draws.
     pub lod: RigbakeLod,
+    /// Whether clips baked in place move the instance: each frame the
+    /// motion their tracks make is multiplied onto the instance's
+    /// `Transform` (docs/root-motion.md, steps 2 to 4), so the transform
+    /// walks with the clip. Off: the instance stays where it is put.
+    pub root_motion: bool,
     state: AnimationState,
     requests: Vec<Request>,
 }
@@ -85,6 +92,7 @@ impl RigbakeInstance {
             speed: 1.0,
             path: RigbakePath::Auto,
             lod: RigbakeLod::Full,
+            root_motion: false,
             state: AnimationState::new(),
             requests: vec![Request::Play {
                 clip: 0,
@@ -133,9 +141,31 @@ impl RigbakeInstance {
         self.state.gpu_state()
     }
 
+    /// The animation state (the clips playing, their times and weights).
+    pub fn animation(&self) -> &AnimationState {
+        &self.state
+    }
+
+    /// Updates the state by `dt` and returns the root motion `[x, y, z,
+    /// yaw]` made meanwhile, composed onto `motion`.
+    fn update(&mut self, bake: &RigbakeBake, dt: f64, motion: &mut [f64; 4]) -> GpuState {
+        let before = self.state;
+        let gpu = self.state.update(dt);
+        if self.root_motion {
+            let made = bake
+                .root_motion
+                .during(&bake.clips, &before, &self.state, dt);
+            *motion = root_motion::compose(*motion, made);
+        }
+        gpu
+    }
+
     /// Applies the requests (clips out of range are ignored: the bake has
-    /// no such clip), then advances by `dt` seconds of game time.
-    fn advance(&mut self, bake: &RigbakeBake, dt: f64) -> GpuState {
+    /// no such clip), then advances by `dt` seconds of game time. Returns
+    /// the GPU state and the root motion made (zero unless
+    /// [`RigbakeInstance::root_motion`]).
+    fn advance(&mut self, bake: &RigbakeBake, dt: f64) -> (GpuState, [f64; 4]) {
+        let mut motion = [0.0; 4];
         for r in std::mem::take(&mut self.requests) {
             match r {
                 Request::Play {
@@ -163,11 +193,12 @@ impl RigbakeInstance {
                 }
                 Request::Seek(t) => self.state.seek(t),
                 Request::Step(dt) => {
-                    self.state.update(dt);
+                    self.update(bake, dt, &mut motion);
                 }
             }
         }
-        self.state.update(dt * self.speed)
+        let gpu = self.update(bake, dt * self.speed, &mut motion);
+        (gpu, motion)
     }
 }
 
@@ -182,23 +213,17 @@ struct BakeDraw {
     instances: usize,
 }
 
-/// The StandardMaterial under both paths' shaders: a plain grey, back
-/// faces culled.
-fn base_material() -> StandardMaterial {
-    StandardMaterial {
-        base_color: Color::srgb(0.8, 0.8, 0.8),
-        cull_mode: Some(bevy::render::render_resource::Face::Back),
-        ..default()
-    }
-}
-
 /// Every bake's shared draw resources.
 #[derive(Resource, Default)]
 pub(crate) struct BakeDraws(HashMap<AssetId<RigbakeBake>, BakeDraw>);
 
-/// Marks an instance whose primitives are spawned.
-#[derive(Component)]
-pub struct RigbakeSpawned;
+/// Marks an instance whose primitives are spawned, with the path they
+/// draw ([`RigbakePath::Vat`] or [`RigbakePath::Bones`]).
+#[derive(Component, Debug, Clone, Copy)]
+pub struct RigbakeSpawned {
+    /// The path drawn.
+    pub path: RigbakePath,
+}
 
 /// Marks the primitive entities the plugin spawns under an instance, with
 /// the primitive's LOD level (None: not part of a LOD group).
@@ -220,9 +245,41 @@ pub(crate) fn spawn_primitives(
     mut vat_materials: ResMut<Assets<VatMaterial>>,
     mut bone_materials: ResMut<Assets<BoneMaterial>>,
     mut buffers: ResMut<Assets<ShaderBuffer>>,
+    sources: SourceMaterials,
 ) {
     for (entity, instance) in &instances {
         let Some(bake) = bakes.get(&instance.bake) else {
+            continue;
+        };
+        let bones = match instance.path {
+            RigbakePath::Auto => bake.vat.is_none(),
+            RigbakePath::Vat => false,
+            RigbakePath::Bones => true,
+        };
+        // Each primitive's material from its mesh file, once loaded (the
+        // first instance of a bake on a path makes the bake's materials).
+        let made = draws.0.get(&instance.bake.id()).is_some_and(|d| {
+            if bones {
+                d.bones.is_some()
+            } else {
+                d.vat.is_some()
+            }
+        });
+        let base: Result<Vec<StandardMaterial>, Pending> = match (bones, &bake.vat, &bake.bones) {
+            _ if made => Ok(Vec::new()),
+            (false, Some(v), _) => v
+                .primitives
+                .iter()
+                .map(|p| sources.get(&v.file, p.playback_mesh, 0))
+                .collect(),
+            (true, _, Some(b)) => b
+                .primitives
+                .iter()
+                .map(|p| sources.get(&p.file, p.mesh_index, p.mesh_primitive))
+                .collect(),
+            _ => Ok(Vec::new()),
+        };
+        let Ok(base) = base else {
             continue;
         };
         let draw = draws
@@ -233,19 +290,15 @@ pub(crate) fn spawn_primitives(
                 ..default()
             });
         let states = draw.states.clone();
-        let bones = match instance.path {
-            RigbakePath::Auto => bake.vat.is_none(),
-            RigbakePath::Vat => false,
-            RigbakePath::Bones => true,
-        };
         let mut children = Vec::new();
         if let (false, Some(vat)) = (bones, &bake.vat) {
             let materials = draw.vat.get_or_insert_with(|| {
                 vat.primitives
                     .iter()
-                    .map(|p| {
+                    .zip(base)
+                    .map(|(p, base)| {
                         vat_materials.add(VatMaterial {
-                            base: base_material(),
+                            base,
                             extension: VatExtension {
                                 positions: p.positions.clone(),
                                 normals: p.normals.clone().unwrap_or_else(|| p.positions.clone()),
@@ -274,9 +327,10 @@ pub(crate) fn spawn_primitives(
             let materials = draw.bones.get_or_insert_with(|| {
                 b.primitives
                     .iter()
-                    .map(|p| {
+                    .zip(base)
+                    .map(|(p, base)| {
                         bone_materials.add(BoneMaterial {
-                            base: base_material(),
+                            base,
                             extension: BoneExtension {
                                 texture: p.texture.clone(),
                                 params: p.params,
@@ -311,7 +365,13 @@ pub(crate) fn spawn_primitives(
         }
         commands
             .entity(entity)
-            .insert(RigbakeSpawned)
+            .insert(RigbakeSpawned {
+                path: if bones {
+                    RigbakePath::Bones
+                } else {
+                    RigbakePath::Vat
+                },
+            })
             .add_children(&children);
     }
 }
@@ -322,7 +382,10 @@ pub(crate) fn spawn_primitives(
 pub(crate) fn update_states(
     time: Res<Time>,
     bakes: Res<Assets<RigbakeBake>>,
-    mut instances: Query<(&mut RigbakeInstance, Option<&Children>), With<RigbakeSpawned>>,
+    mut instances: Query<
+        (&mut RigbakeInstance, &mut Transform, Option<&Children>),
+        With<RigbakeSpawned>,
+    >,
     mut tags: Query<&mut MeshTag, With<RigbakePrimitive>>,
     mut draws: ResMut<BakeDraws>,
     mut buffers: ResMut<Assets<ShaderBuffer>>,
@@ -331,11 +394,15 @@ pub(crate) fn update_states(
 ) {
     let dt = f64::from(time.delta_secs());
     let mut states: HashMap<AssetId<RigbakeBake>, Vec<GpuAnimationState>> = HashMap::default();
-    for (mut instance, children) in &mut instances {
+    for (mut instance, mut transform, children) in &mut instances {
         let Some(bake) = bakes.get(&instance.bake) else {
             continue;
         };
-        let gpu = instance.advance(bake, dt);
+        let (gpu, motion) = instance.advance(bake, dt);
+        if motion != [0.0; 4] {
+            let m = crate::rig::bevy_mat4(root_motion::motion_matrix(motion));
+            *transform = Transform::from_matrix(transform.to_matrix() * m);
+        }
         let list = states.entry(instance.bake.id()).or_default();
         let slot = list.len() as u32;
         list.push(GpuAnimationState {

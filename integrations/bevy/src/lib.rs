@@ -11,6 +11,10 @@
 //!   docs/runtime.md with `rigbake-core`'s runtime reference and writes all
 //!   instances of a bake to one storage buffer, read by `MeshTag`, so
 //!   instances of a bake draw as instanced batches.
+//! - Props baked as anchors (`--props anchors`) follow their anchor tracks,
+//!   drawn with the source model's meshes; clips baked in place
+//!   (`--root-motion extract`) move an instance whose
+//!   [`RigbakeInstance::root_motion`] is set.
 //!
 //! ```no_run
 //! use bevy::prelude::*;
@@ -33,13 +37,16 @@ pub mod animation;
 pub mod headless;
 pub mod loader;
 pub mod material;
+pub mod rig;
 pub mod shader;
+mod source_material;
 
 use bevy::prelude::*;
 
 pub use animation::{RigbakeInstance, RigbakeLod, RigbakePath, RigbakePrimitive, RigbakeSpawned};
 pub use loader::{RigbakeBake, RigbakeLoader};
 pub use material::{BoneExtension, BoneMaterial, VatExtension, VatMaterial};
+pub use rig::{RigbakeProp, RigbakeSettings};
 
 /// Registers the loader, the shaders, the material and the systems.
 pub struct RigbakePlugin;
@@ -58,6 +65,8 @@ impl Plugin for RigbakePlugin {
                     animation::spawn_primitives,
                     animation::update_states,
                     animation::select_lods,
+                    rig::spawn_props,
+                    rig::follow_anchors,
                 )
                     .chain()
                     .before(bevy::transform::TransformSystems::Propagate),

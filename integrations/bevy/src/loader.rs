@@ -9,6 +9,7 @@ use std::io::Cursor;
 
 use bevy::asset::io::Reader;
 use bevy::asset::{AssetLoader, LoadContext, RenderAssetUsages};
+use bevy::gltf::Gltf;
 use bevy::prelude::*;
 use bevy::render::render_resource::{
     Extent3d, TextureDimension, TextureFormat, TextureViewDescriptor, TextureViewDimension,
@@ -25,6 +26,7 @@ use bevy::render::storage::ShaderBuffer;
 use crate::material::{
     BoneParams, BoneRangeUniform, VatLayoutUniform, VatParams, VatStreamUniform,
 };
+use crate::rig::{AnchorTracks, ClipMotion, PropAnchor, RigbakeSettings, RootMotion};
 
 /// A bake, loaded: its clips and what its vertex-animation path draws.
 #[derive(Asset, TypePath, Debug)]
@@ -37,6 +39,10 @@ pub struct RigbakeBake {
     pub vat: Option<VatPath>,
     /// The bone-matrix path, when the bake has bone textures and weights.
     pub bones: Option<BonePath>,
+    /// Anchor tracks and the props on them, when the bake has any.
+    pub anchors: Option<AnchorTracks>,
+    /// Root-motion tracks of clips baked in place.
+    pub root_motion: RootMotion,
 }
 
 impl RigbakeBake {
@@ -55,11 +61,18 @@ pub struct VatPath {
     /// record; identity before it): VAT values are in that node's space,
     /// so the primitives sit under the instance at this transform.
     pub placement: Mat4,
+    /// The playback mesh file (its materials are the primitives').
+    pub file: Handle<Gltf>,
 }
 
 /// One baked primitive: its playback mesh and textures.
 #[derive(Debug, Clone)]
 pub struct VatPrimitive {
+    /// Its mesh's index in the playback mesh file.
+    pub playback_mesh: usize,
+    /// The source node it deforms (props baked as anchors are also in the
+    /// VAT, as rigid primitives).
+    pub node: String,
     /// The primitive's playback mesh (model space; place it with the
     /// instance's transform).
     pub mesh: Handle<Mesh>,
@@ -87,6 +100,12 @@ pub struct BonePath {
 pub struct BonePrimitive {
     /// The weights mesh's primitive (bind pose, mesh space).
     pub mesh: Handle<Mesh>,
+    /// The weights mesh file (its materials are the primitives').
+    pub file: Handle<Gltf>,
+    /// The mesh's index in that file.
+    pub mesh_index: usize,
+    /// The primitive's index in that mesh.
+    pub mesh_primitive: usize,
     /// Its bone set's texture (RGBA floats as a shader reads them).
     pub texture: Handle<Image>,
     /// Its weight channels, `channels` RGBA values a vertex
@@ -127,13 +146,13 @@ pub struct RigbakeLoader;
 
 impl AssetLoader for RigbakeLoader {
     type Asset = RigbakeBake;
-    type Settings = ();
+    type Settings = RigbakeSettings;
     type Error = LoadError;
 
     async fn load(
         &self,
         reader: &mut dyn Reader,
-        _settings: &(),
+        settings: &RigbakeSettings,
         load_context: &mut LoadContext<'_>,
     ) -> Result<RigbakeBake, LoadError> {
         let name = load_context.path().to_string();
@@ -169,17 +188,100 @@ impl AssetLoader for RigbakeLoader {
             }
             _ => None,
         };
+        let anchors = load_anchors(&name, &mut container, settings, load_context)?;
+        let root_motion = RootMotion {
+            clips: container
+                .records()
+                .root_motion
+                .as_ref()
+                .map(|r| {
+                    r.clips
+                        .iter()
+                        .map(|c| {
+                            (!c.track.is_empty()).then(|| ClipMotion {
+                                track: c.track.clone(),
+                                end: c.end,
+                            })
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+        };
         Ok(RigbakeBake {
             clip_names,
             clips: clip_infos,
             vat,
             bones,
+            anchors,
+            root_motion,
         })
     }
 
     fn extensions(&self) -> &[&str] {
         &["rigbake"]
     }
+}
+
+/// The anchor tracks (their section, sized by the container's own check)
+/// and, when props hang on them, the source model to draw them with.
+fn load_anchors(
+    name: &str,
+    container: &mut Container<Cursor<Vec<u8>>>,
+    settings: &RigbakeSettings,
+    load_context: &mut LoadContext<'_>,
+) -> Result<Option<AnchorTracks>, LoadError> {
+    let Some(rig) = container.records().rig.clone() else {
+        return Ok(None);
+    };
+    let Some(section) = rig.anchor_section else {
+        return Ok(None);
+    };
+    let raw = container
+        .read_section(section as usize)
+        .map_err(|e| fail(name, format!("anchor tracks: {e}")))?;
+    let data = raw
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect();
+    let props: Vec<PropAnchor> = rig
+        .anchors
+        .iter()
+        .enumerate()
+        .filter_map(|(anchor, a)| {
+            Some(PropAnchor {
+                anchor,
+                node: a.node.clone(),
+                mesh: a.mesh.clone()?,
+            })
+        })
+        .collect();
+    let source = if props.is_empty() {
+        None
+    } else {
+        let file = settings
+            .source
+            .clone()
+            .unwrap_or_else(|| container.metadata().source.file_name.clone());
+        let path = load_context
+            .path()
+            .resolve_embed_str(&file)
+            .map_err(|e| fail(name, format!("source model `{file}`: {e}")))?;
+        Some(load_context.load(path))
+    };
+    let placement = container
+        .records()
+        .placement
+        .as_ref()
+        .map_or(Mat4::IDENTITY, |p| {
+            Mat4::from_cols_array(&p.reference.matrix.map(|v| v as f32))
+        });
+    Ok(Some(AnchorTracks {
+        names: rig.anchors.iter().map(|a| a.node.clone()).collect(),
+        data,
+        placement,
+        props,
+        source,
+    }))
 }
 
 /// The VAT path: per primitive its playback mesh, textures and uniform.
@@ -258,6 +360,8 @@ async fn load_vat(
             .map_err(|e| fail(name, format!("playback mesh `{playback}`: {e}")))?;
         let mesh = load_context.load(mesh_path);
         primitives.push(VatPrimitive {
+            playback_mesh: p.playback_mesh as usize,
+            node: p.node.clone(),
             mesh,
             positions,
             normals,
@@ -272,9 +376,14 @@ async fn load_vat(
         .map_or(Mat4::IDENTITY, |p| {
             Mat4::from_cols_array(&p.reference.matrix.map(|v| v as f32))
         });
+    let file = load_context
+        .path()
+        .resolve_embed_str(&playback)
+        .map_err(|e| fail(name, format!("playback mesh `{playback}`: {e}")))?;
     Ok(VatPath {
         primitives,
         placement,
+        file: load_context.load(file),
     })
 }
 
@@ -432,6 +541,11 @@ async fn load_bones(
             ))
             .map_err(|e| fail(name, format!("weights mesh `{}`: {e}", files[k])))?;
         let mesh = load_context.load(mesh_path);
+        let file = load_context
+            .path()
+            .resolve_embed_str(&files[k])
+            .map_err(|e| fail(name, format!("weights mesh `{}`: {e}", files[k])))?;
+        let file = load_context.load(file);
         let placement = placement
             .as_ref()
             .and_then(|pl| pl.skins.get(p.skin as usize))
@@ -440,6 +554,9 @@ async fn load_bones(
             });
         primitives.push(BonePrimitive {
             mesh,
+            file,
+            mesh_index: p.mesh_index as usize,
+            mesh_primitive: p.mesh_primitive as usize,
             texture,
             weights: weights_buffer,
             params,

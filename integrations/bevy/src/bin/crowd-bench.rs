@@ -17,13 +17,18 @@
 
 use std::time::{Duration, Instant};
 
+use bevy::animation::{AnimatedBy, AnimationTargetId};
 use bevy::camera::RenderTarget;
+use bevy::gltf::{Gltf, GltfMesh, GltfNode, GltfSkin};
+use bevy::mesh::skinning::SkinnedMesh;
 use bevy::prelude::*;
 use bevy_rigbake::{RigbakeInstance, RigbakePath, RigbakePlugin, headless};
 
 #[derive(Resource, Clone)]
 struct Args {
     bake: String,
+    /// The source glTF (for `--path skinned`).
+    source: String,
     path: String,
     count: usize,
     frames: u32,
@@ -47,6 +52,7 @@ fn main() {
         .expect("usage: crowd-bench ASSET_DIR --bake B --path vat|bones --count N [--frames F] [--warm-up W]");
     let mut args = Args {
         bake: String::new(),
+        source: String::new(),
         path: "vat".into(),
         count: 1000,
         frames: 60,
@@ -58,6 +64,7 @@ fn main() {
             .unwrap_or_else(|| panic!("{flag} needs a value"));
         match flag.as_str() {
             "--bake" => args.bake = value,
+            "--source" => args.source = value,
             "--warm-up" => args.warm_up = value.parse().expect("--warm-up W"),
             "--path" => args.path = value,
             "--count" => args.count = value.parse().expect("--count N"),
@@ -72,6 +79,7 @@ fn main() {
         .insert_resource(args)
         .init_resource::<Clock>()
         .add_systems(Startup, setup)
+        .add_systems(Update, spawn_skinned)
         .add_systems(First, main_start)
         .add_systems(Last, main_end);
     app.run();
@@ -105,6 +113,9 @@ fn setup(
         },
         Transform::from_xyz(1.0, 2.0, 3.0).looking_at(Vec3::ZERO, Vec3::Y),
     ));
+    if args.path == "skinned" {
+        return;
+    }
     let bake = assets.load(args.bake.clone());
     for i in 0..args.count {
         let mut instance = RigbakeInstance::new(bake.clone());
@@ -118,6 +129,132 @@ fn setup(
             instance,
             Transform::from_translation(grid(i, args.count, 1.0)),
         ));
+    }
+}
+
+/// Bevy's own animation of the same crowd, the `many_foxes` way without
+/// its scene spawner: per instance, the source glTF's nodes as entities
+/// (as Bevy's glTF loader builds its scene: `Name`, `Transform`,
+/// `AnimationTargetId` and `AnimatedBy` under the animation root, which
+/// holds the `AnimationPlayer`), each skinned primitive a `SkinnedMesh`
+/// over its joint entities, and the first animation played at the
+/// instance's own time. Spawning the loader's own scene copies its
+/// components by reflection, which this build's Bevy features do not
+/// register (`reflect_auto_register` would rebuild Bevy for one benchmark).
+#[allow(clippy::too_many_arguments)]
+fn spawn_skinned(
+    mut commands: Commands,
+    mut done: Local<bool>,
+    args: Res<Args>,
+    assets: Res<AssetServer>,
+    gltfs: Res<Assets<Gltf>>,
+    nodes: Res<Assets<GltfNode>>,
+    skins: Res<Assets<GltfSkin>>,
+    meshes: Res<Assets<GltfMesh>>,
+    mut graphs: ResMut<Assets<AnimationGraph>>,
+    mut materials: ResMut<Assets<StandardMaterial>>,
+    mut source: Local<Option<Handle<Gltf>>>,
+) {
+    if *done || args.path != "skinned" {
+        return;
+    }
+    let handle = source
+        .get_or_insert_with(|| assets.load(args.source.clone()))
+        .clone();
+    if !assets.is_loaded_with_dependencies(&handle) {
+        return;
+    }
+    let gltf = gltfs.get(&handle).expect("the source glTF");
+    *done = true;
+    let (graph, animation) = AnimationGraph::from_clip(gltf.animations[0].clone());
+    let graph = graphs.add(graph);
+    let material = materials.add(StandardMaterial::default());
+    let all: Vec<&GltfNode> = gltf
+        .nodes
+        .iter()
+        .map(|h| nodes.get(h).expect("a node"))
+        .collect();
+    let is_child: Vec<bool> = (0..all.len())
+        .map(|i| {
+            all.iter().any(|n| {
+                n.children
+                    .iter()
+                    .any(|c| nodes.get(c).is_some_and(|c| c.index == i))
+            })
+        })
+        .collect();
+    for i in 0..args.count {
+        let root = commands
+            .spawn((
+                Transform::from_translation(grid(i, args.count, 1.0)),
+                Visibility::default(),
+            ))
+            .id();
+        let mut entities = vec![Entity::PLACEHOLDER; all.len()];
+        // Depth first from every top-level node: (node, parent entity,
+        // animation root entity and the names from it).
+        let mut stack: Vec<(usize, Entity, Option<(Entity, Vec<Name>)>)> = (0..all.len())
+            .filter(|&n| !is_child[n])
+            .map(|n| (n, root, None))
+            .collect();
+        while let Some((n, parent, context)) = stack.pop() {
+            let node = all[n];
+            let name = Name::new(node.name.clone());
+            let e = commands
+                .spawn((
+                    node.transform,
+                    Visibility::default(),
+                    name.clone(),
+                    ChildOf(parent),
+                ))
+                .id();
+            entities[n] = e;
+            let context = match context {
+                None if node.is_animation_root => {
+                    let mut player = AnimationPlayer::default();
+                    player.play(animation).repeat().seek_to(i as f32 * 0.037);
+                    commands
+                        .entity(e)
+                        .insert((player, AnimationGraphHandle(graph.clone())));
+                    Some((e, vec![]))
+                }
+                c => c,
+            };
+            let context = context.map(|(player, mut path)| {
+                path.push(name);
+                commands.entity(e).insert((
+                    AnimationTargetId::from_names(path.iter()),
+                    AnimatedBy(player),
+                ));
+                (player, path)
+            });
+            for c in &node.children {
+                let c = nodes.get(c).expect("a node").index;
+                stack.push((c, e, context.clone()));
+            }
+        }
+        for node in &all {
+            let (Some(mesh), Some(skin)) = (&node.mesh, &node.skin) else {
+                continue;
+            };
+            let skin = skins.get(skin).expect("a skin");
+            let joints = skin
+                .joints
+                .iter()
+                .map(|j| entities[nodes.get(j).expect("a joint").index])
+                .collect();
+            for p in &meshes.get(mesh).expect("a mesh").primitives {
+                commands.spawn((
+                    Mesh3d(p.mesh.clone()),
+                    MeshMaterial3d(material.clone()),
+                    SkinnedMesh {
+                        inverse_bindposes: skin.inverse_bind_matrices.clone(),
+                        joints: Vec::clone(&joints),
+                    },
+                    ChildOf(entities[node.index]),
+                ));
+            }
+        }
     }
 }
 

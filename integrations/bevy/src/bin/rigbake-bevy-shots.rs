@@ -16,10 +16,12 @@
 //!   "path": "vat",                      // or "bones" (default: the bake's VAT if any)
 //!   "lod": 2,                           // a LOD level, or [d1, d2]: by distance (default 0)
 //!   "others": [{"clip": 0, "time": 0.2, "offset": [x, y, z]}],  // more instances, held still
+//!   "root_motion": true,                // clips baked in place move the instance (default false)
 //!   "size": 256,
 //!   "shots": [
 //!     {"clip": 1, "time": 0.4,          // clip index, seconds into it
 //!      "fade": {"from": 0, "from_time": 0.2, "duration": 1.0, "elapsed": 0.5},
+//!      "walk": true,                    // played (looping) from the start for `time` instead
 //!      "camera": {"right": [x,y,z], "up": [x,y,z], "forward": [x,y,z],
 //!                 "center": [x,y,z], "half_extent": h},
 //!      "out": "/abs/shot.png"}
@@ -33,7 +35,10 @@
 //! clock stands still; each shot sets the instance's state: `clip` played
 //! and seeked to `time`, or with `fade`, clip `from` seeked to `from_time`
 //! then a crossfade to `clip` of `duration` advanced by `elapsed` seconds
-//! (both clips advance meanwhile). Exit 2 when the bake fails to load, with
+//! (both clips advance meanwhile), or with `walk` the instance put back at
+//! the origin and `clip` played, looping, from its start for `time`
+//! seconds in one step (root motion, when on, moves it meanwhile). Props
+//! baked as anchors are drawn when the source model lies beside the bake. Exit 2 when the bake fails to load, with
 //! the loader's message. Prints `shot N: W x H, C covered pixels`.
 
 use std::path::PathBuf;
@@ -69,6 +74,7 @@ struct Fade {
 struct Shot {
     clip: usize,
     time: f64,
+    walk: bool,
     fade: Option<Fade>,
     camera: CameraSpec,
     out: PathBuf,
@@ -79,6 +85,7 @@ struct Jobs {
     bake: String,
     path: RigbakePath,
     lod: RigbakeLod,
+    root_motion: bool,
     /// Further instances: clip, time, translation.
     others: Vec<(usize, f64, Vec3)>,
     size: u32,
@@ -143,6 +150,7 @@ fn main() {
             Shot {
                 clip: j["clip"].as_u64().expect("shot clip") as usize,
                 time: j["time"].as_f64().expect("shot time"),
+                walk: j["walk"].as_bool().unwrap_or(false),
                 fade: f.is_object().then(|| Fade {
                     from: f["from"].as_u64().expect("fade from") as usize,
                     from_time: f["from_time"].as_f64().expect("fade from_time"),
@@ -191,6 +199,7 @@ fn main() {
         bake: s("bake"),
         path,
         lod,
+        root_motion: doc["root_motion"].as_bool().unwrap_or(false),
         others,
         size: doc["size"].as_u64().unwrap_or(256) as u32,
         shots,
@@ -243,6 +252,7 @@ fn setup(
     let mut instance = RigbakeInstance::new(bake.clone());
     instance.path = jobs.path;
     instance.lod = jobs.lod.clone();
+    instance.root_motion = jobs.root_motion;
     commands.spawn((instance, Transform::default(), Driven));
     // Instances of the same bake, each in its own state: one storage
     // buffer, one slot each.
@@ -271,8 +281,8 @@ fn drive(
     assets: Res<AssetServer>,
     bakes: Res<Assets<RigbakeBake>>,
     meshes: Res<Assets<Mesh>>,
-    mut instances: Query<&mut RigbakeInstance, With<Driven>>,
-    mut camera: Query<(&mut Transform, &mut Projection), With<ShotCamera>>,
+    mut instances: Query<(&mut RigbakeInstance, &mut Transform), With<Driven>>,
+    mut camera: Query<(&mut Transform, &mut Projection), (With<ShotCamera>, Without<Driven>)>,
     mut exit: MessageWriter<AppExit>,
 ) {
     progress.frame += 1;
@@ -337,8 +347,12 @@ fn drive(
     }
     let shot = &jobs.shots[progress.shot];
     if progress.set_at.is_none() {
-        for mut instance in &mut instances {
+        for (mut instance, mut at) in &mut instances {
             match shot.fade {
+                None if shot.walk => {
+                    *at = Transform::default();
+                    instance.play(shot.clip, 1.0, Some(true)).step(shot.time);
+                }
                 None => {
                     instance.play(shot.clip, 0.0, None).seek(shot.time);
                 }
