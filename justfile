@@ -10,11 +10,12 @@ test:
     cargo test --workspace --locked
 
 # Build the Bevy checkers (tools/openvat-player's workspace: the OpenVAT
-# player and bevy_rigbake with rigbake-bevy-shots; Bevy built once), which
+# player and bevy_rigbake with rigbake-bevy-shots and the crowd example;
+# Bevy built once), which
 # the tests find in tools/openvat-player/target/debug; then run the
 # plugin's own tests and the tests that use them.
 bevy:
-    cargo build --locked --manifest-path tools/openvat-player/Cargo.toml --workspace
+    cargo build --locked --manifest-path tools/openvat-player/Cargo.toml --workspace --examples
     cargo test --locked --manifest-path tools/openvat-player/Cargo.toml -p bevy_rigbake --lib
     cargo test --locked -p rigbake-cli --test bevy_plugin --test openvat_player
 

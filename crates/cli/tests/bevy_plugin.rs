@@ -10,11 +10,13 @@
 //! halfway), CesiumMan on the bone path (`mat4` f32 and `qts` `unorm16`,
 //! its weight channels read from the container), Knight's props on their
 //! anchor tracks and its root motion. A container that is not one is
-//! refused with the loader's message naming the file.
+//! refused with the loader's message naming the file. The `crowd` example
+//! plays every shared model that bakes on both paths.
 //!
-//! Needs the binary: `RIGBAKE_BEVY_SHOTS` names it, else
-//! `tools/openvat-player/target/debug/rigbake-bevy-shots` (`cargo build
-//! --locked --manifest-path tools/openvat-player/Cargo.toml --workspace`),
+//! Needs the binaries: `RIGBAKE_BEVY_SHOTS` and `RIGBAKE_BEVY_CROWD` name
+//! them, else `tools/openvat-player/target/debug/rigbake-bevy-shots` and
+//! `.../examples/crowd` (`cargo build --locked --manifest-path
+//! tools/openvat-player/Cargo.toml --workspace --examples`),
 //! and lavapipe. Without them the tests skip with a message, unless
 //! `RIGBAKE_REQUIRE_BEVY` is set: then they fail (CI sets it).
 
@@ -42,16 +44,22 @@ fn required() -> bool {
 
 /// The shots binary and lavapipe's ICD file, or `None` after a notice.
 fn shots_binary(test: &str) -> Option<(PathBuf, PathBuf)> {
-    let binary = std::env::var_os("RIGBAKE_BEVY_SHOTS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../../tools/openvat-player/target/debug/rigbake-bevy-shots")
-        });
+    bevy_binary(test, "RIGBAKE_BEVY_SHOTS", "rigbake-bevy-shots")
+}
+
+/// A binary of the Bevy workspace (the variable `var` names it, else
+/// `tools/openvat-player/target/debug/<built>`) and lavapipe's ICD file, or
+/// `None` after a notice.
+fn bevy_binary(test: &str, var: &str, built: &str) -> Option<(PathBuf, PathBuf)> {
+    let binary = std::env::var_os(var).map(PathBuf::from).unwrap_or_else(|| {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tools/openvat-player/target/debug")
+            .join(built)
+    });
     let why = if !binary.is_file() {
         format!(
-            "no rigbake-bevy-shots at {} (build it: cargo build --locked --manifest-path \
-             tools/openvat-player/Cargo.toml --workspace, or set RIGBAKE_BEVY_SHOTS)",
+            "no {built} at {} (build it: cargo build --locked --manifest-path \
+             tools/openvat-player/Cargo.toml --workspace --examples, or set {var})",
             binary.display()
         )
     } else if let Some(icd) = common::lavapipe_icd() {
@@ -616,4 +624,83 @@ fn bevy_rigbake_refuses_a_file_that_is_not_a_container() {
         "{err}"
     );
     assert!(!tmp.path().join("x.png").exists());
+}
+
+/// The `crowd` example (integrations/bevy/examples/crowd.rs), headless,
+/// plays every shared model that bakes, on both paths where the bake has
+/// them: it loads all 17 bakes of a folder, stands each once per path in
+/// its grid cell, plays a few frames and reports the pixels each instance
+/// drew in its cell. Every bake must load, every skinned model stand on
+/// both paths (the others on the VAT path), and every instance draw.
+#[test]
+fn the_crowd_example_plays_every_shared_model_on_both_paths() {
+    let test = "the_crowd_example_plays_every_shared_model_on_both_paths";
+    let Some(models) = shared_models(test) else {
+        return;
+    };
+    let Some((binary, icd)) = bevy_binary(test, "RIGBAKE_BEVY_CROWD", "examples/crowd") else {
+        return;
+    };
+    let models: Vec<PathBuf> = rigbake_fixtures::testkit::models::model_files(&models)
+        .into_iter()
+        .filter(|m| !m.to_string_lossy().contains("unsupported"))
+        .collect();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("bakes");
+    // 10 fps keeps BrainStem's textures small; the example plays any rate.
+    let r = common::bake(&models, &out, &["--vat", "--fps", "10"]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let started = std::time::Instant::now();
+    let run = Command::new(&binary)
+        .arg(&out)
+        .args(["--headless"])
+        .arg(tmp.path().join("crowd.png"))
+        .args(["--frames", "5", "--size", "512"])
+        .env("VK_ICD_FILENAMES", &icd)
+        .env("WGPU_BACKEND", "vulkan")
+        .env("RUST_LOG", "warn,wgpu=error,naga=warn")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "crowd failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    rigbake_fixtures::testkit::notice(&format!(
+        "crowd example: {:.1} s",
+        started.elapsed().as_secs_f64()
+    ));
+    let mut drawn = std::collections::BTreeMap::new();
+    for line in stdout.lines().filter_map(|l| l.strip_prefix("crowd: ")) {
+        if let Some((who, px)) = line.split_once(": ") {
+            if let Some(px) = px.strip_suffix(" pixels") {
+                drawn.insert(who.to_owned(), px.parse::<usize>().unwrap());
+            }
+        }
+    }
+    let mut bakes = 0;
+    for m in &models {
+        let stem = m.file_stem().unwrap().to_str().unwrap();
+        let container = out.join(stem).join(format!("{stem}.rigbake"));
+        if !container.is_file() {
+            continue; // no animation: the bake skips it
+        }
+        bakes += 1;
+        let skinned = !rigbake_fixtures::testkit::models::UNSKINNED.contains(&stem);
+        let paths: &[&str] = if skinned { &["vat", "bones"] } else { &["vat"] };
+        for path in paths {
+            let who = format!("{stem}/{stem}.rigbake {path}");
+            let px = drawn.get(&who).copied();
+            assert!(
+                px.is_some_and(|px| px > 20),
+                "{who}: drew {px:?} pixels\n{stdout}"
+            );
+        }
+    }
+    assert_eq!(bakes, 17, "every animated shared model baked");
+    assert_eq!(
+        drawn.len(),
+        drawn.keys().filter(|k| k.contains(".rigbake ")).count()
+    );
 }

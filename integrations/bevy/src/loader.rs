@@ -43,6 +43,10 @@ pub struct RigbakeBake {
     pub anchors: Option<AnchorTracks>,
     /// Root-motion tracks of clips baked in place.
     pub root_motion: RootMotion,
+    /// The box every clip stays in, in the instance's space: the bounds
+    /// record's boxes joined, else the VAT's positions' range; None when
+    /// the bake has neither.
+    pub bounds: Option<(Vec3, Vec3)>,
 }
 
 impl RigbakeBake {
@@ -63,6 +67,9 @@ pub struct VatPath {
     pub placement: Mat4,
     /// The playback mesh file (its materials are the primitives').
     pub file: Handle<Gltf>,
+    /// The box the positions stay in (every texel of the position
+    /// textures, padding included), placed.
+    pub bounds: Option<(Vec3, Vec3)>,
 }
 
 /// One baked primitive: its playback mesh and textures.
@@ -207,7 +214,9 @@ impl AssetLoader for RigbakeLoader {
                 })
                 .unwrap_or_default(),
         };
+        let bounds = bounds(&container).or_else(|| vat.as_ref().and_then(|v| v.bounds));
         Ok(RigbakeBake {
+            bounds,
             clip_names,
             clips: clip_infos,
             vat,
@@ -220,6 +229,36 @@ impl AssetLoader for RigbakeLoader {
     fn extensions(&self) -> &[&str] {
         &["rigbake"]
     }
+}
+
+/// The bounds record's boxes joined and placed by the reference node's
+/// placement (the boxes are in its space).
+fn bounds(container: &Container<Cursor<Vec<u8>>>) -> Option<(Vec3, Vec3)> {
+    let record = container.records().bounds.as_ref()?;
+    let placement = container
+        .records()
+        .placement
+        .as_ref()
+        .map_or(Mat4::IDENTITY, |p| {
+            Mat4::from_cols_array(&p.reference.matrix.map(|v| v as f32))
+        });
+    let (lo, hi) = record.clips.iter().fold(
+        (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY)),
+        |(lo, hi), b| (lo.min(Vec3::from(b.min)), hi.max(Vec3::from(b.max))),
+    );
+    (lo.is_finite() && hi.is_finite() && lo.cmple(hi).all()).then(|| place_box(placement, lo, hi))
+}
+
+/// The box around `lo..hi` moved by `m`.
+fn place_box(m: Mat4, lo: Vec3, hi: Vec3) -> (Vec3, Vec3) {
+    (0..8).fold(
+        (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY)),
+        |(a, b), i| {
+            let pick = |k: usize| if i >> k & 1 == 0 { lo[k] } else { hi[k] };
+            let p = m.transform_point3(Vec3::new(pick(0), pick(1), pick(2)));
+            (a.min(p), b.max(p))
+        },
+    )
 }
 
 /// The anchor tracks (their section, sized by the container's own check)
@@ -298,6 +337,9 @@ async fn load_vat(
     let gpu_container = container.records().texture_container();
     let layout = container.records().layout.clone().unwrap_or_default();
     let mut images: Vec<Option<Handle<Image>>> = vec![None; vat.textures.len()];
+    // The positions' range per float texture, and over the whole VAT.
+    let mut ranges: Vec<Option<(Vec3, Vec3)>> = vec![None; vat.textures.len()];
+    let mut range: Option<(Vec3, Vec3)> = None;
     let levels = lod_levels(
         container.records().lods.as_ref(),
         vat.primitives.len(),
@@ -318,9 +360,21 @@ async fn load_vat(
             (p.positions, pages),
             gpu_container,
             &mut images,
+            &mut ranges,
             load_context,
         )
         .await?;
+        let t = &vat.textures[p.positions as usize];
+        let r = match t.bounds {
+            Some([lo, hi]) if t.encoding.is_normalised() => Some((
+                Vec3::new(lo[0], lo[1], lo[2]),
+                Vec3::new(hi[0], hi[1], hi[2]),
+            )),
+            _ => ranges[p.positions as usize],
+        };
+        if let Some(r) = r {
+            range = Some(range.map_or(r, |(lo, hi): (Vec3, Vec3)| (lo.min(r.0), hi.max(r.1))));
+        }
         let (normals, normals_uniform) = match p.normals {
             Some(n) => {
                 let h = texture_set(
@@ -330,6 +384,7 @@ async fn load_vat(
                     (n, pages),
                     gpu_container,
                     &mut images,
+                    &mut ranges,
                     load_context,
                 )
                 .await?;
@@ -380,8 +435,10 @@ async fn load_vat(
         .path()
         .resolve_embed_str(&playback)
         .map_err(|e| fail(name, format!("playback mesh `{playback}`: {e}")))?;
+    let bounds = range.map(|(lo, hi)| place_box(placement, lo, hi));
     Ok(VatPath {
         primitives,
+        bounds,
         placement,
         file: load_context.load(file),
     })
@@ -665,6 +722,7 @@ async fn texture_set(
     (first, pages): (u32, u32),
     gpu_container: TextureContainer,
     images: &mut [Option<Handle<Image>>],
+    ranges: &mut [Option<(Vec3, Vec3)>],
     load_context: &mut LoadContext<'_>,
 ) -> Result<Handle<Image>, LoadError> {
     if let Some(h) = &images[first as usize] {
@@ -723,6 +781,15 @@ async fn texture_set(
                 pages
             ),
         ));
+    }
+    if t.stream == rigbake_format::meta::VatStream::Positions && !t.encoding.is_normalised() {
+        ranges[first as usize] = floats
+            .chunks_exact(4)
+            .map(|p| Vec3::new(p[0], p[1], p[2]))
+            .filter(|p| p.is_finite())
+            .fold(None, |r: Option<(Vec3, Vec3)>, p| {
+                Some(r.map_or((p, p), |(lo, hi)| (lo.min(p), hi.max(p))))
+            });
     }
     let image = rgba_image(
         t.width,

@@ -7,13 +7,16 @@
 //! after `--warm-up` frames.
 //!
 //! ```text
-//! crowd-bench ASSET_DIR --bake Fox/Fox.rigbake --path vat|bones --count N [--frames F] [--warm-up W]
+//! crowd-bench ASSET_DIR --bake B --path vat|bones --count N [--frames F] [--warm-up W] [--no-draw]
+//! crowd-bench ASSET_DIR --source S --path skinned --count N [...]
 //! ```
 //!
-//! The bake (with `--vat --normals` for the VAT path) is relative to
-//! ASSET_DIR. Bevy's own `SkinnedMesh` animation of the same crowd is not
-//! here yet: spawning glTF scenes needs the types they hold registered for
-//! reflection, which this build's Bevy features leave out.
+//! The bake (with `--vat --normals` for the VAT path) and the source glTF
+//! are relative to ASSET_DIR. `--path skinned` is Bevy's own animation of
+//! the same crowd (`SkinnedMesh` and `AnimationPlayer`, the source's first
+//! animation). `--no-draw` turns the camera off: the GPU draws nothing and
+//! the figures are the CPU's alone. Frames count from the first with the
+//! whole crowd spawned.
 
 use std::time::{Duration, Instant};
 
@@ -33,6 +36,8 @@ struct Args {
     count: usize,
     frames: u32,
     warm_up: u32,
+    /// The camera off: nothing is drawn, the CPU side alone is measured.
+    no_draw: bool,
 }
 
 #[derive(Resource, Default)]
@@ -57,8 +62,13 @@ fn main() {
         count: 1000,
         frames: 60,
         warm_up: 10,
+        no_draw: false,
     };
     while let Some(flag) = argv.next() {
+        if flag == "--no-draw" {
+            args.no_draw = true;
+            continue;
+        }
         let value = argv
             .next()
             .unwrap_or_else(|| panic!("{flag} needs a value"));
@@ -102,6 +112,10 @@ fn setup(
     let side = (args.count as f32).sqrt().ceil();
     commands.spawn((
         Camera3d::default(),
+        Camera {
+            is_active: !args.no_draw,
+            ..default()
+        },
         RenderTarget::Image(target.into()),
         Transform::from_xyz(side * 0.5, side * 2.0, side * 2.5)
             .looking_at(Vec3::new(side * 0.5, 0.0, side * 0.5), Vec3::Y),
@@ -265,27 +279,51 @@ fn main_start(mut clock: ResMut<Clock>) {
     }
 }
 
-fn main_end(mut clock: ResMut<Clock>, args: Res<Args>, mut exit: MessageWriter<AppExit>) {
-    clock.frame += 1;
+fn main_end(
+    mut clock: ResMut<Clock>,
+    args: Res<Args>,
+    mut exit: MessageWriter<AppExit>,
+    players: Query<&AnimationPlayer>,
+    skinned: Query<(), With<SkinnedMesh>>,
+    instances: Query<(), With<bevy_rigbake::RigbakeSpawned>>,
+) {
     let Some(start) = clock.main_start else {
         return;
     };
+    let main = start.elapsed();
+    // Frames count from the first with the whole crowd spawned.
+    let spawned = if args.path == "skinned" {
+        players.iter().count()
+    } else {
+        instances.iter().count()
+    };
+    if spawned < args.count {
+        return;
+    }
+    clock.frame += 1;
     if clock.frame == args.warm_up {
         clock.window_start = Some(Instant::now());
         return;
     }
     if clock.frame > args.warm_up {
-        clock.main_total += start.elapsed();
+        clock.main_total += main;
         clock.measured += 1;
     }
     if clock.measured == args.frames {
         let wall = clock.window_start.map_or(Duration::ZERO, |w| w.elapsed());
         let n = f64::from(clock.measured);
+        // What was animated: the instances drawn by the plugin, or Bevy's
+        // players still playing and the skinned meshes they move.
+        let playing = players.iter().filter(|p| !p.all_finished()).count();
         println!(
-            "crowd_bench path={} count={} frames={}: frame {:.2} ms, main-world CPU {:.3} ms",
+            "crowd_bench path={} count={} frames={}{}: {} plugin instances, {} players playing, {} skinned meshes: frame {:.2} ms, main-world CPU {:.3} ms",
             args.path,
             args.count,
             clock.measured,
+            if args.no_draw { " (not drawn)" } else { "" },
+            instances.iter().count(),
+            playing,
+            skinned.iter().count(),
             wall.as_secs_f64() * 1e3 / n,
             clock.main_total.as_secs_f64() * 1e3 / n
         );
