@@ -297,10 +297,21 @@ fn load_anchors(
     let source = if props.is_empty() {
         None
     } else {
-        let file = settings
-            .source
-            .clone()
-            .unwrap_or_else(|| container.metadata().source.file_name.clone());
+        let file = match &settings.source {
+            Some(path) => path.clone(),
+            None => {
+                // The recorded name, beside the container: a plain name
+                // only, never a path out of the folder.
+                let recorded = &container.metadata().source.file_name;
+                if !rigbake_format::check::is_plain_file_name(recorded) {
+                    return Err(fail(
+                        name,
+                        format!("the source file name `{recorded}` is not a plain file name"),
+                    ));
+                }
+                recorded.clone()
+            }
+        };
         let path = load_context
             .path()
             .resolve_embed_str(&file)

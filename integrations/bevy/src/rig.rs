@@ -120,8 +120,10 @@ impl RootMotion {
 /// How a bake is loaded (`AssetServer::load_with_settings`).
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct RigbakeSettings {
-    /// The source model (an asset path) whose meshes props are drawn with;
-    /// default: the bake's `source.file_name` beside the container.
+    /// The source model whose meshes props are drawn with, as an asset
+    /// path relative to the container's folder (a leading `/`: from the
+    /// asset root); default: the bake's `source.file_name` beside the
+    /// container.
     pub source: Option<String>,
 }
 
