@@ -15,7 +15,7 @@ test:
 # the tests find in tools/openvat-player/target/debug; then run the
 # plugin's own tests and the tests that use them.
 bevy:
-    cargo build --locked --manifest-path tools/openvat-player/Cargo.toml --workspace --examples
+    cargo build --locked --manifest-path tools/openvat-player/Cargo.toml --workspace --bins --examples
     cargo test --locked --manifest-path tools/openvat-player/Cargo.toml -p bevy_rigbake --lib
     cargo test --locked -p rigbake-cli --test bevy_plugin --test openvat_player
 

@@ -16,7 +16,7 @@
 //! Needs the binaries: `RIGBAKE_BEVY_SHOTS` and `RIGBAKE_BEVY_CROWD` name
 //! them, else `tools/openvat-player/target/debug/rigbake-bevy-shots` and
 //! `.../examples/crowd` (`cargo build --locked --manifest-path
-//! tools/openvat-player/Cargo.toml --workspace --examples`),
+//! tools/openvat-player/Cargo.toml --workspace --bins --examples`),
 //! and lavapipe. Without them the tests skip with a message, unless
 //! `RIGBAKE_REQUIRE_BEVY` is set: then they fail (CI sets it).
 
@@ -59,7 +59,7 @@ fn bevy_binary(test: &str, var: &str, built: &str) -> Option<(PathBuf, PathBuf)>
     let why = if !binary.is_file() {
         format!(
             "no {built} at {} (build it: cargo build --locked --manifest-path \
-             tools/openvat-player/Cargo.toml --workspace --examples, or set {var})",
+             tools/openvat-player/Cargo.toml --workspace --bins --examples, or set {var})",
             binary.display()
         )
     } else if let Some(icd) = common::lavapipe_icd() {

@@ -4,7 +4,8 @@
 //! frame time (wall clock, render included) and the mean CPU time of the
 //! main world's frame (from `First` to `Last`: the state system and
 //! everything else Bevy does on the main thread), over `--frames` frames
-//! after `--warm-up` frames.
+//! after `--warm-up` frames, and the GPU time of the render passes where
+//! the adapter has timestamp queries (Bevy's render diagnostics).
 //!
 //! ```text
 //! crowd-bench ASSET_DIR --bake B --path vat|bones --count N [--frames F] [--warm-up W] [--no-draw]
@@ -22,9 +23,11 @@ use std::time::{Duration, Instant};
 
 use bevy::animation::{AnimatedBy, AnimationTargetId};
 use bevy::camera::RenderTarget;
+use bevy::diagnostic::DiagnosticsStore;
 use bevy::gltf::{Gltf, GltfMesh, GltfNode, GltfSkin};
 use bevy::mesh::skinning::SkinnedMesh;
 use bevy::prelude::*;
+use bevy::render::diagnostic::RenderDiagnosticsPlugin;
 use bevy_rigbake::{RigbakeInstance, RigbakePath, RigbakePlugin, headless};
 
 #[derive(Resource, Clone)]
@@ -90,6 +93,7 @@ fn main() {
         .init_resource::<Clock>()
         .add_systems(Startup, setup)
         .add_systems(Update, spawn_skinned)
+        .add_plugins(RenderDiagnosticsPlugin)
         .add_systems(First, main_start)
         .add_systems(Last, main_end);
     app.run();
@@ -272,6 +276,23 @@ fn spawn_skinned(
     }
 }
 
+/// The GPU time of a frame's render passes, from Bevy's render
+/// diagnostics (timestamp queries; none where the adapter lacks them): the
+/// sum of the top-level passes' `render/<pass>/elapsed_gpu`, each the mean
+/// of its recorded history (the last frames, warm-up included when the run
+/// is short).
+fn gpu_ms(store: &DiagnosticsStore) -> Option<f64> {
+    let passes: Vec<f64> = store
+        .iter()
+        .filter(|d| {
+            let p = d.path().as_str();
+            p.starts_with("render/") && p.ends_with("/elapsed_gpu") && p.matches('/').count() == 2
+        })
+        .filter_map(|d| d.average())
+        .collect();
+    (!passes.is_empty()).then(|| passes.iter().sum())
+}
+
 fn main_start(mut clock: ResMut<Clock>) {
     clock.main_start = Some(Instant::now());
     if clock.started.is_none() {
@@ -286,6 +307,7 @@ fn main_end(
     players: Query<&AnimationPlayer>,
     skinned: Query<(), With<SkinnedMesh>>,
     instances: Query<(), With<bevy_rigbake::RigbakeSpawned>>,
+    diagnostics: Res<DiagnosticsStore>,
 ) {
     let Some(start) = clock.main_start else {
         return;
@@ -315,8 +337,12 @@ fn main_end(
         // What was animated: the instances drawn by the plugin, or Bevy's
         // players still playing and the skinned meshes they move.
         let playing = players.iter().filter(|p| !p.all_finished()).count();
+        let gpu = gpu_ms(&diagnostics).map_or_else(
+            || "no GPU timestamps".to_owned(),
+            |ms| format!("GPU {ms:.2} ms"),
+        );
         println!(
-            "crowd_bench path={} count={} frames={}{}: {} plugin instances, {} players playing, {} skinned meshes: frame {:.2} ms, main-world CPU {:.3} ms",
+            "crowd_bench path={} count={} frames={}{}: {} plugin instances, {} players playing, {} skinned meshes: frame {:.2} ms, main-world CPU {:.3} ms, {}",
             args.path,
             args.count,
             clock.measured,
@@ -325,7 +351,8 @@ fn main_end(
             playing,
             skinned.iter().count(),
             wall.as_secs_f64() * 1e3 / n,
-            clock.main_total.as_secs_f64() * 1e3 / n
+            clock.main_total.as_secs_f64() * 1e3 / n,
+            gpu
         );
         exit.write(AppExit::Success);
     }
