@@ -192,14 +192,7 @@ fn setup(
         ));
         h.target = Some(target);
     }
-    commands.spawn((
-        DirectionalLight {
-            illuminance: 8000.0,
-            shadow_maps_enabled: false,
-            ..default()
-        },
-        Transform::from_xyz(1.0, 2.0, 3.0).looking_at(Vec3::ZERO, Vec3::Y),
-    ));
+    commands.spawn(bevy_rigbake::headless::key_light());
 }
 
 /// The paths a bake can be drawn on.

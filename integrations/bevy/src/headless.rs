@@ -1,7 +1,7 @@
 //! An app that renders offscreen with no window, as the plugin's checker
 //! (`rigbake-bevy-shots`) and benchmark (`crowd-bench`) run: Bevy's
 //! default plugins reading assets from one folder, no primary window, a
-//! loop that never sleeps, and an image to render into.
+//! loop that never sleeps, an image to render into, and one light.
 
 use std::time::Duration;
 
@@ -43,4 +43,17 @@ pub fn render_target(images: &mut Assets<Image>, size: u32) -> Handle<Image> {
     let mut target = Image::new_target_texture(size, size, TextureFormat::Rgba8UnormSrgb, None);
     target.texture_descriptor.usage |= TextureUsages::COPY_SRC;
     images.add(target)
+}
+
+/// The light the checkers, the benchmark and the example draw under: one
+/// directional light from the upper front right, no shadows.
+pub fn key_light() -> impl Bundle {
+    (
+        DirectionalLight {
+            illuminance: 8000.0,
+            shadow_maps_enabled: false,
+            ..default()
+        },
+        Transform::from_xyz(1.0, 2.0, 3.0).looking_at(Vec3::ZERO, Vec3::Y),
+    )
 }

@@ -231,17 +231,23 @@ impl AssetLoader for RigbakeLoader {
     }
 }
 
-/// The bounds record's boxes joined and placed by the reference node's
-/// placement (the boxes are in its space).
-fn bounds(container: &Container<Cursor<Vec<u8>>>) -> Option<(Vec3, Vec3)> {
-    let record = container.records().bounds.as_ref()?;
-    let placement = container
+/// The reference node's placement (the placement record; identity before
+/// it): VAT values, anchors and bounds are in that node's space.
+fn reference_placement(container: &Container<Cursor<Vec<u8>>>) -> Mat4 {
+    container
         .records()
         .placement
         .as_ref()
         .map_or(Mat4::IDENTITY, |p| {
             Mat4::from_cols_array(&p.reference.matrix.map(|v| v as f32))
-        });
+        })
+}
+
+/// The bounds record's boxes joined and placed by the reference node's
+/// placement (the boxes are in its space).
+fn bounds(container: &Container<Cursor<Vec<u8>>>) -> Option<(Vec3, Vec3)> {
+    let record = container.records().bounds.as_ref()?;
+    let placement = reference_placement(container);
     let (lo, hi) = record.clips.iter().fold(
         (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY)),
         |(lo, hi), b| (lo.min(Vec3::from(b.min)), hi.max(Vec3::from(b.max))),
@@ -318,13 +324,7 @@ fn load_anchors(
             .map_err(|e| fail(name, format!("source model `{file}`: {e}")))?;
         Some(load_context.load(path))
     };
-    let placement = container
-        .records()
-        .placement
-        .as_ref()
-        .map_or(Mat4::IDENTITY, |p| {
-            Mat4::from_cols_array(&p.reference.matrix.map(|v| v as f32))
-        });
+    let placement = reference_placement(container);
     Ok(Some(AnchorTracks {
         names: rig.anchors.iter().map(|a| a.node.clone()).collect(),
         data,
@@ -435,13 +435,7 @@ async fn load_vat(
             lod_level: levels[i],
         });
     }
-    let placement = container
-        .records()
-        .placement
-        .as_ref()
-        .map_or(Mat4::IDENTITY, |p| {
-            Mat4::from_cols_array(&p.reference.matrix.map(|v| v as f32))
-        });
+    let placement = reference_placement(container);
     let file = load_context
         .path()
         .resolve_embed_str(&playback)

@@ -92,6 +92,17 @@ mod tests {
     use super::*;
     use glam::{DQuat, DVec3};
 
+    /// One anchor's track of these rows, as stored.
+    fn tracks_of(rows: &[DMat4]) -> Vec<f32> {
+        let mut data = Vec::new();
+        for m in rows {
+            let mut px = [0f32; 16];
+            MatrixLayout::Mat4.encode(m, &mut px);
+            data.extend(px);
+        }
+        data
+    }
+
     #[test]
     fn sampling_interpolates_rotation_translation_and_scale() {
         let m0 = DMat4::from_scale_rotation_translation(DVec3::ONE, DQuat::IDENTITY, DVec3::ZERO);
@@ -100,12 +111,7 @@ mod tests {
             DQuat::from_rotation_z(1.0),
             DVec3::new(2.0, 0.0, 0.0),
         );
-        let mut data = Vec::new();
-        for m in [m0, m1] {
-            let mut px = [0f32; 16];
-            MatrixLayout::Mat4.encode(&m, &mut px);
-            data.extend(px);
-        }
+        let data = tracks_of(&[m0, m1]);
         let tracks = AnchorTrackView {
             anchors: 1,
             data: &data,
@@ -135,12 +141,7 @@ mod tests {
             DQuat::from_rotation_y(1.0),
             DVec3::new(4.0, 0.0, 0.0),
         );
-        let mut data = Vec::new();
-        for m in [m0, m1] {
-            let mut px = [0f32; 16];
-            MatrixLayout::Mat4.encode(&m, &mut px);
-            data.extend(px);
-        }
+        let data = tracks_of(&[m0, m1]);
         let tracks = AnchorTrackView {
             anchors: 1,
             data: &data,

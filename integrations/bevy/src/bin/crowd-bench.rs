@@ -124,13 +124,7 @@ fn setup(
         Transform::from_xyz(side * 0.5, side * 2.0, side * 2.5)
             .looking_at(Vec3::new(side * 0.5, 0.0, side * 0.5), Vec3::Y),
     ));
-    commands.spawn((
-        DirectionalLight {
-            shadow_maps_enabled: false,
-            ..default()
-        },
-        Transform::from_xyz(1.0, 2.0, 3.0).looking_at(Vec3::ZERO, Vec3::Y),
-    ));
+    commands.spawn(headless::key_light());
     if args.path == "skinned" {
         return;
     }

@@ -241,14 +241,7 @@ fn setup(
         Transform::default(),
         ShotCamera,
     ));
-    commands.spawn((
-        DirectionalLight {
-            illuminance: 8000.0,
-            shadow_maps_enabled: false,
-            ..default()
-        },
-        Transform::from_xyz(1.0, 2.0, 3.0).looking_at(Vec3::ZERO, Vec3::Y),
-    ));
+    commands.spawn(headless::key_light());
     let mut instance = RigbakeInstance::new(bake.clone());
     instance.path = jobs.path;
     instance.lod = jobs.lod.clone();
