@@ -226,6 +226,9 @@ pub struct VatFileWriter {
     scratch: (Vec<u16>, Vec<f32>),
     /// Half floats of a KTX2/DDS batch, kept between batches likewise.
     halves: Vec<half::f16>,
+    /// How many of `scratch.1`'s values decode the last batch (0: the last
+    /// batch was not quantised): [`VatFileWriter::last_rows`].
+    decoded: usize,
 }
 
 /// What a finished VAT file reports.
@@ -299,6 +302,7 @@ impl VatFileWriter {
             spare: Vec::new(),
             scratch: (Vec::new(), Vec::new()),
             halves: Vec::new(),
+            decoded: 0,
         })
     }
 
@@ -315,6 +319,8 @@ impl VatFileWriter {
         let stream = self.spec.stream;
         let encoding = self.spec.encoding;
         let quantizer = self.spec.quantizer();
+        // Set again below by the quantising sinks.
+        self.decoded = 0;
         match &mut self.sink {
             Sink::Gpu(writer) => {
                 let texel_bytes = self.spec.gpu_spec().texel_bytes();
@@ -368,6 +374,9 @@ impl VatFileWriter {
                 };
                 for e in errors {
                     self.max_error = self.max_error.max(e.value());
+                }
+                if encoding.is_normalised() {
+                    self.decoded = values.len();
                 }
                 self.spare.push(values);
                 writer.push(bytes)
@@ -437,10 +446,27 @@ impl VatFileWriter {
                 for e in errors {
                     self.max_error = self.max_error.max(e.value());
                 }
+                self.decoded = values.len();
                 self.spare.push(values);
                 writer.push_rows(bytes)
             }
         }
+    }
+
+    /// The spec it writes.
+    pub fn spec(&self) -> &VatFileSpec {
+        &self.spec
+    }
+
+    /// The last batch pushed and what a reader decodes of it, both as
+    /// planar rows of the spec's channels, when the writer quantised it
+    /// (normalised encodings): a caller measuring the encoding's error per
+    /// texel reads these instead of quantising every texel again. Valid
+    /// until the next push or [`VatFileWriter::take_spare`].
+    pub fn last_rows(&self) -> Option<(&[f32], &[f32])> {
+        let exact = self.spare.last()?;
+        (self.decoded > 0 && exact.len() == self.decoded)
+            .then(|| (exact.as_slice(), &self.scratch.1[..self.decoded]))
     }
 
     /// A buffer of a batch this writer is done with, to fill with the next

@@ -845,6 +845,16 @@ fn bake_primitive(
         specs[0],
         stored_normals(&specs, p.normals),
     );
+    // Unfolded sets measure quantised streams on what their writers decode.
+    let quantised = |stream| {
+        specs
+            .iter()
+            .any(|s| s.stream == stream && s.encoding.is_normalised())
+    };
+    let (positions_quantised, normals_quantised) = (
+        quantised(VatStream::Positions),
+        quantised(VatStream::Normals),
+    );
     let mut observers = Observers {
         boxes,
         errors: &mut errors,
@@ -868,7 +878,7 @@ fn bake_primitive(
                     [Some(pos), nrm, tan],
                     (&mut spare, &mut Vec::new()),
                 );
-                spare.extend(push_batches(of_page, batches).map_err(fail)?);
+                spare.extend(push_batches(of_page, batches, |_, _, _| {}).map_err(fail)?);
                 Ok(spare)
             })?;
         }
@@ -883,12 +893,16 @@ fn bake_primitive(
                 observers
                     .boxes
                     .add_rows(&p.layout, first, &positions[..len]);
-                observers.errors.add_positions(first, &positions[..len]);
+                // Quantised streams are measured on what their writer
+                // decoded (below); the others here.
+                if !positions_quantised {
+                    observers.errors.add_positions(first, &positions[..len]);
+                }
                 let mut spare = Vec::new();
                 // Packed normals are measured by the scores the packing
                 // keeps (no second search for each texel's code).
                 let exact = normals.as_deref().map(|n| &n[..len]);
-                if let (Some(n), None) = (exact, worst_angle) {
+                if let (Some(n), None, false) = (exact, worst_angle, normals_quantised) {
                     observers.errors.add_normals(first, NormalsIn::Exact(n));
                 }
                 let batches = pack_batches(
@@ -902,7 +916,29 @@ fn bake_primitive(
                         .errors
                         .add_normals(first, NormalsIn::Cosines(&cosines));
                 }
-                spare.extend(push_batches(writers.iter_mut(), batches).map_err(fail)?);
+                let errors = &mut *observers.errors;
+                let packed = worst_angle.is_some();
+                let measure = |spec: &VatFileSpec, exact: &[f32], decoded: &[f32]| {
+                    // The batch's `rows` rows of the file's planes.
+                    let n = rows * p.layout.width * spec.channels();
+                    let (exact, decoded) = (
+                        &exact[..n.min(exact.len())],
+                        &decoded[..n.min(decoded.len())],
+                    );
+                    match spec.stream {
+                        VatStream::Positions => errors.add_stored_positions(
+                            first,
+                            exact,
+                            spec.channels(),
+                            Some(decoded),
+                        ),
+                        VatStream::Normals if !packed => {
+                            errors.add_normals(first, NormalsIn::Decoded(exact, decoded));
+                        }
+                        _ => {}
+                    }
+                };
+                spare.extend(push_batches(writers.iter_mut(), batches, measure).map_err(fail)?);
                 Ok(spare)
             },
         )?;
@@ -920,16 +956,21 @@ fn bake_primitive(
 }
 
 /// Pushes one batch per stream (positions, then normals and tangents when
-/// present) to `writers`, in order, and returns the buffers they are done
-/// with.
+/// present) to `writers`, in order, hands `measure` each batch a writer
+/// quantised with what a reader decodes of it (its spec, the exact and
+/// the decoded planar rows), and returns the buffers they are done with.
 fn push_batches<'w>(
     writers: impl Iterator<Item = &'w mut VatFileWriter>,
     batches: [Option<Vec<f32>>; 3],
+    mut measure: impl FnMut(&VatFileSpec, &[f32], &[f32]),
 ) -> rigbake_format::Result<Vec<Vec<f32>>> {
     let mut batches = batches.into_iter().flatten();
     let mut spare = Vec::new();
     for w in writers {
         w.push_rows(batches.next().unwrap_or_default())?;
+        if let Some((exact, decoded)) = w.last_rows() {
+            measure(w.spec(), exact, decoded);
+        }
         spare.extend(w.take_spare());
     }
     Ok(spare)

@@ -98,6 +98,10 @@ pub(super) enum NormalsIn<'a> {
     /// Each texel's cosine to its packed normal, one plane a row (what
     /// the packing measured: [`rigbake_format::vat::pack_normal_rows`]).
     Cosines(&'a [f32]),
+    /// The exact normals and what a reader decodes of them (the normals
+    /// file writer's [`rigbake_format::vat::VatFileWriter::last_rows`]),
+    /// whole planar rows of three planes each.
+    Decoded(&'a [f32], &'a [f32]),
 }
 
 /// One worker's tally and scratch.
@@ -197,17 +201,39 @@ impl Rows {
 
 impl VatErrorTally {
     /// Tallies the positions of unfolded texture rows `first..`: whole
-    /// planar rows of three planes of `layout.width`. Padding texels and
-    /// rows past the last frame are left out.
+    /// planar rows of three planes of `layout.width`, decoded here as
+    /// stored. Padding texels and rows past the last frame are left out.
     pub(super) fn add_positions(&mut self, first: usize, positions: &[f32]) {
+        self.add_stored_positions(first, positions, 3, None);
+    }
+
+    /// [`Self::add_positions`] of rows of `planes` planes (the first three
+    /// the position; 4 in a file with packed normals) with, when given,
+    /// what a reader decodes of them in the same layout (the writer's
+    /// [`rigbake_format::vat::VatFileWriter::last_rows`]): then nothing is
+    /// quantised again.
+    pub(super) fn add_stored_positions(
+        &mut self,
+        first: usize,
+        positions: &[f32],
+        planes: usize,
+        decoded: Option<&[f32]>,
+    ) {
         let w = self.rows.layout.width;
-        let rows = positions.len() / (3 * w).max(1);
+        let stride = planes * w;
+        let rows = positions.len() / stride.max(1);
         let spec = self.positions_spec;
         let measure = |part: &mut Part, row: usize, real: usize| {
-            let row = &positions[row * 3 * w..(row + 1) * 3 * w];
-            part.decoded.resize(3 * w, 0.0);
-            spec.decode_row(row, w, 3, &mut part.q, &mut part.decoded);
-            let d = &part.decoded;
+            let at = row * stride..row * stride + 3 * w;
+            let row = &positions[at.clone()];
+            let d: &[f32] = match decoded {
+                Some(decoded) => &decoded[at],
+                None => {
+                    part.decoded.resize(3 * w, 0.0);
+                    spec.decode_row(row, w, 3, &mut part.q, &mut part.decoded);
+                    &part.decoded
+                }
+            };
             part.tally.extend((0..real).map(|x| {
                 let dx = d[x] - row[x];
                 let dy = d[w + x] - row[w + x];
@@ -251,6 +277,20 @@ impl VatErrorTally {
                             }
                         }
                     };
+                self.rows.runs(first, rows, measure, done);
+            }
+            NormalsIn::Decoded(n, d) => {
+                let rows = n.len() / (3 * w).max(1);
+                let measure = |part: &mut Part, row: usize, real: usize| {
+                    let at = row * 3 * w;
+                    let (n, d) = (&n[at..at + 3 * w], &d[at..at + 3 * w]);
+                    part.tally.extend((0..real).map(|x| {
+                        angle_key_of(
+                            [n[x], n[w + x], n[2 * w + x]],
+                            [d[x], d[w + x], d[2 * w + x]],
+                        )
+                    }));
+                };
                 self.rows.runs(first, rows, measure, done);
             }
             NormalsIn::Cosines(c) => {
