@@ -141,8 +141,8 @@ pub struct RigbakePropsSpawned;
 /// Spawns, under every instance whose bake and source model have loaded,
 /// one entity per prop (following its anchor) holding the prop mesh's
 /// primitives, unless the instance draws the VAT and the VAT holds the
-/// prop (a rigid VAT primitive) already. A bake without props, or whose source failed to load (a
-/// warning names it), gets none.
+/// prop (a rigid VAT primitive) already. A bake without props, or whose
+/// source failed to load (a warning names it), gets none.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn spawn_props(
     mut commands: Commands,
