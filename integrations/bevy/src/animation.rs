@@ -3,7 +3,8 @@
 //! `rigbake-core`'s runtime reference, the same code the CPU preview and
 //! verify play), and the spawning of each instance's primitives.
 
-use bevy::camera::visibility::NoFrustumCulling;
+use bevy::camera::primitives::Aabb;
+use bevy::camera::visibility::{NoAutoAabb, NoFrustumCulling};
 use bevy::mesh::MeshTag;
 use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
@@ -310,7 +311,8 @@ pub(crate) fn spawn_primitives(
                     .collect()
             });
             for (p, m) in vat.primitives.iter().zip(materials.iter()) {
-                children.push(
+                children.push((
+                    vat.placement,
                     commands
                         .spawn((
                             Transform::from_matrix(vat.placement),
@@ -321,7 +323,7 @@ pub(crate) fn spawn_primitives(
                             },
                         ))
                         .id(),
-                );
+                ));
             }
         } else if let (true, Some(b)) = (bones, &bake.bones) {
             let materials = draw.bones.get_or_insert_with(|| {
@@ -342,7 +344,8 @@ pub(crate) fn spawn_primitives(
                     .collect()
             });
             for (p, m) in b.primitives.iter().zip(materials.iter()) {
-                children.push(
+                children.push((
+                    p.placement,
                     commands
                         .spawn((
                             Transform::from_matrix(p.placement),
@@ -353,16 +356,26 @@ pub(crate) fn spawn_primitives(
                             },
                         ))
                         .id(),
-                );
+                ));
             }
         }
-        for child in &children {
-            // The meshes' bounds are their rest pose; an animated pose may
-            // leave them.
-            commands
-                .entity(*child)
-                .insert((MeshTag(0), NoFrustumCulling));
+        for (placement, child) in &children {
+            // The meshes' own boxes are their rest pose, which an animated
+            // pose may leave: cull by the box every clip stays in (the
+            // bake's bounds, in the primitive's space), or not at all.
+            let mut e = commands.entity(*child);
+            e.insert(MeshTag(0));
+            match bake.bounds {
+                Some((lo, hi)) => {
+                    let (lo, hi) = crate::loader::place_box(placement.inverse(), lo, hi);
+                    e.insert((Aabb::from_min_max(lo, hi), NoAutoAabb));
+                }
+                None => {
+                    e.insert(NoFrustumCulling);
+                }
+            }
         }
+        let children: Vec<Entity> = children.into_iter().map(|(_, e)| e).collect();
         commands
             .entity(entity)
             .insert(RigbakeSpawned {

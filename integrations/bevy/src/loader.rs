@@ -256,7 +256,7 @@ fn bounds(container: &Container<Cursor<Vec<u8>>>) -> Option<(Vec3, Vec3)> {
 }
 
 /// The box around `lo..hi` moved by `m`.
-fn place_box(m: Mat4, lo: Vec3, hi: Vec3) -> (Vec3, Vec3) {
+pub(crate) fn place_box(m: Mat4, lo: Vec3, hi: Vec3) -> (Vec3, Vec3) {
     (0..8).fold(
         (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY)),
         |(a, b), i| {
