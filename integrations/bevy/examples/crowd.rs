@@ -8,9 +8,9 @@
 //! Every `.rigbake` container under BAKE_DIR (up to 4 folders deep, at most
 //! 256) is loaded; each bake stands in the crowd once per path it has (VAT,
 //! bone textures), scaled to one grid cell, playing its first clip, each
-//! instance at its own time (headless: all from the start). Keys (window): `N` plays the next clip, `C`
-//! crossfades to it over half a second, `P` switches every instance to
-//! the other path, `Space` pauses.
+//! instance at its own time (headless: all from the start). Keys
+//! (window): `N` plays the next clip, `C` crossfades to it over half a
+//! second, `P` switches every instance to the other path, `Space` pauses.
 //!
 //! Without the `window` feature (or with `--headless`) it renders
 //! offscreen: after N frames (default 30, at 30 fps of game time) it writes

@@ -38,8 +38,9 @@
 //! (both clips advance meanwhile), or with `walk` the instance put back at
 //! the origin and `clip` played, looping, from its start for `time`
 //! seconds in one step (root motion, when on, moves it meanwhile). Props
-//! baked as anchors are drawn when the source model lies beside the bake. Exit 2 when the bake fails to load, with
-//! the loader's message. Prints `shot N: W x H, C covered pixels`.
+//! baked as anchors are drawn when the source model lies beside the bake.
+//! Exit 2 when the bake fails to load, with the loader's message. Prints
+//! `shot N: W x H, C covered pixels`.
 
 use std::path::PathBuf;
 use std::time::Duration;
