@@ -147,6 +147,28 @@ fn fail(file: impl std::fmt::Display, reason: impl std::fmt::Display) -> LoadErr
     }
 }
 
+/// The largest container the loader reads: 4 GiB (two textures at the
+/// format crate's decode limit, embedded).
+pub const MAX_CONTAINER_BYTES: u64 = 2 * rigbake_format::texture::MAX_DECODED_BYTES;
+
+/// Reads `reader` to its end, refusing more than `limit` bytes (it stops
+/// one read past the limit, never holding much more).
+async fn read_bounded(reader: &mut dyn Reader, limit: u64) -> Result<Vec<u8>, String> {
+    use bevy::tasks::futures_lite::AsyncReadExt;
+    let mut bytes = Vec::new();
+    let mut chunk = vec![0u8; 1 << 20];
+    loop {
+        let n = reader.read(&mut chunk).await.map_err(|e| e.to_string())?;
+        if n == 0 {
+            return Ok(bytes);
+        }
+        if bytes.len() as u64 + n as u64 > limit {
+            return Err(format!("larger than the {limit} bytes a container may be"));
+        }
+        bytes.extend_from_slice(&chunk[..n]);
+    }
+}
+
 /// Loads `.rigbake` containers as [`RigbakeBake`].
 #[derive(Default, TypePath)]
 pub struct RigbakeLoader;
@@ -163,9 +185,7 @@ impl AssetLoader for RigbakeLoader {
         load_context: &mut LoadContext<'_>,
     ) -> Result<RigbakeBake, LoadError> {
         let name = load_context.path().to_string();
-        let mut bytes = Vec::new();
-        reader
-            .read_to_end(&mut bytes)
+        let bytes = read_bounded(reader, MAX_CONTAINER_BYTES)
             .await
             .map_err(|e| fail(&name, e))?;
         let mut container =
