@@ -26,8 +26,10 @@ const NOT_FINITE: usize = (0x7f80_0000 >> SHIFT) as usize;
 /// The maximum and a histogram of keys (see the module docs).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ErrorTally {
-    /// The largest finite key.
-    max: f32,
+    /// The bits of the largest key as a non-negative `f32` (integer order
+    /// is float order there; infinity and NaN patterns rank above every
+    /// finite key, and [`Self::max`] finds those in the buckets).
+    max_bits: u32,
     buckets: Box<[u64; BUCKETS]>,
 }
 
@@ -41,7 +43,7 @@ impl ErrorTally {
     /// An empty tally (nothing counted: maximum and percentile 0).
     pub fn new() -> Self {
         Self {
-            max: 0.0,
+            max_bits: 0,
             buckets: Box::new([0; BUCKETS]),
         }
     }
@@ -54,18 +56,19 @@ impl ErrorTally {
     }
 
     /// Counts every key of `keys` ([`Self::add`] each), the maximum kept in
-    /// a register meanwhile.
+    /// a register meanwhile as an integer: a float maximum that minds NaN
+    /// is a chain of five dependent instructions a key, an integer one a
+    /// single compare and move (this loop ran 3 ns a key on `f32::max`).
     #[inline]
     pub fn extend(&mut self, keys: impl IntoIterator<Item = f32>) {
         let buckets: &mut [u64; BUCKETS] = &mut self.buckets;
-        let mut max = self.max;
+        let mut max_bits = self.max_bits;
         for key in keys {
             let bits = key.to_bits() & 0x7fff_ffff;
             buckets[(bits >> SHIFT) as usize] += 1;
-            // `f32::max` ignores NaN: those are in the top buckets.
-            max = max.max(f32::from_bits(bits));
+            max_bits = max_bits.max(bits);
         }
-        self.max = max;
+        self.max_bits = max_bits;
     }
 
     /// Adds every key of `other`.
@@ -73,7 +76,7 @@ impl ErrorTally {
         for (a, b) in self.buckets.iter_mut().zip(other.buckets.iter()) {
             *a += b;
         }
-        self.max = self.max.max(other.max);
+        self.max_bits = self.max_bits.max(other.max_bits);
     }
 
     /// Keys counted.
@@ -90,7 +93,7 @@ impl ErrorTally {
         } else if top[0] > 0 {
             f64::INFINITY
         } else {
-            f64::from(self.max)
+            f64::from(f32::from_bits(self.max_bits))
         }
     }
 

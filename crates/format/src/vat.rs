@@ -523,7 +523,7 @@ pub fn pack_normal_rows(
     out: &mut Vec<f32>,
     cosines: &mut Vec<f32>,
 ) -> f64 {
-    use crate::texture::quantize::{cosine, degrees_of_cosine, pack_normal_scored, unpack_normal};
+    use crate::texture::quantize::{cosine, degrees_of_cosine, pack_normals_planar, unpack_normal};
     let rows = positions.len() / (3 * width.max(1));
     out.clear();
     out.resize(rows * 4 * width, 0.0);
@@ -534,22 +534,26 @@ pub fn pack_normal_rows(
         .zip(cosines.par_chunks_mut(width.max(1)))
         .zip(positions.par_chunks(3 * width))
         .zip(normals.par_chunks(3 * width))
-        .map(|(((o, cos), p), n)| {
-            o[..3 * width].copy_from_slice(p);
-            // The row's worst by the f32 score (the bake's normals are
-            // unit), then measured in f64.
-            let mut worst = (f32::INFINITY, [0.0; 3], 0u16);
-            for x in 0..width {
-                let normal = [n[x], n[width + x], n[2 * width + x]];
-                let (code, score) = pack_normal_scored(normal);
-                o[3 * width + x] = f32::from(code) / 65535.0;
-                cos[x] = score;
-                if score < worst.0 {
-                    worst = (score, normal, code);
+        .map_init(
+            || vec![0u16; width],
+            |codes, (((o, cos), p), n)| {
+                o[..3 * width].copy_from_slice(p);
+                let planes = [&n[..width], &n[width..2 * width], &n[2 * width..3 * width]];
+                pack_normals_planar(planes, codes, cos);
+                // The row's worst by the f32 score (the bake's normals are
+                // unit), then measured in f64.
+                let mut worst = (f32::INFINITY, 0usize);
+                for (x, (&code, &score)) in codes.iter().zip(cos.iter()).enumerate() {
+                    o[3 * width + x] = f32::from(code) / 65535.0;
+                    if score < worst.0 {
+                        worst = (score, x);
+                    }
                 }
-            }
-            cosine(worst.1, unpack_normal(worst.2)).unwrap_or(1.0)
-        })
+                let x = worst.1;
+                let normal = [n[x], n[width + x], n[2 * width + x]];
+                cosine(normal, unpack_normal(codes[x])).unwrap_or(1.0)
+            },
+        )
         .reduce(|| 1.0, f64::min);
     degrees_of_cosine(worst)
 }

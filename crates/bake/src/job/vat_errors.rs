@@ -11,7 +11,7 @@ use rigbake_core::error_tally::{
 };
 use rigbake_core::timeline::Timeline;
 use rigbake_format::meta::{self, VatStream};
-use rigbake_format::texture::quantize::{pack_normal, unpack_normal};
+use rigbake_format::texture::quantize::pack_normals_planar;
 use rigbake_format::vat::VatFileSpec;
 
 /// How a set's normals are stored.
@@ -262,10 +262,14 @@ impl VatErrorTally {
                         let exact = |x: usize| [n[x], n[w + x], n[2 * w + x]];
                         match stored {
                             StoredNormals::Packed => {
-                                part.tally.extend((0..real).map(|x| {
-                                    let a = exact(x);
-                                    angle_key_of(a, unpack_normal(pack_normal(a)))
-                                }));
+                                // Scored as the packing scores them (the
+                                // unfolded path's `Cosines`).
+                                part.q.resize(real, 0);
+                                part.decoded.resize(real, 0.0);
+                                let planes = [0, 1, 2].map(|c| &n[c * w..c * w + real]);
+                                pack_normals_planar(planes, &mut part.q, &mut part.decoded);
+                                part.tally
+                                    .extend(part.decoded.iter().map(|&c| cosine_key(c)));
                             }
                             StoredNormals::File(spec) => {
                                 part.decoded.resize(3 * w, 0.0);
@@ -296,16 +300,11 @@ impl VatErrorTally {
             NormalsIn::Cosines(c) => {
                 let rows = c.len() / w.max(1);
                 let measure = |part: &mut Part, row: usize, real: usize| {
-                    part.tally
-                        .extend(c[row * w..row * w + real].iter().map(|&cos| {
-                            // A zero normal scores infinity: no angle.
-                            let cos = if cos.is_finite() {
-                                cos.clamp(-1.0, 1.0)
-                            } else {
-                                1.0
-                            };
-                            angle_key(cos, (1.0 - cos) * (1.0 + cos), 1.0)
-                        }));
+                    part.tally.extend(
+                        c[row * w..row * w + real]
+                            .iter()
+                            .map(|&cos| cosine_key(cos)),
+                    );
                 };
                 self.rows.runs(first, rows, measure, done);
             }
@@ -347,4 +346,16 @@ pub(super) fn stored_normals(specs: &[VatFileSpec], normals: bool) -> Option<Sto
         .find(|s| s.stream == VatStream::Normals)
         .map(|s| StoredNormals::File(*s))
         .or(Some(StoredNormals::Packed))
+}
+
+/// The tally key of a packed normal's score ([`pack_normals_planar`]: the
+/// cosine to what its code decodes to); a zero normal scores infinity and
+/// has no angle.
+fn cosine_key(cos: f32) -> f32 {
+    let cos = if cos.is_finite() {
+        cos.clamp(-1.0, 1.0)
+    } else {
+        1.0
+    };
+    angle_key(cos, (1.0 - cos) * (1.0 + cos), 1.0)
 }

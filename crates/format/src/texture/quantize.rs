@@ -133,6 +133,131 @@ pub fn pack_normal_scored(n: [f32; 3]) -> (u16, f32) {
     ((ux << 8) | uy, dots[best] / lengths2[best].sqrt())
 }
 
+/// Normals packed side by side by [`pack_normals_planar`]: one SSE or
+/// AVX register of lanes.
+const PACK_LANES: usize = 8;
+
+/// [`pack_normal_scored`] of every normal of three planes (`n[0][i]`,
+/// `n[1][i]`, `n[2][i]`), codes to `codes` and scores to `scores` (as many
+/// as `codes` holds; every plane and `scores` at least as long). Lanes of
+/// eight normals run the same operations in the same order as
+/// [`pack_normal_scored`] with branches as selects, so the compiler
+/// vectorises them and every code and score is bit for bit the scalar
+/// one's; the last few normals go through the scalar function.
+pub fn pack_normals_planar(n: [&[f32]; 3], codes: &mut [u16], scores: &mut [f32]) {
+    let len = codes.len();
+    assert!(n.iter().all(|p| p.len() >= len) && scores.len() >= len);
+    let full = len / PACK_LANES * PACK_LANES;
+    for start in (0..full).step_by(PACK_LANES) {
+        let lanes = start..start + PACK_LANES;
+        let planes = n.map(|p| -> [f32; PACK_LANES] { p[lanes.clone()].try_into().unwrap() });
+        let (c, s) = pack_normal_lanes(planes);
+        codes[lanes.clone()].copy_from_slice(&c);
+        scores[lanes].copy_from_slice(&s);
+    }
+    for i in full..len {
+        (codes[i], scores[i]) = pack_normal_scored([n[0][i], n[1][i], n[2][i]]);
+    }
+}
+
+/// Lanes of [`pack_normals_planar`].
+type Lanes = [f32; PACK_LANES];
+
+/// `f` of each lane index: one element-wise operation, which the compiler
+/// turns into vector instructions.
+#[inline(always)]
+fn lanes(f: impl Fn(usize) -> f32) -> Lanes {
+    std::array::from_fn(f)
+}
+
+/// Eight normals of [`pack_normals_planar`], planar.
+#[inline(always)]
+fn pack_normal_lanes(n: [Lanes; 3]) -> ([u16; PACK_LANES], Lanes) {
+    let [nx, ny, nz] = n;
+    // `octahedral_encode`, both sides of its branch, then selected.
+    let l1 = lanes(|i| nx[i].abs() + ny[i].abs() + nz[i].abs());
+    let (x, y, z) = (
+        lanes(|i| nx[i] / l1[i]),
+        lanes(|i| ny[i] / l1[i]),
+        lanes(|i| nz[i] / l1[i]),
+    );
+    let sign = |v: &Lanes| lanes(|i| if v[i] >= 0.0 { 1.0 } else { -1.0 });
+    let (sx, sy) = (sign(&x), sign(&y));
+    // Masks stay comparisons inside each lane operation (arrays of bools
+    // kept the compiler from vectorising).
+    let fold = |upper: &Lanes, lower: &Lanes| {
+        lanes(|i| {
+            let v = if z[i] >= 0.0 { upper[i] } else { lower[i] };
+            if l1[i] == 0.0 { 0.0 } else { v }
+        })
+    };
+    let e = [
+        fold(&x, &lanes(|i| (1.0 - y[i].abs()) * sx[i])),
+        fold(&y, &lanes(|i| (1.0 - x[i].abs()) * sy[i])),
+    ];
+    let scaled = e.map(|e| lanes(|i| ((e[i] + 1.0) * 0.5 * 255.0).clamp(0.0, 255.0)));
+    // The codes below and above as floats (whole numbers up to 255, so
+    // exact; `as i32` truncates as `as u16` does on 0..=255 and NaN).
+    let below = scaled.map(|s| lanes(|i| s[i] as i32 as f32));
+    let above =
+        [0, 1].map(|k| lanes(|i| below[k][i] + if scaled[k][i] > below[k][i] { 1.0 } else { 0.0 }));
+    // Each candidate's `octahedral_unfold` and score terms.
+    let unit = below.map(|b| lanes(|i| b[i] / 255.0 * 2.0 - 1.0));
+    let unit_above = above.map(|b| lanes(|i| b[i] / 255.0 * 2.0 - 1.0));
+    #[inline(always)]
+    fn candidate(n: &[Lanes; 3], ex: &Lanes, ey: &Lanes) -> (Lanes, Lanes, Lanes) {
+        let [nx, ny, nz] = n;
+        let dz = lanes(|i| 1.0 - ex[i].abs() - ey[i].abs());
+        let t = lanes(|i| (-dz[i]).max(0.0));
+        let dx = lanes(|i| ex[i] + if ex[i] >= 0.0 { -t[i] } else { t[i] });
+        let dy = lanes(|i| ey[i] + if ey[i] >= 0.0 { -t[i] } else { t[i] });
+        let dot = lanes(|i| nx[i] * dx[i] + ny[i] * dy[i] + nz[i] * dz[i]);
+        let len2 = lanes(|i| dx[i] * dx[i] + dy[i] * dy[i] + dz[i] * dz[i]);
+        let key = lanes(|i| dot[i] * dot[i].abs() / len2[i]);
+        (key, dot, len2)
+    }
+    let codes = [
+        (&below[0], &below[1], &unit[0], &unit[1]),
+        (&below[0], &above[1], &unit[0], &unit_above[1]),
+        (&above[0], &below[1], &unit_above[0], &unit[1]),
+        (&above[0], &above[1], &unit_above[0], &unit_above[1]),
+    ];
+    // The scalar search keeps the first code and takes a later one only
+    // when its key is strictly greater.
+    let (bx, by, ex, ey) = codes[0];
+    let (mut key, mut dot, mut len2) = candidate(&n, ex, ey);
+    let (mut code_x, mut code_y) = (*bx, *by);
+    for &(cx, cy, ex, ey) in &codes[1..] {
+        let (k, d, l) = candidate(&n, ex, ey);
+        // Both values loaded, then one chosen: a select, not a branch.
+        let take = |new: Lanes, old: Lanes| {
+            lanes(|i| {
+                let (a, b) = (new[i], old[i]);
+                if k[i] > key[i] { a } else { b }
+            })
+        };
+        (dot, len2) = (take(d, dot), take(l, len2));
+        (code_x, code_y) = (take(*cx, code_x), take(*cy, code_y));
+        key = take(k, key);
+    }
+    let zero = |i: usize| nx[i] == 0.0 && ny[i] == 0.0 && nz[i] == 0.0;
+    let score = lanes(|i| {
+        if zero(i) {
+            f32::INFINITY
+        } else {
+            dot[i] / len2[i].sqrt()
+        }
+    });
+    let codes = std::array::from_fn(|i| {
+        if zero(i) {
+            0
+        } else {
+            ((code_x[i] as u16) << 8) | code_y[i] as u16
+        }
+    });
+    (codes, score)
+}
+
 /// The inverse of [`pack_normal`], as the shaders decode it:
 /// `e = (u div 256, u mod 256) / 255 * 2 - 1`, then [`octahedral_decode`].
 pub fn unpack_normal(code: u16) -> [f32; 3] {
@@ -493,5 +618,48 @@ mod tests {
         assert!(unpack_normal((255 << 8) | 128)[0] > 0.99);
         // e = (1, -1) is the -z pole.
         assert!(unpack_normal(255 << 8)[2] < -0.99);
+    }
+
+    #[test]
+    fn planar_packing_gives_the_scalar_codes_and_scores_bit_for_bit() {
+        // Unit normals over the sphere, unnormalised and tiny ones, axes,
+        // both zeros, the seam of the lower half, and lengths that are not
+        // a multiple of the lane count (the tail goes through the scalar
+        // function): codes and score bits must be the scalar ones.
+        let mut normals: Vec<[f32; 3]> = Vec::new();
+        for i in 0..=90 {
+            for j in 0..180 {
+                let (t, p) = ((i as f32 * 2.0).to_radians(), (j as f32 * 2.0).to_radians());
+                let n = [t.sin() * p.cos(), t.sin() * p.sin(), t.cos()];
+                normals.push(n);
+                normals.push(n.map(|v| v * 3.7));
+                normals.push(n.map(|v| v * 1e-30));
+            }
+        }
+        normals.extend([
+            [0.0, 0.0, 0.0],
+            [-0.0, 0.0, -0.0],
+            [1.0, 0.0, 0.0],
+            [0.0, -1.0, 0.0],
+            [0.0, 0.0, -1.0],
+            [0.5, -0.5, -0.0],
+            [-0.0, -0.0, -1.0],
+            [1e-38, 0.0, -1e-38],
+        ]);
+        for len in [normals.len(), normals.len() - 3, 7, 0] {
+            let planes: [Vec<f32>; 3] =
+                [0, 1, 2].map(|c| normals[..len].iter().map(|n| n[c]).collect());
+            let (mut codes, mut scores) = (vec![0u16; len], vec![0f32; len]);
+            pack_normals_planar(
+                [&planes[0], &planes[1], &planes[2]],
+                &mut codes,
+                &mut scores,
+            );
+            for (i, n) in normals[..len].iter().enumerate() {
+                let (code, score) = pack_normal_scored(*n);
+                assert_eq!(codes[i], code, "normal {n:?}");
+                assert_eq!(scores[i].to_bits(), score.to_bits(), "normal {n:?}");
+            }
+        }
     }
 }
