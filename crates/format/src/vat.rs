@@ -64,6 +64,12 @@ pub struct VatFileSpec {
 }
 
 impl VatFileSpec {
+    /// Whether its writer decodes what it stores, for
+    /// [`VatFileWriter::last_rows`]: every encoding but exact f32.
+    pub fn writer_decodes(&self) -> bool {
+        self.encoding != VatEncoding::Exr32
+    }
+
     /// Channels stored in the file.
     pub fn channels(&self) -> usize {
         if self.packed_normals && self.stream == VatStream::Positions {
@@ -227,7 +233,7 @@ pub struct VatFileWriter {
     /// Half floats of a KTX2/DDS batch, kept between batches likewise.
     halves: Vec<half::f16>,
     /// How many of `scratch.1`'s values decode the last batch (0: the last
-    /// batch was not quantised): [`VatFileWriter::last_rows`].
+    /// batch was stored exactly, as f32): [`VatFileWriter::last_rows`].
     decoded: usize,
 }
 
@@ -339,12 +345,15 @@ impl VatFileWriter {
                     VatEncoding::Exr16 => {
                         let halves = &mut self.halves;
                         halves.resize(values.len(), half::f16::ZERO);
+                        decoded.resize(values.len(), 0.0);
                         let errors: Vec<Result<WorstError>> = halves
                             .par_chunks_mut(row_len)
                             .zip(values.par_chunks(row_len))
                             .zip(bytes.par_chunks_mut(out_row))
-                            .map(|((h, row), out)| {
-                                let e = WorstError::of_f16_row(stream, row, h, width, floats);
+                            .zip(decoded.par_chunks_mut(row_len))
+                            .map(|(((h, row), out), decoded)| {
+                                let e =
+                                    WorstError::of_f16_row(stream, row, h, decoded, width, floats);
                                 interleave_f16(h, width, floats, out);
                                 e
                             })
@@ -375,7 +384,7 @@ impl VatFileWriter {
                 for e in errors {
                     self.max_error = self.max_error.max(e.value());
                 }
-                if encoding.is_normalised() {
+                if self.spec.writer_decodes() {
                     self.decoded = values.len();
                 }
                 self.spare.push(values);
@@ -387,16 +396,22 @@ impl VatFileWriter {
                     _ => Vec::new(),
                 };
                 halves.resize(values.len(), half::f16::ZERO);
+                let decoded = &mut self.scratch.1;
+                decoded.resize(values.len(), 0.0);
                 // Whole-row conversions (F16C where the CPU has it), then the
                 // error of every texel against what a reader decodes.
                 let errors: Vec<Result<WorstError>> = halves
                     .par_chunks_mut(row_len)
                     .zip(values.par_chunks(row_len))
-                    .map(|(out, row)| WorstError::of_f16_row(stream, row, out, width, floats))
+                    .zip(decoded.par_chunks_mut(row_len))
+                    .map(|((out, row), decoded)| {
+                        WorstError::of_f16_row(stream, row, out, decoded, width, floats)
+                    })
                     .collect();
                 for e in errors {
                     self.max_error = self.max_error.max(e?.value());
                 }
+                self.decoded = values.len();
                 self.spare.push(values);
                 writer.push_rows(Rows::F16(halves))
             }
@@ -459,9 +474,10 @@ impl VatFileWriter {
     }
 
     /// The last batch pushed and what a reader decodes of it, both as
-    /// planar rows of the spec's channels, when the writer quantised it
-    /// (normalised encodings): a caller measuring the encoding's error per
-    /// texel reads these instead of quantising every texel again. Valid
+    /// planar rows of the spec's channels, when the writer decoded it
+    /// (normalised encodings and half floats): a caller measuring the
+    /// encoding's error per texel reads these instead of encoding every
+    /// texel again. Valid
     /// until the next push or [`VatFileWriter::take_spare`].
     pub fn last_rows(&self) -> Option<(&[f32], &[f32])> {
         let exact = self.spare.last()?;
@@ -566,10 +582,6 @@ fn texel_of(row: &[f32], width: usize, floats: usize, x: usize) -> [f32; 4] {
     }
     t
 }
-
-/// Texels measured at a time: planes of this many texels are decoded onto
-/// the stack, so a row's samples are read once, from cache.
-const CHUNK: usize = 256;
 
 /// Independent lanes of the error maximum (eight f32: one AVX register).
 const LANES: usize = 8;
@@ -689,13 +701,15 @@ impl WorstError {
         worst
     }
 
-    /// Converts one planar row to half floats into `out` and measures the
-    /// error of what a reader decodes, chunk by chunk on the stack; fails
-    /// on the first texel outside the half-float range.
+    /// Converts one planar row to half floats into `out`, decodes them into
+    /// `decoded` (what a reader gets: the caller's clip-error record reads
+    /// it, [`VatFileWriter::last_rows`]) and measures the error of that;
+    /// fails on the first texel outside the half-float range.
     fn of_f16_row(
         stream: VatStream,
         row: &[f32],
         out: &mut [half::f16],
+        decoded: &mut [f32],
         width: usize,
         floats: usize,
     ) -> Result<Self> {
@@ -712,29 +726,8 @@ impl WorstError {
                 "value {texel:?} is outside the half-float range (+-65504); use exr32"
             )));
         }
-        let mut worst = Self::new(stream);
-        let mut lanes = [0.0f32; LANES];
-        let mut decoded = [[0.0f32; CHUNK]; 4];
-        for x0 in (0..width).step_by(CHUNK) {
-            let n = CHUNK.min(width - x0);
-            for (c, plane) in decoded.iter_mut().enumerate().take(floats) {
-                let at = c * width + x0;
-                out[at..at + n].convert_to_f32_slice(&mut plane[..n]);
-            }
-            if floats >= 3 {
-                let a = [0, 1, 2].map(|c| &row[c * width + x0..c * width + x0 + n]);
-                let [d0, d1, d2, _] = &decoded;
-                fold_keys(
-                    worst.directions(),
-                    a,
-                    [&d0[..n], &d1[..n], &d2[..n]],
-                    n,
-                    &mut lanes,
-                );
-            }
-        }
-        worst.key = lanes.into_iter().fold(0.0, f32::max);
-        Ok(worst)
+        out.convert_to_f32_slice(decoded);
+        Ok(Self::of_planar_row(stream, row, decoded, width, floats))
     }
 
     /// The largest error: model units for positions, degrees for directions.
@@ -804,7 +797,7 @@ mod tests {
     #[test]
     fn half_float_rows_convert_and_measure_as_the_planar_error_does() {
         // Wider than two chunks, not a multiple of the lanes.
-        let width = 2 * CHUNK + 13;
+        let width = 2 * 256 + 13;
         for (stream, floats) in [
             (VatStream::Positions, 3),
             (VatStream::Normals, 3),
@@ -814,19 +807,23 @@ mod tests {
                 .map(|i| ((i as f32) * 0.731).sin() * 3.7 + if i % 17 == 0 { 0.0 } else { 0.01 })
                 .collect();
             let mut out = vec![half::f16::ZERO; row.len()];
-            let worst = WorstError::of_f16_row(stream, &row, &mut out, width, floats).unwrap();
+            let mut got = vec![0f32; row.len()];
+            let worst =
+                WorstError::of_f16_row(stream, &row, &mut out, &mut got, width, floats).unwrap();
             let halves: Vec<half::f16> = row.iter().map(|v| half::f16::from_f32(*v)).collect();
             assert_eq!(out, halves);
             let decoded: Vec<f32> = halves.iter().map(|h| h.to_f32()).collect();
+            assert_eq!(got, decoded);
             let planar = WorstError::of_planar_row(stream, &row, &decoded, width, floats);
             assert_eq!(worst.key.to_bits(), planar.key.to_bits(), "{stream:?}");
             assert!(worst.value() > 0.0);
         }
         // A value past the half-float range, in the second chunk, is named.
         let mut row = vec![1.0f32; 3 * width];
-        row[width + CHUNK + 2] = 70_000.0;
-        let mut out = vec![half::f16::ZERO; row.len()];
-        let e = WorstError::of_f16_row(VatStream::Positions, &row, &mut out, width, 3).unwrap_err();
+        row[width + 256 + 2] = 70_000.0;
+        let (mut out, mut got) = (vec![half::f16::ZERO; row.len()], vec![0f32; row.len()]);
+        let e = WorstError::of_f16_row(VatStream::Positions, &row, &mut out, &mut got, width, 3)
+            .unwrap_err();
         assert!(e.to_string().contains("70000"), "{e}");
     }
 

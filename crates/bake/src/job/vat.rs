@@ -845,15 +845,16 @@ fn bake_primitive(
         specs[0],
         stored_normals(&specs, p.normals),
     );
-    // Unfolded sets measure quantised streams on what their writers decode.
-    let quantised = |stream| {
+    // Unfolded sets measure stored streams (quantised, half floats) on what
+    // their writers decode.
+    let decoded_by_writer = |stream| {
         specs
             .iter()
-            .any(|s| s.stream == stream && s.encoding.is_normalised())
+            .any(|s| s.stream == stream && s.writer_decodes())
     };
-    let (positions_quantised, normals_quantised) = (
-        quantised(VatStream::Positions),
-        quantised(VatStream::Normals),
+    let (positions_decoded, normals_decoded) = (
+        decoded_by_writer(VatStream::Positions),
+        decoded_by_writer(VatStream::Normals),
     );
     let mut observers = Observers {
         boxes,
@@ -893,16 +894,16 @@ fn bake_primitive(
                 observers
                     .boxes
                     .add_rows(&p.layout, first, &positions[..len]);
-                // Quantised streams are measured on what their writer
-                // decoded (below); the others here.
-                if !positions_quantised {
+                // Stored streams (quantised, half floats) are measured on
+                // what their writer decoded (below); exact f32 here.
+                if !positions_decoded {
                     observers.errors.add_positions(first, &positions[..len]);
                 }
                 let mut spare = Vec::new();
                 // Packed normals are measured by the scores the packing
                 // keeps (no second search for each texel's code).
                 let exact = normals.as_deref().map(|n| &n[..len]);
-                if let (Some(n), None, false) = (exact, worst_angle, normals_quantised) {
+                if let (Some(n), None, false) = (exact, worst_angle, normals_decoded) {
                     observers.errors.add_normals(first, NormalsIn::Exact(n));
                 }
                 let batches = pack_batches(

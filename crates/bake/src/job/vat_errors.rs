@@ -234,12 +234,11 @@ impl VatErrorTally {
                     &part.decoded
                 }
             };
-            part.tally.extend((0..real).map(|x| {
-                let dx = d[x] - row[x];
-                let dy = d[w + x] - row[w + x];
-                let dz = d[2 * w + x] - row[2 * w + x];
-                dx * dx + dy * dy + dz * dz
-            }));
+            part.tally
+                .extend_planar(planar(row, w, real), planar(d, w, real), |a, b| {
+                    let (dx, dy, dz) = (b[0] - a[0], b[1] - a[1], b[2] - a[2]);
+                    dx * dx + dy * dy + dz * dz
+                });
         };
         let tallies = &mut self.positions;
         self.rows
@@ -256,31 +255,28 @@ impl VatErrorTally {
         match normals {
             NormalsIn::Exact(n) => {
                 let rows = n.len() / (3 * w).max(1);
-                let measure =
-                    |part: &mut Part, row: usize, real: usize| {
-                        let n = &n[row * 3 * w..(row + 1) * 3 * w];
-                        let exact = |x: usize| [n[x], n[w + x], n[2 * w + x]];
-                        match stored {
-                            StoredNormals::Packed => {
-                                // Scored as the packing scores them (the
-                                // unfolded path's `Cosines`).
-                                part.q.resize(real, 0);
-                                part.decoded.resize(real, 0.0);
-                                let planes = [0, 1, 2].map(|c| &n[c * w..c * w + real]);
-                                pack_normals_planar(planes, &mut part.q, &mut part.decoded);
-                                part.tally
-                                    .extend(part.decoded.iter().map(|&c| cosine_key(c)));
-                            }
-                            StoredNormals::File(spec) => {
-                                part.decoded.resize(3 * w, 0.0);
-                                spec.decode_row(n, w, 3, &mut part.q, &mut part.decoded);
-                                let d = &part.decoded;
-                                part.tally.extend((0..real).map(|x| {
-                                    angle_key_of(exact(x), [d[x], d[w + x], d[2 * w + x]])
-                                }));
-                            }
+                let measure = |part: &mut Part, row: usize, real: usize| {
+                    let n = &n[row * 3 * w..(row + 1) * 3 * w];
+                    match stored {
+                        StoredNormals::Packed => {
+                            // Scored as the packing scores them (the
+                            // unfolded path's `Cosines`).
+                            part.q.resize(real, 0);
+                            part.decoded.resize(real, 0.0);
+                            let planes = [0, 1, 2].map(|c| &n[c * w..c * w + real]);
+                            pack_normals_planar(planes, &mut part.q, &mut part.decoded);
+                            part.tally
+                                .extend(part.decoded.iter().map(|&c| cosine_key(c)));
                         }
-                    };
+                        StoredNormals::File(spec) => {
+                            part.decoded.resize(3 * w, 0.0);
+                            spec.decode_row(n, w, 3, &mut part.q, &mut part.decoded);
+                            let d = planar(&part.decoded, w, real);
+                            part.tally
+                                .extend_planar(planar(n, w, real), d, angle_key_of);
+                        }
+                    }
+                };
                 self.rows.runs(first, rows, measure, done);
             }
             NormalsIn::Decoded(n, d) => {
@@ -288,12 +284,8 @@ impl VatErrorTally {
                 let measure = |part: &mut Part, row: usize, real: usize| {
                     let at = row * 3 * w;
                     let (n, d) = (&n[at..at + 3 * w], &d[at..at + 3 * w]);
-                    part.tally.extend((0..real).map(|x| {
-                        angle_key_of(
-                            [n[x], n[w + x], n[2 * w + x]],
-                            [d[x], d[w + x], d[2 * w + x]],
-                        )
-                    }));
+                    part.tally
+                        .extend_planar(planar(n, w, real), planar(d, w, real), angle_key_of);
                 };
                 self.rows.runs(first, rows, measure, done);
             }
@@ -346,6 +338,12 @@ pub(super) fn stored_normals(specs: &[VatFileSpec], normals: bool) -> Option<Sto
         .find(|s| s.stream == VatStream::Normals)
         .map(|s| StoredNormals::File(*s))
         .or(Some(StoredNormals::Packed))
+}
+
+/// The first `real` texels of each of the three planes of a planar row
+/// (planes of `w`).
+fn planar(row: &[f32], w: usize, real: usize) -> [&[f32]; 3] {
+    [0, 1, 2].map(|c| &row[c * w..c * w + real])
 }
 
 /// The tally key of a packed normal's score ([`pack_normals_planar`]: the

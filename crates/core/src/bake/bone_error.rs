@@ -43,18 +43,35 @@ pub struct BoneClipError {
 }
 
 /// The skinned vertices of a texture, as the kernel reads them: planar
-/// bind positions and `slots` (joint, weight) influences per vertex,
-/// weights summing to 1 (unused slots weigh 0).
+/// bind positions and their influences (joint, weight), weights summing to
+/// 1, in groups by influence count: group `k` holds the vertices with `k +
+/// 1` influences of non-zero weight, `k + 1` slots each. A vertex's error
+/// is the same wherever it sits (the tally is a histogram), and dropping
+/// zero-weight slots changes no sum (a zero weight adds a zero), so the
+/// kernel blends only what counts: every BrainStem vertex has one
+/// influence of four slots.
 struct Vertices {
     positions: [Vec<f32>; 3],
     joints: Vec<u16>,
     weights: Vec<f32>,
+    /// The groups, by influence count.
+    groups: Vec<Group>,
+}
+
+/// One group of [`Vertices`].
+#[derive(Debug, Clone)]
+struct Group {
+    /// Its vertices (indices into the planes).
+    vertices: std::ops::Range<usize>,
+    /// Its first entry in `joints` and `weights`.
+    first_entry: usize,
+    /// Influences per vertex.
     slots: usize,
 }
 
 /// The vertices of every mesh `tex` serves (each mesh once) with
-/// influences, their weights normalised; influences on joints the skin
-/// lacks are dropped.
+/// influences, their weights normalised, grouped by influence count;
+/// influences on joints the skin lacks are dropped.
 fn vertices_of(model: &Model, tex: &BoneTexture, joints: usize) -> Vertices {
     let mut meshes: Vec<usize> = tex
         .set
@@ -69,49 +86,61 @@ fn vertices_of(model: &Model, tex: &BoneTexture, joints: usize) -> Vertices {
         .flat_map(|&m| &model.meshes[m].primitives)
         .filter(|p| p.influences.is_some())
         .collect();
-    let slots = prims
+    let most = prims
         .iter()
         .filter_map(|p| p.influences.as_ref().map(|i| i.per_vertex))
         .max()
         .unwrap_or(0);
-    let mut v = Vertices {
-        positions: [Vec::new(), Vec::new(), Vec::new()],
-        joints: Vec::new(),
-        weights: Vec::new(),
-        slots,
-    };
+    // Per influence count: planar positions, joints, weights.
+    let mut by_count: Vec<([Vec<f32>; 3], Vec<u16>, Vec<f32>)> = vec![Default::default(); most];
     // One vertex's influences, reused from vertex to vertex.
-    let mut slot: Vec<(u16, f32)> = Vec::with_capacity(slots);
+    let mut slot: Vec<(u16, f32)> = Vec::with_capacity(most);
     for prim in prims {
         let Some(inf) = &prim.influences else {
             continue;
         };
         for (i, p) in prim.positions.iter().enumerate() {
             slot.clear();
-            slot.extend((0..slots).map(|s| {
+            slot.extend((0..inf.per_vertex).filter_map(|s| {
                 let k = i * inf.per_vertex + s;
                 match (inf.joints.get(k), inf.weights.get(k)) {
-                    (Some(&j), Some(&w))
-                        if s < inf.per_vertex && usize::from(j) < joints && w > 0.0 =>
-                    {
-                        (j, w)
-                    }
-                    _ => (0, 0.0),
+                    (Some(&j), Some(&w)) if usize::from(j) < joints && w > 0.0 => Some((j, w)),
+                    _ => None,
                 }
             }));
             let sum: f32 = slot.iter().map(|s| s.1).sum();
-            if !(sum > 0.0) {
+            if slot.is_empty() || !(sum > 0.0) {
                 continue;
             }
-            for s in &mut slot {
-                s.1 /= sum;
-            }
-            v.joints.extend(slot.iter().map(|s| s.0));
-            v.weights.extend(slot.iter().map(|s| s.1));
-            for (plane, c) in v.positions.iter_mut().zip(p.to_array()) {
+            let (positions, js, ws) = &mut by_count[slot.len() - 1];
+            js.extend(slot.iter().map(|s| s.0));
+            ws.extend(slot.iter().map(|s| s.1 / sum));
+            for (plane, c) in positions.iter_mut().zip(p.to_array()) {
                 plane.push(c);
             }
         }
+    }
+    let mut v = Vertices {
+        positions: [Vec::new(), Vec::new(), Vec::new()],
+        joints: Vec::new(),
+        weights: Vec::new(),
+        groups: Vec::new(),
+    };
+    for (k, (positions, js, ws)) in by_count.into_iter().enumerate() {
+        if positions[0].is_empty() {
+            continue;
+        }
+        let start = v.positions[0].len();
+        v.groups.push(Group {
+            vertices: start..start + positions[0].len(),
+            first_entry: v.joints.len(),
+            slots: k + 1,
+        });
+        for (all, plane) in v.positions.iter_mut().zip(positions) {
+            all.extend(plane);
+        }
+        v.joints.extend(js);
+        v.weights.extend(ws);
     }
     v
 }
@@ -167,17 +196,6 @@ pub fn measure_bone_texture<'a>(
         positions: ErrorTally::new(),
         virtual_vertices: ErrorTally::new(),
     };
-    let span = Span {
-        positions: [
-            &verts.positions[0],
-            &verts.positions[1],
-            &verts.positions[2],
-        ],
-        normals: [&[], &[], &[]],
-        joints: &verts.joints,
-        weights: &verts.weights,
-        slots: verts.slots,
-    };
     let measure_row = |mut acc: Acc<'a>, row: usize| -> Result<Acc<'a>> {
         timeline.evaluate_row(&mut acc.ev, row);
         let inv = skin::inverse_mesh_global(&acc.ev.globals, tex.set.mesh_node)?;
@@ -194,10 +212,24 @@ pub fn measure_bone_texture<'a>(
             }
         }
         let [x, y, z] = &mut acc.out;
-        deform(&acc.palette, span, [x, y, z], None, false);
-        let lengths = x.iter().zip(y.iter()).zip(z.iter());
+        for g in &verts.groups {
+            let (at, entries) = (
+                g.vertices.clone(),
+                g.first_entry..g.first_entry + g.vertices.len() * g.slots,
+            );
+            let span = Span {
+                positions: [0, 1, 2].map(|c| &verts.positions[c][at.clone()]),
+                normals: [&[], &[], &[]],
+                joints: &verts.joints[entries.clone()],
+                weights: &verts.weights[entries],
+                slots: g.slots,
+            };
+            let out = [&mut x[at.clone()], &mut y[at.clone()], &mut z[at]];
+            deform(&acc.palette, span, out, None, false);
+        }
+        let moved = [&x[..], &y[..], &z[..]];
         acc.positions
-            .extend(lengths.map(|((x, y), z)| x * x + y * y + z * z));
+            .extend_planar(moved, moved, |p, _| p[0] * p[0] + p[1] * p[1] + p[2] * p[2]);
         Ok(acc)
     };
     timeline
