@@ -1,7 +1,7 @@
 //! The bone-matrix output: bake, encode as EXR, stage or embed, describe.
 
 use rigbake_core::Model;
-use rigbake_core::bake::anchors::AnchorTracks;
+use rigbake_core::bake::anchors::{self, AnchorTracks, BoundProp, Prop};
 use rigbake_core::bake::bone_error;
 use rigbake_core::bake::frames::{FrameBake, bake_frames, check_forms};
 use rigbake_core::bake::{BoneBakeOptions, BoneTexture};
@@ -61,7 +61,9 @@ pub(super) fn bake(
     settings: &BakeSettings,
     sink: &mut dyn Sink,
     anchors: &[usize],
+    props: &[(Prop, bool)],
 ) -> Result<(Part<BonesPart>, AnchorTracks), StepError> {
+    let bound = BoundProps::bind(model, props)?;
     let options = BoneBakeOptions {
         layout: settings.layout,
         precision: settings.precision,
@@ -70,7 +72,7 @@ pub(super) fn bake(
     };
     let (baked, options, fallback, measured, choice) = match settings.max_error {
         Some(budget) => {
-            let c = super::budget::choose_bones(model, timeline, options, anchors, budget)?;
+            let c = super::budget::choose_bones(model, timeline, options, anchors, &bound, budget)?;
             (c.baked, c.options, None, Some(c.errors), Some(c.message))
         }
         None => {
@@ -114,8 +116,14 @@ pub(super) fn bake(
             Some(errors) => record(k, errors[k].clone()),
             None => record(
                 k,
-                bone_error::measure_bone_texture(model, timeline, tex, precision)
-                    .map_err(StepError::bare)?,
+                bone_error::measure_bone_texture(
+                    model,
+                    timeline,
+                    tex,
+                    precision,
+                    &bound.of_texture(k),
+                )
+                .map_err(StepError::bare)?,
             ),
         });
         texture_meta.push(meta::TextureMeta {
@@ -202,6 +210,33 @@ fn bake_as_asked(
         refusal.message
     );
     Ok((baked, options, Some(fallback)))
+}
+
+/// The rigid props bound to their joints (`--props bind`), bound once for
+/// the clip-error measurement: (bone set, joint, vertices).
+pub(super) struct BoundProps(Vec<(usize, usize, BoundProp)>);
+
+impl BoundProps {
+    /// Binds every prop of `props` marked bound (the rig plan's).
+    pub(super) fn bind(model: &Model, props: &[(Prop, bool)]) -> Result<Self, StepError> {
+        let sets = rigbake_core::bake::bones::bone_sets(model);
+        props
+            .iter()
+            .filter(|(_, bound)| *bound)
+            .map(|(p, _)| Ok((p.set, p.joint, anchors::bind_prop(model, &sets, p)?)))
+            .collect::<rigbake_core::Result<Vec<_>>>()
+            .map(Self)
+            .map_err(StepError::bare)
+    }
+
+    /// The props of bone texture `k` (bone set `k`): (joint, vertices).
+    pub(super) fn of_texture(&self, k: usize) -> Vec<(usize, &BoundProp)> {
+        self.0
+            .iter()
+            .filter(|(set, _, _)| *set == k)
+            .map(|(_, joint, prop)| (*joint, prop))
+            .collect()
+    }
 }
 
 /// The clip-error record's entry of bone texture `k`, from its figures

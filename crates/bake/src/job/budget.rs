@@ -82,6 +82,7 @@ pub(super) fn choose_bones(
     timeline: &Timeline,
     base: BoneBakeOptions,
     anchors: &[usize],
+    props: &super::bones::BoundProps,
     budget: ErrorBudget,
 ) -> Result<BoneChoice, StepError> {
     let allowed = budget.units(rigbake_core::timeline::loops::model_size(model));
@@ -108,7 +109,16 @@ pub(super) fn choose_bones(
         let errors = baked
             .textures
             .iter()
-            .map(|t| bone_error::measure_bone_texture(model, timeline, t, precision))
+            .enumerate()
+            .map(|(k, t)| {
+                bone_error::measure_bone_texture(
+                    model,
+                    timeline,
+                    t,
+                    precision,
+                    &props.of_texture(k),
+                )
+            })
             .collect::<Result<Vec<_>, _>>()
             .map_err(StepError::bare)?;
         let (error, clip) = worst(&errors);

@@ -222,6 +222,7 @@ fn bone_textures(plan: &Plan<'_>, sink: &mut dyn Sink) -> Result<Option<BoneText
         plan.settings(),
         sink,
         &anchor_nodes,
+        &rig_plan.props,
     )
     .map_err(|e| e.at(Stage::Bones))?;
     Ok(Some(BoneTextures { part, tracks }))

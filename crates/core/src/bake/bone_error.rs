@@ -11,7 +11,8 @@
 //! tallied too: for each joint three virtual vertices
 //! [`VIRTUAL_VERTEX_DISTANCE`] from it along its own axes, `|(S' - S) B^-1
 //! (d e_k)|` with `B` the joint's inverse bind (the point's place in mesh
-//! space). Morph targets a bone bake drops are not part of the positions
+//! space). Rigid props bound to a joint are measured with the mesh, their
+//! vertices skinned by that joint alone. Morph targets a bone bake drops are not part of the positions
 //! measured (the texture does not carry them), and normals are not
 //! measured: they turn by the same matrices, whose error the positions and
 //! the virtual vertices show.
@@ -19,6 +20,7 @@
 use glam::{DMat4, DVec3};
 use rayon::prelude::*;
 
+use crate::bake::anchors::BoundProp;
 use crate::bake::bones::BoneTexture;
 use crate::bake::vat_kernel::{Columns, Span, deform};
 use crate::error::Result;
@@ -70,9 +72,14 @@ struct Group {
 }
 
 /// The vertices of every mesh `tex` serves (each mesh once) with
-/// influences, their weights normalised, grouped by influence count;
-/// influences on joints the skin lacks are dropped.
-fn vertices_of(model: &Model, tex: &BoneTexture, joints: usize) -> Vertices {
+/// influences, their weights normalised, and of the bound `props`, grouped
+/// by influence count; influences on joints the skin lacks are dropped.
+fn vertices_of(
+    model: &Model,
+    tex: &BoneTexture,
+    joints: usize,
+    props: &[(usize, &BoundProp)],
+) -> Vertices {
     let mut meshes: Vec<usize> = tex
         .set
         .members
@@ -90,7 +97,8 @@ fn vertices_of(model: &Model, tex: &BoneTexture, joints: usize) -> Vertices {
         .iter()
         .filter_map(|p| p.influences.as_ref().map(|i| i.per_vertex))
         .max()
-        .unwrap_or(0);
+        .unwrap_or(0)
+        .max(1);
     // Per influence count: planar positions, joints, weights.
     let mut by_count: Vec<([Vec<f32>; 3], Vec<u16>, Vec<f32>)> = vec![Default::default(); most];
     // One vertex's influences, reused from vertex to vertex.
@@ -116,6 +124,23 @@ fn vertices_of(model: &Model, tex: &BoneTexture, joints: usize) -> Vertices {
             js.extend(slot.iter().map(|s| s.0));
             ws.extend(slot.iter().map(|s| s.1 / sum));
             for (plane, c) in positions.iter_mut().zip(p.to_array()) {
+                plane.push(c);
+            }
+        }
+    }
+    // Bound props: one influence, weight 1.
+    for &(joint, prop) in props {
+        let Ok(j) = u16::try_from(joint) else {
+            continue;
+        };
+        if joint >= joints {
+            continue;
+        }
+        let (positions, js, ws) = &mut by_count[0];
+        for p in prop.primitives.iter().flat_map(|p| &p.positions) {
+            js.push(j);
+            ws.push(1.0);
+            for (plane, &c) in positions.iter_mut().zip(p) {
                 plane.push(c);
             }
         }
@@ -168,15 +193,22 @@ impl Acc<'_> {
 /// Measures what `tex`, stored at `precision`, costs on every clip of
 /// `timeline` (see the module docs). Rows are measured in parallel; the
 /// figures do not depend on the thread count.
+///
+/// `props` are the rigid props bound to a joint of this texture's skin
+/// (joint index, [`BoundProp`]): their vertices are skinned by that joint
+/// alone, weight 1, as the weights output plays them, and are measured
+/// with the mesh's (a sword's tip, far from its hand, shows a rotation's
+/// error more than any skin vertex).
 pub fn measure_bone_texture<'a>(
     model: &'a Model,
     timeline: &Timeline,
     tex: &BoneTexture,
     precision: Precision,
+    props: &[(usize, &BoundProp)],
 ) -> Result<Vec<BoneClipError>> {
     let skin = &model.skins[tex.set.skin];
     let joints = skin.joints.len();
-    let verts = vertices_of(model, tex, joints);
+    let verts = vertices_of(model, tex, joints, props);
     let count = verts.positions[0].len();
     // Each joint's virtual vertices in mesh space: B^-1 (d e_k).
     let virtuals: Vec<[DVec3; 3]> = skin
