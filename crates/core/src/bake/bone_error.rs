@@ -12,10 +12,10 @@
 //! [`VIRTUAL_VERTEX_DISTANCE`] from it along its own axes, `|(S' - S) B^-1
 //! (d e_k)|` with `B` the joint's inverse bind (the point's place in mesh
 //! space). Rigid props bound to a joint are measured with the mesh, their
-//! vertices skinned by that joint alone. Morph targets a bone bake drops are not part of the positions
-//! measured (the texture does not carry them), and normals are not
-//! measured: they turn by the same matrices, whose error the positions and
-//! the virtual vertices show.
+//! vertices skinned by that joint alone. Morph targets a bone bake drops
+//! are not part of the positions measured (the texture does not carry
+//! them), and normals are not measured: they turn by the same matrices,
+//! whose error the positions and the virtual vertices show.
 
 use glam::{DMat4, DVec3};
 use rayon::prelude::*;
