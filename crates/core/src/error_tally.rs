@@ -97,29 +97,8 @@ impl ErrorTally {
             for (i, k) in keys.iter_mut().enumerate() {
                 *k = key([a[0][i], a[1][i], a[2][i]], [b[0][i], b[1][i], b[2][i]]);
             }
-            self.count_slice(keys);
+            self.extend(keys.iter().copied());
             start += len;
-        }
-    }
-
-    /// [`Self::extend`] of a slice: the maximum in eight independent lanes
-    /// first (a loop the compiler vectorises), then the histogram, so that
-    /// neither waits on a chain of maxima.
-    fn count_slice(&mut self, keys: &[f32]) {
-        let mut lanes = [self.max_bits; 8];
-        let mut chunks = keys.chunks_exact(8);
-        for chunk in &mut chunks {
-            for (m, k) in lanes.iter_mut().zip(chunk) {
-                *m = (*m).max(k.to_bits() & 0x7fff_ffff);
-            }
-        }
-        for k in chunks.remainder() {
-            lanes[0] = lanes[0].max(k.to_bits() & 0x7fff_ffff);
-        }
-        self.max_bits = lanes.into_iter().fold(0, u32::max);
-        let buckets: &mut [u64; BUCKETS] = &mut self.buckets;
-        for k in keys {
-            buckets[((k.to_bits() & 0x7fff_ffff) >> SHIFT) as usize] += 1;
         }
     }
 

@@ -64,8 +64,9 @@ pub struct VatFileSpec {
 }
 
 impl VatFileSpec {
-    /// Whether its writer decodes what it stores, for
-    /// [`VatFileWriter::last_rows`]: every encoding but exact f32.
+    /// Whether its writer keeps what a reader decodes of each batch, for
+    /// [`VatFileWriter::last_rows`]: every encoding but `exr32` (whose
+    /// lossy PXR24 compression its caller measures itself).
     pub fn writer_decodes(&self) -> bool {
         self.encoding != VatEncoding::Exr32
     }
@@ -477,8 +478,8 @@ impl VatFileWriter {
     /// planar rows of the spec's channels, when the writer decoded it
     /// (normalised encodings and half floats): a caller measuring the
     /// encoding's error per texel reads these instead of encoding every
-    /// texel again. Valid
-    /// until the next push or [`VatFileWriter::take_spare`].
+    /// texel again. Valid until the next push or
+    /// [`VatFileWriter::take_spare`].
     pub fn last_rows(&self) -> Option<(&[f32], &[f32])> {
         let exact = self.spare.last()?;
         (self.decoded > 0 && exact.len() == self.decoded)
@@ -796,7 +797,7 @@ mod tests {
 
     #[test]
     fn half_float_rows_convert_and_measure_as_the_planar_error_does() {
-        // Wider than two chunks, not a multiple of the lanes.
+        // Wide, and not a multiple of the error's lanes.
         let width = 2 * 256 + 13;
         for (stream, floats) in [
             (VatStream::Positions, 3),
@@ -818,7 +819,7 @@ mod tests {
             assert_eq!(worst.key.to_bits(), planar.key.to_bits(), "{stream:?}");
             assert!(worst.value() > 0.0);
         }
-        // A value past the half-float range, in the second chunk, is named.
+        // A value past the half-float range, in the second plane, is named.
         let mut row = vec![1.0f32; 3 * width];
         row[width + 256 + 2] = 70_000.0;
         let (mut out, mut got) = (vec![half::f16::ZERO; row.len()], vec![0f32; row.len()]);
