@@ -100,7 +100,8 @@ fn vertices_of(
         .unwrap_or(0)
         .max(1);
     // Per influence count: planar positions, joints, weights.
-    let mut by_count: Vec<([Vec<f32>; 3], Vec<u16>, Vec<f32>)> = vec![Default::default(); most];
+    type Gathered = ([Vec<f32>; 3], Vec<u16>, Vec<f32>);
+    let mut by_count: Vec<Gathered> = vec![Default::default(); most];
     // One vertex's influences, reused from vertex to vertex.
     let mut slot: Vec<(u16, f32)> = Vec::with_capacity(most);
     for prim in prims {
@@ -117,7 +118,8 @@ fn vertices_of(
                 }
             }));
             let sum: f32 = slot.iter().map(|s| s.1).sum();
-            if slot.is_empty() || !(sum > 0.0) {
+            // No influence sums to 0: the vertex is left out.
+            if !(sum > 0.0) {
                 continue;
             }
             let (positions, js, ws) = &mut by_count[slot.len() - 1];
