@@ -142,3 +142,105 @@ fn gathered_boxes_hold_every_vertex_and_no_padding() {
     let got = clip_bounds_from(&model, &timeline, &statics, Some(&rows));
     assert_eq!(got, vec![[[0.0, -4.0, 0.0], [14.0, 0.0, 1.0]]]);
 }
+
+/// The positions' bounds of set `set`, by deforming every row: the
+/// reference [`VatBaker::position_bounds`] skips most of the work of.
+fn full_position_bounds(baker: &VatBaker<'_>, set: usize) -> [[f32; 3]; 2] {
+    let l = baker.plan().sets[set].layout;
+    let w = l.width;
+    let mut acc = [[f32::INFINITY; 4], [f32::NEG_INFINITY; 4]];
+    let mut pos = vec![0.0; w * 3];
+    for row in 0..l.frames * l.bands {
+        baker
+            .fill(
+                set,
+                row,
+                1,
+                VatBatch {
+                    positions: &mut pos,
+                    normals: None,
+                    tangents: None,
+                },
+            )
+            .unwrap();
+        let real = (l.vertices - (row % l.bands) * w).min(w);
+        rigbake_core::bake::bounds::planar_bounds(&pos, w, 3, real, &mut acc);
+    }
+    let positive = |v: f32| if v == 0.0 { 0.0 } else { v };
+    [0, 1].map(|k| [0, 1, 2].map(|c| positive(acc[k][c])))
+}
+
+/// Asserts the culled bounds of every set of `model` under `options` equal
+/// the full pass's, bit for bit.
+fn assert_culled_bounds_exact(name: &str, model: &Model, options: &VatOptions) {
+    let timeline = Timeline::plan_all(model, Sampling::default()).unwrap();
+    let plan = vat::plan(model, &timeline, options).unwrap();
+    let baker = VatBaker::new(model, &timeline, plan, options.convention).unwrap();
+    for set in 0..baker.plan().sets.len() {
+        let (got, expected) = (
+            baker.position_bounds(set),
+            full_position_bounds(&baker, set),
+        );
+        let bits = |b: [[f32; 3]; 2]| b.map(|m| m.map(f32::to_bits));
+        assert_eq!(
+            bits(got),
+            bits(expected),
+            "{name}: set {set} ({:?}): culled {got:?}, full pass {expected:?}",
+            options.layout
+        );
+    }
+}
+
+#[test]
+fn culled_position_bounds_equal_a_full_pass() {
+    // Skins of one to eight influences, rigid nodes, morph targets (the
+    // tentacle), an atlas and a set per primitive, rows in bands.
+    for name in [
+        "two_skins.glb",
+        "tentacle_lods.glb",
+        "tentacle.glb",
+        "hierarchy.gltf",
+        "walker.glb",
+        "eight_influences.gltf",
+        "two_joint.gltf",
+    ] {
+        let model = fixture(name);
+        let vertices: usize = model
+            .meshes
+            .iter()
+            .flat_map(|m| &m.primitives)
+            .map(|p| p.positions.len())
+            .sum();
+        // Wide enough that a frame's bands fit, narrow enough to wrap.
+        let narrow = (vertices as f64).sqrt().ceil() as usize + 1;
+        for layout in [VatLayoutMode::Atlas, VatLayoutMode::PerPrimitive] {
+            for max in [8192, narrow] {
+                let options = VatOptions {
+                    layout,
+                    max_texture_size: max,
+                    ..VatOptions::default()
+                };
+                assert_culled_bounds_exact(name, &model, &options);
+            }
+        }
+    }
+}
+
+#[test]
+fn culled_position_bounds_equal_a_full_pass_on_shared_models() {
+    let Some(dir) = rigbake_fixtures::testkit::models::shared_models(
+        "culled_position_bounds_equal_a_full_pass_on_shared_models",
+    ) else {
+        return;
+    };
+    // BrainStem: one influence a vertex, many primitives; Knight: bound
+    // props and four influences; CesiumMan: one primitive, every joint.
+    for path in [
+        "khronos/BrainStem.glb",
+        "kaykit/Knight.glb",
+        "khronos/CesiumMan.glb",
+    ] {
+        let model = import_file(&dir.join(path), &ImportOptions::default()).unwrap();
+        assert_culled_bounds_exact(path, &model, &VatOptions::default());
+    }
+}

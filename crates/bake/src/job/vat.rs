@@ -242,6 +242,14 @@ fn bounds(
     let p = &baker.plan().sets[index];
     let layout = p.layout;
     let mut acc = [EMPTY_BOUNDS; 3];
+    if wanted == (false, false) {
+        // Positions alone: most chunks of vertices are culled.
+        let [lo, hi] = baker.position_bounds(index);
+        for c in 0..3 {
+            (acc[0][0][c], acc[0][1][c]) = (lo[c], hi[c]);
+        }
+        return Ok(acc);
+    }
     for_each_batch(baker, index, pool, wanted, |first, rows, pos, nrm, tan| {
         for r in 0..rows {
             let y = first + r;

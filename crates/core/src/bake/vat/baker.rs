@@ -14,6 +14,8 @@ use crate::timeline::Timeline;
 
 use super::{Deformation, NormalConvention, VatPlan, VatPrimitive};
 
+mod position_bounds;
+
 /// Per-row inputs of the kernel, computed once for all rows: for each row a
 /// record of affine matrices (every used skin's joints, then every rigid
 /// node) and a record of morph weights (every morphed node's targets).
@@ -523,6 +525,24 @@ impl<'m> VatBaker<'m> {
         }
     }
 
+    /// The matrices primitive `index` is deformed by at timeline row
+    /// `frame`: its skin's joints, or its node's matrix when rigid.
+    fn palette(&self, index: usize, frame: usize) -> &[Columns] {
+        let p = &self.plan.primitives[index];
+        let pal = &self.palettes;
+        let row = &pal.affines[frame * pal.affines_per_row..(frame + 1) * pal.affines_per_row];
+        match p.deformation {
+            Deformation::Skinned { skin } => {
+                let offset = pal.skin_offset[skin].unwrap_or_default();
+                &row[offset..offset + self.model.skins[skin].joints.len()]
+            }
+            Deformation::Rigid => {
+                let offset = pal.rigid_offset[p.node].unwrap_or_default();
+                &row[offset..offset + 1]
+            }
+        }
+    }
+
     /// Deforms vertices `range` of primitive `index` at timeline row `frame`
     /// into planar buffers of `w` floats per plane, starting at texel `x0`.
     #[allow(clippy::too_many_arguments)]
@@ -549,17 +569,7 @@ impl<'m> VatBaker<'m> {
         });
         let prim = &self.model.meshes[p.mesh].primitives[p.primitive];
         let pal = &self.palettes;
-        let row = &pal.affines[frame * pal.affines_per_row..(frame + 1) * pal.affines_per_row];
-        let palette = match p.deformation {
-            Deformation::Skinned { skin } => {
-                let offset = pal.skin_offset[skin].unwrap_or_default();
-                &row[offset..offset + self.model.skins[skin].joints.len()]
-            }
-            Deformation::Rigid => {
-                let offset = pal.rigid_offset[p.node].unwrap_or_default();
-                &row[offset..offset + 1]
-            }
-        };
+        let palette = self.palette(index, frame);
         let pr = &self.prepared[index];
         let vertices = p.vertices;
         let slots = pr.slots;
