@@ -10,6 +10,8 @@ pub(crate) mod feed;
 pub mod gpu;
 pub mod gpu_spec;
 pub mod ktx2;
+#[cfg(target_arch = "x86_64")]
+mod pack_x86;
 pub mod png;
 pub mod quantize;
 
