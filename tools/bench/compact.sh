@@ -8,7 +8,8 @@
 #   - BrainStem's VAT with normals: the EXR16 pair (today's default),
 #     the PNG16 pair (octahedral normals) and PNG16 positions with packed
 #     normals (target: at most half the EXR16 pair, positions within 1e-4
-#     of the diagonal, normals within 1 degree, bake within 1.5x).
+#     of the diagonal, normals within 1 degree, bake within 1.5x), and
+#     the half-float pair and packed normals again in KTX2 (no deflate).
 # GPU bytes are what the textures take once uploaded: 16 bytes a texel for
 # 32-bit floats, 8 for half floats and 16-bit unorm (three channels upload
 # as four: no 48-bit format is common).
@@ -65,6 +66,11 @@ run knight_qts_unorm16 "$knight" --layout qts --precision unorm16
 run brainstem_exr16 "$brainstem" --vat --normals
 run brainstem_png16 "$brainstem" --vat --normals --format png16
 run brainstem_packed "$brainstem" --vat --normals --format png16 --direction-encoding packed
+# The same encodings in KTX2, which stores samples as GPUs upload them: no
+# deflate, so the time is the encoding's own (PNG adds its compression to
+# every PNG16 bake, the pair's as much as the packed form's).
+run brainstem_half_ktx2 "$brainstem" --vat --normals --texture-container ktx2
+run brainstem_packed_ktx2 "$brainstem" --vat --normals --texture-container ktx2 --format png16 --direction-encoding packed
 
 python3 - "$scratch" <<'EOF'
 import json, sys
@@ -95,6 +101,8 @@ rows = [
     ("brainstem_exr16", "vat", vat_bytes, "brainstem_exr16"),
     ("brainstem_png16", "vat", vat_bytes, "brainstem_exr16"),
     ("brainstem_packed", "vat", vat_bytes, "brainstem_exr16"),
+    ("brainstem_half_ktx2", "vat", vat_bytes, "brainstem_exr16"),
+    ("brainstem_packed_ktx2", "vat", vat_bytes, "brainstem_exr16"),
 ]
 for name, output, size, base in rows:
     i, b = load(name, "inspect"), load(base, "inspect")
