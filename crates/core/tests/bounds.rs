@@ -19,6 +19,22 @@ fn fixture(name: &str) -> Model {
     import_file(&path, &ImportOptions::default()).unwrap()
 }
 
+/// Every vertex of every primitive of `model`.
+fn vertex_count(model: &Model) -> usize {
+    model
+        .meshes
+        .iter()
+        .flat_map(|m| &m.primitives)
+        .map(|p| p.positions.len())
+        .sum()
+}
+
+/// A maximum texture size wide enough that a frame's bands fit (bands <=
+/// max), narrow enough that frames wrap into bands and, for most, fold.
+fn narrow_size(model: &Model) -> usize {
+    (vertex_count(model) as f64).sqrt().ceil() as usize + 1
+}
+
 /// Bakes every row of every set of `options`' plan in batches of `batch`
 /// unfolded rows, gathering their boxes as the VAT job does.
 fn boxes_from_vat(
@@ -73,15 +89,7 @@ fn bounds_from_the_vat_rows_equal_the_bounds_pass() {
         let timeline = Timeline::plan_all(&model, Sampling::default()).unwrap();
         let expected = clip_bounds(&model, &timeline).unwrap();
         assert!(!expected.is_empty(), "{name}: no clips");
-        let vertices: usize = model
-            .meshes
-            .iter()
-            .flat_map(|m| &m.primitives)
-            .map(|p| p.positions.len())
-            .sum();
-        // Wide enough that a frame's bands fit (bands <= max), narrow
-        // enough that frames wrap into bands and, for most, fold.
-        let narrow = (vertices as f64).sqrt().ceil() as usize + 1;
+        let (vertices, narrow) = (vertex_count(&model), narrow_size(&model));
         let half = (vertices / 2).max(narrow);
         for (layout, max, batch) in [
             (VatLayoutMode::Atlas, 8192, 16),
@@ -205,14 +213,7 @@ fn culled_position_bounds_equal_a_full_pass() {
         "two_joint.gltf",
     ] {
         let model = fixture(name);
-        let vertices: usize = model
-            .meshes
-            .iter()
-            .flat_map(|m| &m.primitives)
-            .map(|p| p.positions.len())
-            .sum();
-        // Wide enough that a frame's bands fit, narrow enough to wrap.
-        let narrow = (vertices as f64).sqrt().ceil() as usize + 1;
+        let narrow = narrow_size(&model);
         for layout in [VatLayoutMode::Atlas, VatLayoutMode::PerPrimitive] {
             for max in [8192, narrow] {
                 let options = VatOptions {

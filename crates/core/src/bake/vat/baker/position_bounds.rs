@@ -8,15 +8,15 @@
 //! lies in the box that holds each of its chunk's joints' matrices applied
 //! to the box of the chunk's rest positions (the same holds for rigid
 //! members: one matrix). At each frame, a chunk whose box (widened by
-//! [`SLACK`] of its magnitude, far more than the kernel's f32 rounding)
-//! lies inside the bounds found so far cannot move them and is skipped;
+//! [`SLACK`] of its magnitude for each influence slot and a few more, far
+//! more than the kernel's f32 rounding) lies inside the bounds found so far cannot move them and is skipped;
 //! any other chunk is deformed by the kernel and its values taken. So the
 //! result is exactly the minimum and maximum of what the kernel writes,
 //! whatever is skipped, in whatever order: only the sign of a zero bound
 //! could depend on the order, and zeros are made positive. Chunks of
 //! morphed members, and of vertices whose weights are not all finite and
-//! non-negative or name a joint past the palette, are deformed at every
-//! frame.
+//! non-negative, all zero or name a joint past the palette, are deformed
+//! at every frame.
 //!
 //! A few frames spread over the timeline are deformed in full first, so
 //! the bounds are close to their final size before frames are culled.
@@ -35,11 +35,13 @@ const CHUNK: usize = 64;
 /// Frames deformed in full before culling starts (spread evenly).
 const SEEDS: usize = 8;
 
-/// How far a chunk's box is widened, relative to the magnitude of the
-/// terms that make a deformed coordinate (2^-16, about 1.5e-5): the
-/// kernel's rounding, a few f32 ulps of that magnitude (about 1e-7 each),
-/// stays far inside it.
-const SLACK: f64 = 1.0 / 65536.0;
+/// How far a chunk's box is widened for each rounding the kernel does,
+/// relative to the magnitude of the terms that make a deformed
+/// coordinate: 2^-20, 16 times an f32 rounding (2^-24). The kernel rounds
+/// once per influence slot while blending (and the renormalised weights
+/// sum to one within as many roundings), then a few times more: a chunk
+/// is widened by `(slots + 8) * SLACK` of its magnitude.
+const SLACK: f64 = 1.0 / 1_048_576.0;
 
 /// Per plane `[min, max]` of x, y, z (and an unused fourth), the form
 /// [`planar_bounds`] widens.
@@ -55,10 +57,21 @@ struct Chunk {
     member: usize,
     /// Its vertices, in the member's numbering.
     range: std::ops::Range<usize>,
-    /// The box of their rest positions as center and half extent, and the
-    /// palette entries they use with a non-zero weight; `None` when the
-    /// chunk is deformed at every frame.
-    reach: Option<(DVec3, DVec3, Vec<u16>)>,
+    /// Where they can be; `None` when the chunk is deformed at every
+    /// frame.
+    reach: Option<Reach>,
+}
+
+/// What bounds a chunk's vertices at any frame.
+#[derive(Debug)]
+struct Reach {
+    /// Their rest positions' box: center and half extent.
+    center: DVec3,
+    half: DVec3,
+    /// The palette entries they use with a non-zero weight.
+    joints: Vec<u16>,
+    /// How far the box is widened, relative to its magnitude.
+    slack: f64,
 }
 
 impl VatBaker<'_> {
@@ -93,10 +106,10 @@ impl VatBaker<'_> {
                 || (seed, [0.0f32; 3 * CHUNK]),
                 |(mut acc, mut scratch), frame| {
                     for c in &chunks {
-                        let inside = c.reach.as_ref().is_some_and(|(center, half, joints)| {
-                            let palette = self.palette(c.member, frame);
-                            reach_inside(palette, (*center, *half, joints), &acc)
-                        });
+                        let inside = c
+                            .reach
+                            .as_ref()
+                            .is_some_and(|reach| reach.inside(self.palette(c.member, frame), &acc));
                         if !inside {
                             self.deform_chunk(c, frame, &mut scratch, &mut acc);
                         }
@@ -122,7 +135,7 @@ impl VatBaker<'_> {
             .map(|start| {
                 let range = start..(start + CHUNK).min(p.vertices);
                 let reach = (!p.morphed)
-                    .then(|| rest_reach(pr, range.clone(), palette_len))
+                    .then(|| Reach::of(pr, range.clone(), palette_len))
                     .flatten();
                 Chunk {
                     member,
@@ -150,65 +163,70 @@ impl VatBaker<'_> {
     }
 }
 
-/// The rest box (center, half extent) of vertices `range` of a prepared
-/// primitive and the palette entries they use with a non-zero weight, or
-/// `None` when a weight is not finite and non-negative, an entry is past
-/// the palette (`palette_len` matrices), or a position is not finite.
-fn rest_reach(
-    pr: &super::Prepared,
-    range: std::ops::Range<usize>,
-    palette_len: usize,
-) -> Option<(DVec3, DVec3, Vec<u16>)> {
-    let vertices = pr.positions.len() / 3;
-    let (mut lo, mut hi) = (DVec3::INFINITY, DVec3::NEG_INFINITY);
-    for v in range.clone() {
-        let p = DVec3::new(
-            f64::from(pr.positions[v]),
-            f64::from(pr.positions[vertices + v]),
-            f64::from(pr.positions[2 * vertices + v]),
-        );
-        if !p.is_finite() {
+impl Reach {
+    /// The reach of vertices `range` of a prepared primitive, or `None`
+    /// when a weight is not finite and non-negative, an entry is past the
+    /// palette (`palette_len` matrices), no weight is positive, or a
+    /// position is not finite.
+    fn of(pr: &super::Prepared, range: std::ops::Range<usize>, palette_len: usize) -> Option<Self> {
+        let vertices = pr.positions.len() / 3;
+        let (mut lo, mut hi) = (DVec3::INFINITY, DVec3::NEG_INFINITY);
+        for v in range.clone() {
+            let p = DVec3::new(
+                f64::from(pr.positions[v]),
+                f64::from(pr.positions[vertices + v]),
+                f64::from(pr.positions[2 * vertices + v]),
+            );
+            if !p.is_finite() {
+                return None;
+            }
+            lo = lo.min(p);
+            hi = hi.max(p);
+        }
+        let mut joints = Vec::new();
+        let slots = range.start * pr.slots..range.end * pr.slots;
+        for (&j, &w) in pr.joints[slots.clone()].iter().zip(&pr.weights[slots]) {
+            if !(w.is_finite() && w >= 0.0) || usize::from(j) >= palette_len {
+                return None;
+            }
+            if w > 0.0 && !joints.contains(&j) {
+                joints.push(j);
+            }
+        }
+        if joints.is_empty() {
+            // No weight at all: the kernel's blend is a zero matrix.
             return None;
         }
-        lo = lo.min(p);
-        hi = hi.max(p);
+        Some(Self {
+            center: (lo + hi) * 0.5,
+            half: (hi - lo) * 0.5,
+            joints,
+            slack: (pr.slots as f64 + 8.0) * SLACK,
+        })
     }
-    let mut joints = Vec::new();
-    let slots = range.start * pr.slots..range.end * pr.slots;
-    for (&j, &w) in pr.joints[slots.clone()].iter().zip(&pr.weights[slots]) {
-        if !(w.is_finite() && w >= 0.0) || usize::from(j) >= palette_len {
-            return None;
-        }
-        if w > 0.0 && !joints.contains(&j) {
-            joints.push(j);
-        }
-    }
-    Some(((lo + hi) * 0.5, (hi - lo) * 0.5, joints))
-}
 
-/// Whether the box holding every palette entry of `joints` applied to the
-/// rest box `(center, half)`, widened by [`SLACK`], lies inside `acc`.
-fn reach_inside(
-    palette: &[Columns],
-    (center, half, joints): (DVec3, DVec3, &[u16]),
-    acc: &Acc,
-) -> bool {
-    let (lo, hi) = (
-        DVec3::new(acc[0][0].into(), acc[0][1].into(), acc[0][2].into()),
-        DVec3::new(acc[1][0].into(), acc[1][1].into(), acc[1][2].into()),
-    );
-    joints.iter().all(|&j| {
-        let m = &palette[usize::from(j)];
-        let col = |k: usize| DVec3::new(m[4 * k].into(), m[4 * k + 1].into(), m[4 * k + 2].into());
-        let (c0, c1, c2, t) = (col(0), col(1), col(2), col(3));
-        let mid = c0 * center.x + c1 * center.y + c2 * center.z + t;
-        let extent = c0.abs() * half.x + c1.abs() * half.y + c2.abs() * half.z;
-        // The magnitude of the terms the kernel sums for each coordinate.
-        let far = center.abs() + half;
-        let magnitude = c0.abs() * far.x + c1.abs() * far.y + c2.abs() * far.z + t.abs();
-        let reach = extent + magnitude * SLACK;
-        (mid - reach).cmpge(lo).all() && (mid + reach).cmple(hi).all()
-    })
+    /// Whether the box holding every palette entry of its joints applied
+    /// to the rest box, widened by its slack, lies inside `acc`.
+    fn inside(&self, palette: &[Columns], acc: &Acc) -> bool {
+        let (lo, hi) = (
+            DVec3::new(acc[0][0].into(), acc[0][1].into(), acc[0][2].into()),
+            DVec3::new(acc[1][0].into(), acc[1][1].into(), acc[1][2].into()),
+        );
+        let (center, half) = (self.center, self.half);
+        self.joints.iter().all(|&j| {
+            let m = &palette[usize::from(j)];
+            let col =
+                |k: usize| DVec3::new(m[4 * k].into(), m[4 * k + 1].into(), m[4 * k + 2].into());
+            let (c0, c1, c2, t) = (col(0), col(1), col(2), col(3));
+            let mid = c0 * center.x + c1 * center.y + c2 * center.z + t;
+            let extent = c0.abs() * half.x + c1.abs() * half.y + c2.abs() * half.z;
+            // The magnitude of the terms the kernel sums for each coordinate.
+            let far = center.abs() + half;
+            let magnitude = c0.abs() * far.x + c1.abs() * far.y + c2.abs() * far.z + t.abs();
+            let reach = extent + magnitude * self.slack;
+            (mid - reach).cmpge(lo).all() && (mid + reach).cmple(hi).all()
+        })
+    }
 }
 
 /// The union of two accumulated bounds.
