@@ -5,13 +5,16 @@
 //! space when the model has one bone set.
 //!
 //! Moving primitives are evaluated exactly as the VAT bake evaluates them
-//! (same planner, same kernel); primitives that never move contribute their
-//! rest positions once (with their mesh's default morph weights).
+//! (same planner, same kernel), each clip's frames through
+//! [`VatBaker::culled_bounds`], which skips the chunks of vertices that
+//! provably lie inside the box found so far; primitives that never move
+//! contribute their rest positions once (with their mesh's default morph
+//! weights).
 
 use glam::{DMat4, DVec3};
 use rayon::prelude::*;
 
-use crate::bake::vat::{self, NormalConvention, VatBaker, VatOptions};
+use crate::bake::vat::{self, CulledBounds, NormalConvention, VatBaker, VatOptions};
 use crate::error::{ErrorKind, Result};
 use crate::eval::evaluate::Evaluator;
 use crate::model::Model;
@@ -143,8 +146,10 @@ impl StaticPart {
 
 /// One box per clip of `timeline`, in clip order; a model without mesh
 /// vertices gets a zero box at the origin. Moving primitives go through the
-/// VAT kernel, rows in parallel; the result does not depend on the thread
-/// count (min and max are exact). A VAT bake gathers the same boxes as it
+/// VAT kernel, frames in parallel, chunks culled where they cannot widen
+/// the box; the result does not depend on the thread count (min and max
+/// are exact). A position that is not finite is an error naming the
+/// primitive, the clip and the frame of the first such row. A VAT bake gathers the same boxes as it
 /// writes its rows: [`clip_bounds_from`] turns those into the same result.
 pub fn clip_bounds(model: &Model, timeline: &Timeline) -> Result<Vec<Aabb>> {
     let options = VatOptions {
@@ -161,40 +166,42 @@ pub fn clip_bounds(model: &Model, timeline: &Timeline) -> Result<Vec<Aabb>> {
         Ok(plan) => {
             let statics = StaticPart::of_plan(&plan);
             let baker = VatBaker::new(model, timeline, plan, options.convention)?;
-            // One band per frame (each set's width is its vertex count), so
-            // texture row `row` is timeline row `row`: positions only,
-            // through the VAT kernel, into a per-thread planar scratch row.
-            let widest = baker
-                .plan()
-                .sets
-                .iter()
-                .map(|s| s.layout.width)
-                .max()
-                .unwrap_or(0);
-            let rows: Vec<Result<Aabb>> = (0..timeline.rows)
-                .into_par_iter()
-                .map_init(
-                    || vec![0.0f32; widest * 3],
-                    |scratch, row| {
-                        let mut b = EMPTY;
-                        for (i, set) in baker.plan().sets.iter().enumerate() {
-                            let (w, n) = (set.layout.width, set.layout.vertices);
-                            let pos = &mut scratch[..w * 3];
-                            baker.fill_row(i, row, pos, None, None);
-                            baker.check_row(i, row, [Some(pos), None, None])?;
-                            b = union(b, planar_box(pos, w, n));
-                        }
-                        Ok(b)
-                    },
-                )
+            // Each clip's frames bounded set by set, most chunks of
+            // vertices culled (exactly the kernel's values all the same).
+            let sets: Vec<CulledBounds<'_, '_>> = (0..baker.plan().sets.len())
+                .map(|i| baker.culled_bounds(i))
                 .collect();
-            // The first failing row, whatever order the threads ran in.
-            let rows = rows.into_iter().collect::<Result<Vec<Aabb>>>()?;
-            Ok(clip_bounds_from(
+            let mut first_non_finite: Option<usize> = None;
+            let moving: Vec<Aabb> = timeline
+                .clips
+                .iter()
+                .map(|c| {
+                    let end = (c.start_row + c.frames).min(timeline.rows);
+                    sets.iter().fold(EMPTY, |b, set| {
+                        let f = set.over(c.start_row.min(end)..end);
+                        if let Some(row) = f.first_non_finite {
+                            first_non_finite = Some(first_non_finite.map_or(row, |r| r.min(row)));
+                        }
+                        union(b, f.bounds)
+                    })
+                })
+                .collect();
+            // The first row holding a value that is not finite, reported as
+            // the VAT bake reports it (the primitive, clip and frame).
+            if let Some(row) = first_non_finite {
+                let widest = baker.plan().sets.iter().map(|s| s.layout.width).max();
+                let mut pos = vec![0.0f32; widest.unwrap_or(0) * 3];
+                for (i, set) in baker.plan().sets.iter().enumerate() {
+                    let pos = &mut pos[..set.layout.width * 3];
+                    baker.fill_row(i, row, pos, None, None);
+                    baker.check_row(i, row, [Some(pos), None, None])?;
+                }
+            }
+            Ok(clip_boxes(
                 model,
-                timeline,
                 &statics,
-                Some(&RowBoxes { rows }),
+                timeline.clips.len(),
+                Some(&moving),
             ))
         }
         Err(e) if e.kind == ErrorKind::NothingToBake => {
@@ -217,18 +224,35 @@ pub fn clip_bounds_from(
     statics: &StaticPart,
     moving: Option<&RowBoxes>,
 ) -> Vec<Aabb> {
-    let fixed = static_box(model, statics.reference, &statics.primitives);
-    timeline
-        .clips
-        .iter()
-        .map(|c| {
-            let mut b = fixed;
-            if let Some(rows) = moving {
+    let per_clip: Option<Vec<Aabb>> = moving.map(|rows| {
+        timeline
+            .clips
+            .iter()
+            .map(|c| {
                 let end = (c.start_row + c.frames).min(rows.rows.len());
-                for r in &rows.rows[c.start_row.min(end)..end] {
-                    b = union(b, *r);
-                }
-            }
+                rows.rows[c.start_row.min(end)..end]
+                    .iter()
+                    .fold(EMPTY, |b, r| union(b, *r))
+            })
+            .collect()
+    });
+    clip_boxes(model, statics, timeline.clips.len(), per_clip.as_deref())
+}
+
+/// One box per clip (`clips` of them): the static part's box united with
+/// the clip's box of moving vertices (`moving[c]`; `None` when nothing
+/// moves). Zeros are stored as +0.0, so that which of two equal zeros a
+/// minimum kept never shows; an empty box is all zeros.
+fn clip_boxes(
+    model: &Model,
+    statics: &StaticPart,
+    clips: usize,
+    moving: Option<&[Aabb]>,
+) -> Vec<Aabb> {
+    let fixed = static_box(model, statics.reference, &statics.primitives);
+    (0..clips)
+        .map(|c| {
+            let b = moving.map_or(fixed, |m| union(fixed, m[c]));
             if b[0][0] > b[1][0] {
                 [[0.0; 3]; 2]
             } else {

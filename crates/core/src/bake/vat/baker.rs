@@ -16,6 +16,8 @@ use super::{Deformation, NormalConvention, VatPlan, VatPrimitive};
 
 mod position_bounds;
 
+pub use position_bounds::{CulledBounds, FrameBounds};
+
 /// Per-row inputs of the kernel, computed once for all rows: for each row a
 /// record of affine matrices (every used skin's joints, then every rigid
 /// node) and a record of morph weights (every morphed node's targets).

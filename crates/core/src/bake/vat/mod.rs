@@ -32,7 +32,7 @@ mod baker;
 mod layout;
 mod plan;
 
-pub use baker::{VatBaker, VatBatch, all_finite};
+pub use baker::{CulledBounds, FrameBounds, VatBaker, VatBatch, all_finite};
 pub use layout::{LOOKUP_SPLIT, MAX_SET_VERTICES, VatLayout, lookup_uv};
 pub use plan::{Deformation, VatPlan, VatPrimitive, VatSet, plan};
 pub use rigbake_types::{NormalConvention, VatLayoutMode};

@@ -5,9 +5,9 @@
 //! A set's vertices are cut into chunks of up to [`CHUNK`] vertices of one
 //! member. A skinned vertex is a blend, weights non-negative and summing
 //! to one, of its joints' matrices applied to its rest position, so it
-//! lies in the box that holds each of its chunk's joints' matrices applied
-//! to the box of the chunk's rest positions (the same holds for rigid
-//! members: one matrix). At each frame, a chunk whose box (widened by
+//! lies in the box that holds, for each joint of the chunk, the joint's
+//! matrix applied to the box of the rest positions it weighs (the same
+//! holds for rigid members: one matrix). At each frame, a chunk whose box (widened by
 //! [`SLACK`] of its magnitude for each influence slot and a few more, far
 //! more than the kernel's f32 rounding) lies inside the bounds found so far cannot move them and is skipped;
 //! any other chunk is deformed by the kernel and its values taken. So the
@@ -24,7 +24,7 @@
 use glam::DVec3;
 use rayon::prelude::*;
 
-use super::VatBaker;
+use super::{Deformation, VatBaker, all_finite};
 use crate::bake::bounds::planar_bounds;
 use crate::bake::vat_kernel::Columns;
 
@@ -32,7 +32,8 @@ use crate::bake::vat_kernel::Columns;
 /// close to its vertices, large enough that the kernel runs in full lanes.
 const CHUNK: usize = 64;
 
-/// Frames deformed in full before culling starts (spread evenly).
+/// Frames deformed in full before culling starts (spread evenly), at
+/// most.
 const SEEDS: usize = 8;
 
 /// How far a chunk's box is widened for each rounding the kernel does,
@@ -42,6 +43,11 @@ const SEEDS: usize = 8;
 /// sum to one within as many roundings), then a few times more: a chunk
 /// is widened by `(slots + 8) * SLACK` of its magnitude.
 const SLACK: f64 = 1.0 / 1_048_576.0;
+
+/// A term magnitude past which the kernel's f32 arithmetic might
+/// overflow (the largest f32 is about 3.4e38; the kernel's intermediate
+/// values are bounded by the magnitude).
+const OVERFLOW: f64 = 1e37;
 
 /// Per plane `[min, max]` of x, y, z (and an unused fourth), the form
 /// [`planar_bounds`] widens.
@@ -65,71 +71,65 @@ struct Chunk {
 /// What bounds a chunk's vertices at any frame.
 #[derive(Debug)]
 struct Reach {
-    /// Their rest positions' box: center and half extent.
-    center: DVec3,
-    half: DVec3,
-    /// The palette entries they use with a non-zero weight.
-    joints: Vec<u16>,
+    /// Per palette entry the chunk uses with a non-zero weight, the box
+    /// (center and half extent) of the rest positions it weighs.
+    joints: Vec<(u16, DVec3, DVec3)>,
     /// How far the box is widened, relative to its magnitude.
     slack: f64,
 }
 
-impl VatBaker<'_> {
+/// The bounds of a range of frames of one texture set, and whether a
+/// value was not finite.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FrameBounds {
+    /// Least and largest x, y, z of every finite position (zeros
+    /// positive; `[+inf, -inf]` when there is none).
+    pub bounds: [[f32; 3]; 2],
+    /// The first frame (timeline row) where a position is not finite.
+    pub first_non_finite: Option<usize>,
+}
+
+/// A texture set cut into chunks, ready to bound any range of its frames
+/// ([`VatBaker::culled_bounds`]).
+#[derive(Debug)]
+pub struct CulledBounds<'b, 'm> {
+    baker: &'b VatBaker<'m>,
+    chunks: Vec<Chunk>,
+}
+
+impl<'m> VatBaker<'m> {
     /// The least and largest x, y and z of the positions of every vertex
     /// of texture set `set` (an index into `plan().sets`) at every frame:
     /// exactly what a pass of [`Self::fill`] over the set's rows would
     /// find in its real texels (padding left out), zeros positive. Values
     /// that are not finite are left out; [`Self::fill`] reports them.
     pub fn position_bounds(&self, set: usize) -> [[f32; 3]; 2] {
-        let s = &self.plan.sets[set];
-        let frames = s.layout.frames;
-        if frames == 0 {
-            return [[f32::INFINITY; 3], [f32::NEG_INFINITY; 3]];
+        let frames = self.plan.sets[set].layout.frames;
+        self.culled_bounds(set).over(0..frames).bounds
+    }
+
+    /// Texture set `set` cut into chunks, to bound its positions over any
+    /// range of frames ([`CulledBounds::over`]).
+    pub fn culled_bounds(&self, set: usize) -> CulledBounds<'_, 'm> {
+        let chunks = self.plan.sets[set]
+            .members
+            .iter()
+            .flat_map(|&m| self.chunks_of(m))
+            .collect();
+        CulledBounds {
+            baker: self,
+            chunks,
         }
-        let chunks: Vec<Chunk> = s.members.iter().flat_map(|&m| self.chunks_of(m)).collect();
-        let mut seeds: Vec<usize> = (0..SEEDS).map(|k| k * frames / SEEDS).collect();
-        seeds.dedup();
-        let seed = seeds
-            .par_iter()
-            .filter(|&&f| f < frames)
-            .map(|&frame| {
-                let (mut acc, mut scratch) = (EMPTY, [0.0f32; 3 * CHUNK]);
-                for c in &chunks {
-                    self.deform_chunk(c, frame, &mut scratch, &mut acc);
-                }
-                acc
-            })
-            .reduce(|| EMPTY, union);
-        let acc = (0..frames)
-            .into_par_iter()
-            .fold(
-                || (seed, [0.0f32; 3 * CHUNK]),
-                |(mut acc, mut scratch), frame| {
-                    for c in &chunks {
-                        let inside = c
-                            .reach
-                            .as_ref()
-                            .is_some_and(|reach| reach.inside(self.palette(c.member, frame), &acc));
-                        if !inside {
-                            self.deform_chunk(c, frame, &mut scratch, &mut acc);
-                        }
-                    }
-                    (acc, scratch)
-                },
-            )
-            .map(|(acc, _)| acc)
-            .reduce(|| EMPTY, union);
-        // -0.0 and 0.0 compare equal, so which one a zero bound keeps
-        // would depend on the order values were seen in.
-        let positive = |v: f32| if v == 0.0 { 0.0 } else { v };
-        [0, 1].map(|k| [0, 1, 2].map(|c| positive(acc[k][c])))
     }
 
     /// Member `member`'s vertices in chunks of [`CHUNK`].
     fn chunks_of(&self, member: usize) -> Vec<Chunk> {
         let p = &self.plan.primitives[member];
         let pr = &self.prepared[member];
-        let palette_len = self.palette(member, 0).len();
+        let palette_len = match p.deformation {
+            Deformation::Skinned { skin } => self.model.skins[skin].joints.len(),
+            Deformation::Rigid => 1,
+        };
         (0..p.vertices)
             .step_by(CHUNK)
             .map(|start| {
@@ -145,11 +145,75 @@ impl VatBaker<'_> {
             })
             .collect()
     }
+}
+
+/// What a pass gathers: the bounds so far and the first frame with a
+/// value that is not finite.
+type Gathered = (Acc, Option<usize>);
+
+/// Nothing gathered yet.
+const NOTHING: Gathered = (EMPTY, None);
+
+impl CulledBounds<'_, '_> {
+    /// The positions' bounds over timeline rows `frames`: exactly the
+    /// least and largest value the kernel writes for them (a value that
+    /// is not finite is left out and its frame reported instead).
+    pub fn over(&self, frames: std::ops::Range<usize>) -> FrameBounds {
+        let count = frames.len();
+        // One seed per 16 frames, at most SEEDS: short clips (a game
+        // character has dozens of 30-frame clips) are not deformed in full.
+        let n = (count / 16).clamp(1, SEEDS).min(count);
+        let mut seeds: Vec<usize> = (0..n).map(|k| frames.start + k * count / n).collect();
+        seeds.dedup();
+        let seed = seeds
+            .par_iter()
+            .map(|&frame| {
+                let (mut gathered, mut scratch) = (NOTHING, [0.0f32; 3 * CHUNK]);
+                for c in &self.chunks {
+                    self.deform(c, frame, &mut scratch, &mut gathered);
+                }
+                gathered
+            })
+            .reduce(|| NOTHING, merge);
+        let (acc, first_non_finite) = frames
+            .into_par_iter()
+            .fold(
+                || (seed, [0.0f32; 3 * CHUNK]),
+                |(mut gathered, mut scratch), frame| {
+                    for c in &self.chunks {
+                        let inside = c.reach.as_ref().is_some_and(|reach| {
+                            reach.inside(self.baker.palette(c.member, frame), &gathered.0)
+                        });
+                        if !inside {
+                            self.deform(c, frame, &mut scratch, &mut gathered);
+                        }
+                    }
+                    (gathered, scratch)
+                },
+            )
+            .map(|(gathered, _)| gathered)
+            .reduce(|| NOTHING, merge);
+        // -0.0 and 0.0 compare equal, so which one a zero bound keeps
+        // would depend on the order values were seen in.
+        let positive = |v: f32| if v == 0.0 { 0.0 } else { v };
+        FrameBounds {
+            bounds: [0, 1].map(|k| [0, 1, 2].map(|c| positive(acc[k][c]))),
+            first_non_finite,
+        }
+    }
 
     /// Deforms chunk `c` at timeline row `frame` into `scratch` and widens
-    /// `acc` to its positions.
-    fn deform_chunk(&self, c: &Chunk, frame: usize, scratch: &mut [f32; 3 * CHUNK], acc: &mut Acc) {
-        self.fill_span(
+    /// the bounds gathered to its positions, or notes the frame when one
+    /// is not finite.
+    fn deform(
+        &self,
+        c: &Chunk,
+        frame: usize,
+        scratch: &mut [f32; 3 * CHUNK],
+        gathered: &mut Gathered,
+    ) {
+        let n = c.range.len();
+        self.baker.fill_span(
             c.member,
             frame,
             c.range.clone(),
@@ -159,19 +223,34 @@ impl VatBaker<'_> {
             None,
             None,
         );
-        planar_bounds(scratch, CHUNK, 3, c.range.len(), acc);
+        let finite = (0..3).all(|k| all_finite(&scratch[k * CHUNK..k * CHUNK + n]));
+        if finite {
+            planar_bounds(scratch, CHUNK, 3, n, &mut gathered.0);
+        } else {
+            gathered.1 = Some(gathered.1.map_or(frame, |f| f.min(frame)));
+        }
     }
+}
+
+/// Two gathered passes as one.
+fn merge(a: Gathered, b: Gathered) -> Gathered {
+    let first = match (a.1, b.1) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, y) => x.or(y),
+    };
+    (union(a.0, b.0), first)
 }
 
 impl Reach {
     /// The reach of vertices `range` of a prepared primitive, or `None`
     /// when a weight is not finite and non-negative, an entry is past the
-    /// palette (`palette_len` matrices), no weight is positive, or a
-    /// position is not finite.
+    /// palette (`palette_len` matrices), a vertex has no positive weight,
+    /// or a position is not finite.
     fn of(pr: &super::Prepared, range: std::ops::Range<usize>, palette_len: usize) -> Option<Self> {
         let vertices = pr.positions.len() / 3;
-        let (mut lo, mut hi) = (DVec3::INFINITY, DVec3::NEG_INFINITY);
-        for v in range.clone() {
+        // Per entry, the least and largest rest position it weighs.
+        let mut boxes: Vec<(u16, DVec3, DVec3)> = Vec::new();
+        for v in range {
             let p = DVec3::new(
                 f64::from(pr.positions[v]),
                 f64::from(pr.positions[vertices + v]),
@@ -180,52 +259,62 @@ impl Reach {
             if !p.is_finite() {
                 return None;
             }
-            lo = lo.min(p);
-            hi = hi.max(p);
-        }
-        let mut joints = Vec::new();
-        let slots = range.start * pr.slots..range.end * pr.slots;
-        for (&j, &w) in pr.joints[slots.clone()].iter().zip(&pr.weights[slots]) {
-            if !(w.is_finite() && w >= 0.0) || usize::from(j) >= palette_len {
+            let slots = v * pr.slots..(v + 1) * pr.slots;
+            let mut weighed = false;
+            for (&j, &w) in pr.joints[slots.clone()].iter().zip(&pr.weights[slots]) {
+                if !(w.is_finite() && w >= 0.0) || usize::from(j) >= palette_len {
+                    return None;
+                }
+                if w == 0.0 {
+                    continue;
+                }
+                weighed = true;
+                match boxes.iter_mut().find(|b| b.0 == j) {
+                    Some(b) => (b.1, b.2) = (b.1.min(p), b.2.max(p)),
+                    None => boxes.push((j, p, p)),
+                }
+            }
+            if !weighed {
+                // No weight at all: the kernel's blend is a zero matrix.
                 return None;
             }
-            if w > 0.0 && !joints.contains(&j) {
-                joints.push(j);
-            }
-        }
-        if joints.is_empty() {
-            // No weight at all: the kernel's blend is a zero matrix.
-            return None;
         }
         Some(Self {
-            center: (lo + hi) * 0.5,
-            half: (hi - lo) * 0.5,
-            joints,
+            joints: boxes
+                .into_iter()
+                .map(|(j, lo, hi)| (j, (lo + hi) * 0.5, (hi - lo) * 0.5))
+                .collect(),
             slack: (pr.slots as f64 + 8.0) * SLACK,
         })
     }
 
-    /// Whether the box holding every palette entry of its joints applied
-    /// to the rest box, widened by its slack, lies inside `acc`.
+    /// Whether the box holding each palette entry applied to the box of
+    /// the rest positions it weighs (a vertex is a blend, weights
+    /// non-negative summing to one, of its entries applied to it), widened
+    /// by the slack of the largest magnitude, lies inside `acc`.
     fn inside(&self, palette: &[Columns], acc: &Acc) -> bool {
         let (lo, hi) = (
             DVec3::new(acc[0][0].into(), acc[0][1].into(), acc[0][2].into()),
             DVec3::new(acc[1][0].into(), acc[1][1].into(), acc[1][2].into()),
         );
-        let (center, half) = (self.center, self.half);
-        self.joints.iter().all(|&j| {
+        let (mut low, mut high, mut magnitude) = (DVec3::INFINITY, DVec3::NEG_INFINITY, 0.0f64);
+        for &(j, center, half) in &self.joints {
             let m = &palette[usize::from(j)];
             let col =
                 |k: usize| DVec3::new(m[4 * k].into(), m[4 * k + 1].into(), m[4 * k + 2].into());
             let (c0, c1, c2, t) = (col(0), col(1), col(2), col(3));
             let mid = c0 * center.x + c1 * center.y + c2 * center.z + t;
             let extent = c0.abs() * half.x + c1.abs() * half.y + c2.abs() * half.z;
-            // The magnitude of the terms the kernel sums for each coordinate.
+            (low, high) = (low.min(mid - extent), high.max(mid + extent));
+            // The magnitude of the terms the kernel sums for a coordinate.
             let far = center.abs() + half;
-            let magnitude = c0.abs() * far.x + c1.abs() * far.y + c2.abs() * far.z + t.abs();
-            let reach = extent + magnitude * self.slack;
-            (mid - reach).cmpge(lo).all() && (mid + reach).cmple(hi).all()
-        })
+            let terms = c0.abs() * far.x + c1.abs() * far.y + c2.abs() * far.z + t.abs();
+            magnitude = magnitude.max(terms.max_element());
+        }
+        let widen = DVec3::splat(magnitude * self.slack);
+        // Terms near the f32 range may overflow in the kernel, whatever the
+        // exact value: such chunks are always deformed (and so checked).
+        magnitude < OVERFLOW && (low - widen).cmpge(lo).all() && (high + widen).cmple(hi).all()
     }
 }
 
