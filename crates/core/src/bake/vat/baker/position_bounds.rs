@@ -309,7 +309,9 @@ impl Reach {
             // The magnitude of the terms the kernel sums for a coordinate.
             let far = center.abs() + half;
             let terms = c0.abs() * far.x + c1.abs() * far.y + c2.abs() * far.z + t.abs();
-            magnitude = magnitude.max(terms.max_element());
+            // The matrix's own elements too: the blend sums them.
+            let elements = c0.abs().max(c1.abs()).max(c2.abs()).max(t.abs());
+            magnitude = magnitude.max(terms.max_element()).max(elements.max_element());
         }
         let widen = DVec3::splat(magnitude * self.slack);
         // Terms near the f32 range may overflow in the kernel, whatever the
