@@ -1,25 +1,32 @@
-//! The positions' bounds of a texture set ([`VatBaker::position_bounds`]):
-//! the least and largest value of every real texel over every frame, as
-//! the kernel computes them, without deforming most vertices.
+//! The positions' bounds of a texture set over a range of frames
+//! ([`VatBaker::position_bounds`] over all of them for a normalised VAT,
+//! [`CulledBounds::over`] clip by clip for the animated bounds): the least
+//! and largest value of every real texel, as the kernel computes them,
+//! without deforming most vertices.
 //!
 //! A set's vertices are cut into chunks of up to [`CHUNK`] vertices of one
 //! member. A skinned vertex is a blend, weights non-negative and summing
 //! to one, of its joints' matrices applied to its rest position, so it
 //! lies in the box that holds, for each joint of the chunk, the joint's
 //! matrix applied to the box of the rest positions it weighs (the same
-//! holds for rigid members: one matrix). At each frame, a chunk whose box (widened by
-//! [`SLACK`] of its magnitude for each influence slot and a few more, far
-//! more than the kernel's f32 rounding) lies inside the bounds found so far cannot move them and is skipped;
-//! any other chunk is deformed by the kernel and its values taken. So the
-//! result is exactly the minimum and maximum of what the kernel writes,
-//! whatever is skipped, in whatever order: only the sign of a zero bound
-//! could depend on the order, and zeros are made positive. Chunks of
-//! morphed members, and of vertices whose weights are not all finite and
-//! non-negative, all zero or name a joint past the palette, are deformed
-//! at every frame.
+//! holds for rigid members: one matrix). At each frame, a chunk whose box
+//! (widened by [`SLACK`] of its magnitude for each influence slot and a
+//! few more, far more than the kernel's f32 rounding) lies inside the
+//! bounds found so far cannot move them and is skipped; any other chunk is
+//! deformed by the kernel and its values taken. So the result is exactly
+//! the minimum and maximum of what the kernel writes, whatever is skipped,
+//! in whatever order: only the sign of a zero bound could depend on the
+//! order, and zeros are made positive.
 //!
-//! A few frames spread over the timeline are deformed in full first, so
-//! the bounds are close to their final size before frames are culled.
+//! Deformed at every frame: chunks of morphed members, chunks with a
+//! weight that is not finite and non-negative, a vertex without a positive
+//! weight or a joint past the palette, and at a frame where a matrix
+//! element or a term comes near the f32 range ([`OVERFLOW`]), so a value
+//! that is not finite is never skipped: its frame is reported.
+//!
+//! A few frames spread over the range (one in 16, at most [`SEEDS`]) are
+//! deformed in full first, so the bounds are close to their final size
+//! before frames are culled.
 
 use glam::DVec3;
 use rayon::prelude::*;
@@ -311,7 +318,9 @@ impl Reach {
             let terms = c0.abs() * far.x + c1.abs() * far.y + c2.abs() * far.z + t.abs();
             // The matrix's own elements too: the blend sums them.
             let elements = c0.abs().max(c1.abs()).max(c2.abs()).max(t.abs());
-            magnitude = magnitude.max(terms.max_element()).max(elements.max_element());
+            magnitude = magnitude
+                .max(terms.max_element())
+                .max(elements.max_element());
         }
         let widen = DVec3::splat(magnitude * self.slack);
         // Terms near the f32 range may overflow in the kernel, whatever the
