@@ -50,9 +50,15 @@ bench-read *ARGS:
 
 # The compact encodings against the forms they replace (issue 52): Knight's
 # qts unorm16 bone texture against mat4 f32, BrainStem's packed VAT against
-# the EXR16 and PNG16 pairs; GPU bytes, verify's largest errors, bake time.
+# the EXR16 and PNG16 pairs, and in KTX2 against the half-float pair; GPU
+# bytes, verify's largest errors, bake time.
 bench-compact *ARGS:
     tools/bench/compact.sh {{ARGS}}
+
+# The per-texel VAT encoders on one thread: packed-normal search (AVX2
+# where the CPU has it) and 16-bit quantisation, texels per second.
+bench-encode:
+    cargo bench -p rigbake-format --bench vat_encode
 
 # What measuring every clip's encoding error costs: bake time against a
 # baseline build without it (--baseline BIN).
