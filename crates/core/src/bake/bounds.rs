@@ -149,8 +149,9 @@ impl StaticPart {
 /// VAT kernel, frames in parallel, chunks culled where they cannot widen
 /// the box; the result does not depend on the thread count (min and max
 /// are exact). A position that is not finite is an error naming the
-/// primitive, the clip and the frame of the first such row. A VAT bake gathers the same boxes as it
-/// writes its rows: [`clip_bounds_from`] turns those into the same result.
+/// primitive, the clip and the frame of the first such row. A VAT bake
+/// gathers the same boxes as it writes its rows: [`clip_bounds_from`]
+/// turns those into the same result.
 pub fn clip_bounds(model: &Model, timeline: &Timeline) -> Result<Vec<Aabb>> {
     let options = VatOptions {
         normals: false,
