@@ -1,8 +1,11 @@
 //! Animated bounds gathered from the VAT bake's own rows
 //! ([`RowBoxes::add_rows`], what `rigbake bake --vat` records) equal the
-//! bounds pass of [`clip_bounds`] bit for bit, whatever the texture
+//! culled bounds pass of [`clip_bounds`] bit for bit, whatever the texture
 //! layout: one atlas, a set per primitive, rows wrapped into bands, and
-//! rows folded into column blocks and pages; batches of any size.
+//! rows folded into column blocks and pages; batches of any size. The
+//! culled bounds of a whole set ([`VatBaker::position_bounds`], what a
+//! normalised VAT is quantised over) and of each clip equal a full pass
+//! over every row, on the fixtures and on every shared model that bakes.
 
 use std::path::Path;
 
