@@ -230,9 +230,11 @@ fn for_each_page_batch(
 }
 
 /// Bounds of the real (non-padding) texels of positions and of the other
-/// streams `wanted` (normals, tangents) of texture set `index`: a first pass
-/// over every batch, for PNG encodings. Streams not wanted (octahedral
-/// directions need no bounds) are not computed in this pass.
+/// streams `wanted` (normals, tangents) of texture set `index`, for the
+/// normalised encodings: positions alone through the culled pass
+/// ([`VatBaker::position_bounds`]), otherwise a first pass over every
+/// batch. Streams not wanted (octahedral directions need no bounds) are
+/// not computed.
 fn bounds(
     baker: &VatBaker<'_>,
     index: usize,

@@ -184,6 +184,8 @@ impl CulledBounds<'_, '_> {
             .reduce(|| NOTHING, merge);
         let (acc, first_non_finite) = frames
             .into_par_iter()
+            // The seeds are in `seed` already, every chunk of them.
+            .filter(|frame| seeds.binary_search(frame).is_err())
             .fold(
                 || (seed, [0.0f32; 3 * CHUNK]),
                 |(mut gathered, mut scratch), frame| {
