@@ -1,6 +1,7 @@
-//! The AVX2 path of [`super::quantize::pack_normals_planar`]: eight normals
-//! in one 256-bit register a plane, with exactly the operations of the
-//! portable lanes (and so of `pack_normal_scored`) in the same order: no
+//! The AVX2 paths of [`super::quantize::pack_normals_planar`] and of
+//! normalising a plane (`quantize::to_unorm_plane`): eight values in one
+//! 256-bit register a plane, with exactly the operations of the portable
+//! lanes (and so of the scalar functions) in the same order: no
 //! fused multiply-adds (the function enables AVX2 only, and Rust never
 //! contracts on its own), IEEE division and square root, so codes and
 //! scores match it bit for bit. A unit test holds them to that.
@@ -115,6 +116,68 @@ fn groups(n: [&[f32]; 3], codes: &mut [u16], scores: &mut [f32]) -> usize {
         codes[g..g + LANES].copy_from_slice(&out[..LANES]);
         // SAFETY: g + LANES <= full <= scores.len().
         unsafe { _mm256_storeu_ps(scores.as_mut_ptr().add(g), score) };
+        g += LANES;
+    }
+    full
+}
+
+/// `to_unorm` then `from_unorm` (see `quantize::to_unorm_plane`) of every
+/// full group of [`LANES`] values over `[lo, hi]` (`hi > lo`) into `q` and
+/// `decoded`, the operations of the portable lanes in the same order;
+/// returns how many it did (the rest are left to the caller). Does nothing
+/// when the CPU lacks AVX2.
+pub fn to_unorm_groups(
+    values: &[f32],
+    [lo, hi]: [f32; 2],
+    max: u16,
+    q: &mut [u16],
+    decoded: &mut [f32],
+) -> usize {
+    if !std::arch::is_x86_feature_detected!("avx2") {
+        return 0;
+    }
+    // SAFETY: the CPU has AVX2 (checked just above).
+    unsafe { unorm_groups(values, [lo, hi], max, q, decoded) }
+}
+
+#[target_feature(enable = "avx2")]
+fn unorm_groups(
+    values: &[f32],
+    [lo, hi]: [f32; 2],
+    max: u16,
+    q: &mut [u16],
+    decoded: &mut [f32],
+) -> usize {
+    let len = values.len().min(q.len()).min(decoded.len());
+    let full = len / LANES * LANES;
+    let splat = _mm256_set1_ps;
+    let (zero, half, one) = (_mm256_setzero_ps(), splat(0.5), splat(1.0));
+    let (lo_v, range, scale) = (splat(lo), splat(hi - lo), splat(f32::from(max)));
+    let big = splat(8_388_608.0);
+    let (add, sub, mul, div) = (_mm256_add_ps, _mm256_sub_ps, _mm256_mul_ps, _mm256_div_ps);
+    let select = |mask: __m256, a: __m256, b: __m256| _mm256_blendv_ps(b, a, mask);
+    let mut g = 0;
+    while g < full {
+        // SAFETY: g + LANES <= full <= values.len().
+        let v = unsafe { _mm256_loadu_ps(values.as_ptr().add(g)) };
+        // `clamp(0, 1)` as `max` then `min`: `_mm256_max_ps(v, 0)` is 0
+        // for a NaN, which `clamp` keeps and `round_unorm` makes 0.
+        let x = _mm256_min_ps(_mm256_max_ps(div(sub(v, lo_v), range), zero), one);
+        let x = mul(x, scale);
+        // `round_unorm`: the floor by adding and removing 2^23 (one less
+        // when that rounded up), plus one from a fraction of a half.
+        let r = sub(add(x, big), big);
+        let floor = select(_mm256_cmp_ps::<_CMP_GT_OQ>(r, x), sub(r, one), r);
+        let up = _mm256_cmp_ps::<_CMP_GE_OQ>(sub(x, floor), half);
+        let code = add(floor, select(up, one, zero));
+        let back = add(lo_v, mul(div(code, scale), range));
+        let ints = _mm256_cvttps_epi32(code);
+        let packed = _mm256_permute4x64_epi64::<0b1000>(_mm256_packus_epi32(ints, ints));
+        let out: [u16; 16] = bytemuck::cast(packed);
+        debug_assert!(g + LANES <= q.len() && g + LANES <= decoded.len());
+        q[g..g + LANES].copy_from_slice(&out[..LANES]);
+        // SAFETY: g + LANES <= full <= decoded.len().
+        unsafe { _mm256_storeu_ps(decoded.as_mut_ptr().add(g), back) };
         g += LANES;
     }
     full

@@ -276,6 +276,80 @@ pub fn degrees_of_cosine(c: f64) -> f64 {
     c.acos().to_degrees()
 }
 
+/// [`to_unorm`] then [`from_unorm`] of every value of `values` over
+/// `[lo, hi]` (`hi > lo`) into `q` and `decoded` (as long as `values`):
+/// on 256-bit registers where the CPU has AVX2 (`pack_x86`), in [`wide`]
+/// lanes of eight, then the scalar functions for the last few. Every path
+/// runs the same operations in the same order, so the results are bit for
+/// bit the scalar functions'.
+fn to_unorm_plane(values: &[f32], lo: f32, hi: f32, max: u16, q: &mut [u16], decoded: &mut [f32]) {
+    let len = values.len();
+    let (q, decoded) = (&mut q[..len], &mut decoded[..len]);
+    #[cfg(target_arch = "x86_64")]
+    let done = super::pack_x86::to_unorm_groups(values, [lo, hi], max, q, decoded);
+    #[cfg(not(target_arch = "x86_64"))]
+    let done = 0;
+    to_unorm_portable(values, [lo, hi], max, q, decoded, done);
+}
+
+/// [`to_unorm_plane`] from value `done` on (a multiple of the lane count)
+/// without the AVX2 path: [`wide`] lanes of eight, then the scalar
+/// functions for the last few.
+fn to_unorm_portable(
+    values: &[f32],
+    [lo, hi]: [f32; 2],
+    max: u16,
+    q: &mut [u16],
+    decoded: &mut [f32],
+    done: usize,
+) {
+    let len = values.len();
+    let full = len / PACK_LANES * PACK_LANES;
+    let lanes = values[done..full].chunks_exact(PACK_LANES);
+    let outs = q[done..full].chunks_exact_mut(PACK_LANES);
+    for ((v, q), d) in lanes
+        .zip(outs)
+        .zip(decoded[done..full].chunks_exact_mut(PACK_LANES))
+    {
+        let (codes, back) = to_unorm_lanes(v, lo, hi, max);
+        q.copy_from_slice(&codes);
+        d.copy_from_slice(&back);
+    }
+    for ((v, q), d) in values[full..]
+        .iter()
+        .zip(&mut q[full..])
+        .zip(&mut decoded[full..])
+    {
+        *q = to_unorm(*v, lo, hi, max);
+        *d = from_unorm(*q, lo, hi, max);
+    }
+}
+
+/// [`to_unorm`] then [`from_unorm`] of eight values (`v` holds eight)
+/// over `[lo, hi]` (`hi > lo`), the same operations in the same order in
+/// [`wide`] lanes: the codes and what a reader decodes, bit for bit the
+/// scalar functions' results.
+#[inline(always)]
+fn to_unorm_lanes(v: &[f32], lo: f32, hi: f32, max: u16) -> ([u16; PACK_LANES], [f32; PACK_LANES]) {
+    let splat = f32x8::splat;
+    let (zero, half, one) = (splat(0.0), splat(0.5), splat(1.0));
+    let (lo_v, range, scale) = (splat(lo), splat(hi - lo), splat(f32::from(max)));
+    let v = f32x8::new(v.try_into().unwrap_or_default());
+    // `clamp(0, 1)` as `max` then `min`: a NaN, which `clamp` keeps and
+    // `round_unorm` makes 0, becomes 0 here too.
+    let x = ((v - lo_v) / range).max(zero).min(one) * scale;
+    // `round_unorm`: the floor of x (x is at most 65535, so adding and
+    // removing 2^23 rounds it exactly; one less when that rounded up),
+    // plus one when the fraction is at least a half.
+    let big = splat(8_388_608.0);
+    let r = (x + big) - big;
+    let floor = r.simd_gt(x).select(r - one, r);
+    let code = floor + (x - floor).simd_ge(half).select(one, zero);
+    let back = lo_v + code / scale * range;
+    let ints = code.trunc_int().to_array();
+    (ints.map(|c| c as u16), back.to_array())
+}
+
 /// How [`quantize_planar_row`] maps a row's texels to normalised codes.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum RowQuantizer {
@@ -322,12 +396,8 @@ pub fn quantize_planar_row(
                     &mut decoded[plane],
                 );
                 let max = codes[c];
-                let scale = f32::from(max);
                 if hi > lo {
-                    for ((v, q), d) in values.iter().zip(q.iter_mut()).zip(decoded.iter_mut()) {
-                        *q = round_unorm(((v - lo) / (hi - lo)).clamp(0.0, 1.0) * scale);
-                        *d = from_unorm(*q, lo, hi, max);
-                    }
+                    to_unorm_plane(values, lo, hi, max, q, decoded);
                 } else {
                     q.fill(0);
                     decoded.fill(from_unorm(0, lo, hi, max));
@@ -603,6 +673,53 @@ mod tests {
         assert!(unpack_normal((255 << 8) | 128)[0] > 0.99);
         // e = (1, -1) is the -z pole.
         assert!(unpack_normal(255 << 8)[2] < -0.99);
+    }
+
+    #[test]
+    fn normalised_planes_give_the_scalar_codes_and_values_bit_for_bit() {
+        // Values inside and outside the bounds, both zeros, the bounds
+        // themselves, halves between codes, NaN and infinities, over
+        // lengths that are not a multiple of the lane count: each path's
+        // codes and decoded bits must be `to_unorm`'s and `from_unorm`'s.
+        let mut values: Vec<f32> = (0..997).map(|i| (i as f32 * 0.731).sin() * 3.1).collect();
+        values.extend([
+            -2.5,
+            2.5,
+            0.0,
+            -0.0,
+            1e-30,
+            -7.0,
+            9.0,
+            f32::NAN,
+            f32::INFINITY,
+        ]);
+        values.extend([f32::NEG_INFINITY, f32::MIN, f32::MAX]);
+        // Exactly halfway between two 8-bit codes over [0, 255].
+        values.extend((0..40).map(|k| k as f32 + 0.5));
+        for (lo, hi, max) in [
+            (-2.5, 2.5, u16::MAX),
+            (-1.0, 1.5, 1023),
+            (0.0, 255.0, 255),
+            (3.0, 3.5, 3),
+        ] {
+            for len in [values.len(), values.len() - 5, 7, 0] {
+                let values = &values[..len];
+                for path in ["dispatched", "portable"] {
+                    let (mut q, mut d) = (vec![7u16; len], vec![f32::NAN; len]);
+                    if path == "dispatched" {
+                        to_unorm_plane(values, lo, hi, max, &mut q, &mut d);
+                    } else {
+                        to_unorm_portable(values, [lo, hi], max, &mut q, &mut d, 0);
+                    }
+                    for (i, v) in values.iter().enumerate() {
+                        let want = to_unorm(*v, lo, hi, max);
+                        assert_eq!(q[i], want, "{path} [{lo}, {hi}] {max}: {v}");
+                        let back = from_unorm(want, lo, hi, max);
+                        assert_eq!(d[i].to_bits(), back.to_bits(), "{path}: {v}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]
