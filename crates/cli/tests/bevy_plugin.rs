@@ -673,10 +673,10 @@ fn the_crowd_example_plays_every_shared_model_on_both_paths() {
     ));
     let mut drawn = std::collections::BTreeMap::new();
     for line in stdout.lines().filter_map(|l| l.strip_prefix("crowd: ")) {
-        if let Some((who, px)) = line.split_once(": ") {
-            if let Some(px) = px.strip_suffix(" pixels") {
-                drawn.insert(who.to_owned(), px.parse::<usize>().unwrap());
-            }
+        if let Some((who, px)) = line.split_once(": ")
+            && let Some(px) = px.strip_suffix(" pixels")
+        {
+            drawn.insert(who.to_owned(), px.parse::<usize>().unwrap());
         }
     }
     let mut bakes = 0;

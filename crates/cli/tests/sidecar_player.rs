@@ -205,7 +205,7 @@ fn a_reader_of_the_sidecar_rebuilds_16_bit_forms() {
     let out = tempfile::tempdir().unwrap();
     let mut all = vec!["--vat"];
     all.extend(flags);
-    let r = bake(&[model.clone()], out.path(), &all);
+    let r = bake(std::slice::from_ref(&model), out.path(), &all);
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     let doc: Value = serde_json::from_slice(
         &std::fs::read(out.path().join("tentacle/tentacle.rigbake.json")).unwrap(),

@@ -189,7 +189,7 @@ impl ErrorFigure {
 /// `|a x b|^2` of the two directions, `norms2` is `|a|^2 |b|^2`.
 #[inline]
 pub fn angle_key(dot: f32, cross2: f32, norms2: f32) -> f32 {
-    if !(norms2 > 0.0) {
+    if norms2.is_nan() || norms2 <= 0.0 {
         return 0.0;
     }
     let s2 = (cross2 / norms2).min(1.0);

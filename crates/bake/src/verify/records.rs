@@ -319,7 +319,7 @@ pub fn check_clip_errors(
             let allowed =
                 recorded * (1.0 + relative) + absolute * o.diagonal + c.frames.position_loss_max;
             checked += 1;
-            if !(measured <= allowed) {
+            if measured.partial_cmp(&allowed).is_none_or(|o| o.is_gt()) {
                 out.failures.push(format!(
                     "clip-error record of clip `{}` ({}): it records {recorded:.3e}, but the played-back vertices are off by {measured:.3e}",
                     clips.get(c.clip).map_or("", |x| x.name.as_str()),

@@ -118,8 +118,8 @@ fn vertices_of(
                 }
             }));
             let sum: f32 = slot.iter().map(|s| s.1).sum();
-            // No influence sums to 0: the vertex is left out.
-            if !(sum > 0.0) {
+            // No influence sums to 0 (or NaN): the vertex is left out.
+            if sum.is_nan() || sum <= 0.0 {
                 continue;
             }
             let (positions, js, ws) = &mut by_count[slot.len() - 1];
