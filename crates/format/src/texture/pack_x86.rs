@@ -107,15 +107,12 @@ fn groups(n: [&[f32]; 3], codes: &mut [u16], scores: &mut [f32]) -> usize {
         let score = select(null, splat(f32::INFINITY), div(dot, _mm256_sqrt_ps(len2)));
         // `256 x + y`: a whole number below 65536, exact as a float.
         let code = select(null, zero, add(mul(code_x, splat(256.0)), code_y));
-        let code = _mm256_cvttps_epi32(code);
-        // The low halves of the eight 32-bit codes, in order.
-        let packed = _mm256_packus_epi32(code, code);
-        let packed = _mm256_permute4x64_epi64::<0b1000>(packed);
-        let out: [u16; 16] = bytemuck::cast(packed);
-        debug_assert!(g + LANES <= codes.len() && g + LANES <= scores.len());
-        codes[g..g + LANES].copy_from_slice(&out[..LANES]);
-        // SAFETY: g + LANES <= full <= scores.len().
-        unsafe { _mm256_storeu_ps(scores.as_mut_ptr().add(g), score) };
+        store_group(
+            code,
+            score,
+            &mut codes[g..g + LANES],
+            &mut scores[g..g + LANES],
+        );
         g += LANES;
     }
     full
@@ -171,14 +168,23 @@ fn unorm_groups(
         let up = _mm256_cmp_ps::<_CMP_GE_OQ>(sub(x, floor), half);
         let code = add(floor, select(up, one, zero));
         let back = add(lo_v, mul(div(code, scale), range));
-        let ints = _mm256_cvttps_epi32(code);
-        let packed = _mm256_permute4x64_epi64::<0b1000>(_mm256_packus_epi32(ints, ints));
-        let out: [u16; 16] = bytemuck::cast(packed);
-        debug_assert!(g + LANES <= q.len() && g + LANES <= decoded.len());
-        q[g..g + LANES].copy_from_slice(&out[..LANES]);
-        // SAFETY: g + LANES <= full <= decoded.len().
-        unsafe { _mm256_storeu_ps(decoded.as_mut_ptr().add(g), back) };
+        store_group(code, back, &mut q[g..g + LANES], &mut decoded[g..g + LANES]);
         g += LANES;
     }
     full
+}
+
+/// Stores a group: eight codes (whole numbers from 0 to 65535, as floats)
+/// into `codes` and eight floats into `floats` (both [`LANES`] long).
+#[target_feature(enable = "avx2")]
+#[inline]
+fn store_group(code: __m256, value: __m256, codes: &mut [u16], floats: &mut [f32]) {
+    assert!(codes.len() == LANES && floats.len() == LANES);
+    let ints = _mm256_cvttps_epi32(code);
+    // The low halves of the eight 32-bit codes, in order.
+    let packed = _mm256_permute4x64_epi64::<0b1000>(_mm256_packus_epi32(ints, ints));
+    let out: [u16; 16] = bytemuck::cast(packed);
+    codes.copy_from_slice(&out[..LANES]);
+    // SAFETY: `floats` holds LANES floats (asserted above).
+    unsafe { _mm256_storeu_ps(floats.as_mut_ptr(), value) };
 }
