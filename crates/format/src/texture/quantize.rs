@@ -135,8 +135,8 @@ pub fn pack_normal_scored(n: [f32; 3]) -> (u16, f32) {
     ((ux << 8) | uy, dots[best] / lengths2[best].sqrt())
 }
 
-/// Normals packed side by side by [`pack_normals_planar`]: one SSE or
-/// AVX register of lanes.
+/// Values side by side in the vector paths ([`pack_normals_planar`],
+/// `to_unorm_plane`): one AVX register of lanes, or two SSE ones.
 const PACK_LANES: usize = 8;
 
 /// [`pack_normal_scored`] of every normal of three planes (`n[0][i]`,
