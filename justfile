@@ -60,6 +60,11 @@ bench-compact *ARGS:
 bench-encode:
     cargo bench -p rigbake-format --bench vat_encode
 
+# Bake time of every compact encoding against today's form of the same
+# model (issue 52: within 1.5x), over several shared models, best of N.
+bench-encoding-times *ARGS:
+    tools/bench/encoding_times.sh {{ARGS}}
+
 # What measuring every clip's encoding error costs: bake time against a
 # baseline build without it (--baseline BIN).
 bench-measure-cost *ARGS:
