@@ -90,10 +90,11 @@ shaders:
 schemas:
     RIGBAKE_BLESS=1 cargo test -p rigbake --locked --lib schemas
 
-# Format and lint.
+# Format and lint (code and API docs).
 lint:
     cargo fmt --all -- --check
     cargo clippy --workspace --all-targets -- -D warnings
+    RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
 
 # Fuzz one target (import, bake, container, texture or manifest) with cargo-fuzz until
 # stopped (docs/fuzzing.md; needs `cargo install cargo-fuzz`).

@@ -6,7 +6,7 @@
 //! same skin (or to skins with the same joints and inverse binds). Groups
 //! come from three places, in this order of precedence:
 //!
-//! 1. the manifest (`[[model.lod]]`, [`from_specs`]), which replaces any
+//! 1. the manifest (`[[model.lod]]`, [`apply_specs`]), which replaces any
 //!    detected group sharing a node with it;
 //! 2. a node's `MSFT_lod` extension (read by the importer);
 //! 3. node names: sibling skinned mesh nodes named `<name>_LOD<n>`

@@ -32,7 +32,7 @@ impl<'a> NodeNames<'a> {
     }
 
     /// The node `spec` names: a unique name, else a `/`-separated path of
-    /// names from a scene root, else `#N` (nodes[N]). `what` says what the
+    /// names from a scene root, else `#N` (`nodes[N]`). `what` says what the
     /// node is for in errors (`the motion root`).
     pub fn resolve(&self, spec: &str, what: &str) -> Result<usize> {
         match self.by_name.get(spec) {

@@ -433,7 +433,7 @@ impl<'a> PrimitiveDeform<'a> {
 }
 
 /// How well a blended matrix defines its normals, at least this in both
-/// measures of [`well_conditioned`] for them to be judged. A matrix that
+/// measures of `well_conditioned` for them to be judged. A matrix that
 /// defines none: two joints blended half and half across a 180° twist
 /// (the candy-wrapper collapse of linear blend skinning) cancel out to a
 /// matrix of rank 1 or 2. Near that, the direction of the inverse

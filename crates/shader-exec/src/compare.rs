@@ -204,7 +204,7 @@ pub fn bone_path(
     bone_path_of(gpu, kernels, loaded, &bake, precision)
 }
 
-/// [`bone_path`] with textures within `max_texture_size` texels per side,
+/// [`bone_path()`] with textures within `max_texture_size` texels per side,
 /// so that long timelines fold their rows into column blocks.
 pub fn bone_path_within(
     gpu: &Gpu,
@@ -377,7 +377,7 @@ pub fn vat_path(
     vat_path_folded(gpu, kernels, loaded, encoding, shape, None)
 }
 
-/// [`vat_path`], with every primitive's textures folded (column blocks and
+/// [`vat_path()`], with every primitive's textures folded (column blocks and
 /// pages, formats/vat.md "Folding") to fit `fold_max` texels a side when
 /// given: the textures are uploaded as arrays of pages, and the shader's
 /// folded addressing is compared with the CPU reference's.

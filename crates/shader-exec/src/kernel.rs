@@ -43,8 +43,8 @@ pub enum Texels<'a> {
     /// `rgba16unorm`: `textureLoad` returns `q / 65535`.
     Unorm16(&'a [u16]),
     /// RGBA codes of a narrow UNORM type, uploaded as the format crate's
-    /// writer packs them: `rgba8unorm` for [`SampleType::Unorm8`],
-    /// `rgb10a2unorm` for [`SampleType::Unorm10`] (`textureLoad` returns
+    /// writer packs them: `rgba8unorm` for [`SampleType::Unorm8`](rigbake_format::texture::gpu_spec::SampleType::Unorm8),
+    /// `rgb10a2unorm` for [`SampleType::Unorm10`](rigbake_format::texture::gpu_spec::SampleType::Unorm10) (`textureLoad` returns
     /// `q / 255`, or `q / 1023` and `a / 3`).
     Narrow(&'a [u16], rigbake_format::texture::gpu_spec::SampleType),
 }

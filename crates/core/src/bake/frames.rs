@@ -21,7 +21,7 @@ use crate::model::Model;
 use crate::timeline::{self, Timeline};
 use rigbake_types::Precision;
 
-/// Bakes one bone-matrix texture per [`BoneSet`](crate::bake::bones::BoneSet)
+/// Bakes one bone-matrix texture per [`BoneSet`]
 /// over every timeline row.
 ///
 /// Fails with [`crate::ErrorKind::NothingToBake`] when the model has no skinned

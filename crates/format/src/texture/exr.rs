@@ -5,7 +5,7 @@
 //! attributes are written, so the same pixels always give the same bytes.
 //!
 //! Small textures (bone matrices) are written whole with ZIP compression
-//! ([`write`]); large ones (vertex animation) are streamed row batch by row
+//! ([`write()`]); large ones (vertex animation) are streamed row batch by row
 //! batch through a [`StreamWriter`] so they never sit whole in memory.
 
 use std::io::{BufRead, Read, Seek, Write};

@@ -135,19 +135,22 @@ fn interleave<T: Copy, const N: usize>(
     }
 }
 
-/// [`interleave`] for 32-bit floats (alpha 1.0).
+/// Interleaves planar rows into RGBA texels (`interleave`) for
+/// 32-bit floats (alpha 1.0).
 pub fn interleave_f32(planes: &[f32], width: usize, floats: usize, out: &mut [u8]) {
     interleave(planes, width, floats, 1.0, out, f32::to_le_bytes);
 }
 
-/// [`interleave`] for half floats (alpha 1.0).
+/// Interleaves planar rows into RGBA texels (`interleave`) for
+/// half floats (alpha 1.0).
 pub fn interleave_f16(planes: &[f16], width: usize, floats: usize, out: &mut [u8]) {
     interleave(planes, width, floats, f16::ONE, out, |h| {
         h.to_bits().to_le_bytes()
     });
 }
 
-/// [`interleave`] for 16-bit UNORM samples (alpha 65535).
+/// Interleaves planar rows into RGBA texels (`interleave`) for
+/// 16-bit UNORM samples (alpha 65535).
 pub fn interleave_u16(planes: &[u16], width: usize, floats: usize, out: &mut [u8]) {
     interleave(planes, width, floats, u16::MAX, out, u16::to_le_bytes);
 }

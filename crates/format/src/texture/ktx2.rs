@@ -112,7 +112,7 @@ fn level_alignment(spec: &GpuSpec, zstd: bool) -> usize {
 /// The header (everything before the level data, padding included) of a
 /// KTX2 file of `spec`. With `zstd`, the level's byte length is
 /// `compressed` (patched in once the data is written: see
-/// [`level_index`]).
+/// `level_index`).
 pub fn header(spec: &GpuSpec, zstd: bool, compressed: u64) -> Vec<u8> {
     let dfd = dfd(spec.sample);
     let kvd = key_values();
