@@ -1,8 +1,10 @@
 //! The whole bake of arbitrary bytes as a GLB into a scratch folder, then
 //! what `rigbake verify` does with it: playback loads the bake and both
 //! paths are measured against direct evaluation of the source. The first
-//! two input bytes choose the options (encoding, EXR compression, layouts,
-//! precision, root motion, embedding, OpenVAT, ...), the rest is the model.
+//! three input bytes choose the options (encoding, EXR compression,
+//! layouts, precision, root motion, embedding, OpenVAT, and the compact
+//! forms of issue 52: texture container, `qts`, 8 and 10-bit and packed
+//! VATs, `--max-error`), the rest is the model.
 //! `bake_model` turns a panic into an `Internal` error for the batch's
 //! sake; here that is the crash it stands for.
 //!
@@ -15,23 +17,30 @@
 
 use libfuzzer_sys::fuzz_target;
 use rigbake::playback::{self, Paths};
-use rigbake::settings::{AnchorSettings, Outputs};
+use rigbake::settings::AnchorSettings;
 use rigbake::verify::{self as measure, Tolerances, judge};
 use rigbake::{BakeSettings, Baked, ModelInput, ModelJob, Stage, bake_model, job::Silent};
 use rigbake_core::timeline::root_motion::RootMotionRequest;
 use rigbake_format::meta::{TextureCompression, VatEncoding};
-use rigbake_types::{MatrixLayout, Precision, RootMotionMode, VatLayoutMode};
+use rigbake_types::{
+    DirectionEncoding, ErrorBudget, MatrixLayout, OutputKind, OutputKinds, Precision,
+    RootMotionMode, TextureContainer, VatLayoutMode,
+};
 
-/// The bake options the two option bytes select.
-fn settings(a: u8, b: u8) -> BakeSettings {
+/// The bake options the three option bytes select (`c` the compact forms
+/// of issue 52, all off when it is 0).
+fn settings(a: u8, b: u8, c: u8) -> BakeSettings {
     let bit = |byte: u8, i: u32| byte >> i & 1 == 1;
     let mut s = BakeSettings {
-        outputs: Outputs {
-            bones: true,
-            weights: true,
-            vat: true,
-            anchors: true,
-        },
+        outputs: OutputKinds::of(
+            &[
+                OutputKind::Bones,
+                OutputKind::Weights,
+                OutputKind::Vat,
+                OutputKind::Anchors,
+                OutputKind::OpenVat,
+            ][..if bit(a, 7) { 5 } else { 4 }],
+        ),
         // Small textures keep hostile frame counts cheap, and fold often.
         max_texture_size: if bit(b, 4) { 64 } else { 1024 },
         embed_textures: bit(a, 5),
@@ -40,7 +49,6 @@ fn settings(a: u8, b: u8) -> BakeSettings {
             auto: true,
             exr: bit(a, 6),
         },
-        openvat: bit(a, 7),
         layout: if bit(b, 0) {
             MatrixLayout::Mat3x4
         } else {
@@ -67,10 +75,11 @@ fn settings(a: u8, b: u8) -> BakeSettings {
         2 => VatEncoding::Png16,
         _ => VatEncoding::Exr16,
     };
+    // PNG is always deflate, which is not a request (the library refuses
+    // `Deflate`): PNG16 asks for none, as the command line does.
     s.vat.compression = match a >> 2 & 3 {
         1 if s.vat.encoding != VatEncoding::Png16 => TextureCompression::Zip,
         2 if s.vat.encoding != VatEncoding::Png16 => TextureCompression::Pxr24,
-        _ if s.vat.encoding == VatEncoding::Png16 => TextureCompression::Deflate,
         _ => TextureCompression::None,
     };
     s.vat.options.normals = bit(a, 4);
@@ -81,14 +90,55 @@ fn settings(a: u8, b: u8) -> BakeSettings {
     } else {
         VatLayoutMode::Atlas
     };
+    s.texture_container = match c & 3 {
+        1 => TextureContainer::Ktx2,
+        2 => TextureContainer::Ktx2Zstd,
+        3 => TextureContainer::Dds,
+        _ => TextureContainer::Exr,
+    };
+    if bit(c, 2) {
+        s.layout = MatrixLayout::Qts;
+        if bit(c, 3) {
+            s.precision = Precision::Unorm16;
+        }
+        // A skin `qts` cannot hold falls back to mat4 (else it is refused).
+        s.layout_fallback = bit(c, 7).then_some(MatrixLayout::Mat4);
+    }
+    // The 8 and 10-bit forms live in KTX2 and DDS only (EXR is taken to
+    // KTX2); packed normals need 16-bit positions.
+    let narrow = match c >> 4 & 3 {
+        1 => Some(VatEncoding::Unorm8),
+        2 => Some(VatEncoding::Unorm10),
+        3 => {
+            s.vat.encoding = VatEncoding::Png16;
+            s.vat.compression = TextureCompression::None;
+            s.vat.direction_encoding = DirectionEncoding::Packed;
+            None
+        }
+        _ => None,
+    };
+    if let Some(encoding) = narrow {
+        s.vat.encoding = encoding;
+        s.vat.compression = TextureCompression::None;
+        if s.texture_container == TextureContainer::Exr {
+            s.texture_container = TextureContainer::Ktx2;
+        }
+    }
+    if s.texture_container != TextureContainer::Exr {
+        s.vat.compression = TextureCompression::None;
+    }
+    // A budget of 1e-4 of the model's size: the bake picks the forms.
+    if bit(c, 6) {
+        s.max_error = Some(ErrorBudget::Relative(1e-4));
+    }
     s
 }
 
 fuzz_target!(|input_bytes: &[u8]| {
-    let [a, b, bytes @ ..] = input_bytes else {
+    let [a, b, c, bytes @ ..] = input_bytes else {
         return;
     };
-    let settings = settings(*a, *b);
+    let settings = settings(*a, *b, *c);
     let scratch =
         tempfile::tempdir_in(std::env::var_os("FUZZ_SCRATCH").unwrap_or_else(|| "/tmp".into()))
             .expect("scratch folder");
@@ -138,30 +188,26 @@ fn verify(container: &std::path::Path, source: &std::path::Path) -> Vec<String> 
         clips: &loaded.clips,
     };
     let selected: Vec<usize> = (0..loaded.clips.len()).collect();
-    let mut outputs = Vec::new();
-    if let Some(b) = &loaded.bones {
-        outputs.push(measure::measure(
-            &subject,
-            measure::Path::Bones(b),
-            &selected,
-            1,
-        ));
-    }
-    if let Some(v) = &loaded.vat {
-        outputs.push(measure::measure(
-            &subject,
-            measure::Path::Vat(v),
-            &selected,
-            1,
-        ));
-    }
+    let paths: Vec<measure::Path<'_>> = loaded
+        .bones
+        .as_ref()
+        .map(measure::Path::Bones)
+        .into_iter()
+        .chain(loaded.vat.as_ref().map(measure::Path::Vat))
+        .collect();
+    let outputs = match measure::measure(&subject, &paths, &selected, 1) {
+        Ok(o) => o,
+        Err(e) => return vec![format!("cannot decode the bake: {e:?}")],
+    };
     let tolerances = Tolerances {
-        relative: 1e-5,
+        relative: measure::DEFAULT_RELATIVE_TOLERANCE,
         normal_degrees: 0.01,
         mid_relative: None,
         accept_recorded_loss: true,
     };
-    let mut problems = Vec::new();
+    // The recorded numbers besides the textures, recomputed, then every
+    // clip of every path judged.
+    let mut problems = measure::records::check_all(&loaded, &outputs).failures;
     for o in &outputs {
         for c in &o.clips {
             for p in judge(c, o.diagonal, &tolerances) {

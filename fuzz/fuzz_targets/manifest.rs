@@ -5,5 +5,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|text: &str| {
-    let _ = rigbake_cli::manifest::Manifest::parse(std::path::Path::new("fuzz/rigbake.toml"), text);
+    let _ = rigbake::manifest::Manifest::parse(std::path::Path::new("fuzz/rigbake.toml"), text);
 });

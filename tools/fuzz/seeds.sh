@@ -25,13 +25,18 @@ if [ "$shared" = 1 ]; then
     models="${RIGBAKE_MODELS:-$repo/../shared/models}"
     find "$models" -name '*.glb' -size -200k -exec cp {} "$seeds/import/" \;
 fi
-# A bake seed starts with the target's two option bytes
+# A bake seed starts with the target's three option bytes
 # (fuzz/fuzz_targets/bake.rs): each model is seeded under several option
 # sets (EXR16, EXR32 + ZIP with root motion, PNG16, small folded textures
-# in mat3x4 f16, OpenVAT and embedding, per-primitive layout, tangents).
+# in mat3x4 f16, OpenVAT and embedding, per-primitive layout, tangents;
+# then the compact forms: packed normals, DDS unorm8, KTX2 unorm10 with
+# qts unorm16, qts in KTX2, qts with a mat4 fallback and a budget, and a
+# budget over small folded textures).
 mkdir -p "$seeds/bake"
 for f in "$seeds"/import/*; do
-    for options in '\020\000' '\025\004' '\022\000' '\025\123' '\360\010' '\026\200' '\064\140'; do
+    for options in '\020\000\000' '\025\004\000' '\022\000\000' '\025\123\000' '\360\010\000' \
+        '\026\200\000' '\064\140\000' '\020\000\060' '\020\000\023' '\020\000\055' '\020\000\005' \
+        '\020\000\304' '\020\020\100'; do
         { printf "$options"; cat "$f"; } > "$seeds/bake/$(printf '%s' "$options" | tr -d '\\')_$(basename "$f")"
     done
 done
@@ -50,6 +55,9 @@ scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
 for model in tentacle walker two_skins tentacle_lods; do
     "$rigbake" bake "$repo/fixtures/$model.glb" --vat --anchors auto --embed-textures --out "$scratch/a" -q
+done
+# (two_skins has weighted joints beside its motion root: extraction refuses it.)
+for model in tentacle walker tentacle_lods; do
     "$rigbake" bake "$repo/fixtures/$model.glb" --vat --root-motion extract --out "$scratch/b" -q
 done
 for set in a b; do
@@ -57,15 +65,47 @@ for set in a b; do
         seed_container "$f" "${set}_$(basename "$f")"
     done
 done
-# A texture seed starts with the target's kind byte: even = EXR, odd = PNG
-# (fuzz/fuzz_targets/texture.rs): the EXRs of the bakes above (bone
-# textures, anchors, VAT at every compression) and the PNGs of PNG16 bakes.
+# A texture seed starts with the target's kind byte (fuzz/fuzz_targets/texture.rs:
+# 0 EXR, 1 PNG, 2 KTX2, 3 Zstandard KTX2, 4 DDS): the EXRs of the bakes
+# above (bone textures, anchors, VAT at every compression), the PNGs of
+# PNG16 bakes, and KTX2 and DDS files of every sample type, each after
+# the four shape bytes the target reads (width - 1, height - 1, layers - 1,
+# sample type), taken from the file's own header.
 mkdir -p "$seeds/texture"
 for model in tentacle two_skins; do
     "$rigbake" vat "$repo/fixtures/$model.glb" --format png16 --normals --out "$scratch/png" -q
     "$rigbake" vat "$repo/fixtures/$model.glb" --format exr32 --compression zip --out "$scratch/zip" -q
     "$rigbake" vat "$repo/fixtures/$model.glb" --format exr16 --compression piz --out "$scratch/piz" -q
+    "$rigbake" bake "$repo/fixtures/$model.glb" --vat --normals --texture-container ktx2 --format unorm8 --out "$scratch/gpu/k8" -q
+    "$rigbake" bake "$repo/fixtures/$model.glb" --vat --normals --texture-container dds --format unorm10 --out "$scratch/gpu/d10" -q
+    "$rigbake" bake "$repo/fixtures/$model.glb" --vat --normals --texture-container ktx2-zstd --out "$scratch/gpu/kz" -q
+    "$rigbake" bake "$repo/fixtures/$model.glb" --vat --normals --texture-container dds --format png16 \
+        --direction-encoding packed --layout qts --precision unorm16 --out "$scratch/gpu/d16" -q
 done
+python3 - "$scratch/gpu" "$seeds/texture" <<'PY'
+import pathlib, struct, sys
+src, out = map(pathlib.Path, sys.argv[1:])
+# vkFormat (KTX2) and DXGI format (DDS) to the target's sample index:
+# F32, F16, Unorm16, Unorm8, Unorm10.
+vk = {109: 0, 97: 1, 91: 2, 37: 3, 64: 4}
+dxgi = {2: 0, 10: 1, 11: 2, 28: 3, 24: 4}
+for f in sorted(src.rglob("*")):
+    data = f.read_bytes() if f.is_file() else b""
+    if data[:12] == b"\xabKTX 20\xbb\r\n\x1a\n":
+        fmt, w, h, _, layers, _, _, zstd = struct.unpack_from("<I4xIIIIIII", data, 12)
+        kind, sample = (3 if zstd == 2 else 2), vk.get(fmt)
+        layers = max(layers, 1)
+    elif data[:4] == b"DDS ":
+        h, w = struct.unpack_from("<II", data, 12)
+        fmt, _, _, layers = struct.unpack_from("<IIII", data, 128)
+        kind, sample = 4, dxgi.get(fmt)
+    else:
+        continue
+    if sample is None or not (1 <= w <= 256 and 1 <= h <= 256 and 1 <= layers <= 8):
+        continue
+    name = "_".join(f.relative_to(src).parts)
+    (out / name).write_bytes(bytes([kind, w - 1, h - 1, layers - 1, sample]) + data)
+PY
 find "$scratch" -name '*.exr' | while read -r f; do
     { printf '\000'; cat "$f"; } > "$seeds/texture/$(printf '%s' "${f#"$scratch"/}" | tr / _)"
 done
