@@ -60,7 +60,16 @@ done
 for model in tentacle walker tentacle_lods; do
     "$rigbake" bake "$repo/fixtures/$model.glb" --vat --root-motion extract --out "$scratch/b" -q
 done
-for set in a b; do
+# The compact forms' records (qts ranges, clip errors, the budget's
+# choice, packed normals, KTX2 and DDS textures), embedded so the
+# container holds them.
+for model in tentacle two_skins; do
+    "$rigbake" bake "$repo/fixtures/$model.glb" --vat --normals --layout qts --precision unorm16 \
+        --format png16 --direction-encoding packed --texture-container ktx2 --embed-textures --out "$scratch/c" -q
+    "$rigbake" bake "$repo/fixtures/$model.glb" --vat --normals --max-error 0.01% \
+        --texture-container dds --embed-textures --out "$scratch/d" -q
+done
+for set in a b c d; do
     find "$scratch/$set" -name '*.rigbake' | while read -r f; do
         seed_container "$f" "${set}_$(basename "$f")"
     done

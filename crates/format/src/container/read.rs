@@ -305,7 +305,7 @@ fn read_layout<R: Read + Seek>(reader: &mut R) -> Result<(Version, u64, Vec<Sect
         let end = s
             .offset
             .checked_add(s.length)
-            .map(|end| end + padding(s.length))
+            .and_then(|end| end.checked_add(padding(s.length)))
             .filter(|end| s.offset == expected_offset && *end <= table_offset)
             .ok_or_else(|| {
                 invalid(format!(
