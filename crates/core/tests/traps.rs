@@ -1290,6 +1290,43 @@ fn deformed_positions_past_the_f32_range_are_refused() {
     rigbake_core::bake::bounds::clip_bounds(&model, &timeline).expect("in range");
 }
 
+/// A joint flung 1e13 units away in a clip keeps its rotation and scale
+/// within `qts`'s relative limit, but the decoded matrix (f32 parts) is
+/// off by far more than the model's size: `qts` is refused for it, naming
+/// the skin, instead of recording an error that verify calls absurd
+/// (found by fuzzing the bake). The matrix layouts take it.
+#[test]
+fn qts_is_refused_when_its_error_passes_the_model_size() {
+    use rigbake_core::bake::frames::{bake_frames, check_forms};
+    use rigbake_fixtures::parts::{add_animation, add_channel};
+    let mut b = two_joint();
+    let a = add_animation(&mut b, "fling");
+    #[rustfmt::skip]
+    let keys = [0.0, 1.0, 0.0,  1.234_567e13, 1.0, 0.0];
+    add_channel(&mut b, a, 1, "translation", "LINEAR", &[0.0, 1.0], &keys);
+    let model = import(&b).unwrap();
+    let timeline = Timeline::all_clips(&model, Sampling::default()).unwrap();
+    let qts = BoneBakeOptions {
+        layout: MatrixLayout::Qts,
+        ..BoneBakeOptions::default()
+    };
+    let baked = bake_frames(&model, &timeline, &qts, &[]).unwrap();
+    let e = expect_error(
+        check_forms(&model, &timeline, &baked.textures),
+        ErrorKind::Invalid,
+        "skins[0]",
+        "more than the model's size",
+    );
+    assert!(e.to_string().contains("--layout mat4"), "{e}");
+    let mat4 = bake_frames(&model, &timeline, &BoneBakeOptions::default(), &[]).unwrap();
+    check_forms(&model, &timeline, &mat4.textures).expect("mat4 has no lossy form");
+    // Without the fling the same model takes qts.
+    let model = import(&two_joint()).unwrap();
+    let timeline = Timeline::all_clips(&model, Sampling::default()).unwrap();
+    let baked = bake_frames(&model, &timeline, &qts, &[]).unwrap();
+    check_forms(&model, &timeline, &baked.textures).expect("qts holds the plain rig");
+}
+
 /// NORMAL must be unit length; a file whose normals are tiny (1e-33) used
 /// to bake zero VAT normals (their square underflows in f32) where the
 /// reference evaluation found unit ones (found by fuzzing). The importer

@@ -415,8 +415,28 @@ pub const FORM_RELATIVE_LIMIT: f64 = 1e-5;
 
 /// Refuses the textures' lossy form when a skin matrix is beyond it
 /// ([`FORM_RELATIVE_LIMIT`]): the error names the worst joint, its clip
-/// and frame, and what the form would cost there.
+/// and frame, and what the form would cost there. Also refuses a form
+/// whose stored entries are off by more than the model's size
+/// ([`timeline::loops::model_size`]): a joint carried some 1e13 units
+/// away keeps its rotation and scale within the relative limit, but its
+/// decoded matrix is then off by more than the whole model, a recorded
+/// error `rigbake verify` rightly calls not credible (found by fuzzing).
 pub fn check_forms(model: &Model, timeline: &Timeline, textures: &[BoneTexture]) -> Result<()> {
+    let size = timeline::loops::model_size(model);
+    let absurd = textures
+        .iter()
+        .filter_map(|t| t.form_error.map(|f| (t, f)))
+        .find(|(_, f)| f.max.total_cmp(&size).is_gt());
+    if let Some((tex, f)) = absurd {
+        return Err(Error::invalid(
+            format!("skins[{}]", tex.set.skin),
+            format!(
+                "in the qts layout, decoded skin matrices would be off by up to {:.3e} model units, more than the model's size ({size:.3e}): its joints move too far for the form's precision",
+                f.max
+            ),
+        )
+        .with_hint("bake this model with `--layout mat4` or `--layout mat3x4`"));
+    }
     let worst = textures
         .iter()
         .filter_map(|t| t.form_error.map(|f| (t, f)))
