@@ -119,7 +119,6 @@ fn settings(a: u8, b: u8, c: u8) -> BakeSettings {
     };
     if let Some(encoding) = narrow {
         s.vat.encoding = encoding;
-        s.vat.compression = TextureCompression::None;
         if s.texture_container == TextureContainer::Exr {
             s.texture_container = TextureContainer::Ktx2;
         }
@@ -183,18 +182,9 @@ fn verify(container: &std::path::Path, source: &std::path::Path) -> Vec<String> 
         // A bake that cannot be read back is a failure too.
         Err(e) => return vec![format!("cannot load the bake: {e:?}")],
     };
-    let subject = measure::Subject {
-        model: &loaded.source.model,
-        clips: &loaded.clips,
-    };
+    let subject = measure::Subject::of(&loaded);
     let selected: Vec<usize> = (0..loaded.clips.len()).collect();
-    let paths: Vec<measure::Path<'_>> = loaded
-        .bones
-        .as_ref()
-        .map(measure::Path::Bones)
-        .into_iter()
-        .chain(loaded.vat.as_ref().map(measure::Path::Vat))
-        .collect();
+    let paths = measure::Path::all(&loaded);
     let outputs = match measure::measure(&subject, &paths, &selected, 1) {
         Ok(o) => o,
         Err(e) => return vec![format!("cannot decode the bake: {e:?}")],

@@ -58,19 +58,10 @@ pub fn run(args: &VerifyArgs, verbosity: Verbosity) -> Outcome {
             problems.push("pass --allow-source-mismatch to compare anyway".to_owned());
         }
     }
-    let subject = measure::Subject {
-        model: &loaded.source.model,
-        clips: &loaded.clips,
-    };
+    let subject = measure::Subject::of(&loaded);
     let mut outputs = Vec::new();
     if !problems_fail || args.allow_source_mismatch || loaded.source.sha256_matches {
-        let paths: Vec<measure::Path<'_>> = loaded
-            .bones
-            .as_ref()
-            .map(measure::Path::Bones)
-            .into_iter()
-            .chain(loaded.vat.as_ref().map(measure::Path::Vat))
-            .collect();
+        let paths = measure::Path::all(&loaded);
         outputs = measure::measure(&subject, &paths, &selected, args.stride)?;
         if outputs.is_empty() {
             problems.push(format!(

@@ -86,16 +86,8 @@ fn windowed_results_are_the_whole_files_results() {
     for container in containers(out.path()) {
         let measure = |decode: Decode, window: u64| {
             let l = playback::load_with(&container, None, Paths::All, decode).unwrap();
-            let subject = Subject {
-                model: &l.source.model,
-                clips: &l.clips,
-            };
-            let paths: Vec<verify::Path<'_>> = l
-                .bones
-                .iter()
-                .map(verify::Path::Bones)
-                .chain(l.vat.iter().map(verify::Path::Vat))
-                .collect();
+            let subject = Subject::of(&l);
+            let paths = verify::Path::all(&l);
             let all: Vec<usize> = (0..l.clips.len()).collect();
             verify::measure_windowed(&subject, &paths, &all, 1, window).unwrap()
         };

@@ -18,7 +18,7 @@ use rigbake_core::runtime::vat_path::{self, VatTextureView};
 use rigbake_core::runtime::{AnimationState, ClipInfo, GpuState, PlayMode, RuntimeVertex};
 
 use super::stats::{Stats, Tally, grow};
-use crate::playback::{BonePlayback, BonePrimitive, LoadedClip, VatPlayback, VatPrimitive};
+use crate::playback::{BonePlayback, BonePrimitive, Loaded, LoadedClip, VatPlayback, VatPrimitive};
 
 /// The playback paths and the model they play.
 #[derive(Debug, Clone, Copy)]
@@ -36,6 +36,25 @@ pub enum Path<'a> {
     Bones(&'a BonePlayback),
     /// VAT path.
     Vat(&'a VatPlayback),
+}
+
+impl<'a> Subject<'a> {
+    /// The source model and clip table of a loaded bake.
+    pub fn of(loaded: &'a Loaded) -> Self {
+        Self {
+            model: &loaded.source.model,
+            clips: &loaded.clips,
+        }
+    }
+}
+
+impl<'a> Path<'a> {
+    /// Every path a loaded bake holds, bones first: what `rigbake verify`
+    /// measures.
+    pub fn all(loaded: &'a Loaded) -> Vec<Self> {
+        let bones = loaded.bones.iter().map(Path::Bones);
+        bones.chain(loaded.vat.iter().map(Path::Vat)).collect()
+    }
 }
 
 /// Whether a sample is at a frame time or between two frames.

@@ -130,17 +130,8 @@ pub fn on_threads<T: Send>(threads: Option<usize>, f: impl FnOnce() -> T + Send)
 /// loaded bake (bones first).
 pub fn measure_all(loaded: &rigbake::playback::Loaded) -> Vec<rigbake::verify::OutputStats> {
     use rigbake::verify::{self, Subject};
-    let subject = Subject {
-        model: &loaded.source.model,
-        clips: &loaded.clips,
-    };
-    let paths: Vec<verify::Path<'_>> = loaded
-        .bones
-        .as_ref()
-        .map(verify::Path::Bones)
-        .into_iter()
-        .chain(loaded.vat.as_ref().map(verify::Path::Vat))
-        .collect();
+    let subject = Subject::of(loaded);
+    let paths = verify::Path::all(loaded);
     let all: Vec<usize> = (0..loaded.clips.len()).collect();
     verify::measure(&subject, &paths, &all, 1).unwrap()
 }

@@ -136,10 +136,7 @@ fn packed_normals_live_in_the_positions_alpha_within_their_recorded_angle() {
     );
     // verify plays the packed bake back (both paths) and passes every clip.
     let loaded = playback::load(c_packed, None, Paths::All).unwrap();
-    let subject = Subject {
-        model: &loaded.source.model,
-        clips: &loaded.clips,
-    };
+    let subject = Subject::of(&loaded);
     let paths: Vec<verify::Path<'_>> = loaded.vat.iter().map(verify::Path::Vat).collect();
     let all: Vec<usize> = (0..loaded.clips.len()).collect();
     let tolerances = Tolerances {

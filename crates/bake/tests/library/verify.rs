@@ -23,20 +23,8 @@ use crate::common::{bake, bake_all, containers, settings, shared_models, sheet, 
 /// gives beside the other. Returns how many clips were compared (0 when
 /// the bake has no VAT path).
 fn same_numbers(container: &Path, window_bytes: u64, each_alone: bool) -> usize {
-    fn subject(l: &playback::Loaded) -> Subject<'_> {
-        Subject {
-            model: &l.source.model,
-            clips: &l.clips,
-        }
-    }
-    fn paths(l: &playback::Loaded) -> Vec<verify::Path<'_>> {
-        l.bones
-            .as_ref()
-            .map(verify::Path::Bones)
-            .into_iter()
-            .chain(l.vat.as_ref().map(verify::Path::Vat))
-            .collect()
-    }
+    let subject = Subject::of;
+    let paths = verify::Path::all;
     let whole = playback::load(container, None, Paths::All).unwrap();
     let rows = playback::load_with(container, None, Paths::All, Decode::Rows).unwrap();
     let (Some(a), Some(b)) = (&whole.vat, &rows.vat) else {
