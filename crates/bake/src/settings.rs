@@ -11,6 +11,7 @@ use rigbake_format::meta;
 use rigbake_format::texture::Precision;
 use rigbake_format::texture::exr::TextureCompression;
 use rigbake_format::texture::gpu::TextureContainer;
+use rigbake_format::texture::png::PngCompression;
 use rigbake_types::{OutputKind, OutputKinds};
 use serde::ser::SerializeStruct;
 use serde::{Serialize, Serializer};
@@ -24,6 +25,9 @@ pub struct VatSettings {
     pub direction_encoding: meta::DirectionEncoding,
     /// EXR compression (PNG is always deflate).
     pub compression: TextureCompression,
+    /// How PNG files deflate (left out of the bake key at its default).
+    #[serde(skip_serializing_if = "PngCompression::is_fast")]
+    pub png_compression: PngCompression,
     /// What the core bakes (normals, tangents, convention, sizes).
     pub options: VatOptions,
 }
@@ -255,6 +259,7 @@ impl Default for BakeSettings {
                 encoding: meta::VatEncoding::Exr16,
                 direction_encoding: meta::DirectionEncoding::Octahedral,
                 compression: TextureCompression::None,
+                png_compression: PngCompression::Fast,
                 options: VatOptions::default(),
             },
             import: ImportOptions {

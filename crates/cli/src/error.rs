@@ -27,6 +27,9 @@ pub enum UsageError {
         "{0} applies to EXR formats only: png16 is always deflate (drop it, or use --format exr16 or exr32)"
     )]
     PngCompression(&'static str),
+    /// `--png-compression` where no model could write a PNG file (why).
+    #[error("--png-compression applies to PNG files only: {0}")]
+    NoPngFiles(String),
     /// `--compression` (or `--zip`) with a KTX2 or DDS texture container.
     #[error(
         "{0} applies to EXR files only: --texture-container {1} stores texels uncompressed (use ktx2-zstd for Zstandard supercompression, or drop {0})"

@@ -291,13 +291,8 @@ fn check_flags(flags: &SettingFlags) -> Result<(), UsageError> {
         .texture_container
         .filter(|c| !c.is_exr() && compressed)
     {
-        let name = match container {
-            TextureContainer::Ktx2 => "ktx2",
-            TextureContainer::Ktx2Zstd => "ktx2-zstd",
-            _ => "dds",
-        };
         let flag = if zip { "--zip" } else { "--compression" };
-        return Err(UsageError::GpuCompression(flag, name));
+        return Err(UsageError::GpuCompression(flag, container_name(container)));
     }
     if vat.format == Some(VatEncoding::Png16) {
         if zip {
@@ -311,6 +306,47 @@ fn check_flags(flags: &SettingFlags) -> Result<(), UsageError> {
         }
     }
     Ok(())
+}
+
+/// The name of a GPU texture container on the command line.
+fn container_name(container: TextureContainer) -> &'static str {
+    match container {
+        TextureContainer::Ktx2 => "ktx2",
+        TextureContainer::Ktx2Zstd => "ktx2-zstd",
+        _ => "dds",
+    }
+}
+
+/// `--png-compression` where no model could write a PNG file: with a KTX2
+/// or DDS container, or with a format other than png16 that no manifest
+/// (`manifest`) or error budget (`budget`, `--max-error`) could change.
+fn check_png_compression(
+    flags: &SettingFlags,
+    manifest: bool,
+    budget: bool,
+) -> Result<(), UsageError> {
+    if flags.vat.png_compression.is_none() {
+        return Ok(());
+    }
+    if let Some(container) = flags.texture_container.filter(|c| !c.is_exr()) {
+        return Err(UsageError::NoPngFiles(format!(
+            "--texture-container {} writes its textures as KTX2 or DDS files (drop one of the two)",
+            container_name(container)
+        )));
+    }
+    match flags.vat.format {
+        Some(VatEncoding::Png16) => Ok(()),
+        None if manifest || budget => Ok(()),
+        Some(format) if !budget => Err(UsageError::NoPngFiles(format!(
+            "--format {} writes no PNG file (drop it, or use --format png16)",
+            clap::ValueEnum::to_possible_value(&format)
+                .map_or_else(String::new, |v| v.get_name().to_owned())
+        ))),
+        Some(_) => Ok(()),
+        None => Err(UsageError::NoPngFiles(
+            "the VAT format is exr16 by default (drop it, or add --format png16)".to_owned(),
+        )),
+    }
 }
 
 /// The first VAT-only flag set in `flags`, by its name on the command line
@@ -471,6 +507,11 @@ impl BakePlan {
             return Err(UsageError::VatFlagWithoutVat(flag));
         }
         check_flags(&args.settings)?;
+        check_png_compression(
+            &args.settings,
+            manifest.is_some(),
+            args.bake.max_error.is_some(),
+        )?;
         let mut g = gather(&args.inputs, manifest.as_ref(), &args.run, &args.settings)?;
         let flags = Options::from_bake_flags(args.settings.clone(), args.bake.clone());
         apply_flags(&mut g.found, &flags)?;
@@ -487,6 +528,7 @@ impl BakePlan {
     pub fn from_vat_args(args: &VatArgs, verbosity: Verbosity) -> Result<Self, UsageError> {
         let manifest = load_manifest(&args.inputs, args.manifest.as_deref())?;
         check_flags(&args.settings)?;
+        check_png_compression(&args.settings, manifest.is_some(), false)?;
         let mut g = gather(&args.inputs, manifest.as_ref(), &args.run, &args.settings)?;
         apply_flags(&mut g.found, &Options::from(args.settings.clone()))?;
         for (_, _, d, _) in &mut g.found {

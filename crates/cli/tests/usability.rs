@@ -534,6 +534,44 @@ fn png16_refuses_an_exr_compression() {
     assert!(!out.path().join("refused/tentacle").exists());
 }
 
+/// `--png-compression` where no model could write a PNG (the default
+/// exr16, another format, a KTX2 or DDS container) is a usage error saying
+/// why, and nothing is written; with png16, or with a budget that may
+/// choose it, it is taken.
+#[test]
+fn png_compression_without_png_files_is_a_usage_error() {
+    let model = rigbake_fixtures::fixture("tentacle.glb");
+    let refused: [(&[&str], &str); 3] = [
+        (&[], "exr16 by default"),
+        (&["--format", "exr32"], "--format exr32 writes no PNG"),
+        (
+            &["--format", "png16", "--texture-container", "ktx2"],
+            "--texture-container ktx2",
+        ),
+    ];
+    for (flags, why) in refused {
+        let out = tempfile::tempdir().unwrap();
+        let mut all = vec!["--vat", "--png-compression", "none"];
+        all.extend(flags);
+        let r = bake(std::slice::from_ref(&model), out.path(), &all);
+        assert_eq!(r.status.code(), Some(2), "{flags:?}: {}", stderr(&r));
+        assert!(
+            stderr(&r).contains("--png-compression applies to PNG files only")
+                && stderr(&r).contains(why),
+            "{flags:?}: {}",
+            stderr(&r)
+        );
+        assert!(!out.path().join("tentacle").exists(), "{flags:?}");
+    }
+    for flags in [&["--format", "png16"][..], &["--max-error", "1%"]] {
+        let out = tempfile::tempdir().unwrap();
+        let mut all = vec!["--vat", "--png-compression", "none"];
+        all.extend(flags);
+        let r = bake(std::slice::from_ref(&model), out.path(), &all);
+        assert!(r.status.success(), "{flags:?}: {}", stderr(&r));
+    }
+}
+
 /// A lossy `--layout-fallback` (qts) is a usage error (exit 2) saying
 /// which layouts it may be.
 #[test]

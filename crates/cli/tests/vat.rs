@@ -1112,3 +1112,81 @@ fn directions_asked_of_primitives_without_them_are_a_warning() {
         "{line}"
     );
 }
+
+/// `--png-compression none` writes stored deflate blocks holding the very
+/// samples `fast` compresses, for packed and separate normals: the VAT
+/// records agree but for the files' sizes and checksums, each file is the
+/// size of its unfiltered rows plus the stored framing, and both bakes
+/// pass `rigbake verify`.
+#[test]
+fn uncompressed_png_holds_the_compressed_samples_and_verifies() {
+    let root = tempfile::tempdir().unwrap();
+    for model in ["tentacle.glb", "walker.glb"] {
+        let path = rigbake_fixtures::fixture(model);
+        let name = stem(&path);
+        for directions in ["packed", "octahedral"] {
+            let bake_with = |mode: &str| {
+                let out = root.path().join(format!("{name}-{directions}-{mode}"));
+                let flags = [
+                    "--format",
+                    "png16",
+                    "--normals",
+                    "--direction-encoding",
+                    directions,
+                    "--png-compression",
+                    mode,
+                ];
+                let r = vat(std::slice::from_ref(&path), &out, &flags);
+                assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+                let v = rigbake(&[
+                    "verify".as_ref(),
+                    out.join(&name).join(format!("{name}.rigbake")).as_os_str(),
+                ]);
+                assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stdout));
+                out
+            };
+            let (fast, none) = (bake_with("fast"), bake_with("none"));
+            let (_, fast_vat) = open(&fast, &name);
+            let (_, none_vat) = open(&none, &name);
+            assert_eq!(fast_vat.textures.len(), none_vat.textures.len());
+            let packed = none_vat.textures.iter().any(|t| t.channels == 4);
+            assert_eq!(packed, directions == "packed", "{model} {directions}");
+            for (f, n) in fast_vat.textures.iter().zip(&none_vat.textures) {
+                let same = VatTextureMeta {
+                    bytes: f.bytes,
+                    crc32: f.crc32,
+                    ..n.clone()
+                };
+                assert_eq!(*f, same, "{model} {directions}: the records differ");
+                let samples = |dir: &Path| {
+                    let bytes = std::fs::read(dir.join(&name).join(&f.name)).unwrap();
+                    let mut reader = png::Decoder::new(Cursor::new(bytes)).read_info().unwrap();
+                    let mut buf = vec![0u8; reader.output_buffer_size().unwrap()];
+                    let info = reader.next_frame(&mut buf).unwrap();
+                    buf.truncate(info.buffer_size());
+                    buf
+                };
+                assert!(
+                    samples(&fast) == samples(&none),
+                    "{model} {directions} {}: the samples differ",
+                    f.name
+                );
+                // 2 bytes a sample, 1 filter byte a row; zlib's 6 bytes and 5
+                // a stored block of at most 65535; PNG's signature, IHDR, IEND
+                // (45 bytes) and 12 an IDAT chunk of about 1 MiB.
+                let rows = n.height as usize * (1 + n.width as usize * n.channels as usize * 2);
+                let blocks = rows / 65535 + 1;
+                let chunks = (rows + 5 * blocks + 6).div_ceil(1 << 20);
+                let file = std::fs::metadata(none.join(&name).join(&n.name))
+                    .unwrap()
+                    .len();
+                assert_eq!(
+                    file as usize,
+                    rows + 5 * blocks + 6 + 45 + 12 * chunks,
+                    "{}",
+                    n.name
+                );
+            }
+        }
+    }
+}

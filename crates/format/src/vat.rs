@@ -20,7 +20,7 @@ use crate::texture::gpu::{
     GpuStream, TextureContainer, interleave_f16, interleave_f32, interleave_narrow, interleave_u16,
 };
 use crate::texture::gpu_spec::{GpuSpec, SampleType};
-use crate::texture::png::Png16Stream;
+use crate::texture::png::{Png16Stream, PngCompression};
 use crate::texture::quantize::{RowQuantizer, interleave_be, quantize_planar_row};
 
 /// Floats per texel a stream delivers: 3 for positions and normals, 4 for
@@ -47,6 +47,8 @@ pub struct VatFileSpec {
     pub direction_encoding: DirectionEncoding,
     /// EXR compression (ignored for PNG, which is always deflate).
     pub compression: TextureCompression,
+    /// How a PNG file deflates its rows (ignored for other files).
+    pub png_compression: PngCompression,
     /// Per-channel `[min, max]` for bounds-normalised PNG channels (required
     /// for PNG positions and for PNG directions with `Bounds`).
     pub bounds: Option<[[f32; 4]; 2]>,
@@ -297,9 +299,15 @@ impl VatFileWriter {
                     compression: spec.compression,
                 },
             )?),
-            VatEncoding::Png16 | VatEncoding::Unorm8 | VatEncoding::Unorm10 => Sink::Png(
-                Png16Stream::new(file, spec.width, spec.height, spec.channels())?,
-            ),
+            VatEncoding::Png16 | VatEncoding::Unorm8 | VatEncoding::Unorm10 => {
+                Sink::Png(Png16Stream::new(
+                    file,
+                    spec.width,
+                    spec.height,
+                    spec.channels(),
+                    spec.png_compression,
+                )?)
+            }
         };
         Ok(Self {
             spec,

@@ -289,6 +289,30 @@ impl TextureCompression {
     }
 }
 
+/// How PNG VAT files deflate their image data (`--png-compression`). Both
+/// are ordinary PNG files (a zlib stream of deflate blocks); they differ in
+/// size and in the time a bake spends compressing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all(serialize = "snake_case", deserialize = "kebab-case"))]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum PngCompression {
+    /// Rows filtered with Sub and compressed by fdeflate, the png crate's
+    /// fast mode (default).
+    #[default]
+    Fast,
+    /// Rows unfiltered in stored (uncompressed) deflate blocks: no time
+    /// spent compressing, files about the size of the texels.
+    None,
+}
+
+impl PngCompression {
+    /// Whether it is the default, [`PngCompression::Fast`] (left out of the
+    /// bake key's settings, so keys made before the option stay valid).
+    pub fn is_fast(&self) -> bool {
+        *self == Self::Fast
+    }
+}
+
 /// How directions (normals, tangent xyz) are stored in PNG.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all(serialize = "snake_case", deserialize = "kebab-case"))]

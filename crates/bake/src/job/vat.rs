@@ -819,6 +819,7 @@ fn bake_primitive(
         encoding: vs.encoding,
         direction_encoding: vs.direction_encoding,
         compression: vs.compression,
+        png_compression: vs.png_compression,
         bounds: None,
         container,
         layers,

@@ -33,8 +33,8 @@ use std::path::PathBuf;
 
 use rigbake_types::{
     AnchorsMode, DirectionEncoding, ErrorBudget, LodSpec, MatrixLayout, NormalConvention,
-    OutputKind, Precision, Props, RootMotionMode, SampleRule, TextureCompression, TextureContainer,
-    VatEncoding, VatLayoutMode,
+    OutputKind, PngCompression, Precision, Props, RootMotionMode, SampleRule, TextureCompression,
+    TextureContainer, VatEncoding, VatLayoutMode,
 };
 
 use declare::options;
@@ -102,6 +102,16 @@ options! {
         #[default("\"none\"")]
         #[flag("compression", value_enum, value_name = "MODE")]
         compression: Option<TextureCompression>,
+        /// PNG VAT compression: `fast` filters rows and deflates them with
+        /// fdeflate; `none` stores them in uncompressed deflate blocks
+        /// (still a plain PNG), which skips the costliest step of a PNG
+        /// bake at the price of larger files (BrainStem's packed VAT: 0.7x
+        /// the time, 1.09x the size; docs/performance.md). A manifest's
+        /// value does not apply to models that write no PNG; the flag is
+        /// an error where no model can (KTX2 and DDS, other formats).
+        #[default("\"fast\"")]
+        #[flag("png-compression", value_enum, value_name = "MODE")]
+        png_compression: Option<PngCompression>,
         /// Put the VAT lookup UV in TEXCOORD set N of the playback mesh;
         /// the source's sets from N on move up by one (docs/engines.md).
         #[default("(the lowest free set)")]

@@ -396,4 +396,5 @@ fn apply_vat(v: &mut VatSettings, o: &VatOptions) {
     set(&mut v.options.power_of_two, o.power_of_two);
     set(&mut v.options.layout, o.layout);
     set(&mut v.compression, o.compression);
+    set(&mut v.png_compression, o.png_compression);
 }

@@ -5,6 +5,8 @@
 
 use std::io::{BufRead, Seek, Write};
 
+pub use rigbake_types::PngCompression;
+
 use super::feed::Feed;
 use crate::error::{FormatError, Result};
 
@@ -19,9 +21,128 @@ const IDAT_BYTES: usize = 1 << 20;
 
 /// Streams a 16-bit RGB or RGBA PNG, row by row.
 pub struct Png16Writer<W: Write + 'static> {
-    stream: png::StreamWriter<'static, W>,
+    stream: Idat<W>,
     row_len: usize,
     bytes: Vec<u8>,
+}
+
+/// Where the rows go: the png crate's compressing stream, or stored
+/// deflate blocks this module frames itself.
+enum Idat<W: Write + 'static> {
+    Compressed(png::StreamWriter<'static, W>),
+    Stored(StoredIdat<W>),
+}
+
+/// Largest stored deflate block (its length field has 16 bits).
+const STORED_BLOCK: usize = 65535;
+
+/// [`PngCompression::None`]: rows with filter type 0 in a zlib stream of
+/// stored deflate blocks (RFC 1950 and 1951: header `78 01`, then blocks of
+/// a 5-byte header, `BFINAL`, `LEN` and `!LEN` little-endian, and `LEN`
+/// bytes, then the Adler-32 of the rows, big-endian), cut into IDAT chunks
+/// of whole blocks. Framed here because the crates that write stored
+/// blocks either need to seek back over their output (fdeflate's
+/// `StoredOnlyCompressor`) or still run their compressor's per-byte
+/// bookkeeping (miniz_oxide at level 0, which the png crate uses for
+/// `NoCompression`: slower than fdeflate's compression on BrainStem).
+struct StoredIdat<W: Write + 'static> {
+    png: png::Writer<W>,
+    adler: simd_adler32::Adler32,
+    /// The IDAT chunk being filled: whole blocks, then the open block.
+    chunk: Vec<u8>,
+    /// Where the open block's header starts in `chunk`.
+    header_at: usize,
+    rows_left: usize,
+    row_bytes: usize,
+}
+
+impl<W: Write + 'static> StoredIdat<W> {
+    fn new(png: png::Writer<W>, row_bytes: usize, height: usize) -> Self {
+        let mut chunk = Vec::with_capacity(IDAT_BYTES + STORED_BLOCK + 16);
+        chunk.extend_from_slice(&[0x78, 0x01]);
+        let mut idat = Self {
+            png,
+            adler: simd_adler32::Adler32::new(),
+            chunk,
+            header_at: 0,
+            rows_left: height,
+            row_bytes,
+        };
+        idat.open_block();
+        idat
+    }
+
+    fn open_block(&mut self) {
+        self.header_at = self.chunk.len();
+        self.chunk.extend_from_slice(&[0; 5]);
+    }
+
+    /// Bytes in the open block.
+    fn filled(&self) -> usize {
+        self.chunk.len() - self.header_at - 5
+    }
+
+    fn payload(&mut self, mut data: &[u8]) -> Result<()> {
+        self.adler.write(data);
+        while !data.is_empty() {
+            let take = (STORED_BLOCK - self.filled()).min(data.len());
+            self.chunk.extend_from_slice(&data[..take]);
+            data = &data[take..];
+            if self.filled() == STORED_BLOCK {
+                self.close_block(false);
+                if self.chunk.len() >= IDAT_BYTES {
+                    self.flush_chunk()?;
+                }
+                self.open_block();
+            }
+        }
+        Ok(())
+    }
+
+    fn close_block(&mut self, last: bool) {
+        // At most STORED_BLOCK (payload closes a block when it is full).
+        let n = self.filled() as u16;
+        let header = &mut self.chunk[self.header_at..self.header_at + 5];
+        header[0] = u8::from(last);
+        header[1..3].copy_from_slice(&n.to_le_bytes());
+        header[3..5].copy_from_slice(&(!n).to_le_bytes());
+    }
+
+    fn flush_chunk(&mut self) -> Result<()> {
+        self.png
+            .write_chunk(png::chunk::IDAT, &self.chunk)
+            .map_err(png_error)?;
+        self.chunk.clear();
+        Ok(())
+    }
+
+    fn write_rows(&mut self, bytes: &[u8]) -> Result<()> {
+        for row in bytes.chunks(self.row_bytes) {
+            if self.rows_left == 0 {
+                return Err(FormatError::Invalid(
+                    "PNG: more rows than the height".to_owned(),
+                ));
+            }
+            self.rows_left -= 1;
+            self.payload(&[0])?;
+            self.payload(row)?;
+        }
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<()> {
+        if self.rows_left != 0 {
+            return Err(FormatError::Invalid(format!(
+                "PNG: {} rows missing",
+                self.rows_left
+            )));
+        }
+        self.close_block(true);
+        let sum = self.adler.finish();
+        self.chunk.extend_from_slice(&sum.to_be_bytes());
+        self.flush_chunk()?;
+        self.png.finish().map_err(png_error)
+    }
 }
 
 impl<W: Write + 'static> std::fmt::Debug for Png16Writer<W> {
@@ -33,8 +154,15 @@ impl<W: Write + 'static> std::fmt::Debug for Png16Writer<W> {
 }
 
 impl<W: Write + 'static> Png16Writer<W> {
-    /// Starts a `width` x `height` PNG with 3 (RGB) or 4 (RGBA) channels.
-    pub fn new(out: W, width: usize, height: usize, channels: usize) -> Result<Self> {
+    /// Starts a `width` x `height` PNG with 3 (RGB) or 4 (RGBA) channels,
+    /// its rows compressed as `compression` says.
+    pub fn new(
+        out: W,
+        width: usize,
+        height: usize,
+        channels: usize,
+        compression: PngCompression,
+    ) -> Result<Self> {
         let color = match channels {
             3 => png::ColorType::Rgb,
             4 => png::ColorType::Rgba,
@@ -57,10 +185,16 @@ impl<W: Write + 'static> Png16Writer<W> {
         // worse, since folded textures stack vertex bands, not frames.
         encoder.set_compression(png::Compression::Fast);
         encoder.set_filter(png::Filter::Sub);
-        let stream = encoder
-            .write_header()
-            .and_then(|w| w.into_stream_writer_with_size(IDAT_BYTES))
-            .map_err(png_error)?;
+        let header = encoder.write_header().map_err(png_error)?;
+        let stream = if compression == PngCompression::None {
+            Idat::Stored(StoredIdat::new(header, width * channels * 2, height))
+        } else {
+            Idat::Compressed(
+                header
+                    .into_stream_writer_with_size(IDAT_BYTES)
+                    .map_err(png_error)?,
+            )
+        };
         Ok(Self {
             stream,
             row_len: width * channels,
@@ -78,7 +212,10 @@ impl<W: Write + 'static> Png16Writer<W> {
         self.bytes.clear();
         self.bytes
             .extend(samples.iter().flat_map(|s| s.to_be_bytes()));
-        self.stream.write_all(&self.bytes).map_err(png_error)
+        let bytes = std::mem::take(&mut self.bytes);
+        let r = self.push_be_bytes(&bytes);
+        self.bytes = bytes;
+        r
     }
 
     /// Appends whole rows already as PNG stores them: big-endian 16-bit
@@ -89,12 +226,18 @@ impl<W: Write + 'static> Png16Writer<W> {
                 "PNG: bytes are not whole rows".to_owned(),
             ));
         }
-        self.stream.write_all(bytes).map_err(png_error)
+        match &mut self.stream {
+            Idat::Compressed(s) => s.write_all(bytes).map_err(png_error),
+            Idat::Stored(s) => s.write_rows(bytes),
+        }
     }
 
     /// Completes the file; fails if fewer rows than the height were pushed.
     pub fn finish(self) -> Result<()> {
-        self.stream.finish().map_err(png_error)
+        match self.stream {
+            Idat::Compressed(s) => s.finish().map_err(png_error),
+            Idat::Stored(s) => s.finish(),
+        }
     }
 }
 
@@ -139,15 +282,17 @@ pub struct Png16Stream {
 }
 
 impl Png16Stream {
-    /// Starts a `width` x `height` PNG with 3 (RGB) or 4 (RGBA) channels
-    /// (the header is written, and checked, before this returns).
+    /// Starts a `width` x `height` PNG with 3 (RGB) or 4 (RGBA) channels,
+    /// compressed as `compression` says (the header is written, and
+    /// checked, before this returns).
     pub fn new<W: Write + Send + 'static>(
         out: W,
         width: usize,
         height: usize,
         channels: usize,
+        compression: PngCompression,
     ) -> Result<Self> {
-        let mut writer = Png16Writer::new(out, width, height, channels)?;
+        let mut writer = Png16Writer::new(out, width, height, channels, compression)?;
         let feed =
             Feed::<Vec<u8>>::spawn("rigbake-png-writer", "PNG writer", move |rows, spares| {
                 for batch in rows.iter() {
@@ -282,7 +427,7 @@ mod tests {
         let (w, h) = (5, 4);
         let samples: Vec<u16> = (0..w * h * 3).map(|i| (i * 4099 % 65536) as u16).collect();
         let out = SharedBuf::default();
-        let mut writer = Png16Writer::new(out.clone(), w, h, 3).unwrap();
+        let mut writer = Png16Writer::new(out.clone(), w, h, 3, PngCompression::Fast).unwrap();
         writer.push_rows(&samples[..w * 3]).unwrap();
         writer.push_rows(&samples[w * 3..]).unwrap();
         writer.finish().unwrap();
@@ -297,7 +442,7 @@ mod tests {
         // A valid 1x1 16-bit RGB PNG whose IHDR is rewritten to 65535 x
         // 65535 (CRC fixed): 25 GB if trusted.
         let out = SharedBuf::default();
-        let mut writer = Png16Writer::new(out.clone(), 1, 1, 3).unwrap();
+        let mut writer = Png16Writer::new(out.clone(), 1, 1, 3, PngCompression::Fast).unwrap();
         writer.push_rows(&[1, 2, 3]).unwrap();
         writer.finish().unwrap();
         let mut bytes = out.0.lock().unwrap().clone();
@@ -316,9 +461,95 @@ mod tests {
 
     #[test]
     fn missing_rows_are_an_error() {
-        let mut writer = Png16Writer::new(SharedBuf::default(), 2, 2, 4).unwrap();
+        for compression in [PngCompression::Fast, PngCompression::None] {
+            let mut writer = Png16Writer::new(SharedBuf::default(), 2, 2, 4, compression).unwrap();
+            writer.push_rows(&[0; 8]).unwrap();
+            assert!(writer.finish().is_err(), "{compression:?}");
+        }
+    }
+
+    #[test]
+    fn extra_rows_are_an_error_when_stored() {
+        let mut writer =
+            Png16Writer::new(SharedBuf::default(), 2, 1, 4, PngCompression::None).unwrap();
         writer.push_rows(&[0; 8]).unwrap();
-        assert!(writer.finish().is_err());
+        assert!(writer.push_rows(&[0; 8]).is_err());
+    }
+
+    /// The zlib stream of a PNG's IDAT chunks, and each chunk's length.
+    fn idat_stream(bytes: &[u8]) -> (Vec<u8>, Vec<usize>) {
+        let (mut at, mut idat, mut sizes) = (8, Vec::new(), Vec::new());
+        while at + 8 <= bytes.len() {
+            let n = u32::from_be_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+            if &bytes[at + 4..at + 8] == b"IDAT" {
+                idat.extend_from_slice(&bytes[at + 8..at + 8 + n]);
+                sizes.push(n);
+            }
+            at += 12 + n;
+        }
+        (idat, sizes)
+    }
+
+    #[test]
+    fn stored_rows_round_trip_in_stored_blocks() {
+        // Heights whose unfiltered stream (1 + 6 * w bytes a row) ends
+        // inside a block, exactly on a block's end (the final block is then
+        // empty), and past several IDAT chunks.
+        // 14 texels a row make 85 bytes, and 85 x 771 = 65535.
+        let many = 2 * (IDAT_BYTES / 601) + 7;
+        for (w, h) in [(100, 1), (100, 3), (14, 771), (14, 2 * 771), (100, many)] {
+            let row = 1 + w * 3 * 2;
+            let samples: Vec<u16> = (0..w * h * 3)
+                .map(|i| ((i as u64 * 2654435761) >> 9) as u16)
+                .collect();
+            let out = SharedBuf::default();
+            let mut writer = Png16Writer::new(out.clone(), w, h, 3, PngCompression::None).unwrap();
+            // Uneven batches: rows split across pushes.
+            let cut = (h / 2) * w * 3;
+            writer.push_rows(&samples[..cut]).unwrap();
+            writer.push_rows(&samples[cut..]).unwrap();
+            writer.finish().unwrap();
+            let bytes = out.0.lock().unwrap().clone();
+            // An independent decoder (the png crate's) reads the samples.
+            let back = read(Cursor::new(bytes.clone())).unwrap();
+            assert_eq!(back.samples, samples, "{w} x {h}");
+            // Walk the stream by hand: zlib header, stored blocks of at most
+            // 65535 bytes, the last flagged final, then the Adler-32.
+            let (idat, sizes) = idat_stream(&bytes);
+            assert_eq!(&idat[..2], &[0x78, 0x01]);
+            let (mut at, mut rows) = (2, Vec::new());
+            loop {
+                let header = &idat[at..at + 5];
+                assert_eq!(header[0] & 0b110, 0, "BTYPE 00, stored");
+                let n = u16::from_le_bytes([header[1], header[2]]);
+                assert_eq!(!n, u16::from_le_bytes([header[3], header[4]]));
+                rows.extend_from_slice(&idat[at + 5..at + 5 + usize::from(n)]);
+                at += 5 + usize::from(n);
+                if header[0] & 1 == 1 {
+                    break;
+                }
+                assert_eq!(usize::from(n), STORED_BLOCK, "only the last block is short");
+            }
+            assert_eq!(rows.len(), h * row);
+            assert!(rows.chunks(row).all(|r| r[0] == 0), "filter type None");
+            let adler = u32::from_be_bytes(idat[at..at + 4].try_into().unwrap());
+            let mut check = simd_adler32::Adler32::new();
+            check.write(&rows);
+            assert_eq!(adler, check.finish());
+            assert_eq!(at + 4, idat.len(), "nothing after the checksum");
+            // The size is the rows' plus 5 bytes a block, 6 for zlib.
+            let blocks = h * row / STORED_BLOCK + 1;
+            assert_eq!(idat.len(), h * row + 5 * blocks + 6);
+            // Chunks of whole blocks, each at least IDAT_BYTES but the last.
+            assert!(
+                sizes[..sizes.len() - 1].iter().all(|&n| n >= IDAT_BYTES),
+                "{sizes:?}"
+            );
+            assert!(
+                sizes.iter().all(|&n| n < IDAT_BYTES + STORED_BLOCK + 16),
+                "{sizes:?}"
+            );
+        }
     }
 
     #[test]
@@ -330,21 +561,13 @@ mod tests {
             .map(|i| ((i as u64 * 2654435761) >> 7) as u16)
             .collect();
         let out = SharedBuf::default();
-        let mut writer = Png16Writer::new(out.clone(), w, h, 3).unwrap();
+        let mut writer = Png16Writer::new(out.clone(), w, h, 3, PngCompression::Fast).unwrap();
         writer.push_rows(&samples).unwrap();
         writer.finish().unwrap();
         let bytes = out.0.lock().unwrap().clone();
         assert_eq!(read(Cursor::new(bytes.clone())).unwrap().samples, samples);
         // Walk the chunks: every IDAT but the last is IDAT_BYTES long.
-        let (mut at, mut idat, mut sizes) = (8, Vec::new(), Vec::new());
-        while at + 8 <= bytes.len() {
-            let n = u32::from_be_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
-            if &bytes[at + 4..at + 8] == b"IDAT" {
-                idat.extend_from_slice(&bytes[at + 8..at + 8 + n]);
-                sizes.push(n);
-            }
-            at += 12 + n;
-        }
+        let (idat, sizes) = idat_stream(&bytes);
         assert!(sizes.len() >= 2, "{sizes:?}");
         assert!(
             sizes[..sizes.len() - 1].iter().all(|&n| n == IDAT_BYTES),
