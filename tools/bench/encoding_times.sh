@@ -38,18 +38,19 @@ trap 'rm -rf "$scratch"' EXIT
 # Column name, then bake flags; the first VAT and the first bone entry
 # are the baselines of their groups.
 names=("EXR16 pair" "KTX2 half pair" "KTX2 packed" "DDS unorm8" "KTX2 unorm10" "PNG16 packed"
-    "mat4 f32" "qts f32" "qts f16" "qts unorm16")
+    "PNG16 packed, none" "mat4 f32" "qts f32" "qts f16" "qts unorm16")
 flags=("--vat --normals"
     "--vat --normals --texture-container ktx2"
     "--vat --normals --texture-container ktx2 --format png16 --direction-encoding packed"
     "--vat --normals --texture-container dds --format unorm8"
     "--vat --normals --texture-container ktx2 --format unorm10"
     "--vat --normals --format png16 --direction-encoding packed"
+    "--vat --normals --format png16 --direction-encoding packed --png-compression none"
     ""
     "--layout qts"
     "--layout qts --precision f16"
     "--layout qts --precision unorm16")
-first_bone=6
+first_bone=7
 
 header="| model |"
 rule="|---|"
