@@ -1,7 +1,7 @@
 //! The whole bake of arbitrary bytes as a GLB into a scratch folder, then
 //! what `rigbake verify` does with it: playback loads the bake and both
 //! paths are measured against direct evaluation of the source. The first
-//! three input bytes choose the options (encoding, EXR compression,
+//! three input bytes choose the options (encoding, EXR or PNG compression,
 //! layouts, precision, root motion, embedding, OpenVAT, and the compact
 //! forms of issue 52: texture container, `qts`, 8 and 10-bit and packed
 //! VATs, `--max-error`), the rest is the model.
@@ -23,8 +23,8 @@ use rigbake::{BakeSettings, Baked, ModelInput, ModelJob, Stage, bake_model, job:
 use rigbake_core::timeline::root_motion::RootMotionRequest;
 use rigbake_format::meta::{TextureCompression, VatEncoding};
 use rigbake_types::{
-    DirectionEncoding, ErrorBudget, MatrixLayout, OutputKind, OutputKinds, Precision,
-    RootMotionMode, TextureContainer, VatLayoutMode,
+    DirectionEncoding, ErrorBudget, MatrixLayout, OutputKind, OutputKinds, PngCompression,
+    Precision, RootMotionMode, TextureContainer, VatLayoutMode,
 };
 
 /// The bake options the three option bytes select (`c` the compact forms
@@ -82,6 +82,11 @@ fn settings(a: u8, b: u8, c: u8) -> BakeSettings {
         2 if s.vat.encoding != VatEncoding::Png16 => TextureCompression::Pxr24,
         _ => TextureCompression::None,
     };
+    // For PNG the same bits choose its deflate: stored blocks or fdeflate
+    // (also for packed VATs and budget choices below: ignored elsewhere).
+    if bit(a, 2) {
+        s.vat.png_compression = PngCompression::None;
+    }
     s.vat.options.normals = bit(a, 4);
     s.vat.options.tangents = bit(b, 6);
     s.vat.options.max_texture_size = s.max_texture_size;
