@@ -294,7 +294,22 @@ mod tests {
         exclude.exclude = vec!["a,b".into()];
         let mut two = base.clone();
         two.exclude = vec!["a".into(), "b".into()];
-        let keys = [key(&base), key(&fps), key(&lod), key(&exclude), key(&two)];
+        let mut stored = base.clone();
+        stored.vat.png_compression = rigbake_format::texture::png::PngCompression::None;
+        assert!(
+            canonical_settings(&stored)
+                .unwrap()
+                .contains(r#""compression":"none","png_compression":"none","#),
+            "formats/bake-key.md: after `compression`, only when `none`"
+        );
+        let keys = [
+            key(&base),
+            key(&fps),
+            key(&lod),
+            key(&exclude),
+            key(&two),
+            key(&stored),
+        ];
         for (i, a) in keys.iter().enumerate() {
             for b in &keys[i + 1..] {
                 assert_ne!(a, b);

@@ -117,7 +117,8 @@ impl<W: Write + 'static> StoredIdat<W> {
     }
 
     fn write_rows(&mut self, bytes: &[u8]) -> Result<()> {
-        for row in bytes.chunks(self.row_bytes) {
+        // Never 0: the header refuses a zero width.
+        for row in bytes.chunks(self.row_bytes.max(1)) {
             if self.rows_left == 0 {
                 return Err(FormatError::Invalid(
                     "PNG: more rows than the height".to_owned(),
@@ -177,7 +178,7 @@ impl<W: Write + 'static> Png16Writer<W> {
         let mut encoder = png::Encoder::new(out, w, h);
         encoder.set_color(color);
         encoder.set_depth(png::BitDepth::Sixteen);
-        // fdeflate (the png crate's fast mode). Rows are filtered with Sub
+        // `Fast`: fdeflate (the png crate's fast mode). Rows are filtered with Sub
         // (each pixel minus its left neighbour, the previous vertex): the
         // adaptive choice picked Sub for nearly every row of BrainStem's atlas
         // (same size to 0.01%), and trying all five filters per row cost
