@@ -361,7 +361,8 @@ fn view_plays_fox_and_cesium_man_like_the_cpu_preview() {
         }
     }
     // 16-bit PNG VAT textures (bounds-normalised positions, octahedral
-    // normals) and half-float ZIP EXRs, decoded by the page too; a VAT
+    // normals; deflated, and in stored blocks with `--png-compression
+    // none`) and half-float ZIP EXRs, decoded by the page too; a VAT
     // folded into 4 pages per stream (252 x 208 texels, 16 frames each),
     // bound as texture arrays; and half-float qts bone textures (rotation
     // quaternion, translation and scale per joint), in the page and in the
@@ -369,6 +370,10 @@ fn view_plays_fox_and_cesium_man_like_the_cpu_preview() {
     let mut others = Vec::new();
     for (dir, flags) in [
         ("png16", &["--vat", "--normals", "--format", "png16"][..]),
+        (
+            "png16-stored",
+            &["--vat", "--normals", "--format", "png16", "--png-compression", "none"][..],
+        ),
         ("zip", &["--vat", "--normals", "--zip"][..]),
         (
             "paged",
@@ -416,7 +421,7 @@ fn view_plays_fox_and_cesium_man_like_the_cpu_preview() {
             ));
         }
         let shot = tmp.path().join(format!("CesiumMan-{dir}.png"));
-        if dir != "png16" && dir != "qts" {
+        if !dir.starts_with("png16") && dir != "qts" {
             states.push((shots.len(), shot.with_extension("json"), "vat"));
         }
         shots.push(Shot {
