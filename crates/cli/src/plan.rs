@@ -335,14 +335,14 @@ fn check_png_compression(
         )));
     }
     match flags.vat.format {
+        _ if budget => Ok(()),
         Some(VatEncoding::Png16) => Ok(()),
-        None if manifest || budget => Ok(()),
-        Some(format) if !budget => Err(UsageError::NoPngFiles(format!(
+        None if manifest => Ok(()),
+        Some(format) => Err(UsageError::NoPngFiles(format!(
             "--format {} writes no PNG file (drop it, or use --format png16)",
             clap::ValueEnum::to_possible_value(&format)
                 .map_or_else(String::new, |v| v.get_name().to_owned())
         ))),
-        Some(_) => Ok(()),
         None => Err(UsageError::NoPngFiles(
             "the VAT format is exr16 by default (drop it, or add --format png16)".to_owned(),
         )),

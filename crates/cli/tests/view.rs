@@ -372,7 +372,14 @@ fn view_plays_fox_and_cesium_man_like_the_cpu_preview() {
         ("png16", &["--vat", "--normals", "--format", "png16"][..]),
         (
             "png16-stored",
-            &["--vat", "--normals", "--format", "png16", "--png-compression", "none"][..],
+            &[
+                "--vat",
+                "--normals",
+                "--format",
+                "png16",
+                "--png-compression",
+                "none",
+            ][..],
         ),
         ("zip", &["--vat", "--normals", "--zip"][..]),
         (

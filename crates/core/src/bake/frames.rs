@@ -422,11 +422,9 @@ pub const FORM_RELATIVE_LIMIT: f64 = 1e-5;
 /// decoded matrix is then off by more than the whole model, a recorded
 /// error `rigbake verify` rightly calls not credible (found by fuzzing).
 pub fn check_forms(model: &Model, timeline: &Timeline, textures: &[BoneTexture]) -> Result<()> {
+    let lossy = || textures.iter().filter_map(|t| t.form_error.map(|f| (t, f)));
     let size = timeline::loops::model_size(model);
-    let absurd = textures
-        .iter()
-        .filter_map(|t| t.form_error.map(|f| (t, f)))
-        .find(|(_, f)| f.max.total_cmp(&size).is_gt());
+    let absurd = lossy().find(|(_, f)| f.max.total_cmp(&size).is_gt());
     if let Some((tex, f)) = absurd {
         return Err(Error::invalid(
             format!("skins[{}]", tex.set.skin),
@@ -437,9 +435,7 @@ pub fn check_forms(model: &Model, timeline: &Timeline, textures: &[BoneTexture])
         )
         .with_hint("bake this model with `--layout mat4` or `--layout mat3x4`"));
     }
-    let worst = textures
-        .iter()
-        .filter_map(|t| t.form_error.map(|f| (t, f)))
+    let worst = lossy()
         // NaN counts as beyond the limit (total order: NaN above infinity).
         .filter(|(_, f)| f.relative.total_cmp(&FORM_RELATIVE_LIMIT).is_gt())
         .fold(
