@@ -3,10 +3,10 @@
 # model (issue 52's fourth target, "within 1.5x"), over several shared
 # models: VAT encodings against the EXR16 pair (`--vat --normals`), PNG16
 # packed also against today's PNG16 bake, bone layouts against `mat4` f32
-# (the default). The bakes of one model
-# alternate, round after round, and the best of N is kept: this machine's
-# noise moves single runs by 10%. A bake that fails shows `failed` (qts
-# refuses a model whose skin matrices have non-uniform scale).
+# (the default). The bakes of one model alternate, round after round, and
+# the best of N is kept: this machine's noise moves single runs by 10%.
+# A bake that fails shows `failed` (qts refuses a model whose skin
+# matrices have non-uniform scale).
 #
 # Usage: tools/bench/encoding_times.sh [--models DIR] [--rigbake BIN] [--reps N] [MODEL...]
 # (MODEL paths are relative to the models folder; a default list without.)
@@ -36,7 +36,7 @@ fi
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
 
-# Column name, bake flags, and the column its ratio is to: VAT forms to
+# Column names and bake flags, then each column's baseline: VAT forms to
 # the EXR16 pair (today's default), except PNG16 packed with the default
 # deflate, which is also shown against today's PNG16 bake (the
 # octahedral pair, the same compression); bone layouts to `mat4` f32.
@@ -50,7 +50,7 @@ flags=("--vat --normals"
     "--vat --normals --texture-container ktx2 --format unorm10"
     "--vat --normals --format png16"
     "--vat --normals --format png16 --direction-encoding packed"
-    "same as PNG16 packed"
+    "(the PNG16 packed bake, not run again)"
     "--vat --normals --format png16 --direction-encoding packed --png-compression none"
     ""
     "--layout qts"
